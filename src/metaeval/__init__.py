@@ -1,0 +1,60 @@
+"""metaeval: effect-size meta-analysis for multi-task evaluation, the pandas way.
+
+``import metaeval`` registers the ``DataFrame.meta`` accessor::
+
+    scores.meta.effects(control="bm25", effect="smd").meta.pool(method="DL")
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from . import accessor as _accessor  # noqa: F401  (registers DataFrame.meta)
+from .analysis import analyze
+from .datasets import load_example
+from .effects import EFFECT_TYPES, effects
+from .errors import (
+    DegenerateWarning,
+    DependenceWarning,
+    MetaEvalError,
+    MetaEvalWarning,
+    OptionError,
+    PairingError,
+    PairingWarning,
+    SchemaError,
+    TableKindError,
+)
+from .pooling import METHODS, pool
+from .schema import scores, validate_effects, validate_scores
+from .stats import sufficient_statistics
+
+try:
+    __version__ = version("metaeval")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0+unknown"
+
+__all__ = [
+    # functions
+    "scores",
+    "validate_scores",
+    "validate_effects",
+    "sufficient_statistics",
+    "effects",
+    "pool",
+    "analyze",
+    "load_example",
+    # constants
+    "EFFECT_TYPES",
+    "METHODS",
+    # exceptions and warnings
+    "MetaEvalError",
+    "SchemaError",
+    "PairingError",
+    "OptionError",
+    "TableKindError",
+    "MetaEvalWarning",
+    "PairingWarning",
+    "DegenerateWarning",
+    "DependenceWarning",
+    "__version__",
+]

@@ -1,0 +1,80 @@
+"""The Ranger-shaped table: per-task effects, their weights and the summary."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .effects import DISPLAY, effects
+from .pooling import _fit
+
+__all__ = ["analyze"]
+
+
+def analyze(
+    scores: pd.DataFrame,
+    *,
+    control: str | Sequence[str] | None,
+    treatment: str | Sequence[str] | None = None,
+    effect: str = "smd",
+    method: str = "DL",
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """Effects per task and their pooled summary in one table, as Ranger reports them.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        A scores table.
+    control, treatment, effect, alpha
+        As in :func:`metaeval.effects`.
+    method : {"DL", "EE", "FE"}, default "DL"
+        As in :func:`metaeval.pool`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        For every ``(metric, treatment, control)``: one row per task, then one
+        summary row. Columns ``metric, treatment, control``; ``row`` ("task" or
+        "summary"); ``task`` (the task name, or ``"summary"``); ``n`` (paired
+        queries; the total over tasks on the summary row); ``effect, se,
+        ci_low, ci_high, p_value`` (analysis scale, as in
+        :func:`metaeval.effects`); ``weight``: the task's share of the
+        summary, 100·w*_i/Σw*_j in percent with the model's weights w*_i
+        (100 on the summary row, NaN for a task left out because its effect is
+        NaN). The ``corr`` and ``rom`` reporting-scale columns are kept.
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> table = metaeval.load_example().meta.analyze(
+    ...     control="logistic_regression", treatment="gradient_boosting")
+    >>> table.query("metric == 'accuracy'")[["task", "effect", "weight"]].round(3)
+                task  effect   weight
+    0  breast_cancer  -0.084   27.658
+    1         digits  -0.016   45.919
+    2           iris  -0.115   16.486
+    3           wine  -0.184    9.937
+    4        summary  -0.068  100.000
+    """
+    eff = effects(scores, control=control, treatment=treatment, effect=effect, alpha=alpha)
+    pooled, weights = _fit(eff, method=method, alpha=alpha, over="task", groups=None)
+    keys = ["metric", "treatment", "control"]
+    extra = [c for c in eff.columns if c.startswith(tuple(DISPLAY.values()))]
+    columns = ["n", "effect", "se", "ci_low", "ci_high", "p_value", *extra]
+
+    # pooled rows come in the order groups first appear in `eff`, as ngroup(sort=False) counts
+    group = eff.groupby(keys, sort=False, observed=True).ngroup().to_numpy()
+    tasks = eff[keys + ["task"] + columns].assign(row="task", weight=weights, _group=group)
+    n_total = np.bincount(group, weights=eff["n"].to_numpy(), minlength=len(pooled))
+    summary = pooled[keys + [c for c in columns if c in pooled.columns]].assign(
+        row="summary",
+        task="summary",
+        n=n_total.astype(np.int64),
+        weight=100.0,
+        _group=np.arange(len(pooled)),
+    )
+    table = pd.concat([tasks, summary], ignore_index=True).sort_values("_group", kind="stable")
+    return table[keys + ["row", "task", *columns, "weight"]].reset_index(drop=True)

@@ -1,0 +1,61 @@
+"""The ``metaeval`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _demo(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    import metaeval
+
+    scores = metaeval.load_example()
+    print(
+        f"metaeval {metaeval.__version__} demo: {scores['system'].nunique()} scikit-learn "
+        f"classifiers on {scores['task'].nunique()} data sets "
+        f"({len(scores):,} per-sample scores), control = {args.control}\n"
+        f"effect = {args.effect}, pooling = {args.method}, "
+        f"{100 * (1 - args.alpha):g}% intervals\n"
+    )
+    table = scores.meta.analyze(
+        control=args.control, effect=args.effect, method=args.method, alpha=args.alpha
+    )
+    table = table[table["metric"] == args.metric].drop(columns=["metric", "control", "row"])
+    with pd.option_context("display.width", 120, "display.max_rows", 200):
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="metaeval",
+        description="Effect-size meta-analysis for multi-task evaluation.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser(
+        "demo",
+        help="analyze the bundled example benchmark",
+        description="Per-task effects and their random-effects summary on the bundled "
+        "example (scikit-learn classifiers on scikit-learn's data sets). "
+        "Example: metaeval demo --effect md --method EE",
+    )
+    demo.add_argument("--control", default="logistic_regression")
+    demo.add_argument("--metric", default="accuracy", choices=["accuracy", "p_true_class"])
+    demo.add_argument("--effect", default="smd")
+    demo.add_argument("--method", default="DL")
+    demo.add_argument("--alpha", type=float, default=0.05)
+    demo.set_defaults(func=_demo)
+    args = parser.parse_args(argv)
+    from .errors import MetaEvalError
+
+    try:
+        return args.func(args)
+    except MetaEvalError as err:
+        print(f"metaeval: error: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

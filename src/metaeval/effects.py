@@ -1,0 +1,327 @@
+"""Paired effect sizes from sufficient statistics, for every group at once.
+
+All effects are treatment − control over the queries both systems have on a
+task (paired by query id). Notation: n paired queries; x̄, ȳ the treatment and
+control means; s_x, s_y their sample SDs (ddof = 1); r their Pearson
+correlation; D = x̄ − ȳ; S_diff the sample SD of the differences.
+
+``md`` — raw mean difference (metafor ``MC``)
+    effect = D, variance = S_diff² / n.
+``smd`` — the Ranger paper's paired standardized mean difference (Borenstein
+    et al. 2009, eqs. 4.25–4.28): S_within = S_diff / √(2(1 − r)),
+    d = D / S_within, V_d = (1/n + d²/(2n)) · 2(1 − r); Hedges' J = 1 − 3/(4·df − 1)
+    with df = n − 1; effect g = J·d, variance J²·V_d. Ranger itself uses the
+    population SD (ddof = 0); metaeval uses the sample SD. metafor's author
+    regards this variance as too small when r is high (it is Borenstein's
+    eq. 4.28, which metafor's ``SMCR`` documentation calls incorrect); prefer
+    ``smcrp`` for a standardizer on the raw-score scale.
+``smcrp`` — standardized by the pooled SD of both systems (metafor ≥ 4
+    ``SMCRP``): d = D / √((s_x² + s_y²)/2), g = c(m)·d with
+    c(m) = exp(lgamma(m/2) − log√(m/2) − lgamma((m−1)/2)), m = 2(n − 1)/(1 + r²),
+    variance 2(1 − r)/n + g²(1 + r²)/(4n) (Cousineau 2020).
+``smcc`` — standardized by the SD of the differences (Cohen's d_z, metafor
+    ``SMCC``): g = c(n − 1)·D / S_diff, variance 1/n + g²/(2n).
+``rom`` — log ratio of means for paired data (metafor ``ROMC``):
+    log(x̄/ȳ) + ½(s_x²/(n x̄²) − s_y²/(n ȳ²)) (bias correction of Senior et al.
+    2020, eq. 7; ``correct=False`` leaves it out, as metafor 3.8 does);
+    variance s_x²/(n x̄²) + s_y²/(n ȳ²) − 2 r s_x s_y/(n x̄ ȳ). Needs positive means.
+``corr`` — Pearson r between treatment and control scores over the queries
+    (Ranger eqs. 6–8), analysed on Fisher's z = atanh(r) with variance 1/(n − 3).
+
+References
+----------
+Borenstein, M., Hedges, L. V., Higgins, J. P. T., & Rothstein, H. R. (2009).
+*Introduction to Meta-Analysis*. Wiley. doi:10.1002/9780470743386
+Sertkan, M., Althammer, S., & Hofstätter, S. (2023). Ranger: A toolkit for
+effect-size based multi-task evaluation. arXiv:2305.15048
+Cousineau, D. (2020). Approximating the distribution of Cohen's d_p in
+within-subject designs. *The Quantitative Methods for Psychology*, 16(4),
+418–421. doi:10.20982/tqmp.16.4.p418
+Senior, A. M., Viechtbauer, W., & Nakagawa, S. (2020). Revisiting and expanding
+the meta-analysis of variation: The log coefficient of variation ratio.
+*Research Synthesis Methods*, 11(4), 553–567. doi:10.1002/jrsm.1423
+Viechtbauer, W. (2010). Conducting meta-analyses in R with the metafor package.
+*Journal of Statistical Software*, 36(3). doi:10.18637/jss.v036.i03
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from .errors import DegenerateWarning, OptionError, check_option, format_groups
+from .stats import sufficient_statistics
+
+__all__ = ["EFFECT_TYPES", "effects", "effect_sizes"]
+
+EFFECT_TYPES = ("md", "smd", "smcrp", "smcc", "rom", "corr")
+
+#: Relative tolerance below which a (co)variance is treated as exactly zero.
+ZERO_TOL = 1e-10
+
+#: Columns on the reporting scale, added for effect types analysed on another scale.
+DISPLAY = {"corr": "r", "rom": "rel_change"}
+
+
+def check_alpha(alpha: float) -> float:
+    if not isinstance(alpha, int | float) or not 0 < alpha < 1:
+        raise OptionError(f"`alpha` must be a number between 0 and 1, but {alpha!r} was passed.")
+    return float(alpha)
+
+
+def _c(m: xr.DataArray) -> xr.DataArray:
+    """metafor's small-sample correction c(m); NaN for m <= 1."""
+    from scipy.special import gammaln
+
+    c = np.exp(gammaln(m / 2) - np.log(np.sqrt(m / 2)) - gammaln((m - 1) / 2))
+    return c.where(m > 1)
+
+
+def display_transform(effect_type: str):
+    """The function from the analysis scale to the reporting scale, or None."""
+    return {"corr": np.tanh, "rom": np.expm1}.get(effect_type)
+
+
+def effect_sizes(
+    stats: xr.Dataset, *, effect: str = "smd", alpha: float = 0.05, correct: bool = True
+) -> tuple[xr.Dataset, dict[str, xr.DataArray]]:
+    """Effect sizes from sufficient statistics, vectorized over every dim.
+
+    Parameters
+    ----------
+    stats : xarray.Dataset
+        As returned by :func:`metaeval.sufficient_statistics` (any dims).
+    effect : {"md", "smd", "smcrp", "smcc", "rom", "corr"}
+        See the module docstring.
+    alpha : float
+        1 − confidence level of the intervals.
+    correct : bool
+        Apply the small-sample corrections (Hedges' J for ``smd``, c(m) for
+        ``smcc``/``smcrp``, the bias correction for ``rom``).
+
+    Returns
+    -------
+    result : xarray.Dataset
+        ``n, mean_treatment, mean_control, effect, variance, se, z, ci_low,
+        ci_high, p_value`` on the analysis scale, plus the reporting-scale
+        columns of ``corr`` (``r, r_ci_low, r_ci_high``) and ``rom``
+        (``rel_change, rel_change_ci_low, rel_change_ci_high``).
+    problems : dict of str to xarray.DataArray
+        For each reason a result is NaN, a boolean mask of the affected groups.
+    """
+    from scipy import stats as sps
+
+    effect = str(effect).lower()
+    check_option("effect", effect, EFFECT_TYPES)
+    alpha = check_alpha(alpha)
+    n = stats["n"].astype(np.float64)
+    sx, sy = stats["sum_x"], stats["sum_y"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mx, my = sx / n, sy / n
+        css_x = stats["sum_xx"] - sx * mx
+        css_y = stats["sum_yy"] - sy * my
+        csp = stats["sum_xy"] - sx * my
+        css_d = css_x + css_y - 2 * csp
+        # rounding leaves tiny residues where a (co)variance is exactly zero
+        zero_x = css_x <= ZERO_TOL * stats["sum_xx"]
+        zero_y = css_y <= ZERO_TOL * stats["sum_yy"]
+        zero_d = css_d <= ZERO_TOL * (stats["sum_xx"] + stats["sum_yy"])
+        var_x = css_x.where(~zero_x, 0.0) / (n - 1)
+        var_y = css_y.where(~zero_y, 0.0) / (n - 1)
+        var_d = css_d.where(~zero_d, 0.0) / (n - 1)
+        cov = csp / (n - 1)
+        r = (csp / np.sqrt(css_x * css_y)).clip(-1, 1)
+        diff = mx - my
+
+        problems: dict[str, Any] = {"fewer than 2 paired queries": n < 2}
+        keep_effect: Any = None  # mask where the effect stays although the variance is NaN
+        est: Any
+        var: Any
+        if effect == "md":
+            est = diff
+            var = var_d / n
+            problems["zero variance of the differences (effect kept, variance NaN)"] = zero_d
+            keep_effect = zero_d & (n >= 2)
+        elif effect in ("smd", "smcrp", "corr"):
+            undefined_r = zero_x | zero_y
+            problems["a system has zero variance (r undefined)"] = undefined_r
+            unit_r = (1 - np.abs(r) <= ZERO_TOL) & ~undefined_r
+            if effect == "smd":
+                problems["zero variance of the differences"] = zero_d
+                problems["r = ±1"] = unit_r
+                s_within = np.sqrt(var_d / (2 * (1 - r)))
+                d = diff / s_within
+                v_d = (1 / n + d**2 / (2 * n)) * 2 * (1 - r)
+                j = 1 - 3 / (4 * (n - 1) - 1) if correct else 1.0
+                est, var = j * d, j**2 * v_d
+            elif effect == "smcrp":
+                problems["zero variance of the differences"] = zero_d
+                d = diff / np.sqrt((var_x + var_y) / 2)
+                m = 2 * (n - 1) / (1 + r**2)
+                est = (_c(m) if correct else 1.0) * d
+                var = 2 * (1 - r) / n + est**2 * (1 + r**2) / (4 * n)
+            else:  # corr
+                problems["r = ±1"] = unit_r
+                problems["fewer than 4 paired queries (Fisher z needs n > 3)"] = (n < 4) & (n >= 2)
+                est = np.arctanh(r)
+                var = 1 / (n - 3)
+        elif effect == "smcc":
+            problems["zero variance of the differences"] = zero_d
+            est = (_c(n - 1) if correct else 1.0) * diff / np.sqrt(var_d)
+            var = 1 / n + est**2 / (2 * n)
+        else:  # rom
+            problems["a mean is not positive (log ratio undefined)"] = (mx <= 0) | (my <= 0)
+            rel = css_x / mx**2 + css_y / my**2 - 2 * csp / (mx * my)
+            zero_rel = rel <= ZERO_TOL * (stats["sum_xx"] / mx**2 + stats["sum_yy"] / my**2)
+            problems["zero sampling variance"] = zero_rel & (mx > 0) & (my > 0)
+            est = np.log(mx / my)
+            if correct:
+                est = est + 0.5 * (var_x / (n * mx**2) - var_y / (n * my**2))
+            var = (var_x / mx**2 + var_y / my**2 - 2 * cov / (mx * my)) / n
+
+        bad = xr.zeros_like(n, dtype=bool)
+        for mask in problems.values():
+            bad = bad | mask
+        var = var.where(~bad)
+        est = est.where(~bad | keep_effect) if keep_effect is not None else est.where(~bad)
+        se = np.sqrt(var)
+        z = est / se
+        crit = sps.norm.isf(alpha / 2)
+        out = xr.Dataset(
+            {
+                "n": stats["n"],
+                "mean_treatment": mx,
+                "mean_control": my,
+                "effect": est,
+                "variance": var,
+                "se": se,
+                "z": z,
+                "ci_low": est - crit * se,
+                "ci_high": est + crit * se,
+                "p_value": xr.apply_ufunc(lambda v: 2 * sps.norm.sf(np.abs(v)), z),
+            }
+        )
+    transform = display_transform(effect)
+    if transform is not None:
+        name = DISPLAY[effect]
+        for src, dst in (
+            ("effect", name),
+            ("ci_low", f"{name}_ci_low"),
+            ("ci_high", f"{name}_ci_high"),
+        ):
+            out[dst] = transform(out[src])
+    return out, problems
+
+
+def effects(
+    scores: pd.DataFrame,
+    *,
+    control: str | Sequence[str] | None,
+    treatment: str | Sequence[str] | None = None,
+    effect: str = "smd",
+    alpha: float = 0.05,
+    correct: bool = True,
+) -> pd.DataFrame:
+    """Paired effect of each treatment over each control on every task and metric.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        A scores table: ``task, query, system, metric, value``.
+    control : str, list of str or None
+        The control (baseline) system(s); None compares every ordered pair.
+    treatment : str, list of str or None
+        The treatment system(s); None means every other system.
+    effect : {"md", "smd", "smcrp", "smcc", "rom", "corr"}, default "smd"
+        The effect size (case-insensitive); formulas in :mod:`metaeval.effects`.
+    alpha : float, default 0.05
+        The confidence intervals have level 1 − alpha.
+    correct : bool, default True
+        Small-sample corrections: Hedges' J (``smd``), c(m) (``smcc``,
+        ``smcrp``), the log-ratio bias correction (``rom``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per ``(metric, treatment, control, task)`` whose two systems
+        share at least one query, RangeIndex, columns:
+
+        - ``metric, treatment, control, task`` (str): the group;
+        - ``effect_type`` (str): the ``effect`` argument;
+        - ``n`` (int): paired queries;
+        - ``mean_treatment, mean_control``: mean scores over the paired queries
+          (the metric's own scale);
+        - ``effect, variance, se``: the effect size, its sampling variance and
+          standard error on the **analysis scale** — the metric's scale for
+          ``md``, standardized units for ``smd``/``smcrp``/``smcc``, the natural
+          log of the ratio of means for ``rom``, Fisher's z for ``corr``;
+        - ``z``: effect / se; ``ci_low, ci_high``: effect ∓ z₁₋α/₂·se;
+          ``p_value``: two-sided normal test of effect = 0 (from the survival
+          function, so tiny p-values stay positive); all on the analysis scale;
+        - for ``corr`` also ``r, r_ci_low, r_ci_high`` (back on the correlation
+          scale) and for ``rom`` ``rel_change, rel_change_ci_low,
+          rel_change_ci_high`` (ratio − 1, i.e. the relative change).
+
+    Warns
+    -----
+    metaeval.PairingWarning
+        When queries are left out of a pair because one system lacks them.
+    metaeval.DegenerateWarning
+        Naming every group whose result is NaN and why: fewer than 2 paired
+        queries, zero variance of the differences, a system with zero variance
+        (r undefined), r = ±1 (``smd``, ``corr``), non-positive means (``rom``),
+        n ≤ 3 (``corr``). For ``md`` with zero variance of the differences the
+        effect is kept and the variance is NaN.
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> scores = metaeval.load_example()
+    >>> eff = scores.meta.effects(control="logistic_regression",
+    ...                           treatment="random_forest", effect="md")
+    >>> eff[["metric", "task", "n", "effect"]].round(4)
+             metric           task     n  effect
+    0      accuracy  breast_cancer   569 -0.0123
+    1      accuracy         digits  1797  0.0072
+    2      accuracy           iris   150 -0.0200
+    3      accuracy           wine   178  0.0000
+    4  p_true_class  breast_cancer   569 -0.0322
+    5  p_true_class         digits  1797 -0.1693
+    6  p_true_class           iris   150  0.0585
+    7  p_true_class           wine   178 -0.0656
+    """
+    effect = str(effect).lower()
+    check_option("effect", effect, EFFECT_TYPES)
+    alpha = check_alpha(alpha)
+    stats = sufficient_statistics(scores, control=control, treatment=treatment)
+    result, problems = effect_sizes(stats, effect=effect, alpha=alpha, correct=correct)
+    order = ("metric", "treatment", "control", "task")
+    keep = (stats["n"] > 0) & (stats["treatment"] != stats["control"])
+    keep_flat = keep.transpose(*order).values.ravel()
+    frame = result.to_dataframe(dim_order=list(order)).reset_index()[keep_flat]
+    frame.insert(4, "effect_type", effect)
+    frame = frame.reset_index(drop=True)
+    _warn_degenerate(problems, keep, order, effect)
+    return frame
+
+
+def _warn_degenerate(
+    problems: dict[str, xr.DataArray], keep: xr.DataArray, order: tuple[str, ...], effect: str
+) -> None:
+    for reason, mask in problems.items():
+        hit = (mask & keep).transpose(*order)
+        if not bool(hit.any()):
+            continue
+        idx = np.nonzero(hit.values)
+        groups = pd.DataFrame({dim: hit[dim].values[i] for dim, i in zip(order, idx, strict=True)})
+        warnings.warn(
+            f"effect={effect!r} gives NaN for {len(groups)} group(s) because of {reason}:\n"
+            f"{format_groups(groups)}",
+            DegenerateWarning,
+            stacklevel=3,
+        )

@@ -1,0 +1,320 @@
+"""Table schemas (pandera models) and validation with errors a user can act on.
+
+Three kinds of table flow through metaeval:
+
+* **scores** — one row per observation: ``task, query, system, metric, value``,
+  plus any task-level columns such as ``domain``. Validated by :class:`Scores`.
+* **effects** — one row per ``(metric, treatment, control, task)`` with at least
+  ``effect`` and ``variance``. Validated by :class:`Effects`.
+* **pooled** — one row per pooled group. Described by :class:`Pooled`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import SchemaError, quote_list
+
+__all__ = [  # noqa: F822  (the pandera models are module attributes loaded lazily)
+    "KEY_COLUMNS",
+    "Scores",
+    "Effects",
+    "Pooled",
+    "scores",
+    "validate_scores",
+    "validate_effects",
+]
+
+KEY_COLUMNS = ("task", "query", "system", "metric")
+"""The columns that identify one observation of a scores table."""
+
+SCORE_COLUMNS = (*KEY_COLUMNS, "value")
+
+# --------------------------------------------------------------------------- models
+# The pandera models live in ``_models`` (imported on first use, so that
+# ``import metaeval`` stays fast).
+
+
+def _is_key_dtype(dtype: Any) -> bool:
+    return isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(dtype)
+
+
+def _models() -> dict[str, Any]:
+    from . import _models as models
+
+    return {"Scores": models.Scores, "Effects": models.Effects, "Pooled": models.Pooled}
+
+
+def __getattr__(name: str) -> Any:  # lazy model attributes: schema.Scores etc.
+    if name in ("Scores", "Effects", "Pooled"):
+        return _models()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ------------------------------------------------------------------ error report
+_PROBLEMS = {
+    "column_in_dataframe": "missing column",
+    "not_nullable": "missing values (NaN/None)",
+    "string_or_categorical": "wrong type (needs strings or a categorical)",
+    "finite": "non-finite values (±inf)",
+    "positive_finite": "variance not positive and finite",
+    "multiple_fields_uniqueness": "duplicate keys",
+}
+
+
+def _problem_name(check: str) -> str:
+    if check in _PROBLEMS:
+        return _PROBLEMS[check]
+    if check.startswith("dtype("):
+        return "wrong type (needs float values)"
+    return check
+
+
+def _report(table: str, err: Any, df: pd.DataFrame, keys: tuple[str, ...]) -> SchemaError:
+    """Turn pandera's lazy ``SchemaErrors`` into one :class:`SchemaError`."""
+    fc = err.failure_cases
+    cases = pd.DataFrame(
+        {
+            "problem": [_problem_name(str(c)) for c in fc["check"]],
+            "column": fc["column"].to_numpy(dtype=object, copy=True),
+            "row": fc["index"].to_numpy(dtype=object, copy=True),
+            "value": fc["failure_case"].to_numpy(dtype=object, copy=True),
+        }
+    )
+    missing = (cases["problem"] == "missing column").to_numpy()
+    cases.loc[missing, "column"] = cases.loc[missing, "value"]
+    dup = (cases["problem"] == "duplicate keys").to_numpy()
+    if dup.any():  # pandera lists each key column of each row: keep one case per row
+        key_label = ", ".join(c for c in keys if c in df.columns)
+        cases.loc[dup, "column"] = key_label
+        cases.loc[dup, "value"] = None
+        cases = cases[~(dup & cases.duplicated(["problem", "row"]).to_numpy())].reset_index(
+            drop=True
+        )
+    lines = []
+    for (problem, column), part in cases.groupby(["problem", "column"], sort=False, dropna=False):
+        if problem == "missing column":
+            lines.append(f"- column {column!r} is missing")
+        elif problem == "duplicate keys":
+            rows = pd.unique(part["row"].dropna())
+            key_cols = [c for c in keys if c in df.columns]
+            example = df.loc[rows[:2], key_cols] if len(rows) else df.iloc[:0]
+            first = tuple(example.iloc[0]) if len(example) else ()
+            lines.append(
+                f"- {len(rows)} rows share their ({', '.join(key_cols)}) key with another row, "
+                f"e.g. rows {quote_list(list(rows[:5]))} with key {first!r}"
+            )
+        elif problem.startswith("wrong type"):
+            got = df[column].dtype if column in df.columns else "?"
+            lines.append(f"- column {column!r} has the {problem} but has dtype {got}")
+        else:
+            rows = list(pd.unique(part["row"].dropna()))
+            lines.append(
+                f"- column {column!r} has {problem} in {len(rows)} rows, e.g. rows {quote_list(rows[:5])}"
+            )
+    message = (
+        f"The {table} table has {len(lines)} problem{'s' if len(lines) != 1 else ''}:\n"
+        + "\n".join(lines)
+    )
+    return SchemaError(message, cases)
+
+
+# -------------------------------------------------------------------- coercion
+def _coerce_scores(df: pd.DataFrame) -> pd.DataFrame:
+    """Lossless conversions done before validation.
+
+    Integer key columns (query ids such as TREC qids) become strings; integer,
+    boolean and float32 values become float64. Nothing else is converted: floats
+    in key columns or strings in ``value`` are reported, never parsed.
+    """
+    changes: dict[str, pd.Series] = {}
+    for col in KEY_COLUMNS:
+        if col in df.columns and pd.api.types.is_integer_dtype(df[col].dtype):
+            changes[col] = df[col].astype(str)
+    if "value" in df.columns:
+        dtype = df["value"].dtype
+        if (
+            pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype)
+        ) and dtype != np.float64:
+            changes["value"] = df["value"].astype("float64")
+    if not changes:
+        return df
+    return df.assign(**changes)
+
+
+def _quick_scores_ok(df: pd.DataFrame) -> bool:
+    """Cheap checks that pass exactly when pandera's checks (bar uniqueness) pass."""
+    if not all(c in df.columns for c in SCORE_COLUMNS) or df.columns.duplicated().any():
+        return False
+    for col in KEY_COLUMNS:
+        s = df[col]
+        if not _is_key_dtype(s.dtype):
+            return False
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            if (s.cat.codes.to_numpy() < 0).any():
+                return False
+        elif s.isna().any():
+            return False
+    if df["value"].dtype != np.float64:
+        return False
+    return bool(np.isfinite(df["value"].to_numpy()).all())
+
+
+def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
+    """Validate a scores table and return it with lossless conversions applied.
+
+    Every problem is reported at once: missing or mistyped columns, missing
+    values in key columns, NaN or ±inf values, and duplicate
+    ``(task, query, system, metric)`` keys with examples.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Columns ``task, query, system, metric`` (strings or categoricals;
+        integer ids are converted to strings) and ``value`` (numbers; integers
+        and booleans are converted to float). Other columns are kept.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table, with the conversions above applied (a new object only when
+        something was converted).
+
+    Raises
+    ------
+    metaeval.SchemaError
+        Listing every problem; ``.failure_cases`` has one row per offending cell.
+
+    Examples
+    --------
+    >>> import pandas as pd, metaeval
+    >>> df = pd.DataFrame({"task": ["a", "a"], "query": [1, 1], "system": ["s", "s"],
+    ...                    "metric": ["acc", "acc"], "value": [1.0, float("nan")]})
+    >>> metaeval.validate_scores(df)
+    Traceback (most recent call last):
+    ...
+    metaeval.errors.SchemaError: The scores table has 2 problems:
+    - 2 rows share their (task, query, system, metric) key with another row, e.g. rows [0, 1] with key ('a', '1', 's', 'acc')
+    - column 'value' has missing values (NaN/None) in 1 rows, e.g. rows [1]
+    """
+    import pandera.errors as pe
+
+    if not isinstance(df, pd.DataFrame):
+        raise SchemaError(f"A scores table must be a pandas DataFrame, not {type(df).__name__}.")
+    if df.columns.duplicated().any():
+        dup = list(df.columns[df.columns.duplicated()])
+        raise SchemaError(f"The scores table has duplicated column names {dup}; rename them.")
+    df = _coerce_scores(df)
+    try:
+        _models()["Scores"].validate(df, lazy=True)
+    except pe.SchemaErrors as err:
+        raise _report("scores", err, df, KEY_COLUMNS) from None
+    return df
+
+
+def prepare_scores(df: pd.DataFrame) -> pd.DataFrame:
+    """Validation as the first step of every method: a fast path for valid tables.
+
+    Uniqueness of keys is checked where the keys are encoded (see
+    :mod:`metaeval.stats`), which calls :func:`validate_scores` for the full
+    report when it finds duplicates.
+    """
+    if isinstance(df, pd.DataFrame):
+        df = _coerce_scores(df)
+        if _quick_scores_ok(df):
+            return df
+    validate_scores(df)  # raises with the full report
+    raise AssertionError("unreachable: quick checks and the pandera model disagree")
+
+
+def validate_effects(df: pd.DataFrame) -> pd.DataFrame:
+    """Validate an effects table: numeric ``effect`` and ``variance`` columns.
+
+    ``effect`` must be finite or NaN and ``variance`` positive and finite or NaN.
+
+    Raises
+    ------
+    metaeval.SchemaError
+        Listing every problem at once.
+    """
+    import pandera.errors as pe
+
+    if not isinstance(df, pd.DataFrame):
+        raise SchemaError(f"An effects table must be a pandas DataFrame, not {type(df).__name__}.")
+    changes = {
+        c: df[c].astype("float64")
+        for c in ("effect", "variance")
+        if c in df.columns
+        and pd.api.types.is_numeric_dtype(df[c].dtype)
+        and not pd.api.types.is_bool_dtype(df[c].dtype)
+        and df[c].dtype != np.float64
+    }
+    if changes:
+        df = df.assign(**changes)
+    try:
+        _models()["Effects"].validate(df, lazy=True)
+    except pe.SchemaErrors as err:
+        raise _report("effects", err, df, ()) from None
+    return df
+
+
+# ------------------------------------------------------------------ column mapping
+def scores(
+    df: pd.DataFrame,
+    *,
+    task: str = "task",
+    query: str = "query",
+    system: str = "system",
+    metric: str = "metric",
+    value: str = "value",
+) -> pd.DataFrame:
+    """Map a table's own column names to the standard ones and validate it.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Per-query scores in long format.
+    task, query, system, metric, value : str
+        The names of the columns holding the task (data set), the query
+        (sample) id, the system (run, model), the metric (measure) and the
+        score.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A validated scores table with the columns renamed; other columns kept.
+
+    Raises
+    ------
+    metaeval.SchemaError
+        If a named column does not exist, a standard name would be taken twice,
+        or the renamed table is not a valid scores table.
+
+    Examples
+    --------
+    >>> import pandas as pd, metaeval
+    >>> runs = pd.DataFrame({"dataset": ["covid"] * 2, "qid": [1, 1],
+    ...                      "run": ["bm25", "tasb"], "measure": ["nDCG@10"] * 2,
+    ...                      "score": [0.5, 0.7]})
+    >>> metaeval.scores(runs, task="dataset", query="qid", system="run",
+    ...                 metric="measure", value="score").columns.tolist()
+    ['task', 'query', 'system', 'metric', 'value']
+    """
+    mapping = {task: "task", query: "query", system: "system", metric: "metric", value: "value"}
+    missing = [src for src in mapping if src not in df.columns]
+    if missing:
+        raise SchemaError(
+            f"Column(s) {missing} named in metaeval.scores() are not in the table; "
+            f"its columns are {quote_list(list(df.columns))}."
+        )
+    renamed = {src: dst for src, dst in mapping.items() if src != dst}
+    clash = [c for c in renamed.values() if c in df.columns and c not in renamed]
+    if clash:
+        raise SchemaError(
+            f"The table already has column(s) {clash}, which the mapping would create again; "
+            "drop or rename them first."
+        )
+    return validate_scores(df.rename(columns=renamed))

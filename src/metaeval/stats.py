@@ -1,0 +1,409 @@
+"""Sufficient statistics of paired scores, for every pair of systems at once.
+
+For every ``(task, metric)`` and every (treatment, control) pair of systems this
+module computes, over the queries both systems have (paired by query id),
+
+    n, Σx, Σy, Σx², Σy², Σxy        (x = treatment, y = control)
+
+as an :class:`xarray.Dataset` with dims ``(task, metric, treatment, control)``.
+The sums are additive across rows, so chunks and partitions combine by addition.
+
+How it is computed (no Python loop over systems, tasks or metrics): the scores
+are scattered into a dense array ``X[metric, system, row]`` (zero where a system
+has no score) with a boolean mask ``W`` of the same shape. Rows are the queries
+of each task, each task padded to a multiple of a block of ``B`` rows, so every
+block belongs to one task. For each block, batched matrix products give all
+pairs at once:
+
+    n = Wᵀ W,  Σx = Xᵀ W,  Σy = Wᵀ Y,  Σx² = (X∘X)ᵀ W,  Σy² = Wᵀ (Y∘Y),  Σxy = Xᵀ Y
+
+(left factor: the treatment columns, right factor: the control columns), and a
+segmented sum over the blocks of each task finishes the job. Blocks are
+processed in chunks of bounded memory.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from .errors import PairingError, PairingWarning, format_groups, quote_list
+from .schema import prepare_scores, validate_scores
+
+__all__ = ["sufficient_statistics", "Layout", "layout"]
+
+BLOCK = 256
+"""Rows per block in the dense layout (each task is padded to a multiple)."""
+
+_CHUNK_BYTES = 32 * 2**20
+"""Approximate input bytes per chunk of blocks in the Gram products."""
+
+_COMPACT_SLACK = 2**20
+"""Cells the dense arrays may exceed twice the table by before unused categories
+are compacted away ahead of the scatter (see :func:`layout`)."""
+
+
+def _use_dense_grid(cells: int, rows: int) -> bool:
+    """Index (task, query) on a dense grid unless it is much larger than the table."""
+    return cells <= max(4 * rows, 2**24)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Scores scattered into dense arrays (see the module docstring).
+
+    Attributes
+    ----------
+    values, mask : numpy.ndarray
+        ``(metric, system, row)`` arrays; ``values`` is 0 where ``mask`` is False.
+    tasks, metrics, systems : numpy.ndarray
+        Names along each axis (category order for categoricals, sorted
+        otherwise). Unused metric and system categories are left out; a task
+        may have no data (it has no blocks or only empty ones).
+    block_task : numpy.ndarray
+        The task index of every block of :data:`BLOCK` rows (non-decreasing).
+    """
+
+    values: np.ndarray
+    mask: np.ndarray
+    tasks: np.ndarray
+    metrics: np.ndarray
+    systems: np.ndarray
+    block_task: np.ndarray
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.block_task)
+
+    def counts(self) -> np.ndarray:
+        """Queries each system has, per ``(metric, system, task)``."""
+        m, s, _ = self.mask.shape
+        per_block = self.mask.reshape(m, s, self.n_blocks, BLOCK).sum(axis=-1)
+        out = np.zeros((m, s, len(self.tasks)), dtype=np.int64)
+        _add_segments(out, per_block, self.block_task, axis=2)
+        return out
+
+
+def _add_segments(out: np.ndarray, a: np.ndarray, segment: np.ndarray, axis: int) -> None:
+    """``out[..., s, ...] += sum of a along axis over the entries with segment id s``.
+
+    ``segment`` (one id per entry of ``a`` along ``axis``) must be non-decreasing.
+    """
+    starts = np.flatnonzero(np.r_[True, segment[1:] != segment[:-1]])
+    index: list[Any] = [slice(None)] * a.ndim
+    index[axis] = segment[starts]
+    out[tuple(index)] += np.add.reduceat(a, starts, axis=axis)
+
+
+def _codes(series: pd.Series, *, sort: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes and the names they index (categories may include unused ones)."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return series.cat.codes.to_numpy(), np.asarray(series.cat.categories, dtype=object)
+    codes, uniques = pd.factorize(series, sort=sort)
+    return codes, np.asarray(uniques, dtype=object)
+
+
+def _int(a: np.ndarray, itype: type) -> np.ndarray:
+    """``a`` as a fresh array of ``itype`` (safe to modify in place)."""
+    return a.astype(itype, copy=True)
+
+
+def _rows(
+    task: np.ndarray, query: np.ndarray, n_tasks: int, n_queries: int, n_cells: int, itype: type
+):
+    """Map every (task, query) to a row; each task's rows contiguous, padded to BLOCK.
+
+    Returns the row of every table row and the number of rows of each task.
+    Three strategies, cheapest first: when nearly every task has nearly every
+    query id (at least 80% of the grid, judged from the table size), the query
+    code itself is the row within the task; else the (task, query) pairs that
+    occur are ranked on a dense grid, or, when that grid would be huge, sorted.
+    """
+    q_pad = -(-n_queries // BLOCK) * BLOCK
+    if n_tasks * q_pad * n_cells <= 1.25 * len(task):
+        row = _int(task, itype)
+        row *= q_pad
+        row += query
+        return row, np.full(n_tasks, q_pad)
+    if _use_dense_grid(n_tasks * n_queries, len(task)):
+        flat = _int(task, itype)
+        flat *= n_queries
+        flat += query
+        seen = np.zeros(n_tasks * n_queries, dtype=bool)
+        seen[flat] = True
+        present = seen.reshape(n_tasks, n_queries)
+        padded = -(-present.sum(axis=1) // BLOCK) * BLOCK
+        lookup: np.ndarray = np.cumsum(present, axis=1, dtype=itype)
+        lookup += (np.r_[0, np.cumsum(padded)[:-1]] - 1).astype(itype)[:, None]
+        return np.take(lookup.ravel(), flat), padded
+    combined = task.astype(np.int64) * n_queries + query
+    uniq, inverse = np.unique(combined, return_inverse=True)
+    uniq_task = uniq // n_queries
+    task_rows = np.bincount(uniq_task, minlength=n_tasks)
+    padded = -(-task_rows // BLOCK) * BLOCK
+    first = np.r_[0, np.cumsum(task_rows)[:-1]]
+    row_of_pair = (
+        np.arange(len(uniq)) - first[uniq_task] + np.r_[0, np.cumsum(padded)[:-1]][uniq_task]
+    )
+    return row_of_pair.astype(itype)[inverse], padded
+
+
+def layout(scores: pd.DataFrame) -> Layout:
+    """Validate a scores table and scatter it into the dense block layout.
+
+    Raises
+    ------
+    metaeval.SchemaError
+        For any problem with the table, duplicate keys included.
+    """
+    df = prepare_scores(scores)
+    task, tasks = _codes(df["task"], sort=True)
+    metric, metrics = _codes(df["metric"], sort=True)
+    system, systems = _codes(df["system"], sort=True)
+    query, queries = _codes(df["query"], sort=False)
+    n_tasks, n_metrics, n_systems = len(tasks), len(metrics), len(systems)
+    itype = np.int32 if len(df) < 2**31 and n_tasks * len(queries) < 2**31 else np.int64
+
+    row, padded = _rows(task, query, n_tasks, len(queries), n_metrics * n_systems, itype)
+    n_rows = int(padded.sum())
+
+    # (metric, system) cell of every row
+    cell = _int(metric, itype)
+    cell *= n_systems
+    cell += system
+    # Unused categories (of categorical columns) are compacted away: before the
+    # scatter when they could make the dense arrays much larger than the table,
+    # else afterwards from the mask (cheaper).
+    compact_first = n_metrics * n_systems * n_rows > 2 * len(df) + _COMPACT_SLACK
+    if compact_first:
+        used = np.bincount(cell, minlength=n_metrics * n_systems).reshape(n_metrics, n_systems) > 0
+        keep_m, keep_s = used.any(axis=1), used.any(axis=0)
+        if not (keep_m.all() and keep_s.all()):
+            new = np.full((n_metrics, n_systems), -1, dtype=itype)
+            new[np.ix_(keep_m, keep_s)] = np.arange(
+                keep_m.sum() * keep_s.sum(), dtype=itype
+            ).reshape(keep_m.sum(), keep_s.sum())
+            cell = np.take(new.ravel(), cell)
+            metrics, systems = metrics[keep_m], systems[keep_s]
+            n_metrics, n_systems = len(metrics), len(systems)
+
+    size = n_metrics * n_systems * n_rows
+    if size >= 2**31 and itype is np.int32:
+        cell, row, itype = cell.astype(np.int64), row.astype(np.int64), np.int64
+    index = cell
+    index *= n_rows
+    index += row
+    del row
+    values = np.zeros(size)
+    mask = np.zeros(size, dtype=bool)
+    values[index] = df["value"].to_numpy()
+    mask[index] = True
+    del index
+    if int(np.count_nonzero(mask)) != len(df):  # two rows wrote the same cell
+        validate_scores(df)  # raises with the full report
+        raise AssertionError("unreachable: duplicate keys not reported by the schema")
+    shape = (n_metrics, n_systems, n_rows)
+    values, mask = values.reshape(shape), mask.reshape(shape)
+    if not compact_first:
+        used = np.asarray(mask.any(axis=2))
+        keep_m, keep_s = used.any(axis=1), used.any(axis=0)
+        if not (keep_m.all() and keep_s.all()):
+            values = values[np.ix_(keep_m, keep_s)]
+            mask = mask[np.ix_(keep_m, keep_s)]
+            metrics, systems = metrics[keep_m], systems[keep_s]
+    return Layout(
+        values=values,
+        mask=mask,
+        tasks=tasks,
+        metrics=metrics,
+        systems=systems,
+        block_task=np.repeat(np.arange(n_tasks), padded // BLOCK),
+    )
+
+
+def _select(names: np.ndarray, wanted: str | Sequence[str] | None, role: str) -> np.ndarray | None:
+    """Indices of ``wanted`` systems in ``names`` (None: all of them)."""
+    if wanted is None:
+        return None
+    wanted_list = [wanted] if isinstance(wanted, str) else list(wanted)
+    if not wanted_list:
+        raise PairingError(f"`{role}` is empty; name at least one system or pass None.")
+    lookup = {str(name): i for i, name in enumerate(names)}
+    unknown = [w for w in wanted_list if str(w) not in lookup]
+    if unknown:
+        raise PairingError(
+            f"The {role} system(s) {unknown} are not in the scores table; "
+            f"its systems are {quote_list([str(s) for s in names])}."
+        )
+    idx = np.array([lookup[str(w)] for w in wanted_list])
+    if len(np.unique(idx)) != len(idx):
+        raise PairingError(f"`{role}` names a system twice: {wanted_list}.")
+    return idx
+
+
+def _gram(lay: Layout, left: np.ndarray | None, right: np.ndarray) -> dict[str, np.ndarray]:
+    """The six sums for every (left, right) system pair, per (metric, task).
+
+    Returns arrays of shape ``(metric, task, left, right)``.
+    """
+    n_metrics, n_systems, n_rows = lay.values.shape
+    nb, n_tasks = lay.n_blocks, len(lay.tasks)
+
+    def blocks(a: np.ndarray) -> np.ndarray:  # (metric, system, row) -> (metric, system, block, B)
+        return a.reshape(a.shape[0], a.shape[1], nb, BLOCK)
+
+    x_left = lay.values if left is None else lay.values[:, left]
+    w_left = lay.mask if left is None else lay.mask[:, left]
+    x_right, w_right = lay.values[:, right], lay.mask[:, right]
+    n_left, n_right = x_left.shape[1], len(right)
+
+    out = {
+        name: np.zeros((n_metrics, n_tasks, n_left, n_right))
+        for name in ("n", "sum_x", "sum_y", "sum_xx", "sum_yy", "sum_xy")
+    }
+    per_block = n_metrics * (n_left + n_right) * BLOCK * 8 * 3
+    step = max(1, _CHUNK_BYTES // per_block)
+    xl_b, wl_b, xr_b, wr_b = blocks(x_left), blocks(w_left), blocks(x_right), blocks(w_right)
+    k = n_right
+    for b0 in range(0, nb, step):  # memory-bounded chunks of row blocks
+        sl = slice(b0, min(nb, b0 + step))
+        # left factors: (metric, block, left, B); right factors: (metric, block, B, right)
+        xl = xl_b[:, :, sl].transpose(0, 2, 1, 3)
+        wl = wl_b[:, :, sl].transpose(0, 2, 1, 3).astype(np.float64)
+        xr = xr_b[:, :, sl].transpose(0, 2, 3, 1)
+        wr = wr_b[:, :, sl].transpose(0, 2, 3, 1).astype(np.float64)
+        # three products with stacked right factors instead of six
+        by_mask = wl @ np.concatenate([wr, xr, xr * xr], axis=-1)
+        by_value = xl @ np.concatenate([wr, xr], axis=-1)
+        products = {
+            "n": by_mask[..., :k],
+            "sum_y": by_mask[..., k : 2 * k],
+            "sum_yy": by_mask[..., 2 * k :],
+            "sum_x": by_value[..., :k],
+            "sum_xy": by_value[..., k:],
+            "sum_xx": (xl * xl) @ wr,
+        }
+        for name, prod in products.items():
+            _add_segments(out[name], prod, lay.block_task[sl], axis=1)
+    return out
+
+
+def sufficient_statistics(
+    scores: pd.DataFrame,
+    *,
+    control: str | Sequence[str] | None = None,
+    treatment: str | Sequence[str] | None = None,
+) -> xr.Dataset:
+    """Paired sufficient statistics for every ``(task, metric, treatment, control)``.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        A scores table (see :func:`metaeval.validate_scores`).
+    control : str or list of str, optional
+        The control system(s). None: every system.
+    treatment : str or list of str, optional
+        The treatment system(s). None: every system.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dims ``task, metric, treatment, control``; coordinates hold the names.
+        Data variables (x = treatment score, y = control score, sums over the
+        queries both systems have on that task and metric):
+
+        - ``n`` (int64): number of paired queries;
+        - ``sum_x, sum_y, sum_xx, sum_yy, sum_xy`` (float64): Σx, Σy, Σx², Σy², Σxy;
+        - ``n_treatment`` (task, metric, treatment) and ``n_control``
+          (task, metric, control): queries each system has on its own.
+
+        Pairs of a system with itself are included (their sums describe the
+        system alone).
+
+    Warns
+    -----
+    metaeval.PairingWarning
+        When queries of a task are present for only one system of a pair; they
+        are left out of that pair. The warning names the task, metric, systems
+        and how many queries.
+
+    Notes
+    -----
+    The sums are raw (not centred), so they add up across chunks of rows. The
+    moments derived from them lose about ``log10(mean² / variance)`` digits;
+    for scores whose mean is more than ~10⁴ standard deviations from zero,
+    centre the values first.
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> ds = metaeval.sufficient_statistics(metaeval.load_example(), control="logistic_regression")
+    >>> ds["n"].dims, ds["n"].shape
+    (('task', 'metric', 'treatment', 'control'), (4, 2, 5, 1))
+    """
+    lay = layout(scores)
+    right = _select(lay.systems, control, "control")
+    left = _select(lay.systems, treatment, "treatment")
+    if right is None:
+        right = np.arange(len(lay.systems))
+    left_names = lay.systems if left is None else lay.systems[left]
+    sums = _gram(lay, left, right)
+    counts = lay.counts()  # (metric, system, task)
+    n_left = counts if left is None else counts[:, left]
+
+    dims = ("task", "metric", "treatment", "control")
+    coords = {
+        "task": [str(t) for t in lay.tasks],
+        "metric": [str(m) for m in lay.metrics],
+        "treatment": [str(s) for s in left_names],
+        "control": [str(s) for s in lay.systems[right]],
+    }
+    data: dict[str, tuple[tuple[str, ...], np.ndarray]] = {
+        name: (dims, arr.swapaxes(0, 1)) for name, arr in sums.items()
+    }
+    data["n"] = (dims, np.rint(data["n"][1]).astype(np.int64))
+    data["n_treatment"] = (
+        ("task", "metric", "treatment"),
+        n_left.transpose(2, 0, 1).astype(np.int64),
+    )
+    data["n_control"] = (
+        ("task", "metric", "control"),
+        counts[:, right].transpose(2, 0, 1).astype(np.int64),
+    )
+    ds = xr.Dataset(data, coords=coords)
+    has_data = counts.sum(axis=(0, 1)) > 0  # unused task categories
+    if not has_data.all():
+        ds = ds.isel(task=has_data)
+    _warn_unpaired(ds)
+    return ds
+
+
+def _warn_unpaired(ds: xr.Dataset) -> None:
+    """One warning listing every pair that lost queries to pairing."""
+    unpaired = ds["n_treatment"] + ds["n_control"] - 2 * ds["n"]
+    same = ds["treatment"] == ds["control"]
+    lost = (unpaired > 0) & ~same
+    if not bool(lost.any()):
+        return
+    frame = (
+        xr.Dataset({"unpaired_queries": unpaired, "paired_queries": ds["n"]})
+        .where(lost)
+        .to_dataframe()
+        .dropna()
+        .reset_index()[
+            ["task", "metric", "treatment", "control", "paired_queries", "unpaired_queries"]
+        ]
+        .astype({"paired_queries": np.int64, "unpaired_queries": np.int64})
+    )
+    warnings.warn(
+        f"Queries present for only one system of a pair were left out of {len(frame)} "
+        f"(task, metric, treatment, control) group(s):\n{format_groups(frame)}",
+        PairingWarning,
+        stacklevel=3,
+    )

@@ -1,0 +1,44 @@
+"""The bundled example and the `metaeval demo` command."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import metaeval
+from metaeval.cli import main
+
+
+def test_example_is_a_valid_scores_table():
+    scores = metaeval.load_example()
+    assert len(scores) == 26_940
+    metaeval.validate_scores(scores)
+    assert sorted(scores["task"].unique()) == ["breast_cancer", "digits", "iris", "wine"]
+    assert scores.groupby(["task", "metric", "system"]).size().nunique() == 4  # complete per task
+    acc = scores[scores["metric"] == "accuracy"]["value"]
+    assert set(acc.unique()) == {0.0, 1.0}
+
+
+def test_demo_prints_the_analysis(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "control = logistic_regression" in out
+    assert out.count("summary") == 4  # one summary row per treatment
+    for task in ["breast_cancer", "digits", "iris", "wine"]:
+        assert task in out
+
+
+def test_demo_user_error_exit_code(capsys):
+    assert main(["demo", "--effect", "nope"]) == 1
+    assert "`effect` must be one of" in capsys.readouterr().err
+
+
+def test_console_script_runs():
+    done = subprocess.run(
+        [sys.executable, "-m", "metaeval.cli", "demo", "--effect", "md"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "gradient_boosting" in done.stdout

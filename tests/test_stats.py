@@ -1,0 +1,137 @@
+"""Sufficient statistics against a pandas merge/groupby computation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import make_scores
+
+import metaeval
+from metaeval import PairingError, PairingWarning, stats
+
+
+def _reference(scores: pd.DataFrame) -> pd.DataFrame:
+    """All ordered pairs via a self-merge on (task, metric, query)."""
+    both = scores.merge(scores, on=["task", "metric", "query"], suffixes=("_x", "_y"))
+    both = both.rename(columns={"system_x": "treatment", "system_y": "control"})
+    x, y = both["value_x"], both["value_y"]
+    both = both.assign(one=1, xx=x * x, yy=y * y, xy=x * y)
+    agg = both.groupby(["task", "metric", "treatment", "control"])[
+        ["one", "value_x", "value_y", "xx", "yy", "xy"]
+    ].sum()
+    agg.columns = ["n", "sum_x", "sum_y", "sum_xx", "sum_yy", "sum_xy"]
+    return agg
+
+
+def _frame(ds) -> pd.DataFrame:
+    names = ["n", "sum_x", "sum_y", "sum_xx", "sum_yy", "sum_xy"]
+    frame = ds[names].to_dataframe()
+    return frame[frame["n"] > 0]
+
+
+def test_all_pairs_match_merge(rng):
+    scores = make_scores(rng, systems=("a", "b", "c", "d"), drop=0.1)
+    with pytest.warns(PairingWarning):
+        ds = metaeval.sufficient_statistics(scores)
+    assert ds["n"].dims == ("task", "metric", "treatment", "control")
+    ours = _frame(ds)
+    ref = _reference(scores).reindex(ours.index)
+    assert len(ours) == len(_reference(scores))
+    np.testing.assert_array_equal(ours["n"], ref["n"])
+    for col in ["sum_x", "sum_y", "sum_xx", "sum_yy", "sum_xy"]:
+        np.testing.assert_allclose(ours[col], ref[col], rtol=1e-12, err_msg=col)
+
+
+def test_counts_and_unpaired_warning(rng):
+    scores = make_scores(rng, tasks={"t1": 10, "t2": 20}, metrics=("m",))
+    gone = scores[
+        (scores["system"] == "a")
+        & (scores["task"] == "t2")
+        & scores["query"].isin(["q1", "q5", "q7"])
+    ]
+    scores = scores.drop(gone.index)
+    with pytest.warns(PairingWarning) as record:
+        ds = metaeval.sufficient_statistics(scores, control="ctrl")
+    msg = str(record[0].message)
+    assert "left out of 1 (task, metric, treatment, control) group(s)" in msg
+    assert (
+        "task='t2', metric='m', treatment='a', control='ctrl', paired_queries=17, unpaired_queries=3"
+        in msg
+    )
+    assert int(ds["n"].sel(task="t2", metric="m", treatment="a", control="ctrl")) == 17
+    assert int(ds["n_treatment"].sel(task="t2", metric="m", treatment="a")) == 17
+    assert int(ds["n_control"].sel(task="t2", metric="m", control="ctrl")) == 20
+
+
+def test_chunking_and_sparse_paths_agree(rng, monkeypatch):
+    scores = make_scores(rng, tasks={"t1": 300, "t2": 700, "t3": 20}, systems=("a", "b", "c"))
+    expected = metaeval.sufficient_statistics(scores, control="a")
+    monkeypatch.setattr(stats, "_CHUNK_BYTES", 1)  # one block per chunk
+    chunked = metaeval.sufficient_statistics(scores, control="a")
+    for name in expected.data_vars:
+        np.testing.assert_allclose(chunked[name], expected[name], rtol=1e-12)
+    # query ids unique per task: ranked on the dense grid, or sorted when the grid is too big
+    sparse = scores.assign(query=scores["task"] + ":" + scores["query"])
+    for dense_ok in (True, False):
+        monkeypatch.setattr(stats, "_use_dense_grid", lambda cells, rows, ok=dense_ok: ok)
+        got = metaeval.sufficient_statistics(sparse, control="a")
+        for name in expected.data_vars:
+            np.testing.assert_allclose(got[name], expected[name], rtol=1e-12)
+
+
+def test_row_strategies(rng):
+    # shared query ids, complete: the query code is the row (no ranking)
+    full = make_scores(rng, tasks={"t1": 300, "t2": 300})
+    lay = stats.layout(full)
+    assert lay.values.shape[2] == 2 * 512
+    # one task has few queries: the grid is sparse, so queries are ranked per task
+    uneven = make_scores(rng, tasks={"t1": 1000, "t2": 10})
+    assert stats.layout(uneven).values.shape[2] == 1024 + 256
+
+
+@pytest.mark.parametrize("compact_first", [False, True])
+def test_categorical_and_string_keys_agree(rng, monkeypatch, compact_first):
+    if compact_first:  # unused categories dropped before the scatter rather than after
+        monkeypatch.setattr(stats, "_COMPACT_SLACK", -(10**12))
+    scores = make_scores(rng)
+    cat = scores.astype({c: "category" for c in ["task", "query", "system", "metric"]})
+    for col in ["system", "metric", "task"]:
+        cat[col] = (
+            cat[col]
+            .cat.add_categories([f"unused_{col}"])
+            .cat.reorder_categories([f"unused_{col}", *sorted(scores[col].unique())])
+        )
+    a = metaeval.sufficient_statistics(scores, control="ctrl")
+    b = metaeval.sufficient_statistics(cat, control="ctrl")
+    assert list(b["treatment"].values) == ["a", "b", "ctrl"]  # unused categories left out
+    assert list(b["metric"].values) == ["m1", "m2"] and list(b["task"].values) == [
+        "t1",
+        "t2",
+        "t3",
+        "t4",
+    ]
+    for name in a.data_vars:
+        np.testing.assert_allclose(a[name].values, b[name].values, rtol=1e-12)
+
+
+def test_category_order_is_kept(rng):
+    scores = make_scores(rng)
+    order = ["t4", "t1", "t3", "t2"]
+    cat = scores.astype({"task": pd.CategoricalDtype(order)})
+    assert list(metaeval.sufficient_statistics(cat, control="ctrl")["task"].values) == order
+    assert list(metaeval.sufficient_statistics(scores, control="ctrl")["task"].values) == sorted(
+        order
+    )
+
+
+def test_unknown_systems(scores):
+    with pytest.raises(
+        PairingError,
+        match=r"control system\(s\) \['bm25'\] are not in the scores table; its systems are \['a', 'b', 'ctrl'\]",
+    ):
+        metaeval.sufficient_statistics(scores, control="bm25")
+    with pytest.raises(PairingError, match="treatment"):
+        metaeval.sufficient_statistics(scores, control="ctrl", treatment=["a", "zzz"])
+    with pytest.raises(PairingError, match="twice"):
+        metaeval.sufficient_statistics(scores, control=["a", "a"])

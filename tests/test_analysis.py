@@ -25,6 +25,10 @@ def test_analyze_rows_and_weights(rng):
         assert summary["effect"] == p["effect"] and summary["ci_low"] == p["ci_low"]
         assert summary["task"] == "summary" and summary["weight"] == 100
         assert summary["n"] == tasks["n"].sum()
+        assert np.isnan(summary["mean_control"])
+    merged = table[table["row"] == "task"].merge(eff, on=["metric", "treatment", "control", "task"])
+    np.testing.assert_array_equal(merged["mean_control_x"], merged["mean_control_y"])
+    np.testing.assert_array_equal(merged["mean_treatment_x"], merged["mean_treatment_y"])
 
 
 def test_analyze_order_follows_categories(rng):

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import reference
 from conftest import make_scores
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -193,13 +193,20 @@ def test_copy_of_itself(df):
         assert eff["effect"].isna().all()
 
 
+# Results computed in another summation order agree to rounding, which Var(x - y) =
+# Var x + Var y - 2 Cov(x, y) amplifies by (Var x + Var y)/Var(x - y); hypothesis finds
+# nearly identical systems (r ~ 0.99999) where that leaves ~1e-10. Hence rtol=1e-8.
+TOL = {"rtol": 1e-8, "atol": 1e-14}
+
+
 @settings(max_examples=40, deadline=None)
 @given(score_tables(), st.sampled_from(["md", "smd", "smcc", "smcrp", "rom"]))
 def test_swapping_flips_sign(df, effect):
     ab = _quiet(metaeval.effects, df, control="c", treatment="t", effect=effect)
     ba = _quiet(metaeval.effects, df, control="t", treatment="c", effect=effect)
-    np.testing.assert_allclose(ab["effect"], -ba["effect"], rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(ab["variance"], ba["variance"], rtol=1e-9, atol=1e-15)
+    assume(ab["effect"].notna().any())  # compare where there is something to compare
+    np.testing.assert_allclose(ab["effect"], -ba["effect"], **TOL)
+    np.testing.assert_allclose(ab["variance"], ba["variance"], **TOL)
 
 
 @settings(max_examples=30, deadline=None)
@@ -210,4 +217,16 @@ def test_shuffling_rows_changes_nothing(df, effect, random):
     b = _quiet(metaeval.effects, shuffled, control="c", effect=effect)
     assert a[KEYS].equals(b[KEYS])
     for col in COLS:
-        np.testing.assert_allclose(a[col], b[col], rtol=1e-10, atol=1e-15)
+        np.testing.assert_allclose(a[col], b[col], **TOL)
+
+
+@pytest.mark.parametrize("effect", ["md", "smd", "smcc", "smcrp", "rom", "corr"])
+def test_large_offsets_keep_precision(rng, effect):
+    # scores ~1e6 with SD ~0.1: raw sums would lose ~14 digits, shifted sums none. The
+    # reference itself is good to ~1e-8 here (rom: log of a ratio 1 + 2e-8 of two rounded means)
+    scores = make_scores(rng, metrics=("m",))
+    scores["value"] += 1e6
+    ours = metaeval.effects(scores, control="ctrl", effect=effect)
+    ref = reference.effects_loop(scores, "ctrl", effect)
+    np.testing.assert_allclose(ours["effect"], ref["effect"], rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(ours["variance"], ref["variance"], rtol=1e-6)

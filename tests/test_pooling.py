@@ -112,3 +112,13 @@ def test_bad_input():
         ok.meta.pool(method="dl2")
     with pytest.raises(SchemaError, match="`over`"):
         ok.meta.pool(over="dataset")
+
+
+def test_output_matches_pooled_schema_and_warnings_point_at_caller(rng):
+    from metaeval import schema
+
+    eff = make_scores(rng).meta.effects(control="ctrl", effect="smd")
+    schema.Pooled.validate(eff.meta.pool(method="DL"))
+    with pytest.warns(DegenerateWarning) as record:
+        eff.iloc[:1].meta.pool()
+    assert record[0].filename == __file__  # the user's line, not metaeval's internals

@@ -25,8 +25,7 @@ def _reference(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def _frame(ds) -> pd.DataFrame:
-    names = ["n", "sum_x", "sum_y", "sum_xx", "sum_yy", "sum_xy"]
-    frame = ds[names].to_dataframe()
+    frame = stats.raw_sums(ds).to_dataframe()
     return frame[frame["n"] > 0]
 
 
@@ -64,20 +63,39 @@ def test_counts_and_unpaired_warning(rng):
     assert int(ds["n_control"].sel(task="t2", metric="m", control="ctrl")) == 20
 
 
+def _assert_same(got, expected):
+    for name in ["n", "n_treatment", "n_control"]:
+        np.testing.assert_array_equal(got[name], expected[name])
+    for name in ["shift_treatment", "shift_control"]:
+        np.testing.assert_allclose(got[name], expected[name], rtol=1e-13)
+    raw_got, raw_expected = stats.raw_sums(got), stats.raw_sums(expected)
+    for name in raw_expected.data_vars:
+        np.testing.assert_allclose(raw_got[name], raw_expected[name], rtol=1e-12)
+    # the shifted sums themselves are near 0; compare them on the scale of the raw ones
+    for name in ["sum_x", "sum_xx", "sum_xy"]:
+        scale = float(np.abs(raw_expected[name]).max())
+        np.testing.assert_allclose(got[name], expected[name], rtol=0, atol=1e-13 * scale)
+
+
 def test_chunking_and_sparse_paths_agree(rng, monkeypatch):
     scores = make_scores(rng, tasks={"t1": 300, "t2": 700, "t3": 20}, systems=("a", "b", "c"))
     expected = metaeval.sufficient_statistics(scores, control="a")
     monkeypatch.setattr(stats, "_CHUNK_BYTES", 1)  # one block per chunk
-    chunked = metaeval.sufficient_statistics(scores, control="a")
-    for name in expected.data_vars:
-        np.testing.assert_allclose(chunked[name], expected[name], rtol=1e-12)
+    _assert_same(metaeval.sufficient_statistics(scores, control="a"), expected)
     # query ids unique per task: ranked on the dense grid, or sorted when the grid is too big
     sparse = scores.assign(query=scores["task"] + ":" + scores["query"])
     for dense_ok in (True, False):
         monkeypatch.setattr(stats, "_use_dense_grid", lambda cells, rows, ok=dense_ok: ok)
-        got = metaeval.sufficient_statistics(sparse, control="a")
-        for name in expected.data_vars:
-            np.testing.assert_allclose(got[name], expected[name], rtol=1e-12)
+        _assert_same(metaeval.sufficient_statistics(sparse, control="a"), expected)
+
+
+def test_shifts_are_the_systems_means(rng):
+    scores = make_scores(rng, drop=0.1)
+    with pytest.warns(PairingWarning):
+        ds = metaeval.sufficient_statistics(scores, control="ctrl")
+    means = scores.groupby(["task", "metric", "system"])["value"].mean()
+    got = ds["shift_treatment"].to_series()
+    np.testing.assert_allclose(got.to_numpy(), means.reindex(got.index).to_numpy(), rtol=1e-13)
 
 
 def test_row_strategies(rng):
@@ -104,6 +122,7 @@ def test_categorical_and_string_keys_agree(rng, monkeypatch, compact_first):
         )
     a = metaeval.sufficient_statistics(scores, control="ctrl")
     b = metaeval.sufficient_statistics(cat, control="ctrl")
+    _assert_same(b, a)
     assert list(b["treatment"].values) == ["a", "b", "ctrl"]  # unused categories left out
     assert list(b["metric"].values) == ["m1", "m2"] and list(b["task"].values) == [
         "t1",
@@ -111,8 +130,6 @@ def test_categorical_and_string_keys_agree(rng, monkeypatch, compact_first):
         "t3",
         "t4",
     ]
-    for name in a.data_vars:
-        np.testing.assert_allclose(a[name].values, b[name].values, rtol=1e-12)
 
 
 def test_category_order_is_kept(rng):

@@ -6,8 +6,12 @@ from typing import Any
 
 import pandas as pd
 
-from . import analysis, effects, pooling, schema, stats
+from .analysis import analyze
+from .effects import effects
 from .errors import TableKindError
+from .pooling import pool
+from .schema import validate_effects, validate_scores
+from .stats import sufficient_statistics
 
 __all__ = ["MetaAccessor", "table_kind"]
 
@@ -57,27 +61,25 @@ class MetaAccessor:
     def validate(self) -> pd.DataFrame:
         """Validate the table (scores or effects); see :func:`metaeval.validate_scores`."""
         if table_kind(self._obj) == "effects":
-            return schema.validate_effects(self._obj)
-        return schema.validate_scores(self._obj)
+            return validate_effects(self._obj)
+        return validate_scores(self._obj)
 
     def sufficient_statistics(self, **kwargs: Any):
         """See :func:`metaeval.sufficient_statistics`."""
         hint = "Map your column names with metaeval.scores(df, value=..., ...)."
-        return stats.sufficient_statistics(
-            self._need("scores", "sufficient_statistics", hint), **kwargs
-        )
+        return sufficient_statistics(self._need("scores", "sufficient_statistics", hint), **kwargs)
 
     def effects(self, **kwargs: Any) -> pd.DataFrame:
         """See :func:`metaeval.effects`."""
         hint = "Map your column names with metaeval.scores(df, value=..., ...)."
-        return effects.effects(self._need("scores", "effects", hint), **kwargs)
+        return effects(self._need("scores", "effects", hint), **kwargs)
 
     def pool(self, **kwargs: Any) -> pd.DataFrame:
         """See :func:`metaeval.pool`."""
         hint = "Compute effects first: scores.meta.effects(control=...).meta.pool()."
-        return pooling.pool(self._need("effects", "pool", hint), **kwargs)
+        return pool(self._need("effects", "pool", hint), **kwargs)
 
     def analyze(self, **kwargs: Any) -> pd.DataFrame:
         """See :func:`metaeval.analyze`."""
         hint = "analyze() starts from per-query scores."
-        return analysis.analyze(self._need("scores", "analyze", hint), **kwargs)
+        return analyze(self._need("scores", "analyze", hint), **kwargs)

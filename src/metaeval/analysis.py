@@ -39,7 +39,9 @@ def analyze(
         For every ``(metric, treatment, control)``: one row per task, then one
         summary row. Columns ``metric, treatment, control``; ``row`` ("task" or
         "summary"); ``task`` (the task name, or ``"summary"``); ``n`` (paired
-        queries; the total over tasks on the summary row); ``effect, se,
+        queries; the total over tasks on the summary row); ``mean_control,
+        mean_treatment`` (the metric's means over the paired queries, as in
+        Ranger's "control → treatment" column; NaN on the summary row); ``effect, se,
         ci_low, ci_high, p_value`` (analysis scale, as in
         :func:`metaeval.effects`); ``weight``: the task's share of the
         summary, 100·w*_i/Σw*_j in percent with the model's weights w*_i
@@ -63,7 +65,17 @@ def analyze(
     pooled, weights = _fit(eff, method=method, alpha=alpha, over="task", groups=None)
     keys = ["metric", "treatment", "control"]
     extra = [c for c in eff.columns if c.startswith(tuple(DISPLAY.values()))]
-    columns = ["n", "effect", "se", "ci_low", "ci_high", "p_value", *extra]
+    columns = [
+        "n",
+        "mean_control",
+        "mean_treatment",
+        "effect",
+        "se",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        *extra,
+    ]
 
     # pooled rows come in the order groups first appear in `eff`, as ngroup(sort=False) counts
     group = eff.groupby(keys, sort=False, observed=True).ngroup().to_numpy()

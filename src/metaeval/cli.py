@@ -24,7 +24,7 @@ def _demo(args: argparse.Namespace) -> int:
     )
     table = table[table["metric"] == args.metric].drop(columns=["metric", "control", "row"])
     with pd.option_context("display.width", 120, "display.max_rows", 200):
-        print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        print(table.to_string(index=False, na_rep="", float_format=lambda v: f"{v:.4g}"))
     return 0
 
 

@@ -46,22 +46,21 @@ Viechtbauer, W. (2010). Conducting meta-analyses in R with the metafor package.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .errors import DegenerateWarning, OptionError, check_option, format_groups
+from .errors import DegenerateWarning, OptionError, check_option, format_groups, warn
 from .stats import sufficient_statistics
 
 __all__ = ["EFFECT_TYPES", "effects", "effect_sizes"]
 
 EFFECT_TYPES = ("md", "smd", "smcrp", "smcc", "rom", "corr")
 
-#: Relative tolerance below which a (co)variance is treated as exactly zero.
+#: A (co)variance below this share of the sums of squared (shifted) scores it is
+#: computed from is rounding error and is treated as exactly zero.
 ZERO_TOL = 1e-10
 
 #: Columns on the reporting scale, added for effect types analysed on another scale.
@@ -74,12 +73,13 @@ def check_alpha(alpha: float) -> float:
     return float(alpha)
 
 
-def _c(m: xr.DataArray) -> xr.DataArray:
+def _c(m: np.ndarray) -> np.ndarray:
     """metafor's small-sample correction c(m); NaN for m <= 1."""
     from scipy.special import gammaln
 
-    c = np.exp(gammaln(m / 2) - np.log(np.sqrt(m / 2)) - gammaln((m - 1) / 2))
-    return c.where(m > 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        c = np.exp(gammaln(m / 2) - np.log(np.sqrt(m / 2)) - gammaln((m - 1) / 2))
+    return np.where(m > 1, c, np.nan)
 
 
 def display_transform(effect_type: str):
@@ -119,32 +119,77 @@ def effect_sizes(
     effect = str(effect).lower()
     check_option("effect", effect, EFFECT_TYPES)
     alpha = check_alpha(alpha)
-    n = stats["n"].astype(np.float64)
-    sx, sy = stats["sum_x"], stats["sum_y"]
+    names = [
+        "n",
+        "shift_treatment",
+        "shift_control",
+        "sum_x",
+        "sum_y",
+        "sum_xx",
+        "sum_yy",
+        "sum_xy",
+    ]
+    arrays = xr.broadcast(*(stats[name] for name in names))
+    template = arrays[0]
+    est, var, mx, my, problems = _kernel(
+        *(a.values for a in arrays), effect=effect, correct=correct
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
-        mx, my = sx / n, sy / n
-        css_x = stats["sum_xx"] - sx * mx
-        css_y = stats["sum_yy"] - sy * my
-        csp = stats["sum_xy"] - sx * my
-        css_d = css_x + css_y - 2 * csp
-        # rounding leaves tiny residues where a (co)variance is exactly zero
-        zero_x = css_x <= ZERO_TOL * stats["sum_xx"]
-        zero_y = css_y <= ZERO_TOL * stats["sum_yy"]
-        zero_d = css_d <= ZERO_TOL * (stats["sum_xx"] + stats["sum_yy"])
-        var_x = css_x.where(~zero_x, 0.0) / (n - 1)
-        var_y = css_y.where(~zero_y, 0.0) / (n - 1)
-        var_d = css_d.where(~zero_d, 0.0) / (n - 1)
-        cov = csp / (n - 1)
-        r = (csp / np.sqrt(css_x * css_y)).clip(-1, 1)
-        diff = mx - my
+        se = np.sqrt(var)
+        z = est / se
+        crit = sps.norm.isf(alpha / 2)
+        columns = {
+            "n": template.values,
+            "mean_treatment": mx,
+            "mean_control": my,
+            "effect": est,
+            "variance": var,
+            "se": se,
+            "z": z,
+            "ci_low": est - crit * se,
+            "ci_high": est + crit * se,
+            "p_value": 2 * sps.norm.sf(np.abs(z)),
+        }
+    transform = display_transform(effect)
+    if transform is not None:
+        name = DISPLAY[effect]
+        for src, dst in (
+            ("effect", name),
+            ("ci_low", f"{name}_ci_low"),
+            ("ci_high", f"{name}_ci_high"),
+        ):
+            columns[dst] = transform(columns[src])
+    out = xr.Dataset({k: template.copy(data=v) for k, v in columns.items()})
+    return out, {reason: template.copy(data=mask) for reason, mask in problems.items()}
 
-        problems: dict[str, Any] = {"fewer than 2 paired queries": n < 2}
-        keep_effect: Any = None  # mask where the effect stays although the variance is NaN
-        est: Any
-        var: Any
+
+def _kernel(n, a, b, sx, sy, sxx, syy, sxy, *, effect: str, correct: bool):
+    """Effect and variance from shifted sums (numpy arrays of one shape).
+
+    Returns ``(effect, variance, mean_treatment, mean_control, problems)``;
+    ``problems`` maps each reason a result is NaN to a boolean mask.
+    """
+    n = n.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dx, dy = sx / n, sy / n
+        mx, my = a + dx, b + dy
+        css_x, css_y, csp = sxx - sx * dx, syy - sy * dy, sxy - sx * dy
+        css_d = css_x + css_y - 2 * csp
+        # a (co)variance below ZERO_TOL of the sums of squares it came from is rounding
+        zero_x = css_x <= ZERO_TOL * sxx
+        zero_y = css_y <= ZERO_TOL * syy
+        zero_d = css_d <= ZERO_TOL * (sxx + syy)
+        var_x = np.where(zero_x, 0.0, css_x) / (n - 1)
+        var_y = np.where(zero_y, 0.0, css_y) / (n - 1)
+        var_d = np.where(zero_d, 0.0, css_d) / (n - 1)
+        cov = csp / (n - 1)
+        r = np.clip(csp / np.sqrt(css_x * css_y), -1, 1)
+        diff = (a - b) + (dx - dy)
+
+        problems = {"fewer than 2 paired queries": n < 2}
+        keep_effect = np.zeros(n.shape, dtype=bool)  # effect kept although variance is NaN
         if effect == "md":
-            est = diff
-            var = var_d / n
+            est, var = diff, var_d / n
             problems["zero variance of the differences (effect kept, variance NaN)"] = zero_d
             keep_effect = zero_d & (n >= 2)
         elif effect in ("smd", "smcrp", "corr"):
@@ -154,68 +199,36 @@ def effect_sizes(
             if effect == "smd":
                 problems["zero variance of the differences"] = zero_d
                 problems["r = ±1"] = unit_r
-                s_within = np.sqrt(var_d / (2 * (1 - r)))
-                d = diff / s_within
+                d = diff / np.sqrt(var_d / (2 * (1 - r)))
                 v_d = (1 / n + d**2 / (2 * n)) * 2 * (1 - r)
                 j = 1 - 3 / (4 * (n - 1) - 1) if correct else 1.0
                 est, var = j * d, j**2 * v_d
             elif effect == "smcrp":
                 problems["zero variance of the differences"] = zero_d
                 d = diff / np.sqrt((var_x + var_y) / 2)
-                m = 2 * (n - 1) / (1 + r**2)
-                est = (_c(m) if correct else 1.0) * d
+                est = (_c(2 * (n - 1) / (1 + r**2)) if correct else 1.0) * d
                 var = 2 * (1 - r) / n + est**2 * (1 + r**2) / (4 * n)
             else:  # corr
                 problems["r = ±1"] = unit_r
                 problems["fewer than 4 paired queries (Fisher z needs n > 3)"] = (n < 4) & (n >= 2)
-                est = np.arctanh(r)
-                var = 1 / (n - 3)
+                est, var = np.arctanh(r), 1 / (n - 3)
         elif effect == "smcc":
             problems["zero variance of the differences"] = zero_d
             est = (_c(n - 1) if correct else 1.0) * diff / np.sqrt(var_d)
             var = 1 / n + est**2 / (2 * n)
         else:  # rom
-            problems["a mean is not positive (log ratio undefined)"] = (mx <= 0) | (my <= 0)
+            positive = (mx > 0) & (my > 0)
+            problems["a mean is not positive (log ratio undefined)"] = ~positive
             rel = css_x / mx**2 + css_y / my**2 - 2 * csp / (mx * my)
-            zero_rel = rel <= ZERO_TOL * (stats["sum_xx"] / mx**2 + stats["sum_yy"] / my**2)
-            problems["zero sampling variance"] = zero_rel & (mx > 0) & (my > 0)
+            zero_rel = rel <= ZERO_TOL * (sxx / mx**2 + syy / my**2)
+            problems["zero sampling variance"] = zero_rel & positive
             est = np.log(mx / my)
             if correct:
                 est = est + 0.5 * (var_x / (n * mx**2) - var_y / (n * my**2))
             var = (var_x / mx**2 + var_y / my**2 - 2 * cov / (mx * my)) / n
 
-        bad = xr.zeros_like(n, dtype=bool)
-        for mask in problems.values():
-            bad = bad | mask
-        var = var.where(~bad)
-        est = est.where(~bad | keep_effect) if keep_effect is not None else est.where(~bad)
-        se = np.sqrt(var)
-        z = est / se
-        crit = sps.norm.isf(alpha / 2)
-        out = xr.Dataset(
-            {
-                "n": stats["n"],
-                "mean_treatment": mx,
-                "mean_control": my,
-                "effect": est,
-                "variance": var,
-                "se": se,
-                "z": z,
-                "ci_low": est - crit * se,
-                "ci_high": est + crit * se,
-                "p_value": xr.apply_ufunc(lambda v: 2 * sps.norm.sf(np.abs(v)), z),
-            }
-        )
-    transform = display_transform(effect)
-    if transform is not None:
-        name = DISPLAY[effect]
-        for src, dst in (
-            ("effect", name),
-            ("ci_low", f"{name}_ci_low"),
-            ("ci_high", f"{name}_ci_high"),
-        ):
-            out[dst] = transform(out[src])
-    return out, problems
+    bad = np.logical_or.reduce(list(problems.values()))
+    return np.where(bad & ~keep_effect, np.nan, est), np.where(bad, np.nan, var), mx, my, problems
 
 
 def effects(
@@ -319,9 +332,8 @@ def _warn_degenerate(
             continue
         idx = np.nonzero(hit.values)
         groups = pd.DataFrame({dim: hit[dim].values[i] for dim, i in zip(order, idx, strict=True)})
-        warnings.warn(
+        warn(
             f"effect={effect!r} gives NaN for {len(groups)} group(s) because of {reason}:\n"
             f"{format_groups(groups)}",
             DegenerateWarning,
-            stacklevel=3,
         )

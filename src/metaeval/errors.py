@@ -8,6 +8,9 @@ or group and what to do about it.
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -110,3 +113,20 @@ def quote_list(values: Sequence[Any], limit: int = 20) -> str:
     if len(values) <= limit:
         return repr(values)
     return repr(values[:limit])[:-1] + f", ... ({len(values) - limit} more)]"
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def warn(message: str, category: type[Warning]) -> None:
+    """Issue a warning attributed to the first caller outside metaeval.
+
+    Like pandas' ``find_stack_level``: the warning points at the user's line
+    whether they called a module function or a ``.meta`` accessor method.
+    """
+    frame: Any = sys._getframe(1)  # the caller of warn(), i.e. stacklevel 2
+    level = 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)

@@ -30,14 +30,13 @@ Viechtbauer, W. (2010). Conducting meta-analyses in R with the metafor package.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from .effects import DISPLAY, check_alpha, display_transform
-from .errors import DegenerateWarning, SchemaError, check_option, format_groups, quote_list
+from .errors import DegenerateWarning, SchemaError, check_option, format_groups, quote_list, warn
 from .schema import validate_effects
 
 __all__ = ["METHODS", "GROUP_KEYS", "pool"]
@@ -116,11 +115,10 @@ def _fit(
     valid = np.isfinite(y) & np.isfinite(v)
     if not valid.all():
         omitted = df.loc[~valid, keys + over_cols]
-        warnings.warn(
+        warn(
             f"{len(omitted)} effect(s) with NaN effect or variance were left out of pooling:\n"
             f"{format_groups(omitted)}",
             DegenerateWarning,
-            stacklevel=3,
         )
 
     def gsum(weights: np.ndarray) -> np.ndarray:
@@ -199,21 +197,16 @@ def _add_display(table: pd.DataFrame, columns: Sequence[str]) -> None:
 
 
 def _warn_small(pooled: pd.DataFrame, keys: list[str], k: np.ndarray, method: str) -> None:
-    for label, hit in (("no usable effects (k = 0)", k == 0), ("one effect (k = 1)", k == 1)):
+    one = "q, q_pvalue, i2, h2" + (", tau2 and the prediction interval" if method != "EE" else "")
+    for label, what, hit in (
+        ("no usable effects (k = 0)", "all results", k == 0),
+        ("one effect (k = 1)", one, k == 1),
+    ):
         if hit.any():
-            what = (
-                "every result"
-                if label.startswith("no")
-                else (
-                    "q, q_pvalue, i2, h2"
-                    + (", tau2 and the prediction interval" if method != "EE" else "")
-                )
-            )
-            warnings.warn(
+            warn(
                 f"{int(hit.sum())} pooled group(s) have {label}; {what} are NaN:\n"
                 f"{format_groups(pooled.loc[hit, keys])}",
                 DegenerateWarning,
-                stacklevel=4,
             )
 
 

@@ -3,10 +3,13 @@
 For every ``(task, metric)`` and every (treatment, control) pair of systems this
 module computes, over the queries both systems have (paired by query id),
 
-    n, Σx, Σy, Σx², Σy², Σxy        (x = treatment, y = control)
+    n, Σx, Σy, Σx², Σy², Σxy        (x = treatment − a, y = control − b)
 
-as an :class:`xarray.Dataset` with dims ``(task, metric, treatment, control)``.
-The sums are additive across rows, so chunks and partitions combine by addition.
+as an :class:`xarray.Dataset` with dims ``(task, metric, treatment, control)``,
+where a and b are fixed shifts: each system's mean score on the task and metric
+(over all its queries). Sums of shifted scores are the textbook remedy for the
+cancellation in Σx² − (Σx)²/n; they are additive across rows for fixed shifts,
+and :func:`raw_sums` turns them into sums of the scores themselves.
 
 How it is computed (no Python loop over systems, tasks or metrics): the scores
 are scattered into a dense array ``X[metric, system, row]`` (zero where a system
@@ -24,7 +27,6 @@ processed in chunks of bounded memory.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,10 +35,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .errors import PairingError, PairingWarning, format_groups, quote_list
+from .errors import PairingError, PairingWarning, format_groups, quote_list, warn
 from .schema import prepare_scores, validate_scores
 
-__all__ = ["sufficient_statistics", "Layout", "layout"]
+__all__ = ["sufficient_statistics", "raw_sums", "Layout", "layout"]
 
 BLOCK = 256
 """Rows per block in the dense layout (each task is padded to a multiple)."""
@@ -61,13 +63,17 @@ class Layout:
     Attributes
     ----------
     values, mask : numpy.ndarray
-        ``(metric, system, row)`` arrays; ``values`` is 0 where ``mask`` is False.
+        ``(metric, system, row)`` arrays; ``values`` holds each score minus its
+        system's shift on the task and is 0 where ``mask`` is False.
     tasks, metrics, systems : numpy.ndarray
         Names along each axis (category order for categoricals, sorted
         otherwise). Unused metric and system categories are left out; a task
         may have no data (it has no blocks or only empty ones).
     block_task : numpy.ndarray
         The task index of every block of :data:`BLOCK` rows (non-decreasing).
+    counts, shift : numpy.ndarray
+        ``(metric, system, task)``: queries each system has, and its mean score
+        over them (0 where it has none).
     """
 
     values: np.ndarray
@@ -76,18 +82,21 @@ class Layout:
     metrics: np.ndarray
     systems: np.ndarray
     block_task: np.ndarray
+    counts: np.ndarray
+    shift: np.ndarray
 
     @property
     def n_blocks(self) -> int:
         return len(self.block_task)
 
-    def counts(self) -> np.ndarray:
-        """Queries each system has, per ``(metric, system, task)``."""
-        m, s, _ = self.mask.shape
-        per_block = self.mask.reshape(m, s, self.n_blocks, BLOCK).sum(axis=-1)
-        out = np.zeros((m, s, len(self.tasks)), dtype=np.int64)
-        _add_segments(out, per_block, self.block_task, axis=2)
-        return out
+
+def _per_task(a: np.ndarray, block_task: np.ndarray, n_tasks: int) -> np.ndarray:
+    """Sum a ``(metric, system, row)`` array over the rows of each task."""
+    m, s, _ = a.shape
+    per_block = a.reshape(m, s, len(block_task), BLOCK).sum(axis=-1)
+    out = np.zeros((m, s, n_tasks), dtype=per_block.dtype)
+    _add_segments(out, per_block, block_task, axis=2)
+    return out
 
 
 def _add_segments(out: np.ndarray, a: np.ndarray, segment: np.ndarray, axis: int) -> None:
@@ -217,13 +226,27 @@ def layout(scores: pd.DataFrame) -> Layout:
             values = values[np.ix_(keep_m, keep_s)]
             mask = mask[np.ix_(keep_m, keep_s)]
             metrics, systems = metrics[keep_m], systems[keep_s]
+    # shift every score by its system's mean on the task, in place
+    block_task = np.repeat(np.arange(n_tasks), padded // BLOCK)
+    counts = _per_task(mask, block_task, n_tasks)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shift = np.nan_to_num(_per_task(values, block_task, n_tasks) / counts)
+    blocked = values.reshape(*values.shape[:2], len(block_task), BLOCK)
+    np.subtract(
+        blocked,
+        shift[:, :, block_task, None],
+        out=blocked,
+        where=mask.reshape(blocked.shape),
+    )
     return Layout(
         values=values,
         mask=mask,
         tasks=tasks,
         metrics=metrics,
         systems=systems,
-        block_task=np.repeat(np.arange(n_tasks), padded // BLOCK),
+        block_task=block_task,
+        counts=counts,
+        shift=shift,
     )
 
 
@@ -247,21 +270,23 @@ def _select(names: np.ndarray, wanted: str | Sequence[str] | None, role: str) ->
     return idx
 
 
-def _gram(lay: Layout, left: np.ndarray | None, right: np.ndarray) -> dict[str, np.ndarray]:
-    """The six sums for every (left, right) system pair, per (metric, task).
+def _gram(lay: Layout, left: np.ndarray | None, right: np.ndarray | None) -> dict[str, np.ndarray]:
+    """The six sums (of shifted scores) for every (left, right) system pair, per (metric, task).
 
+    ``left``/``right`` index the systems (None: all, without copying).
     Returns arrays of shape ``(metric, task, left, right)``.
     """
-    n_metrics, n_systems, n_rows = lay.values.shape
+    n_metrics = lay.values.shape[0]
     nb, n_tasks = lay.n_blocks, len(lay.tasks)
 
-    def blocks(a: np.ndarray) -> np.ndarray:  # (metric, system, row) -> (metric, system, block, B)
+    def blocks(a: np.ndarray, idx: np.ndarray | None) -> np.ndarray:
+        # (metric, system, row) -> (metric, system, block, B), systems picked by idx
+        a = a if idx is None else a[:, idx]
         return a.reshape(a.shape[0], a.shape[1], nb, BLOCK)
 
-    x_left = lay.values if left is None else lay.values[:, left]
-    w_left = lay.mask if left is None else lay.mask[:, left]
-    x_right, w_right = lay.values[:, right], lay.mask[:, right]
-    n_left, n_right = x_left.shape[1], len(right)
+    xl_b, wl_b = blocks(lay.values, left), blocks(lay.mask, left)
+    xr_b, wr_b = blocks(lay.values, right), blocks(lay.mask, right)
+    n_left, n_right = xl_b.shape[1], xr_b.shape[1]
 
     out = {
         name: np.zeros((n_metrics, n_tasks, n_left, n_right))
@@ -269,7 +294,6 @@ def _gram(lay: Layout, left: np.ndarray | None, right: np.ndarray) -> dict[str, 
     }
     per_block = n_metrics * (n_left + n_right) * BLOCK * 8 * 3
     step = max(1, _CHUNK_BYTES // per_block)
-    xl_b, wl_b, xr_b, wr_b = blocks(x_left), blocks(w_left), blocks(x_right), blocks(w_right)
     k = n_right
     for b0 in range(0, nb, step):  # memory-bounded chunks of row blocks
         sl = slice(b0, min(nb, b0 + step))
@@ -315,16 +339,19 @@ def sufficient_statistics(
     -------
     xarray.Dataset
         Dims ``task, metric, treatment, control``; coordinates hold the names.
-        Data variables (x = treatment score, y = control score, sums over the
-        queries both systems have on that task and metric):
+        Data variables (sums over the queries both systems have on that task
+        and metric, of x = treatment score − ``shift_treatment`` and
+        y = control score − ``shift_control``):
 
         - ``n`` (int64): number of paired queries;
         - ``sum_x, sum_y, sum_xx, sum_yy, sum_xy`` (float64): Σx, Σy, Σx², Σy², Σxy;
-        - ``n_treatment`` (task, metric, treatment) and ``n_control``
-          (task, metric, control): queries each system has on its own.
+        - ``n_treatment``, ``n_control`` (int64; task, metric, system):
+          queries each system has on its own;
+        - ``shift_treatment``, ``shift_control`` (float64; task, metric,
+          system): the shifts, each system's mean over its own queries.
 
         Pairs of a system with itself are included (their sums describe the
-        system alone).
+        system alone). :func:`raw_sums` gives the sums of unshifted scores.
 
     Warns
     -----
@@ -335,10 +362,10 @@ def sufficient_statistics(
 
     Notes
     -----
-    The sums are raw (not centred), so they add up across chunks of rows. The
-    moments derived from them lose about ``log10(mean² / variance)`` digits;
-    for scores whose mean is more than ~10⁴ standard deviations from zero,
-    centre the values first.
+    Shifting by the systems' means keeps variances and covariances accurate
+    whatever the scores' offset; what remains is the cancellation inherent in
+    Var(x − y) = Var x + Var y − 2 Cov(x, y), which loses about
+    log10(1/(1 − r)) digits for two systems whose scores correlate at r.
 
     Examples
     --------
@@ -350,32 +377,25 @@ def sufficient_statistics(
     lay = layout(scores)
     right = _select(lay.systems, control, "control")
     left = _select(lay.systems, treatment, "treatment")
-    if right is None:
-        right = np.arange(len(lay.systems))
-    left_names = lay.systems if left is None else lay.systems[left]
     sums = _gram(lay, left, right)
-    counts = lay.counts()  # (metric, system, task)
-    n_left = counts if left is None else counts[:, left]
+    counts, shift = lay.counts, lay.shift  # (metric, system, task)
+    left, right = (np.arange(len(lay.systems)) if i is None else i for i in (left, right))
 
     dims = ("task", "metric", "treatment", "control")
     coords = {
         "task": [str(t) for t in lay.tasks],
         "metric": [str(m) for m in lay.metrics],
-        "treatment": [str(s) for s in left_names],
+        "treatment": [str(s) for s in lay.systems[left]],
         "control": [str(s) for s in lay.systems[right]],
     }
     data: dict[str, tuple[tuple[str, ...], np.ndarray]] = {
         name: (dims, arr.swapaxes(0, 1)) for name, arr in sums.items()
     }
     data["n"] = (dims, np.rint(data["n"][1]).astype(np.int64))
-    data["n_treatment"] = (
-        ("task", "metric", "treatment"),
-        n_left.transpose(2, 0, 1).astype(np.int64),
-    )
-    data["n_control"] = (
-        ("task", "metric", "control"),
-        counts[:, right].transpose(2, 0, 1).astype(np.int64),
-    )
+    data["n_treatment"] = (("task", "metric", "treatment"), counts[:, left].transpose(2, 0, 1))
+    data["n_control"] = (("task", "metric", "control"), counts[:, right].transpose(2, 0, 1))
+    data["shift_treatment"] = (("task", "metric", "treatment"), shift[:, left].transpose(2, 0, 1))
+    data["shift_control"] = (("task", "metric", "control"), shift[:, right].transpose(2, 0, 1))
     ds = xr.Dataset(data, coords=coords)
     has_data = counts.sum(axis=(0, 1)) > 0  # unused task categories
     if not has_data.all():
@@ -401,9 +421,29 @@ def _warn_unpaired(ds: xr.Dataset) -> None:
         ]
         .astype({"paired_queries": np.int64, "unpaired_queries": np.int64})
     )
-    warnings.warn(
+    warn(
         f"Queries present for only one system of a pair were left out of {len(frame)} "
         f"(task, metric, treatment, control) group(s):\n{format_groups(frame)}",
         PairingWarning,
-        stacklevel=3,
     )
+
+
+def raw_sums(stats: xr.Dataset) -> xr.Dataset:
+    """Sums of the unshifted scores from :func:`sufficient_statistics` output.
+
+    Σx_raw = Σx + n·a, Σx²_raw = Σx² + 2a·Σx + n·a², Σxy_raw = Σxy + b·Σx + a·Σy + n·a·b
+    (a, b the treatment and control shifts), and the same for y.
+    """
+    n = stats["n"]
+    a, b = stats["shift_treatment"], stats["shift_control"]
+    sx, sy = stats["sum_x"], stats["sum_y"]
+    return xr.Dataset(
+        {
+            "n": n,
+            "sum_x": sx + n * a,
+            "sum_y": sy + n * b,
+            "sum_xx": stats["sum_xx"] + 2 * a * sx + n * a**2,
+            "sum_yy": stats["sum_yy"] + 2 * b * sy + n * b**2,
+            "sum_xy": stats["sum_xy"] + b * sx + a * sy + n * a * b,
+        }
+    ).transpose("task", "metric", "treatment", "control")

@@ -36,3 +36,10 @@ def test_analyze_order_follows_categories(rng):
     scores["system"] = scores["system"].cat.reorder_categories(["ctrl", "b", "a"])
     table = metaeval.analyze(scores, control="ctrl", effect="md")
     assert table["treatment"].drop_duplicates().tolist() == ["b", "a"]
+
+
+def test_analyze_keeps_reporting_scale(rng):
+    table = make_scores(rng).meta.analyze(control="ctrl", effect="corr")
+    np.testing.assert_allclose(table["r"], np.tanh(table["effect"]), rtol=1e-12)
+    np.testing.assert_allclose(table["r_ci_low"], np.tanh(table["ci_low"]), rtol=1e-12)
+    assert "rel_change" not in table.columns

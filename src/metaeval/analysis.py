@@ -64,7 +64,8 @@ def analyze(
     eff = effects(scores, control=control, treatment=treatment, effect=effect, alpha=alpha)
     pooled, weights = _fit(eff, method=method, alpha=alpha, over="task", groups=None)
     keys = ["metric", "treatment", "control"]
-    extra = [c for c in eff.columns if c.startswith(tuple(DISPLAY.values()))]
+    prefixes = [name for name, _ in DISPLAY.values()]
+    extra = [c for c in eff.columns if any(c == p or c.startswith(f"{p}_") for p in prefixes)]
     columns = [
         "n",
         "mean_control",

@@ -63,8 +63,9 @@ EFFECT_TYPES = ("md", "smd", "smcrp", "smcc", "rom", "corr")
 #: computed from is rounding error and is treated as exactly zero.
 ZERO_TOL = 1e-10
 
-#: Columns on the reporting scale, added for effect types analysed on another scale.
-DISPLAY = {"corr": "r", "rom": "rel_change"}
+#: Effect types analysed on another scale than they are reported on: the prefix
+#: of their reporting-scale columns and the transform to that scale.
+DISPLAY = {"corr": ("r", np.tanh), "rom": ("rel_change", np.expm1)}
 
 
 def check_alpha(alpha: float) -> float:
@@ -82,9 +83,23 @@ def _c(m: np.ndarray) -> np.ndarray:
     return np.where(m > 1, c, np.nan)
 
 
-def display_transform(effect_type: str):
-    """The function from the analysis scale to the reporting scale, or None."""
-    return {"corr": np.tanh, "rom": np.expm1}.get(effect_type)
+def add_display(table: pd.DataFrame, columns: Sequence[str]) -> None:
+    """Add reporting-scale copies of ``columns`` in place, by the ``effect_type`` column.
+
+    ``corr`` rows get ``r`` (tanh of Fisher's z), ``rom`` rows get ``rel_change``
+    (exp − 1 of the log ratio): ``effect`` becomes ``r``/``rel_change`` and any
+    other column c becomes ``r_c``/``rel_change_c``. Rows of other effect
+    types are NaN there; nothing is added when no row needs it.
+    """
+    if "effect_type" not in table.columns:
+        return
+    for effect_type, (name, transform) in DISPLAY.items():
+        rows = (table["effect_type"] == effect_type).to_numpy()
+        if not rows.any():
+            continue
+        for col in columns:
+            dst = name if col == "effect" else f"{name}_{col}"
+            table[dst] = np.where(rows, transform(table[col].to_numpy()), np.nan)
 
 
 def effect_sizes(
@@ -108,9 +123,7 @@ def effect_sizes(
     -------
     result : xarray.Dataset
         ``n, mean_treatment, mean_control, effect, variance, se, z, ci_low,
-        ci_high, p_value`` on the analysis scale, plus the reporting-scale
-        columns of ``corr`` (``r, r_ci_low, r_ci_high``) and ``rom``
-        (``rel_change, rel_change_ci_low, rel_change_ci_high``).
+        ci_high, p_value``, all on the analysis scale.
     problems : dict of str to xarray.DataArray
         For each reason a result is NaN, a boolean mask of the affected groups.
     """
@@ -150,15 +163,6 @@ def effect_sizes(
             "ci_high": est + crit * se,
             "p_value": 2 * sps.norm.sf(np.abs(z)),
         }
-    transform = display_transform(effect)
-    if transform is not None:
-        name = DISPLAY[effect]
-        for src, dst in (
-            ("effect", name),
-            ("ci_low", f"{name}_ci_low"),
-            ("ci_high", f"{name}_ci_high"),
-        ):
-            columns[dst] = transform(columns[src])
     out = xr.Dataset({k: template.copy(data=v) for k, v in columns.items()})
     return out, {reason: template.copy(data=mask) for reason, mask in problems.items()}
 
@@ -319,6 +323,7 @@ def effects(
     frame = result.to_dataframe(dim_order=list(order)).reset_index()[keep_flat]
     frame.insert(4, "effect_type", effect)
     frame = frame.reset_index(drop=True)
+    add_display(frame, ("effect", "ci_low", "ci_high"))
     _warn_degenerate(problems, keep, order, effect)
     return frame
 

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .effects import DISPLAY, check_alpha, display_transform
+from .effects import add_display, check_alpha
 from .errors import DegenerateWarning, SchemaError, check_option, format_groups, quote_list, warn
 from .schema import validate_effects
 
@@ -177,23 +177,9 @@ def _fit(
         q_df=np.where(single, np.nan, q_df),
         q_pvalue=q_p,
     )
-    _add_display(pooled, ("effect", "ci_low", "ci_high", "pi_low", "pi_high"))
+    add_display(pooled, ("effect", "ci_low", "ci_high", "pi_low", "pi_high"))
     _warn_small(pooled, keys, k, method)
     return pooled, weights
-
-
-def _add_display(table: pd.DataFrame, columns: Sequence[str]) -> None:
-    """Add reporting-scale columns (r for corr, relative change for rom) in place."""
-    if "effect_type" not in table.columns:
-        return
-    for effect_type, name in DISPLAY.items():
-        rows = (table["effect_type"] == effect_type).to_numpy()
-        if not rows.any():
-            continue
-        transform = display_transform(effect_type)
-        for col in columns:
-            dst = name if col == "effect" else f"{name}_{col}"
-            table[dst] = np.where(rows, transform(table[col].to_numpy()), np.nan)
 
 
 def _warn_small(pooled: pd.DataFrame, keys: list[str], k: np.ndarray, method: str) -> None:

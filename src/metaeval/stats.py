@@ -433,6 +433,17 @@ def raw_sums(stats: xr.Dataset) -> xr.Dataset:
 
     Σx_raw = Σx + n·a, Σx²_raw = Σx² + 2a·Σx + n·a², Σxy_raw = Σxy + b·Σx + a·Σy + n·a·b
     (a, b the treatment and control shifts), and the same for y.
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> from metaeval.stats import raw_sums
+    >>> scores = metaeval.load_example()
+    >>> ds = metaeval.sufficient_statistics(scores, control="knn", treatment="knn")
+    >>> float(raw_sums(ds)["sum_x"].sel(task="iris", metric="accuracy").item())
+    143.0
+    >>> float(scores.query("task == 'iris' and metric == 'accuracy' and system == 'knn'")["value"].sum())
+    143.0
     """
     n = stats["n"]
     a, b = stats["shift_treatment"], stats["shift_control"]

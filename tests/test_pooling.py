@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 import reference
 from conftest import make_scores
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 import metaeval
@@ -61,7 +65,7 @@ def test_k1_and_nan_effects_warn(rng):
         for m in messages
     )
     assert any(
-        "have one effect (k = 1); q, q_pvalue, i2, h2, tau2 and the prediction interval are NaN"
+        "have one effect (k = 1): q, q_pvalue, i2, h2, the prediction interval and p_gain, tau2 and its interval are NaN:"
         in m
         and "metric='n'" in m
         for m in messages
@@ -108,7 +112,7 @@ def test_bad_input():
     with pytest.raises(SchemaError, match="variance not positive"):
         eff.meta.pool()
     ok = eff.assign(variance=[0.01, 0.02])
-    with pytest.raises(OptionError, match=r"`method` must be one of \['EE', 'FE', 'DL'\]"):
+    with pytest.raises(OptionError, match=r"`method` must be one of \['EE', 'FE', 'DL', 'HE',"):
         ok.meta.pool(method="dl2")
     with pytest.raises(SchemaError, match="`over`"):
         ok.meta.pool(over="dataset")
@@ -122,3 +126,194 @@ def test_output_matches_pooled_schema_and_warnings_point_at_caller(rng):
     with pytest.warns(DegenerateWarning) as record:
         eff.iloc[:1].meta.pool()
     assert record[0].filename == __file__  # the user's line, not metaeval's internals
+
+
+# ------------------------------------------------------------------ issue 3 options
+def _many(rng, n_groups=6, k=8) -> pd.DataFrame:
+    rows = []
+    for g in range(n_groups):
+        v = np.exp(rng.uniform(np.log(0.001), np.log(0.1), k))
+        y = rng.normal(0.05 * g, 0.1, k) + rng.normal(0, np.sqrt(v))
+        rows.append(
+            pd.DataFrame(
+                {
+                    "metric": "m",
+                    "control": "c",
+                    "treatment": f"t{g}",
+                    "task": [f"task{i}" for i in range(k)],
+                    "effect": y,
+                    "variance": v,
+                }
+            )
+        )
+    return pd.concat(rows, ignore_index=True)
+
+
+@pytest.mark.parametrize("adjust", ["holm", "bonferroni", "fdr_bh"])
+def test_adjust_matches_statsmodels(rng, adjust):
+    from statsmodels.stats.multitest import multipletests
+
+    eff = pd.concat([_many(rng).assign(metric=m) for m in ("m1", "m2")], ignore_index=True)
+    pooled = eff.meta.pool(method="REML", adjust=adjust)
+    for _, fam in pooled.groupby("metric"):
+        expected = multipletests(fam["p_value"].to_numpy(), method=adjust)[1]
+        np.testing.assert_allclose(fam["p_adjusted"], expected, rtol=1e-12)
+    assert (pooled["p_adjusted"] >= pooled["p_value"]).all()
+    assert (pooled["p_adjusted"] > pooled["p_value"]).any()
+
+
+def test_adjust_leaves_nan_out(rng):
+    from statsmodels.stats.multitest import multipletests
+
+    eff = _many(rng)
+    eff.loc[eff["treatment"] == "t0", "effect"] = np.nan  # a group with k = 0
+    with pytest.warns(DegenerateWarning):
+        pooled = eff.meta.pool(adjust="holm")
+    assert np.isnan(pooled["p_adjusted"].iloc[0])
+    expected = multipletests(pooled["p_value"].iloc[1:].to_numpy(), method="holm")[1]
+    np.testing.assert_allclose(pooled["p_adjusted"].iloc[1:], expected, rtol=1e-12)
+
+
+def test_by_task_level_column_and_mapping(rng):
+    scores = make_scores(rng, tasks={f"t{i}": 30 for i in range(6)}, metrics=("m",))
+    domain = {"t0": "news", "t1": "news", "t2": "bio", "t3": "bio", "t4": "bio", "t5": "web"}
+    scores["domain"] = scores["task"].map(domain)
+    scores["query_len"] = np.arange(len(scores))  # varies within tasks: not carried
+    eff = scores.meta.effects(control="ctrl", effect="md")
+    assert "domain" in eff.columns and "query_len" not in eff.columns
+    with pytest.warns(DegenerateWarning, match="one effect"):  # web has one task
+        by_col = eff.meta.pool(method="REML", by="domain")
+    assert by_col.groupby("treatment").size().tolist() == [3, 3]
+    for _, row in by_col.iterrows():
+        part = eff[(eff["treatment"] == row["treatment"]) & (eff["domain"] == row["domain"])]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateWarning)
+            alone = metaeval.pool(part, method="REML").iloc[0]
+        assert row["effect"] == pytest.approx(alone["effect"], rel=1e-12)
+        assert row["k"] == len(part)
+    with pytest.warns(DegenerateWarning):
+        by_map = eff.meta.pool(method="REML", by=domain)
+    np.testing.assert_allclose(by_map["q_between"], by_col["q_between"], rtol=1e-12)
+    with pytest.raises(SchemaError, match=r"no subgroup for task\(s\) \['t5'\]"):
+        eff.meta.pool(by={k: v for k, v in domain.items() if k != "t5"})
+
+
+def test_pooling_over_metrics_warns(rng):
+    eff = make_scores(rng).meta.effects(control="ctrl", effect="smd")
+    with pytest.warns(metaeval.DependenceWarning, match="not independent"):
+        pooled = eff.meta.pool(over=("task", "metric"))
+    assert "metric" not in pooled.columns and (pooled["k"] == 8).all()
+
+
+def test_knha_with_one_task_uses_z_and_ee_knha_warns():
+    eff = pd.DataFrame({"task": ["a"], "effect": [0.2], "variance": [0.04]})
+    with pytest.warns(DegenerateWarning, match="the interval uses z"):
+        one = eff.meta.pool(method="REML", ci="knha").iloc[0]
+    assert one["ci_high"] == pytest.approx(0.2 + stats.norm.ppf(0.975) * 0.2)
+    two = pd.DataFrame({"task": ["a", "b"], "effect": [0.2, 0.3], "variance": [0.04, 0.02]})
+    with pytest.warns(metaeval.MetaEvalWarning, match="not meant for the common-effect"):
+        two.meta.pool(method="EE", ci="knha")
+
+
+def test_p_gain_follows_the_prediction_distribution(rng):
+    eff = _many(rng)
+    for ci, dist in (("z", stats.norm), ("knha", None)):
+        pooled = eff.meta.pool(method="REML", ci=ci)
+        sd = np.sqrt(pooled["se"] ** 2 + pooled["tau2"])
+        if dist is None:
+            expected = stats.t.cdf(pooled["effect"] / sd, pooled["k"] - 1)
+            crit = stats.t.isf(0.025, pooled["k"] - 1)
+        else:
+            expected, crit = stats.norm.cdf(pooled["effect"] / sd), stats.norm.isf(0.025)
+        np.testing.assert_allclose(pooled["p_gain"], expected, rtol=1e-12)
+        np.testing.assert_allclose(pooled["pi_high"] - pooled["effect"], crit * sd, rtol=1e-12)
+
+
+def test_weights_leave_one_out_influence_tables(rng):
+    eff = _many(rng, n_groups=2, k=5)
+    w = eff.meta.weights(method="REML")
+    assert list(w.columns) == [*eff.columns, "weight"]
+    np.testing.assert_allclose(w.groupby("treatment")["weight"].sum(), 100)
+    loo = eff.meta.leave_one_out(method="REML")
+    assert len(loo) == 10 and (loo["k"] == 4).all()
+    again = metaeval.pool(eff[(eff["treatment"] == "t1") & (eff["task"] != "task3")], method="REML")
+    row = loo[(loo["treatment"] == "t1") & (loo["task"] == "task3")].iloc[0]
+    assert row["effect"] == pytest.approx(again["effect"].iloc[0], rel=1e-12)
+    infl = eff.meta.influence(method="REML")
+    assert len(infl) == 10 and infl["hat"].sum() == pytest.approx(2.0)
+    pair = eff.groupby("treatment").head(2)
+    with pytest.warns(DegenerateWarning, match="Groups with two effects"):
+        assert pair.meta.leave_one_out(method="DL")["tau2"].isna().all()
+
+
+def test_pooled_schema_with_all_options(rng):
+    from metaeval import schema
+
+    eff = _many(rng).assign(domain=lambda d: np.where(d["task"] < "task4", "x", "y"))
+    for method in metaeval.METHODS:
+        pooled = eff.meta.pool(
+            method=method, ci="z" if method in ("EE", "FE") else "knha", by="domain", adjust="holm"
+        )
+        schema.Pooled.validate(pooled)
+
+
+# ------------------------------------------------------------------ invariants
+@st.composite
+def meta_analyses(draw):
+    k = draw(st.integers(2, 12))
+    y = draw(st.lists(st.floats(-2, 2, allow_nan=False), min_size=k, max_size=k))
+    v = draw(st.lists(st.floats(1e-3, 1.0, allow_nan=False), min_size=k, max_size=k))
+    return pd.DataFrame({"task": [f"t{i}" for i in range(k)], "effect": y, "variance": v})
+
+
+def _fit_quiet(eff, method, ci):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", metaeval.MetaEvalWarning)
+        return metaeval.pool(eff, method=method, ci=ci).iloc[0]
+
+
+METHOD_TEST = st.tuples(
+    st.sampled_from([m for m in metaeval.METHODS if m != "FE"]), st.sampled_from(["z", "knha"])
+)
+LOCATION = ["effect", "ci_low", "ci_high", "pi_low", "pi_high"]
+SCALE2 = ["tau2", "tau2_low", "tau2_high"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(meta_analyses(), METHOD_TEST, st.randoms(use_true_random=False))
+def test_permuting_tasks_changes_nothing(eff, method_test, random):
+    method, ci = method_test
+    a = _fit_quiet(eff, method, ci)
+    b = _fit_quiet(eff.sample(frac=1.0, random_state=random.randint(0, 2**31)), method, ci)
+    for col in LOCATION + SCALE2 + ["se", "i2", "q", "p_gain"]:
+        assert a[col] == pytest.approx(b[col], rel=1e-7, abs=1e-10, nan_ok=True), col
+
+
+@settings(max_examples=60, deadline=None)
+@given(meta_analyses(), METHOD_TEST, st.floats(-5, 5, allow_nan=False))
+def test_adding_a_constant_shifts_location_only(eff, method_test, shift):
+    method, ci = method_test
+    a = _fit_quiet(eff, method, ci)
+    b = _fit_quiet(eff.assign(effect=eff["effect"] + shift), method, ci)
+    for col in LOCATION:
+        assert b[col] == pytest.approx(a[col] + shift, rel=1e-7, abs=1e-7, nan_ok=True), col
+    for col in SCALE2 + ["se", "i2", "q"]:
+        assert b[col] == pytest.approx(a[col], rel=1e-6, abs=1e-9, nan_ok=True), col
+
+
+@settings(max_examples=60, deadline=None)
+@given(meta_analyses(), METHOD_TEST, st.floats(0.1, 10, allow_nan=False))
+def test_scaling_effects_scales_variances(eff, method_test, c):
+    method, ci = method_test
+    a = _fit_quiet(eff, method, ci)
+    b = _fit_quiet(
+        eff.assign(effect=eff["effect"] * c, variance=eff["variance"] * c**2), method, ci
+    )
+    for col in LOCATION + ["se"]:
+        assert b[col] == pytest.approx(a[col] * c, rel=1e-6, abs=1e-9, nan_ok=True), col
+    for col in SCALE2:  # PM and the Q-profile search stop at max(100, ...): compare below that cap
+        assert np.isnan(a[col]) == np.isnan(b[col]), col
+        if np.isfinite(a[col]) and max(a[col], a[col] * c**2, b[col]) < 50:
+            assert b[col] == pytest.approx(a[col] * c**2, rel=1e-6, abs=1e-9), col
+    for col in ["i2", "q", "p_value"]:
+        assert b[col] == pytest.approx(a[col], rel=1e-6, abs=1e-9, nan_ok=True), col

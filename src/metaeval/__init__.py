@@ -24,7 +24,7 @@ from .errors import (
     SchemaError,
     TableKindError,
 )
-from .pooling import METHODS, pool
+from .pooling import ADJUSTMENTS, METHODS, TESTS, influence, leave_one_out, pool, weights
 from .schema import scores, validate_effects, validate_scores
 from .stats import sufficient_statistics
 
@@ -41,11 +41,16 @@ __all__ = [
     "sufficient_statistics",
     "effects",
     "pool",
+    "weights",
+    "leave_one_out",
+    "influence",
     "analyze",
     "load_example",
     # constants
     "EFFECT_TYPES",
     "METHODS",
+    "TESTS",
+    "ADJUSTMENTS",
     # exceptions and warnings
     "MetaEvalError",
     "SchemaError",

@@ -82,11 +82,16 @@ class Pooled(pa.DataFrameModel):
     p_value: Series[float] = pa.Field(nullable=True, ge=0, le=1)
     tau2: Series[float] = pa.Field(nullable=True, ge=0)
     i2: Series[float] = pa.Field(nullable=True, ge=0, le=100)
-    h2: Series[float] = pa.Field(nullable=True, ge=1)
+    h2: Series[float] = pa.Field(nullable=True, ge=0)
     q: Series[float] = pa.Field(nullable=True, ge=0)
     q_pvalue: Series[float] = pa.Field(nullable=True, ge=0, le=1)
     pi_low: Series[float] = pa.Field(nullable=True)
     pi_high: Series[float] = pa.Field(nullable=True)
+    p_gain: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    tau2_low: Series[float] = pa.Field(nullable=True, ge=0)
+    tau2_high: Series[float] = pa.Field(nullable=True, ge=0)
+    statistic: Series[float] = pa.Field(nullable=True)
+    df: Series[float] = pa.Field(nullable=True, gt=0)
 
     class Config:
         strict = False

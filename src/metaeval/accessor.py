@@ -9,7 +9,7 @@ import pandas as pd
 from .analysis import analyze
 from .effects import effects
 from .errors import TableKindError
-from .pooling import pool
+from .pooling import influence, leave_one_out, pool, weights
 from .schema import validate_effects, validate_scores
 from .stats import sufficient_statistics
 
@@ -78,6 +78,21 @@ class MetaAccessor:
         """See :func:`metaeval.pool`."""
         hint = "Compute effects first: scores.meta.effects(control=...).meta.pool()."
         return pool(self._need("effects", "pool", hint), **kwargs)
+
+    def weights(self, **kwargs: Any) -> pd.DataFrame:
+        """See :func:`metaeval.weights`."""
+        hint = "Compute effects first: scores.meta.effects(control=...).meta.weights()."
+        return weights(self._need("effects", "weights", hint), **kwargs)
+
+    def leave_one_out(self, **kwargs: Any) -> pd.DataFrame:
+        """See :func:`metaeval.leave_one_out`."""
+        hint = "Compute effects first: scores.meta.effects(control=...).meta.leave_one_out()."
+        return leave_one_out(self._need("effects", "leave_one_out", hint), **kwargs)
+
+    def influence(self, **kwargs: Any) -> pd.DataFrame:
+        """See :func:`metaeval.influence`."""
+        hint = "Compute effects first: scores.meta.effects(control=...).meta.influence()."
+        return influence(self._need("effects", "influence", hint), **kwargs)
 
     def analyze(self, **kwargs: Any) -> pd.DataFrame:
         """See :func:`metaeval.analyze`."""

@@ -20,6 +20,7 @@ def analyze(
     treatment: str | Sequence[str] | None = None,
     effect: str = "smd",
     method: str = "DL",
+    ci: str = "z",
     alpha: float = 0.05,
 ) -> pd.DataFrame:
     """Effects per task and their pooled summary in one table, as Ranger reports them.
@@ -30,8 +31,9 @@ def analyze(
         A scores table.
     control, treatment, effect, alpha
         As in :func:`metaeval.effects`.
-    method : {"DL", "EE", "FE"}, default "DL"
-        As in :func:`metaeval.pool`.
+    method, ci
+        As in :func:`metaeval.pool` (``ci="knha"`` gives Knapp–Hartung
+        intervals on the summary row; task rows keep their normal intervals).
 
     Returns
     -------
@@ -62,7 +64,10 @@ def analyze(
     4        summary  -0.068  100.000
     """
     eff = effects(scores, control=control, treatment=treatment, effect=effect, alpha=alpha)
-    pooled, weights = _fit(eff, method=method, alpha=alpha, over="task", groups=None)
+    fit = _fit(
+        eff, method=method, ci=ci, alpha=alpha, over="task", groups=None, heterogeneity_ci=False
+    )
+    pooled, weights = fit.pooled, fit.row_weight
     keys = ["metric", "treatment", "control"]
     prefixes = [name for name, _ in DISPLAY.values()]
     extra = [c for c in eff.columns if any(c == p or c.startswith(f"{p}_") for p in prefixes)]
@@ -78,8 +83,7 @@ def analyze(
         *extra,
     ]
 
-    # pooled rows come in the order groups first appear in `eff`, as ngroup(sort=False) counts
-    group = eff.groupby(keys, sort=False, observed=True).ngroup().to_numpy()
+    group = fit.grouped.code  # the pooled row of every effect
     tasks = eff[keys + ["task"] + columns].assign(row="task", weight=weights, _group=group)
     n_total = np.bincount(group, weights=eff["n"].to_numpy(), minlength=len(pooled))
     summary = pooled[keys + [c for c in columns if c in pooled.columns]].assign(

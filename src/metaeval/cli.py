@@ -16,11 +16,11 @@ def _demo(args: argparse.Namespace) -> int:
         f"metaeval {metaeval.__version__} demo: {scores['system'].nunique()} scikit-learn "
         f"classifiers on {scores['task'].nunique()} data sets "
         f"({len(scores):,} per-sample scores), control = {args.control}\n"
-        f"effect = {args.effect}, pooling = {args.method}, "
-        f"{100 * (1 - args.alpha):g}% intervals\n"
+        f"effect = {args.effect}, pooling = {args.method} with {args.ci} intervals, "
+        f"{100 * (1 - args.alpha):g}% level\n"
     )
     table = scores.meta.analyze(
-        control=args.control, effect=args.effect, method=args.method, alpha=args.alpha
+        control=args.control, effect=args.effect, method=args.method, ci=args.ci, alpha=args.alpha
     )
     table = table[table["metric"] == args.metric].drop(columns=["metric", "control", "row"])
     with pd.option_context("display.width", 120, "display.max_rows", 200):
@@ -39,12 +39,13 @@ def main(argv: list[str] | None = None) -> int:
         help="analyze the bundled example benchmark",
         description="Per-task effects and their random-effects summary on the bundled "
         "example (scikit-learn classifiers on scikit-learn's data sets). "
-        "Example: metaeval demo --effect md --method EE",
+        "Example: metaeval demo --effect md --method REML --ci knha",
     )
     demo.add_argument("--control", default="logistic_regression")
     demo.add_argument("--metric", default="accuracy", choices=["accuracy", "p_true_class"])
     demo.add_argument("--effect", default="smd")
-    demo.add_argument("--method", default="DL")
+    demo.add_argument("--method", default="DL", help="tau2 estimator: DL, REML, PM, ...")
+    demo.add_argument("--ci", default="z", help="z or knha (Knapp-Hartung)")
     demo.add_argument("--alpha", type=float, default=0.05)
     demo.set_defaults(func=_demo)
     args = parser.parse_args(argv)

@@ -53,6 +53,7 @@ import pandas as pd
 import xarray as xr
 
 from .errors import DegenerateWarning, OptionError, check_option, format_groups, warn
+from .schema import SCORE_COLUMNS
 from .stats import sufficient_statistics
 
 __all__ = ["EFFECT_TYPES", "effects", "effect_sizes"]
@@ -270,6 +271,10 @@ def effects(
 
         - ``metric, treatment, control, task`` (str): the group;
         - ``effect_type`` (str): the ``effect`` argument;
+        - the scores table's task-level columns (extra columns constant within
+          every task, such as a ``domain``), for ``pool(by=...)``; extra
+          columns that vary within a task (query-level attributes) are not
+          carried over;
         - ``n`` (int): paired queries;
         - ``mean_treatment, mean_control``: mean scores over the paired queries
           (the metric's own scale);
@@ -323,9 +328,23 @@ def effects(
     frame = result.to_dataframe(dim_order=list(order)).reset_index()[keep_flat]
     frame.insert(4, "effect_type", effect)
     frame = frame.reset_index(drop=True)
+    attributes = _task_attributes(scores)
+    for i, col in enumerate(attributes.columns):
+        frame.insert(5 + i, col, frame["task"].map(attributes[col]).to_numpy())
     add_display(frame, ("effect", "ci_low", "ci_high"))
     _warn_degenerate(problems, keep, order, effect)
     return frame
+
+
+def _task_attributes(scores: pd.DataFrame) -> pd.DataFrame:
+    """The scores table's extra columns that are constant within every task, by task."""
+    extra = [c for c in scores.columns if c not in SCORE_COLUMNS]
+    if not extra:
+        return pd.DataFrame()
+    task = scores["task"].astype(str)
+    distinct = scores[extra].groupby(task, sort=False, observed=True).nunique(dropna=False)
+    task_level = [c for c in extra if (distinct[c] <= 1).all()]
+    return scores[task_level].groupby(task, sort=False, observed=True).first()
 
 
 def _warn_degenerate(

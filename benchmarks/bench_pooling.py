@@ -2,10 +2,12 @@
 
 Builds 100,000 meta-analyses of k = 20 tasks (random effects, variances over two
 orders of magnitude), pools them with ``metaeval.pool(method="REML", ci="knha")``
-— Fisher scoring in lockstep, Knapp–Hartung intervals, Q-profile CIs of τ² — and
+(REML roots for all groups in lockstep, Knapp–Hartung intervals, prediction
+intervals, Q-profile CIs of τ²) and with ``method="DL"`` (statsmodels' model), and
 times statsmodels' ``combine_effects`` (DerSimonian–Laird, one group per call) on a
-subset, extrapolated per group. Prints both and the ratio per group (target: metaeval
-at least 100x faster).
+subset, extrapolated per group, three ways: the bare call on ready arrays, with
+``conf_int()``, and the loop a pandas user writes (groupby, fit, ``summary_frame()``).
+Prints the ratios per group (target of issue 3: metaeval at least 100x faster).
 
     python benchmarks/bench_pooling.py                  # 100,000 groups
     python benchmarks/bench_pooling.py --groups 10000   # a quick run
@@ -86,9 +88,12 @@ def main() -> None:
             ("REML + Knapp-Hartung", {"method": "REML", "ci": "knha"}),
             ("DL + z (as statsmodels)", {"method": "DL", "ci": "z"}),
         ):
-            start = time.perf_counter()
-            pooled = metaeval.pool(eff, **kwargs)
-            timings[label] = (time.perf_counter() - start) / args.groups
+            best = np.inf
+            for _ in range(3):  # best of three: the machine is shared
+                start = time.perf_counter()
+                pooled = metaeval.pool(eff, **kwargs)
+                best = min(best, time.perf_counter() - start)
+            timings[label] = best / args.groups
             assert len(pooled) == args.groups
     bare, with_ci, user = statsmodels_loop(eff, args.k, args.subset)
 

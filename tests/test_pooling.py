@@ -317,3 +317,11 @@ def test_scaling_effects_scales_variances(eff, method_test, c):
             assert b[col] == pytest.approx(a[col] * c**2, rel=1e-6, abs=1e-9), col
     for col in ["i2", "q", "p_value"]:
         assert b[col] == pytest.approx(a[col], rel=1e-6, abs=1e-9, nan_ok=True), col
+
+
+def test_leave_one_out_over_metrics_warns_once(rng):
+    eff = make_scores(rng).meta.effects(control="ctrl", effect="md")
+    with pytest.warns(metaeval.DependenceWarning) as record:
+        loo = eff.meta.leave_one_out(over=("task", "metric"))
+    assert len([w for w in record if issubclass(w.category, metaeval.DependenceWarning)]) == 1
+    assert len(loo) == 2 * 8 and (loo["k"] == 7).all()

@@ -48,6 +48,7 @@ Borenstein, M., Hedges, L. V., Higgins, J. P. T., & Rothstein, H. R. (2009).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -760,14 +761,16 @@ def _fit_left_out(grp: _Grouped, **options: Any) -> _Fit:
             "heterogeneity are NaN there.",
             DegenerateWarning,
         )
-    return _fit(
-        _left_out_table(grp),
-        over=grp.over,
-        groups=[c for c in grp.keys if c not in GROUP_KEYS] + ["_left_out"],
-        heterogeneity_ci=False,
-        quiet_single=True,
-        **options,
-    )
+    with warnings.catch_warnings():  # _group warned about pooling over metrics already
+        warnings.simplefilter("ignore", DependenceWarning)
+        return _fit(
+            _left_out_table(grp),
+            over=grp.over,
+            groups=[c for c in grp.keys if c not in GROUP_KEYS] + ["_left_out"],
+            heterogeneity_ci=False,
+            quiet_single=True,
+            **options,
+        )
 
 
 def leave_one_out(

@@ -274,7 +274,10 @@ def _quick_effects_ok(df: pd.DataFrame) -> bool:
         return False
     y, v = df["effect"].to_numpy(), df["variance"].to_numpy()
     with np.errstate(invalid="ignore"):
-        return bool((np.isfinite(y) | np.isnan(y)).all() and (np.isnan(v) | (np.isfinite(v) & (v > 0))).all())
+        return bool(
+            (np.isfinite(y) | np.isnan(y)).all()
+            and (np.isnan(v) | (np.isfinite(v) & (v > 0))).all()
+        )
 
 
 # ------------------------------------------------------------------ column mapping

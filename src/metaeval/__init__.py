@@ -26,6 +26,7 @@ from .errors import (
 )
 from .pooling import ADJUSTMENTS, METHODS, TESTS, influence, leave_one_out, pool, weights
 from .schema import scores, validate_effects, validate_scores
+from .significance import compare
 from .stats import sufficient_statistics
 
 try:
@@ -45,6 +46,7 @@ __all__ = [
     "leave_one_out",
     "influence",
     "analyze",
+    "compare",
     "load_example",
     # constants
     "EFFECT_TYPES",

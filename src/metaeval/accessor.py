@@ -11,6 +11,7 @@ from .effects import effects
 from .errors import TableKindError
 from .pooling import influence, leave_one_out, pool, weights
 from .schema import validate_effects, validate_scores
+from .significance import compare
 from .stats import sufficient_statistics
 
 __all__ = ["MetaAccessor", "table_kind"]
@@ -93,6 +94,11 @@ class MetaAccessor:
         """See :func:`metaeval.influence`."""
         hint = "Compute effects first: scores.meta.effects(control=...).meta.influence()."
         return influence(self._need("effects", "influence", hint), **kwargs)
+
+    def compare(self, **kwargs: Any) -> pd.DataFrame:
+        """See :func:`metaeval.compare`."""
+        hint = "compare() starts from per-query scores."
+        return compare(self._need("scores", "compare", hint), **kwargs)
 
     def analyze(self, **kwargs: Any) -> pd.DataFrame:
         """See :func:`metaeval.analyze`."""

@@ -305,17 +305,17 @@ def effects(
     >>> import metaeval
     >>> scores = metaeval.load_example()
     >>> eff = scores.meta.effects(control="logistic_regression",
-    ...                           treatment="random_forest", effect="md")
+    ...                           treatment="knn", effect="md")
     >>> eff[["metric", "task", "n", "effect"]].round(4)
              metric           task     n  effect
-    0      accuracy  breast_cancer   569 -0.0123
+    0      accuracy  breast_cancer   569 -0.0141
     1      accuracy         digits  1797  0.0072
-    2      accuracy           iris   150 -0.0200
-    3      accuracy           wine   178  0.0000
-    4  p_true_class  breast_cancer   569 -0.0322
-    5  p_true_class         digits  1797 -0.1693
-    6  p_true_class           iris   150  0.0585
-    7  p_true_class           wine   178 -0.0656
+    2      accuracy           iris   150 -0.0067
+    3      accuracy           wine   178 -0.0225
+    4  p_true_class  breast_cancer   569 -0.0139
+    5  p_true_class         digits  1797  0.0123
+    6  p_true_class           iris   150  0.0568
+    7  p_true_class           wine   178 -0.0155
     """
     effect = str(effect).lower()
     check_option("effect", effect, EFFECT_TYPES)

@@ -38,7 +38,7 @@ import xarray as xr
 from .errors import PairingError, PairingWarning, format_groups, quote_list, warn
 from .schema import prepare_scores, validate_scores
 
-__all__ = ["sufficient_statistics", "raw_sums", "Layout", "layout"]
+__all__ = ["sufficient_statistics", "statistics_of", "raw_sums", "Layout", "layout"]
 
 BLOCK = 256
 """Rows per block in the dense layout (each task is padded to a multiple)."""
@@ -111,11 +111,21 @@ def _add_segments(out: np.ndarray, a: np.ndarray, segment: np.ndarray, axis: int
 
 
 def _codes(series: pd.Series, *, sort: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes and the names they index (categories may include unused ones)."""
+    """Integer codes and the names they index (categories may include unused ones).
+
+    Categoricals keep their category order; other values are numbered in sorted
+    order when ``sort`` is set, else in order of first appearance.
+    """
     if isinstance(series.dtype, pd.CategoricalDtype):
         return series.cat.codes.to_numpy(), np.asarray(series.cat.categories, dtype=object)
-    codes, uniques = pd.factorize(series, sort=sort)
-    return codes, np.asarray(uniques, dtype=object)
+    codes, uniques = pd.factorize(series, sort=False)
+    uniques = np.asarray(uniques, dtype=object)
+    if sort:  # sorting the few uniques and renumbering beats factorize(sort=True)
+        order = np.argsort(uniques, kind="stable")
+        rank = np.empty(len(order), dtype=codes.dtype)
+        rank[order] = np.arange(len(order), dtype=codes.dtype)
+        codes, uniques = np.take(rank, codes), uniques[order]
+    return codes, uniques
 
 
 def _int(a: np.ndarray, itype: type) -> np.ndarray:
@@ -175,7 +185,9 @@ def layout(scores: pd.DataFrame) -> Layout:
     task, tasks = _codes(df["task"], sort=True)
     metric, metrics = _codes(df["metric"], sort=True)
     system, systems = _codes(df["system"], sort=True)
-    query, queries = _codes(df["query"], sort=False)
+    # queries sorted by id (category order for categoricals): rows do not depend on the
+    # order of the table's rows, which resampling tests need to be reproducible
+    query, queries = _codes(df["query"], sort=True)
     n_tasks, n_metrics, n_systems = len(tasks), len(metrics), len(systems)
     itype = np.int32 if len(df) < 2**31 and n_tasks * len(queries) < 2**31 else np.int64
 
@@ -374,7 +386,16 @@ def sufficient_statistics(
     >>> ds["n"].dims, ds["n"].shape
     (('task', 'metric', 'treatment', 'control'), (4, 2, 5, 1))
     """
-    lay = layout(scores)
+    return statistics_of(layout(scores), control=control, treatment=treatment)
+
+
+def statistics_of(
+    lay: Layout,
+    *,
+    control: str | Sequence[str] | None = None,
+    treatment: str | Sequence[str] | None = None,
+) -> xr.Dataset:
+    """:func:`sufficient_statistics` of a table already laid out by :func:`layout`."""
     right = _select(lay.systems, control, "control")
     left = _select(lay.systems, treatment, "treatment")
     sums = _gram(lay, left, right)

@@ -238,3 +238,10 @@ def test_degenerate_and_bad_input():
         warnings.simplefilter("error")
         res = metaeval.compare(df, control="c", test="randomization", n_resamples=100)
     assert isinstance(res.attrs["seed"], int)  # drawn, and reported for repeating the run
+
+
+def test_unused_task_categories(rng):
+    scores = make_scores(rng, tasks={"t1": 20, "t2": 30}).astype({"task": "category"})
+    part = scores[scores["task"] == "t2"]  # t1 remains a category without rows
+    res = metaeval.compare(part, control="ctrl", test="sign")
+    assert set(res["task"]) == {"t2"} and res["p_value"].notna().all()

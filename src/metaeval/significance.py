@@ -314,10 +314,14 @@ def _per_query_tests(
     tracker.close()
     grid = (n_tasks, n_metrics, ds.sizes["treatment"], ds.sizes["control"])
 
+    coords = {name: ds[name].values for name in ("metric", "treatment", "control")}
+    coords["task"] = [str(t) for t in lay.tasks]  # tasks without data are not in `ds`
+
     def as_array(a: np.ndarray) -> xr.DataArray:
-        return xr.DataArray(
-            a.reshape(grid), dims=("task", "metric", "treatment", "control"), coords=ds["n"].coords
-        ).transpose(*ds["n"].dims)
+        out = xr.DataArray(
+            a.reshape(grid), dims=("task", "metric", "treatment", "control"), coords=coords
+        )
+        return out.sel(task=ds["task"].values).transpose(*ds["n"].dims)
 
     extra = {}
     if test in ("wilcoxon", "sign"):

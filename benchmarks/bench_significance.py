@@ -1,0 +1,113 @@
+"""Benchmark: 10,000-resample randomization tests, every treatment against one control.
+
+Builds 50 systems x 20 tasks x 5,000 queries (one metric), runs
+``compare(control=..., test="randomization", n_resamples=10_000)`` — 49 x 20 = 980
+pair-tests — and times, per pair-test, ranx's ``fisher_randomization_test``
+(numba; warm, after compilation) and ``scipy.stats.permutation_test``
+(``permutation_type="samples"``, vectorized) on a few pairs. Target (issue 4):
+at least 100x faster than ranx per test.
+
+    pip install ranx        # for the ranx comparison (skipped without it)
+    python benchmarks/bench_significance.py
+    python benchmarks/bench_significance.py --queries 1000 --tasks 5   # a quick run
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pandas as pd
+
+import metaeval
+
+
+def make_scores(systems: int, tasks: int, queries: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    t, s, q = np.meshgrid(np.arange(tasks), np.arange(systems), np.arange(queries), indexing="ij")
+    difficulty = rng.uniform(0.2, 0.8, (tasks, 1, queries))
+    skill = rng.normal(0, 0.02, (tasks, systems, 1))
+    value = np.clip(difficulty + skill + rng.normal(0, 0.1, t.shape), 0, 1)
+    return pd.DataFrame({
+        "task": pd.Categorical.from_codes(t.ravel(), [f"task{i}" for i in range(tasks)]),
+        "query": pd.Categorical.from_codes(q.ravel(), [f"q{i}" for i in range(queries)]),
+        "system": pd.Categorical.from_codes(s.ravel(), [f"system{i}" for i in range(systems)]),
+        "metric": "nDCG@10",
+        "value": value.ravel(),
+    })  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--systems", type=int, default=50)
+    parser.add_argument("--tasks", type=int, default=20)
+    parser.add_argument("--queries", type=int, default=5000)
+    parser.add_argument("--resamples", type=int, default=10_000)
+    parser.add_argument("--pairs", type=int, default=3, help="pairs timed with ranx and scipy")
+    args = parser.parse_args()
+    from scipy import stats
+
+    scores = make_scores(args.systems, args.tasks, args.queries)
+    tests = (args.systems - 1) * args.tasks
+    print(
+        f"{len(scores):,} rows: {args.systems} systems x {args.tasks} tasks x {args.queries} queries; "
+        f"{tests} pair-tests of {args.resamples:,} resamples"
+    )
+    metaeval.compare(
+        scores.head(1000), control="system0", test="randomization", n_resamples=256, seed=0
+    )
+    start = time.perf_counter()
+    res = metaeval.compare(scores, control="system0", test="randomization",
+                           n_resamples=args.resamples, seed=1, progress=False)  # fmt: skip
+    ours = (time.perf_counter() - start) / tests
+    print(
+        f"metaeval.compare, all pair-tests at once: {ours * tests:8.2f} s  {ours * 1e3:9.3f} ms/test"
+    )
+
+    wide = scores[scores["task"] == "task0"].pivot(index="query", columns="system", values="value")
+    control = wide["system0"].to_numpy()
+    pairs = [wide[f"system{i}"].to_numpy() for i in range(1, 1 + args.pairs)]
+    try:
+        from ranx.statistical_tests.fisher_randomization_test import fisher_randomization_test
+
+        fisher_randomization_test(control, pairs[0], n_permutations=100)  # compile
+        start = time.perf_counter()
+        ranx_p = [
+            fisher_randomization_test(control, x, n_permutations=args.resamples)[0] for x in pairs
+        ]
+        t_ranx = (time.perf_counter() - start) / len(pairs)
+        print(
+            f"ranx fisher_randomization_test (warm):   {t_ranx * tests:8.1f} s  {t_ranx * 1e3:9.1f} ms/test"
+            f"   metaeval {t_ranx / ours:7.0f}x faster (target >= 100x)"
+        )
+    except ImportError:
+        ranx_p = None
+        print("ranx is not installed: pip install ranx")
+    start = time.perf_counter()
+    scipy_p = [
+        stats.permutation_test((x, control), lambda a, b, axis: np.mean(a - b, axis=axis), vectorized=True,
+                               permutation_type="samples", n_resamples=args.resamples, random_state=0).pvalue
+        for x in pairs
+    ]  # fmt: skip
+    t_scipy = (time.perf_counter() - start) / len(pairs)
+    print(
+        f"scipy permutation_test (vectorized):     {t_scipy * tests:8.1f} s  {t_scipy * 1e3:9.1f} ms/test"
+        f"   metaeval {t_scipy / ours:7.0f}x faster"
+    )
+    ours_p = res[
+        (res["task"] == "task0")
+        & res["treatment"].isin([f"system{i}" for i in range(1, 1 + args.pairs)])
+    ]
+    print(
+        "p-values on the timed pairs: metaeval",
+        np.round(ours_p["p_value"].to_numpy(), 4),
+        "scipy",
+        np.round(scipy_p, 4),
+        "ranx",
+        None if ranx_p is None else np.round(ranx_p, 4),
+    )
+
+
+if __name__ == "__main__":
+    main()

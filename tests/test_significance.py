@@ -245,3 +245,119 @@ def test_unused_task_categories(rng):
     part = scores[scores["task"] == "t2"]  # t1 remains a category without rows
     res = metaeval.compare(part, control="ctrl", test="sign")
     assert set(res["task"]) == {"t2"} and res["p_value"].notna().all()
+
+
+# ------------------------------------------------------------ ANOVA and Tukey
+def _ols_anova(part: pd.DataFrame) -> pd.DataFrame:
+    import statsmodels.api as sm
+    from statsmodels.formula.api import ols
+
+    fit = ols("value ~ C(system) + C(query)", data=part).fit()
+    return sm.stats.anova_lm(fit, typ=2)
+
+
+def test_anova_matches_statsmodels(rng):
+    from statsmodels.stats.anova import AnovaRM
+
+    scores = make_scores(rng, tasks={"t1": 15, "t2": 9}, systems=("ctrl", "a", "b", "c"))
+    res = metaeval.anova(scores)
+    assert len(res) == 2 * 2 * 3
+    for (task, metric), part in scores.groupby(["task", "metric"]):
+        ours = res[(res["task"] == task) & (res["metric"] == metric)].set_index("source")
+        ref = _ols_anova(part)
+        for src, name in (("system", "C(system)"), ("query", "C(query)"), ("residual", "Residual")):
+            assert ours.loc[src, "ss"] == pytest.approx(ref.loc[name, "sum_sq"], rel=1e-9)
+            assert ours.loc[src, "df"] == ref.loc[name, "df"]
+        assert ours.loc["system", "f"] == pytest.approx(ref.loc["C(system)", "F"], rel=1e-9)
+        assert ours.loc["query", "p_value"] == pytest.approx(
+            ref.loc["C(query)", "PR(>F)"], rel=1e-8
+        )
+        rm = AnovaRM(part, "value", "query", within=["system"]).fit().anova_table
+        assert ours.loc["system", "f"] == pytest.approx(rm.loc["system", "F Value"], rel=1e-9)
+        assert ours.loc["system", "p_value"] == pytest.approx(rm.loc["system", "Pr > F"], rel=1e-8)
+
+
+def test_anova_uses_complete_queries_and_checks_systems(rng):
+    scores = make_scores(rng, tasks={"t1": 15}, systems=("ctrl", "a", "b"), metrics=("m",))
+    gone = scores[(scores["system"] == "a") & scores["query"].isin(["q1", "q2"])].index
+    with pytest.warns(PairingWarning, match="queries_left_out=2, queries_used=13"):
+        res = metaeval.anova(scores.drop(gone))
+    complete = scores[~scores["query"].isin(["q1", "q2"])]
+    ref = _ols_anova(complete)
+    assert res.set_index("source").loc["residual", "ss"] == pytest.approx(
+        ref.loc["Residual", "sum_sq"], rel=1e-9
+    )
+    with pytest.raises(OptionError, match="at least 3 systems"):
+        metaeval.anova(scores[scores["system"] != "b"])
+
+
+def test_tukey_matches_studentized_range(rng):
+    scores = make_scores(rng, tasks={"t1": 25, "t2": 11}, systems=("ctrl", "a", "b", "c"))
+    res = metaeval.tukey(scores, alpha=0.1)
+    assert len(res) == 2 * 2 * 6
+    for (task, metric), part in scores.groupby(["task", "metric"]):
+        ref = _ols_anova(part)
+        ms_res = ref.loc["Residual", "sum_sq"] / ref.loc["Residual", "df"]
+        df = ref.loc["Residual", "df"]
+        wide = part.pivot(index="query", columns="system", values="value")
+        n = len(wide)
+        for row in res[(res["task"] == task) & (res["metric"] == metric)].itertuples():
+            diff = wide[row.system_a].mean() - wide[row.system_b].mean()
+            q = abs(diff) / np.sqrt(ms_res / n)
+            assert row.diff == pytest.approx(diff, rel=1e-9)
+            assert row.statistic == pytest.approx(q, rel=1e-9)
+            assert row.p_value == pytest.approx(stats.studentized_range.sf(q, 4, df), rel=1e-6)
+            half = stats.studentized_range.isf(0.1, 4, df) * np.sqrt(ms_res / n)
+            assert row.ci_high - row.diff == pytest.approx(half, rel=1e-6)
+            assert row.effect_size == pytest.approx(diff / np.sqrt(ms_res), rel=1e-9)
+
+
+def _exact_randomized_tukey(wide: np.ndarray) -> np.ndarray:
+    """p of every pair over all (k!)^n within-query permutations (no +1 rule)."""
+    n, k = wide.shape
+    means = wide.mean(axis=0)
+    a, b = np.triu_indices(k, 1)
+    diffs = np.abs(means[a] - means[b])
+    perms = list(itertools.permutations(range(k)))
+    hits = np.zeros(len(a))
+    total = 0
+    for choice in itertools.product(perms, repeat=n):
+        m = np.mean([wide[i, list(p)] for i, p in enumerate(choice)], axis=0)
+        hits += (m.max() - m.min()) >= diffs - 1e-9
+        total += 1
+    return hits / total
+
+
+def test_randomized_tukey_against_exact_enumeration(rng):
+    scores = make_scores(rng, tasks={"t1": 4}, systems=("ctrl", "a", "b"), metrics=("m",))
+    b = 20_000
+    res = metaeval.tukey(scores, randomized=True, n_resamples=b, seed=4)
+    wide = scores.pivot(index="query", columns="system", values="value")[["a", "b", "ctrl"]]
+    exact = _exact_randomized_tukey(wide.to_numpy())
+    assert len(res) == 3 and (res["test"] == "randomized_tukey").all()
+    for p_mc, p_exact in zip(res["p_value"], exact, strict=True):
+        _within_4_se(p_mc, p_exact, b)
+    again = metaeval.tukey(
+        scores.sample(frac=1, random_state=1), randomized=True, n_resamples=b, seed=4
+    )
+    np.testing.assert_array_equal(res["p_value"], again["p_value"])
+
+
+def test_means_margin_of_error(rng):
+    scores = make_scores(rng, tasks={"t1": 20}, systems=("ctrl", "a", "b"), metrics=("m",))
+    res = metaeval.means(scores, alpha=0.05).set_index("system")
+    ref = _ols_anova(scores)
+    ms_res, df = (
+        ref.loc["Residual", "sum_sq"] / ref.loc["Residual", "df"],
+        ref.loc["Residual", "df"],
+    )
+    for system, part in scores.groupby("system"):
+        assert res.loc[system, "mean"] == pytest.approx(part["value"].mean(), rel=1e-12)
+        assert res.loc[system, "moe"] == pytest.approx(
+            stats.t.isf(0.025, df) * np.sqrt(ms_res / 20), rel=1e-9
+        )
+    two = metaeval.means(scores[scores["system"] != "b"]).set_index("system")
+    x = scores[scores["system"] == "a"]["value"]
+    ci = stats.ttest_1samp(x, 0).confidence_interval(0.95)
+    assert two.loc["a", "ci_low"] == pytest.approx(ci.low, rel=1e-10)
+    assert (two["variance_from"] == "system").all() and (res["variance_from"] == "anova").all()

@@ -26,7 +26,7 @@ from .errors import (
 )
 from .pooling import ADJUSTMENTS, METHODS, TESTS, influence, leave_one_out, pool, weights
 from .schema import scores, validate_effects, validate_scores
-from .significance import compare
+from .significance import anova, compare, means, tukey
 from .stats import sufficient_statistics
 
 try:
@@ -47,6 +47,9 @@ __all__ = [
     "influence",
     "analyze",
     "compare",
+    "anova",
+    "tukey",
+    "means",
     "load_example",
     # constants
     "EFFECT_TYPES",

@@ -86,6 +86,24 @@ def draws(
     return out
 
 
+def permutations(
+    seed: int, tasks: list[str], n: np.ndarray, width: int, k: int, b0: int, b1: int
+) -> np.ndarray:
+    """Random permutations of k items for every query of every task and resample.
+
+    Returns ``(tasks, b1 − b0, width, k)`` indices (the order of random keys from
+    the task's stream for each resample block). ``b0`` is a multiple of
+    :data:`RES_BLOCK`; queries past a task's end get the identity.
+    """
+    out = np.broadcast_to(np.arange(k), (len(tasks), b1 - b0, width, k)).copy()
+    for i, (task, size) in enumerate(zip(tasks, n, strict=True)):
+        for j in range(b0 // RES_BLOCK, -(-b1 // RES_BLOCK)):
+            lo, hi = j * RES_BLOCK, min(b1, (j + 1) * RES_BLOCK)
+            keys = _generator(seed, task, j).random((RES_BLOCK, int(size), k))[: hi - lo]
+            out[i, lo - b0 : hi - b0, :size] = np.argsort(keys, axis=-1)
+    return out
+
+
 @dataclass
 class TaskBatch:
     """Tasks of similar size, their queries as rows of the layout (−1: padding)."""

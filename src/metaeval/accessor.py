@@ -11,7 +11,7 @@ from .effects import effects
 from .errors import TableKindError
 from .pooling import influence, leave_one_out, pool, weights
 from .schema import validate_effects, validate_scores
-from .significance import compare
+from .significance import anova, compare, means, tukey
 from .stats import sufficient_statistics
 
 __all__ = ["MetaAccessor", "table_kind"]
@@ -99,6 +99,22 @@ class MetaAccessor:
         """See :func:`metaeval.compare`."""
         hint = "compare() starts from per-query scores."
         return compare(self._need("scores", "compare", hint), **kwargs)
+
+    def anova(self) -> pd.DataFrame:
+        """See :func:`metaeval.anova`."""
+        return anova(self._need("scores", "anova", "anova() starts from per-query scores."))
+
+    def tukey(self, **kwargs: Any) -> pd.DataFrame:
+        """See :func:`metaeval.tukey`."""
+        return tukey(
+            self._need("scores", "tukey", "tukey() starts from per-query scores."), **kwargs
+        )
+
+    def means(self, **kwargs: Any) -> pd.DataFrame:
+        """See :func:`metaeval.means`."""
+        return means(
+            self._need("scores", "means", "means() starts from per-query scores."), **kwargs
+        )
 
     def analyze(self, **kwargs: Any) -> pd.DataFrame:
         """See :func:`metaeval.analyze`."""

@@ -11,6 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from . import accessor as _accessor  # noqa: F401  (registers DataFrame.meta)
 from .analysis import analyze
+from .classification import STATISTICS, bootstrap_effects
 from .datasets import load_example
 from .effects import EFFECT_TYPES, effects
 from .errors import (
@@ -50,12 +51,14 @@ __all__ = [
     "anova",
     "tukey",
     "means",
+    "bootstrap_effects",
     "load_example",
     # constants
     "EFFECT_TYPES",
     "METHODS",
     "TESTS",
     "ADJUSTMENTS",
+    "STATISTICS",
     # exceptions and warnings
     "MetaEvalError",
     "SchemaError",

@@ -141,11 +141,15 @@ def test_accuracy_bootstrap_variance_matches_theory():
     """For accuracy the paired bootstrap variance of the difference is ≈ var(d)(n − 1)/n²."""
     scores = metaeval.load_example()
     acc = scores[scores["metric"] == "accuracy"]
-    data = acc.assign(prediction=acc["value"].astype(int), label=1).drop(columns=["metric", "value"])
+    data = acc.assign(prediction=acc["value"].astype(int), label=1).drop(
+        columns=["metric", "value"]
+    )
     eff = metaeval.bootstrap_effects(data, "accuracy", control="logistic_regression",
                                      treatment="naive_bayes", n_resamples=4000, seed=1)  # fmt: skip
     md = acc.meta.effects(control="logistic_regression", treatment="naive_bayes", effect="md")
     both = eff.merge(md, on=["treatment", "control", "task"], suffixes=("", "_md"))
     np.testing.assert_allclose(both["effect"], both["effect_md"], atol=1e-12)
     theory = both["variance_md"] * (both["n"] - 1) / both["n"]
-    assert np.all(np.abs(both["variance"] / theory - 1) < 4 * np.sqrt(2 / 4000))  # 4 SEs of a variance
+    assert np.all(
+        np.abs(both["variance"] / theory - 1) < 4 * np.sqrt(2 / 4000)
+    )  # 4 SEs of a variance

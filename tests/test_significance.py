@@ -361,3 +361,16 @@ def test_means_margin_of_error(rng):
     ci = stats.ttest_1samp(x, 0).confidence_interval(0.95)
     assert two.loc["a", "ci_low"] == pytest.approx(ci.low, rel=1e-10)
     assert (two["variance_from"] == "system").all() and (res["variance_from"] == "anova").all()
+
+
+def test_progress_line(rng, capsys):
+    scores = make_scores(rng, tasks={"t1": 30}, metrics=("m",))
+    metaeval.compare(
+        scores, control="ctrl", test="bootstrap", n_resamples=300, seed=1, progress=True
+    )
+    err = capsys.readouterr().err
+    assert "bootstrap test: 100.0%" in err and err.endswith("\n")
+    metaeval.compare(
+        scores, control="ctrl", test="bootstrap", n_resamples=300, seed=1, progress=False
+    )
+    assert capsys.readouterr().err == ""

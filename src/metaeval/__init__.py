@@ -17,6 +17,7 @@ from .effects import EFFECT_TYPES, effects
 from .errors import (
     DegenerateWarning,
     DependenceWarning,
+    FormatError,
     MetaEvalError,
     MetaEvalWarning,
     OptionError,
@@ -25,6 +26,7 @@ from .errors import (
     SchemaError,
     TableKindError,
 )
+from .io import scores_from_arrays
 from .pooling import ADJUSTMENTS, METHODS, TESTS, influence, leave_one_out, pool, weights
 from .schema import scores, validate_effects, validate_scores
 from .significance import anova, compare, means, tukey
@@ -38,6 +40,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 __all__ = [
     # functions
     "scores",
+    "scores_from_arrays",
     "validate_scores",
     "validate_effects",
     "sufficient_statistics",
@@ -61,6 +64,7 @@ __all__ = [
     "STATISTICS",
     # exceptions and warnings
     "MetaEvalError",
+    "FormatError",
     "SchemaError",
     "PairingError",
     "OptionError",

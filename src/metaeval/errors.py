@@ -18,6 +18,7 @@ import pandas as pd
 
 __all__ = [
     "MetaEvalError",
+    "FormatError",
     "OptionError",
     "SchemaError",
     "PairingError",
@@ -53,6 +54,23 @@ class SchemaError(MetaEvalError):
         if failure_cases is None:
             failure_cases = pd.DataFrame(columns=["problem", "column", "row", "value"])
         self.failure_cases = failure_cases
+
+
+class FormatError(MetaEvalError):
+    """A file does not have the layout its reader expects.
+
+    Attributes
+    ----------
+    path : str
+        The file.
+    line : int or None
+        The 1-based line number of the first offending line, where there is one.
+    """
+
+    def __init__(self, path: Any, line: int | None, problem: str, expected: str):
+        where = f"{path}, line {line}" if line is not None else f"{path}"
+        super().__init__(f"{where}: {problem}. Expected {expected}.")
+        self.path, self.line = str(path), line
 
 
 class PairingError(MetaEvalError):

@@ -1,0 +1,116 @@
+"""lm-evaluation-harness per-sample logs (``--log_samples``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import FormatError, SchemaError
+from .trec import open_text
+
+__all__ = ["read_lm_eval"]
+
+LAYOUT = (
+    "JSON lines with a 'doc_id' and per-sample metric values — the keys listed in 'metrics' "
+    "when present, else every top-level number other than the bookkeeping keys"
+)
+_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[\d\-:.]+)\.jsonl(\.gz)?$")
+_BOOKKEEPING = {
+    "doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
+    "doc_hash", "prompt_hash", "target_hash",
+}  # fmt: skip
+
+
+def _records(path: Path, task: str, system: str) -> list[tuple]:
+    rows, seen = [], set()
+    with open_text(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                doc = record["doc_id"]
+            except (json.JSONDecodeError, KeyError, TypeError) as err:
+                raise FormatError(path, number, f"bad record ({err})", LAYOUT) from None
+            filt = record.get("filter", "none")
+            names = record.get("metrics")
+            if names is None:
+                names = [k for k, v in record.items()
+                         if k not in _BOOKKEEPING and isinstance(v, bool | int | float)]  # fmt: skip
+            if not names:
+                raise FormatError(path, number, "no per-sample metric value", LAYOUT)
+            key = (str(doc), filt)
+            if key in seen:
+                raise FormatError(
+                    path, number, f"doc_id {doc!r} (filter {filt!r}) appears twice", LAYOUT
+                )
+            seen.add(key)
+            for name in names:
+                value = record.get(name)
+                if isinstance(value, bool):
+                    value = float(value)
+                if not isinstance(value, int | float) or not np.isfinite(value):
+                    raise FormatError(
+                        path, number, f"metric {name!r} has value {value!r}, not a number", LAYOUT
+                    )
+                metric = name if filt in (None, "none") else f"{name},{filt}"
+                rows.append((task, str(doc), system, metric, float(value)))
+    if not rows:
+        raise FormatError(path, None, "the file has no records", LAYOUT)
+    return rows
+
+
+def read_lm_eval(folders: Mapping[str, str | Path] | Sequence[str | Path]) -> pd.DataFrame:
+    """Scores from lm-evaluation-harness sample logs, one results folder per model.
+
+    Parameters
+    ----------
+    folders
+        ``{system: folder}``, or folders (the system is the folder name). Each
+        folder (searched recursively) holds ``samples_<task>_<timestamp>.jsonl``
+        files (or ``.jsonl.gz``) as written by ``lm-eval --log_samples``, one
+        per task.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``task, query, system, metric, value`` with ``query`` the ``doc_id``
+        and one metric per per-sample field: the keys a record lists in
+        ``metrics`` (lm-eval ≥ 0.4.3), else every top-level number other than
+        ``doc_id`` and the hashes; booleans become 0/1. A task logged with a
+        filter other than ``"none"`` gets ``metric,filter`` names (as lm-eval's
+        results, e.g. ``exact_match,strict-match``).
+
+    Raises
+    ------
+    metaeval.FormatError
+        A record without ``doc_id`` or metric values (naming file and line).
+    metaeval.SchemaError
+        A folder without sample logs, or two logs of the same task in one folder.
+    """
+    named = dict(folders) if isinstance(folders, Mapping) else {Path(f).name: f for f in folders}
+    rows: list[tuple] = []
+    for system, folder in named.items():
+        files: dict[str, Path] = {}
+        for path in sorted(Path(folder).rglob("samples_*.jsonl*")):
+            match = _NAME.match(path.name)
+            if not match:
+                continue
+            task = match.group("task")
+            if task in files:
+                raise SchemaError(
+                    f"{folder}: two sample logs of task {task!r} ({files[task].name}, {path.name}); keep one run per folder."
+                )
+            files[task] = path
+        if not files:
+            raise SchemaError(
+                f"{folder}: no samples_<task>_<timestamp>.jsonl files (run lm-eval with --log_samples)."
+            )
+        for task, path in files.items():
+            rows.extend(_records(path, task, str(system)))
+    return pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])

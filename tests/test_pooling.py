@@ -11,7 +11,7 @@ import reference
 from conftest import make_scores
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats
+from scipy import optimize, stats
 
 import metaeval
 from metaeval import DegenerateWarning, OptionError, SchemaError
@@ -325,3 +325,27 @@ def test_leave_one_out_over_metrics_warns_once(rng):
         loo = eff.meta.leave_one_out(over=("task", "metric"))
     assert len([w for w in record if issubclass(w.category, metaeval.DependenceWarning)]) == 1
     assert len(loo) == 2 * 8 and (loo["k"] == 7).all()
+
+
+@pytest.mark.parametrize("scale", [1.0, 5.0, 1e3])
+def test_pm_root_beyond_metafor_search_limit_is_found(scale):
+    """metafor stops with an error when the PM root exceeds max(100, 10·mad²); we search on.
+
+    y = (2, 2, −2)·c, v = c²: mad(y) = 0, so metafor's limit is 100 and the root
+    4.33·c² lies beyond it from c = 5 on. Reference: scipy's brentq on Q(τ²) = k − 1.
+    """
+    y = np.array([2.0, 2.0, -2.0]) * scale
+    v = np.full(3, scale**2)
+
+    def q_minus(tau2):
+        w = 1 / (v + tau2)
+        mu = (w * y).sum() / w.sum()
+        return (w * (y - mu) ** 2).sum() - 2
+
+    tau2 = optimize.brentq(q_minus, 0, 1e12, xtol=1e-14, rtol=1e-14)
+    eff = pd.DataFrame({"task": ["t0", "t1", "t2"], "effect": y, "variance": v})
+    got = eff.meta.pool(method="PM").iloc[0]
+    assert got["tau2"] == pytest.approx(tau2, rel=1e-9)
+    w = 1 / (v + tau2)
+    assert got["effect"] == pytest.approx((w * y).sum() / w.sum(), rel=1e-9)
+    assert got["se"] == pytest.approx(np.sqrt(1 / w.sum()), rel=1e-9)

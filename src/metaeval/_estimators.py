@@ -48,6 +48,7 @@ MAXITER = 500
 ROOT_TOL = 1e-10
 LL0_TOL = np.finfo(float).eps ** 0.25  # metafor's ll0check tolerance
 LL0_THRESHOLD = 1e-5  # metafor's default threshold, used by its ll0check
+PM_DOUBLINGS = 200  # upper ends of the PM search beyond max(100, 10·mad²): 2**200 covers any float scale
 
 
 @dataclass
@@ -262,9 +263,11 @@ def tau2_root(b: Batch, method: str) -> tuple[np.ndarray, np.ndarray]:
     The root is searched next to metafor's starting value max(0, HE): upwards
     when the equation is positive there, downwards otherwise, ending at 0 when
     it stays negative all the way down — the root Fisher scoring from that start
-    converges to. PM keeps metafor's rules instead: 0 when Q(0) < k − 1, else
-    the root in [0, τ²_max], τ²_max = max(100, 10·mad(y)²), failing (NaN) when
-    the root lies beyond it.
+    converges to. PM follows metafor's rules: 0 when Q(0) < k − 1, else the
+    root in [0, τ²_max], τ²_max = max(100, 10·mad(y)²) — except that where the
+    root lies beyond τ²_max (metafor stops with an error there) the upper end is
+    doubled until it brackets the root: Q(τ²) falls to 0 as τ² grows, so the
+    root always exists.
     """
     k = b.k.astype(float)
     equation: Equation = {"ML": _ml, "REML": _reml}.get(method, _q_minus)
@@ -284,6 +287,12 @@ def tau2_root(b: Batch, method: str) -> tuple[np.ndarray, np.ndarray]:
         if method == "PM":  # f(0) > 0 here: the root lies in [0, tau2_max] or beyond
             lo, hi = np.zeros(len(idx)), tau2_max_pm(sub)
             f_hi, _ = equation(sub, hi, target[idx])
+            for _ in range(PM_DOUBLINGS):  # rare: a handful of doublings over the few beyond
+                beyond = f_hi > 0
+                if not beyond.any():
+                    break
+                lo[beyond], hi[beyond] = hi[beyond], 2 * hi[beyond]
+                f_hi[beyond] = equation(sub.take(np.flatnonzero(beyond)), hi[beyond], target[idx][beyond])[0]
             hi[f_hi > 0] = np.nan
         else:
             lo, hi = _bracket(sub, equation, target[idx], start[idx], f_start[idx])

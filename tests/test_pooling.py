@@ -349,3 +349,16 @@ def test_pm_root_beyond_metafor_search_limit_is_found(scale):
     w = 1 / (v + tau2)
     assert got["effect"] == pytest.approx((w * y).sum() / w.sum(), rel=1e-9)
     assert got["se"] == pytest.approx(np.sqrt(1 / w.sum()), rel=1e-9)
+
+
+@pytest.mark.parametrize("variance", [0.003, 0.0123, 0.3])
+def test_one_effect_gives_no_numpy_warnings(variance):
+    """k = 1: DL's τ² is 0/0 up to rounding (±inf for some v); nothing may overflow."""
+    one = pd.DataFrame({"task": ["a"], "effect": [0.4], "variance": [variance]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.warns(DegenerateWarning, match="k = 1"):
+            got = one.meta.pool(method="DL").iloc[0]
+    assert got["effect"] == pytest.approx(0.4, rel=1e-14)
+    assert got["se"] == pytest.approx(np.sqrt(variance))
+    assert np.isnan(got["tau2"]) and np.isnan(got["tau2_low"]) and np.isnan(got["tau2_high"])

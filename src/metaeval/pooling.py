@@ -347,7 +347,7 @@ def _fit_arrays(
             "s2w": s2w,
         }
         if want_ci and method != "EE":
-            low, high = est.q_profile(b, np.nan_to_num(tau2), alpha)
+            low, high = est.q_profile(b, fit_tau2, alpha)  # finite; k = 1 gives NaN bounds
             group_values["tau2_low"], group_values["tau2_high"] = low, high
         for name, values in group_values.items():
             out[name][members] = values

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +11,8 @@ import pandas as pd
 import pytest
 
 import metaeval  # noqa: F401  (registers DataFrame.meta)
+
+os.environ.setdefault("MPLBACKEND", "Agg")  # figures are drawn off-screen
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -61,3 +65,11 @@ def shared_data() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"../shared/data is not beside this checkout ({SHARED})")
     return SHARED
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Close every figure a test opened (only where matplotlib was imported)."""
+    yield
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")

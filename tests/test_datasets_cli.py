@@ -19,13 +19,34 @@ def test_example_is_a_valid_scores_table():
     assert set(acc.unique()) == {0.0, 1.0}
 
 
-def test_demo_prints_the_analysis(capsys):
+def test_demo_prints_the_analysis(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
     assert "control = logistic_regression" in out
     assert out.count("summary") == 4  # one summary row per treatment
     for task in ["breast_cancer", "digits", "iris", "wine"]:
         assert task in out
+
+
+def test_demo_writes_figure_and_table(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo"]) == 0
+    folder = tmp_path / "metaeval-demo"
+    assert f"wrote forest.pdf, forest.png, table.tex to {folder}" in capsys.readouterr().out
+    assert (folder / "forest.pdf").read_bytes()[:5] == b"%PDF-"
+    assert (folder / "forest.png").read_bytes()[:4] == b"\x89PNG"
+    tex = (folder / "table.tex").read_text()
+    scores = metaeval.load_example()
+    eff = scores[scores.metric == "accuracy"].meta.effects(
+        control="logistic_regression", effect="smd"
+    )
+    assert tex == metaeval.report.to_latex(eff, pooled=eff.meta.pool(), label="tab:metaeval-demo")
+    assert main(["demo", "--output", str(tmp_path / "elsewhere"), "--method", "REML"]) == 0
+    assert (tmp_path / "elsewhere" / "forest.png").exists()
+    assert "wrote" in capsys.readouterr().out
+    assert main(["demo", "--no-output"]) == 0
+    assert "wrote" not in capsys.readouterr().out
 
 
 def test_demo_user_error_exit_code(capsys):
@@ -35,7 +56,7 @@ def test_demo_user_error_exit_code(capsys):
 
 def test_console_script_runs():
     done = subprocess.run(
-        [sys.executable, "-m", "metaeval.cli", "demo", "--effect", "md"],
+        [sys.executable, "-m", "metaeval.cli", "demo", "--effect", "md", "--no-output"],
         capture_output=True,
         text=True,
         check=False,

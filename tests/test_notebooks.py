@@ -11,7 +11,9 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.i
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_notebook_runs(path):
+def test_notebook_runs(path, request, monkeypatch):
+    if path.name.startswith("ranger_"):  # walkthroughs of the Ranger paper's data
+        monkeypatch.setenv("RANGER_DATA", str(request.getfixturevalue("shared_data") / "ranger"))
     cells = json.loads(path.read_text())["cells"]
     code = [
         c["source"] if isinstance(c["source"], str) else "".join(c["source"])

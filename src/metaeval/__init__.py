@@ -10,6 +10,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from . import accessor as _accessor  # noqa: F401  (registers DataFrame.meta)
+from . import plot, report  # matplotlib and jinja2 load when first used
 from .analysis import analyze
 from .classification import STATISTICS, bootstrap_effects
 from .datasets import load_example
@@ -56,6 +57,9 @@ __all__ = [
     "means",
     "bootstrap_effects",
     "load_example",
+    # modules
+    "plot",
+    "report",
     # constants
     "EFFECT_TYPES",
     "METHODS",

@@ -48,7 +48,8 @@ MAXITER = 500
 ROOT_TOL = 1e-10
 LL0_TOL = np.finfo(float).eps ** 0.25  # metafor's ll0check tolerance
 LL0_THRESHOLD = 1e-5  # metafor's default threshold, used by its ll0check
-PM_DOUBLINGS = 200  # upper ends of the PM search beyond max(100, 10·mad²): 2**200 covers any float scale
+# doublings of the PM search's upper end beyond max(100, 10·mad²): 2**200 covers any float scale
+PM_DOUBLINGS = 200
 
 
 @dataclass
@@ -292,7 +293,9 @@ def tau2_root(b: Batch, method: str) -> tuple[np.ndarray, np.ndarray]:
                 if not beyond.any():
                     break
                 lo[beyond], hi[beyond] = hi[beyond], 2 * hi[beyond]
-                f_hi[beyond] = equation(sub.take(np.flatnonzero(beyond)), hi[beyond], target[idx][beyond])[0]
+                f_hi[beyond] = equation(
+                    sub.take(np.flatnonzero(beyond)), hi[beyond], target[idx][beyond]
+                )[0]
             hi[f_hi > 0] = np.nan
         else:
             lo, hi = _bracket(sub, equation, target[idx], start[idx], f_start[idx])

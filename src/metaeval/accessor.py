@@ -19,16 +19,30 @@ __all__ = ["MetaAccessor", "table_kind"]
 _KINDS = {
     "scores": "a scores table (columns task, query, system, metric, value)",
     "effects": "an effects table (columns effect, variance)",
+    "pooled": "a pooled table (columns effect, se, k)",
+    "compare": "a compare() table (columns treatment, control, diff, p_value)",
+    "tukey": "a tukey() table (columns system_a, system_b, diff, p_value)",
 }
 
 
 def table_kind(df: pd.DataFrame) -> str | None:
-    """``"effects"`` if the table has ``effect`` and ``variance``, ``"scores"`` if it
-    has ``value``, else None."""
-    if "effect" in df.columns and "variance" in df.columns:
+    """The kind of a table, told from its columns, or None.
+
+    ``"effects"`` (``effect, variance``), ``"pooled"`` (``effect, se, k``),
+    ``"scores"`` (``value``), ``"compare"`` (``treatment, control, diff,
+    p_value``) or ``"tukey"`` (``system_a, system_b, diff, p_value``).
+    """
+    cols = set(df.columns)
+    if {"effect", "variance"} <= cols:
         return "effects"
-    if "value" in df.columns:
+    if {"effect", "se", "k"} <= cols:
+        return "pooled"
+    if "value" in cols:
         return "scores"
+    if {"treatment", "control", "diff", "p_value"} <= cols:
+        return "compare"
+    if {"system_a", "system_b", "diff", "p_value"} <= cols:
+        return "tukey"
     return None
 
 
@@ -45,7 +59,8 @@ class MetaAccessor:
     def __init__(self, obj: pd.DataFrame) -> None:
         if table_kind(obj) is None:
             raise TableKindError(
-                f"DataFrame.meta needs {_KINDS['scores']} or {_KINDS['effects']}; this "
+                f"DataFrame.meta needs {_KINDS['scores']}, {_KINDS['effects']} or a result "
+                "table of metaeval (pooled, compare, tukey); this "
                 f"table has columns {list(obj.columns)[:12]}. Map other column names "
                 "with metaeval.scores(df, task=..., query=..., system=..., metric=..., value=...)."
             )
@@ -120,3 +135,48 @@ class MetaAccessor:
         """See :func:`metaeval.analyze`."""
         hint = "analyze() starts from per-query scores."
         return analyze(self._need("scores", "analyze", hint), **kwargs)
+
+    # ---------------------------------------------------------------- output
+    def forest(self, **kwargs: Any):
+        """See :func:`metaeval.plot.forest`."""
+        from .plot import forest
+
+        hint = "Compute effects first: scores.meta.effects(control=...).meta.forest()."
+        return forest(self._need("effects", "forest", hint), **kwargs)
+
+    def pairwise(self, **kwargs: Any):
+        """See :func:`metaeval.plot.pairwise`."""
+        from .plot import pairwise
+
+        if table_kind(self._obj) not in ("compare", "tukey"):
+            raise TableKindError(
+                f".meta.pairwise() needs {_KINDS['compare']} or {_KINDS['tukey']}, but this is "
+                f"{_KINDS[str(table_kind(self._obj))]}. Run scores.meta.compare() or .meta.tukey() first."
+            )
+        return pairwise(self._obj, **kwargs)
+
+    def _report(self, method: str) -> pd.DataFrame:
+        if table_kind(self._obj) not in ("effects", "pooled", "compare"):
+            raise TableKindError(
+                f".meta.{method}() needs an effects, pooled or compare() table, but this is "
+                f"{_KINDS[str(table_kind(self._obj))]}."
+            )
+        return self._obj
+
+    def to_latex(self, **kwargs: Any) -> str:
+        """See :func:`metaeval.report.to_latex`."""
+        from .report import to_latex
+
+        return to_latex(self._report("to_latex"), **kwargs)
+
+    def to_html(self, **kwargs: Any) -> str:
+        """See :func:`metaeval.report.to_html`."""
+        from .report import to_html
+
+        return to_html(self._report("to_html"), **kwargs)
+
+    def style(self, **kwargs: Any):
+        """See :func:`metaeval.report.style` (an HTML Styler that notebooks display)."""
+        from .report import style
+
+        return style(self._report("style"), **kwargs)

@@ -661,6 +661,9 @@ def pool(
         - for ``corr`` also ``r, r_ci_low, r_ci_high, r_pi_low, r_pi_high`` and
           for ``rom`` the same with prefix ``rel_change`` (reporting scale).
 
+        ``attrs`` hold ``method``, ``ci``, ``alpha`` and ``adjust`` (read by
+        :mod:`metaeval.report` for table captions).
+
     Raises
     ------
     metaeval.SchemaError
@@ -688,9 +691,11 @@ def pool(
        k  effect  ci_low  ci_high    tau2
     0  4  0.3025 -0.0519   0.6568  0.0394
     """
-    return _fit(
+    pooled = _fit(
         effects, method=method, ci=ci, alpha=alpha, over=over, groups=groups, by=by, adjust=adjust
     ).pooled
+    pooled.attrs.update(method=method, ci=ci, alpha=alpha, adjust=adjust)
+    return pooled
 
 
 def weights(

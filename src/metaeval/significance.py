@@ -124,7 +124,7 @@ def compare(
         margin of error t_{α/2, n−1}·√(V/n) (one-sided intervals for one-sided
         alternatives, as scipy's), and ``effect_size``: d_z = mean difference /
         SD of the differences (elinor's "ES"). ``attrs`` hold ``test``,
-        ``alternative``, ``alpha``, ``seed`` and ``n_resamples``.
+        ``alternative``, ``alpha``, ``seed``, ``adjust`` and ``n_resamples``.
 
     Warns
     -----
@@ -216,7 +216,7 @@ def compare(
         frame.insert(position, "p_adjusted", _adjust(frame, ["metric", "task"], adjust))
     _warn(reasons, keep, test)
     frame.attrs.update(
-        test=test, alternative=alternative, alpha=alpha, seed=seed,
+        test=test, alternative=alternative, alpha=alpha, seed=seed, adjust=adjust,
         n_resamples=n_resamples if test in ("randomization", "bootstrap") else None,
     )  # fmt: skip
     return frame

@@ -1,0 +1,724 @@
+"""The forest plot: per-task effects, weights and the pooled summary at one glance.
+
+The figure is laid out in inches: its height follows the number of rows and its
+width the measured width of every text column, so labels are never clipped,
+for one task or sixty. Text columns share the forest's y axis through a blended
+transform (x in inches from the figure's left edge, y in rows).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import OptionError, SchemaError, check_option
+
+__all__ = ["forest", "ir_columns", "save"]
+
+EFFECT_LABELS = {
+    "md": "Mean difference",
+    "smd": "Standardized mean difference (Hedges' g)",
+    "smcrp": "Standardized mean change (pooled SD)",
+    "smcc": "Standardized mean change (SD of differences)",
+    "rom": "Relative change of the mean",
+    "corr": "Correlation r",
+    "bootstrap": "Difference",
+}
+MINUS = "\u2212"
+ROW = 0.27  # inches per row
+GAP = 0.18  # inches between columns
+SORTS = (None, "effect", "weight", "name")
+
+
+def _fmt(x: float, digits: int) -> str:
+    if not np.isfinite(x):
+        return ""
+    text = f"{round(float(x), digits) + 0.0:.{digits}f}"  # + 0.0: no "-0.00"
+    return text.replace("-", MINUS)
+
+
+def _interval(e: float, lo: float, hi: float, display, digits: int) -> str:
+    """'effect [low, high]' on the reporting scale ('' without an effect)."""
+    if not np.isfinite(e):
+        return ""
+    if display is None:
+        return f"{_fmt(e, digits)} [{_fmt(lo, digits)}, {_fmt(hi, digits)}]"
+    forward, _, formatter = display
+    e, lo, hi = (float(forward(x)) if np.isfinite(x) else np.nan for x in (e, lo, hi))
+    return f"{formatter(e)} [{formatter(lo) if np.isfinite(lo) else ''}, {formatter(hi) if np.isfinite(hi) else ''}]"
+
+
+@dataclass
+class _Row:
+    kind: str  # "task", "header", "subgroup", "summary"
+    label: str
+    values: dict[str, dict[str, float]] = field(default_factory=dict)  # per treatment
+    cells: dict[str, str] = field(default_factory=dict)  # extra left/right column text
+
+
+def _percent(v: float) -> str:
+    """A relative change as a signed percentage: +12%, −0.5%."""
+    text = f"{100 * v:+.0f}%" if abs(v) >= 0.095 else f"{100 * v:+.1f}%"
+    return text.replace("-", MINUS)
+
+
+def _display(effect_type: str):
+    """(forward, inverse, formatter) of the reporting scale, or None."""
+    if effect_type == "corr":
+        return np.tanh, np.arctanh, lambda v: _fmt(v, 2)
+    if effect_type == "rom":
+        return np.expm1, np.log1p, _percent
+    return None
+
+
+def _prepare(effects: pd.DataFrame) -> tuple[pd.DataFrame, str, str, str]:
+    for col in ("task", "treatment", "effect", "variance"):
+        if col not in effects.columns:
+            raise SchemaError(
+                f"forest() needs an effects table with a {col!r} column (from .meta.effects())."
+            )
+    single = {}
+    for col in ("metric", "control", "effect_type"):
+        if col in effects.columns:
+            values = pd.unique(effects[col])
+            if len(values) > 1:
+                raise SchemaError(
+                    f"forest() draws one {col} at a time, but the table has {list(values)}; "
+                    f"select one, e.g. effects.query(\"{col} == '{values[0]}'\")."
+                )
+            single[col] = str(values[0])
+    return (
+        effects,
+        single.get("metric", ""),
+        single.get("control", ""),
+        single.get("effect_type", "md"),
+    )
+
+
+def forest(
+    effects: pd.DataFrame,
+    *,
+    method: str = "DL",
+    ci: str = "z",
+    alpha: float = 0.05,
+    pooled: pd.DataFrame | None = None,
+    title: str | None = None,
+    sort: str | None = None,
+    by: str | Mapping[Any, Any] | None = None,
+    columns: pd.DataFrame | Mapping[str, pd.DataFrame] | None = None,
+    labels: Mapping[str, str] | None = None,
+    xlim: tuple[float, float] | None = None,
+    xlabel: str | None = None,
+    digits: int | None = None,
+    width: float | None = None,
+    ax: Any = None,
+    **kwargs: Any,
+) -> Any:
+    """Forest plot of an effects table: per-task effects with their weights and the summary.
+
+    Parameters
+    ----------
+    effects : pandas.DataFrame
+        An effects table of one metric and one control (filter first); several
+        treatments give one panel each, sharing the task rows and the x scale.
+    method, ci, alpha
+        The pooling model (:func:`metaeval.pool`).
+    pooled : pandas.DataFrame, optional
+        An already pooled result of ``effects`` with the same model; its
+        summary and τ² are drawn instead of pooling again.
+    title : str, optional
+    sort : {None, "effect", "weight", "name"}
+        Order of the task rows (None: the table's order); by the first panel.
+    by : str or mapping, optional
+        Subgroups (as :func:`metaeval.pool`): one block per subgroup with its
+        own diamond, then the overall summary.
+    columns : DataFrame or {"left": DataFrame, "right": DataFrame}, optional
+        Extra text columns indexed by task (a DataFrame alone goes left), e.g.
+        :func:`ir_columns`.
+    labels : mapping, optional
+        Display names of the tasks (e.g. Ranger's ``display_names``).
+    xlim : (float, float), optional
+        Limits on the analysis scale; CIs beyond them end in arrows. By default
+        they cover every estimate, the summary's prediction interval and the
+        CIs not much wider than those.
+    xlabel : str, optional
+        Defaults to the effect type's name (and the metric).
+    digits : int, optional
+        Decimals of the effect column (default: enough for the CIs).
+    width : float, optional
+        Width of each forest panel in inches (default 3.0, or 2.2 per panel
+        with several treatments).
+    ax : matplotlib Axes, optional
+        Draw a compact single-panel version into this Axes (task labels as tick
+        labels, the numbers as right-hand tick labels) and return it.
+
+    Returns
+    -------
+    matplotlib.figure.Figure, or the Axes when ``ax`` is given.
+
+    Notes
+    -----
+    Squares: task effects, area proportional to the task's weight in the
+    summary; whiskers: their confidence intervals (arrows where they leave the
+    axis). Diamond: the summary effect spanning its confidence interval; the
+    thin line through it: the prediction interval for a new task. The
+    footnote gives τ², I² and the Q-test's p-value. Effects of ``rom`` and
+    ``corr`` are drawn on their analysis scale (log ratio, Fisher's z) with tick
+    labels on the reporting scale (relative change, r). The figure is styled
+    with seaborn's "ticks" style inside a context, so global rcParams are not
+    changed; save it with :func:`save` to embed TrueType fonts in PDF/SVG.
+    """
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from ..pooling import _fit
+
+    check_option("sort", sort, SORTS)
+    effects, metric, control, effect_type = _prepare(effects)
+    fit = _fit(effects, method=method, ci=ci, alpha=alpha, over="task", groups=None, by=by)
+    table = fit.grouped.table.assign(weight=fit.row_weight)
+    if not {"ci_low", "ci_high"} <= set(table.columns):  # a bare (task, effect, variance) table
+        from scipy import stats as sps
+
+        half = sps.norm.isf(alpha / 2) * np.sqrt(table["variance"])
+        table = table.assign(ci_low=table["effect"] - half, ci_high=table["effect"] + half)
+    summary = fit.pooled if pooled is None else pooled
+    overall = None
+    if by is not None:
+        overall = (_fit(effects, method=method, ci=ci, alpha=alpha, over="task", groups=None).pooled
+                   if pooled is None else pooled)  # fmt: skip
+        summary = fit.pooled
+    treatments = list(pd.unique(table["treatment"]))
+    if ax is not None and len(treatments) > 1:
+        raise OptionError("With ax=, forest() draws one treatment; filter the effects table first.")
+    subgroup = fit.grouped.subgroup
+    rows = _rows(
+        table, summary, overall, treatments, subgroup, sort, labels or {}, method, ci, alpha
+    )
+    display = _display(effect_type)
+    if digits is None:
+        widths = (
+            (table["ci_high"] - table["ci_low"]).to_numpy()
+            if "ci_high" in table
+            else np.array([0.1])
+        )
+        w = np.nanmedian(widths[np.isfinite(widths)]) if np.isfinite(widths).any() else 0.1
+        digits = int(np.clip(np.ceil(-np.log10(max(w, 1e-12))) + 1, 2, 4))
+    limits = xlim if xlim is not None else _limits(rows, treatments)
+    label = xlabel or (
+        EFFECT_LABELS.get(effect_type, "Effect") + (f" ({metric})" if metric else "")
+    )
+    style: dict[str, Any] = {
+        "pdf.fonttype": 42,
+        "ps.fonttype": 42,
+        "svg.fonttype": "path",
+        "font.size": 9,
+    }
+    # the figure is made before the style contexts, which restore every rcParam on exit,
+    # including the interactive mode a notebook backend may switch on for its first figure
+    fig = plt.figure() if ax is None else None
+    with sns.axes_style("ticks"), plt.rc_context(style):  # type: ignore[arg-type]
+        if ax is not None:
+            _draw_compact(ax, rows, treatments[0], limits, display, digits, label, kwargs)
+            return ax
+        if width is None:
+            width = 3.0 if len(treatments) == 1 else 2.2
+        return _draw(
+            fig,
+            rows,
+            treatments,
+            limits,
+            display,
+            digits,
+            label,
+            title,
+            columns,
+            control,
+            alpha,
+            width,
+            kwargs,
+        )
+
+
+# ------------------------------------------------------------------ rows
+def _values(frame: pd.DataFrame, treatment: str) -> dict[str, float]:
+    part = frame[frame["treatment"] == treatment]
+    if part.empty:
+        return {}
+    row = part.iloc[0]
+    return {
+        k: float(row[k])
+        for k in (
+            "effect",
+            "ci_low",
+            "ci_high",
+            "weight",
+            "pi_low",
+            "pi_high",
+            "tau2",
+            "i2",
+            "q",
+            "q_pvalue",
+            "k",
+            "q_between",
+            "df_between",
+            "p_between",
+        )
+        if k in row.index
+    }
+
+
+def _rows(
+    table, summary, overall, treatments, subgroup, sort, labels, method, ci, alpha
+) -> list[_Row]:
+    tasks = list(pd.unique(table["task"]))
+    first = table[table["treatment"] == treatments[0]].set_index("task")
+    if sort == "effect":
+        tasks.sort(key=lambda t: -first["effect"].get(t, -np.inf))
+    elif sort == "weight":
+        tasks.sort(key=lambda t: -first["weight"].get(t, -np.inf))
+    elif sort == "name":
+        tasks.sort(key=lambda t: labels.get(t, t).lower())
+    model = (
+        "EE model"
+        if method in ("EE", "FE")
+        else f"RE model ({method}{', Knapp–Hartung' if ci != 'z' else ''})"
+    )
+    rows: list[_Row] = []
+
+    def task_row(task: str, part: pd.DataFrame) -> _Row:
+        row = _Row("task", labels.get(task, str(task)))
+        for t in treatments:
+            row.values[t] = _values(part[part["task"] == task], t)
+        row.cells["task"] = str(task)
+        return row
+
+    if subgroup is None:
+        rows += [task_row(t, table) for t in tasks]
+        rows.append(_Row("summary", model, {t: _values(summary, t) for t in treatments}))
+        return rows
+    for group in pd.unique(table[subgroup]):
+        part = table[table[subgroup] == group]
+        rows.append(_Row("header", str(group)))
+        rows += [task_row(t, part) for t in tasks if t in set(part["task"])]
+        rows.append(
+            _Row(
+                "subgroup",
+                f"{model} for {group}",
+                {t: _values(summary[summary[subgroup] == group], t) for t in treatments},
+            )
+        )
+    rows.append(
+        _Row("summary", f"{model}, all tasks", {t: _values(overall, t) for t in treatments})
+    )
+    return rows
+
+
+def _limits(rows: list[_Row], treatments: list[str]) -> tuple[float, float]:
+    core, wide = [], []
+    for row in rows:
+        for t in treatments:
+            v = row.values.get(t, {})
+            if row.kind == "task":
+                core.append(v.get("effect", np.nan))
+                wide += [v.get("ci_low", np.nan), v.get("ci_high", np.nan)]
+            else:
+                core += [
+                    v.get(k, np.nan) for k in ("effect", "ci_low", "ci_high", "pi_low", "pi_high")
+                ]
+    core_arr, wide_arr = np.array(core, float), np.array(wide, float)
+    core_arr, wide_arr = core_arr[np.isfinite(core_arr)], wide_arr[np.isfinite(wide_arr)]
+    if core_arr.size == 0:
+        return (-1.0, 1.0)
+    lo, hi = min(core_arr.min(), 0.0), max(core_arr.max(), 0.0)
+    span = max(hi - lo, 1e-9)
+    # CIs may widen the axis by up to 1.5 core spans on each side; beyond that, arrows
+    if wide_arr.size:
+        lo = max(min(lo, wide_arr.min()), lo - 1.5 * span)
+        hi = min(max(hi, wide_arr.max()), hi + 1.5 * span)
+    pad = 0.04 * (hi - lo)
+    return (lo - pad, hi + pad)
+
+
+# ----------------------------------------------------------------- drawing
+def _text_width(fig, renderer, text: str, **kw) -> float:
+    if not text:
+        return 0.0
+    t = fig.text(0, 0, text, **kw)
+    width = t.get_window_extent(renderer).width / fig.dpi
+    t.remove()
+    return width
+
+
+def _side_columns(columns) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    if columns is None:
+        return None, None
+    if isinstance(columns, pd.DataFrame):
+        return columns, None
+    unknown = set(columns) - {"left", "right"}
+    if unknown:
+        raise OptionError(
+            f"`columns` takes a DataFrame or {{'left': ..., 'right': ...}}, not keys {sorted(unknown)}."
+        )
+    return columns.get("left"), columns.get("right")
+
+
+def _column_cells(frame: pd.DataFrame | None, rows: list[_Row]) -> list[tuple[str, list[str]]]:
+    if frame is None:
+        return []
+    if "task" in frame.columns:
+        frame = frame.set_index("task")
+    out = []
+    for col in frame.columns:
+        values = frame[col]
+        out.append(
+            (
+                str(col),
+                [
+                    str(values.get(r.cells.get("task"), "")) if r.kind == "task" else ""
+                    for r in rows
+                ],
+            )
+        )
+    return out
+
+
+def _draw(
+    fig,
+    rows,
+    treatments,
+    limits,
+    display,
+    digits,
+    xlabel,
+    title,
+    columns,
+    control,
+    alpha,
+    panel_width,
+    kwargs,
+):
+    import matplotlib.pyplot as plt
+    from matplotlib import transforms
+
+    renderer = fig.canvas.get_renderer()
+    bold = {"fontweight": "bold"}
+    left_extra, right_extra = _side_columns(columns)
+    label_cells = [r.label for r in rows]
+    level = int(round(100 * (1 - alpha)))
+    label_col = ("Task", label_cells)
+    left_cols = [label_col, *_column_cells(left_extra, rows)]
+    right_sets = []
+    for t in treatments:
+        weight = [
+            f"{r.values[t]['weight']:.1f}%"
+            if r.kind == "task" and np.isfinite(r.values.get(t, {}).get("weight", np.nan))
+            else ("100%" if r.kind == "summary" else "")
+            for r in rows
+        ]
+        eff = []
+        for r in rows:
+            v = r.values.get(t, {})
+            e, lo, hi = v.get("effect", np.nan), v.get("ci_low", np.nan), v.get("ci_high", np.nan)
+            eff.append(_interval(e, lo, hi, display, digits))
+        right_sets.append([("Weight", weight), (f"Effect [{level}% CI]", eff)])
+    right_user = _column_cells(right_extra, rows)
+
+    def col_width(header, cells, is_label=False):
+        widths = [_text_width(fig, renderer, header, **bold)]
+        for r, c in zip(rows, cells, strict=True):
+            kw = bold if r.kind in ("summary", "header") else {}
+            widths.append(
+                _text_width(fig, renderer, c, **kw)
+                + (
+                    0.12
+                    if is_label and r.kind == "task" and any(x.kind == "header" for x in rows)
+                    else 0
+                )
+            )
+        return max(widths)
+
+    left_w = [col_width(h, c, i == 0) for i, (h, c) in enumerate(left_cols)]
+    right_w = [[col_width(h, c) for h, c in s] for s in right_sets]
+    user_w = [col_width(h, c) for h, c in right_user]
+    n = len(rows)
+    top = 0.35 + (0.35 if title else 0.0) + (0.22 if len(treatments) > 1 else 0.0)
+    notes = _notes(rows, treatments, level)
+    bottom = 0.6 + 0.2 * len(notes) + 0.05 + (0.2 if len(treatments) > 1 else 0.0)
+    height = top + n * ROW + bottom
+    margin = 0.12
+    x = margin
+    left_x = []
+    for w in left_w:
+        left_x.append(x)
+        x += w + GAP
+    panels = []
+    for s in right_w:
+        ax_left = x
+        x += panel_width + GAP
+        xs = []
+        for w in s:
+            xs.append(x + w)  # right-aligned
+            x += w + GAP
+        panels.append((ax_left, xs))
+    user_x = []
+    for w in user_w:
+        user_x.append(x + w)
+        x += w + GAP
+    total_w = x - GAP + margin
+    fig.set_size_inches(total_w, height)
+    axes = []
+    for ax_left, _ in panels:
+        ax = fig.add_axes(
+            [ax_left / total_w, bottom / height, panel_width / total_w, n * ROW / height]
+        )
+        axes.append(ax)
+    header_y = -0.5 - 0.55  # above the first row, in row units
+    for ax, t in zip(axes, treatments, strict=True):
+        _panel(ax, rows, t, limits, display, xlabel if len(axes) == 1 else "", **kwargs)
+        if len(treatments) > 1:
+            ax.set_title(f"{t} vs {control}" if control else str(t), fontsize=9, pad=18)
+    if len(axes) > 1:  # one x label centred under all panels, below the tick labels
+        centre = (panels[0][0] + panels[-1][0] + panel_width) / 2 / total_w
+        fig.text(centre, (bottom - 0.42) / height, xlabel, ha="center", va="top")
+    ref = axes[0]
+    blend = transforms.blended_transform_factory(fig.dpi_scale_trans, ref.transData)
+    kw = {"transform": blend, "va": "center", "clip_on": False}
+    for (header, cells), x0 in zip(left_cols, left_x, strict=True):
+        fig.text(x0, header_y, header, ha="left", **kw, **bold)
+        for y, (r, c) in enumerate(zip(rows, cells, strict=True)):
+            indent = (
+                0.12
+                if header == "Task" and r.kind == "task" and any(q.kind == "header" for q in rows)
+                else 0
+            )
+            fig.text(
+                x0 + indent,
+                y,
+                c,
+                ha="left",
+                **kw,
+                **(bold if r.kind in ("summary", "header") else {}),
+            )
+    for (_, xs), cols in zip(panels, right_sets, strict=True):
+        for (header, cells), x1 in zip(cols, xs, strict=True):
+            fig.text(x1, header_y, header, ha="right", **kw, **bold)
+            for y, (r, c) in enumerate(zip(rows, cells, strict=True)):
+                fig.text(x1, y, c, ha="right", **kw, **(bold if r.kind == "summary" else {}))
+    for (header, cells), x1 in zip(right_user, user_x, strict=True):
+        fig.text(x1, header_y, header, ha="right", **kw, **bold)
+        for y, c in enumerate(cells):
+            fig.text(x1, y, c, ha="right", **kw)
+    # header rule and footnote
+    line_y = 1 - (top - 0.08) / height
+    fig.add_artist(
+        plt.Line2D([margin / total_w, 1 - margin / total_w], [line_y, line_y], color="0.3", lw=0.6)
+    )
+    if title:
+        fig.text(
+            0.5, 1 - 0.3 / height, title, ha="center", va="center", fontsize=11, fontweight="bold"
+        )
+    for i, note in enumerate(notes):
+        fig.text(
+            margin / total_w,
+            (0.12 + 0.2 * (len(notes) - 1 - i)) / height,
+            note,
+            ha="left",
+            va="bottom",
+            fontsize=7.5,
+            color="0.25",
+        )
+    return fig
+
+
+def _notes(rows, treatments, level) -> list[str]:
+    """Footnote lines: heterogeneity of every summary, subgroup differences."""
+    foot_lines = [r for r in rows if r.kind == "summary"]
+    notes = []
+    for t in treatments:
+        for r in foot_lines:
+            v = r.values.get(t, {})
+            prefix = f"{t}: " if len(treatments) > 1 else ""
+            if v.get("k", 0) >= 2 and np.isfinite(v.get("q", np.nan)):
+                tau2 = v.get("tau2", np.nan)
+                notes.append(
+                    f"{prefix}heterogeneity τ² = {tau2:.3g}, I² = {v.get('i2', np.nan):.1f}%, "
+                    f"Q-test {_p(v.get('q_pvalue', np.nan))}; thin line: {level}% prediction interval"
+                )
+            else:
+                notes.append(f"{prefix}one task: no heterogeneity estimate")
+        between = [r.values.get(t, {}) for r in rows if r.kind == "subgroup"]
+        if between and np.isfinite(between[0].get("q_between", np.nan)):
+            v = between[0]
+            notes.append(
+                f"{prefix}test of subgroup differences: Q = {v['q_between']:.2f}, "
+                f"df = {v['df_between']:.0f}, {_p(v['p_between'])}"
+            )
+    return notes
+
+
+def _p(p: float) -> str:
+    if not np.isfinite(p):
+        return "p = –"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def _panel(ax, rows, treatment, limits, display, xlabel, **kwargs):
+    from matplotlib.patches import Polygon
+
+    n = len(rows)
+    lo_lim, hi_lim = limits
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_xlim(lo_lim, hi_lim)
+    ax.axvline(0.0, color="0.35", lw=0.8, ls=":", zorder=0)
+    tasks = [(y, r.values.get(treatment, {})) for y, r in enumerate(rows) if r.kind == "task"]
+    weights = np.array([v.get("weight", np.nan) for _, v in tasks], float)
+    wmax = np.nanmax(weights) if np.isfinite(weights).any() else 1.0
+    ys, xs, sizes = [], [], []
+    for (y, v), w in zip(tasks, weights, strict=True):
+        e, lo, hi = v.get("effect", np.nan), v.get("ci_low", np.nan), v.get("ci_high", np.nan)
+        if not np.isfinite(e):
+            continue
+        left, right = max(lo, lo_lim), min(hi, hi_lim)
+        if np.isfinite(lo) and np.isfinite(hi):
+            ax.plot([left, right], [y, y], color="0.15", lw=1.0, solid_capstyle="butt", zorder=2)
+            for end, beyond, marker in ((left, lo < lo_lim, "<"), (right, hi > hi_lim, ">")):
+                if beyond:
+                    ax.plot([end], [y], marker=marker, color="0.15", ms=5, zorder=3, gid="arrow")
+        ys.append(y)
+        xs.append(e)
+        sizes.append(12 + 110 * (w / wmax if np.isfinite(w) else 0))
+    style = {"marker": "s", "color": "0.15", "linewidths": 0, **kwargs}
+    ax.scatter(xs, ys, s=sizes, zorder=4, gid="tasks", **style)
+    for y, r in enumerate(rows):
+        if r.kind not in ("summary", "subgroup"):
+            continue
+        v = r.values.get(treatment, {})
+        e, lo, hi = v.get("effect", np.nan), v.get("ci_low", np.nan), v.get("ci_high", np.nan)
+        if not np.isfinite(e):
+            continue
+        pl, ph = v.get("pi_low", np.nan), v.get("pi_high", np.nan)
+        if np.isfinite(pl) and np.isfinite(ph):
+            ax.plot(
+                [max(pl, lo_lim), min(ph, hi_lim)], [y, y], color="0.15", lw=0.8, zorder=3, gid="pi"
+            )
+            for end in (max(pl, lo_lim), min(ph, hi_lim)):
+                ax.plot([end, end], [y - 0.12, y + 0.12], color="0.15", lw=0.8, zorder=3)
+        h = 0.32
+        color = "0.1" if r.kind == "summary" else "0.55"
+        ax.add_patch(Polygon([(lo, y), (e, y - h), (hi, y), (e, y + h)], closed=True, facecolor=color,
+                             edgecolor="0.1", lw=0.6, zorder=5, gid=f"diamond-{r.kind}"))  # fmt: skip
+    ax.set_yticks([])
+    for side in ("left", "right", "top"):
+        ax.spines[side].set_visible(False)
+    ax.set_xlabel(xlabel)
+    if display is not None:
+        _display_ticks(ax, display, limits)
+
+
+def _display_ticks(ax, display, limits):
+    """Ticks at round values of the reporting scale, thinned where the analysis scale crowds them."""
+    from matplotlib.ticker import FixedLocator, MaxNLocator
+
+    forward, inverse, _ = display
+    lo, hi = forward(np.array(limits, float))
+    ticks = MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)
+    ticks = ticks[(ticks > lo) & (ticks < hi)]
+    if forward is np.tanh:
+        ticks = ticks[np.abs(ticks) < 1]
+    positions = inverse(ticks)
+    # keep a tick only when it is at least a sixth of the axis from every one kept,
+    # always keeping 0 (no effect)
+    min_gap = (limits[1] - limits[0]) / 6
+    keep: list[int] = []
+    zero = int(np.argmin(np.abs(ticks))) if ticks.size and np.isclose(ticks, 0).any() else None
+    for i in ([zero] if zero is not None else []) + list(range(len(ticks))):
+        if i in keep:
+            continue
+        if all(abs(positions[i] - positions[j]) >= min_gap for j in keep):
+            keep.append(i)
+    keep.sort()
+    ax.xaxis.set_major_locator(FixedLocator(positions[keep]))
+    ax.set_xticklabels([_tick_label(t, forward) for t in ticks[keep]])
+
+
+def _tick_label(value: float, forward) -> str:
+    if np.isclose(value, 0):
+        return "0" if forward is np.tanh else "0%"
+    if forward is np.tanh:
+        return f"{value:g}".replace("-", MINUS)
+    return f"{100 * value:+g}%".replace("-", MINUS)
+
+
+def _draw_compact(ax, rows, treatment, limits, display, digits, xlabel, kwargs):
+    _panel(ax, rows, treatment, limits, display, xlabel, **kwargs)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([r.label for r in rows])
+    right = ax.secondary_yaxis("right")
+    right.set_yticks(range(len(rows)))
+    texts = []
+    for r in rows:
+        v = r.values.get(treatment, {})
+        e, lo, hi = v.get("effect", np.nan), v.get("ci_low", np.nan), v.get("ci_high", np.nan)
+        texts.append(_interval(e, lo, hi, display, digits))
+    right.set_yticklabels(texts)
+    right.tick_params(length=0)
+    right.spines["right"].set_visible(False)
+    ax.tick_params(axis="y", length=0)
+
+
+# ----------------------------------------------------------------- helpers
+def ir_columns(
+    scores: pd.DataFrame,
+    *,
+    control: str,
+    treatment: str,
+    metric: str = "nDCG@10",
+    judged: str | None = "Judged@10",
+    digits: int = 3,
+) -> pd.DataFrame:
+    """The IR columns of the Ranger paper's BEIR figure, for ``forest(columns=...)``.
+
+    Returns a DataFrame indexed by task with the metric's means as
+    ``"control → treatment"`` (e.g. ``0.494 → 0.679``) and, when ``judged`` is
+    a metric of the scores (e.g. ``Judged@10``), the judged rates the same way,
+    in percent.
+    """
+    means = scores.groupby(["task", "system", "metric"], observed=True)["value"].mean()
+    out = {}
+    wanted = [(metric, metric, lambda v: f"{v:.{digits}f}")]
+    if judged is not None:
+        short = judged.replace("Judged", "J")
+        wanted.append((judged, short, lambda v: f"{100 * v:.0f}%"))
+    for name, header, fmt in wanted:
+        if name not in set(scores["metric"]):
+            raise SchemaError(
+                f"ir_columns(): the scores have no metric {name!r}; they have {sorted(set(scores['metric']))}."
+            )
+        col = {}
+        for task in pd.unique(scores["task"]):
+            try:
+                c, t = means[task, control, name], means[task, treatment, name]
+            except KeyError:
+                continue
+            col[str(task)] = f"{fmt(c)} → {fmt(t)}"
+        out[header] = col
+    return pd.DataFrame(out).rename_axis("task")
+
+
+def save(fig: Any, path: str | os.PathLike[str], **kwargs: Any) -> None:
+    """Save a figure with embedded TrueType fonts (PDF/PS) and text as paths (SVG).
+
+    ``fig.savefig`` would use the rcParams in force at save time; this applies
+    ``pdf.fonttype=42`` (no Type 3 fonts, as many venues require) for the call only.
+    """
+    import matplotlib.pyplot as plt
+
+    kwargs.setdefault("dpi", 200)
+    with plt.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "path"}):
+        fig.savefig(path, **kwargs)

@@ -1,0 +1,12 @@
+"""Result tables for papers and notebooks: LaTeX (booktabs) and HTML.
+
+:func:`to_latex` and :func:`to_html` take an effects table, a pooled table or
+a :func:`metaeval.compare` table; :func:`style` gives the HTML table as a
+pandas Styler, which notebooks display.
+"""
+
+from __future__ import annotations
+
+from ._tables import escape_latex, style, to_html, to_latex
+
+__all__ = ["escape_latex", "style", "to_html", "to_latex"]

@@ -1,0 +1,621 @@
+"""Result tables as LaTeX (booktabs) and HTML, built on pandas' Styler.
+
+Every table goes through one layout: a long frame of cells (row label, column
+label, value, interval, p-value, marks), pivoted to systems × columns, turned
+into display strings for the target format, with the best value of every
+column in bold — decided on the unrounded values.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..effects import DISPLAY, check_alpha
+from ..errors import OptionError, SchemaError, check_option
+
+__all__ = ["escape_latex", "style", "to_html", "to_latex"]
+
+SHOWS = ("value", "ci", "p_value")
+BESTS = ("max", "min", None)
+TEST_NAMES = {
+    "t": "paired t-test",
+    "wilcoxon": "Wilcoxon signed-rank test",
+    "sign": "exact sign test",
+    "randomization": "paired randomization test",
+    "bootstrap": "paired studentized bootstrap test",
+}
+ADJUST_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "fdr_bh": "Benjamini–Hochberg"}
+EFFECT_NAMES = {
+    "md": "Mean difference",
+    "smd": "Standardized mean difference (Hedges' g)",
+    "smcrp": "Standardized mean change (pooled SD)",
+    "smcc": "Standardized mean change (SD of the differences)",
+    "rom": "Relative change of the mean",
+    "corr": "Correlation",
+    "bootstrap": "Difference",
+}
+_LATEX = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def escape_latex(text: Any) -> str:
+    r"""``text`` with LaTeX's special characters ``\ & % $ # _ { } ~ ^`` escaped.
+
+    >>> print(escape_latex("50% of R&D_{x}~^#$\\"))
+    50\% of R\&D\_\{x\}\textasciitilde{}\textasciicircum{}\#\$\textbackslash{}
+    """
+    return "".join(_LATEX.get(c, c) for c in str(text))
+
+
+class _Markup:
+    """The few pieces of markup captions need, in LaTeX or HTML."""
+
+    def __init__(self, fmt: str) -> None:
+        self.fmt = fmt
+
+    def esc(self, text: Any) -> str:
+        return escape_latex(text) if self.fmt == "latex" else html.escape(str(text))
+
+    def math(self, latex: str, plain: str) -> str:
+        return f"${latex}$" if self.fmt == "latex" else html.escape(plain)
+
+    @property
+    def pct(self) -> str:
+        return "\\%" if self.fmt == "latex" else "%"
+
+    @property
+    def dag(self) -> str:
+        return "\\dag{}" if self.fmt == "latex" else "†"
+
+
+# ------------------------------------------------------------------ the cells
+@dataclass
+class _Layout:
+    cells: pd.DataFrame  # row, col, value, low, high, p, marks (list of str)
+    rows: list[str]  # row order
+    cols: list[tuple[str, ...]]  # column order
+    col_names: list[str]  # names of the column levels
+    legend: list[str]  # rows' letters for compare tables ("" otherwise)
+    caption: str  # default caption in the target format
+    kind: str
+    adjust: str | None = None  # the correction behind p_adjusted, if any
+
+
+def _kind(table: pd.DataFrame) -> str:
+    cols = set(table.columns)
+    if {"effect", "variance"} <= cols:
+        return "effects"
+    if {"effect", "se", "k"} <= cols:
+        return "pooled"
+    if {"mean_treatment", "mean_control", "diff", "p_value"} <= cols:
+        return "compare"
+    raise SchemaError(
+        "to_latex()/to_html() take an effects table (.meta.effects()), a pooled table "
+        "(.meta.pool()) or a compare() table; this table has columns "
+        f"{list(table.columns)[:12]}."
+    )
+
+
+def _levels(frame: pd.DataFrame, candidates: list[str]) -> list[str]:
+    """The candidate columns that vary in ``frame`` (at least one, the last, is kept)."""
+    present = [c for c in candidates if c in frame.columns]
+    varying = [c for c in present if frame[c].nunique(dropna=False) > 1]
+    return varying or present[-1:]
+
+
+def _p_column(table: pd.DataFrame) -> str:
+    return "p_adjusted" if "p_adjusted" in table.columns else "p_value"
+
+
+def _pair_label(frame: pd.DataFrame) -> pd.Series:
+    """Row labels of effect rows: the treatment, or "treatment vs control" with several controls."""
+    treatment = frame["treatment"].astype(str)
+    if "control" in frame.columns and frame["control"].nunique() > 1:
+        return treatment + " vs " + frame["control"].astype(str)
+    return treatment
+
+
+def _effects_layout(
+    effects: pd.DataFrame, pooled: pd.DataFrame | None, alpha: float, mk: _Markup
+) -> _Layout:
+    col_levels = _levels(effects, ["metric", "task"])
+    parts = [_effect_cells(effects, col_levels, alpha)]
+    if pooled is not None:
+        extra = [c for c in pooled.columns if c in ("subgroup",) or c == "by"]
+        pooled = pooled.assign(
+            task="Pooled" if not extra else "Pooled: " + pooled[extra[0]].astype(str)
+        )
+        parts.append(_effect_cells(pooled, col_levels, alpha))
+    cells = pd.concat(parts, ignore_index=True)
+    effect_type = _single(effects, "effect_type", "md")
+    controls = list(pd.unique(effects["control"].astype(str))) if "control" in effects else []
+    level = _level(alpha)
+    scale = {"corr": " (r)"}.get(effect_type, "")
+    caption = (
+        f"{EFFECT_NAMES.get(effect_type, 'Effect')}{scale} of each system over "
+        f"{', '.join(mk.esc(c) for c in controls) or 'the control'} per task"
+    )
+    if pooled is not None:
+        caption += f" and pooled over tasks ({_model(pooled)})"
+    caption += f", with {level}{mk.pct} confidence intervals in brackets"
+    adjusted = [t for t in (effects, pooled) if t is not None and "p_adjusted" in t.columns]
+    adjust = (adjusted[0].attrs.get("adjust") or "multiplicity") if adjusted else None
+    return _Layout(
+        cells,
+        _order(cells["row"]),
+        _order_cols(cells["col"]),
+        col_levels,
+        [],
+        caption,
+        "effects",
+        adjust,
+    )
+
+
+def _effect_cells(frame: pd.DataFrame, col_levels: list[str], alpha: float) -> pd.DataFrame:
+    effect_type = _single(frame, "effect_type", "md")
+    forward = DISPLAY[effect_type][1] if effect_type in DISPLAY else (lambda x: x)
+    p = (
+        frame[_p_column(frame)].to_numpy(float)
+        if _p_column(frame) in frame
+        else np.full(len(frame), np.nan)
+    )
+    marks = [["dagger"] if np.isfinite(v) and v < alpha else [] for v in p]
+    return pd.DataFrame(
+        {
+            "row": _pair_label(frame).to_numpy(),
+            "col": list(
+                zip(
+                    *(
+                        frame[c].astype(str) if c in frame else frame["task"].astype(str)
+                        for c in col_levels
+                    ),
+                    strict=True,
+                )
+            ),
+            "value": forward(frame["effect"].to_numpy(float)),
+            "low": forward(frame["ci_low"].to_numpy(float)),
+            "high": forward(frame["ci_high"].to_numpy(float)),
+            "p": p,
+            "marks": marks,
+        }
+    )
+
+
+def _compare_layout(table: pd.DataFrame, alpha: float, best: str | None, mk: _Markup) -> _Layout:
+    col_levels = _levels(table, ["metric", "task"])
+    col = list(zip(*(table[c].astype(str) for c in col_levels), strict=True))
+    systems = _order(pd.concat([table["control"].astype(str), table["treatment"].astype(str)]))
+    letters = {s: _letter(i) for i, s in enumerate(systems)}
+    p = table[_p_column(table)].to_numpy(float)
+    diff = table["diff"].to_numpy(float)
+    sign = -1.0 if best == "min" else 1.0
+    significant = np.isfinite(p) & (p < alpha)
+    winner = np.where(sign * diff > 0, table["treatment"].astype(str), table["control"].astype(str))
+    loser = np.where(sign * diff > 0, table["control"].astype(str), table["treatment"].astype(str))
+    single_control = table["control"].nunique() == 1
+    rows = []
+    for who, mean_col in (("treatment", "mean_treatment"), ("control", "mean_control")):
+        part = pd.DataFrame(
+            {
+                "row": table[who].astype(str).to_numpy(),
+                "col": col,
+                "value": table[mean_col].to_numpy(float),
+                # the difference to the control belongs to the treatment's cell
+                "low": table["ci_low"].to_numpy(float)
+                if who == "treatment" and single_control
+                else np.nan,
+                "high": table["ci_high"].to_numpy(float)
+                if who == "treatment" and single_control
+                else np.nan,
+                "p": p if who == "treatment" and single_control else np.nan,
+            }
+        )
+        rows.append(part)
+    cells = pd.concat(rows, ignore_index=True).drop_duplicates(["row", "col"], keep="first")
+    wins = pd.DataFrame(
+        {
+            "row": winner[significant],
+            "col": [col[i] for i in np.flatnonzero(significant)],
+            "mark": loser[significant],
+        }
+    )
+    marks = wins.groupby(["row", "col"], sort=False)["mark"].agg(
+        lambda m: sorted(letters[x] for x in set(m))
+    )
+    cells["marks"] = [
+        marks.get((r, c), []) for r, c in zip(cells["row"], cells["col"], strict=True)
+    ]
+    cells["row"] = [f"({letters[r]}) {r}" for r in cells["row"]]
+    attrs = table.attrs
+    test = attrs.get("test") or _single(table, "test", "t")
+    name = TEST_NAMES.get(test, str(test))
+    if test in ("randomization", "bootstrap") and attrs.get("n_resamples"):
+        name += f", {attrs['n_resamples']:,} resamples, seed {attrs.get('seed')}"
+    alternative = attrs.get("alternative", "two-sided")
+    adjust = attrs.get("adjust")
+    correction = (
+        f", {ADJUST_NAMES.get(adjust, adjust)} correction over the pairs of each task and metric"
+        if adjust and "p_adjusted" in table.columns
+        else ", no correction for multiple comparisons"
+    )
+    level = mk.math("\\alpha = " + _num(alpha), "α = " + _num(alpha))
+    caption = (
+        "Mean score of each system. A superscript letter marks a significant difference "
+        f"in favour of the system over the system with that letter ({mk.esc(name)}, "
+        f"{alternative}, {level}{correction})"
+    )
+    rows_order = [f"({letters[s]}) {s}" for s in systems]
+    adjusted = (adjust or "multiplicity") if "p_adjusted" in table.columns else None
+    return _Layout(
+        cells,
+        rows_order,
+        _order_cols(cells["col"]),
+        col_levels,
+        list(letters.values()),
+        caption,
+        "compare",
+        adjusted,
+    )
+
+
+def _model(pooled: pd.DataFrame) -> str:
+    method = pooled.attrs.get("method") or _single(pooled, "method", "")
+    test = pooled.attrs.get("ci") or _single(pooled, "test", "z")
+    model = "common-effect model" if method in ("EE", "FE") else f"random-effects model, {method}"
+    return model + (", Knapp-Hartung t-test" if test != "z" else "")
+
+
+def _letter(i: int) -> str:
+    alphabet = "abcdefghijklmnopqrstuvwxyz"
+    return alphabet[i] if i < 26 else alphabet[i // 26 - 1] + alphabet[i % 26]
+
+
+def _single(frame: pd.DataFrame, col: str, default: str) -> str:
+    if col not in frame.columns:
+        return default
+    values = pd.unique(frame[col])
+    if len(values) > 1:
+        raise SchemaError(
+            f"A table holds one {col} at a time, but this one has {list(values)}; select one first."
+        )
+    return str(values[0]) if len(values) else default
+
+
+def _order(values: pd.Series) -> list[str]:
+    return list(dict.fromkeys(values.astype(str)))
+
+
+def _order_cols(values: pd.Series) -> list[tuple[str, ...]]:
+    """Columns in order of appearance, grouped by their first level (a metric's pooled column
+    follows its tasks)."""
+    cols = list(dict.fromkeys(values))
+    first = list(dict.fromkeys(c[0] for c in cols))
+    return sorted(cols, key=lambda c: first.index(c[0])) if len(cols[0]) > 1 else cols
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(repr(n) for n in names)
+
+
+def _level(alpha: float) -> str:
+    return f"{100 * (1 - alpha):g}"
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+def _layout(
+    table: pd.DataFrame,
+    pooled: pd.DataFrame | None,
+    alpha: float | None,
+    best: str | None,
+    mk: _Markup,
+) -> tuple[_Layout, float]:
+    if not isinstance(table, pd.DataFrame):
+        raise SchemaError(f"Expected a pandas DataFrame, got {type(table).__name__}.")
+    kind = _kind(table)
+    if alpha is None:
+        alpha = float(
+            table.attrs.get(
+                "alpha", pooled.attrs.get("alpha", 0.05) if pooled is not None else 0.05
+            )
+        )
+    alpha = check_alpha(alpha)
+    if pooled is not None and kind != "effects":
+        raise OptionError(
+            "`pooled=` adds a pooled column to an effects table; this is a " + kind + " table."
+        )
+    if kind == "compare":
+        return _compare_layout(table, alpha, best, mk), alpha
+    if kind == "pooled":
+        frame = table.assign(task="Pooled")
+        lay = _effects_layout(frame.assign(variance=frame["se"] ** 2), None, alpha, mk)
+        lay.caption = lay.caption.replace(" per task", f" pooled over tasks ({_model(table)})")
+        return lay, alpha
+    return _effects_layout(table, pooled, alpha, mk), alpha
+
+
+# --------------------------------------------------------------- formatting
+def _text(x: float, digits: int, fmt: str, signed: bool = False) -> str:
+    if not np.isfinite(x):
+        return "–" if fmt == "html" else "--"
+    x = round(float(x), digits) + 0.0  # no "-0.000"
+    s = f"{x:+.{digits}f}" if signed and x != 0 else f"{x:.{digits}f}"
+    if fmt == "latex":
+        return s.replace("-", "$-$").replace("+", "$+$")
+    return s.replace("-", "\u2212")
+
+
+def _marks(marks: list[str], fmt: str) -> str:
+    if not marks:
+        return ""
+    text = "".join("†" if m == "dagger" else m for m in marks)
+    if fmt == "latex":
+        text = "".join(r"\dag{}" if m == "dagger" else m for m in marks)
+        return r"\textsuperscript{" + text + "}"
+    return f"<sup>{html.escape(text)}</sup>"
+
+
+def _cell(row: pd.Series, show: str, digits: int, fmt: str, kind: str) -> str:
+    text = _text(row["value"], digits, fmt) + _marks(row["marks"], fmt)
+    signed = kind == "compare"  # the interval is of a difference there
+    if show == "ci" and np.isfinite(row["low"]):
+        text += f" [{_text(row['low'], digits, fmt, signed)}, {_text(row['high'], digits, fmt, signed)}]"
+    elif show == "p_value" and np.isfinite(row["p"]):
+        p = row["p"]
+        ptext = f"< {10.0**-digits:.{digits}f}" if p < 10.0**-digits else f"= {p:.{digits}f}"
+        if fmt == "latex":
+            ptext = ptext.replace("<", "$<$")
+        text += f" (p {ptext})"
+    return text
+
+
+def _frames(lay: _Layout, show: str, digits: int, fmt: str, best: str | None, transpose: bool):
+    """(strings, bold mask) DataFrames in the final orientation, labels escaped."""
+    cells = lay.cells.assign(
+        text=[_cell(r, show, digits, fmt, lay.kind) for _, r in lay.cells.iterrows()]
+    )
+    text = cells.pivot(index="row", columns="col", values="text").reindex(
+        index=lay.rows, columns=lay.cols
+    )
+    value = cells.pivot(index="row", columns="col", values="value").reindex(
+        index=lay.rows, columns=lay.cols
+    )
+    bold = pd.DataFrame(False, index=value.index, columns=value.columns)
+    if best is not None:
+        arr = value.to_numpy(float)
+        finite = np.isfinite(arr)
+        enough = finite.sum(axis=0) >= 2
+        filled = np.where(finite, arr, -np.inf if best == "max" else np.inf)
+        target = filled.max(axis=0) if best == "max" else filled.min(axis=0)
+        bold.iloc[:, :] = finite & enough[None, :] & (arr == target[None, :])
+    text = text.fillna("")
+    escape = escape_latex if fmt == "latex" else html.escape
+    index = pd.Index([escape(r) for r in text.index], name=None)
+    columns: pd.Index
+    if len(lay.col_names) == 1:
+        columns = pd.Index([escape(c[0]) for c in text.columns], name=None)
+    else:
+        columns = pd.MultiIndex.from_tuples(
+            [tuple(escape(x) for x in c) for c in text.columns], names=[None] * len(lay.col_names)
+        )
+    text.index = bold.index = index
+    text.columns = bold.columns = columns
+    if transpose:
+        text, bold = text.T, bold.T
+    return text, bold
+
+
+def _styler(lay: _Layout, show: str, digits: int, fmt: str, best: str | None, transpose: bool):
+    """The Styler, and whether any cell is bold (the caption says so only then)."""
+    text, bold = _frames(lay, show, digits, fmt, best, transpose)
+    styler = text.style
+    styler = styler.apply(lambda _: np.where(bold.to_numpy(), "font-weight: bold;", ""), axis=None)
+    return styler, bool(bold.to_numpy().any())
+
+
+def _check(show: str | None, best: str | None, digits: int, lay_kind: str) -> str:
+    show = show or ("value" if lay_kind == "compare" else "ci")
+    check_option("show", show, SHOWS)
+    check_option("best", best, BESTS)
+    if not isinstance(digits, int) or not 0 <= digits <= 10:
+        raise OptionError(f"`digits` must be an integer from 0 to 10, but {digits!r} was passed.")
+    return show
+
+
+def _caption(
+    lay: _Layout, show: str, best: str | None, alpha: float, transpose: bool, mk: _Markup
+) -> str:
+    head = lay.caption
+    if show == "p_value":  # the cells carry p-values instead of intervals
+        head = head.replace(f", with {_level(alpha)}{mk.pct} confidence intervals in brackets", "")
+    return head + _caption_tail(lay, show, best, alpha, transpose, mk)
+
+
+def _caption_tail(
+    lay: _Layout, show: str, best: str | None, alpha: float, transpose: bool, mk: _Markup
+) -> str:
+    tail = ""
+    adjusted = f"{ADJUST_NAMES.get(lay.adjust, lay.adjust)}-adjusted " if lay.adjust else ""
+    if lay.kind != "compare" and lay.cells["marks"].map(bool).any():
+        tail += f". {mk.dag} {adjusted}" + mk.math("p < " + _num(alpha), "p < " + _num(alpha))
+    if lay.kind == "compare" and show == "ci":
+        tail += f". Brackets: {_level(alpha)}{mk.pct} confidence interval of the difference to the control"
+    if lay.kind == "compare" and show == "p_value":
+        tail += f". Parentheses: {adjusted}p-value of the difference to the control"
+    if lay.kind != "compare" and show == "p_value":
+        tail += f". Parentheses: {adjusted}p-values"
+    if best is not None:
+        where = "row" if transpose else "column"
+        tail += f". Bold: the {'highest' if best == 'max' else 'lowest'} value of each {where}"
+    return tail + "."
+
+
+def to_latex(
+    table: pd.DataFrame,
+    *,
+    pooled: pd.DataFrame | None = None,
+    show: str | None = None,
+    best: str | None = "max",
+    alpha: float | None = None,
+    digits: int = 3,
+    transpose: bool = False,
+    caption: str | None = None,
+    label: str | None = None,
+    position: str | None = None,
+) -> str:
+    r"""A result table as a LaTeX ``table`` with booktabs rules.
+
+    Needs ``\usepackage{booktabs}`` in the preamble, nothing else.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        An effects table (:func:`metaeval.effects`), a pooled table
+        (:func:`metaeval.pool`) or a :func:`metaeval.compare` table.
+        Rows: the systems (treatments; with several controls "treatment vs
+        control"; for compare tables every system, lettered (a), (b), …).
+        Columns: the tasks and/or metrics present (levels that do not vary
+        are dropped), for an effects table plus a "Pooled" column when
+        ``pooled`` is given.
+    pooled : pandas.DataFrame, optional
+        The pooled result of ``table`` (an effects table), shown as an extra
+        column.
+    show : {"value", "ci", "p_value"}, optional
+        What a cell carries besides its value: the confidence interval in
+        brackets (default for effects and pooled tables) or the p-value. For
+        compare tables (default ``"value"``: the system's mean) the interval
+        and p-value are those of the difference to the control and need a
+        table with one control.
+    best : {"max", "min", None}, default "max"
+        Bold the highest (lowest) value of each column (row when
+        ``transpose``) among the rows, decided on the unrounded values; only
+        where at least two rows have values. For compare tables it also
+        decides which system a significant difference favours.
+    alpha : float, optional
+        Significance level of the marks; defaults to the table's
+        ``attrs["alpha"]``, else 0.05. Effects and pooled cells with
+        p < α carry a dagger (using ``p_adjusted`` where present); compare
+        cells carry the letters of the systems they are significantly
+        better than (ranx's convention).
+    digits : int, default 3
+    transpose : bool, default False
+        Systems as columns instead (for many tasks).
+    caption : str, optional
+        Replaces the generated caption, which states the effect or test, α
+        and the correction. Passed to LaTeX as is.
+    label, position : str, optional
+        ``\label`` and float position (e.g. ``"t"``).
+
+    Returns
+    -------
+    str
+
+    Notes
+    -----
+    Task, system and metric names are escaped (``\ & % $ # _ { } ~ ^``);
+    non-ASCII letters need a font that has them (pdflatex's default covers
+    Latin accents). Effects of ``rom`` are reported as relative changes and
+    of ``corr`` as r (their CIs transformed the same way).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> eff = pd.DataFrame({"task": ["a_1", "b"], "treatment": "new", "control": "old",
+    ...                     "effect": [0.1, -0.2], "variance": [0.01, 0.04],
+    ...                     "ci_low": [-0.096, -0.592], "ci_high": [0.296, 0.192],
+    ...                     "p_value": [0.317, 0.317]})
+    >>> print(to_latex(eff, caption="Effects."))  # doctest: +NORMALIZE_WHITESPACE
+    \begin{table}
+    \caption{Effects.}
+    \begin{tabular}{lrr}
+    \toprule
+     & a\_1 & b \\
+    \midrule
+    new & 0.100 [$-$0.096, 0.296] & $-$0.200 [$-$0.592, 0.192] \\
+    \bottomrule
+    \end{tabular}
+    \end{table}
+    """
+    mk = _Markup("latex")
+    lay, alpha = _layout(table, pooled, alpha, best, mk)
+    show = _check(show, best, digits, lay.kind)
+    _check_show(lay, show, table)
+    styler, any_bold = _styler(lay, show, digits, "latex", best, transpose)
+    text_caption = (
+        caption
+        if caption is not None
+        else _caption(lay, show, best if any_bold else None, alpha, transpose, mk)
+    )
+    return styler.to_latex(
+        hrules=True,
+        caption=text_caption,
+        label=label,
+        position=position,
+        environment="table",
+        convert_css=True,
+        multicol_align="c",
+        column_format="l" * styler.data.index.nlevels + "r" * styler.data.shape[1],
+        multirow_align="naive",  # row groups without the multirow package
+    )
+
+
+def _check_show(lay: _Layout, show: str, table: pd.DataFrame) -> None:
+    if lay.kind == "compare" and show != "value" and table["control"].nunique() > 1:
+        raise OptionError(
+            f"show={show!r} puts the difference to the control in each cell, but this compare "
+            f"table has several controls ({_names(_order(table['control'])[:5])}); "
+            "use show='value' or compare(control=...)."
+        )
+
+
+def style(
+    table: pd.DataFrame,
+    *,
+    pooled: pd.DataFrame | None = None,
+    show: str | None = None,
+    best: str | None = "max",
+    alpha: float | None = None,
+    digits: int = 3,
+    transpose: bool = False,
+    caption: str | None = None,
+):
+    """The table of :func:`to_latex` as a pandas Styler with HTML cells (displays in notebooks)."""
+    mk = _Markup("html")
+    lay, alpha = _layout(table, pooled, alpha, best, mk)
+    show = _check(show, best, digits, lay.kind)
+    _check_show(lay, show, table)
+    styler, any_bold = _styler(lay, show, digits, "html", best, transpose)
+    if caption is None:
+        caption = _caption(lay, show, best if any_bold else None, alpha, transpose, mk)
+    return styler.set_caption(caption).set_table_styles(
+        [
+            {
+                "selector": "caption",
+                "props": "caption-side: bottom; text-align: left; font-size: 0.9em;",
+            },
+            {"selector": "td", "props": "text-align: right; padding: 0 0.6em;"},
+        ]
+    )
+
+
+def to_html(table: pd.DataFrame, **kwargs: Any) -> str:
+    """The table of :func:`to_latex` as an HTML ``<table>`` (same options but ``label``, ``position``)."""
+    return style(table, **kwargs).to_html()

@@ -282,3 +282,17 @@ def test_pairwise_p_values_from_compare_with_adjustment(rng):
         pairwise(cmp, value="t")
     with pytest.raises(SchemaError, match="compare"):
         pairwise(scores)
+
+
+def test_a_given_pooled_result_is_drawn(rng):
+    eff = _effects(rng)
+    pooled = eff.meta.pool(method="EE")
+    fig = forest(eff, pooled=pooled)
+    (diamond,) = _gid(fig, "diamond-summary")
+    np.testing.assert_allclose(
+        diamond.get_xy()[:3, 0], pooled[["ci_low", "effect", "ci_high"]].iloc[0], rtol=1e-12
+    )
+    assert pooled["effect"].iloc[0] != pytest.approx(eff.meta.pool(method="DL")["effect"].iloc[0])
+    weights = [t for t in _texts(fig) if t.endswith("%") and t != "100%"]
+    ee = metaeval.weights(eff, method="EE")["weight"]
+    assert weights == [f"{w:.1f}%" for w in ee]

@@ -129,8 +129,9 @@ def forest(
     method, ci, alpha
         The pooling model (:func:`metaeval.pool`).
     pooled : pandas.DataFrame, optional
-        An already pooled result of ``effects`` with the same model; its
-        summary and τ² are drawn instead of pooling again.
+        An already pooled result of ``effects``; its summary and τ² are drawn
+        instead of pooling again, and its ``method`` and ``test`` replace
+        ``method`` and ``ci`` for the weights.
     title : str, optional
     sort : {None, "effect", "weight", "name"}
         Order of the task rows (None: the table's order); by the first panel.
@@ -179,6 +180,9 @@ def forest(
     from ..pooling import _fit
 
     check_option("sort", sort, SORTS)
+    if pooled is not None and {"method", "test"} <= set(pooled.columns) and len(pooled):
+        # weights and subgroup fits follow the model of the given result
+        method, ci = str(pooled["method"].iloc[0]), str(pooled["test"].iloc[0])
     effects, metric, control, effect_type = _prepare(effects)
     fit = _fit(effects, method=method, ci=ci, alpha=alpha, over="task", groups=None, by=by)
     table = fit.grouped.table.assign(weight=fit.row_weight)

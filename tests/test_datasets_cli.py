@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import metaeval
 from metaeval.cli import main
 
@@ -49,9 +51,14 @@ def test_demo_writes_figure_and_table(capsys, tmp_path, monkeypatch):
     assert "wrote" not in capsys.readouterr().out
 
 
-def test_demo_user_error_exit_code(capsys):
-    assert main(["demo", "--effect", "nope"]) == 1
-    assert "`effect` must be one of" in capsys.readouterr().err
+def test_demo_usage_and_data_error_exit_codes(capsys):
+    with pytest.raises(SystemExit) as stop:  # argparse: an unknown choice is a usage error
+        main(["demo", "--effect", "nope"])
+    assert stop.value.code == 2
+    assert "invalid choice: 'nope'" in capsys.readouterr().err
+    assert main(["demo", "--control", "nope", "--no-output"]) == 1  # no such system
+    err = capsys.readouterr().err
+    assert err.startswith("metaeval demo: error:") and "'nope'" in err and "Traceback" not in err
 
 
 def test_console_script_runs():

@@ -363,13 +363,13 @@ def test_means_margin_of_error(rng):
     assert (two["variance_from"] == "system").all() and (res["variance_from"] == "anova").all()
 
 
-def test_progress_line(rng, capsys):
+def test_progress_bar(rng, capsys):
     scores = make_scores(rng, tasks={"t1": 30}, metrics=("m",))
     metaeval.compare(
         scores, control="ctrl", test="bootstrap", n_resamples=300, seed=1, progress=True
     )
     err = capsys.readouterr().err
-    assert "bootstrap test: 100.0%" in err and err.endswith("\n")
+    assert "bootstrap test" in err and "100%" in err and err.endswith("\n")
     metaeval.compare(
         scores, control="ctrl", test="bootstrap", n_resamples=300, seed=1, progress=False
     )

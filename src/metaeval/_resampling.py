@@ -11,7 +11,7 @@ Tasks are laid out as ``(tasks, queries)`` batches (tasks of similar size share 
 batch), so that one batched matrix product of random signs or resample counts
 (``tasks × resamples × queries``) with the differences (``tasks × queries ×
 pairs``) gives the statistics of every resample for every pair of every task.
-Work is split into chunks of bounded memory; a progress line on stderr reports
+Work is split into chunks of bounded memory; a progress bar on stderr reports
 long runs.
 """
 
@@ -22,6 +22,7 @@ import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -131,27 +132,48 @@ def task_batches(lay: Layout) -> Iterator[TaskBatch]:
 
 
 class Progress:
-    """A one-line progress report on stderr for runs longer than a few seconds."""
+    """A progress bar on stderr (rich) for runs longer than a few seconds.
+
+    ``enabled=None`` shows it once the run has taken 3 s and only when stderr
+    is a terminal; True always shows it (on a non-terminal, one final line);
+    False never.
+    """
 
     def __init__(self, total: int, label: str, enabled: bool | None):
         self.total, self.label, self.done = max(total, 1), label, 0
         self.start = time.perf_counter()
         self.enabled = enabled
-        self.shown = False
+        self.bar: Any = None
 
     def step(self, amount: int = 1) -> None:
         self.done += amount
-        elapsed = time.perf_counter() - self.start
-        show = self.enabled if self.enabled is not None else (elapsed > 3 and sys.stderr.isatty())
-        if show:
-            eta = elapsed / self.done * (self.total - self.done)
-            sys.stderr.write(
-                f"\r{self.label}: {100 * self.done / self.total:5.1f}%  ({eta:,.0f} s left) "
+        if self.bar is None:
+            elapsed = time.perf_counter() - self.start
+            show = (
+                self.enabled if self.enabled is not None else (elapsed > 3 and sys.stderr.isatty())
             )
-            sys.stderr.flush()
-            self.shown = True
+            if not show:
+                return
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self.bar = Progress(
+                TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+                TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                console=Console(stderr=True),
+            )  # fmt: skip
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=self.total)
+        self.bar.update(self.task, completed=self.done)
 
     def close(self) -> None:
-        if self.shown:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None

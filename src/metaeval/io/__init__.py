@@ -7,6 +7,7 @@
   :func:`metaeval.ir.evaluate`).
 - :mod:`~metaeval.io.pyterrier`: PyTerrier per-query results.
 - :mod:`~metaeval.io.lm_eval`: lm-evaluation-harness sample logs.
+- :mod:`~metaeval.io.tidy`: tidy scores files (CSV, TSV, JSON lines, Parquet).
 - :func:`scores_from_arrays`: per-sample arrays aligned by position.
 
 Every reader checks its input and raises :class:`metaeval.FormatError` naming the
@@ -26,10 +27,11 @@ from .lm_eval import read_lm_eval
 from .pyterrier import read_pyterrier
 from .ranger import read_per_sample, read_ranger
 from .ranx import from_ranx_scores
+from .tidy import read_scores, write_scores
 from .trec import read_qrels, read_run, write_qrels, write_run
 
 __all__ = [
-    "scores_from_arrays",
+    "scores_from_arrays", "read_scores", "write_scores",
     "read_qrels", "read_run", "write_qrels", "write_run",
     "read_jsonl", "write_jsonl", "trec_to_jsonl", "jsonl_to_trec", "read_per_query_csv",
     "read_ranger", "read_per_sample", "from_ranx_scores", "read_pyterrier", "read_lm_eval",

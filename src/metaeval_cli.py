@@ -1,0 +1,317 @@
+"""The ``metaeval`` command: argument parsing only, so that ``--help`` answers at once.
+
+This module imports nothing but the standard library; the commands live in
+:mod:`metaeval.cli` and load pandas, scipy and the rest only when one runs.
+Exit codes: 0 success, 1 a data error (a file that cannot be read, a table that
+cannot be analysed), 2 a usage error (an unknown option or value).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+__all__ = ["main", "build_parser"]
+
+PRINT_MODES = ("pretty", "raw")
+FORMATS = ("markdown", "latex", "csv", "tsv")
+ADJUSTMENTS = ("holm", "bonferroni", "fdr_bh")
+# the library's own lists (metaeval.METHODS, ...), repeated so that --help imports nothing;
+# tests/test_cli.py checks that they agree
+METHODS = ("EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM")
+CI = ("z", "knha", "hksj")
+EFFECTS = ("md", "smd", "smcrp", "smcc", "rom", "corr")
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Keep the examples' line breaks and show each option's default."""
+
+
+class _Version(argparse.Action):
+    """``--version``, reading the installed version only when asked."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        kwargs.update(nargs=0, default=argparse.SUPPRESS)
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            parser.exit(message=f"metaeval {version('metaeval')}\n")
+        except PackageNotFoundError:  # pragma: no cover - a source tree
+            parser.exit(message="metaeval (not installed)\n")
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1 (exclusive)")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative; seeds are integers >= 0")
+    return value
+
+
+def _output_options(parser: argparse.ArgumentParser, *, tables: bool = True) -> None:
+    group = parser.add_argument_group("output")
+    group.add_argument(
+        "--print-mode",
+        choices=PRINT_MODES,
+        default="pretty",
+        help="pretty: aligned tables for the terminal; raw: tab-separated tables "
+        "(a '# title' line, a header, the rows, a blank line) at full precision, for "
+        "spreadsheets and scripts",
+    )
+    group.add_argument(
+        "--digits", type=_positive, default=4, help="decimals shown by pretty, markdown and latex"
+    )
+    if tables:
+        group.add_argument(
+            "--format",
+            choices=FORMATS,
+            help="print the tables in this format instead (markdown, latex or csv for "
+            "papers); with --tables, the format of that file (default: by its extension)",
+        )
+        group.add_argument(
+            "--tables",
+            metavar="FILE",
+            help="also write the tables to FILE (.md, .tex, .csv or .tsv)",
+        )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``metaeval`` command and its subcommands."""
+    parser = argparse.ArgumentParser(
+        prog="metaeval",
+        formatter_class=_Formatter,
+        description="Effect-size meta-analysis for multi-task evaluation, and the IR "
+        "evaluation and significance tests around it.",
+        epilog="Examples:\n"
+        "  metaeval demo\n"
+        "  metaeval evaluate --qrels qrels.txt --run bm25=bm25.run --run dense=dense.run "
+        "--measures nDCG@10 AP RR --output scores.csv\n"
+        "  metaeval compare bm25.csv dense.csv splade.csv --seed 42\n"
+        "  metaeval convert qrels.txt qrels.jsonl --rel-type true\n"
+        "  metaeval meta scores.csv --control bm25 --method REML --ci knha --plot forest.pdf\n"
+        "Run 'metaeval COMMAND --help' for a command's options.\n"
+        "Exit codes: 0 ok, 1 data error, 2 usage error.",
+    )
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    # ------------------------------------------------------------------ demo
+    demo = sub.add_parser(
+        "demo",
+        formatter_class=_Formatter,
+        help="analyze the bundled example benchmark",
+        description="Per-task effects and their random-effects summary on the bundled "
+        "example (scikit-learn classifiers on scikit-learn's data sets), with a forest "
+        "plot and a LaTeX table.",
+        epilog="Example:\n  metaeval demo --effect md --method REML --ci knha --output figures",
+    )
+    demo.add_argument("--control", default="logistic_regression")
+    demo.add_argument("--metric", default="accuracy", choices=["accuracy", "p_true_class"])
+    demo.add_argument("--effect", default="smd", choices=EFFECTS)
+    demo.add_argument("--method", default="DL", choices=METHODS, help="tau^2 estimator")
+    demo.add_argument("--ci", default="z", choices=CI, help="z or knha (Knapp-Hartung)")
+    demo.add_argument("--alpha", type=_probability, default=0.05)
+    demo.add_argument(
+        "--output",
+        default="metaeval-demo",
+        help="folder for forest.pdf, forest.png and table.tex (created if needed)",
+    )
+    demo.add_argument(
+        "--no-output", dest="output", action="store_const", const=None, help="write no files"
+    )
+
+    # -------------------------------------------------------------- evaluate
+    ev = sub.add_parser(
+        "evaluate",
+        formatter_class=_Formatter,
+        help="per-query IR measures of runs against qrels (TREC or elinor JSONL)",
+        description="Score runs against relevance judgments with ir_measures: prints "
+        "basic statistics of the files and each measure's mean per run, and writes the "
+        "per-query scores as a tidy table. Files ending in .jsonl are elinor's JSON "
+        "lines ('true' for qrels, 'pred' for runs); others are TREC files, plain or "
+        "gzip. Measure names are ir_measures' (nDCG@10, AP, RR, P@5, R@100, "
+        "AP(rel=2), ...); elinor's names (precision@3, ap, rr, ndcg@10, recall@k, "
+        "success@k) are accepted too.",
+        epilog="Examples:\n"
+        "  metaeval evaluate --qrels qrels.txt --run bm25.run --measures nDCG@10\n"
+        "  metaeval evaluate --qrels true.jsonl --run bm25=pred_1.jsonl --run "
+        "dense=pred_2.jsonl --measures precision@3 ap rr ndcg@3 --task toy "
+        "--output scores.parquet",
+    )
+    ev.add_argument("--qrels", required=True, metavar="FILE", help="relevance judgments")
+    ev.add_argument(
+        "--run",
+        required=True,
+        action="append",
+        metavar="[NAME=]FILE",
+        help="a run; repeat for several. NAME defaults to the file name without suffix",
+    )
+    ev.add_argument("--measures", required=True, nargs="+", metavar="MEASURE")
+    ev.add_argument("--task", default="default", help="the task name written to the scores")
+    ev.add_argument(
+        "--missing",
+        choices=["zero", "drop"],
+        default="zero",
+        help="judged queries a run does not return: score 0 (as trec_eval -c) or leave out",
+    )
+    ev.add_argument(
+        "--output",
+        metavar="FILE",
+        help="write the per-query scores (.csv, .tsv, .jsonl or .parquet; .gz for text)",
+    )
+    _output_options(ev, tables=False)
+
+    # --------------------------------------------------------------- compare
+    cmp_ = sub.add_parser(
+        "compare",
+        formatter_class=_Formatter,
+        help="significance tests between systems, as elinor-compare",
+        description="Compare systems on per-query scores. INPUTs are per-query CSVs, one "
+        "per system (a query_id column and one column per metric, as elinor-evaluate "
+        "writes them), or one tidy scores file (task, query, system, metric, value). "
+        "Prints basic statistics, the systems and their aliases and the means; for two "
+        "systems the paired t-test (mean difference, variance of the differences, "
+        "effect size d_z, t, p, margin of error), the bootstrap and the randomization "
+        "p-values; for three or more, per metric the means with their ANOVA margin of "
+        "error, the two-way ANOVA table, Tukey's effect sizes and the randomized Tukey "
+        "HSD p-values. Differences are row system minus column system.",
+        epilog="Examples:\n"
+        "  metaeval compare pred_1.csv pred_2.csv\n"
+        "  metaeval compare pred_1.csv pred_2.csv pred_3.csv --seed 7 --adjust holm\n"
+        "  metaeval compare scores.parquet --print-mode raw > tables.tsv\n"
+        "  metaeval compare a.csv b.csv c.csv --tables tables.tex",
+    )
+    cmp_.add_argument("inputs", nargs="+", metavar="INPUT")
+    cmp_.add_argument("--names", nargs="+", metavar="NAME", help="system names of the CSVs")
+    cmp_.add_argument("--metrics", nargs="+", metavar="METRIC", help="only these metrics")
+    cmp_.add_argument("--task", default="default", help="task name of per-query CSVs")
+    cmp_.add_argument("--n-resamples", type=_positive, default=10_000, metavar="B")
+    cmp_.add_argument(
+        "--seed", type=_seed, help="seed of the resampling tests (default: drawn and printed)"
+    )
+    cmp_.add_argument(
+        "--adjust",
+        choices=ADJUSTMENTS,
+        help="also print paired t-tests of every pair with p-values adjusted over the "
+        "pairs of each metric",
+    )
+    cmp_.add_argument("--alpha", type=_probability, default=0.05, help="1 - confidence level")
+    cmp_.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars on resampling (default: on a terminal, for long runs)",
+    )
+    _output_options(cmp_)
+
+    # --------------------------------------------------------------- convert
+    conv = sub.add_parser(
+        "convert",
+        formatter_class=_Formatter,
+        help="TREC qrels/runs <-> elinor JSONL",
+        description="Convert between TREC files and elinor's JSON lines; the direction "
+        "follows the file names (.jsonl is JSON lines, anything else TREC).",
+        epilog="Examples:\n"
+        "  metaeval convert qrels.txt true.jsonl --rel-type true\n"
+        "  metaeval convert pred_1.jsonl pred_1.run --rel-type pred --tag bm25",
+    )
+    conv.add_argument("input", metavar="IN")
+    conv.add_argument("output", metavar="OUT")
+    conv.add_argument(
+        "--rel-type",
+        required=True,
+        choices=["true", "pred"],
+        help="true: relevance judgments (qrels); pred: a run",
+    )
+    conv.add_argument("--tag", default="metaeval", help="run tag written to a TREC run")
+
+    # ------------------------------------------------------------------ meta
+    meta = sub.add_parser(
+        "meta",
+        formatter_class=_Formatter,
+        help="per-task effects and their random-effects summary (the Ranger pipeline)",
+        description="Paired effect sizes of treatments against a control on every task "
+        "and their meta-analytic summary, from a tidy scores file (.csv, .tsv, .jsonl, "
+        ".parquet) or a Ranger config.yaml. Prints the per-task and pooled table and the "
+        "heterogeneity of each summary; optionally a forest plot and a LaTeX table.",
+        epilog="Examples:\n"
+        "  metaeval meta scores.csv --control bm25\n"
+        "  metaeval meta scores.parquet --control bm25 --treatment dense splade "
+        "--method REML --ci knha --plot forest.pdf --latex table.tex\n"
+        "  metaeval meta ranger/classification-glue-data/config.yaml --control bert "
+        "--ranger-metric accuracy --effect md\n"
+        "  metaeval meta scores.csv --control bm25 --by domain",
+    )
+    meta.add_argument("scores", metavar="SCORES")
+    meta.add_argument("--control", required=True)
+    meta.add_argument("--treatment", nargs="+", help="default: every other system")
+    meta.add_argument("--metric", nargs="+", help="only these metrics")
+    meta.add_argument("--effect", default="smd", choices=EFFECTS)
+    meta.add_argument("--method", default="DL", choices=METHODS, help="tau^2 estimator")
+    meta.add_argument("--ci", default="z", choices=CI, help="z or knha (Knapp-Hartung)")
+    meta.add_argument("--alpha", type=_probability, default=0.05)
+    meta.add_argument("--by", metavar="COLUMN", help="subgroups: a task-level column")
+    meta.add_argument(
+        "--plot", metavar="FILE", help="forest plot (.pdf, .png, .svg); one file per metric"
+    )
+    meta.add_argument("--latex", metavar="FILE", help="LaTeX table of effects and summaries")
+    meta.add_argument(
+        "--measures",
+        nargs="+",
+        default=["nDCG@10", "Judged@10"],
+        help="Ranger retrieval configs: the measures computed from qrels and runs",
+    )
+    meta.add_argument(
+        "--missing-files",
+        choices=["error", "skip"],
+        default="error",
+        help="Ranger configs: a file the config names that does not exist is an error, or "
+        "its task is skipped with a warning",
+    )
+    meta.add_argument(
+        "--ranger-metric",
+        help="Ranger classification configs: the name of the per-sample metric",
+    )
+    _output_options(meta)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``metaeval`` command; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)  # exits with 2 on a usage error
+    if args.command is None:
+        parser.print_help()
+        return 2
+    from metaeval.cli import run
+
+    return run(args, parser)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -27,6 +27,7 @@ EFFECT_LABELS = {
     "smcc": "Standardized mean change (SD of differences)",
     "rom": "Relative change of the mean",
     "corr": "Correlation r",
+    "corr_diff": "Difference of correlations (Fisher's z)",
     "bootstrap": "Difference",
 }
 MINUS = "\u2212"

@@ -37,6 +37,7 @@ EFFECT_NAMES = {
     "smcc": "Standardized mean change (SD of the differences)",
     "rom": "Relative change of the mean",
     "corr": "Correlation",
+    "corr_diff": "Difference of correlations (Fisher's z)",
     "bootstrap": "Difference",
 }
 _LATEX = {

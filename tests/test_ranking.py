@@ -343,3 +343,19 @@ def test_correlation_effects_errors():
     with pytest.warns(metaeval.DegenerateWarning, match="correlation effect"):
         eff = correlation_effects(constant, reference="knn")
     assert eff["effect"].isna().all()
+
+
+def test_accessor_methods_call_the_module_functions():
+    scores = metaeval.load_example()
+    pd.testing.assert_frame_equal(
+        scores.meta.leaderboard(method="copeland"),
+        metaeval.ranking.leaderboard(scores, method="copeland"),
+    )
+    part = scores.query("metric == 'p_true_class'")
+    pd.testing.assert_frame_equal(
+        part.meta.correlation_effects(reference="knn", method="kendall"),
+        correlation_effects(part, reference="knn", method="kendall"),
+    )
+    effects = part.meta.effects(control="knn")
+    with pytest.raises(metaeval.TableKindError, match="leaderboard"):
+        effects.meta.leaderboard()

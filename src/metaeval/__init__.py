@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from . import accessor as _accessor  # noqa: F401  (registers DataFrame.meta)
-from . import plot, report  # matplotlib and jinja2 load when first used
+from . import plot, ranking, report  # matplotlib and jinja2 load when first used
 from .analysis import analyze
 from .classification import STATISTICS, bootstrap_effects
 from .datasets import load_example
@@ -59,6 +59,7 @@ __all__ = [
     "load_example",
     # modules
     "plot",
+    "ranking",
     "report",
     # constants
     "EFFECT_TYPES",

@@ -136,6 +136,20 @@ class MetaAccessor:
         hint = "analyze() starts from per-query scores."
         return analyze(self._need("scores", "analyze", hint), **kwargs)
 
+    def correlation_effects(self, **kwargs: Any) -> pd.DataFrame:
+        """See :func:`metaeval.ranking.correlation_effects`."""
+        from .ranking import correlation_effects
+
+        hint = "correlation_effects() correlates per-query scores with a reference system."
+        return correlation_effects(self._need("scores", "correlation_effects", hint), **kwargs)
+
+    def leaderboard(self, **kwargs: Any) -> pd.DataFrame:
+        """See :func:`metaeval.ranking.leaderboard`."""
+        from .ranking import leaderboard
+
+        hint = "leaderboard() ranks systems from per-query scores."
+        return leaderboard(self._need("scores", "leaderboard", hint), **kwargs)
+
     # ---------------------------------------------------------------- output
     def forest(self, **kwargs: Any):
         """See :func:`metaeval.plot.forest`."""

@@ -12,6 +12,13 @@ matrix C (resamples × samples): confusion matrices are C @ one-hot(label, predi
 correlations weighted moments, Spearman's ranks cumulative counts along the
 sorted order (ties get average ranks, as in :func:`scipy.stats.spearmanr`).
 Resamples come from the same seeded streams as :func:`metaeval.compare`.
+
+Also here: :func:`per_sample` (labels and predictions → a scores table of
+per-sample correctness, for ``effects()``/``pool()``), :func:`metrics` (accuracy,
+precision, recall, F1, MCC and the confusion matrix of one system, by
+scikit-learn, with a warning wherever its zero-division convention replaced an
+undefined value) and :func:`correlation` (Pearson, Spearman or Kendall with a
+Fisher-z interval).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from . import _resampling as rs
+from ._classification_metrics import AVERAGES, correlation, metrics, per_sample
 from .effects import check_alpha
 from .errors import (
     PairingError,
@@ -33,7 +41,7 @@ from .errors import (
     warn,
 )
 
-__all__ = ["STATISTICS", "bootstrap_effects"]
+__all__ = ["STATISTICS", "AVERAGES", "bootstrap_effects", "per_sample", "metrics", "correlation"]
 
 STATISTICS = ("accuracy", "f1", "f1_macro", "mcc", "pearson", "spearman")
 """Ready statistics: ``f1`` is binary (positive class: the larger label), ``f1_macro``

@@ -1,5 +1,13 @@
 """Ranking meta-evaluation (RankEval), correlation meta-evaluation and rank aggregation.
 
+- segment level: :func:`normalize_ranks`, :func:`kendall_tau`, :func:`reciprocal_rank`,
+  :func:`ndcg`, :func:`err`, :func:`best_human_rank`; set level: :func:`kendall_tau_set`,
+  :func:`best_predicted_vs_human`; to a scores table: :func:`segment_scores`;
+- correlation with a reference, as effects: :func:`correlation_effects`;
+- leaderboards over tasks (Borda, mean rank, Copeland, Kemeny–Young, meta-analytic):
+  :func:`leaderboard`;
+- textbook list-level IR measures: :func:`list_measures`.
+
 Machine translation and quality estimation compare a system's *ranking* of the
 candidates of a segment (the translations of one source sentence) with the
 humans' ranking. This module scores such rankings segment by segment — Kendall's τ
@@ -34,7 +42,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._aggregation import METHODS as AGGREGATIONS
+from ._aggregation import leaderboard
 from ._correlation import CORRELATIONS, correlation_effects, fisher_z_variance
+from ._list_measures import list_measures
 from .errors import DegenerateWarning, OptionError, SchemaError, check_option, format_groups, warn
 
 __all__ = [
@@ -53,6 +64,9 @@ __all__ = [
     "CORRELATIONS",
     "fisher_z_variance",
     "correlation_effects",
+    "list_measures",
+    "AGGREGATIONS",
+    "leaderboard",
 ]
 
 TIES = ("minimize", "floor", "ceiling", "middle")

@@ -535,3 +535,15 @@ def test_console_script_exit_codes_without_traceback(tmp_path):
     err = subprocess.run([sys.executable, "-m", "metaeval", "meta", str(bad), "--control", "a"],
                          capture_output=True, text=True, check=False).stderr  # fmt: skip
     assert f"{bad}, line 2: The scores table has 1 problem" in err and "rows [0, 1]" in err
+
+
+def test_library_warnings_are_printed_once_without_traceback(capsys, elinor, tmp_path):
+    short = tmp_path / "short.csv"
+    short.write_text("".join((elinor / "pred_2.csv").read_text().splitlines(keepends=True)[:6]))
+    code, out, err = run_cli(capsys, "compare", elinor / "pred_1.csv", short, "--metrics", "ap",
+                             "--seed", 1, "--n-resamples", 100, "--print-mode", "raw")  # fmt: skip
+    assert code == 0
+    assert err.count("metaeval: warning: Queries present for only one system") == 1
+    assert "unpaired_queries=3" in err and "Traceback" not in err and "warnings.warn" not in err
+    t = one(parse_raw(out), "Paired t-test")
+    assert t["n"].tolist() == [5]

@@ -37,10 +37,18 @@ def main(argv: list[str] | None = None) -> int:
     return cli_main(argv)
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    name = "warning" if issubclass(category, MetaEvalWarning) else category.__name__
-    text = str(message).replace("\n", "\n  ")
-    print(f"metaeval: {name}: {text}", file=sys.stderr)
+def _warning_printer() -> Callable[..., None]:
+    """A ``warnings.showwarning`` that prints each distinct warning once, without a traceback."""
+    seen: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        name = "warning" if issubclass(category, MetaEvalWarning) else category.__name__
+        text = f"metaeval: {name}: " + str(message).replace("\n", "\n  ")
+        if text not in seen:  # the same finding from several tests of one command
+            seen.add(text)
+            print(text, file=sys.stderr)
+
+    return show
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None) -> int:
@@ -52,7 +60,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
     prefix = f"metaeval {args.command}: error:"
     with warnings.catch_warnings():
         warnings.simplefilter("always", MetaEvalWarning)
-        warnings.showwarning = _show_warning
+        warnings.showwarning = _warning_printer()
         try:
             return handlers[args.command](args)
         except (UsageError, OptionError) as err:

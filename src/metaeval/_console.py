@@ -40,7 +40,8 @@ def _is_p(column: str) -> bool:
     )
 
 
-def _rounded(value: Any, digits: int, p_like: bool) -> str:
+def _text(value: Any, digits: int | None, p_like: bool = False) -> str:
+    """A cell: rounded to ``digits`` decimals, or at full precision (``repr``) for None."""
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, bool | np.bool_):
@@ -49,37 +50,23 @@ def _rounded(value: Any, digits: int, p_like: bool) -> str:
         return str(int(value))
     if isinstance(value, float | np.floating):
         v = float(value)
+        if digits is None:
+            return repr(v)
         if math.isinf(v):
             return "inf" if v > 0 else "-inf"
         if p_like and 0 < abs(v) < 0.5 * 10.0**-digits:
             return f"{v:.{max(digits - 2, 1)}e}"
         text = f"{v:.{digits}f}"
         return "0." + "0" * digits if text == "-0." + "0" * digits else text  # no "-0.0000"
-    return str(value)
-
-
-def _exact(value: Any) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, bool | np.bool_):
-        return str(bool(value))
-    if isinstance(value, int | np.integer):
-        return str(int(value))
-    if isinstance(value, float | np.floating):
-        return repr(float(value))
-    return str(value).replace("\t", " ").replace("\n", " ")
+    text = str(value)
+    return text.replace("\t", " ").replace("\n", " ") if digits is None else text
 
 
 def _cells(frame: pd.DataFrame, digits: int | None) -> list[list[str]]:
     columns = [str(c) for c in frame.columns]
     rows = []
     for record in frame.itertuples(index=False, name=None):
-        if digits is None:
-            rows.append([_exact(v) for v in record])
-        else:
-            rows.append(
-                [_rounded(v, digits, _is_p(c)) for v, c in zip(record, columns, strict=True)]
-            )
+        rows.append([_text(v, digits, _is_p(c)) for v, c in zip(record, columns, strict=True)])
     return rows
 
 

@@ -239,9 +239,6 @@ def _in_order(found: Any, wanted: list[str] | None) -> list[str]:
 
 
 # ------------------------------------------------------------------- compare
-_TIDY = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".pq")
-
-
 def _compare_inputs(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The scores and the table of systems (alias, system, file)."""
     from .io import read_per_query_csv, read_scores

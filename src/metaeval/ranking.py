@@ -357,25 +357,21 @@ def reciprocal_rank(predicted: Any, human: Any, *, ties: str = "ceiling") -> Any
     [0.5, 0.5]
     """
     p, h, single = _pair(predicted, human)
-    p, h = normalize_ranks(p, ties), normalize_ranks(h, ties)
-    with np.errstate(invalid="ignore"), _quiet_all_nan():
-        best = h == np.nanmin(h, axis=1, keepdims=True)
-        r = np.nanmin(np.where(best, p, np.nan), axis=1)
+    r = _at_best(normalize_ranks(h, ties), normalize_ranks(p, ties), np.nanmin)
     return _out(1.0 / r, single)
 
 
-class _quiet_all_nan:
-    """Silence numpy's "All-NaN slice" warning (an empty segment gives NaN on purpose)."""
+def _at_best(key: np.ndarray, value: np.ndarray, pick: Any) -> np.ndarray:
+    """Per segment, ``pick`` (nanmin/nanmax) of ``value`` over the items with the lowest ``key``.
 
-    def __enter__(self) -> None:
-        import warnings
+    NaN for an empty segment (numpy's "All-NaN slice" warning is silenced: it is on purpose).
+    """
+    import warnings
 
-        self._ctx = warnings.catch_warnings()
-        self._ctx.__enter__()
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
         warnings.filterwarnings("ignore", "All-NaN", RuntimeWarning)
-
-    def __exit__(self, *exc: Any) -> None:
-        self._ctx.__exit__(*exc)
+        best = key == np.nanmin(key, axis=1, keepdims=True)
+        return pick(np.where(best, value, np.nan), axis=1)
 
 
 def _gains(
@@ -532,10 +528,7 @@ def best_human_rank(predicted: Any, human: Any, *, ties: str = "ceiling") -> Any
     [2.0, 2.0]
     """
     p, h, single = _pair(predicted, human)
-    p, h = normalize_ranks(p, ties), normalize_ranks(h, ties)
-    with np.errstate(invalid="ignore"), _quiet_all_nan():
-        first = p == np.nanmin(p, axis=1, keepdims=True)
-        out = np.nanmax(np.where(first, h, np.nan), axis=1)
+    out = _at_best(normalize_ranks(p, ties), normalize_ranks(h, ties), np.nanmax)
     return _out(out, single)
 
 

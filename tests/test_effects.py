@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import metaeval
-from metaeval import DegenerateWarning, OptionError, PairingWarning
+from metaeval import DegenerateWarning, OptionError, PairingError, PairingWarning
 
 EFFECTS = list(metaeval.EFFECT_TYPES)
 COLS = [
@@ -145,10 +145,22 @@ def test_degenerate_groups_warn_and_give_nan(effect, x, y, reason):
 
 def test_no_common_queries_drops_row_with_warning():
     df = _pair([1, 2, 3], [1, 3, 2])
+    other = _pair([1, 2, 3], [1, 3, 2]).assign(task="u")
     df.loc[df["system"] == "t", "query"] = ["x1", "x2", "x3"]
     with pytest.warns(PairingWarning, match="paired_queries=0, unpaired_queries=6"):
-        eff = df.meta.effects(control="c", effect="md")
-    assert len(eff) == 0
+        eff = pd.concat([df, other], ignore_index=True).meta.effects(control="c", effect="md")
+    assert eff["task"].tolist() == ["u"]
+
+
+def test_no_pair_sharing_a_query_is_an_error_not_an_empty_table():
+    df = _pair([1, 2, 3], [1, 3, 2])
+    df.loc[df["system"] == "t", "query"] = ["x1", "x2", "x3"]
+    with pytest.warns(PairingWarning), pytest.raises(PairingError, match="shares a query"):
+        df.meta.effects(control="c", effect="md")
+    with pytest.raises(PairingError, match="same system"):
+        _pair([1, 2, 3], [1, 3, 2]).meta.effects(control="c", treatment="c")
+    with pytest.raises(PairingError, match="same system"):
+        _pair([1, 2, 3], [1, 3, 2]).meta.compare(control="c", treatment="c")
 
 
 # ---------------------------------------------------------------- invariants

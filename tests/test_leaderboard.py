@@ -325,7 +325,7 @@ def test_pairing_errors():
         leaderboard(HAND, method="meta", control="Q")
     with pytest.raises(PairingError, match="at least 2 systems"):
         leaderboard(HAND[HAND["system"] == "A"])
-    with pytest.raises(PairingError, match="no rows"):
+    with pytest.raises(metaeval.SchemaError, match="no rows"):
         leaderboard(HAND.iloc[:0])
     with pytest.raises(metaeval.SchemaError):
         leaderboard(HAND.drop(columns="value"))

@@ -428,9 +428,7 @@ def leaderboard(
     (['A', 'B', 'C'], {'acc': 2})
     """
     check_option("method", method, METHODS)
-    scores = prepare_scores(scores)
-    if len(scores) == 0:
-        raise PairingError("The scores table has no rows; there is nothing to rank.")
+    scores = prepare_scores(scores)  # an empty table is a SchemaError there
     available = [str(m) for m in pd.unique(scores["metric"].astype(str))]
     selected = _select_metrics(available, metric)
     if len(selected) < len(available):

@@ -103,14 +103,14 @@ def _delimited(tables: Sequence[Table], notes: Sequence[str], sep: str) -> str:
 
 
 def _markdown(tables: Sequence[Table], notes: Sequence[str], digits: int) -> str:
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|")
+    def cell(text: str) -> str:  # one line, and a pipe is not a column border
+        return " ".join(str(text).splitlines()).replace("|", "\\|")
 
     parts = [f"{note}\n" for note in notes]
     for table in tables:
         head = [cell(str(c)) for c in table.frame.columns]
         align = ["---:" if n else ":---" for n in _numeric(table.frame)]
-        lines = [f"### {table.title}", "", "| " + " | ".join(head) + " |",
+        lines = [f"### {cell(table.title)}", "", "| " + " | ".join(head) + " |",
                  "| " + " | ".join(align) + " |"]  # fmt: skip
         lines += ["| " + " | ".join(map(cell, row)) + " |" for row in _cells(table.frame, digits)]
         parts.append("\n".join(lines) + "\n")
@@ -118,20 +118,21 @@ def _markdown(tables: Sequence[Table], notes: Sequence[str], digits: int) -> str
 
 
 def _latex(tables: Sequence[Table], notes: Sequence[str], digits: int) -> str:
-    from .report import escape_latex
+    from .report import escape
 
     def number(text: str) -> str:
         return "$-$" + text[1:] if text.startswith("-") else text
 
-    parts = [f"% {note}" for note in notes]
+    def esc(text: Any) -> str:
+        return escape(text, "latex")
+
+    parts = [f"% {esc(note)}" for note in notes]  # escaped: one line, nothing to run
     for table in tables:
         numeric = _numeric(table.frame)
         spec = "".join("r" if n else "l" for n in numeric)
-        head = " & ".join(escape_latex(c) for c in table.frame.columns)
+        head = " & ".join(esc(c) for c in table.frame.columns)
         body = [
-            " & ".join(
-                number(v) if n else escape_latex(v) for v, n in zip(row, numeric, strict=True)
-            )
+            " & ".join(number(v) if n else esc(v) for v, n in zip(row, numeric, strict=True))
             + r" \\"
             for row in _cells(table.frame, digits)
         ]
@@ -140,7 +141,7 @@ def _latex(tables: Sequence[Table], notes: Sequence[str], digits: int) -> str:
                 [
                     r"\begin{table}[htbp]",
                     r"\centering",
-                    rf"\caption{{{escape_latex(table.title)}}}",
+                    rf"\caption{{{esc(table.title)}}}",
                     rf"\begin{{tabular}}{{{spec}}}",
                     r"\toprule",
                     head + r" \\",
@@ -200,7 +201,11 @@ class Output:
             self.console().print(text, markup=False)
         else:
             prefix = {"markdown": "", "latex": "% "}.get(self.mode, "# ")
-            self.stream.write(f"{prefix}{text}\n")
+            if self.mode == "latex":
+                from .report import escape
+
+                text = escape(text, "latex")
+            self.stream.write(f"{prefix}{' '.join(str(text).splitlines())}\n")
 
     def table(self, title: str, frame: pd.DataFrame) -> None:
         table = Table(title, _counts_as_int(frame.reset_index(drop=True)))

@@ -59,8 +59,8 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         dx = x - np.nansum(x, axis=1, keepdims=True) / n[:, None]
         dy = y - np.nansum(y, axis=1, keepdims=True) / n[:, None]
         sxx, syy = np.nansum(dx * dx, axis=1), np.nansum(dy * dy, axis=1)
-        scale = np.sqrt(np.nansum(x * x, axis=1) * np.nansum(y * y, axis=1))
-        flat = (sxx <= 1e-24 * scale) | (syy <= 1e-24 * scale)  # a constant column
+        # a constant column: its spread is rounding of its own magnitude
+        flat = (sxx <= 1e-24 * np.nansum(x * x, axis=1)) | (syy <= 1e-24 * np.nansum(y * y, axis=1))
         r = np.nansum(dx * dy, axis=1) / np.sqrt(sxx * syy)
     return np.clip(np.where(flat, np.nan, r), -1, 1), n
 

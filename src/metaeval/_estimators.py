@@ -47,7 +47,7 @@ RE_METHODS = ("DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM")
 MAXITER = 500
 ROOT_TOL = 1e-10
 LL0_TOL = np.finfo(float).eps ** 0.25  # metafor's ll0check tolerance
-LL0_THRESHOLD = 1e-5  # metafor's default threshold, used by its ll0check
+LL0_THRESHOLD = 1e-5  # metafor's threshold of its ll0check (here relative to the mean variance)
 # doublings of the PM search's upper end beyond max(100, 10·mad²): 2**200 covers any float scale
 PM_DOUBLINGS = 200
 
@@ -92,13 +92,31 @@ class Batch:
 
 
 # ----------------------------------------------------------------- closed forms
+def trace_p(w: np.ndarray, sw: np.ndarray) -> np.ndarray:
+    """tr P = Σw − Σw²/Σw for every row of weights ``w`` (``sw`` = Σw), without cancellation.
+
+    Written as Σ_i w_i (Σw − w_i) / Σw. Only the largest weight can exceed half
+    of Σw, so for it Σw − w_i is taken as the sum of the other weights; the
+    textbook form cancels to 0 (or below) when one variance is many orders of
+    magnitude smaller than the others (1e-3 beside 1e21), which made DL's τ²
+    infinite.
+    """
+    rows = np.arange(w.shape[0])
+    top = np.argmax(w, axis=1)
+    w_top = w[rows, top]
+    others = w.copy()
+    others[rows, top] = 0.0
+    rest = others.sum(axis=1)  # Σw − w_top, summed directly
+    inner = np.einsum("gk,gk->g", others, sw[:, None] - others)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (w_top * rest + inner) / sw
+
+
 def fe_parts(b: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Σw, Σw − Σw²/Σw (tr P) and Cochran's Q with the common-effect weights 1/v."""
     w = b.weights(np.zeros(len(b.k)))
     sw = w.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        trace_p = sw - np.einsum("gk,gk->g", w, w) / sw
-    return sw, trace_p, b.q(np.zeros(len(b.k)))
+    return sw, trace_p(w, sw), b.q(np.zeros(len(b.k)))
 
 
 def _unweighted_rss(b: Batch) -> np.ndarray:
@@ -150,7 +168,7 @@ def _score(b: Batch, tau2: np.ndarray, reml: bool) -> tuple[np.ndarray, np.ndarr
     if reml:
         sw3 = np.einsum("gk,gk->g", w2, w)
         trace_pp = sw2 - 2 * sw3 / sw + sw2 * sw2 / (sw * sw)
-        return a - (sw - sw2 / sw), slope + trace_pp
+        return a - trace_p(w, sw), slope + trace_pp
     return a - sw, slope + sw2
 
 
@@ -322,9 +340,15 @@ def _log_lik(b: Batch, tau2: np.ndarray, reml: bool) -> np.ndarray:
 
 
 def ll0_check(b: Batch, tau2: np.ndarray, method: str) -> np.ndarray:
-    """metafor's check for ML/REML: where ll(0) − ll(τ̂²) > ε^¼ (and τ̂² > 1e-5)."""
+    """metafor's check for ML/REML: where ll(0) − ll(τ̂²) > ε^¼ (and τ̂² > 1e-5·v̄).
+
+    metafor checks where τ̂² > 1e-5; the threshold here is relative to the mean
+    sampling variance v̄ (the same for v̄ = 1), so that rescaling the effects
+    changes nothing. The likelihood difference itself does not depend on the
+    scale.
+    """
     reset = np.zeros(len(tau2), dtype=bool)
-    check = np.isfinite(tau2) & (tau2 > LL0_THRESHOLD) & (b.k > 1)
+    check = np.isfinite(tau2) & (tau2 > LL0_THRESHOLD * b.mean_variance()) & (b.k > 1)
     if method in ("ML", "REML") and check.any():
         idx = np.flatnonzero(check)
         sub = b.take(idx)

@@ -10,7 +10,7 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
-from .schema import KEY_COLUMNS, _is_key_dtype
+from .schema import KEY_COLUMNS, _is_key_dtype, non_string_keys
 
 
 class Scores(pa.DataFrameModel):
@@ -35,6 +35,12 @@ class Scores(pa.DataFrameModel):
     @pa.check("task", "query", "system", "metric", name="string_or_categorical")
     def _key_dtype(cls, series: pd.Series) -> bool:
         return _is_key_dtype(series.dtype)
+
+    @pa.check("task", "query", "system", "metric", name="string_elements")
+    def _key_elements(cls, series: pd.Series) -> pd.Series:
+        if not _is_key_dtype(series.dtype):  # reported by string_or_categorical
+            return pd.Series(True, index=series.index)
+        return pd.Series(~non_string_keys(series), index=series.index)
 
     @pa.check("value", name="finite")
     def _finite(cls, series: pd.Series) -> pd.Series:

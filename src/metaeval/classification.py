@@ -40,6 +40,7 @@ from .errors import (
     quote_list,
     warn,
 )
+from .schema import coerce_keys
 
 __all__ = ["STATISTICS", "AVERAGES", "bootstrap_effects", "per_sample", "metrics", "correlation"]
 
@@ -335,11 +336,7 @@ def _prepare(
         raise SchemaError(
             f"bootstrap_effects() needs the column(s) {missing}; the table has {quote_list(list(data.columns))}."
         )
-    df = data.assign(
-        task=data["task"].astype(str),
-        query=data["query"].astype(str),
-        system=data["system"].astype(str),
-    )
+    df = coerce_keys(data, ["task", "query", "system"], table="predictions")
     dup = df.duplicated(["task", "query", "system"], keep=False)
     if dup.any():
         raise SchemaError(

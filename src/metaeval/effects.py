@@ -28,6 +28,16 @@ correlation; D = x̄ − ȳ; S_diff the sample SD of the differences.
 ``corr`` — Pearson r between treatment and control scores over the queries
     (Ranger eqs. 6–8), analysed on Fisher's z = atanh(r) with variance 1/(n − 3).
 
+Rounding. Sums of shifted scores leave rounding noise where the exact value is
+0; it is told apart by tolerances relative to the quantities involved, never by
+absolute ones, so multiplying every score by a constant changes no outcome: a
+(co)variance below :data:`ZERO_TOL` (1e-10) of the sums of squares it came from
+is 0, so is 1 − |r| (r is then exactly ±1), and a mean difference below
+:data:`ZERO_DIFF` (1e-12) of the scores' magnitude is exactly 0. A group whose
+sampling variance is then 0 (``smcrp`` with r = +1 and equal means, say) is
+NaN with a :class:`~metaeval.DegenerateWarning`, never a rounding-noise
+variance that would take all the weight when pooled.
+
 References
 ----------
 Borenstein, M., Hedges, L. V., Higgins, J. P. T., & Rothstein, H. R. (2009).
@@ -52,7 +62,16 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .errors import DegenerateWarning, OptionError, check_option, format_groups, warn
+from .errors import (
+    DegenerateWarning,
+    OptionError,
+    PairingError,
+    check_no_clash,
+    check_option,
+    format_groups,
+    quote_list,
+    warn,
+)
 from .schema import SCORE_COLUMNS
 from .stats import sufficient_statistics
 
@@ -61,12 +80,35 @@ __all__ = ["EFFECT_TYPES", "effects", "effect_sizes"]
 EFFECT_TYPES = ("md", "smd", "smcrp", "smcc", "rom", "corr")
 
 #: A (co)variance below this share of the sums of squared (shifted) scores it is
-#: computed from is rounding error and is treated as exactly zero.
+#: computed from is rounding error and is treated as exactly zero; so is 1 − |r|.
 ZERO_TOL = 1e-10
+
+#: A mean difference below this share of the scores' magnitude (|x̄| + |ȳ| plus
+#: their root mean squares) is rounding error and is treated as exactly zero. It
+#: is far below what could change a statistic: a difference that small is never
+#: large against a standard deviation that :data:`ZERO_TOL` lets through.
+ZERO_DIFF = 1e-12
 
 #: Effect types analysed on another scale than they are reported on: the prefix
 #: of their reporting-scale columns and the transform to that scale.
 DISPLAY = {"corr": ("r", np.tanh), "rom": ("rel_change", np.expm1)}
+
+
+def display_columns(columns: Sequence[str]) -> list[str]:
+    """Every reporting-scale column :func:`add_display` can add for ``columns``."""
+    return [
+        prefix if col == "effect" else f"{prefix}_{col}"
+        for prefix, _ in DISPLAY.values()
+        for col in columns
+    ]
+
+
+#: The columns :func:`effects` writes (the scores' task-level columns may not use them).
+OUTPUT_COLUMNS = (
+    "metric", "treatment", "control", "task", "effect_type", "n", "mean_treatment",
+    "mean_control", "effect", "variance", "se", "z", "ci_low", "ci_high", "p_value",
+    *display_columns(("effect", "ci_low", "ci_high")),
+)  # fmt: skip
 
 
 def check_alpha(alpha: float) -> float:
@@ -173,9 +215,16 @@ def _kernel(n, a, b, sx, sy, sxx, syy, sxy, *, effect: str, correct: bool):
 
     Returns ``(effect, variance, mean_treatment, mean_control, problems)``;
     ``problems`` maps each reason a result is NaN to a boolean mask.
+
+    Rounding is told from zero in one place each: a (co)variance below
+    :data:`ZERO_TOL` of the sums of squares it came from is 0, 1 − |r| below it
+    makes r exactly ±1, and a mean difference below :data:`ZERO_DIFF` of the
+    scores' magnitude is exactly 0. A variance that is then 0 (or not finite)
+    makes the result NaN with a reason, so that :func:`metaeval.pool` never
+    meets a zero or rounding-noise variance.
     """
     n = n.astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         dx, dy = sx / n, sy / n
         mx, my = a + dx, b + dy
         css_x, css_y, csp = sxx - sx * dx, syy - sy * dy, sxy - sx * dy
@@ -189,10 +238,14 @@ def _kernel(n, a, b, sx, sy, sxx, syy, sxy, *, effect: str, correct: bool):
         var_d = np.where(zero_d, 0.0, css_d) / (n - 1)
         cov = csp / (n - 1)
         r = np.clip(csp / np.sqrt(css_x * css_y), -1, 1)
+        r = np.where(1 - np.abs(r) <= ZERO_TOL, np.sign(r), r)  # rounding away from ±1
         diff = (a - b) + (dx - dy)
+        scale = np.abs(a) + np.abs(b) + np.sqrt(sxx / n) + np.sqrt(syy / n)
+        diff = np.where(np.abs(diff) <= ZERO_DIFF * scale, 0.0, diff)
 
         problems = {"fewer than 2 paired queries": n < 2}
         keep_effect = np.zeros(n.shape, dtype=bool)  # effect kept although variance is NaN
+        small_m = None  # where the correction c(m) has m <= 1 (it would be 0)
         if effect == "md":
             est, var = diff, var_d / n
             problems["zero variance of the differences (effect kept, variance NaN)"] = zero_d
@@ -200,7 +253,7 @@ def _kernel(n, a, b, sx, sy, sxx, syy, sxy, *, effect: str, correct: bool):
         elif effect in ("smd", "smcrp", "corr"):
             undefined_r = zero_x | zero_y
             problems["a system has zero variance (r undefined)"] = undefined_r
-            unit_r = (1 - np.abs(r) <= ZERO_TOL) & ~undefined_r
+            unit_r = (np.abs(r) == 1) & ~undefined_r
             if effect == "smd":
                 problems["zero variance of the differences"] = zero_d
                 problems["r = ±1"] = unit_r
@@ -210,8 +263,10 @@ def _kernel(n, a, b, sx, sy, sxx, syy, sxy, *, effect: str, correct: bool):
                 est, var = j * d, j**2 * v_d
             elif effect == "smcrp":
                 problems["zero variance of the differences"] = zero_d
+                m = 2 * (n - 1) / (1 + r**2)
+                small_m = m <= 1
                 d = diff / np.sqrt((var_x + var_y) / 2)
-                est = (_c(2 * (n - 1) / (1 + r**2)) if correct else 1.0) * d
+                est = (_c(m) if correct else 1.0) * d
                 var = 2 * (1 - r) / n + est**2 * (1 + r**2) / (4 * n)
             else:  # corr
                 problems["r = ±1"] = unit_r
@@ -219,6 +274,7 @@ def _kernel(n, a, b, sx, sy, sxx, syy, sxy, *, effect: str, correct: bool):
                 est, var = np.arctanh(r), 1 / (n - 3)
         elif effect == "smcc":
             problems["zero variance of the differences"] = zero_d
+            small_m = n - 1 <= 1
             est = (_c(n - 1) if correct else 1.0) * diff / np.sqrt(var_d)
             var = 1 / n + est**2 / (2 * n)
         else:  # rom
@@ -231,6 +287,16 @@ def _kernel(n, a, b, sx, sy, sxx, syy, sxy, *, effect: str, correct: bool):
             if correct:
                 est = est + 0.5 * (var_x / (n * mx**2) - var_y / (n * my**2))
             var = (var_x / mx**2 + var_y / my**2 - 2 * cov / (mx * my)) / n
+        if correct and small_m is not None:
+            problems[
+                "2 paired queries: the small-sample correction c(m) has m <= 1 and is undefined "
+                "(correct=False gives the uncorrected effect)"
+            ] = small_m & (n >= 2)
+        if effect != "md":  # whatever is left that is not a positive, finite variance
+            earlier = np.logical_or.reduce(list(problems.values()))
+            degenerate = ~earlier & ~(np.isfinite(var) & (var > 0) & np.isfinite(est))
+            key = "zero sampling variance"
+            problems[key] = problems.get(key, np.zeros(n.shape, dtype=bool)) | degenerate
 
     bad = np.logical_or.reduce(list(problems.values()))
     return np.where(bad & ~keep_effect, np.nan, est), np.where(bad, np.nan, var), mx, my, problems
@@ -274,7 +340,9 @@ def effects(
         - the scores table's task-level columns (extra columns constant within
           every task, such as a ``domain``), for ``pool(by=...)``; extra
           columns that vary within a task (query-level attributes) are not
-          carried over;
+          carried over. Extra columns may not be named like a column of this
+          table (``n``, ``se``, ``r``, ...): that is an error, never an
+          overwrite;
         - ``n`` (int): paired queries;
         - ``mean_treatment, mean_control``: mean scores over the paired queries
           (the metric's own scale);
@@ -289,6 +357,14 @@ def effects(
           scale) and for ``rom`` ``rel_change, rel_change_ci_low,
           rel_change_ci_high`` (ratio − 1, i.e. the relative change).
 
+    Raises
+    ------
+    metaeval.SchemaError
+        For an invalid scores table, or extra columns named like output columns.
+    metaeval.PairingError
+        For unknown systems, or when no pair of different systems shares a
+        query (e.g. ``treatment`` equal to ``control``).
+
     Warns
     -----
     metaeval.PairingWarning
@@ -297,8 +373,13 @@ def effects(
         Naming every group whose result is NaN and why: fewer than 2 paired
         queries, zero variance of the differences, a system with zero variance
         (r undefined), r = ±1 (``smd``, ``corr``), non-positive means (``rom``),
-        n ≤ 3 (``corr``). For ``md`` with zero variance of the differences the
-        effect is kept and the variance is NaN.
+        n ≤ 3 (``corr``), 2 paired queries for ``smcc`` and ``smcrp`` with
+        the small-sample correction (c(m) needs m > 1, as in metafor; metafor
+        gives NA there too), and a sampling variance that is 0 (e.g. ``smcrp``
+        with r = +1 and equal means). For ``md`` with zero variance of the
+        differences the effect is kept and the variance is NaN. Rounding is
+        told from zero by relative tolerances (see the module docstring), so
+        multiplying every score by a constant changes no outcome.
 
     Examples
     --------
@@ -320,10 +401,13 @@ def effects(
     effect = str(effect).lower()
     check_option("effect", effect, EFFECT_TYPES)
     alpha = check_alpha(alpha)
+    if isinstance(scores, pd.DataFrame):
+        extra = [c for c in scores.columns if c not in SCORE_COLUMNS]
+        check_no_clash(extra, OUTPUT_COLUMNS, what="effects()")
     stats = sufficient_statistics(scores, control=control, treatment=treatment)
     result, problems = effect_sizes(stats, effect=effect, alpha=alpha, correct=correct)
     order = ("metric", "treatment", "control", "task")
-    keep = (stats["n"] > 0) & (stats["treatment"] != stats["control"])
+    keep = paired_groups(stats)
     keep_flat = keep.transpose(*order).values.ravel()
     frame = result.to_dataframe(dim_order=list(order)).reset_index()[keep_flat]
     frame.insert(4, "effect_type", effect)
@@ -334,6 +418,33 @@ def effects(
     add_display(frame, ("effect", "ci_low", "ci_high"))
     _warn_degenerate(problems, keep, order, effect)
     return frame
+
+
+def paired_groups(stats: xr.Dataset) -> xr.DataArray:
+    """Groups of two different systems with paired queries; an error when there are none.
+
+    Raises
+    ------
+    metaeval.PairingError
+        When treatment and control name the same system(s) only, or no pair of
+        different systems shares a query on any task and metric (the result
+        would be an empty table).
+    """
+    distinct = stats["treatment"] != stats["control"]
+    keep = (stats["n"] > 0) & distinct
+    if not bool(keep.any()):
+        if not bool(distinct.any()):
+            raise PairingError(
+                f"The treatment and the control are the same system "
+                f"({quote_list(list(stats['control'].values))}); name two different systems."
+            )
+        raise PairingError(
+            "No (treatment, control) pair of systems shares a query on any task and metric, so "
+            f"there is nothing to compare (treatments {quote_list(list(stats['treatment'].values))}, "
+            f"controls {quote_list(list(stats['control'].values))}). Queries are paired by their "
+            "id within a task: check that the systems' query ids and task names match."
+        )
+    return keep
 
 
 def _task_attributes(scores: pd.DataFrame) -> pd.DataFrame:

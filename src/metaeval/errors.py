@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 __all__ = [
@@ -69,8 +70,12 @@ class FormatError(MetaEvalError):
 
     def __init__(self, path: Any, line: int | None, problem: str, expected: str):
         where = f"{path}, line {line}" if line is not None else f"{path}"
-        super().__init__(f"{where}: {problem}. Expected {expected}.")
+        # a problem may quote the offending line: never more than a short excerpt of it
+        super().__init__(f"{where}: {shorten(problem, MESSAGE_LIMIT)}. Expected {expected}.")
         self.path, self.line = str(path), line
+
+    def __reduce__(self) -> tuple[Any, ...]:  # picklable (multiprocessing, dask workers)
+        return (_rebuild_format_error, (self.args[0], self.path, self.line))
 
 
 class PairingError(MetaEvalError):
@@ -97,6 +102,67 @@ class DependenceWarning(MetaEvalWarning):
     """Effects that are not independent are pooled together."""
 
 
+def _rebuild_format_error(message: str, path: str, line: int | None) -> FormatError:
+    err = FormatError.__new__(FormatError)
+    MetaEvalError.__init__(err, message)
+    err.path, err.line = path, line
+    return err
+
+
+#: The longest quotation of user data (a value, a line of a file) an error message holds.
+MESSAGE_LIMIT = 200
+
+
+def shorten(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out.
+
+    >>> shorten("x" * 30, 10)
+    'xxxxxxxxxx… (20 more characters)'
+    """
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def excerpt(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters.
+
+    Control characters and quotes are escaped by ``repr``, so a value from a
+    file can neither break the message's lines nor pass for part of it.
+
+    >>> print(excerpt("two" + chr(10) + "lines"))
+    'two\\nlines'
+    >>> excerpt("y" * 100, 10)
+    "'yyyyyyyyy… (92 more characters)"
+    """
+    if isinstance(value, np.generic):  # 3, not np.int64(3)
+        value = value.item()
+    elif isinstance(value, tuple):
+        value = tuple(v.item() if isinstance(v, np.generic) else v for v in value)
+    return shorten(repr(value), limit)
+
+
+def check_no_clash(columns: Iterable[Any], reserved: Iterable[str], *, what: str) -> None:
+    """Refuse user columns that an output would overwrite.
+
+    Raises :class:`SchemaError` naming every column of ``columns`` that is in
+    ``reserved`` (the columns ``what`` adds), before any work is done.
+
+    >>> check_no_clash(["task", "n"], ["n", "effect"], what="effects()")
+    Traceback (most recent call last):
+    ...
+    metaeval.errors.SchemaError: The table has column(s) ['n'], which effects() adds to its result; rename them first (e.g. df.rename(columns={'n': 'n_'})).
+    """
+    reserved = set(reserved)
+    clash = [c for c in columns if c in reserved]
+    if clash:
+        raise SchemaError(
+            f"The table has column(s) {clash}, which {what} adds to its result; rename them "
+            f"first (e.g. df.rename(columns={{{clash[0]!r}: {str(clash[0]) + '_'!r}}}))."
+        )
+
+
 def check_option(name: str, value: Any, valid: Iterable[Any]) -> None:
     """Raise :class:`OptionError` unless ``value`` is one of ``valid``.
 
@@ -116,9 +182,12 @@ def check_option(name: str, value: Any, valid: Iterable[Any]) -> None:
 def format_groups(groups: pd.DataFrame, limit: int = 10) -> str:
     """Render the first ``limit`` rows of a table of groups as ``a=x, b=y`` lines."""
     lines = []
-    for row in groups.head(limit).itertuples(index=False):
+    for row in groups.head(limit).itertuples(index=False, name=None):
         lines.append(
-            "  " + ", ".join(f"{col}={val!r}" for col, val in zip(groups.columns, row, strict=True))
+            "  "
+            + ", ".join(
+                f"{col}={excerpt(val)}" for col, val in zip(groups.columns, row, strict=True)
+            )
         )
     if len(groups) > limit:
         lines.append(f"  ... and {len(groups) - limit} more")
@@ -128,9 +197,10 @@ def format_groups(groups: pd.DataFrame, limit: int = 10) -> str:
 def quote_list(values: Sequence[Any], limit: int = 20) -> str:
     """Render a list of names for an error message, shortened past ``limit``."""
     values = list(values)
+    shown = "[" + ", ".join(excerpt(v) for v in values[:limit])
     if len(values) <= limit:
-        return repr(values)
-    return repr(values[:limit])[:-1] + f", ... ({len(values) - limit} more)]"
+        return shown + "]"
+    return shown + f", ... ({len(values) - limit} more)]"
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

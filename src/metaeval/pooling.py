@@ -48,7 +48,6 @@ Borenstein, M., Hedges, L. V., Higgins, J. P. T., & Rothstein, H. R. (2009).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -57,12 +56,13 @@ import numpy as np
 import pandas as pd
 
 from . import _estimators as est
-from .effects import add_display, check_alpha
+from .effects import add_display, check_alpha, display_columns
 from .errors import (
     DegenerateWarning,
     DependenceWarning,
     MetaEvalWarning,
     SchemaError,
+    check_no_clash,
     check_option,
     format_groups,
     quote_list,
@@ -98,6 +98,21 @@ _RESULT_COLUMNS = {
     "ci_low", "ci_high", "p_value", "weight",
 }  # fmt: skip
 
+#: The columns :func:`pool` writes besides the group keys (no key may use them).
+POOLED_COLUMNS = (
+    "method", "test", "k", "effect", "se", "statistic", "df", "p_value", "p_adjusted",
+    "ci_low", "ci_high", "pi_low", "pi_high", "p_gain", "tau2", "tau", "tau2_low",
+    "tau2_high", "i2", "i2_low", "i2_high", "h2", "q", "q_df", "q_pvalue", "q_between",
+    "df_between", "p_between",
+    *display_columns(("effect", "ci_low", "ci_high", "pi_low", "pi_high")),
+)  # fmt: skip
+
+#: The columns :func:`influence` adds to the effects table.
+INFLUENCE_COLUMNS = (
+    "rstudent", "dffits", "cook_d", "cov_r", "tau2_del", "q_del", "hat", "weight", "dfbetas",
+    "influential",
+)  # fmt: skip
+
 
 def _as_list(value: str | Sequence[str] | None) -> list[str]:
     if value is None:
@@ -127,6 +142,8 @@ def _group(
     over: str | Sequence[str],
     groups: str | Sequence[str] | None,
     by: str | Mapping[Any, Any] | None,
+    *,
+    warn_dependence: bool = True,
 ) -> _Grouped:
     df = validate_effects(effects)
     over_cols, group_cols = _as_list(over), _as_list(groups)
@@ -139,14 +156,10 @@ def _group(
     clash = [c for c in group_cols if c in over_cols or c in _RESULT_COLUMNS]
     if clash:
         raise SchemaError(f"Column(s) {clash} cannot be used in `groups`.")
+    named = group_cols + ([by] if isinstance(by, str) else [])
+    check_no_clash(named, POOLED_COLUMNS, what="pool()")
     keys = [c for c in GROUP_KEYS if c in df.columns and c not in over_cols]
     keys += [c for c in group_cols if c not in keys]
-    if "metric" in over_cols and "metric" in df.columns and df["metric"].nunique() > 1:
-        warn(
-            "Pooling over metrics: metrics measured on the same queries are not "
-            "independent, so the pooled standard error is too small.",
-            DependenceWarning,
-        )
 
     subgroup = None
     if by is not None:
@@ -156,6 +169,18 @@ def _group(
     column_codes = {c: pd.factorize(df[c], use_na_sentinel=False)[0] for c in keys + over_cols}
     code = _combine([column_codes[c] for c in keys], len(df))
     cell = _combine([code, *(column_codes[c] for c in over_cols)], len(df))
+    if warn_dependence and "metric" in over_cols:
+        # dependent: two metrics of one task (the other `over` columns) in one group
+        same_task = _combine(
+            [code, *(column_codes[c] for c in over_cols if c != "metric")], len(df)
+        )
+        if len(same_task) and np.bincount(same_task).max() > 1:
+            warn(
+                "Pooling over metrics: some groups hold several metrics of one task, measured "
+                "on the same queries and so not independent; the pooled standard error is "
+                "too small.",
+                DependenceWarning,
+            )
     dup = np.bincount(cell)[cell] > 1 if len(cell) else np.zeros(0, dtype=bool)
     if dup.any():
         example = df.loc[dup, keys + over_cols].head(4)
@@ -369,6 +394,7 @@ def _fit(
     adjust: str | None = None,
     heterogeneity_ci: bool = True,
     quiet_single: bool = False,
+    warn_dependence: bool = True,
 ) -> _Fit:
     """Pool every group; the engine behind :func:`pool` and its relatives."""
     from scipy import stats as sps
@@ -380,7 +406,7 @@ def _fit(
     method = "EE" if method == "FE" else method
     test = "knha" if ci == "hksj" else ci
     alpha = check_alpha(alpha)
-    grp = _group(effects, over, groups, by)
+    grp = _group(effects, over, groups, by, warn_dependence=warn_dependence)
     df, n_groups, code = grp.table, grp.n_groups, grp.code
 
     y = df["effect"].to_numpy(dtype=np.float64)
@@ -549,7 +575,8 @@ def _adjust(pooled: pd.DataFrame, family: list[str], method: str) -> np.ndarray:
     elif method == "holm":  # step-down: running maximum from the smallest p
         adj = pd.Series(np.minimum(1.0, (m - rank + 1) * ps)).groupby(f).cummax().to_numpy()
     else:  # fdr_bh, step-up: running minimum from the largest p
-        raw = pd.Series(np.minimum(1.0, m * ps / rank)[::-1])
+        # p / (rank/m), statsmodels' order of operations: never below p in floating point
+        raw = pd.Series(np.minimum(1.0, ps / (rank / m))[::-1])
         adj = raw.groupby(f[::-1]).cummin().to_numpy()[::-1]
     out[order] = adj
     return out
@@ -723,6 +750,8 @@ def weights(
         percent, w*_i = 1/(v_i + τ̂²) under the chosen model (metafor's
         ``weights()``); NaN for effects left out of pooling.
     """
+    if isinstance(effects, pd.DataFrame):
+        check_no_clash(effects.columns, ["weight"], what="weights()")
     fit = _fit(
         effects,
         method=method,
@@ -766,16 +795,15 @@ def _fit_left_out(grp: _Grouped, **options: Any) -> _Fit:
             "heterogeneity are NaN there.",
             DegenerateWarning,
         )
-    with warnings.catch_warnings():  # _group warned about pooling over metrics already
-        warnings.simplefilter("ignore", DependenceWarning)
-        return _fit(
-            _left_out_table(grp),
-            over=grp.over,
-            groups=[c for c in grp.keys if c not in GROUP_KEYS] + ["_left_out"],
-            heterogeneity_ci=False,
-            quiet_single=True,
-            **options,
-        )
+    return _fit(
+        _left_out_table(grp),
+        over=grp.over,
+        groups=[c for c in grp.keys if c not in GROUP_KEYS] + ["_left_out"],
+        heterogeneity_ci=False,
+        quiet_single=True,
+        warn_dependence=False,  # the full fit warned already; no filter (threads share them)
+        **options,
+    )
 
 
 def leave_one_out(
@@ -865,6 +893,8 @@ def influence(
     """
     from scipy import stats as sps
 
+    if isinstance(effects, pd.DataFrame):
+        check_no_clash(effects.columns, INFLUENCE_COLUMNS, what="influence()")
     full = _fit(
         effects,
         method=method,
@@ -895,14 +925,18 @@ def influence(
     var_full = full.pooled["se"].to_numpy()[g] ** 2
     hat = full.row_weight / 100
     y, v = table["effect"].to_numpy(float), table["variance"].to_numpy(float)
+    valid = _valid(table)
+    # |y| of the largest effect of each group: y_i − μ̂_(−i) below rounding of it is 0
+    scale = np.zeros(grp.n_groups)
+    np.maximum.at(scale, g[valid], np.abs(y[valid]))
     with np.errstate(invalid="ignore", divide="ignore"):
         resid = y - mu_del
-        resid = np.where(np.abs(resid) < 100 * np.finfo(float).eps, 0.0, resid)
+        resid = np.where(np.abs(resid) <= 1e-12 * scale[g], 0.0, resid)
         rstudent = resid / np.sqrt(v * s2w_del + var_del + tau2_del * s2w_del)
         diff = mu - mu_del
         dffits = diff / np.sqrt(s2w_del * hat * (tau2_del + v))
         # Σ_j 1/(v_j + τ̂²_(−i)) over all effects j of i's group (i included)
-        sw_del_all = _sum_over_group(grp.code, _valid(table), v, tau2_del)
+        sw_del_all = _sum_over_group(grp.code, valid, v, tau2_del)
         dfbetas = diff / np.sqrt(s2w_del / np.where(sw_del_all > 0, sw_del_all, np.nan))
         cook = diff**2 / var_full
         cov_r = var_del / var_full
@@ -928,6 +962,7 @@ def _sum_over_group(
     with np.errstate(invalid="ignore", divide="ignore"):
         terms = 1 / (v[row_j] + tau2[row_i])
     out = np.bincount(row_i, weights=np.nan_to_num(terms, nan=0.0), minlength=len(v))
+    out = out.astype(np.float64)  # an empty bincount is an integer array
     out[~np.isfinite(tau2)] = np.nan
     return out
 

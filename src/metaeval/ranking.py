@@ -47,6 +47,7 @@ from ._aggregation import leaderboard
 from ._correlation import CORRELATIONS, correlation_effects, fisher_z_variance
 from ._list_measures import list_measures
 from .errors import DegenerateWarning, OptionError, SchemaError, check_option, format_groups, warn
+from .schema import coerce_keys
 
 __all__ = [
     "TIES",
@@ -253,6 +254,34 @@ def kendall_tau(
     >>> res.tau, res.concordant, res.discordant, res.human_ties, res.predicted_ties
     (0.6, 4, 1, 1, 1)
     """
+    result, empty, single = _kendall(
+        predicted, human, ties=ties, exclude_human_ties=exclude_human_ties,
+        penalize_predicted_ties=penalize_predicted_ties, invert=invert,
+    )  # fmt: skip
+    if empty.any():
+        where = (
+            "the segment"
+            if single
+            else f"{int(empty.sum())} segment(s) {np.flatnonzero(empty)[:10].tolist()}"
+        )
+        warn(
+            f"Kendall's tau is NaN for {where}: no pair of items the humans ordered.",
+            DegenerateWarning,
+        )
+    return result
+
+
+def _kendall(
+    predicted: Any,
+    human: Any,
+    *,
+    ties: str,
+    exclude_human_ties: bool,
+    penalize_predicted_ties: bool,
+    invert: bool,
+) -> tuple[KendallTauResult, np.ndarray, bool]:
+    """:func:`kendall_tau` without its warning: the result, the segments without a
+    human-ordered pair (τ NaN) and whether the input was a single segment."""
     check_option("ties", ties, TIES)
     p, h, single = _pair(predicted, human)
     sp, sh = _signs(p), _signs(-h if invert else h)
@@ -277,21 +306,11 @@ def kendall_tau(
     from scipy.special import erfc
 
     p_value = np.where(n >= 2, erfc(np.abs(z) / np.sqrt(2)), np.nan)
-    empty = total == 0
-    if empty.any():
-        where = (
-            "the segment"
-            if single
-            else f"{int(empty.sum())} segment(s) {np.flatnonzero(empty)[:10].tolist()}"
-        )
-        warn(
-            f"Kendall's tau is NaN for {where}: no pair of items the humans ordered.",
-            DegenerateWarning,
-        )
     values = dict(tau=tau, p_value=p_value, concordant=concordant, discordant=discordant,
                   pairs=n * (n - 1) // 2, human_ties=h_tie.sum(axis=(1, 2)),
                   predicted_ties=p_tie.sum(axis=(1, 2)), items=n)  # fmt: skip
-    return KendallTauResult(**{k: _out(np.asarray(v), single) for k, v in values.items()})
+    result = KendallTauResult(**{k: _out(np.asarray(v), single) for k, v in values.items()})
+    return result, total == 0, single
 
 
 def kendall_tau_set(predicted: Any, human: Any, **kwargs: Any) -> pd.Series:
@@ -364,14 +383,15 @@ def reciprocal_rank(predicted: Any, human: Any, *, ties: str = "ceiling") -> Any
 def _at_best(key: np.ndarray, value: np.ndarray, pick: Any) -> np.ndarray:
     """Per segment, ``pick`` (nanmin/nanmax) of ``value`` over the items with the lowest ``key``.
 
-    NaN for an empty segment (numpy's "All-NaN slice" warning is silenced: it is on purpose).
+    NaN for an empty segment, computed without numpy's "All-NaN slice" warning
+    (and without touching the warning filters, which all threads share).
     """
-    import warnings
-
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "All-NaN", RuntimeWarning)
-        best = key == np.nanmin(key, axis=1, keepdims=True)
-        return pick(np.where(best, value, np.nan), axis=1)
+    lowest = np.where(np.isnan(key), np.inf, key).min(axis=1, keepdims=True)
+    best = (key == lowest) & ~np.isnan(value)
+    fill = np.inf if pick is np.nanmin else -np.inf
+    reduce = np.min if pick is np.nanmin else np.max
+    picked = reduce(np.where(best, value, fill), axis=1)
+    return np.where(best.any(axis=1), picked, np.nan)
 
 
 def _gains(
@@ -642,9 +662,9 @@ def segment_scores(
         raise SchemaError(
             f"`judgments` lacks the column(s) {missing}; it needs {list(JUDGMENT_COLUMNS)}."
         )
-    j = judgments[list(JUDGMENT_COLUMNS)].copy()
-    for col in ("task", "segment", "system", "item"):
-        j[col] = j[col].astype(str)
+    j = coerce_keys(
+        judgments[list(JUDGMENT_COLUMNS)], ["task", "segment", "system", "item"], table="judgments"
+    )
     for col in ("human_rank", "predicted_rank"):
         values = pd.to_numeric(j[col], errors="coerce")
         bad = ~np.isfinite(values.to_numpy(dtype=float))
@@ -677,12 +697,9 @@ def segment_scores(
     frames: list[pd.DataFrame] = []
     for name, base, cut in parsed:
         if base == "kendall_tau":
-            import warnings
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DegenerateWarning)  # reported below, by name
-                value = kendall_tau(pred, hum, ties=ties, exclude_human_ties=exclude_human_ties,
-                                    penalize_predicted_ties=penalize_predicted_ties, invert=invert).tau  # fmt: skip
+            value = _kendall(pred, hum, ties=ties, exclude_human_ties=exclude_human_ties,
+                             penalize_predicted_ties=penalize_predicted_ties,
+                             invert=invert)[0].tau  # fmt: skip
             undefined = np.isnan(value)
             if undefined.any():
                 warn(f"kendall_tau is undefined (no pair the humans ordered) and left out for "

@@ -11,12 +11,13 @@ Three kinds of table flow through metaeval:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .errors import SchemaError, quote_list
+from .errors import SchemaError, excerpt, quote_list
 
 __all__ = [  # noqa: F822  (the pandera models are module attributes loaded lazily)
     "KEY_COLUMNS",
@@ -42,6 +43,31 @@ def _is_key_dtype(dtype: Any) -> bool:
     return isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(dtype)
 
 
+def non_string_keys(series: pd.Series) -> np.ndarray:
+    """Rows of a key column whose value is present but not a string.
+
+    Object columns and categories can hold anything: a float query id, or
+    ``"1"`` and ``1`` side by side (which would print as one system). Key
+    columns of another dtype are judged by their dtype alone.
+    """
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        cats = series.cat.categories
+        if cats.inferred_type in ("string", "empty"):
+            return np.zeros(len(series), dtype=bool)
+        bad = np.array([not isinstance(c, str) for c in cats], dtype=bool)
+        codes = series.cat.codes.to_numpy()
+        return (codes >= 0) & bad[np.maximum(codes, 0)]
+    if pd.api.types.is_object_dtype(dtype) and pd.api.types.infer_dtype(
+        series, skipna=True
+    ) not in ("string", "empty"):
+        values = series.to_numpy()
+        return np.fromiter((not isinstance(v, str) for v in values), bool, len(values)) & (
+            series.notna().to_numpy()
+        )
+    return np.zeros(len(series), dtype=bool)
+
+
 def _models() -> dict[str, Any]:
     from . import _models as models
 
@@ -59,6 +85,7 @@ _PROBLEMS = {
     "column_in_dataframe": "missing column",
     "not_nullable": "missing values (NaN/None)",
     "string_or_categorical": "wrong type (needs strings or a categorical)",
+    "string_elements": "values that are not strings",
     "finite": "non-finite values (±inf)",
     "positive_finite": "variance not positive and finite",
     "multiple_fields_uniqueness": "duplicate keys",
@@ -73,17 +100,32 @@ def _problem_name(check: str) -> str:
     return check
 
 
-def _report(table: str, err: Any, df: pd.DataFrame, keys: tuple[str, ...]) -> SchemaError:
-    """Turn pandera's lazy ``SchemaErrors`` into one :class:`SchemaError`."""
+def _report(
+    table: str,
+    err: Any,
+    df: pd.DataFrame,
+    keys: tuple[str, ...],
+    labels: pd.Index | None = None,
+) -> SchemaError:
+    """Turn pandera's lazy ``SchemaErrors`` into one :class:`SchemaError`.
+
+    ``labels``: when ``df`` was validated with positions as its index (its own
+    labels repeat), the original labels, which the report then shows.
+    """
     fc = err.failure_cases
+    rows = fc["index"].to_numpy(dtype=object, copy=True)
     cases = pd.DataFrame(
         {
             "problem": [_problem_name(str(c)) for c in fc["check"]],
             "column": fc["column"].to_numpy(dtype=object, copy=True),
-            "row": fc["index"].to_numpy(dtype=object, copy=True),
+            "row": rows,
             "value": fc["failure_case"].to_numpy(dtype=object, copy=True),
         }
     )
+
+    def label(row: Any) -> Any:
+        return row if labels is None or row is None or pd.isna(row) else labels[int(row)]
+
     missing = (cases["problem"] == "missing column").to_numpy()
     cases.loc[missing, "column"] = cases.loc[missing, "value"]
     dup = (cases["problem"] == "duplicate keys").to_numpy()
@@ -105,20 +147,33 @@ def _report(table: str, err: Any, df: pd.DataFrame, keys: tuple[str, ...]) -> Sc
             first = tuple(example.iloc[0]) if len(example) else ()
             lines.append(
                 f"- {len(rows)} rows share their ({', '.join(key_cols)}) key with another row, "
-                f"e.g. rows {quote_list(list(rows[:5]))} with key {first!r}"
+                f"e.g. rows {quote_list([label(r) for r in rows[:5]])} with key {excerpt(first, 200)}"
             )
         elif problem.startswith("wrong type"):
             got = df[column].dtype if column in df.columns else "?"
             lines.append(f"- column {column!r} has the {problem} but has dtype {got}")
+        elif problem == "values that are not strings":
+            rows = list(pd.unique(part["row"].dropna()))
+            values = df.loc[rows[:3], column].tolist()
+            kinds = sorted({type(v).__name__ for v in df.loc[rows, column]})
+            lines.append(
+                f"- column {column!r} holds values that are not strings ({', '.join(kinds)}) in "
+                f"{len(rows)} rows, e.g. rows {quote_list([label(r) for r in rows[:3]])} with "
+                f"values {quote_list(values)}; names must be strings (integer ids are converted), "
+                f"e.g. df[{column!r}].astype(str) if they are names"
+            )
         else:
             rows = list(pd.unique(part["row"].dropna()))
             lines.append(
-                f"- column {column!r} has {problem} in {len(rows)} rows, e.g. rows {quote_list(rows[:5])}"
+                f"- column {column!r} has {problem} in {len(rows)} rows, e.g. rows "
+                f"{quote_list([label(r) for r in rows[:5]])}"
             )
     message = (
         f"The {table} table has {len(lines)} problem{'s' if len(lines) != 1 else ''}:\n"
         + "\n".join(lines)
     )
+    if labels is not None:
+        cases["row"] = [label(r) for r in cases["row"]]
     return SchemaError(message, cases)
 
 
@@ -126,14 +181,18 @@ def _report(table: str, err: Any, df: pd.DataFrame, keys: tuple[str, ...]) -> Sc
 def _coerce_scores(df: pd.DataFrame) -> pd.DataFrame:
     """Lossless conversions done before validation.
 
-    Integer key columns (query ids such as TREC qids) become strings; integer,
-    boolean and float32 values become float64. Nothing else is converted: floats
-    in key columns or strings in ``value`` are reported, never parsed.
+    Integer key columns (query ids such as TREC qids) become strings, whether
+    their dtype is an integer one, object holding only integers, or a
+    categorical with integer categories; integer, boolean and float32 values
+    become float64. Nothing else is converted: floats in key columns, mixed
+    strings and numbers, or strings in ``value`` are reported, never parsed.
     """
     changes: dict[str, pd.Series] = {}
     for col in KEY_COLUMNS:
-        if col in df.columns and pd.api.types.is_integer_dtype(df[col].dtype):
-            changes[col] = df[col].astype(str)
+        if col in df.columns:
+            converted = _integer_ids_as_strings(df[col])
+            if converted is not None:
+                changes[col] = converted
     if "value" in df.columns:
         dtype = df["value"].dtype
         if (
@@ -145,13 +204,69 @@ def _coerce_scores(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(**changes)
 
 
+def _integer_ids_as_strings(s: pd.Series) -> pd.Series | None:
+    """Integer ids as strings (the column converted), or None when there is nothing to convert."""
+    if pd.api.types.is_integer_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+        return s.astype(str)
+    if (
+        pd.api.types.is_object_dtype(s.dtype)
+        and pd.api.types.infer_dtype(s, skipna=True) == "integer"
+    ):
+        return s.map(str, na_action="ignore")
+    if isinstance(s.dtype, pd.CategoricalDtype) and s.cat.categories.inferred_type == "integer":
+        return s.cat.rename_categories([str(c) for c in s.cat.categories])
+    return None
+
+
+def coerce_keys(df: pd.DataFrame, columns: Sequence[str], *, table: str) -> pd.DataFrame:
+    """Key columns of any table as plain strings, with the scores table's rules.
+
+    Integer ids become strings; strings and categoricals of strings stay;
+    anything else — floats, missing values, mixed strings and numbers (``"1"``
+    and ``1`` would become one name) — is a :class:`~metaeval.SchemaError`
+    naming the column and example rows. Returns a new frame; ``df`` is not
+    changed.
+    """
+    out = df.copy(deep=False)
+    problems = []
+    for col in columns:
+        s = _integer_ids_as_strings(out[col])
+        s = out[col] if s is None else s
+        if not _is_key_dtype(s.dtype):
+            problems.append(
+                f"- column {col!r} must hold strings (or integer ids) but has dtype {s.dtype}"
+            )
+            continue
+        missing = s.isna().to_numpy()
+        wrong = non_string_keys(s)
+        if missing.any():
+            rows = out.index[missing][:5].tolist()
+            problems.append(
+                f"- column {col!r} has missing values in {int(missing.sum())} rows, e.g. rows {quote_list(rows)}"
+            )
+        if wrong.any():
+            rows = out.index[wrong][:3].tolist()
+            problems.append(
+                f"- column {col!r} holds values that are not strings in {int(wrong.sum())} rows, "
+                f"e.g. rows {quote_list(rows)} with values {quote_list(s[wrong][:3].tolist())}"
+            )
+        out[col] = s.astype(str)
+    if problems:
+        raise SchemaError(
+            f"The {table} table has {len(problems)} problem(s):\n" + "\n".join(problems)
+        )
+    return out
+
+
 def _quick_scores_ok(df: pd.DataFrame) -> bool:
     """Cheap checks that pass exactly when pandera's checks (bar uniqueness) pass."""
     if not all(c in df.columns for c in SCORE_COLUMNS) or df.columns.duplicated().any():
         return False
+    if len(df) == 0:
+        return False
     for col in KEY_COLUMNS:
         s = df[col]
-        if not _is_key_dtype(s.dtype):
+        if not _is_key_dtype(s.dtype) or non_string_keys(s).any():
             return False
         if isinstance(s.dtype, pd.CategoricalDtype):
             if (s.cat.codes.to_numpy() < 0).any():
@@ -208,10 +323,19 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
         dup = list(df.columns[df.columns.duplicated()])
         raise SchemaError(f"The scores table has duplicated column names {dup}; rename them.")
     df = _coerce_scores(df)
+    # pandera needs unique row labels to report duplicate keys: check a copy with positions
+    checked = df if df.index.is_unique else df.reset_index(drop=True)
     try:
-        _models()["Scores"].validate(df, lazy=True)
+        _models()["Scores"].validate(checked, lazy=True)
     except pe.SchemaErrors as err:
-        raise _report("scores", err, df, KEY_COLUMNS) from None
+        labels = None if checked is df else df.index
+        raise _report("scores", err, checked, KEY_COLUMNS, labels) from None
+    if len(df) == 0:
+        missing = [c for c in SCORE_COLUMNS if c not in df.columns]
+        raise SchemaError(
+            "The scores table has no rows; there is nothing to analyse."
+            + (f" (It also lacks the column(s) {missing}.)" if missing else "")
+        )
     return df
 
 
@@ -222,7 +346,7 @@ def prepare_scores(df: pd.DataFrame) -> pd.DataFrame:
     :mod:`metaeval.stats`), which calls :func:`validate_scores` for the full
     report when it finds duplicates.
     """
-    if isinstance(df, pd.DataFrame):
+    if isinstance(df, pd.DataFrame) and not df.columns.duplicated().any():
         df = _coerce_scores(df)
         if _quick_scores_ok(df):
             return df

@@ -39,7 +39,7 @@ import pandas as pd
 import xarray as xr
 
 from . import _resampling as rs
-from .effects import check_alpha, effect_sizes
+from .effects import check_alpha, effect_sizes, paired_groups
 from .errors import DegenerateWarning, OptionError, check_option, format_groups, warn
 from .pooling import ADJUSTMENTS, _adjust
 from .stats import BLOCK, Layout, layout, statistics_of
@@ -157,8 +157,9 @@ def compare(
     n_resamples = _check_resamples(n_resamples)
     seed = rs.resolve_seed(seed) if test in ("randomization", "bootstrap") else seed
 
-    lay = layout(scores)
+    lay = layout(scores, keep_raw=test != "t")
     ds = statistics_of(lay, control=control, treatment=treatment)
+    keep = paired_groups(ds)
     md, problems = effect_sizes(ds, effect="md", alpha=alpha)
     n = md["n"].astype(float)
     se = np.sqrt(md["variance"])  # SD of differences / √n
@@ -201,7 +202,6 @@ def compare(
         stat, p, extra = _per_query_tests(lay, ds, test, alternative, n_resamples, seed, progress)
         out["statistic"], out["p_value"] = stat, p
         reasons.update(extra)
-    keep = (ds["n"] > 0) & (ds["treatment"] != ds["control"])
     bad = xr.zeros_like(keep)
     for mask in reasons.values():
         bad = bad | mask
@@ -249,12 +249,18 @@ def _pairs(ds: xr.Dataset, lay: Layout) -> tuple[np.ndarray, np.ndarray]:
 def _differences(
     lay: Layout, rows: np.ndarray, t: np.ndarray, c: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Differences treatment − control, ``(tasks, queries, metric, pairs)``, and where both exist."""
+    """Differences treatment − control, ``(tasks, queries, metric, pairs)``, and where both exist.
+
+    Taken from the unshifted scores (``layout(..., keep_raw=True)``), so that a
+    query where both systems have the same score has a difference of exactly 0
+    — the one place where the sign and Wilcoxon tests decide what a zero
+    difference is, as scipy does on ``x − y``.
+    """
+    assert lay.raw is not None, "layout(..., keep_raw=True) is needed for per-query tests"
     inside = rows >= 0
     r = np.where(inside, rows, 0)
-    task = np.repeat(lay.block_task, BLOCK)[r]  # (tasks, width)
-    xt = lay.values[:, t][:, :, r] + lay.shift[:, t][:, :, task]  # (metric, pairs, tasks, width)
-    xc = lay.values[:, c][:, :, r] + lay.shift[:, c][:, :, task]
+    xt = lay.raw[:, t][:, :, r]  # (metric, pairs, tasks, width)
+    xc = lay.raw[:, c][:, :, r]
     both = lay.mask[:, t][:, :, r] & lay.mask[:, c][:, :, r] & inside
     d = np.where(both, xt - xc, 0.0)
     return d.transpose(2, 3, 0, 1), both.transpose(2, 3, 0, 1)
@@ -353,32 +359,39 @@ def _sign_test(d: np.ndarray, both: np.ndarray, alternative: str):
 
 
 def _wilcoxon(d: np.ndarray, both: np.ndarray, alternative: str):
-    """scipy's Wilcoxon signed-rank test on every (task, metric, pair) column.
+    """scipy's Wilcoxon signed-rank test on every (task, metric, pair) column, as if alone.
 
-    Columns with the same paired queries go to scipy together (one call per
-    task for complete data); the rest one by one.
+    scipy chooses its method (exact, permutation or normal approximation) from
+    the sample size and from whether there are zero or tied differences — once
+    per call, for all columns of the call. So that every column gets the
+    method a call on its own differences would choose, columns are sent in
+    groups of the same size and the same "zeros or ties" flag: one call per
+    group, none per task, metric or pair.
     """
     from scipy import stats as sps
 
-    n_tasks, _, n_metrics, n_pairs = d.shape
-    stat = np.full((n_tasks, n_metrics, n_pairs), np.nan)
-    p = np.full_like(stat, np.nan)
-    nonzero = ((d != 0) & both).sum(axis=1)
-    zero = (nonzero == 0) & (both.sum(axis=1) > 0)
-    for ti in range(n_tasks):  # scipy's exact and tie-corrected paths are per sample
-        cols = both[ti].reshape(both.shape[1], -1)
-        values = d[ti].reshape(d.shape[1], -1)
-        usable = ~zero[ti].ravel() & (cols.sum(axis=0) > 0)
-        full = usable & cols.all(axis=0) if cols.size else usable
-        s_flat, p_flat = stat[ti].ravel(), p[ti].ravel()
-        if full.any():
-            res = sps.wilcoxon(values[:, full], alternative=alternative, axis=0)
-            s_flat[full], p_flat[full] = res.statistic, res.pvalue
-        for j in np.flatnonzero(usable & ~full):
-            res = sps.wilcoxon(values[cols[:, j], j], alternative=alternative)
-            s_flat[j], p_flat[j] = res.statistic, res.pvalue
-        stat[ti], p[ti] = s_flat.reshape(n_metrics, n_pairs), p_flat.reshape(n_metrics, n_pairs)
-    return stat, p, zero
+    n_tasks, width, n_metrics, n_pairs = d.shape
+    cols = both.transpose(1, 0, 2, 3).reshape(width, -1)  # (queries, columns)
+    values = d.transpose(1, 0, 2, 3).reshape(width, -1)
+    n = cols.sum(axis=0)
+    nonzero = ((values != 0) & cols).sum(axis=0)
+    zero = (nonzero == 0) & (n > 0)
+    stat = np.full(values.shape[1], np.nan)
+    p = np.full(values.shape[1], np.nan)
+    # each column's paired differences first, in query order; |d| sorted to find ties
+    order = np.argsort(~cols, axis=0, kind="stable")
+    packed = np.take_along_axis(values, order, axis=0)
+    magnitude = np.sort(np.where(cols, np.abs(values), np.inf), axis=0)
+    tied = ((magnitude[1:] == magnitude[:-1]) & np.isfinite(magnitude[1:])).any(axis=0)
+    irregular = tied | (nonzero < n)  # ties among |d|, or zero differences
+    usable = (n > 0) & ~zero
+    groups = np.unique(np.c_[n[usable], irregular[usable]], axis=0)
+    for size, flag in groups:  # a handful of distinct sample sizes
+        members = np.flatnonzero(usable & (n == size) & (irregular == flag))
+        res = sps.wilcoxon(packed[:size, members], alternative=alternative, axis=0)
+        stat[members], p[members] = res.statistic, res.pvalue
+    shape = (n_tasks, n_metrics, n_pairs)
+    return stat.reshape(shape), p.reshape(shape), zero.reshape(shape)
 
 
 def _resample_chunks(n_tasks: int, width: int, n_resamples: int) -> list[tuple[int, int]]:
@@ -441,6 +454,9 @@ def _bootstrap(d, both, n, names, alternative, n_resamples, seed, tracker):
     stacked = np.concatenate([centred, centred**2, m], axis=2)
     k = flat.shape[2]
     tol = 1e-9 * np.abs(t_obs)
+    # the scale of each column's centred differences: tolerances are relative to it,
+    # so that multiplying every score by a constant changes no p-value
+    scale = np.abs(centred).max(axis=1)[:, None, :]
     count = np.zeros_like(mean)
     for b0, b1 in _resample_chunks(n_tasks, width, n_resamples):
         counts = rs.draws("counts", seed, names, n, width, b0, b1)
@@ -453,7 +469,9 @@ def _bootstrap(d, both, n, names, alternative, n_resamples, seed, tracker):
             # a resample of equal differences: 0/0 is the null value 0, c/0 is extreme
             flat_zero = var <= 1e-12 * (s2 / n_star)
             t_star = np.where(
-                flat_zero, np.where(np.abs(m_star) <= 1e-12, 0.0, np.sign(m_star) * np.inf), t_star
+                flat_zero,
+                np.where(np.abs(m_star) <= 1e-9 * scale, 0.0, np.sign(m_star) * np.inf),
+                t_star,
             )
         count += _tail(t_star, t_obs, np.nan_to_num(tol), alternative)
         tracker.step()

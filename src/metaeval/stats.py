@@ -67,13 +67,19 @@ class Layout:
         system's shift on the task and is 0 where ``mask`` is False.
     tasks, metrics, systems : numpy.ndarray
         Names along each axis (category order for categoricals, sorted
-        otherwise). Unused metric and system categories are left out; a task
-        may have no data (it has no blocks or only empty ones).
+        otherwise). Unused categories are left out: every task, metric and
+        system has at least one score.
     block_task : numpy.ndarray
         The task index of every block of :data:`BLOCK` rows (non-decreasing).
     counts, shift : numpy.ndarray
         ``(metric, system, task)``: queries each system has, and its mean score
         over them (0 where it has none).
+    raw : numpy.ndarray or None
+        With ``layout(..., keep_raw=True)``: the scores themselves, unshifted,
+        ``(metric, system, row)``. Per-query differences are taken from them,
+        so that two equal scores give a difference of exactly 0 (scores
+        rebuilt as shifted value + shift can differ from the originals in the
+        last bit).
     """
 
     values: np.ndarray
@@ -84,6 +90,7 @@ class Layout:
     block_task: np.ndarray
     counts: np.ndarray
     shift: np.ndarray
+    raw: np.ndarray | None = None
 
     @property
     def n_blocks(self) -> int:
@@ -173,8 +180,20 @@ def _rows(
     return row_of_pair.astype(itype)[inverse], padded
 
 
-def layout(scores: pd.DataFrame) -> Layout:
+def _used_only(codes: np.ndarray, names: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes renumbered over the names that occur (unused categories dropped)."""
+    used = np.bincount(codes, minlength=len(names)) > 0
+    if used.all():
+        return codes, names
+    renumber = np.cumsum(used) - 1
+    return np.take(renumber, codes).astype(codes.dtype), names[used]
+
+
+def layout(scores: pd.DataFrame, *, keep_raw: bool = False) -> Layout:
     """Validate a scores table and scatter it into the dense block layout.
+
+    ``keep_raw`` also keeps the unshifted scores (:attr:`Layout.raw`), for
+    tests that need exact per-query differences.
 
     Raises
     ------
@@ -183,6 +202,8 @@ def layout(scores: pd.DataFrame) -> Layout:
     """
     df = prepare_scores(scores)
     task, tasks = _codes(df["task"], sort=True)
+    if isinstance(df["task"].dtype, pd.CategoricalDtype):  # tasks without rows: not in the layout
+        task, tasks = _used_only(task, tasks)
     metric, metrics = _codes(df["metric"], sort=True)
     system, systems = _codes(df["system"], sort=True)
     # queries sorted by id (category order for categoricals): rows do not depend on the
@@ -238,6 +259,7 @@ def layout(scores: pd.DataFrame) -> Layout:
             values = values[np.ix_(keep_m, keep_s)]
             mask = mask[np.ix_(keep_m, keep_s)]
             metrics, systems = metrics[keep_m], systems[keep_s]
+    raw = values.copy() if keep_raw else None
     # shift every score by its system's mean on the task, in place
     block_task = np.repeat(np.arange(n_tasks), padded // BLOCK)
     counts = _per_task(mask, block_task, n_tasks)
@@ -259,6 +281,7 @@ def layout(scores: pd.DataFrame) -> Layout:
         block_task=block_task,
         counts=counts,
         shift=shift,
+        raw=raw,
     )
 
 
@@ -418,9 +441,6 @@ def statistics_of(
     data["shift_treatment"] = (("task", "metric", "treatment"), shift[:, left].transpose(2, 0, 1))
     data["shift_control"] = (("task", "metric", "control"), shift[:, right].transpose(2, 0, 1))
     ds = xr.Dataset(data, coords=coords)
-    has_data = counts.sum(axis=(0, 1)) > 0  # unused task categories
-    if not has_data.all():
-        ds = ds.isel(task=has_data)
     _warn_unpaired(ds)
     return ds
 

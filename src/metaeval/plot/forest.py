@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import OptionError, SchemaError, check_option
+from ._text import literal
 
 __all__ = ["forest", "ir_columns", "save"]
 
@@ -216,7 +217,7 @@ def forest(
         digits = int(np.clip(np.ceil(-np.log10(max(w, 1e-12))) + 1, 2, 4))
     limits = xlim if xlim is not None else _limits(rows, treatments)
     label = xlabel or (
-        EFFECT_LABELS.get(effect_type, "Effect") + (f" ({metric})" if metric else "")
+        EFFECT_LABELS.get(effect_type, "Effect") + (f" ({literal(metric)})" if metric else "")
     )
     style: dict[str, Any] = {
         "pdf.fonttype": 42,
@@ -297,7 +298,7 @@ def _rows(
     rows: list[_Row] = []
 
     def task_row(task: str, part: pd.DataFrame) -> _Row:
-        row = _Row("task", labels.get(task, str(task)))
+        row = _Row("task", literal(labels.get(task, str(task))))
         for t in treatments:
             row.values[t] = _values(part[part["task"] == task], t)
         row.cells["task"] = str(task)
@@ -309,12 +310,12 @@ def _rows(
         return rows
     for group in pd.unique(table[subgroup]):
         part = table[table[subgroup] == group]
-        rows.append(_Row("header", str(group)))
+        rows.append(_Row("header", literal(group)))
         rows += [task_row(t, part) for t in tasks if t in set(part["task"])]
         rows.append(
             _Row(
                 "subgroup",
-                f"{model} for {group}",
+                f"{model} for {literal(group)}",
                 {t: _values(summary[summary[subgroup] == group], t) for t in treatments},
             )
         )
@@ -487,7 +488,7 @@ def _draw(
     for ax, t in zip(axes, treatments, strict=True):
         _panel(ax, rows, t, limits, display, xlabel if len(axes) == 1 else "", **kwargs)
         if len(treatments) > 1:
-            ax.set_title(f"{t} vs {control}" if control else str(t), fontsize=9, pad=18)
+            ax.set_title(literal(f"{t} vs {control}" if control else t), fontsize=9, pad=18)
     if len(axes) > 1:  # one x label centred under all panels, below the tick labels
         centre = (panels[0][0] + panels[-1][0] + panel_width) / 2 / total_w
         fig.text(centre, (bottom - 0.42) / height, xlabel, ha="center", va="top")
@@ -548,7 +549,7 @@ def _notes(rows, treatments, level) -> list[str]:
     for t in treatments:
         for r in foot_lines:
             v = r.values.get(t, {})
-            prefix = f"{t}: " if len(treatments) > 1 else ""
+            prefix = f"{literal(t)}: " if len(treatments) > 1 else ""
             if v.get("k", 0) >= 2 and np.isfinite(v.get("q", np.nan)):
                 tau2 = v.get("tau2", np.nan)
                 notes.append(

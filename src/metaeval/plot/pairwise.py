@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import OptionError, SchemaError, check_option
+from ._text import literal
 
 __all__ = ["pairwise"]
 
@@ -125,6 +126,7 @@ def pairwise(
                 index=systems, columns=systems
             )
             text = _annotations(grid.to_numpy(float), pgrid.to_numpy(float), value, alpha, digits)
+            grid = grid.rename(index=literal, columns=literal)  # names shown as they are
             # p-values below the colour scale (even 0 from an underflowing tail) get its end colour
             colour = grid.clip(lower=1e-4) if value == "p_value" else grid
             sns.heatmap(colour, ax=target, annot=text, fmt="", mask=grid.isna(),
@@ -133,7 +135,7 @@ def pairwise(
             target.set_xlabel("")
             target.set_ylabel("")
             key = key if isinstance(key, tuple) else (key,)
-            target.set_title(" · ".join(str(k) for k in key), fontsize=10)
+            target.set_title(literal(" · ".join(str(k) for k in key)), fontsize=10)
         if fig is None:
             return ax
         what = "row − column" if value != "p_value" else "row vs column"

@@ -2,11 +2,12 @@
 
 :func:`to_latex` and :func:`to_html` take an effects table, a pooled table or
 a :func:`metaeval.compare` table; :func:`style` gives the HTML table as a
-pandas Styler, which notebooks display.
+pandas Styler, which notebooks display. Every string written into LaTeX or
+HTML goes through :func:`escape` (wrap deliberate markup in :class:`Markup`).
 """
 
 from __future__ import annotations
 
-from ._tables import escape_latex, style, to_html, to_latex
+from ._tables import Markup, escape, escape_latex, style, to_html, to_latex
 
-__all__ = ["escape_latex", "style", "to_html", "to_latex"]
+__all__ = ["Markup", "escape", "escape_latex", "style", "to_html", "to_latex"]

@@ -9,6 +9,7 @@ column in bold — decided on the unrounded values.
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from ..effects import DISPLAY, check_alpha
-from ..errors import OptionError, SchemaError, check_option
+from ..errors import OptionError, SchemaError, check_option, excerpt
 
-__all__ = ["escape_latex", "style", "to_html", "to_latex"]
+__all__ = ["Markup", "escape", "escape_latex", "style", "to_html", "to_latex"]
 
 SHOWS = ("value", "ci", "p_value")
 BESTS = ("max", "min", None)
@@ -41,6 +42,8 @@ EFFECT_NAMES = {
     "bootstrap": "Difference",
 }
 _LATEX = {
+    "\n": " ",
+    "\r": " ",
     "\\": r"\textbackslash{}",
     "&": r"\&",
     "%": r"\%",
@@ -57,10 +60,63 @@ _LATEX = {
 def escape_latex(text: Any) -> str:
     r"""``text`` with LaTeX's special characters ``\ & % $ # _ { } ~ ^`` escaped.
 
+    Line breaks become spaces (a blank line would end a table cell's paragraph).
+    Everything then reads as the literal text: a name such as ``\write18{...}``
+    prints as itself instead of running.
+
     >>> print(escape_latex("50% of R&D_{x}~^#$\\"))
     50\% of R\&D\_\{x\}\textasciitilde{}\textasciicircum{}\#\$\textbackslash{}
     """
     return "".join(_LATEX.get(c, c) for c in str(text))
+
+
+class Markup(str):
+    r"""Text that is already LaTeX (or HTML) markup, passed through unescaped.
+
+    Every other string that metaeval writes into LaTeX or HTML — names of
+    tasks, systems and metrics, headers, captions, notes — is escaped by
+    :func:`escape`. Wrap a caption in ``Markup`` to use markup in it on
+    purpose, e.g. ``to_latex(table, caption=Markup(r"Effects, $lpha = 0.05$."))``.
+    """
+
+    __slots__ = ()
+
+
+def escape(text: Any, fmt: str) -> str:
+    r"""``text`` escaped for ``fmt`` (``"latex"`` or ``"html"``), unless it is :class:`Markup`.
+
+    The one escaping function of metaeval's LaTeX and HTML output, in Python
+    and in the ``metaeval`` command alike.
+
+    >>> escape("bm25_v2 <b>", "latex"), escape("bm25_v2 <b>", "html")
+    ('bm25\\_v2 <b>', 'bm25_v2 &lt;b&gt;')
+    >>> escape(Markup("$x$"), "latex")
+    '$x$'
+    """
+    if isinstance(text, Markup):
+        return str(text)
+    if fmt == "latex":
+        return escape_latex(text)
+    check_option("fmt", fmt, ["latex", "html"])
+    return html.escape(str(text))
+
+
+_LABEL = re.compile(r"^[A-Za-z0-9:._+/-]+$")
+_POSITION = re.compile(r"^[htbpH!]+$")
+
+
+def _check_latex_options(label: str | None, position: str | None) -> None:
+    """``\\label`` and float positions cannot be escaped: refuse what would break LaTeX."""
+    if label is not None and not _LABEL.match(str(label)):
+        raise OptionError(
+            f"`label` may hold letters, digits and : . _ + / - only, but {excerpt(label)} was "
+            "passed (a LaTeX label cannot be escaped)."
+        )
+    if position is not None and not _POSITION.match(str(position)):
+        raise OptionError(
+            f"`position` is a LaTeX float position such as 't', 'htbp' or 'H', but "
+            f"{excerpt(position)} was passed."
+        )
 
 
 class _Markup:
@@ -70,7 +126,7 @@ class _Markup:
         self.fmt = fmt
 
     def esc(self, text: Any) -> str:
-        return escape_latex(text) if self.fmt == "latex" else html.escape(str(text))
+        return escape(text, self.fmt)
 
     def math(self, latex: str, plain: str) -> str:
         return f"${latex}$" if self.fmt == "latex" else html.escape(plain)
@@ -137,12 +193,9 @@ def _effects_layout(
     col_levels = _levels(effects, ["metric", "task"])
     parts = [_effect_cells(effects, col_levels, alpha)]
     if pooled is not None:
-        extra = [c for c in pooled.columns if c in ("subgroup",) or c == "by"]
-        pooled = pooled.assign(
-            task="Pooled" if not extra else "Pooled: " + pooled[extra[0]].astype(str)
-        )
-        parts.append(_effect_cells(pooled, col_levels, alpha))
+        parts.append(_effect_cells(pooled.assign(task=_pooled_label(pooled)), col_levels, alpha))
     cells = pd.concat(parts, ignore_index=True)
+    _check_one_cell_each(cells)
     effect_type = _single(effects, "effect_type", "md")
     controls = list(pd.unique(effects["control"].astype(str))) if "control" in effects else []
     level = _level(alpha)
@@ -166,6 +219,29 @@ def _effects_layout(
         "effects",
         adjust,
     )
+
+
+def _pooled_label(pooled: pd.DataFrame) -> pd.Series | str:
+    """Column label of pooled rows: "Pooled", or "Pooled: <subgroup>" for the key columns that
+    :func:`metaeval.pool` added with ``by=`` or ``groups=`` (the columns before ``method``)."""
+    keys = list(pooled.columns[: pooled.columns.get_loc("method")]) if "method" in pooled else []
+    extra = [c for c in keys if c not in ("effect_type", "metric", "treatment", "control")]
+    if not extra:
+        return "Pooled"
+    return "Pooled: " + pooled[extra].astype(str).agg(", ".join, axis=1)
+
+
+def _check_one_cell_each(cells: pd.DataFrame) -> None:
+    """One value per (row, column) of the table, or an error saying which rows collide."""
+    dup = cells.duplicated(["row", "col"], keep=False)
+    if dup.any():
+        first = cells.loc[dup].iloc[0]
+        raise SchemaError(
+            f"The table has {int(dup.sum())} rows that would share a cell (e.g. row "
+            f"{excerpt(first['row'])}, column {excerpt(first['col'])}): rows must differ in "
+            "treatment, control, metric or task. Select one analysis first (for instance one "
+            "subgroup or one value of an extra key column)."
+        )
 
 
 def _effect_cells(frame: pd.DataFrame, col_levels: list[str], alpha: float) -> pd.DataFrame:
@@ -346,7 +422,7 @@ def _layout(
     if kind == "compare":
         return _compare_layout(table, alpha, best, mk), alpha
     if kind == "pooled":
-        frame = table.assign(task="Pooled")
+        frame = table.assign(task=_pooled_label(table))
         lay = _effects_layout(frame.assign(variance=frame["se"] ** 2), None, alpha, mk)
         lay.caption = lay.caption.replace(" per task", f" pooled over tasks ({_model(table)})")
         return lay, alpha
@@ -427,7 +503,18 @@ def _frames(lay: _Layout, show: str, digits: int, fmt: str, best: str | None, tr
 def _styler(lay: _Layout, show: str, digits: int, fmt: str, best: str | None, transpose: bool):
     """The Styler, and whether any cell is bold (the caption says so only then)."""
     text, bold = _frames(lay, show, digits, fmt, best, transpose)
+    labels = None
+    if not isinstance(text.columns, pd.MultiIndex):
+        # pandas' Styler iterates rows as namedtuples named after the columns, which fails
+        # for names equal after Unicode normalization (é as U+00E9 and as e + U+0301):
+        # style positions and show the names as labels
+        labels = list(text.columns)
+        text = text.set_axis(range(text.shape[1]), axis=1)
+        bold = bold.set_axis(range(bold.shape[1]), axis=1)
     styler = text.style
+    if labels is not None:  # relabel_index reads labels as format strings: double the braces
+        shown = [str(x).replace("{", "{{").replace("}", "}}") for x in labels]
+        styler = styler.relabel_index(shown, axis="columns")
     styler = styler.apply(lambda _: np.where(bold.to_numpy(), "font-weight: bold;", ""), axis=None)
     return styler, bool(bold.to_numpy().any())
 
@@ -521,9 +608,11 @@ def to_latex(
         Systems as columns instead (for many tasks).
     caption : str, optional
         Replaces the generated caption, which states the effect or test, α
-        and the correction. Passed to LaTeX as is.
+        and the correction. Plain text, escaped like every name in the table;
+        wrap it in :class:`Markup` to pass LaTeX markup on purpose.
     label, position : str, optional
-        ``\label`` and float position (e.g. ``"t"``).
+        ``\label`` (letters, digits and ``: . _ + / -``) and float position
+        (e.g. ``"t"``); anything else is refused, since neither can be escaped.
 
     Returns
     -------
@@ -531,9 +620,12 @@ def to_latex(
 
     Notes
     -----
-    Task, system and metric names are escaped (``\ & % $ # _ { } ~ ^``);
-    non-ASCII letters need a font that has them (pdflatex's default covers
-    Latin accents). Effects of ``rom`` are reported as relative changes and
+    Every string that reaches the LaTeX source — task, system and metric
+    names, headers, the caption — goes through :func:`escape` (``\ & % $ #
+    _ { } ~ ^`` escaped, line breaks made spaces), so names print as they are
+    and cannot run commands (``\write18``) even under ``pdflatex
+    -shell-escape``. Non-ASCII letters need a font that has them (pdflatex's
+    default covers Latin accents). Effects of ``rom`` are reported as relative changes and
     of ``corr`` as r (their CIs transformed the same way).
 
     Examples
@@ -556,12 +648,13 @@ def to_latex(
     \end{table}
     """
     mk = _Markup("latex")
+    _check_latex_options(label, position)
     lay, alpha = _layout(table, pooled, alpha, best, mk)
     show = _check(show, best, digits, lay.kind)
     _check_show(lay, show, table)
     styler, any_bold = _styler(lay, show, digits, "latex", best, transpose)
     text_caption = (
-        caption
+        escape(caption, "latex")
         if caption is not None
         else _caption(lay, show, best if any_bold else None, alpha, transpose, mk)
     )
@@ -606,6 +699,8 @@ def style(
     styler, any_bold = _styler(lay, show, digits, "html", best, transpose)
     if caption is None:
         caption = _caption(lay, show, best if any_bold else None, alpha, transpose, mk)
+    else:
+        caption = escape(caption, "html")
     return styler.set_caption(caption).set_table_styles(
         [
             {

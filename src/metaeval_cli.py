@@ -3,7 +3,8 @@
 This module imports nothing but the standard library; the commands live in
 :mod:`metaeval.cli` and load pandas, scipy and the rest only when one runs.
 Exit codes: 0 success, 1 a data error (a file that cannot be read, a table that
-cannot be analysed), 2 a usage error (an unknown option or value).
+cannot be analysed), 2 a usage error (an unknown option or value, an option given
+twice that takes one value, an output path whose folder does not exist).
 """
 
 from __future__ import annotations
@@ -41,6 +42,21 @@ class _Version(argparse.Action):
             parser.exit(message=f"metaeval {version('metaeval')}\n")
         except PackageNotFoundError:  # pragma: no cover - a source tree
             parser.exit(message="metaeval (not installed)\n")
+
+
+class _Once(argparse.Action):
+    """An option given at most once: a second value is a usage error, not a silent override.
+
+    For options whose default is None (argparse would keep the last value).
+    """
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = getattr(namespace, self.dest, None)
+        if given is not None:
+            raise argparse.ArgumentError(
+                self, f"given twice ({given!r} and {values!r}); give it once"
+            )
+        setattr(namespace, self.dest, values)
 
 
 def _probability(text: str) -> float:
@@ -95,6 +111,7 @@ def _output_options(parser: argparse.ArgumentParser, *, tables: bool = True) -> 
         )
         group.add_argument(
             "--tables",
+            action=_Once,
             metavar="FILE",
             help="also write the tables to FILE (.md, .tex, .csv or .tsv)",
         )
@@ -163,7 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
         "dense=pred_2.jsonl --measures precision@3 ap rr ndcg@3 --task toy "
         "--output scores.parquet",
     )
-    ev.add_argument("--qrels", required=True, metavar="FILE", help="relevance judgments")
+    ev.add_argument(
+        "--qrels", required=True, action=_Once, metavar="FILE", help="relevance judgments"
+    )
     ev.add_argument(
         "--run",
         required=True,
@@ -181,6 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--output",
+        action=_Once,
         metavar="FILE",
         help="write the per-query scores (.csv, .tsv, .jsonl or .parquet; .gz for text)",
     )
@@ -268,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
         "  metaeval meta scores.csv --control bm25 --by domain",
     )
     meta.add_argument("scores", metavar="SCORES")
-    meta.add_argument("--control", required=True)
+    meta.add_argument("--control", required=True, action=_Once)
     meta.add_argument("--treatment", nargs="+", help="default: every other system")
     meta.add_argument("--metric", nargs="+", help="only these metrics")
     meta.add_argument("--effect", default="smd", choices=EFFECTS)
@@ -277,9 +297,14 @@ def build_parser() -> argparse.ArgumentParser:
     meta.add_argument("--alpha", type=_probability, default=0.05)
     meta.add_argument("--by", metavar="COLUMN", help="subgroups: a task-level column")
     meta.add_argument(
-        "--plot", metavar="FILE", help="forest plot (.pdf, .png, .svg); one file per metric"
+        "--plot",
+        action=_Once,
+        metavar="FILE",
+        help="forest plot (.pdf, .png, .svg); one file per metric",
     )
-    meta.add_argument("--latex", metavar="FILE", help="LaTeX table of effects and summaries")
+    meta.add_argument(
+        "--latex", action=_Once, metavar="FILE", help="LaTeX table of effects and summaries"
+    )
     meta.add_argument(
         "--measures",
         nargs="+",

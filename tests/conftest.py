@@ -9,10 +9,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import settings
 
 import metaeval  # noqa: F401  (registers DataFrame.meta)
 
 os.environ.setdefault("MPLBACKEND", "Agg")  # figures are drawn off-screen
+
+# Hypothesis profiles: "fast" (default; CI) and "long" (pytest -m fuzz --hypothesis-profile=long).
+# Tests that set max_examples themselves keep it; the fuzz suite takes the profile's.
+settings.register_profile("fast", max_examples=60, deadline=None, derandomize=True)
+settings.register_profile("long", max_examples=3000, deadline=None)
+settings.load_profile("fast")
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -73,3 +80,18 @@ def _close_figures():
     yield
     if "matplotlib.pyplot" in sys.modules:
         sys.modules["matplotlib.pyplot"].close("all")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The outcome counts of the fuzz suite (tests/test_fuzz.py), when it ran."""
+    fuzz = sys.modules.get("test_fuzz")
+    if fuzz is None or not fuzz.OUTCOMES:
+        return
+    write = terminalreporter.write_line
+    tables = ", ".join(f"{name} {n}" for name, n in sorted(fuzz.TABLES.items()))
+    write(f"fuzz: tables tried: {tables}")
+    by_func: dict[str, dict[str, int]] = {}
+    for (func, kind), n in fuzz.OUTCOMES.items():
+        by_func.setdefault(func, {})[kind] = n
+    for func, counts in sorted(by_func.items()):
+        write(f"fuzz: {func}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))

@@ -534,7 +534,11 @@ def test_console_script_exit_codes_without_traceback(tmp_path):
         assert "Traceback" not in done.stderr and done.stderr.strip()
     err = subprocess.run([sys.executable, "-m", "metaeval", "meta", str(bad), "--control", "a"],
                          capture_output=True, text=True, check=False).stderr  # fmt: skip
-    assert f"{bad}, line 2: The scores table has 1 problem" in err and "rows [0, 1]" in err
+    # the repeated key names the line of the repeat and of the first occurrence
+    assert (
+        f"{bad}, line 3: the key (task, query, system, metric) = ('t', 'q', 'a', 'm') appears twice (first on line 2)"
+        in err
+    )
 
 
 def test_library_warnings_are_printed_once_without_traceback(capsys, elinor, tmp_path):

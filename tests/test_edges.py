@@ -38,8 +38,13 @@ def pair(x, y, *, task="t", metric="m", queries=None) -> pd.DataFrame:
     return pd.concat(
         [
             pd.DataFrame(
-                {"task": task, "query": queries[: len(v)], "system": s, "metric": metric,
-                 "value": np.asarray(v, dtype=float)}
+                {
+                    "task": task,
+                    "query": queries[: len(v)],
+                    "system": s,
+                    "metric": metric,
+                    "value": np.asarray(v, dtype=float),
+                }
             )  # fmt: skip
             for s, v in (("a", x), ("b", y))
         ],
@@ -371,9 +376,7 @@ def test_threads_get_the_single_threaded_results_and_warnings(rng):
 def test_dependence_warning_only_when_a_task_has_several_metrics(rng):
     eff = make_scores(rng).meta.effects(control="ctrl")
     one_each = eff[(eff["metric"] == "m1") & eff["task"].isin(["t1", "t2"])]
-    one_each = pd.concat(
-        [one_each, eff[(eff["metric"] == "m2") & eff["task"].isin(["t3", "t4"])]]
-    )
+    one_each = pd.concat([one_each, eff[(eff["metric"] == "m2") & eff["task"].isin(["t3", "t4"])]])
     (_, caught) = recorded(one_each.meta.pool, over=["task", "metric"])
     assert not [w for w in caught if issubclass(w.category, DependenceWarning)]
     with pytest.warns(DependenceWarning):

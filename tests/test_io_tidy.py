@@ -57,7 +57,9 @@ def test_errors_name_file_and_line(tmp_path, table):
     text = table.to_csv(index=False).splitlines()
     blank = [text[0], "", *text[1:6], text[1]]  # a blank line 2; line 8 repeats line 3's key
     path.write_text("\n".join(blank) + "\n")
-    with pytest.raises(metaeval.FormatError, match=r"line 3: The scores table has 1 problem"):
+    with pytest.raises(
+        metaeval.FormatError, match=r"line 8: the key .* appears twice \(first on line 3\)"
+    ):
         read_scores(path)
 
     table.drop(columns="value").to_csv(path, index=False)
@@ -93,3 +95,96 @@ def test_parquet_row_is_named_without_a_line(tmp_path, table):
     with pytest.raises(metaeval.FormatError, match=r"s\.parquet: The scores table") as err:
         read_scores(tmp_path / "s.parquet")
     assert err.value.line is None and "rows [4]" in str(err.value)
+
+
+# ------------------------------------------------ text decoding, field counts, duplicates
+def test_bom_and_crlf_read_as_plain_utf8(tmp_path, table):
+    plain = tmp_path / "plain.csv"
+    write_scores(table, plain)
+    text = plain.read_bytes()
+    for name, content in [("bom.csv", b"\xef\xbb\xbf" + text),
+                          ("crlf.csv", text.replace(b"\n", b"\r\n"))]:  # fmt: skip
+        (tmp_path / name).write_bytes(content)
+        pd.testing.assert_frame_equal(read_scores(tmp_path / name), read_scores(plain))
+
+
+def test_undecodable_bytes_name_the_line_and_the_byte(tmp_path, table):
+    lines = table.to_csv(index=False).encode().split(b"\n")
+    lines[2] = lines[2].replace(b"t1", b"t\xe91", 1)
+    path = tmp_path / "s.csv"
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(metaeval.FormatError) as err:
+        read_scores(path)
+    assert str(err.value).startswith(f"{path}, line 3: not UTF-8 text (byte 0xe9). Expected UTF-8")
+    assert err.value.line == 3
+
+
+@pytest.mark.parametrize("name", ["s.csv", "s.jsonl", "s.parquet"])
+def test_a_directory_or_a_truncated_gzip_file_is_a_format_error(tmp_path, table, name):
+    (tmp_path / name).mkdir()
+    with pytest.raises(metaeval.FormatError, match="is a directory, not a file"):
+        read_scores(tmp_path / name)
+    if name != "s.parquet":
+        write_scores(table, tmp_path / f"{name}.gz")
+        data = (tmp_path / f"{name}.gz").read_bytes()
+        (tmp_path / f"{name}.gz").write_bytes(data[: len(data) // 2])
+        with pytest.raises(metaeval.FormatError, match="truncated or damaged gzip file"):
+            read_scores(tmp_path / f"{name}.gz")
+
+
+def test_rows_with_more_or_fewer_fields_than_the_header_are_refused(tmp_path, table):
+    text = table.to_csv(index=False).splitlines()
+    path = tmp_path / "s.csv"
+    # every data row with one field more: pandas would silently take column 1 as the index
+    path.write_text("\n".join([text[0]] + ["x," + line for line in text[1:]]) + "\n")
+    with pytest.raises(
+        metaeval.FormatError,
+        match=r"s\.csv, line 2: 7 comma-separated fields where the header has 6",
+    ):
+        read_scores(path)
+    path.write_text("\n".join([*text[:4], text[4].rsplit(",", 1)[0], *text[5:]]) + "\n")
+    with pytest.raises(metaeval.FormatError, match=r"line 5: 5 comma-separated fields"):
+        read_scores(path)
+    tsv = tmp_path / "s.tsv"
+    tsv.write_text(table.to_csv(index=False, sep="\t") + "t1\t1\ta\tm\t0.5\tbio\textra\n")
+    with pytest.raises(metaeval.FormatError, match=r"line 14: 7 tab-separated fields"):
+        read_scores(tsv)
+
+
+def test_quoted_separators_stay_in_their_field(tmp_path, table):
+    quoted = table.assign(domain=table["domain"] + ", tab\there")
+    for name in ("s.csv", "s.tsv"):
+        write_scores(quoted, tmp_path / name)
+        pd.testing.assert_frame_equal(read_scores(tmp_path / name), quoted)
+
+
+def test_header_only_duplicate_keys_and_repeated_members(tmp_path, table):
+    path = tmp_path / "s.csv"
+    path.write_text("task,query,system,metric,value\n")
+    with pytest.raises(metaeval.FormatError, match=r"s\.csv: a header but no data rows"):
+        read_scores(path)
+    path.write_text("task,query,system,metric,value,value\nt,q,a,m,1,2\n")
+    with pytest.raises(
+        metaeval.FormatError, match=r"line 1: the header names column\(s\) \['value'\] twice"
+    ):
+        read_scores(path)
+    jsonl = tmp_path / "s.jsonl"
+    jsonl.write_text(
+        '{"task": "t", "query": "q", "system": "a", "metric": "m", "value": 1, "value": 2}\n'
+    )
+    with pytest.raises(metaeval.FormatError, match=r"line 1: not JSON \(key 'value' appears twice"):
+        read_scores(jsonl)
+    write_scores(pd.concat([table, table.iloc[[3]]]), tmp_path / "d.parquet")
+    with pytest.raises(
+        metaeval.FormatError, match=r"d\.parquet: the key .* appears twice \(rows 3 and 12\)"
+    ):
+        read_scores(tmp_path / "d.parquet")
+
+
+def test_a_huge_line_gives_a_short_message(tmp_path):
+    for name, content in [("s.csv", "task,query,system,metric,value\nt,q,a,m," + "9" * 2_000_000 + "x\n"),
+                          ("h.csv", "h" * 2_000_000), ("s.jsonl", '{"x": "' + "y" * 2_000_000)]:  # fmt: skip
+        (tmp_path / name).write_text(content)
+        with pytest.raises(metaeval.FormatError) as err:
+            read_scores(tmp_path / name)
+        assert len(str(err.value)) < 600, str(err.value)[:1000]

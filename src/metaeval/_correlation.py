@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .effects import add_display, check_alpha
-from .errors import DegenerateWarning, OptionError, PairingError, check_option, format_groups, warn
+from .errors import DegenerateWarning, OptionError, PairingError, check_option, warn_groups
 
 __all__ = ["CORRELATIONS", "fisher_z_variance", "correlation_effects"]
 
@@ -283,7 +283,7 @@ def correlation_effects(
         add_display(table, ["effect", "ci_low", "ci_high"])
     bad = table["effect"].isna()
     if bad.any():
-        warn(f"{int(bad.sum())} correlation effect(s) are NaN (too few shared queries, a constant "
-             "system, or |r| = 1):\n" + format_groups(table.loc[bad, ["metric", "treatment", "task", "n"]]),
-             DegenerateWarning)  # fmt: skip
+        warn_groups(f"{int(bad.sum())} correlation effect(s) are NaN (too few shared queries, "
+                    "a constant system, or |r| = 1)",
+                    table.loc[bad, ["metric", "treatment", "task", "n"]], DegenerateWarning)  # fmt: skip
     return table

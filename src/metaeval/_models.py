@@ -10,7 +10,7 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
-from .schema import KEY_COLUMNS, _is_key_dtype, non_string_keys
+from .schema import KEY_COLUMNS, _is_key_dtype, empty_keys, non_string_keys
 
 
 class Scores(pa.DataFrameModel):
@@ -41,6 +41,12 @@ class Scores(pa.DataFrameModel):
         if not _is_key_dtype(series.dtype):  # reported by string_or_categorical
             return pd.Series(True, index=series.index)
         return pd.Series(~non_string_keys(series), index=series.index)
+
+    @pa.check("task", "query", "system", "metric", name="not_empty")
+    def _key_not_empty(cls, series: pd.Series) -> pd.Series:
+        if not _is_key_dtype(series.dtype) or non_string_keys(series).any():
+            return pd.Series(True, index=series.index)  # reported by the checks above
+        return pd.Series(~empty_keys(series), index=series.index)
 
     @pa.check("value", name="finite")
     def _finite(cls, series: pd.Series) -> pd.Series:

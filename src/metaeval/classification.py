@@ -38,7 +38,7 @@ from .errors import (
     check_option,
     format_groups,
     quote_list,
-    warn,
+    warn_groups,
 )
 from .schema import coerce_keys
 
@@ -375,9 +375,6 @@ def _prepare(
     if incomplete.any():
         lost = incomplete.groupby(level="task").sum()
         lost = lost[lost > 0].rename("samples_left_out").reset_index()
-        warn(
-            "Samples that some of the systems lack were left out:\n" + format_groups(lost),
-            PairingWarning,
-        )
+        warn_groups("Samples that some of the systems lack were left out", lost, PairingWarning)
         wide = wide[~incomplete]
     return wide.sort_index(), systems, treatments

@@ -4,8 +4,9 @@
 ``metaeval: warning: ...`` lines on stderr, and errors a user can cause end the
 command with a one-paragraph message and an exit code instead of a traceback:
 2 for a usage error (:class:`metaeval.OptionError`, a bad combination of
-options), 1 for a data error (any other :class:`metaeval.MetaEvalError`, a file
-that cannot be read).
+options, an output path that cannot be written: checked before any work), 1 for
+a data error (any other :class:`metaeval.MetaEvalError`, a file that cannot be
+read or written: any :class:`OSError`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from ._console import Output
-from .errors import FormatError, MetaEvalError, MetaEvalWarning, OptionError
+from .errors import FormatError, MetaEvalError, MetaEvalWarning, OptionError, quote_list
 
 __all__ = ["main", "run", "UsageError", "MEASURE_ALIASES"]
 
@@ -69,15 +70,49 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
         except MetaEvalError as err:
             print(f"{prefix} {err}", file=sys.stderr)
             return 1
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as err:
-            print(f"{prefix} {err.filename}: {err.strerror}", file=sys.stderr)
-            return 1
         except BrokenPipeError:  # `metaeval compare ... | head`
             sys.stderr.close()
             return 0
+        except OSError as err:  # a file that cannot be read or written, a full disk, ...
+            where = f"{err.filename}: " if err.filename else ""
+            print(f"{prefix} {where}{err.strerror or err}", file=sys.stderr)
+            return 1
         except KeyboardInterrupt:
             print(f"\nmetaeval {args.command}: interrupted", file=sys.stderr)
             return 130
+
+
+def _check_outputs(
+    args: argparse.Namespace, outputs: dict[str, str | None], inputs: list[str]
+) -> None:
+    """Refuse output paths that cannot be written, before any work is done.
+
+    ``outputs`` maps an option (``--output``) to its path. A path that is a
+    folder, whose folder does not exist, that is one of the ``inputs`` or
+    another option's path is a usage error naming the option.
+    """
+    given = {option: path for option, path in outputs.items() if path}
+    seen: dict[Path, str] = {Path(p).resolve(): "an input" for p in inputs}
+    for option, value in given.items():
+        path = Path(value)
+        if path.is_dir():
+            raise UsageError(f"{option} {value}: is a folder; name a file in it.")
+        if not path.parent.is_dir():
+            what = "is a file, not a folder" if path.parent.exists() else "does not exist"
+            raise UsageError(f"{option} {value}: the folder {path.parent} {what}; create it first.")
+        resolved = path.resolve()
+        if resolved in seen:
+            raise UsageError(f"{option} {value} is also {seen[resolved]}; it would be overwritten.")
+        seen[resolved] = option
+    tables = given.get("--tables")
+    if tables and not getattr(args, "format", None):
+        from ._console import FORMAT_BY_SUFFIX
+
+        if Path(tables).suffix.lower() not in FORMAT_BY_SUFFIX:
+            raise UsageError(
+                f"--tables {tables}: cannot tell the format from its suffix; use one of "
+                f"{sorted(FORMAT_BY_SUFFIX)} or pass --format."
+            )
 
 
 def _output(args: argparse.Namespace) -> Output:
@@ -95,6 +130,8 @@ def _finish(out: Output, args: argparse.Namespace) -> None:
 def _demo(args: argparse.Namespace) -> int:
     import metaeval
 
+    if args.output is not None and Path(args.output).exists() and not Path(args.output).is_dir():
+        raise UsageError(f"--output {args.output}: is a file; name a folder (created if needed).")
     scores = metaeval.load_example()
     print(
         f"metaeval {metaeval.__version__} demo: {scores['system'].nunique()} scikit-learn "
@@ -184,6 +221,17 @@ def _evaluate(args: argparse.Namespace) -> int:
     if len(set(names)) < len(names):
         repeated = sorted({n for n in names if names.count(n) > 1})
         raise UsageError(f"Two runs are named {repeated}; name them with --run NAME=FILE.")
+    _check_outputs(args, {"--output": args.output}, [args.qrels, *(p for _, p in named)])
+    if args.output:
+        from .io.tidy import _kind
+
+        try:
+            _kind(Path(args.output))
+        except FormatError:
+            raise UsageError(
+                f"--output {args.output}: the name does not say the format; end it in .csv, "
+                ".tsv, .jsonl or .parquet (text formats may add .gz)."
+            ) from None
     qrels = _read_pairs(args.qrels, "true")
     runs = {name: _read_pairs(path, "pred") for name, path in named}
     measures = [_measure(m) for m in args.measures]
@@ -249,8 +297,8 @@ def _compare_inputs(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFram
                              "scores file has its own system column.")  # fmt: skip
         try:
             scores = read_scores(args.inputs[0])
-        except MetaEvalError as err:
-            if "query_id" in str(err):
+        except FormatError as err:
+            if err.line == 1 and "are missing (found [" in str(err) and "'query_id'" in str(err):
                 raise UsageError(
                     f"{args.inputs[0]} looks like one system's per-query CSV; compare needs "
                     "two or more of them, or one tidy scores file with a system column."
@@ -276,16 +324,17 @@ def _compare_inputs(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFram
         found = list(pd.unique(scores["metric"]))
         unknown = [m for m in args.metrics if m not in found]
         if unknown:
-            raise UsageError(f"--metrics {unknown} not in the input; it has {found}.")
+            raise UsageError(f"--metrics {unknown} not in the input; it has {quote_list(found)}.")
         scores = scores[scores["metric"].isin(args.metrics)].reset_index(drop=True)
     if len(systems) < 2:
-        raise UsageError(f"compare needs two or more systems; the input has {systems}.")
+        raise UsageError(f"compare needs two or more systems; the input has {quote_list(systems)}.")
     return scores, aliases
 
 
 def _compare(args: argparse.Namespace) -> int:
     from . import _resampling as rs
 
+    _check_outputs(args, {"--tables": args.tables}, list(args.inputs))
     scores, aliases = _compare_inputs(args)
     systems = list(aliases["system"])
     metrics = list(pd.unique(scores["metric"]))
@@ -419,6 +468,7 @@ def _convert(args: argparse.Namespace) -> int:
         )
     if Path(args.output).resolve() == Path(args.input).resolve():
         raise UsageError("IN and OUT are the same file.")
+    _check_outputs(args, {"OUT": args.output}, [args.input])
     if source:
         jsonl_to_trec(args.input, args.output, rel_type=args.rel_type, tag=args.tag)
     else:
@@ -440,6 +490,13 @@ def _meta_scores(args: argparse.Namespace) -> pd.DataFrame:
             raise MetaEvalError(
                 str(err).replace("missing_files='skip'", "--missing-files skip")
             ) from None
+        except OptionError as err:
+            if args.ranger_metric is None and "pass metric=" in str(err):
+                raise UsageError(
+                    f"{path} is a classification config, which does not name its metric: pass "
+                    "--ranger-metric NAME, e.g. --ranger-metric accuracy."
+                ) from None
+            raise
     if args.ranger_metric:
         raise UsageError("--ranger-metric is for a Ranger config.yaml, not a scores file.")
     return read_scores(path)
@@ -452,20 +509,35 @@ def _file_name(text: str) -> str:
 def _meta(args: argparse.Namespace) -> int:
     import metaeval
 
+    outputs = {"--plot": args.plot, "--latex": args.latex, "--tables": args.tables}
+    _check_outputs(args, outputs, [args.scores])
+    if args.plot:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        kinds = FigureCanvasBase.get_supported_filetypes()
+        if Path(args.plot).suffix.lower().lstrip(".") not in kinds:
+            raise UsageError(
+                f"--plot {args.plot}: the suffix does not name a figure format; use one of "
+                f"{sorted('.' + k for k in kinds)}."
+            )
     scores = _meta_scores(args)
     found = list(pd.unique(scores["metric"]))
     if args.metric:
         unknown = [m for m in args.metric if m not in found]
         if unknown:
-            raise UsageError(f"--metric {unknown} not in {args.scores}; it has {found}.")
+            raise UsageError(
+                f"--metric {unknown} not in {args.scores}; it has {quote_list(found)}."
+            )
         scores = scores[scores["metric"].isin(args.metric)].reset_index(drop=True)
     systems = list(pd.unique(scores["system"]))
     for name in [args.control, *(args.treatment or [])]:
         if name not in systems:
-            raise UsageError(f"System {name!r} is not in {args.scores}; it has {systems}.")
+            raise UsageError(
+                f"System {name!r} is not in {args.scores}; it has {quote_list(systems)}."
+            )
     if args.by is not None and args.by not in scores.columns:
         raise UsageError(
-            f"--by {args.by!r} is not a column of {args.scores}; it has {list(scores.columns)}."
+            f"--by {args.by!r} is not a column of {args.scores}; it has {quote_list(list(scores.columns))}."
         )
     kw = dict(method=args.method, ci=args.ci, alpha=args.alpha)
     effects = metaeval.effects(scores, control=args.control, treatment=args.treatment,

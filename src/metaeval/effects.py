@@ -68,9 +68,8 @@ from .errors import (
     PairingError,
     check_no_clash,
     check_option,
-    format_groups,
     quote_list,
-    warn,
+    warn_groups,
 )
 from .schema import SCORE_COLUMNS
 from .stats import sufficient_statistics
@@ -416,7 +415,7 @@ def effects(
     for i, col in enumerate(attributes.columns):
         frame.insert(5 + i, col, frame["task"].map(attributes[col]).to_numpy())
     add_display(frame, ("effect", "ci_low", "ci_high"))
-    _warn_degenerate(problems, keep, order, effect)
+    warn_undefined(f"effect={effect!r}", problems, keep, order)
     return frame
 
 
@@ -458,17 +457,22 @@ def _task_attributes(scores: pd.DataFrame) -> pd.DataFrame:
     return scores[task_level].groupby(task, sort=False, observed=True).first()
 
 
-def _warn_degenerate(
-    problems: dict[str, xr.DataArray], keep: xr.DataArray, order: tuple[str, ...], effect: str
+def warn_undefined(
+    what: str, problems: dict[str, xr.DataArray], keep: xr.DataArray, order: Sequence[str]
 ) -> None:
+    """One DegenerateWarning per reason, naming the groups of ``keep`` it makes NaN.
+
+    ``what`` starts the message (``effect='smd'``, ``test='t'``); the warning's
+    ``groups`` holds every group (the text names the first ten).
+    """
     for reason, mask in problems.items():
         hit = (mask & keep).transpose(*order)
         if not bool(hit.any()):
             continue
         idx = np.nonzero(hit.values)
         groups = pd.DataFrame({dim: hit[dim].values[i] for dim, i in zip(order, idx, strict=True)})
-        warn(
-            f"effect={effect!r} gives NaN for {len(groups)} group(s) because of {reason}:\n"
-            f"{format_groups(groups)}",
+        warn_groups(
+            f"{what} gives NaN for {len(groups)} group(s) because of {reason}",
+            groups,
             DegenerateWarning,
         )

@@ -87,7 +87,19 @@ class TableKindError(MetaEvalError, AttributeError):
 
 
 class MetaEvalWarning(UserWarning):
-    """Base class of every warning issued by metaeval."""
+    """Base class of every warning issued by metaeval.
+
+    Attributes
+    ----------
+    groups : pandas.DataFrame or None
+        For a warning about groups (tasks, pairs, pooled groups): all of them,
+        one row each, while the message names the first ten. Read it from a
+        caught warning: ``[w.message.groups for w in record]``.
+    """
+
+    def __init__(self, message: str = "", groups: pd.DataFrame | None = None):
+        super().__init__(message)
+        self.groups = groups
 
 
 class PairingWarning(MetaEvalWarning):
@@ -206,15 +218,25 @@ def quote_list(values: Sequence[Any], limit: int = 20) -> str:
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-def warn(message: str, category: type[Warning]) -> None:
+def warn(message: str, category: type[Warning], groups: pd.DataFrame | None = None) -> None:
     """Issue a warning attributed to the first caller outside metaeval.
 
     Like pandas' ``find_stack_level``: the warning points at the user's line
     whether they called a module function or a ``.meta`` accessor method.
+    ``groups`` (for a :class:`MetaEvalWarning`) is attached as its ``groups``.
     """
     frame: Any = sys._getframe(1)  # the caller of warn(), i.e. stacklevel 2
     level = 2
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
         frame = frame.f_back
         level += 1
-    warnings.warn(message, category, stacklevel=level)
+    if issubclass(category, MetaEvalWarning):
+        warnings.warn(category(message, groups), stacklevel=level)
+    else:
+        warnings.warn(message, category, stacklevel=level)
+
+
+def warn_groups(text: str, groups: pd.DataFrame, category: type[MetaEvalWarning]) -> None:
+    """One warning about ``groups``: ``text``, the first ten groups, and all in ``.groups``."""
+    groups = groups.reset_index(drop=True)
+    warn(f"{text}:\n{format_groups(groups)}", category, groups)

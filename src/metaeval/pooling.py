@@ -67,6 +67,7 @@ from .errors import (
     format_groups,
     quote_list,
     warn,
+    warn_groups,
 )
 from .schema import validate_effects
 
@@ -362,7 +363,10 @@ def _fit_arrays(
             mu = (w * b.y).sum(axis=1) / sw
             r = (b.y - mu[:, None]) * b.m
             rss = (w * r * r).sum(axis=1)
-            s2w = np.where(rss <= np.finfo(float).eps, 0.0, rss / (b.k - 1))
+            # residuals of equal effects are rounding of μ̂, at most ~k·eps·max|y| each:
+            # below that, s² (Knapp–Hartung) is 0, whatever the scale of the effects
+            noise = (4 * b.k * np.finfo(float).eps * np.abs(b.y).max(axis=1)) ** 2 * sw
+            s2w = np.where(rss <= noise, 0.0, rss / (b.k - 1))
         group_values = {
             "tau2": np.where(single & (method != "EE"), np.nan, tau2),
             "sw": sw,
@@ -414,9 +418,9 @@ def _fit(
     valid = _valid(df)
     if not valid.all():
         omitted = df.loc[~valid, grp.keys + grp.over]
-        warn(
-            f"{len(omitted)} effect(s) with NaN effect or variance were left out of pooling:\n"
-            f"{format_groups(omitted)}",
+        warn_groups(
+            f"{len(omitted)} effect(s) with NaN effect or variance were left out of pooling",
+            omitted,
             DegenerateWarning,
         )
     if method == "EE" and test == "knha":
@@ -607,10 +611,8 @@ def _warn_groups(
     )
     for hit, text in messages:
         if hit.any():
-            warn(
-                f"{int(hit.sum())} pooled group(s) {text}:\n{format_groups(pooled.loc[hit, keys])}",
-                DegenerateWarning,
-            )
+            warn_groups(f"{int(hit.sum())} pooled group(s) {text}", pooled.loc[hit, keys],
+                        DegenerateWarning)  # fmt: skip
 
 
 # --------------------------------------------------------------- public API

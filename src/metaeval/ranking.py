@@ -46,7 +46,15 @@ from ._aggregation import METHODS as AGGREGATIONS
 from ._aggregation import leaderboard
 from ._correlation import CORRELATIONS, correlation_effects, fisher_z_variance
 from ._list_measures import list_measures
-from .errors import DegenerateWarning, OptionError, SchemaError, check_option, format_groups, warn
+from .errors import (
+    DegenerateWarning,
+    OptionError,
+    SchemaError,
+    check_option,
+    format_groups,
+    warn,
+    warn_groups,
+)
 from .schema import coerce_keys
 
 __all__ = [
@@ -702,9 +710,9 @@ def segment_scores(
                              invert=invert)[0].tau  # fmt: skip
             undefined = np.isnan(value)
             if undefined.any():
-                warn(f"kendall_tau is undefined (no pair the humans ordered) and left out for "
-                     f"{int(undefined.sum())} (task, segment, system):\n"
-                     + format_groups(labels[undefined]), DegenerateWarning)  # fmt: skip
+                warn_groups(f"kendall_tau is undefined (no pair the humans ordered) and left out "
+                            f"for {int(undefined.sum())} (task, segment, system)",
+                            labels[undefined], DegenerateWarning)  # fmt: skip
         elif base == "reciprocal_rank":
             value = reciprocal_rank(pred, hum, ties=ties)
         elif base == "ndcg":

@@ -86,6 +86,7 @@ _PROBLEMS = {
     "not_nullable": "missing values (NaN/None)",
     "string_or_categorical": "wrong type (needs strings or a categorical)",
     "string_elements": "values that are not strings",
+    "not_empty": "empty names ('')",
     "finite": "non-finite values (±inf)",
     "positive_finite": "variance not positive and finite",
     "multiple_fields_uniqueness": "duplicate keys",
@@ -204,6 +205,19 @@ def _coerce_scores(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(**changes)
 
 
+def empty_keys(series: pd.Series) -> np.ndarray:
+    """Rows of a (string or categorical) key column holding the empty string ``""``.
+
+    An empty name prints as nothing and is what a missing field of a CSV file
+    reads as, so it is refused like a missing value.
+    """
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        if "" not in series.cat.categories:
+            return np.zeros(len(series), dtype=bool)
+        return (series.cat.codes == series.cat.categories.get_loc("")).to_numpy()
+    return (series == "").to_numpy(dtype=bool, na_value=False)
+
+
 def _integer_ids_as_strings(s: pd.Series) -> pd.Series | None:
     """Integer ids as strings (the column converted), or None when there is nothing to convert."""
     if pd.api.types.is_integer_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
@@ -239,10 +253,13 @@ def coerce_keys(df: pd.DataFrame, columns: Sequence[str], *, table: str) -> pd.D
             continue
         missing = s.isna().to_numpy()
         wrong = non_string_keys(s)
+        if not wrong.any():
+            missing = missing | empty_keys(s)
         if missing.any():
             rows = out.index[missing][:5].tolist()
             problems.append(
-                f"- column {col!r} has missing values in {int(missing.sum())} rows, e.g. rows {quote_list(rows)}"
+                f"- column {col!r} has missing values or empty names in {int(missing.sum())} "
+                f"rows, e.g. rows {quote_list(rows)}"
             )
         if wrong.any():
             rows = out.index[wrong][:3].tolist()
@@ -266,7 +283,7 @@ def _quick_scores_ok(df: pd.DataFrame) -> bool:
         return False
     for col in KEY_COLUMNS:
         s = df[col]
-        if not _is_key_dtype(s.dtype) or non_string_keys(s).any():
+        if not _is_key_dtype(s.dtype) or non_string_keys(s).any() or empty_keys(s).any():
             return False
         if isinstance(s.dtype, pd.CategoricalDtype):
             if (s.cat.codes.to_numpy() < 0).any():
@@ -322,6 +339,12 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
     if df.columns.duplicated().any():
         dup = list(df.columns[df.columns.duplicated()])
         raise SchemaError(f"The scores table has duplicated column names {dup}; rename them.")
+    if len(df) == 0:
+        missing = [c for c in SCORE_COLUMNS if c not in df.columns]
+        raise SchemaError(
+            "The scores table has no rows; there is nothing to analyse."
+            + (f" (It also lacks the column(s) {missing}.)" if missing else "")
+        )
     df = _coerce_scores(df)
     # pandera needs unique row labels to report duplicate keys: check a copy with positions
     checked = df if df.index.is_unique else df.reset_index(drop=True)
@@ -330,12 +353,6 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
     except pe.SchemaErrors as err:
         labels = None if checked is df else df.index
         raise _report("scores", err, checked, KEY_COLUMNS, labels) from None
-    if len(df) == 0:
-        missing = [c for c in SCORE_COLUMNS if c not in df.columns]
-        raise SchemaError(
-            "The scores table has no rows; there is nothing to analyse."
-            + (f" (It also lacks the column(s) {missing}.)" if missing else "")
-        )
     return df
 
 

@@ -39,8 +39,15 @@ import pandas as pd
 import xarray as xr
 
 from . import _resampling as rs
-from .effects import check_alpha, effect_sizes, paired_groups
-from .errors import DegenerateWarning, OptionError, check_option, format_groups, warn
+from .effects import check_alpha, effect_sizes, paired_groups, warn_undefined
+from .errors import (
+    DegenerateWarning,
+    OptionError,
+    PairingWarning,
+    check_option,
+    format_groups,
+    warn_groups,
+)
 from .pooling import ADJUSTMENTS, _adjust
 from .stats import BLOCK, Layout, layout, statistics_of
 
@@ -214,26 +221,12 @@ def compare(
     if adjust is not None:
         position = frame.columns.get_loc("p_value") + 1
         frame.insert(position, "p_adjusted", _adjust(frame, ["metric", "task"], adjust))
-    _warn(reasons, keep, test)
+    warn_undefined(f"test={test!r}", reasons, keep, _ORDER)
     frame.attrs.update(
         test=test, alternative=alternative, alpha=alpha, seed=seed, adjust=adjust,
         n_resamples=n_resamples if test in ("randomization", "bootstrap") else None,
     )  # fmt: skip
     return frame
-
-
-def _warn(reasons: dict[str, xr.DataArray], keep: xr.DataArray, test: str) -> None:
-    for reason, mask in reasons.items():
-        hit = (mask & keep).transpose(*_ORDER)
-        if not bool(hit.any()):
-            continue
-        idx = np.nonzero(hit.values)
-        groups = pd.DataFrame({dim: hit[dim].values[i] for dim, i in zip(_ORDER, idx, strict=True)})
-        warn(
-            f"test={test!r} gives NaN for {len(groups)} group(s) because of {reason}:\n"
-            f"{format_groups(groups)}",
-            DegenerateWarning,
-        )
 
 
 # ------------------------------------------------------------- per-query tests
@@ -548,19 +541,19 @@ class _TwoWay:
                     "queries_used": self.q[m, t].astype(int),
                 }  # fmt: skip
             )
-            from .errors import PairingWarning
-
-            warn(
+            warn_groups(
                 f"{what} uses the queries every system has; queries missing for some system were "
-                f"left out of {len(groups)} (task, metric) group(s):\n{format_groups(groups)}",
+                f"left out of {len(groups)} (task, metric) group(s)",
+                groups,
                 PairingWarning,
             )
         small = (self.k > 0) & (self.q < 2)
         if small.any():
             m, t = np.nonzero(small)
-            warn(
+            warn_groups(
                 f"{what} gives NaN for {small.sum()} (task, metric) group(s) with fewer than 2 "
-                f"complete queries:\n{format_groups(pd.DataFrame({'task': lay.tasks[t], 'metric': lay.metrics[m]}))}",
+                "complete queries",
+                pd.DataFrame({"task": lay.tasks[t], "metric": lay.metrics[m]}),
                 DegenerateWarning,
             )
 
@@ -802,9 +795,9 @@ def _randomized_tukey(
     missing = (two.k > 0) & ~complete_all
     if missing.any():
         m, t = np.nonzero(missing)
-        warn(
-            "The randomized Tukey HSD needs every system on every task; it gives NaN for:\n"
-            + format_groups(pd.DataFrame({"task": lay.tasks[t], "metric": lay.metrics[m]})),
+        warn_groups(
+            "The randomized Tukey HSD needs every system on every task; it gives NaN for",
+            pd.DataFrame({"task": lay.tasks[t], "metric": lay.metrics[m]}),
             DegenerateWarning,
         )
     task_names = [str(x) for x in lay.tasks]

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .errors import PairingError, PairingWarning, format_groups, quote_list, warn
+from .errors import PairingError, PairingWarning, quote_list, warn_groups
 from .schema import prepare_scores, validate_scores
 
 __all__ = ["sufficient_statistics", "statistics_of", "raw_sums", "Layout", "layout"]
@@ -462,9 +462,10 @@ def _warn_unpaired(ds: xr.Dataset) -> None:
         ]
         .astype({"paired_queries": np.int64, "unpaired_queries": np.int64})
     )
-    warn(
+    warn_groups(
         f"Queries present for only one system of a pair were left out of {len(frame)} "
-        f"(task, metric, treatment, control) group(s):\n{format_groups(frame)}",
+        "(task, metric, treatment, control) group(s)",
+        frame,
         PairingWarning,
     )
 

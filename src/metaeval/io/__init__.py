@@ -11,7 +11,11 @@
 - :func:`scores_from_arrays`: per-sample arrays aligned by position.
 
 Every reader checks its input and raises :class:`metaeval.FormatError` naming the
-file, the line and the layout it expected.
+file, the line and the layout it expected. Text files are read one way by all of
+them: UTF-8 (a byte-order mark and ``\\r\\n`` line ends are fine), plain or
+gzip-compressed (recognised by their first bytes); bytes that are not UTF-8, a
+damaged gzip file or a folder are a FormatError too. Judgments and runs (TREC or
+JSON lines, files or tables) may list a document once per query.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ files with a ``query_id`` column and one column per metric, one file per system.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -15,59 +16,71 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import FormatError, SchemaError, check_option
-from .trec import open_text, read_qrels, read_run, write_qrels, write_run
+from ..errors import FormatError, SchemaError, check_option, excerpt, quote_list
+from ._text import first_repeat, no_records, read_delimited, read_text, unique_keys
+from .trec import check_unique_pairs, open_text, read_qrels, read_run, write_qrels, write_run
 
 __all__ = ["read_jsonl", "write_jsonl", "trec_to_jsonl", "jsonl_to_trec", "read_per_query_csv"]
 
 JSONL_LAYOUT = 'one JSON object per line: {"query_id": str, "doc_id": str, "score": number}'
+PER_QUERY_LAYOUT = "a CSV with a query_id column and one numeric column per metric"
 
 
 def read_jsonl(path: str | Path, *, rel_type: str = "pred") -> pd.DataFrame:
     """Read an elinor true/pred JSONL file.
 
     Returns ``query_id, doc_id`` and ``relevance`` (int, ``rel_type="true"``) or
-    ``score`` (float, ``rel_type="pred"``).
+    ``score`` (float, ``rel_type="pred"``). Text is UTF-8 (a byte-order mark
+    and ``\\r\\n`` line ends are fine), plain or gzip-compressed; blank lines are
+    skipped.
 
     Raises
     ------
     metaeval.FormatError
-        Naming the file and line of the first bad record (not JSON, a missing
-        key, a non-number score, a non-integer relevance, a repeated
-        (query_id, doc_id)).
+        Naming the file and line of the first bad record (not JSON, a key
+        given twice, a missing key, an id that is not a string or integer, a
+        non-number score, a non-integer relevance), a repeated
+        ``(query_id, doc_id)`` (naming both lines, as :func:`metaeval.io.read_qrels`
+        and :func:`metaeval.io.read_run` do), or a file without records.
     """
     check_option("rel_type", rel_type, ["true", "pred"])
-    rows, seen = [], set()
+    rows, lines, number = [], [], 0
     with open_text(path) as handle:
-        for number, line in enumerate(handle, start=1):
+        for number, line in enumerate(handle, start=1):  # noqa: B007 - counted below
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-                key = (str(record["query_id"]), str(record["doc_id"]))
+                record = json.loads(line, object_pairs_hook=unique_keys)
+                ids = (record["query_id"], record["doc_id"])
                 score = record["score"]
-            except (json.JSONDecodeError, KeyError, TypeError) as err:
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
                 raise FormatError(path, number, f"bad record ({err})", JSONL_LAYOUT) from None
+            for name, given in zip(("query_id", "doc_id"), ids, strict=True):
+                if isinstance(given, bool) or not isinstance(given, str | int):
+                    raise FormatError(
+                        path, number, f"{name} {excerpt(given)} is not a string", JSONL_LAYOUT
+                    )
             if (
                 isinstance(score, bool)
                 or not isinstance(score, int | float)
                 or not np.isfinite(score)
             ):
-                raise FormatError(path, number, f"score {score!r} is not a number", JSONL_LAYOUT)
+                raise FormatError(
+                    path, number, f"score {excerpt(score)} is not a number", JSONL_LAYOUT
+                )
             if rel_type == "true" and float(score) != int(score):
                 raise FormatError(
-                    path, number, f"relevance {score!r} is not an integer", JSONL_LAYOUT
+                    path, number, f"relevance {excerpt(score)} is not an integer", JSONL_LAYOUT
                 )
-            if key in seen:
-                raise FormatError(
-                    path, number, f"(query_id, doc_id) {key} appears twice", JSONL_LAYOUT
-                )
-            seen.add(key)
-            rows.append((*key, score))
+            rows.append((str(ids[0]), str(ids[1]), score))
+            lines.append(number)
     if not rows:
-        raise FormatError(path, None, "the file has no records", JSONL_LAYOUT)
+        raise no_records(path, JSONL_LAYOUT, number > 0)
     value = "relevance" if rel_type == "true" else "score"
     df = pd.DataFrame(rows, columns=["query_id", "doc_id", value])
+    check_unique_pairs(
+        path, df["query_id"].to_numpy(), df["doc_id"].to_numpy(), lines, JSONL_LAYOUT
+    )
     return df.astype({value: np.int64 if rel_type == "true" else np.float64})
 
 
@@ -126,32 +139,60 @@ def read_per_query_csv(
     -------
     pandas.DataFrame
         A scores table ``task, query, system, metric, value``.
+
+    Raises
+    ------
+    metaeval.FormatError
+        Naming the file and the line: an empty file or one without data rows,
+        a header without ``query_id`` and a metric or naming a column twice, a
+        row with more or fewer fields than the header (quote a field holding
+        a comma), a query id given twice (naming both lines), a value that is
+        not a finite number, bytes that are not UTF-8.
+    metaeval.SchemaError
+        When two paths have the same file name.
     """
     named = dict(files) if isinstance(files, Mapping) else {Path(p).stem: p for p in files}
     if len(named) < (len(files) if not isinstance(files, Mapping) else 0):
         raise SchemaError("Two files have the same name; pass {system: path}.")
     frames = []
     for system, path in named.items():
-        layout = "a CSV with a query_id column and one numeric column per metric"
-        try:
-            with open_text(path) as handle:
-                df = pd.read_csv(handle, dtype={"query_id": str})
-        except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
-            raise FormatError(path, None, str(err), layout) from None
-        if "query_id" not in df.columns or df.shape[1] < 2:
-            raise FormatError(path, 1, f"header {list(df.columns)}", layout)
+        text = read_text(path)
+        header, starts = read_delimited(path, text, ",", PER_QUERY_LAYOUT)
+        if "query_id" not in header or len(header) < 2 or len(set(header)) < len(header):
+            problem = (
+                "a column named twice" if len(set(header)) < len(header)
+                else "no query_id column" if "query_id" not in header else "no metric column"
+            )  # fmt: skip
+            raise FormatError(
+                path, 1, f"the header {quote_list(header)} has {problem}", PER_QUERY_LAYOUT
+            )
+        if not len(starts):
+            raise FormatError(path, None, "a header but no data rows", PER_QUERY_LAYOUT)
+        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, index_col=False)
+        repeat = first_repeat(df["query_id"])
+        if repeat is not None:
+            first, again = repeat
+            raise FormatError(
+                path, int(starts[again]),
+                f"query_id {excerpt(df['query_id'].iloc[again])} appears twice (first on line "
+                f"{int(starts[first])})", f"{PER_QUERY_LAYOUT}, one row per query",
+            )  # fmt: skip
         long = df.melt(id_vars="query_id", var_name="metric", value_name="value")
         number = pd.to_numeric(long["value"], errors="coerce")
         bad = number.isna() | ~np.isfinite(number.fillna(0))
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
-            row = i % len(df)
             raise FormatError(
                 path,
-                row + 2,
-                f"{long['metric'].iloc[i]}={long['value'].iloc[i]!r} is not a number",
-                layout,
+                int(starts[i % len(df)]),
+                f"{_name(long['metric'].iloc[i])}={excerpt(long['value'].iloc[i])} is not a number",
+                PER_QUERY_LAYOUT,
             )
         frames.append(pd.DataFrame({"task": task, "query": long["query_id"], "system": str(system),
                                     "metric": long["metric"], "value": number.astype(float)}))  # fmt: skip
     return pd.concat(frames, ignore_index=True)
+
+
+def _name(column: str) -> str:
+    """A column name for a message: as it is when short and printable, else an excerpt."""
+    return column if len(column) <= 40 and column.isprintable() else excerpt(column)

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import FormatError, SchemaError
-from .trec import open_text
+from ..errors import FormatError, SchemaError, excerpt
+from ._text import no_records, open_text, unique_keys
 
 __all__ = ["read_lm_eval"]
 
@@ -27,27 +27,36 @@ _BOOKKEEPING = {
 
 
 def _records(path: Path, task: str, system: str) -> list[tuple]:
-    rows, seen = [], set()
+    rows, seen, number = [], set(), 0
     with open_text(path) as handle:
-        for number, line in enumerate(handle, start=1):
+        for number, line in enumerate(handle, start=1):  # noqa: B007 - counted below
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = json.loads(line, object_pairs_hook=unique_keys)
                 doc = record["doc_id"]
-            except (json.JSONDecodeError, KeyError, TypeError) as err:
+            except (ValueError, KeyError, TypeError) as err:  # ValueError: not JSON, a key twice
                 raise FormatError(path, number, f"bad record ({err})", LAYOUT) from None
+            if isinstance(doc, bool) or not isinstance(doc, str | int):
+                raise FormatError(path, number, f"doc_id {excerpt(doc)} is not an integer or string", LAYOUT)  # fmt: skip
             filt = record.get("filter", "none")
+            if filt is not None and not isinstance(filt, str):
+                raise FormatError(path, number, f"filter {excerpt(filt)} is not a string", LAYOUT)
             names = record.get("metrics")
             if names is None:
                 names = [k for k, v in record.items()
                          if k not in _BOOKKEEPING and isinstance(v, bool | int | float)]  # fmt: skip
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise FormatError(path, number, f"metrics {excerpt(names)} is not a list of names", LAYOUT)  # fmt: skip
             if not names:
                 raise FormatError(path, number, "no per-sample metric value", LAYOUT)
             key = (str(doc), filt)
             if key in seen:
                 raise FormatError(
-                    path, number, f"doc_id {doc!r} (filter {filt!r}) appears twice", LAYOUT
+                    path,
+                    number,
+                    f"doc_id {excerpt(doc)} (filter {excerpt(filt)}) appears twice",
+                    LAYOUT,
                 )
             seen.add(key)
             for name in names:
@@ -56,25 +65,31 @@ def _records(path: Path, task: str, system: str) -> list[tuple]:
                     value = float(value)
                 if not isinstance(value, int | float) or not np.isfinite(value):
                     raise FormatError(
-                        path, number, f"metric {name!r} has value {value!r}, not a number", LAYOUT
+                        path,
+                        number,
+                        f"metric {excerpt(name)} has value {excerpt(value)}, not a number",
+                        LAYOUT,
                     )
                 metric = name if filt in (None, "none") else f"{name},{filt}"
                 rows.append((task, str(doc), system, metric, float(value)))
     if not rows:
-        raise FormatError(path, None, "the file has no records", LAYOUT)
+        raise no_records(path, LAYOUT, number > 0)
     return rows
 
 
-def read_lm_eval(folders: Mapping[str, str | Path] | Sequence[str | Path]) -> pd.DataFrame:
+def read_lm_eval(
+    folders: str | Path | Mapping[str, str | Path] | Sequence[str | Path],
+) -> pd.DataFrame:
     """Scores from lm-evaluation-harness sample logs, one results folder per model.
 
     Parameters
     ----------
     folders
-        ``{system: folder}``, or folders (the system is the folder name). Each
-        folder (searched recursively) holds ``samples_<task>_<timestamp>.jsonl``
-        files (or ``.jsonl.gz``) as written by ``lm-eval --log_samples``, one
-        per task.
+        ``{system: folder}``; a list of folders (each system is its folder's
+        name); or one folder (a ``str`` or path: one system, the folder's
+        name). Each folder (searched recursively) holds
+        ``samples_<task>_<timestamp>.jsonl`` files (or ``.jsonl.gz``) as
+        written by ``lm-eval --log_samples``, one per task.
 
     Returns
     -------
@@ -89,13 +104,27 @@ def read_lm_eval(folders: Mapping[str, str | Path] | Sequence[str | Path]) -> pd
     Raises
     ------
     metaeval.FormatError
-        A record without ``doc_id`` or metric values (naming file and line).
+        A record that is not a JSON object, lacks ``doc_id`` or metric values
+        or repeats a ``doc_id`` (naming file and line); a folder that does not
+        exist.
     metaeval.SchemaError
-        A folder without sample logs, or two logs of the same task in one folder.
+        A folder without sample logs, two logs of the same task in one folder,
+        or two folders of the same name in a list.
     """
-    named = dict(folders) if isinstance(folders, Mapping) else {Path(f).name: f for f in folders}
+    if isinstance(folders, str | Path):
+        folders = [folders]
+    if isinstance(folders, Mapping):
+        named = dict(folders)
+    else:
+        folders = list(folders)
+        named = {Path(f).name: f for f in folders}
+        if len(named) < len(folders):
+            raise SchemaError("Two folders have the same name; pass {system: folder}.")
     rows: list[tuple] = []
     for system, folder in named.items():
+        if not Path(folder).is_dir():
+            problem = "is a file, not a folder" if Path(folder).exists() else "no such folder"
+            raise FormatError(folder, None, problem, "a folder of lm-eval sample logs")
         files: dict[str, Path] = {}
         for path in sorted(Path(folder).rglob("samples_*.jsonl*")):
             match = _NAME.match(path.name)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from ..errors import FormatError
-from .trec import open_text
+from ..errors import FormatError, excerpt
+from ._text import read_delimited, read_text
 
 __all__ = ["read_pyterrier"]
 
@@ -23,21 +25,24 @@ def read_pyterrier(source: str | Path | pd.DataFrame, *, task: str = "default") 
     """
     if isinstance(source, pd.DataFrame):
         df, path = source, Path("<DataFrame>")
+        lines = np.arange(len(df)) + 2  # as if written with a header line
     else:
         path = Path(source)
-        with open_text(source) as handle:
-            df = pd.read_csv(handle, dtype={"qid": str, "name": str, "measure": str})
+        text = read_text(path)
+        _, lines = read_delimited(path, text, ",", LAYOUT)
+        df = pd.read_csv(io.StringIO(text), dtype={"qid": str, "name": str, "measure": str},
+                         index_col=False)  # fmt: skip
     missing = [c for c in ("name", "qid", "measure", "value") if c not in df.columns]
     if missing:
         raise FormatError(path, 1, f"missing column(s) {missing}", LAYOUT)
     if (df["qid"].astype(str) == "all").any():
-        line = int((df["qid"].astype(str) == "all").to_numpy().argmax()) + 2
+        line = int(lines[(df["qid"].astype(str) == "all").to_numpy().argmax()])
         raise FormatError(path, line, "an aggregate row (qid 'all')", "per-query rows only")
     value = pd.to_numeric(df["value"], errors="coerce")
     if value.isna().any():
-        line = int(value.isna().to_numpy().argmax()) + 2
+        row = int(value.isna().to_numpy().argmax())
         raise FormatError(
-            path, line, f"value {df['value'].iloc[line - 2]!r} is not a number", LAYOUT
+            path, int(lines[row]), f"value {excerpt(df['value'].iloc[row])} is not a number", LAYOUT
         )
     return pd.DataFrame({"task": task, "query": df["qid"].astype(str), "system": df["name"].astype(str),
                          "metric": df["measure"].astype(str), "value": value.astype(float)})  # fmt: skip

@@ -7,13 +7,24 @@ A scores file holds one row per ``(task, query, system, metric)`` with its
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from ..errors import FormatError, MetaEvalError, SchemaError
-from ..schema import KEY_COLUMNS, validate_scores
+from ..errors import FormatError, MetaEvalError, SchemaError, excerpt, quote_list
+from ..schema import KEY_COLUMNS, prepare_scores
+from ._text import (
+    check_readable,
+    first_repeat,
+    no_records,
+    open_text,
+    read_delimited,
+    read_text,
+    unique_keys,
+)
 
 __all__ = ["read_scores", "write_scores", "SCORES_SUFFIXES"]
 
@@ -47,15 +58,21 @@ def read_scores(path: str | Path) -> pd.DataFrame:
     """Read a tidy scores file (CSV, TSV, JSON lines or Parquet, by extension).
 
     Key columns are read as strings (query ``007`` stays ``"007"``) and the
-    table is checked with :func:`metaeval.validate_scores`.
+    table is checked with :func:`metaeval.validate_scores`. Text formats are
+    UTF-8 (a byte-order mark and ``\\r\\n`` line ends are fine), plain or
+    gzip-compressed; blank lines are skipped; in CSV and TSV a quoted field may
+    hold the separator.
 
     Raises
     ------
     metaeval.FormatError
         Naming the file and the line (for Parquet, the row) of the first
-        problem: a missing column, a value that is not a number, NaN or ±inf,
-        a repeated ``(task, query, system, metric)`` key, a line that is not
-        JSON.
+        problem: an empty file, a header without data rows, a missing column,
+        a column named twice, a row with more or fewer fields than the header,
+        a value that is not a number, NaN or ±inf, a repeated
+        ``(task, query, system, metric)`` key, a line that is not a JSON
+        object (or names a key twice), bytes that are not UTF-8, a directory
+        or a damaged gzip file.
 
     Examples
     --------
@@ -68,25 +85,12 @@ def read_scores(path: str | Path) -> pd.DataFrame:
     """
     path = Path(path)
     kind = _kind(path)
-    if not path.is_file():
-        raise FormatError(path, None, "no such file", "an existing file")
-    keys = dict.fromkeys(KEY_COLUMNS, str)
+    check_readable(path)
+    lines: np.ndarray | None = None  # the line of each row (text formats)
     if kind in (".csv", ".tsv"):
-        sep = "," if kind == ".csv" else "\t"
-        try:
-            df = pd.read_csv(path, sep=sep, dtype=keys, keep_default_na=False,
-                             na_values={"value": ["", "NA", "NaN", "nan", "null"]})  # fmt: skip
-        except pd.errors.EmptyDataError:
-            raise FormatError(path, None, "the file is empty", LAYOUT) from None
-        except (pd.errors.ParserError, UnicodeDecodeError) as err:
-            raise FormatError(
-                path, _line(str(err)), f"not a {kind[1:]} table ({err})", LAYOUT
-            ) from None
+        df, lines = _read_delimited(path, "," if kind == ".csv" else "\t")
     elif kind == ".jsonl":
-        try:
-            df = pd.read_json(path, lines=True, dtype=keys)
-        except ValueError:
-            raise _bad_json_line(path) from None
+        df, lines = _read_json_lines(path)
     else:
         try:
             df = pd.read_parquet(path)
@@ -97,26 +101,85 @@ def read_scores(path: str | Path) -> pd.DataFrame:
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise FormatError(
-            path, 1 if kind != ".parquet" else None,
-            f"the column(s) {missing} are missing (found {list(df.columns)})", LAYOUT,
+            path, 1 if kind == ".csv" or kind == ".tsv" else None,
+            f"the column(s) {missing} are missing (found {quote_list(list(df.columns))})", LAYOUT,
         )  # fmt: skip
-    if kind == ".jsonl":  # JSON numbers as keys: 7 -> "7", as in the text formats
-        df = df.astype(keys)
+    if len(df) == 0:
+        raise FormatError(
+            path, None, "no rows" if lines is None else "a header but no data rows", LAYOUT
+        )
+
+    def line_of(row: int) -> int | None:
+        return None if lines is None else int(lines[row])
+
     value = pd.to_numeric(df["value"], errors="coerce")
     text = value.isna() & df["value"].notna()
     if text.any():
         row = int(text.to_numpy().nonzero()[0][0])
-        raise FormatError(path, _row_line(path, kind, row), f"value {df['value'].iloc[row]!r} is not a number", LAYOUT)  # fmt: skip
+        raise FormatError(path, line_of(row), f"value {excerpt(df['value'].iloc[row])} is not a number", LAYOUT)  # fmt: skip
     df["value"] = value
+    keys = [df[c] for c in KEY_COLUMNS]
+    known = np.logical_and.reduce([k.notna().to_numpy() for k in keys])
+    repeat = first_repeat(*(k[known] for k in keys))
+    if repeat is not None:  # one message for the first repeat, naming both lines (or rows)
+        first, again = (int(np.flatnonzero(known)[i]) for i in repeat)
+        where = f"rows {first} and {again}" if lines is None else f"first on line {line_of(first)}"
+        key = ", ".join(excerpt(k.iloc[again], 30) for k in keys)
+        raise FormatError(
+            path, line_of(again),
+            f"the key (task, query, system, metric) = ({key}) appears twice ({where})",
+            f"{LAYOUT}, each key once",
+        )  # fmt: skip
     try:
-        return validate_scores(df)
+        return prepare_scores(df)  # the full report only when a check fails
     except SchemaError as err:
         rows = pd.to_numeric(err.failure_cases.get("row"), errors="coerce").dropna()
-        line = _row_line(path, kind, int(rows.min())) if len(rows) else None
-        count = {".parquet": "", ".jsonl": " (rows count records from 0)"}.get(
-            kind, " (rows count data lines from 0, after the header)"
-        )
-        raise FormatError(path, line, str(err).rstrip(".") + count, LAYOUT) from None
+        row = int(rows.min()) if len(rows) else None
+        note = "" if row is None or lines is None else f" (row {row} is line {line_of(row)})"
+        line = None if row is None else line_of(row)
+        raise FormatError(path, line, str(err).rstrip(".") + note, LAYOUT) from None
+
+
+def _read_delimited(path: Path, sep: str) -> tuple[pd.DataFrame, np.ndarray]:
+    """A CSV or TSV scores file, every row checked to have the header's field count."""
+    text = read_text(path)
+    header, lines = read_delimited(path, text, sep, LAYOUT)
+    if len(set(header)) < len(header):
+        repeated = sorted({c for c in header if header.count(c) > 1})
+        raise FormatError(path, 1, f"the header names column(s) {quote_list(repeated)} twice", LAYOUT)  # fmt: skip
+    try:
+        df = pd.read_csv(io.StringIO(text), sep=sep, dtype=dict.fromkeys(KEY_COLUMNS, str),
+                         keep_default_na=False, index_col=False,
+                         na_values={"value": ["", "NA", "NaN", "nan", "null"]})  # fmt: skip
+    except pd.errors.ParserError as err:  # read_delimited checked the field counts
+        raise FormatError(path, _line(str(err)), f"not a {sep!r}-separated table", LAYOUT) from None
+    return df, lines
+
+
+def _read_json_lines(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
+    """A JSON-lines scores file: one object per line, blank lines skipped."""
+    records, lines, number = [], [], 0
+    with open_text(path) as handle:
+        for number, line in enumerate(handle, start=1):  # noqa: B007 - counted below
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line, object_pairs_hook=unique_keys)
+            except ValueError as err:  # JSONDecodeError or a key given twice
+                raise FormatError(path, number, f"not JSON ({err})", LAYOUT) from None
+            if not isinstance(record, dict):
+                raise FormatError(path, number, f"{type(record).__name__} instead of an object", LAYOUT)  # fmt: skip
+            records.append(record)
+            lines.append(number)
+    if not records:
+        raise no_records(path, LAYOUT, number > 0)
+    df = pd.DataFrame.from_records(records)
+    for column in KEY_COLUMNS:  # JSON numbers as keys: 7 -> "7", as in the text formats
+        if column in df.columns:
+            df[column] = [
+                str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in df[column]
+            ]
+    return df, np.asarray(lines, dtype=np.int64)
 
 
 def _line(message: str) -> int | None:
@@ -124,39 +187,6 @@ def _line(message: str) -> int | None:
 
     found = re.search(r"line (\d+)", message)
     return int(found.group(1)) if found else None
-
-
-def _row_line(path: Path, kind: str, row: int) -> int | None:
-    """The 1-based line of data row ``row`` (blank lines skipped); None for Parquet."""
-    if kind == ".parquet":
-        return None
-    from .trec import open_text
-
-    skip = 0 if kind == ".jsonl" else 1  # the header
-    with open_text(path) as handle:
-        seen = -skip
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                if seen == row:
-                    return number
-                seen += 1
-    return None
-
-
-def _bad_json_line(path: Path) -> FormatError:
-    from .trec import open_text
-
-    with open_text(path) as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                return FormatError(path, number, f"not JSON ({err})", LAYOUT)
-            if not isinstance(record, dict):
-                return FormatError(path, number, f"{type(record).__name__} instead of an object", LAYOUT)  # fmt: skip
-    return FormatError(path, None, "not JSON lines", LAYOUT)
 
 
 def write_scores(scores: pd.DataFrame, path: str | Path) -> None:

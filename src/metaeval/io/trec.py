@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import gzip
-import io
+import csv
+import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
 
 import numpy as np
 import pandas as pd
 
-from ..errors import FormatError
+from ..errors import FormatError, excerpt
+from ._text import first_repeat, no_records, open_text
 
 __all__ = ["read_qrels", "read_run", "write_qrels", "write_run", "open_text"]
 
@@ -21,45 +22,50 @@ RUN_LAYOUT = (
 )
 
 
-def open_text(path: str | Path) -> IO[str]:
-    """Open a text file, gzip-compressed or not (recognised by its first bytes)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FormatError(path, None, "no such file", "an existing file")
-    with open(path, "rb") as raw:
-        magic = raw.read(2)
-    if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
-    return open(path, encoding="utf-8")
-
-
-def _table(path: str | Path, width: int | None, layout: str) -> tuple[pd.DataFrame, np.ndarray]:
+def _table(path: str | Path, width: int, layout: str) -> tuple[pd.DataFrame, np.ndarray]:
     """Whitespace-separated columns as strings, and each row's line number."""
     with open_text(path) as handle:
         try:
             df = pd.read_csv(handle, sep=r"\s+", header=None, dtype=str, skip_blank_lines=False,
                              keep_default_na=False, na_values=[],  # "nan" is text, not a gap
-                             names=range(width) if width else None, engine="c")  # fmt: skip
-        except pd.errors.ParserError as err:  # more fields than expected
-            line = _line_from(str(err))
-            raise FormatError(path, line, f"wrong number of columns ({err})", layout) from None
-        except pd.errors.EmptyDataError:
-            raise FormatError(path, None, "the file is empty", layout) from None
+                             names=range(width), engine="c",
+                             quoting=csv.QUOTE_NONE)  # TREC has no quoting  # fmt: skip
+        except pd.errors.ParserError:  # some rows longer than `width`
+            raise _wrong_width(path, width, layout) from None
+        except pd.errors.EmptyDataError:  # nothing, or only blank lines
+            handle.seek(0)
+            raise no_records(path, layout, bool(handle.read(1))) from None
+    if not isinstance(df.index, pd.RangeIndex):  # every row longer: pandas made an index of them
+        raise _wrong_width(path, width, layout)
     lines = np.arange(1, len(df) + 1)
     gap = (df.isna() | (df == "")).to_numpy()
     blank = gap.all(axis=1)
     df, lines, gap = df[~blank].reset_index(drop=True), lines[~blank], gap[~blank]
-    short = gap.any(axis=1)
-    if short.any():
-        raise FormatError(path, int(lines[short][0]), "too few columns", layout)
+    if df.empty:
+        raise no_records(path, layout, len(blank) > 0)
+    if gap.any():
+        raise _wrong_width(path, width, layout)
     return df, lines
 
 
-def _line_from(message: str) -> int | None:
-    import re
+def _wrong_width(path: str | Path, width: int, layout: str) -> FormatError:
+    """The error for the first line without ``width`` columns (error path only)."""
+    with open_text(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            fields = _FIELDS.split(line.strip(" \t\r\n"))
+            if fields != [""] and len(fields) != width:
+                problem = "too few columns" if len(fields) < width else "wrong number of columns"
+                return FormatError(
+                    path,
+                    number,
+                    f"{problem} ({len(fields)}, not {width}): {excerpt(line.rstrip(_EOL))}",
+                    layout,
+                )
+    return FormatError(path, None, f"rows without {width} columns", layout)  # pragma: no cover
 
-    match = re.search(r"line (\d+)", message)
-    return int(match.group(1)) if match else None
+
+_FIELDS = re.compile(r"[ \t]+")  # the separators of pandas' sep=r"\s+"
+_EOL = "\r\n"
 
 
 def _numeric(
@@ -74,22 +80,50 @@ def _numeric(
         raise FormatError(
             path,
             int(lines[i]),
-            f"{what} {values.iloc[i]!r} is not {'an integer' if integer else 'a number'}",
+            f"{what} {excerpt(values.iloc[i])} is not {'an integer' if integer else 'a number'}",
             layout,
         )
     return number
 
 
-def read_qrels(path: str | Path) -> pd.DataFrame:
-    """Read TREC qrels: ``query_id, doc_id, relevance`` (the iteration column is dropped).
+def check_unique_pairs(
+    path: str | Path, query: Sequence, doc: Sequence, lines: Sequence[int], layout: str
+) -> None:
+    """Refuse a document listed twice for a query (qrels, runs, elinor JSON lines alike).
 
     Raises
     ------
     metaeval.FormatError
-        Naming the file and line of the first malformed line.
+        Naming the file, the line of the repeat and the line of the first listing.
+    """
+    found = first_repeat(query, doc)
+    if found is not None:
+        first, repeat = found
+        raise FormatError(
+            path, int(lines[repeat]),
+            f"document {excerpt(doc[repeat])} of query {excerpt(query[repeat])} appears twice "
+            f"(first on line {int(lines[first])})",
+            f"{layout}, each document at most once per query",
+        )  # fmt: skip
+
+
+def read_qrels(path: str | Path) -> pd.DataFrame:
+    """Read TREC qrels: ``query_id, doc_id, relevance`` (the iteration column is dropped).
+
+    Text is UTF-8 (a byte-order mark and ``\\r\\n`` line ends are fine), plain or
+    gzip-compressed.
+
+    Raises
+    ------
+    metaeval.FormatError
+        Naming the file and line of the first malformed line (too few or too
+        many columns, a relevance that is not an integer, bytes that are not
+        UTF-8), a document judged twice for a query (naming both lines), or a
+        file without records.
     """
     df, lines = _table(path, 4, QRELS_LAYOUT)
     relevance = _numeric(path, df[3], lines, QRELS_LAYOUT, "relevance", integer=True)
+    check_unique_pairs(path, df[0].to_numpy(), df[2].to_numpy(), lines, QRELS_LAYOUT)
     return pd.DataFrame(
         {
             "query_id": df[0].to_numpy(),
@@ -102,18 +136,33 @@ def read_qrels(path: str | Path) -> pd.DataFrame:
 def read_run(path: str | Path) -> pd.DataFrame:
     """Read a TREC run with 6 or 4 columns: ``query_id, doc_id, score`` (and ``rank``).
 
+    The first record's column count sets the layout of the file. Text is UTF-8
+    (a byte-order mark and ``\\r\\n`` line ends are fine), plain or gzip-compressed.
+
     Raises
     ------
     metaeval.FormatError
-        Naming the file and line of the first malformed line.
+        Naming the file and line of the first malformed line (a column count
+        other than the first record's, a rank or score that is not a number,
+        bytes that are not UTF-8), a document ranked twice for a query (naming
+        both lines), or a file without records.
     """
+    first, has_lines = None, False
     with open_text(path) as handle:
-        first = next((line for line in handle if line.strip()), "")
-    width = len(first.split())
+        for number, line in enumerate(handle, start=1):
+            has_lines = True
+            if line.strip():
+                first = (number, line)
+                break
+    if first is None:
+        raise no_records(path, RUN_LAYOUT, has_lines)
+    width = len(first[1].split())
     if width not in (4, 6):
-        raise FormatError(path, 1, f"{width} columns", RUN_LAYOUT)
+        raise FormatError(path, first[0], f"{width} columns, not 6 or 4: {excerpt(first[1].rstrip(_EOL))}",
+                          RUN_LAYOUT)  # fmt: skip
     df, lines = _table(path, width, RUN_LAYOUT)
     doc, rank, score = (2, 3, 4) if width == 6 else (1, 2, 3)
+    check_unique_pairs(path, df[0].to_numpy(), df[doc].to_numpy(), lines, RUN_LAYOUT)
     return pd.DataFrame({
         "query_id": df[0].to_numpy(), "doc_id": df[doc].to_numpy(),
         "rank": _numeric(path, df[rank], lines, RUN_LAYOUT, "rank", integer=True).astype(np.int64),

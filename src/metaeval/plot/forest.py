@@ -722,9 +722,19 @@ def save(fig: Any, path: str | os.PathLike[str], **kwargs: Any) -> None:
 
     ``fig.savefig`` would use the rcParams in force at save time; this applies
     ``pdf.fonttype=42`` (no Type 3 fonts, as many venues require) for the call only.
+
+    Raises
+    ------
+    metaeval.OptionError
+        When the file name's suffix is not a format matplotlib writes (and no
+        ``format=`` is given).
     """
     import matplotlib.pyplot as plt
 
+    if "format" not in kwargs:
+        kinds = fig.canvas.get_supported_filetypes()
+        suffix = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
+        check_option("the file suffix", suffix, sorted(kinds))
     kwargs.setdefault("dpi", 200)
     with plt.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "path"}):
         fig.savefig(path, **kwargs)

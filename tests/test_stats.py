@@ -89,13 +89,30 @@ def test_chunking_and_sparse_paths_agree(rng, monkeypatch):
         _assert_same(metaeval.sufficient_statistics(sparse, control="a"), expected)
 
 
-def test_shifts_are_the_systems_means(rng):
+def test_shifts_are_the_systems_means_over_shared_queries(rng):
     scores = make_scores(rng, drop=0.1)
     with pytest.warns(PairingWarning):
         ds = metaeval.sufficient_statistics(scores, control="ctrl")
-    means = scores.groupby(["task", "metric", "system"])["value"].mean()
+    # the queries every system of the task has (for this metric)
+    systems = scores.groupby(["task", "metric"])["system"].transform("nunique")
+    per_query = scores.groupby(["task", "metric", "query"])["system"].transform("nunique")
+    shared = scores[per_query == systems]
+    means = shared.groupby(["task", "metric", "system"])["value"].mean()
     got = ds["shift_treatment"].to_series()
     np.testing.assert_allclose(got.to_numpy(), means.reindex(got.index).to_numpy(), rtol=1e-13)
+
+
+def test_a_far_away_unpaired_query_does_not_hide_a_small_variance():
+    # four paired queries near 1e6 with variance ~1, and one query of the treatment
+    # alone far below: the shift no longer includes it, so r and d are found
+    x = [1e6 + 0.1, 1e6 - 0.7, 1e6 + 1.3, 1e6 + 0.2, 0.123]
+    y = [1e6 + 0.3, 1e6 - 0.2, 1e6 + 1.1, 1e6 - 0.4]
+    scores = pd.DataFrame({"task": "t", "query": [f"q{i}" for i in [*range(5), *range(4)]],
+                           "system": ["a"] * 5 + ["b"] * 4, "metric": "m", "value": x + y})  # fmt: skip
+    with pytest.warns(PairingWarning):
+        eff = scores.meta.effects(control="b", effect="corr")
+    xs, ys = np.array(x[:4]) - 1e6, np.array(y) - 1e6
+    assert eff["r"].iloc[0] == pytest.approx(np.corrcoef(xs, ys)[0, 1], rel=1e-8)
 
 
 def test_row_strategies(rng):

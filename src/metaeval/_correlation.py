@@ -50,10 +50,19 @@ def fisher_z_variance(n: Any, method: str = "pearson") -> Any:
     return out.item() if out.ndim == 0 else out
 
 
+def _unit_rows(a: np.ndarray) -> np.ndarray:
+    """Each row divided by a power of two near its largest |value| (exact)."""
+    with np.errstate(invalid="ignore"):
+        top = np.nanmax(np.abs(a), axis=1, initial=0.0)
+    _, exponent = np.frexp(np.where(np.isfinite(top) & (top > 0), top, 1.0))
+    return np.ldexp(a, -exponent[:, None])
+
+
 def _pearson(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Pearson r along axis 1 over the places where both are finite."""
     both = np.isfinite(x) & np.isfinite(y)
     x, y = np.where(both, x, np.nan), np.where(both, y, np.nan)
+    x, y = _unit_rows(x), _unit_rows(y)  # r is the same; squares stay finite and normal
     n = both.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         dx = x - np.nansum(x, axis=1, keepdims=True) / n[:, None]

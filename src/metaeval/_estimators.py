@@ -26,8 +26,8 @@ metafor reaches ML, REML and EB by Fisher scoring from the HE value (truncated a
 0) and PM by ``uniroot`` on [0, τ²_max]; metaeval solves the same equations with
 Newton steps kept inside a bracket (bisection when a step leaves it), started
 from the same HE value, so both end at the same root. The differences are in
-how close they get: metaeval stops when a step is below 1e-13·max(τ², v̄)
-(v̄ the mean sampling variance), metafor by default when a scoring step is below
+how close they get: metaeval stops when a step is below 1e-10·max(τ², v_min)
+(v_min the smallest sampling variance), metafor by default when a scoring step is below
 1e-5 in absolute terms or ``uniroot``'s bracket below ε^¼ ≈ 1.2e-4, which leaves
 τ² off by up to a few percent. With ``control=list(threshold=1e-12, tol=1e-12)``
 metafor gives metaeval's values. Newton also converges where metafor's Fisher
@@ -86,9 +86,14 @@ class Batch:
         _, r = self.residuals(w)
         return np.einsum("gk,gk,gk->g", w, r, r)
 
-    def mean_variance(self) -> np.ndarray:
-        """v̄, the natural scale of τ² in each analysis."""
-        return np.where(self.m, self.v, 0.0).sum(axis=1) / np.maximum(self.k, 1)
+    def small_variance(self) -> np.ndarray:
+        """The smallest sampling variance of each analysis: the scale of τ² that matters.
+
+        The estimate is decided by the precise effects; a mean of the variances
+        would be swamped by one imprecise effect (1e14 beside 1e-3) and stop the
+        root search long before τ² is found.
+        """
+        return np.where(self.m, self.v, np.inf).min(axis=1, initial=np.inf)
 
 
 # ----------------------------------------------------------------- closed forms
@@ -208,7 +213,7 @@ def solve(
     Requires f(lo) > 0 ≥ f(hi). Newton steps from ``start`` (clipped into the
     bracket), replaced by bisection when they would leave the bracket, which
     shrinks around the sign change at every step. An analysis is done when a
-    step is below :data:`ROOT_TOL`·max(τ², v̄) (the result of that step, past
+    step is below :data:`ROOT_TOL`·max(τ², v_min) (the result of that step, past
     Newton's quadratic convergence, is far more accurate), f is exactly 0 or
     the bracket is that narrow. NaN where that does not happen within
     :data:`MAXITER` steps.
@@ -216,7 +221,7 @@ def solve(
     lo, hi = lo.astype(float).copy(), hi.astype(float).copy()
     x = np.clip(np.nan_to_num(start), lo, hi)
     out = np.full(len(x), np.nan)
-    floor = b.mean_variance()
+    floor = b.small_variance()
     # `sub` holds the analyses still being solved plus, until it is compacted (when
     # fewer than half remain), some finished ones, so rows are copied O(log G) times
     sub, rows = b, np.arange(len(x))
@@ -248,16 +253,16 @@ def _bracket(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Bounds [lo, hi] around the root next to ``start``, with f(lo) > 0 ≥ f(hi).
 
-    Where f(start) > 0 the search goes up, quadrupling from max(start, v̄);
-    otherwise down, dividing by 4 until 1e-10·v̄ and then trying 0. ``lo`` is NaN
+    Where f(start) > 0 the search goes up, quadrupling from max(start, v_min);
+    otherwise down, dividing by 4 until 1e-10·v_min and then trying 0. ``lo`` is NaN
     where f stays ≤ 0 down to 0 (the estimate is then 0); ``hi`` is NaN where f
-    stays positive up to 4⁶⁰·v̄.
+    stays positive up to 4⁶⁰·v_min.
     """
     up = f_start > 0
     lo = np.where(up, start, np.nan)
     hi = np.where(up, np.nan, start)
-    floor = 1e-10 * b.mean_variance()
-    probe = np.where(up, np.maximum(start, b.mean_variance()), start / 4)
+    floor = 1e-10 * b.small_variance()
+    probe = np.where(up, np.maximum(start, b.small_variance()), start / 4)
     probe = np.where(~up & (probe < floor), 0.0, probe)
     active = np.arange(len(start))
     for _ in range(60):
@@ -340,15 +345,15 @@ def _log_lik(b: Batch, tau2: np.ndarray, reml: bool) -> np.ndarray:
 
 
 def ll0_check(b: Batch, tau2: np.ndarray, method: str) -> np.ndarray:
-    """metafor's check for ML/REML: where ll(0) − ll(τ̂²) > ε^¼ (and τ̂² > 1e-5·v̄).
+    """metafor's check for ML/REML: where ll(0) − ll(τ̂²) > ε^¼ (and τ̂² > 1e-5·v_min).
 
     metafor checks where τ̂² > 1e-5; the threshold here is relative to the mean
-    sampling variance v̄ (the same for v̄ = 1), so that rescaling the effects
+    smallest sampling variance v_min (the same for v_min = 1), so that rescaling the effects
     changes nothing. The likelihood difference itself does not depend on the
     scale.
     """
     reset = np.zeros(len(tau2), dtype=bool)
-    check = np.isfinite(tau2) & (tau2 > LL0_THRESHOLD * b.mean_variance()) & (b.k > 1)
+    check = np.isfinite(tau2) & (tau2 > LL0_THRESHOLD * b.small_variance()) & (b.k > 1)
     if method in ("ML", "REML") and check.any():
         idx = np.flatnonzero(check)
         sub = b.take(idx)

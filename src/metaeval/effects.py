@@ -184,14 +184,13 @@ def effect_sizes(
         "sum_yy",
         "sum_xy",
     ]
-    arrays = xr.broadcast(*(stats[name] for name in names))
+    scale = stats["scale"] if "scale" in stats else xr.ones_like(stats["n"], dtype=float)
+    arrays = xr.broadcast(*(stats[name] for name in names), scale)
     template = arrays[0]
-    est, var, mx, my, problems = _kernel(
+    est, var, se, z, mx, my, problems = _kernel(
         *(a.values for a in arrays), effect=effect, correct=correct
     )
     with np.errstate(divide="ignore", invalid="ignore"):
-        se = np.sqrt(var)
-        z = est / se
         crit = sps.norm.isf(alpha / 2)
         columns = {
             "n": template.values,
@@ -209,10 +208,17 @@ def effect_sizes(
     return out, {reason: template.copy(data=mask) for reason, mask in problems.items()}
 
 
-def _kernel(n, a, b, sx, sy, sxx, syy, sxy, *, effect: str, correct: bool):
+def _kernel(n, a, b, sx, sy, sxx, syy, sxy, scale, *, effect: str, correct: bool):
     """Effect and variance from shifted sums (numpy arrays of one shape).
 
-    Returns ``(effect, variance, mean_treatment, mean_control, problems)``;
+    The sums are of (score − shift)/scale (``scale`` a power of two, see
+    :func:`metaeval.sufficient_statistics`); everything is computed in those
+    units and the effect, variance and means are taken back to the scores'
+    own (``md``; the others do not depend on the scale).
+
+    Returns ``(effect, variance, se, z, mean_treatment, mean_control,
+    problems)``; se and z = effect/se come from the scaled units, so that they
+    are right even where the variance itself (a square) cannot be represented;
     ``problems`` maps each reason a result is NaN to a boolean mask.
 
     Rounding is told from zero in one place each: a (co)variance below
@@ -223,6 +229,7 @@ def _kernel(n, a, b, sx, sy, sxx, syy, sxy, *, effect: str, correct: bool):
     meets a zero or rounding-noise variance.
     """
     n = n.astype(np.float64)
+    a, b = a / scale, b / scale
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         dx, dy = sx / n, sy / n
         mx, my = a + dx, b + dy
@@ -239,8 +246,8 @@ def _kernel(n, a, b, sx, sy, sxx, syy, sxy, *, effect: str, correct: bool):
         r = np.clip(csp / np.sqrt(css_x * css_y), -1, 1)
         r = np.where(1 - np.abs(r) <= ZERO_TOL, np.sign(r), r)  # rounding away from ±1
         diff = (a - b) + (dx - dy)
-        scale = np.abs(a) + np.abs(b) + np.sqrt(sxx / n) + np.sqrt(syy / n)
-        diff = np.where(np.abs(diff) <= ZERO_DIFF * scale, 0.0, diff)
+        magnitude = np.abs(a) + np.abs(b) + np.sqrt(sxx / n) + np.sqrt(syy / n)
+        diff = np.where(np.abs(diff) <= ZERO_DIFF * magnitude, 0.0, diff)
 
         problems = {"fewer than 2 paired queries": n < 2}
         keep_effect = np.zeros(n.shape, dtype=bool)  # effect kept although variance is NaN
@@ -297,8 +304,31 @@ def _kernel(n, a, b, sx, sy, sxx, syy, sxy, *, effect: str, correct: bool):
             key = "zero sampling variance"
             problems[key] = problems.get(key, np.zeros(n.shape, dtype=bool)) | degenerate
 
+        se = np.sqrt(var)
+        z = est / se
+        unrepresentable = np.zeros(n.shape, dtype=bool)
+        if effect == "md":  # back to the scores' units
+            est, se, in_units = est * scale, se * scale, var
+            var = var * scale**2  # its square may leave double precision where se does not
+            unrepresentable = (
+                (in_units > 0) & np.isfinite(in_units) & ~((var > 0) & np.isfinite(var))
+            )
+        mx, my = mx * scale, my * scale
     bad = np.logical_or.reduce(list(problems.values()))
-    return np.where(bad & ~keep_effect, np.nan, est), np.where(bad, np.nan, var), mx, my, problems
+    if unrepresentable.any():
+        problems[
+            "a variance beyond double precision (scores near 1e±300): effect, se, interval and "
+            "p-value kept, variance NaN"
+        ] = unrepresentable & ~bad
+    return (
+        np.where(bad & ~keep_effect, np.nan, est),
+        np.where(bad | unrepresentable, np.nan, var),
+        np.where(bad, np.nan, se),
+        np.where(bad, np.nan, z),
+        mx,
+        my,
+        problems,
+    )
 
 
 def effects(

@@ -169,10 +169,10 @@ def compare(
     keep = paired_groups(ds)
     md, problems = effect_sizes(ds, effect="md", alpha=alpha)
     n = md["n"].astype(float)
-    se = np.sqrt(md["variance"])  # SD of differences / √n
+    se = md["se"]  # SD of differences / √n
     df = n - 1
     with np.errstate(invalid="ignore", divide="ignore"):
-        t_stat = md["effect"] / se
+        t_stat = md["z"]  # effect / se, computed where both are representable
         if alternative == "two-sided":
             crit = xr.apply_ufunc(lambda d: sps.t.isf(alpha / 2, d), df)
             p_t = xr.apply_ufunc(lambda x, d: 2 * sps.t.sf(np.abs(x), d), t_stat, df)
@@ -406,6 +406,18 @@ def _tail(star: np.ndarray, observed: np.ndarray, tol: np.ndarray, alternative: 
     return hit.sum(axis=1)
 
 
+def _column_units(flat: np.ndarray) -> np.ndarray:
+    """``(tasks, columns)``: 1, or a power of two near a column's largest |difference| where
+    that lies outside 2^±100, so that sums and squares of differences stay finite and normal
+    (the scale of :func:`metaeval.stats.layout`; dividing by it is exact)."""
+    from .stats import SAFE_MAGNITUDE
+
+    top = np.abs(flat).max(axis=1)
+    _, exponent = np.frexp(top)
+    extreme = (top > SAFE_MAGNITUDE) | ((top > 0) & (top < 1 / SAFE_MAGNITUDE))
+    return np.where(extreme, np.ldexp(1.0, exponent), 1.0)
+
+
 def _randomization(d, both, n, names, alternative, n_resamples, seed, tracker):
     """Fisher's randomization test by random sign flips, all columns at once.
 
@@ -413,7 +425,8 @@ def _randomization(d, both, n, names, alternative, n_resamples, seed, tracker):
     p-value compares T* with T = Σ d (the mean difference times the fixed n).
     """
     n_tasks, width, n_metrics, n_pairs = d.shape
-    flat = d.reshape(n_tasks, width, -1)
+    unit = _column_units(d.reshape(n_tasks, width, -1))
+    flat = d.reshape(n_tasks, width, -1) / unit[:, None, :]
     observed = flat.sum(axis=1)  # (tasks, columns)
     tol = 1e-9 * np.abs(flat).sum(axis=1)  # equal sums up to rounding count as ties
     count = np.zeros_like(observed)
@@ -423,7 +436,7 @@ def _randomization(d, both, n, names, alternative, n_resamples, seed, tracker):
         count += _tail(star, observed, tol, alternative)
         tracker.step()
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = observed / both.reshape(n_tasks, width, -1).sum(axis=1)
+        mean = observed / both.reshape(n_tasks, width, -1).sum(axis=1) * unit
     p = (1 + count) / (1 + n_resamples)
     return mean.reshape(n_tasks, n_metrics, n_pairs), p.reshape(n_tasks, n_metrics, n_pairs)
 
@@ -433,10 +446,15 @@ def _bootstrap(d, both, n, names, alternative, n_resamples, seed, tracker):
 
     The differences are centred (d' = d − d̄ over the pair's queries), resampled
     with replacement by count matrices C, and t* = m*/(s*/√n*) is computed from
-    C @ [d', d'², 1] for every resample and column.
+    C @ [d', d'², 1] for every resample and column. A pair's resamples draw n
+    of its own n paired queries: the task's counts where the pair has every
+    query of the task; for a pair that lacks some, counts over its paired
+    queries from the stream of a task of that size (one draw per distinct set
+    of paired queries, shared by the pairs that have it).
     """
     n_tasks, width, n_metrics, n_pairs = d.shape
     flat = d.reshape(n_tasks, width, -1)
+    flat = flat / _column_units(flat)[:, None, :]  # t is the same in any units
     m = both.reshape(n_tasks, width, -1).astype(float)
     n_pair = m.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -447,13 +465,16 @@ def _bootstrap(d, both, n, names, alternative, n_resamples, seed, tracker):
     stacked = np.concatenate([centred, centred**2, m], axis=2)
     k = flat.shape[2]
     tol = 1e-9 * np.abs(t_obs)
-    # the scale of each column's centred differences: tolerances are relative to it,
-    # so that multiplying every score by a constant changes no p-value
-    scale = np.abs(centred).max(axis=1)[:, None, :]
+    scale = np.abs(centred).max(axis=1)[:, None, :]  # flat resamples: 0 up to rounding of it
+    partial = _partial_patterns(both.reshape(n_tasks, width, -1), n)
     count = np.zeros_like(mean)
     for b0, b1 in _resample_chunks(n_tasks, width, n_resamples):
         counts = rs.draws("counts", seed, names, n, width, b0, b1)
         sums = np.matmul(counts, stacked)  # (tasks, resamples, 3 columns)
+        for task, rows, cols in partial:  # pairs without every query of their task
+            own = rs.draws("counts", seed, [names[task]], np.array([len(rows)]), len(rows), b0, b1)
+            picked = np.r_[cols, cols + k, cols + 2 * k]
+            sums[task][:, picked] = own[0] @ stacked[task][np.ix_(rows, picked)]
         s1, s2, n_star = sums[..., :k], sums[..., k : 2 * k], sums[..., 2 * k :]
         with np.errstate(invalid="ignore", divide="ignore"):
             m_star = s1 / n_star
@@ -472,6 +493,22 @@ def _bootstrap(d, both, n, names, alternative, n_resamples, seed, tracker):
     return t_obs.reshape(n_tasks, n_metrics, n_pairs), p.reshape(n_tasks, n_metrics, n_pairs)
 
 
+def _partial_patterns(both: np.ndarray, n: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """``(task, rows, columns)`` for every distinct set of paired rows short of the task's n.
+
+    ``both`` is ``(tasks, width, columns)``. Columns with no paired row, or with
+    every row of the task, are not listed.
+    """
+    out = []
+    size = both.sum(axis=1)
+    for task in np.flatnonzero(((size > 0) & (size < n[:, None])).any(axis=1)):
+        cols = np.flatnonzero((size[task] > 0) & (size[task] < n[task]))
+        masks, which = np.unique(both[task][:, cols].T, axis=0, return_inverse=True)
+        for j, mask in enumerate(masks):
+            out.append((int(task), np.flatnonzero(mask), cols[which.ravel() == j]))
+    return out
+
+
 # ------------------------------------------------------ two-way layout (ANOVA)
 class _TwoWay:
     """Systems × queries per (task, metric), on the queries every present system has.
@@ -479,7 +516,9 @@ class _TwoWay:
     Arrays are indexed ``[metric, system, task]`` or ``[metric, task]``:
     ``present`` (systems with scores on the task), ``k`` (present systems),
     ``q`` (complete queries), ``means`` (system means on them), the sums of
-    squares ``ss_system, ss_query, ss_residual`` and ``complete[metric, row]``.
+    squares ``ss_system, ss_query, ss_residual`` and ``ms_residual`` in units
+    of ``unit²`` (``unit`` = the layout's scale, 1 but for extreme scores) and
+    ``complete[metric, row]``.
     """
 
     def __init__(self, lay: Layout):
@@ -496,7 +535,9 @@ class _TwoWay:
         w = self.complete[:, None, :] & present_row
         # scores relative to the mean shift of the present systems (keeps sums small)
         ref = (lay.shift * self.present).sum(axis=1) / np.maximum(self.k, 1)  # (metric, task)
-        x = np.where(w, lay.values + (lay.shift - ref[:, None, :])[:, :, row_task], 0.0)
+        self.unit = lay.scale
+        offset = (lay.shift - ref[:, None, :]) / self.unit[:, None, :]  # in the values' units
+        x = np.where(w, lay.values + offset[:, :, row_task], 0.0)
         self.q = _per_task_sum(self.complete, lay.block_task, n_tasks).astype(float)
         sys_sum = _per_task_sum(x, lay.block_task, n_tasks)  # (metric, system, task)
         row_sum = x.sum(axis=1)  # (metric, row)
@@ -511,7 +552,9 @@ class _TwoWay:
             self.df_residual = (k - 1) * (self.q - 1)
             self.ms_residual = self.ss_residual / self.df_residual
             self.means = np.where(
-                self.present, sys_sum / self.q[:, None, :] + ref[:, None, :], np.nan
+                self.present,
+                sys_sum / self.q[:, None, :] * self.unit[:, None, :] + ref[:, None, :],
+                np.nan,
             )
 
     def frame_index(self) -> tuple[np.ndarray, np.ndarray]:
@@ -605,10 +648,12 @@ def anova(scores: pd.DataFrame) -> pd.DataFrame:
     k, q = two.k[m, t].astype(float), two.q[m, t]
     ss = np.stack([two.ss_system[m, t], two.ss_query[m, t], two.ss_residual[m, t]], axis=1)
     df = np.stack([k - 1, q - 1, (k - 1) * (q - 1)], axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         ms = ss / df
         f = ms[:, :2] / ms[:, 2:]
         p = sps.f.sf(f, df[:, :2], df[:, 2:])
+        unit2 = (two.unit[m, t] ** 2)[:, None]  # sums of squares in the scores' units
+        ss, ms = ss * unit2, ms * unit2
     f = np.c_[f, np.full(len(m), np.nan)]
     p = np.c_[p, np.full(len(m), np.nan)]
     lay = two.lay
@@ -662,13 +707,14 @@ def means(scores: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
     )
     use_anova = (two.k >= 3)[:, None, :] & two.present
     with np.errstate(invalid="ignore", divide="ignore"):
-        own_mean = lay.shift + stats_x / own_n
+        unit = lay.scale[:, None, :]  # the sums are of scores divided by it
+        own_mean = lay.shift + stats_x / own_n * unit
         own_var = (stats_xx - stats_x**2 / own_n) / (own_n - 1)
         n = np.where(use_anova, two.q[:, None, :], own_n)
         mean = np.where(use_anova, two.means, own_mean)
         df = np.where(use_anova, two.df_residual[:, None, :], own_n - 1)
         var = np.where(use_anova, two.ms_residual[:, None, :], own_var)
-        moe = sps.t.isf(alpha / 2, df) * np.sqrt(var / n)
+        moe = sps.t.isf(alpha / 2, df) * np.sqrt(var / n) * unit
     m, s, t = np.nonzero(two.present)
     return (
         pd.DataFrame(
@@ -737,7 +783,7 @@ def tukey(
     a, b = np.triu_indices(n_systems, k=1)
     diff = two.means[:, a, :] - two.means[:, b, :]  # (metric, pairs, task)
     with np.errstate(invalid="ignore", divide="ignore"):
-        scale = np.sqrt(two.ms_residual / two.q)[:, None, :]
+        scale = (np.sqrt(two.ms_residual / two.q) * two.unit)[:, None, :]
         stat = np.abs(diff) / scale
         k = np.broadcast_to(two.k[:, None, :].astype(float), diff.shape)
         df = np.broadcast_to(two.df_residual[:, None, :], diff.shape)
@@ -748,7 +794,7 @@ def tukey(
         kd = np.unique(np.c_[k[ok], df[ok]], axis=0)
         for kk, dd in kd:  # one quantile per (systems, df): an integral each
             crit[ok & (k == kk) & (df == dd)] = sps.studentized_range.isf(alpha, kk, dd)
-        effect_size = diff / np.sqrt(two.ms_residual)[:, None, :]
+        effect_size = diff / (np.sqrt(two.ms_residual) * two.unit)[:, None, :]
     test = "tukey"
     if randomized:
         seed = rs.resolve_seed(seed)
@@ -813,7 +859,10 @@ def _randomized_tukey(
         r = np.where(inside, batch.rows, 0)
         task = batch.tasks
         # complete-query scores (metric, tasks, width, systems), 0 elsewhere
-        ref = lay.shift[:, :, task][:, :, :, None]  # (metric, systems, tasks, 1)
+        unit = two.unit[:, task]  # (metric, tasks): the values' units
+        ref = (lay.shift[:, :, task] / unit[:, None, :])[
+            :, :, :, None
+        ]  # (metric, systems, tasks, 1)
         x = lay.values[:, :, r] + ref
         use = two.complete[:, r] & inside  # (metric, tasks, width)
         x = np.where(use[:, None], x, 0.0).transpose(0, 2, 3, 1)
@@ -830,9 +879,8 @@ def _randomized_tukey(
                 mean = shuffled.sum(axis=3) / q[:, :, None, None]
             spread = mean.max(axis=-1) - mean.min(axis=-1)  # (metric, tasks, B)
             tol = 1e-9 * np.abs(mean).max(axis=-1)
-            hit = (
-                spread[:, None] >= abs_diff[:, :, task][..., None] - tol[:, None]
-            )  # (metric, pairs, tasks, B)
+            observed = (abs_diff[:, :, task] / unit[:, None, :])[..., None]
+            hit = spread[:, None] >= observed - tol[:, None]  # (metric, pairs, tasks, B)
             count[:, :, task] += hit.sum(axis=-1)
             tracker.step()
     tracker.close()

@@ -7,7 +7,8 @@ module computes, over the queries both systems have (paired by query id),
 
 as an :class:`xarray.Dataset` with dims ``(task, metric, treatment, control)``,
 where a and b are fixed shifts: each system's mean score on the task and metric
-(over all its queries). Sums of shifted scores are the textbook remedy for the
+over the queries that every system of the task has (over all its own queries
+where no query is shared by all). Sums of shifted scores are the textbook remedy for the
 cancellation in Σx² − (Σx)²/n; they are additive across rows for fixed shifts,
 and :func:`raw_sums` turns them into sums of the scores themselves.
 
@@ -64,7 +65,8 @@ class Layout:
     ----------
     values, mask : numpy.ndarray
         ``(metric, system, row)`` arrays; ``values`` holds each score minus its
-        system's shift on the task and is 0 where ``mask`` is False.
+        system's shift on the task, divided by the (metric, task)'s ``scale``,
+        and is 0 where ``mask`` is False.
     tasks, metrics, systems : numpy.ndarray
         Names along each axis (category order for categoricals, sorted
         otherwise). Unused categories are left out: every task, metric and
@@ -72,8 +74,15 @@ class Layout:
     block_task : numpy.ndarray
         The task index of every block of :data:`BLOCK` rows (non-decreasing).
     counts, shift : numpy.ndarray
-        ``(metric, system, task)``: queries each system has, and its mean score
-        over them (0 where it has none).
+        ``(metric, system, task)``: queries each system has, and its shift: its
+        mean score over the queries every system present on the task has (over
+        its own queries where no query is shared by all; 0 where it has none),
+        in the scores' own units.
+    scale : numpy.ndarray
+        ``(metric, task)``: 1, or a power of two near the largest |score| of a
+        (metric, task) whose scores are so large (beyond 2¹⁰⁰ ≈ 1.3e30) or so
+        small (below 2⁻¹⁰⁰) that their squares would overflow or underflow.
+        Dividing by a power of two is exact.
     raw : numpy.ndarray or None
         With ``layout(..., keep_raw=True)``: the scores themselves, unshifted,
         ``(metric, system, row)``. Per-query differences are taken from them,
@@ -90,6 +99,7 @@ class Layout:
     block_task: np.ndarray
     counts: np.ndarray
     shift: np.ndarray
+    scale: np.ndarray
     raw: np.ndarray | None = None
 
     @property
@@ -260,18 +270,25 @@ def layout(scores: pd.DataFrame, *, keep_raw: bool = False) -> Layout:
             mask = mask[np.ix_(keep_m, keep_s)]
             metrics, systems = metrics[keep_m], systems[keep_s]
     raw = values.copy() if keep_raw else None
-    # shift every score by its system's mean on the task, in place
     block_task = np.repeat(np.arange(n_tasks), padded // BLOCK)
-    counts = _per_task(mask, block_task, n_tasks)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        shift = np.nan_to_num(_per_task(values, block_task, n_tasks) / counts)
     blocked = values.reshape(*values.shape[:2], len(block_task), BLOCK)
+    # scores of a (metric, task) far from 1 in magnitude are divided by a power of two
+    scale = _scales(blocked, block_task, n_tasks)
+    if (scale != 1).any():
+        blocked /= scale[:, None, block_task, None]
+    # shift every score by its system's mean on the task, in place: the mean over the
+    # queries every system of the task has, where there are any (a query only some
+    # systems have, far from the rest, would otherwise pull the shift away from the
+    # paired queries and leave their small variances to cancellation), else over its own
+    counts = _per_task(mask, block_task, n_tasks)
+    shift = _shifts(blocked, mask, counts, block_task, n_tasks)
     np.subtract(
         blocked,
         shift[:, :, block_task, None],
         out=blocked,
         where=mask.reshape(blocked.shape),
     )
+    shift *= scale[:, None, :]  # back to the scores' own units
     return Layout(
         values=values,
         mask=mask,
@@ -281,8 +298,49 @@ def layout(scores: pd.DataFrame, *, keep_raw: bool = False) -> Layout:
         block_task=block_task,
         counts=counts,
         shift=shift,
+        scale=scale,
         raw=raw,
     )
+
+
+def _shifts(
+    blocked: np.ndarray, mask: np.ndarray, counts: np.ndarray, block_task: np.ndarray, n_tasks: int
+) -> np.ndarray:
+    """``(metric, system, task)`` shifts: means over the task's shared queries, else own ones."""
+    values = blocked.reshape(mask.shape)
+    present = counts > 0  # (metric, system, task)
+    row_task = np.repeat(block_task, BLOCK)
+    has = mask.any(axis=1)  # (metric, row): rows with a score (not padding)
+    shared = (mask | ~present[:, :, row_task]).all(axis=1) & has
+    with np.errstate(invalid="ignore", divide="ignore"):
+        own = _per_task(values, block_task, n_tasks) / counts
+        if (shared == has).all():  # complete data: every query is shared
+            return np.nan_to_num(own)
+        n_shared = _per_task(shared[:, None, :], block_task, n_tasks)  # (metric, 1, task)
+        # sums over the shared rows of every block, without a table-sized temporary
+        per_block = np.einsum("msbk,mbk->msb", blocked, shared.reshape(blocked.shape[0], -1, BLOCK))
+        common = np.zeros_like(own)
+        _add_segments(common, per_block, block_task, axis=2)
+        return np.nan_to_num(np.where(n_shared > 0, common / n_shared, own))
+
+
+SAFE_MAGNITUDE = 2.0**100
+"""Scores of a (metric, task) whose largest magnitude lies outside [1/SAFE, SAFE] are
+scaled (see :attr:`Layout.scale`); within it, squares and sums of squares of any
+number of them are finite and normal."""
+
+
+def _scales(blocked: np.ndarray, block_task: np.ndarray, n_tasks: int) -> np.ndarray:
+    """``(metric, task)`` powers of two near the largest |score|, 1 within the safe band."""
+    n_metrics = blocked.shape[0]
+    top = np.zeros((n_metrics, n_tasks))
+    if blocked.size:  # largest |score| of every (metric, block), then of every task
+        per_block = np.maximum(blocked.max(axis=(1, 3)), -blocked.min(axis=(1, 3)))
+        starts = np.flatnonzero(np.r_[True, block_task[1:] != block_task[:-1]])
+        top[:, block_task[starts]] = np.maximum.reduceat(per_block, starts, axis=1)
+    _, exponent = np.frexp(top)
+    extreme = (top > SAFE_MAGNITUDE) | ((top > 0) & (top < 1 / SAFE_MAGNITUDE))
+    return np.where(extreme, np.ldexp(1.0, exponent), 1.0)
 
 
 def _select(names: np.ndarray, wanted: str | Sequence[str] | None, role: str) -> np.ndarray | None:
@@ -383,7 +441,12 @@ def sufficient_statistics(
         - ``n_treatment``, ``n_control`` (int64; task, metric, system):
           queries each system has on its own;
         - ``shift_treatment``, ``shift_control`` (float64; task, metric,
-          system): the shifts, each system's mean over its own queries.
+          system): the shifts, each system's mean over the queries every
+          system of the task has (over its own where there are none);
+        - ``scale`` (float64; task, metric): 1, or, for scores so large or so
+          small that their squares would overflow or underflow (beyond
+          2^±100), the power of two the shifted scores are divided by before
+          they are summed: the sums are of (x − a)/scale.
 
         Pairs of a system with itself are included (their sums describe the
         system alone). :func:`raw_sums` gives the sums of unshifted scores.
@@ -440,6 +503,7 @@ def statistics_of(
     data["n_control"] = (("task", "metric", "control"), counts[:, right].transpose(2, 0, 1))
     data["shift_treatment"] = (("task", "metric", "treatment"), shift[:, left].transpose(2, 0, 1))
     data["shift_control"] = (("task", "metric", "control"), shift[:, right].transpose(2, 0, 1))
+    data["scale"] = (("task", "metric"), lay.scale.T)
     ds = xr.Dataset(data, coords=coords)
     _warn_unpaired(ds)
     return ds
@@ -474,7 +538,8 @@ def raw_sums(stats: xr.Dataset) -> xr.Dataset:
     """Sums of the unshifted scores from :func:`sufficient_statistics` output.
 
     Σx_raw = Σx + n·a, Σx²_raw = Σx² + 2a·Σx + n·a², Σxy_raw = Σxy + b·Σx + a·Σy + n·a·b
-    (a, b the treatment and control shifts), and the same for y.
+    (a, b the treatment and control shifts, the sums first multiplied back by
+    ``scale``), and the same for y.
 
     Examples
     --------
@@ -489,14 +554,15 @@ def raw_sums(stats: xr.Dataset) -> xr.Dataset:
     """
     n = stats["n"]
     a, b = stats["shift_treatment"], stats["shift_control"]
-    sx, sy = stats["sum_x"], stats["sum_y"]
+    c = stats["scale"] if "scale" in stats else 1.0
+    sx, sy = c * stats["sum_x"], c * stats["sum_y"]
     return xr.Dataset(
         {
             "n": n,
             "sum_x": sx + n * a,
             "sum_y": sy + n * b,
-            "sum_xx": stats["sum_xx"] + 2 * a * sx + n * a**2,
-            "sum_yy": stats["sum_yy"] + 2 * b * sy + n * b**2,
-            "sum_xy": stats["sum_xy"] + b * sx + a * sy + n * a * b,
+            "sum_xx": c**2 * stats["sum_xx"] + 2 * a * sx + n * a**2,
+            "sum_yy": c**2 * stats["sum_yy"] + 2 * b * sy + n * b**2,
+            "sum_xy": c**2 * stats["sum_xy"] + b * sx + a * sy + n * a * b,
         }
     ).transpose("task", "metric", "treatment", "control")

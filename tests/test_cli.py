@@ -8,7 +8,6 @@ and statsmodels.
 
 from __future__ import annotations
 
-import io
 import shutil
 import subprocess
 import sys
@@ -18,28 +17,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import parse_raw
 
 import metaeval
 import metaeval_cli
 from metaeval.io import read_jsonl, read_per_query_csv, read_qrels, read_run, write_scores
 from metaeval_cli import main
-
-
-def parse_raw(text: str) -> dict[str, pd.DataFrame]:
-    """Tables of ``--print-mode raw`` (or csv) output, by title."""
-    tables, title, lines = {}, None, []
-    sep = "\t" if "\t" in text else ","
-    for line in [*text.splitlines(), ""]:
-        if line.startswith("# ") and not lines:
-            title = line[2:]
-        elif line:
-            lines.append(line)
-        elif lines:
-            tables[title] = pd.read_csv(
-                io.StringIO("\n".join(lines)), sep=sep, keep_default_na=True
-            )
-            lines = []
-    return tables
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:

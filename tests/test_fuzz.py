@@ -30,6 +30,7 @@ The counts of outcomes are printed at the end of the session. Profiles (see
 
 from __future__ import annotations
 
+import math
 import threading
 import warnings
 from collections import Counter
@@ -54,6 +55,7 @@ TABLES: Counter[str] = Counter()
 
 EFFECTS = ["md", "smd", "smcrp", "smcc", "rom", "corr"]
 ZERO_TOL = 1e-10  # metaeval.effects.ZERO_TOL, as documented
+ZERO_DIFF = 1e-12  # metaeval.effects.ZERO_DIFF
 KEY_DTYPES = ["str", "object", "category", "pyarrow", "int_query"]
 FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -130,12 +132,24 @@ def with_key_dtype(table: pd.DataFrame, dtype: str) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- reference
-def paired(table: pd.DataFrame) -> dict[tuple[str, str, str, str], tuple[np.ndarray, np.ndarray]]:
-    """Every (metric, treatment, control, task) with at least one shared query: (x, y)."""
+def paired(table: pd.DataFrame) -> dict[tuple[str, str, str, str], tuple[np.ndarray, ...]]:
+    """Every (metric, treatment, control, task) with at least one shared query: (x, y, a, b).
+
+    a and b are the documented shifts: each system's mean over the queries every
+    system of the task (and metric) has, or over its own queries where none is
+    shared by all; the library's rounding tolerances are relative to sums of
+    squares about them.
+    """
     df = table.astype({"query": str, "task": str, "system": str, "metric": str})
     out = {}
     for (metric, task), part in df.groupby(["metric", "task"]):
         by_system = {s: p.set_index("query")["value"] for s, p in part.groupby("system")}
+        common = set.intersection(*(set(v.index) for v in by_system.values()))
+        shift = {
+            s: Fraction(sum(Fraction(x) for x in (v[sorted(common)] if common else v)))
+            / (len(common) if common else len(v))
+            for s, v in by_system.items()
+        }
         for a, xa in by_system.items():
             for b, yb in by_system.items():
                 if a == b:
@@ -145,22 +159,40 @@ def paired(table: pd.DataFrame) -> dict[tuple[str, str, str, str], tuple[np.ndar
                     out[(metric, a, b, task)] = (
                         xa[shared].to_numpy(float),
                         yb[shared].to_numpy(float),
+                        shift[a],
+                        shift[b],
                     )
     return out
 
 
-def moments(x: np.ndarray, y: np.ndarray) -> dict[str, Fraction]:
-    """Exact means, (co)variances (ddof 1) of the paired scores."""
+def fraction_sqrt(f: Fraction) -> Fraction:
+    """√f to about 2^-60 relative, for any magnitude (floats overflow near 1e±300 squared)."""
+    return Fraction(math.isqrt(f.numerator * f.denominator * 4**60), f.denominator * 2**60)
+
+
+def moments(x: np.ndarray, y: np.ndarray, a: Fraction, b: Fraction) -> dict[str, Any]:
+    """Exact means and (co)variances (ddof 1) of the paired scores, and which of them the
+    documented relative tolerances call zero (sums of squares about the shifts a, b)."""
     fx, fy = [Fraction(v) for v in x], [Fraction(v) for v in y]
     n = len(fx)
     mx, my = sum(fx) / n, sum(fy) / n
     if n < 2:
         return {"n": Fraction(n), "mx": mx, "my": my}
-    vx = sum((a - mx) ** 2 for a in fx) / (n - 1)
-    vy = sum((b - my) ** 2 for b in fy) / (n - 1)
-    cov = sum((a - mx) * (b - my) for a, b in zip(fx, fy, strict=True)) / (n - 1)
-    return {"n": Fraction(n), "mx": mx, "my": my, "vx": vx, "vy": vy, "cov": cov,
-            "vd": vx + vy - 2 * cov}  # fmt: skip
+    vx = sum((u - mx) ** 2 for u in fx) / (n - 1)
+    vy = sum((v - my) ** 2 for v in fy) / (n - 1)
+    cov = sum((u - mx) * (v - my) for u, v in zip(fx, fy, strict=True)) / (n - 1)
+    vd = vx + vy - 2 * cov
+    ssx, ssy = sum((u - a) ** 2 for u in fx), sum((v - b) ** 2 for v in fy)
+    size = abs(a) + abs(b) + fraction_sqrt(ssx / n) + fraction_sqrt(ssy / n)
+    out = {"n": Fraction(n), "mx": mx, "my": my, "vx": vx, "vy": vy, "cov": cov, "vd": vd,
+           "zero_x": vx * (n - 1) <= Fraction(ZERO_TOL) * ssx,
+           "zero_y": vy * (n - 1) <= Fraction(ZERO_TOL) * ssy,
+           "zero_d": vd * (n - 1) <= Fraction(ZERO_TOL) * (ssx + ssy),
+           "zero_diff": abs(mx - my) <= Fraction(ZERO_DIFF) * size}  # fmt: skip
+    if mx > 0 and my > 0:
+        rel = vx / mx**2 + vy / my**2 - 2 * cov / (mx * my)
+        out["zero_rel"] = rel * (n - 1) <= Fraction(ZERO_TOL) * (ssx / mx**2 + ssy / my**2)
+    return out
 
 
 def c_m(m: float) -> float:
@@ -195,11 +227,11 @@ def reference_effect(mo: dict[str, Fraction], kind: str) -> tuple[float, float]:
     if n < 2:
         return nan
     vx, vy, cov, vd = mo["vx"], mo["vy"], mo["cov"], mo["vd"]
-    exact_diff = mo["mx"] - mo["my"]
+    exact_diff = Fraction(0) if mo["zero_diff"] else mo["mx"] - mo["my"]
     diff = as_float(exact_diff)
     if kind == "md":
         var = as_float(vd / n)
-        if vd == 0 or not np.isfinite(var) or var == 0:
+        if mo["zero_d"] or not np.isfinite(var) or var == 0:
             return diff, np.nan
         return diff, var
     if kind == "rom":
@@ -207,11 +239,11 @@ def reference_effect(mo: dict[str, Fraction], kind: str) -> tuple[float, float]:
         if mx <= 0 or my <= 0:
             return nan
         rel = vx / mx**2 + vy / my**2 - 2 * cov / (mx * my)
-        if rel == 0:
+        if mo["zero_rel"]:
             return nan
         est = np.log(as_float(mx / my)) + 0.5 * (as_float(vx / mx**2) - as_float(vy / my**2)) / n
         return est, as_float(rel) / n
-    if kind in ("smd", "smcrp", "corr") and (vx == 0 or vy == 0):
+    if kind in ("smd", "smcrp", "corr") and (mo["zero_x"] or mo["zero_y"]):
         return nan
     r = ratio_sqrt(cov, vx * vy) if kind != "smcc" else np.nan
     # documented: 1 - |r| below ZERO_TOL is rounding, and r is then exactly ±1
@@ -222,7 +254,7 @@ def reference_effect(mo: dict[str, Fraction], kind: str) -> tuple[float, float]:
         if unit_r or n < 4:
             return nan
         return float(np.arctanh(r)), 1 / (n - 3)
-    if vd == 0:
+    if mo["zero_d"]:
         return nan
     if kind == "smd":
         if unit_r:
@@ -293,26 +325,37 @@ def unchanged(before: pd.DataFrame, after: pd.DataFrame) -> None:
     assert before.attrs == after.attrs
 
 
+def every_pair(table: pd.DataFrame, name: str, func, **kwargs):
+    """``func(table, control=None, ...)`` for every ordered pair: the reference's groups, the
+    result indexed by group and the warnings; None when no pair shares a query (then a
+    PairingError is the outcome). The table must come back unchanged."""
+    TABLES[name] += 1
+    before = table.copy(deep=True)
+    groups = paired(table)
+    res, caught, err = run(func, table, control=None, **kwargs)
+    unchanged(before, table)
+    if not groups:
+        assert isinstance(err, metaeval.PairingError), err
+        outcome(name, "typed_error")
+        return None
+    assert err is None, repr(err)
+    got = res.set_index(["metric", "treatment", "control", "task"])
+    assert sorted(got.index) == sorted(groups)
+    return groups, got, caught
+
+
 # ------------------------------------------------------------------ effects
 @FUZZ
 @given(score_tables(), st.sampled_from(EFFECTS))
 def test_effects_match_the_reference_loop(table, kind):
-    TABLES["effects"] += 1
-    before = table.copy(deep=True)
-    groups = paired(table)
-    eff, caught, err = run(metaeval.effects, table, control=None, effect=kind)
-    unchanged(before, table)
-    if not groups:
-        assert isinstance(err, metaeval.PairingError), err
-        outcome("effects", "typed_error")
+    checked = every_pair(table, "effects", metaeval.effects, effect=kind)
+    if checked is None:
         return
-    assert err is None, repr(err)
-    got = eff.set_index(["metric", "treatment", "control", "task"])
-    assert sorted(got.index) == sorted(groups)
+    groups, got, caught = checked
     size = magnitude(table)
-    for key, (x, y) in groups.items():
+    for key, (x, y, a, b) in groups.items():
         row = got.loc[key]
-        mo = moments(x, y)
+        mo = moments(x, y, a, b)
         want_e, want_v = reference_effect(mo, kind)
         assert int(row["n"]) == len(x)
         assert close(row["mean_treatment"], float(mo["mx"]), rtol=1e-9, atol=1e-12 * size)
@@ -342,24 +385,16 @@ def test_effects_match_the_reference_loop(table, kind):
 @FUZZ
 @given(score_tables(), st.sampled_from(["t", "wilcoxon", "sign"]))
 def test_compare_matches_scipy_on_the_differences(table, test):
-    TABLES["compare"] += 1
-    before = table.copy(deep=True)
-    groups = paired(table)
-    res, caught, err = run(metaeval.compare, table, control=None, test=test)
-    unchanged(before, table)
-    if not groups:
-        assert isinstance(err, metaeval.PairingError), err
-        outcome("compare", "typed_error")
+    checked = every_pair(table, "compare", metaeval.compare, test=test)
+    if checked is None:
         return
-    assert err is None, repr(err)
-    got = res.set_index(["metric", "treatment", "control", "task"])
-    assert sorted(got.index) == sorted(groups)
-    for key, (x, y) in groups.items():
+    groups, got, caught = checked
+    for key, (x, y, a, b) in groups.items():
         row = got.loc[key]
         d = x - y
         undefined = (
             len(d) < 2
-            or (test == "t" and moments(x, y)["vd"] == 0)
+            or (test == "t" and moments(x, y, a, b)["zero_d"])
             or (test != "t" and not (d != 0).any())
         )
         if undefined:

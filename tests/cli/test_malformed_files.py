@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import errno
 import gzip
-import io
 import json
 import shutil
 import subprocess
@@ -27,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import parse_raw
 
 import metaeval
 from metaeval_cli import main
@@ -265,20 +265,6 @@ def test_bom_and_crlf_give_the_same_numbers(capsys, tmp_path, kind, case):
 
 
 # ------------------------------------------------------- the plain files' numbers
-def parse_raw(text: str) -> dict[str, pd.DataFrame]:
-    """Tables of ``--print-mode raw`` output, by title."""
-    tables, title, lines = {}, None, []
-    for line in [*text.splitlines(), ""]:
-        if line.startswith("# ") and not lines:
-            title = line[2:]
-        elif line:
-            lines.append(line)
-        elif lines:
-            tables[title] = pd.read_csv(io.StringIO("\n".join(lines)), sep="\t")
-            lines = []
-    return tables
-
-
 def test_the_good_files_give_the_library_numbers(capsys, tmp_path):
     KINDS["tidy.csv"].setup(tmp_path)
     expected = metaeval.analyze(TIDY, control="a", effect="md")

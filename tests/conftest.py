@@ -1,4 +1,5 @@
-"""Shared fixtures: seeded rng, small synthetic tables, the shared Ranger data."""
+"""Fixtures (seeded rng, a small scores table, the shared data), hypothesis profiles and the
+fuzz summary. Helpers that tests import live in ``_helpers.py``."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import SHARED, make_scores
 from hypothesis import settings
 
 import metaeval  # noqa: F401  (registers DataFrame.meta)
@@ -21,45 +23,10 @@ settings.register_profile("fast", max_examples=60, deadline=None, derandomize=Tr
 settings.register_profile("long", max_examples=3000, deadline=None)
 settings.load_profile("fast")
 
-FIXTURES = Path(__file__).parent / "fixtures"
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
 
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20261122)
-
-
-def make_scores(
-    rng: np.random.Generator,
-    *,
-    tasks: dict[str, int] | None = None,
-    systems: tuple[str, ...] = ("ctrl", "a", "b"),
-    metrics: tuple[str, ...] = ("m1", "m2"),
-    drop: float = 0.0,
-) -> pd.DataFrame:
-    """Correlated per-query scores; ``drop`` removes that share of rows at random."""
-    tasks = tasks or {"t1": 12, "t2": 40, "t3": 7, "t4": 90}
-    frames = []
-    for metric in metrics:
-        for task, n in tasks.items():
-            base = rng.uniform(0.3, 0.7) + rng.normal(0, 0.15, n)
-            for i, system in enumerate(systems):
-                frames.append(
-                    pd.DataFrame(
-                        {
-                            "task": task,
-                            "query": [f"q{j}" for j in range(n)],
-                            "system": system,
-                            "metric": metric,
-                            "value": base + 0.02 * i + rng.normal(0, 0.1, n),
-                        }
-                    )
-                )
-    df = pd.concat(frames, ignore_index=True)
-    if drop:
-        df = df[rng.random(len(df)) >= drop].reset_index(drop=True)
-    return df
 
 
 @pytest.fixture

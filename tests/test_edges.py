@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import make_scores
+from _helpers import make_scores
 from scipy import stats
 
 import metaeval
@@ -415,9 +415,9 @@ def test_names_cannot_run_commands_under_shell_escape(rng, tmp_path, capsys):
     path = tmp_path / "scores.csv"
     scores.to_csv(path, index=False)
     tex_file = tmp_path / "table.tex"
-    import metaeval.cli
+    from metaeval_cli import main
 
-    code = metaeval.cli.main(
+    code = main(
         ["meta", str(path), "--control", evil, "--latex", str(tex_file), "--format", "latex"]
     )
     printed = capsys.readouterr().out
@@ -449,7 +449,7 @@ def test_figures_show_names_with_dollar_signs_literally(rng):
 
 
 def test_console_latex_notes_are_one_escaped_line():
-    from metaeval._console import Table, render
+    from metaeval.cli._console import Table, render
 
     text = render(
         [Table("t\\write18{x}", pd.DataFrame({"a": ["x\ny"]}))],

@@ -661,7 +661,7 @@ def test_row_order_key_dtype_and_scale_change_nothing(table, random, dtype, fact
 # ------------------------------------------------------------------ threads
 @pytest.mark.filterwarnings("ignore::metaeval.MetaEvalWarning")
 def test_four_threads_give_the_single_threaded_results():
-    from conftest import make_scores
+    from _helpers import make_scores
 
     tables = [make_scores(np.random.default_rng(i), drop=0.1 * i) for i in range(4)]
     tables[3].loc[tables[3]["system"] == "b", "value"] = 0.5  # a constant system

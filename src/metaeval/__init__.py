@@ -3,18 +3,23 @@
 ``import metaeval`` registers the ``DataFrame.meta`` accessor::
 
     scores.meta.effects(control="bm25", effect="smd").meta.pool(method="DL")
+
+The package is one subpackage per stage of the pipeline
+scores → paired statistics → effects → pooled → figures and tables:
+:mod:`~metaeval.schema`, :mod:`~metaeval.io`, :mod:`~metaeval.measures`,
+:mod:`~metaeval.paired`, :mod:`~metaeval.pooling`, :mod:`~metaeval.ranking`,
+:mod:`~metaeval.plot`, :mod:`~metaeval.report`, :mod:`~metaeval.cli`. The
+functions most analyses need are here at the top; submodules load on first use.
 """
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+import importlib as _importlib
+from typing import Any as _Any
 
+from . import _aliases
 from . import accessor as _accessor  # noqa: F401  (registers DataFrame.meta)
-from . import plot, ranking, report  # matplotlib and jinja2 load when first used
-from .analysis import analyze
-from .classification import STATISTICS, bootstrap_effects
 from .datasets import load_example
-from .effects import EFFECT_TYPES, effects
 from .errors import (
     DegenerateWarning,
     DependenceWarning,
@@ -28,15 +33,41 @@ from .errors import (
     TableKindError,
 )
 from .io import scores_from_arrays
-from .pooling import ADJUSTMENTS, METHODS, TESTS, influence, leave_one_out, pool, weights
+from .paired import (
+    ADJUSTMENTS,
+    EFFECT_TYPES,
+    STATISTICS,
+    adjust_pvalues,
+    anova,
+    bootstrap_effects,
+    compare,
+    effects,
+    means,
+    sufficient_statistics,
+    tukey,
+)
+from .pooling import METHODS, TESTS, analyze, influence, leave_one_out, pool, weights
 from .schema import scores, validate_effects, validate_scores
-from .significance import anova, compare, means, tukey
-from .stats import sufficient_statistics
 
-try:
-    __version__ = version("metaeval")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0+unknown"
+_aliases.install()
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("metaeval")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
+__version__ = _version()
+
+_SUBMODULES = (
+    "cli", "classification", "datasets", "errors", "io", "ir", "measures", "paired", "plot",
+    "pooling", "ranking", "report", "schema",
+)  # fmt: skip
+"""Submodules reachable as attributes; the ones not loaded yet load on first use."""
 
 __all__ = [
     # functions
@@ -56,11 +87,10 @@ __all__ = [
     "tukey",
     "means",
     "bootstrap_effects",
+    "adjust_pvalues",
     "load_example",
     # modules
-    "plot",
-    "ranking",
-    "report",
+    *_SUBMODULES,
     # constants
     "EFFECT_TYPES",
     "METHODS",
@@ -80,3 +110,14 @@ __all__ = [
     "DependenceWarning",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> _Any:
+    """Submodules on first use (``metaeval.plot``, ``metaeval.ir``, ...)."""
+    if name in _SUBMODULES or f"{__name__}.{name}" in _aliases.ALIASES:
+        return _importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

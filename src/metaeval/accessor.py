@@ -6,13 +6,10 @@ from typing import Any
 
 import pandas as pd
 
-from .analysis import analyze
-from .effects import effects
 from .errors import TableKindError
-from .pooling import influence, leave_one_out, pool, weights
+from .paired import anova, compare, effects, means, sufficient_statistics, tukey
+from .pooling import analyze, influence, leave_one_out, pool, weights
 from .schema import validate_effects, validate_scores
-from .significance import anova, compare, means, tukey
-from .stats import sufficient_statistics
 
 __all__ = ["MetaAccessor", "table_kind"]
 

@@ -191,6 +191,44 @@ def check_option(name: str, value: Any, valid: Iterable[Any]) -> None:
         )
 
 
+def check_alpha(alpha: Any) -> float:
+    """``alpha`` as a float, or :class:`OptionError` unless 0 < alpha < 1.
+
+    >>> check_alpha(0.05)
+    0.05
+    >>> check_alpha(5)
+    Traceback (most recent call last):
+    ...
+    metaeval.errors.OptionError: `alpha` must be a number between 0 and 1, but 5 was passed.
+    """
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, int | float | np.floating)
+        or not 0 < alpha < 1
+    ):
+        raise OptionError(f"`alpha` must be a number between 0 and 1, but {alpha!r} was passed.")
+    return float(alpha)
+
+
+def check_resamples(n_resamples: Any, minimum: int = 1) -> int:
+    """``n_resamples`` as an int, or :class:`OptionError` unless it is an integer >= ``minimum``.
+
+    >>> check_resamples(2.5)
+    Traceback (most recent call last):
+    ...
+    metaeval.errors.OptionError: `n_resamples` must be an integer of at least 1, but 2.5 was passed.
+    """
+    if (
+        isinstance(n_resamples, bool)
+        or not isinstance(n_resamples, int | np.integer)
+        or n_resamples < minimum
+    ):
+        raise OptionError(
+            f"`n_resamples` must be an integer of at least {minimum}, but {n_resamples!r} was passed."
+        )
+    return int(n_resamples)
+
+
 def format_groups(groups: pd.DataFrame, limit: int = 10) -> str:
     """Render the first ``limit`` rows of a table of groups as ``a=x, b=y`` lines."""
     lines = []

@@ -173,7 +173,7 @@ def read_ranger(
             raise FormatError(config, None, "none of the files it names exist", "existing files")
         scores = pd.concat(frames, ignore_index=True)
     else:
-        from ..ir import evaluate
+        from ..measures.ir import evaluate
 
         qrels = {}
         for task, entry in spec["qrels"].items():

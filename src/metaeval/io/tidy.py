@@ -26,7 +26,7 @@ from ._text import (
     unique_keys,
 )
 
-__all__ = ["read_scores", "write_scores", "SCORES_SUFFIXES"]
+__all__ = ["read_scores", "write_scores", "scores_format", "SCORES_SUFFIXES"]
 
 SCORES_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".pq")
 COLUMNS = [*KEY_COLUMNS, "value"]
@@ -36,7 +36,8 @@ LAYOUT = (
 )
 
 
-def _kind(path: Path) -> str:
+def scores_format(path: Path) -> str:
+    """The format of a scores file from its name (``.csv``, ``.tsv``, ``.jsonl`` or ``.parquet``)."""
     name = path.name.lower()
     name = name[: -len(".gz")] if name.endswith(".gz") else name
     for suffix in SCORES_SUFFIXES:
@@ -84,7 +85,7 @@ def read_scores(path: str | Path) -> pd.DataFrame:
     (26940, 5)
     """
     path = Path(path)
-    kind = _kind(path)
+    kind = scores_format(path)
     check_readable(path)
     lines: np.ndarray | None = None  # the line of each row (text formats)
     if kind in (".csv", ".tsv"):
@@ -195,7 +196,7 @@ def write_scores(scores: pd.DataFrame, path: str | Path) -> None:
     Text formats are gzip-compressed when the name ends in ``.gz``.
     """
     path = Path(path)
-    kind = _kind(path)
+    kind = scores_format(path)
     if kind == ".parquet":
         try:
             scores.to_parquet(path, index=False)

@@ -179,30 +179,30 @@ def forest(
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    from ..pooling import _fit
+    from ..pooling._engine import fit
 
     check_option("sort", sort, SORTS)
     if pooled is not None and {"method", "test"} <= set(pooled.columns) and len(pooled):
         # weights and subgroup fits follow the model of the given result
         method, ci = str(pooled["method"].iloc[0]), str(pooled["test"].iloc[0])
     effects, metric, control, effect_type = _prepare(effects)
-    fit = _fit(effects, method=method, ci=ci, alpha=alpha, over="task", groups=None, by=by)
-    table = fit.grouped.table.assign(weight=fit.row_weight)
+    result = fit(effects, method=method, ci=ci, alpha=alpha, over="task", groups=None, by=by)
+    table = result.grouped.table.assign(weight=result.row_weight)
     if not {"ci_low", "ci_high"} <= set(table.columns):  # a bare (task, effect, variance) table
         from scipy import stats as sps
 
         half = sps.norm.isf(alpha / 2) * np.sqrt(table["variance"])
         table = table.assign(ci_low=table["effect"] - half, ci_high=table["effect"] + half)
-    summary = fit.pooled if pooled is None else pooled
+    summary = result.pooled if pooled is None else pooled
     overall = None
     if by is not None:
-        overall = (_fit(effects, method=method, ci=ci, alpha=alpha, over="task", groups=None).pooled
+        overall = (fit(effects, method=method, ci=ci, alpha=alpha, over="task", groups=None).pooled
                    if pooled is None else pooled)  # fmt: skip
-        summary = fit.pooled
+        summary = result.pooled
     treatments = list(pd.unique(table["treatment"]))
     if ax is not None and len(treatments) > 1:
         raise OptionError("With ax=, forest() draws one treatment; filter the effects table first.")
-    subgroup = fit.grouped.subgroup
+    subgroup = result.grouped.subgroup
     rows = _rows(
         table, summary, overall, treatments, subgroup, sort, labels or {}, method, ci, alpha
     )

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..effects import DISPLAY, check_alpha
-from ..errors import OptionError, SchemaError, check_option, excerpt
+from ..errors import OptionError, SchemaError, check_alpha, check_option, excerpt
+from ..paired.effect_size import DISPLAY
 
 __all__ = ["Markup", "escape", "escape_latex", "style", "to_html", "to_latex"]
 

@@ -1,0 +1,591 @@
+"""The commands of ``metaeval`` (the parser is :mod:`metaeval_cli`, which loads this on use).
+
+``run(args, parser)`` executes a parsed command: library warnings are printed as
+``metaeval: warning: ...`` lines on stderr, and errors a user can cause end the
+command with a one-paragraph message and an exit code instead of a traceback:
+2 for a usage error (:class:`metaeval.OptionError`, a bad combination of
+options, an output path that cannot be written: checked before any work), 1 for
+a data error (any other :class:`metaeval.MetaEvalError`, a file that cannot be
+read or written: any :class:`OSError`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..errors import FormatError, MetaEvalError, MetaEvalWarning, OptionError, quote_list
+from ._console import Output
+
+__all__ = ["run", "UsageError", "MEASURE_ALIASES"]
+
+
+class UsageError(Exception):
+    """Options that cannot be used together, or name something that is not there."""
+
+
+def _warning_printer() -> Callable[..., None]:
+    """A ``warnings.showwarning`` that prints each distinct warning once, without a traceback."""
+    seen: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        name = "warning" if issubclass(category, MetaEvalWarning) else category.__name__
+        text = f"metaeval: {name}: " + str(message).replace("\n", "\n  ")
+        if text not in seen:  # the same finding from several tests of one command
+            seen.add(text)
+            print(text, file=sys.stderr)
+
+    return show
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None) -> int:
+    """Execute the parsed command ``args``; returns the exit code."""
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
+        "demo": _demo, "evaluate": _evaluate, "compare": _compare,
+        "convert": _convert, "meta": _meta,
+    }  # fmt: skip
+    prefix = f"metaeval {args.command}: error:"
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", MetaEvalWarning)
+        warnings.showwarning = _warning_printer()
+        try:
+            return handlers[args.command](args)
+        except (UsageError, OptionError) as err:
+            print(f"{prefix} {err}\nSee 'metaeval {args.command} --help'.", file=sys.stderr)
+            return 2
+        except MetaEvalError as err:
+            print(f"{prefix} {err}", file=sys.stderr)
+            return 1
+        except BrokenPipeError:  # `metaeval compare ... | head`
+            sys.stderr.close()
+            return 0
+        except OSError as err:  # a file that cannot be read or written, a full disk, ...
+            where = f"{err.filename}: " if err.filename else ""
+            print(f"{prefix} {where}{err.strerror or err}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print(f"\nmetaeval {args.command}: interrupted", file=sys.stderr)
+            return 130
+
+
+def _check_outputs(
+    args: argparse.Namespace, outputs: dict[str, str | None], inputs: list[str]
+) -> None:
+    """Refuse output paths that cannot be written, before any work is done.
+
+    ``outputs`` maps an option (``--output``) to its path. A path that is a
+    folder, whose folder does not exist, that is one of the ``inputs`` or
+    another option's path is a usage error naming the option.
+    """
+    given = {option: path for option, path in outputs.items() if path}
+    seen: dict[Path, str] = {Path(p).resolve(): "an input" for p in inputs}
+    for option, value in given.items():
+        path = Path(value)
+        if path.is_dir():
+            raise UsageError(f"{option} {value}: is a folder; name a file in it.")
+        if not path.parent.is_dir():
+            what = "is a file, not a folder" if path.parent.exists() else "does not exist"
+            raise UsageError(f"{option} {value}: the folder {path.parent} {what}; create it first.")
+        resolved = path.resolve()
+        if resolved in seen:
+            raise UsageError(f"{option} {value} is also {seen[resolved]}; it would be overwritten.")
+        seen[resolved] = option
+    tables = given.get("--tables")
+    if tables and not getattr(args, "format", None):
+        from ._console import FORMAT_BY_SUFFIX
+
+        if Path(tables).suffix.lower() not in FORMAT_BY_SUFFIX:
+            raise UsageError(
+                f"--tables {tables}: cannot tell the format from its suffix; use one of "
+                f"{sorted(FORMAT_BY_SUFFIX)} or pass --format."
+            )
+
+
+def _output(args: argparse.Namespace) -> Output:
+    return Output(args.print_mode, digits=args.digits, fmt=getattr(args, "format", None))
+
+
+def _finish(out: Output, args: argparse.Namespace) -> None:
+    path = getattr(args, "tables", None)
+    if path:
+        fmt = out.write(path, getattr(args, "format", None))
+        print(f"wrote the tables ({fmt}) to {path}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------- demo
+def _demo(args: argparse.Namespace) -> int:
+    import metaeval
+
+    if args.output is not None and Path(args.output).exists() and not Path(args.output).is_dir():
+        raise UsageError(f"--output {args.output}: is a file; name a folder (created if needed).")
+    scores = metaeval.load_example()
+    print(
+        f"metaeval {metaeval.__version__} demo: {scores['system'].nunique()} scikit-learn "
+        f"classifiers on {scores['task'].nunique()} data sets "
+        f"({len(scores):,} per-sample scores), control = {args.control}\n"
+        f"effect = {args.effect}, pooling = {args.method} with {args.ci} intervals, "
+        f"{100 * (1 - args.alpha):g}% level\n"
+    )
+    table = scores.meta.analyze(
+        control=args.control, effect=args.effect, method=args.method, ci=args.ci, alpha=args.alpha
+    )
+    table = table[table["metric"] == args.metric].drop(columns=["metric", "control", "row"])
+    with pd.option_context("display.width", 120, "display.max_rows", 200):
+        print(table.to_string(index=False, na_rep="", float_format=lambda v: f"{v:.4g}"))
+    if args.output is not None:
+        _demo_files(scores, args)
+    return 0
+
+
+def _demo_files(scores: pd.DataFrame, args: argparse.Namespace) -> None:
+    """forest.pdf, forest.png and table.tex of the demo's analysis in ``args.output``."""
+    from ..plot import forest, save
+    from ..report import to_latex
+
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    chosen = scores[scores["metric"] == args.metric]
+    effects = chosen.meta.effects(control=args.control, effect=args.effect, alpha=args.alpha)
+    pooled = effects.meta.pool(method=args.method, ci=args.ci, alpha=args.alpha)
+    fig = forest(effects, method=args.method, ci=args.ci, alpha=args.alpha, pooled=pooled,
+                 title=f"Bundled example: {args.metric} against {args.control}")  # fmt: skip
+    written = [out / "forest.pdf", out / "forest.png", out / "table.tex"]
+    save(fig, written[0])
+    save(fig, written[1])
+    written[2].write_text(to_latex(effects, pooled=pooled, label="tab:metaeval-demo"))
+    print(f"\nwrote {', '.join(p.name for p in written)} to {out.resolve()}")
+
+
+# ------------------------------------------------------------------ evaluate
+#: elinor's measure names and their ir_measures equivalents (same definitions:
+#: tests/test_cli.py checks them against elinor's own output on its sample).
+MEASURE_ALIASES = {"precision": "P", "recall": "R", "ap": "AP", "rr": "RR", "mrr": "RR",
+                   "ndcg": "nDCG", "success": "Success", "hit_rate": "Success"}  # fmt: skip
+
+
+def _measure(name: str) -> str:
+    """An ir_measures name for ``name``, which may be elinor's (``precision@3``)."""
+    base, at, cutoff = name.partition("@")
+    alias = MEASURE_ALIASES.get(base.lower()) if base == base.lower() else None
+    return f"{alias}{at}{cutoff}" if alias else name
+
+
+def _is_jsonl(path: str) -> bool:
+    name = path.lower()
+    return name.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz"))
+
+
+def _read_pairs(path: str, rel_type: str) -> pd.DataFrame:
+    from ..io import read_jsonl, read_qrels, read_run
+
+    if _is_jsonl(path):
+        return read_jsonl(path, rel_type=rel_type)
+    if rel_type == "true":
+        return read_qrels(path)
+    return read_run(path)[["query_id", "doc_id", "score"]]
+
+
+def _named(spec: str) -> tuple[str, str]:
+    """``NAME=FILE`` or ``FILE`` (the name is the file name without its suffixes)."""
+    if "=" in spec and not Path(spec).exists():
+        name, path = spec.split("=", 1)
+        if not name or not path:
+            raise UsageError(f"--run {spec!r}: write NAME=FILE or FILE.")
+        return name, path
+    name = Path(spec).name
+    for suffix in (".gz", ".jsonl", ".ndjson", ".run", ".txt", ".trec", ".tsv"):
+        name = name[: -len(suffix)] if name.endswith(suffix) and len(name) > len(suffix) else name
+    return name, spec
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from ..io import write_scores
+    from ..measures import ir
+
+    named = [_named(spec) for spec in args.run]
+    names = [n for n, _ in named]
+    if len(set(names)) < len(names):
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        raise UsageError(f"Two runs are named {repeated}; name them with --run NAME=FILE.")
+    _check_outputs(args, {"--output": args.output}, [args.qrels, *(p for _, p in named)])
+    if args.output:
+        from ..io.tidy import scores_format
+
+        try:
+            scores_format(Path(args.output))
+        except FormatError:
+            raise UsageError(
+                f"--output {args.output}: the name does not say the format; end it in .csv, "
+                ".tsv, .jsonl or .parquet (text formats may add .gz)."
+            ) from None
+    qrels = _read_pairs(args.qrels, "true")
+    runs = {name: _read_pairs(path, "pred") for name, path in named}
+    measures = [_measure(m) for m in args.measures]
+    scores = ir.evaluate(qrels, runs, measures, task=args.task, missing=args.missing)
+
+    out = _output(args)
+    judged = set(qrels["query_id"])
+    relevant = pd.MultiIndex.from_frame(qrels.loc[qrels["relevance"] > 0, ["query_id", "doc_id"]])
+
+    def stats(name: str, path: str, pairs: pd.DataFrame) -> dict[str, Any]:
+        hit = pd.MultiIndex.from_frame(pairs[["query_id", "doc_id"]]).isin(relevant)
+        return {"input": name, "file": path, "queries": pairs["query_id"].nunique(),
+                "judged_queries": pairs.loc[pairs["query_id"].isin(judged), "query_id"].nunique(),
+                "queries_with_relevant": pairs.loc[hit, "query_id"].nunique(),
+                "documents": pairs["doc_id"].nunique(), "pairs": len(pairs),
+                "relevant_pairs": int(hit.sum())}  # fmt: skip
+
+    basic = pd.DataFrame([stats("qrels", args.qrels, qrels)]
+                         + [stats(n, p, runs[n]) for n, p in named])  # fmt: skip
+    out.table("Basic statistics", basic)
+    out.table(f"Means over the queries ({args.task})", _means_wide(scores, names, measures))
+    if args.output:
+        write_scores(scores, args.output)
+        out.note(f"wrote {len(scores):,} per-query scores to {args.output}")
+    return 0
+
+
+def _means_wide(
+    scores: pd.DataFrame, systems: list[str], metrics: list[str] | None = None
+) -> pd.DataFrame:
+    """System × metric table of means over queries (and a task column for several tasks)."""
+    keys = ["task", "system"] if scores["task"].nunique() > 1 else ["system"]
+    wide = scores.pivot_table(index=keys, columns="metric", values="value", aggfunc="mean",
+                              observed=True, sort=False)  # fmt: skip
+    wide = wide.reindex(columns=_in_order(wide.columns, metrics))
+    wide = wide.reset_index()
+    order = {s: i for i, s in enumerate(systems)}
+    wide = wide.sort_values(
+        keys[:-1] + ["system"],
+        key=lambda c: c.map(order) if c.name == "system" else c,
+        kind="stable",
+    )
+    wide.columns.name = None
+    return wide
+
+
+def _in_order(found: Any, wanted: list[str] | None) -> list[str]:
+    found = [str(x) for x in found]
+    if not wanted:
+        return found
+    first = [w for w in wanted if w in found]
+    return first + [f for f in found if f not in first]
+
+
+# ------------------------------------------------------------------- compare
+def _compare_inputs(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The scores and the table of systems (alias, system, file)."""
+    from ..io import read_per_query_csv, read_scores
+
+    if len(args.inputs) == 1:
+        if args.names:
+            raise UsageError("--names names the per-query CSVs of several systems; a tidy "
+                             "scores file has its own system column.")  # fmt: skip
+        try:
+            scores = read_scores(args.inputs[0])
+        except FormatError as err:
+            if err.line == 1 and "are missing (found [" in str(err) and "'query_id'" in str(err):
+                raise UsageError(
+                    f"{args.inputs[0]} looks like one system's per-query CSV; compare needs "
+                    "two or more of them, or one tidy scores file with a system column."
+                ) from None
+            raise
+        systems = list(pd.unique(scores["system"]))
+        files = [args.inputs[0]] * len(systems)
+    else:
+        stems = [Path(p).name.split(".")[0] for p in args.inputs]
+        systems = list(args.names) if args.names else stems
+        if len(systems) != len(args.inputs):
+            raise UsageError(f"--names gives {len(systems)} names for {len(args.inputs)} inputs.")
+        if len(set(systems)) < len(systems):
+            raise UsageError(
+                f"Two inputs would be called {sorted({s for s in systems if systems.count(s) > 1})};"
+                " name the systems with --names."
+            )
+        scores = read_per_query_csv(dict(zip(systems, args.inputs, strict=True)), task=args.task)
+        files = list(args.inputs)
+    aliases = pd.DataFrame({"alias": [f"System_{i + 1}" for i in range(len(systems))],
+                            "system": systems, "file": files})  # fmt: skip
+    if args.metrics:
+        found = list(pd.unique(scores["metric"]))
+        unknown = [m for m in args.metrics if m not in found]
+        if unknown:
+            raise UsageError(f"--metrics {unknown} not in the input; it has {quote_list(found)}.")
+        scores = scores[scores["metric"].isin(args.metrics)].reset_index(drop=True)
+    if len(systems) < 2:
+        raise UsageError(f"compare needs two or more systems; the input has {quote_list(systems)}.")
+    return scores, aliases
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from ..paired._resampling import resolve_seed
+
+    _check_outputs(args, {"--tables": args.tables}, list(args.inputs))
+    scores, aliases = _compare_inputs(args)
+    systems = list(aliases["system"])
+    metrics = list(pd.unique(scores["metric"]))
+    seed = resolve_seed(args.seed)
+    out = _output(args)
+    level = f"{100 * (1 - args.alpha):g}%"
+    basic = scores.groupby("task", sort=False).agg(
+        n_systems=("system", "nunique"), n_queries=("query", "nunique"), n_metrics=("metric", "nunique")
+    ).reset_index()  # fmt: skip
+    if len(basic) == 1:
+        basic = basic.drop(columns="task")
+    out.table("Basic statistics", basic)
+    out.table("Systems", aliases)
+    out.table("Means", _means_wide(scores, systems, metrics))
+    out.note(f"seed: {seed} (repeat with --seed {seed}); resamples: {args.n_resamples:,}")
+    if len(systems) == 2:
+        _compare_two(scores, systems, args, seed, level, out)
+    else:
+        _compare_many(scores, systems, args, seed, level, out)
+    _finish(out, args)
+    return 0
+
+
+def _by_task(frame: pd.DataFrame, multi: bool) -> pd.DataFrame:
+    return frame if multi else frame.drop(columns="task")
+
+
+def _compare_two(scores, systems, args, seed, level, out: Output) -> None:
+    import metaeval
+
+    a, b = systems
+    multi = scores["task"].nunique() > 1
+    kw = dict(treatment=a, control=b, alpha=args.alpha)
+    t = metaeval.compare(scores, test="t", **kw)
+    md = metaeval.effects(scores, effect="md", **kw)
+    key = ["metric", "task"]
+    t = t.merge(md[[*key, "variance"]], on=key, how="left", validate="one_to_one")
+    order = {m: i for i, m in enumerate(pd.unique(scores["metric"]))}
+    t = t.sort_values(key, key=lambda c: c.map(order) if c.name == "metric" else c, kind="stable")
+    table = pd.DataFrame({"task": t["task"], "metric": t["metric"], "n": t["n"],
+                          "mean_diff": t["diff"], "var_diff": t["variance"] * t["n"],
+                          "effect_size": t["effect_size"], "t": t["statistic"],
+                          "p_value": t["p_value"], f"moe_{level}": t["moe"]})  # fmt: skip
+    if args.adjust:
+        out.note(f"--adjust {args.adjust}: with two systems each metric has one comparison, "
+                 "so adjusted p-values equal the p-values; none are printed.")  # fmt: skip
+    out.table(f"Paired t-test: {a} - {b}", _by_task(table, multi))
+    tests = t[key]
+    for test in ("bootstrap", "randomization"):
+        res = metaeval.compare(scores, test=test, n_resamples=args.n_resamples, seed=seed,
+                               progress=args.progress, **kw)  # fmt: skip
+        res = res[[*key, "p_value"]].rename(columns={"p_value": f"{test}_p"})
+        tests = tests.merge(res, on=key, how="left", validate="one_to_one")
+    tests = tests[["task", "metric", "bootstrap_p", "randomization_p"]]
+    out.table(f"Bootstrap and randomization tests: {a} - {b} (B = {args.n_resamples:,})",
+              _by_task(tests, multi))  # fmt: skip
+
+
+def _matrix(
+    pairs: pd.DataFrame, value: str, systems: list[str], antisymmetric: bool
+) -> pd.DataFrame:
+    """Square table (row system vs column system) from Tukey rows ``system_a, system_b``."""
+    full = pd.concat([pairs[["system_a", "system_b", value]],
+                      pairs.rename(columns={"system_a": "system_b", "system_b": "system_a"})
+                      .assign(**{value: -pairs[value] if antisymmetric else pairs[value]})
+                      [["system_a", "system_b", value]]])  # fmt: skip
+    square = full.pivot(index="system_a", columns="system_b", values=value)
+    square = square.reindex(index=systems, columns=systems)
+    square.index.name = "system"
+    square.columns.name = None
+    return square.reset_index()
+
+
+def _compare_many(scores, systems, args, seed, level, out: Output) -> None:
+    import metaeval
+
+    from ..paired.multiplicity import adjust_in_table
+
+    means = metaeval.means(scores, alpha=args.alpha)
+    anova = metaeval.anova(scores)
+    tukey = metaeval.tukey(scores, alpha=args.alpha)
+    random = metaeval.tukey(scores, randomized=True, n_resamples=args.n_resamples, seed=seed,
+                            alpha=args.alpha, progress=args.progress)  # fmt: skip
+    pairwise = None
+    if args.adjust:
+        order = {s: i for i, s in enumerate(systems)}
+        t = metaeval.compare(scores, control=None, test="t", alpha=args.alpha)
+        t = t[t["treatment"].map(order) < t["control"].map(order)].reset_index(drop=True)
+        t["p_adjusted"] = adjust_in_table(t, ["metric", "task"], args.adjust)
+        pairwise = t
+    multi = scores["task"].nunique() > 1
+    for (task, metric), _ in scores.groupby(["task", "metric"], sort=False, observed=True):
+        where = f"{metric}" + (f" on {task}" if multi else "")
+        m = means[(means["task"] == task) & (means["metric"] == metric)]
+        m = (
+            m.set_index("system")
+            .reindex([s for s in systems if s in set(m["system"])])
+            .reset_index()
+        )
+        out.table(f"Means and {level} margins of error: {where}",
+                  m[["system", "n", "mean", "moe", "ci_low", "ci_high"]])  # fmt: skip
+        a = anova[(anova["task"] == task) & (anova["metric"] == metric)]
+        out.table(f"Two-way ANOVA (systems x queries): {where}",
+                  a[["source", "ss", "df", "ms", "f", "p_value"]].astype({"df": int}))  # fmt: skip
+        present = [s for s in systems if s in set(m["system"])]
+        tk = tukey[(tukey["task"] == task) & (tukey["metric"] == metric)]
+        out.table(f"Tukey HSD effect sizes (row - column) / sqrt(V_E): {where}",
+                  _matrix(tk, "effect_size", present, antisymmetric=True))  # fmt: skip
+        rt = random[(random["task"] == task) & (random["metric"] == metric)]
+        out.table(f"Randomized Tukey HSD p-values (B = {args.n_resamples:,}): {where}",
+                  _matrix(rt, "p_value", present, antisymmetric=False))  # fmt: skip
+        if pairwise is not None:
+            pw = pairwise[(pairwise["task"] == task) & (pairwise["metric"] == metric)]
+            pw = pd.DataFrame({"system_a": pw["treatment"], "system_b": pw["control"],
+                               "mean_diff": pw["diff"], "effect_size": pw["effect_size"],
+                               "t": pw["statistic"], "p_value": pw["p_value"],
+                               "p_adjusted": pw["p_adjusted"], f"moe_{level}": pw["moe"]})  # fmt: skip
+            out.table(f"Paired t-tests, p adjusted by {args.adjust} over the pairs: {where}", pw)
+
+
+# ------------------------------------------------------------------- convert
+def _convert(args: argparse.Namespace) -> int:
+    from ..io import jsonl_to_trec, trec_to_jsonl
+
+    source, target = _is_jsonl(args.input), _is_jsonl(args.output)
+    if source == target:
+        kind = "JSON lines" if source else "TREC files"
+        raise UsageError(
+            f"{args.input} and {args.output} are both {kind} (by their names); "
+            "convert turns TREC into .jsonl or .jsonl into TREC."
+        )
+    if Path(args.output).resolve() == Path(args.input).resolve():
+        raise UsageError("IN and OUT are the same file.")
+    _check_outputs(args, {"OUT": args.output}, [args.input])
+    if source:
+        jsonl_to_trec(args.input, args.output, rel_type=args.rel_type, tag=args.tag)
+    else:
+        trec_to_jsonl(args.input, args.output, rel_type=args.rel_type)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+# ---------------------------------------------------------------------- meta
+def _meta_scores(args: argparse.Namespace) -> pd.DataFrame:
+    from ..io import read_ranger, read_scores
+
+    path = Path(args.scores)
+    if path.suffix.lower() in (".yaml", ".yml"):
+        try:
+            return read_ranger(path, metric=args.ranger_metric, missing_files=args.missing_files,
+                               measures=[_measure(m) for m in args.measures])  # fmt: skip
+        except FormatError as err:  # name the option, not the keyword argument
+            raise MetaEvalError(
+                str(err).replace("missing_files='skip'", "--missing-files skip")
+            ) from None
+        except OptionError as err:
+            if args.ranger_metric is None and "pass metric=" in str(err):
+                raise UsageError(
+                    f"{path} is a classification config, which does not name its metric: pass "
+                    "--ranger-metric NAME, e.g. --ranger-metric accuracy."
+                ) from None
+            raise
+    if args.ranger_metric:
+        raise UsageError("--ranger-metric is for a Ranger config.yaml, not a scores file.")
+    return read_scores(path)
+
+
+def _file_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "metric"
+
+
+def _meta(args: argparse.Namespace) -> int:
+    import metaeval
+
+    outputs = {"--plot": args.plot, "--latex": args.latex, "--tables": args.tables}
+    _check_outputs(args, outputs, [args.scores])
+    if args.plot:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        kinds = FigureCanvasBase.get_supported_filetypes()
+        if Path(args.plot).suffix.lower().lstrip(".") not in kinds:
+            raise UsageError(
+                f"--plot {args.plot}: the suffix does not name a figure format; use one of "
+                f"{sorted('.' + k for k in kinds)}."
+            )
+    scores = _meta_scores(args)
+    found = list(pd.unique(scores["metric"]))
+    if args.metric:
+        unknown = [m for m in args.metric if m not in found]
+        if unknown:
+            raise UsageError(
+                f"--metric {unknown} not in {args.scores}; it has {quote_list(found)}."
+            )
+        scores = scores[scores["metric"].isin(args.metric)].reset_index(drop=True)
+    systems = list(pd.unique(scores["system"]))
+    for name in [args.control, *(args.treatment or [])]:
+        if name not in systems:
+            raise UsageError(
+                f"System {name!r} is not in {args.scores}; it has {quote_list(systems)}."
+            )
+    if args.by is not None and args.by not in scores.columns:
+        raise UsageError(
+            f"--by {args.by!r} is not a column of {args.scores}; it has {quote_list(list(scores.columns))}."
+        )
+    kw = dict(method=args.method, ci=args.ci, alpha=args.alpha)
+    effects = metaeval.effects(scores, control=args.control, treatment=args.treatment,
+                               effect=args.effect, alpha=args.alpha)  # fmt: skip
+    pooled = metaeval.pool(effects, **kw)
+    table = metaeval.analyze(scores, control=args.control, treatment=args.treatment,
+                             effect=args.effect, **kw)  # fmt: skip
+    out = _output(args)
+    level = f"{100 * (1 - args.alpha):g}%"
+    out.note(f"effect: {args.effect}; pooling: {args.method} with {args.ci} intervals at {level}; "
+             f"control: {args.control}")  # fmt: skip
+    columns = ["treatment", "task", "n", "mean_control", "mean_treatment", "effect", "se",
+               "ci_low", "ci_high", "p_value", "weight"]  # fmt: skip
+    for metric, part in table.groupby("metric", sort=False):
+        out.table(f"Effects per task and summary: {metric}", part[columns])
+    heterogeneity = ["metric", "treatment", "k", "tau2", "i2", "q", "q_df", "q_pvalue",
+                     "pi_low", "pi_high"]  # fmt: skip
+    out.table("Heterogeneity of the summaries", pooled[heterogeneity])
+    by_pooled = None
+    if args.by is not None:
+        by_pooled = metaeval.pool(effects, by=args.by, **kw)
+        out.table(f"Summaries by {args.by}",
+                  by_pooled[["metric", "treatment", args.by, "k", "effect", "se", "ci_low",
+                             "ci_high", "p_value", "tau2", "i2"]])  # fmt: skip
+    if args.plot:
+        _meta_plots(effects, pooled, args, out)
+    if args.latex:
+        from ..report import to_latex
+
+        Path(args.latex).write_text(
+            to_latex(effects, pooled=pooled, caption=f"Effects ({args.effect}) against "
+                     f"{args.control} and their {args.method} summary."),
+            encoding="utf-8",
+        )  # fmt: skip
+        out.note(f"wrote {args.latex}")
+    _finish(out, args)
+    return 0
+
+
+def _meta_plots(effects: pd.DataFrame, pooled: pd.DataFrame, args, out: Output) -> None:
+    from ..plot import forest, save
+
+    path = Path(args.plot)
+    metrics = list(pd.unique(effects["metric"]))
+    for metric in metrics:
+        target = (
+            path
+            if len(metrics) == 1
+            else path.with_name(f"{path.stem}-{_file_name(metric)}{path.suffix}")
+        )
+        fig = forest(effects[effects["metric"] == metric], method=args.method, ci=args.ci,
+                     alpha=args.alpha, pooled=pooled[pooled["metric"] == metric], by=args.by,
+                     title=f"{metric}: effects ({args.effect}) against {args.control}")  # fmt: skip
+        save(fig, target)
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+        out.note(f"wrote {target}")

@@ -1,0 +1,25 @@
+"""From judgments to per-query scores: the first stage of the pipeline.
+
+- :mod:`~metaeval.measures.ir`: IR measures of TREC runs and qrels, by ir_measures
+  (``nDCG@10``, ``AP``, ``Judged@10`` with trec_eval's definitions); also
+  reachable as ``metaeval.ir``.
+- :mod:`~metaeval.measures.segments`: RankEval's segment-level measures of a
+  system's ranking against the humans' (Kendall's τ with WMT's ties, reciprocal
+  rank, nDCG and ERR of human ranks) and :func:`segment_scores`.
+- :mod:`~metaeval.measures.lists`: textbook list measures (P@k, AP@k, RR,
+  nDCG@k with linear or exponential gain) from the grades of ranked lists.
+- :mod:`~metaeval.measures.classification`: per-sample correctness, metrics
+  and correlations of classifiers' predictions.
+
+Three nDCGs live here and differ on purpose: ir_measures' (trec_eval's: the ideal
+DCG from the qrels), RankEval's (gains from human ranks) and the textbook one of
+:func:`list_measures` (the ideal DCG from the list's own grades).
+"""
+
+from __future__ import annotations
+
+from .classification import correlation, metrics, per_sample
+from .lists import list_measures
+from .segments import segment_scores
+
+__all__ = ["segment_scores", "list_measures", "per_sample", "metrics", "correlation"]

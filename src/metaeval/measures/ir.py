@@ -1,0 +1,342 @@
+"""IR measures from runs and relevance judgments, on ir_measures.
+
+``evaluate(qrels, runs, measures)`` turns TREC-style judgments and runs into a
+tidy scores table, one row per (task, query, system, measure), computed by
+ir_measures (MacAvaney et al. 2022) so that measure names and values are the
+ones IR researchers already use (``nDCG@10``, ``Judged@10``, ``AP(rel=2)``, …;
+``metric`` holds ir_measures' canonical name).
+
+Install with ``pip install metaeval[ir]``.
+
+References
+----------
+MacAvaney, S., Macdonald, C., & Ounis, I. (2022). Streamlining evaluation with
+ir-measures. ECIR 2022. doi:10.1007/978-3-030-99739-7_38
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import (
+    DegenerateWarning,
+    MetaEvalError,
+    OptionError,
+    PairingWarning,
+    SchemaError,
+    check_option,
+    excerpt,
+    format_groups,
+    quote_list,
+    warn,
+)
+from ..io._text import first_repeat
+from ..io.trec import read_qrels, read_run
+
+__all__ = ["evaluate", "as_qrels", "as_run"]
+
+QrelsLike = Any  # path, DataFrame, {qid: {doc: rel}}, ir_measures/ranx Qrels
+RunLike = Any
+
+
+def _ir_measures():
+    try:
+        import ir_measures
+    except ImportError as err:  # pragma: no cover - exercised without the extra
+        raise MetaEvalError("metaeval.ir needs ir_measures: pip install 'metaeval[ir]'") from err
+    return ir_measures
+
+
+def _from_mapping(mapping: Mapping, value: str) -> pd.DataFrame:
+    for q, docs in mapping.items():
+        if not isinstance(docs, Mapping):
+            raise SchemaError(
+                f"Cannot read a dict as {value}s: the entry of query {excerpt(q)} is a "
+                f"{type(docs).__name__}, not a dict {{doc: {value}}}."
+            )
+    rows = [(str(q), str(d), v) for q, docs in mapping.items() for d, v in docs.items()]
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", value])
+
+
+def _as_frame(obj: Any, value: str, reader) -> pd.DataFrame:
+    if isinstance(obj, str | Path):
+        return reader(obj)  # the readers refuse a repeated (query, document), naming the lines
+    if isinstance(obj, pd.DataFrame):
+        missing = [c for c in ("query_id", "doc_id", value) if c not in obj.columns]
+        if missing:
+            raise SchemaError(
+                f"A {value} table needs columns query_id, doc_id, {value}; {missing} missing."
+            )
+        df = obj[["query_id", "doc_id", value]].astype({"query_id": str, "doc_id": str})
+        _check_unique(df, value, "table", labels=obj.index)
+        return df
+    if hasattr(obj, "to_dict") and callable(obj.to_dict) and not isinstance(obj, Mapping):  # ranx
+        return _from_mapping(obj.to_dict(), value)
+    if isinstance(obj, Mapping):
+        return _from_mapping(obj, value)
+    try:  # an iterable of ir_measures Qrel / ScoredDoc named tuples
+        df = pd.DataFrame([(str(r.query_id), str(r.doc_id), getattr(r, value)) for r in obj],
+                          columns=["query_id", "doc_id", value])  # fmt: skip
+    except (TypeError, AttributeError) as err:
+        raise SchemaError(
+            f"Cannot read {type(obj).__name__} as {value}s: pass a TREC file path, a DataFrame "
+            f"(query_id, doc_id, {value}), a dict {{query: {{doc: {value}}}}}, or a ranx/ir_measures object."
+        ) from err
+    _check_unique(df, value, "records", labels=df.index)
+    return df
+
+
+def _check_unique(df: pd.DataFrame, value: str, what: str, labels: pd.Index) -> None:
+    """Refuse a document listed twice for a query (as the file readers do)."""
+    found = first_repeat(df["query_id"], df["doc_id"])
+    if found is not None:
+        first, again = found
+        raise SchemaError(
+            f"The {value} {what} lists document {excerpt(df['doc_id'].iloc[again])} twice for "
+            f"query {excerpt(df['query_id'].iloc[again])} (rows {excerpt(labels[first])} and "
+            f"{excerpt(labels[again])}); keep one {value} per (query_id, doc_id).",
+            pd.DataFrame({"problem": "duplicate (query_id, doc_id)", "column": "doc_id",
+                          "row": [labels[first], labels[again]],
+                          "value": [df["doc_id"].iloc[again]] * 2}),
+        )  # fmt: skip
+
+
+def as_qrels(qrels: QrelsLike) -> pd.DataFrame:
+    """Judgments as a DataFrame ``query_id, doc_id, relevance`` (ints).
+
+    Raises
+    ------
+    metaeval.SchemaError
+        When a document is judged twice for a query (a
+        :class:`~metaeval.FormatError` naming the lines, for a file).
+    """
+    df = _as_frame(qrels, "relevance", read_qrels)
+    return df.astype({"relevance": np.int64})
+
+
+def as_run(run: RunLike) -> pd.DataFrame:
+    """A run as a DataFrame ``query_id, doc_id, score`` (floats).
+
+    Raises
+    ------
+    metaeval.SchemaError
+        When a document is ranked twice for a query (a
+        :class:`~metaeval.FormatError` naming the lines, for a file).
+    """
+    df = _as_frame(run, "score", read_run)
+    return df.astype({"score": np.float64})
+
+
+def _is_qrels_dict(obj: Any) -> bool:
+    """{query: {doc: relevance}} rather than {task: qrels}."""
+    return isinstance(obj, Mapping) and all(
+        isinstance(v, Mapping)
+        and all(isinstance(x, int | float | np.integer | np.floating) for x in v.values())
+        for v in obj.values()
+    )
+
+
+def evaluate(
+    qrels: QrelsLike | Mapping[str, QrelsLike],
+    runs: Mapping[str, RunLike] | Mapping[str, Mapping[str, RunLike]],
+    measures: str | Sequence[str],
+    *,
+    task: str | None = None,
+    missing: str = "zero",
+) -> pd.DataFrame:
+    """Per-query IR measures of several runs, as a tidy scores table.
+
+    Parameters
+    ----------
+    qrels
+        Relevance judgments: a TREC qrels file (``query iter doc relevance``,
+        plain or gzip), a DataFrame ``query_id, doc_id, relevance``, a dict
+        ``{query: {doc: relevance}}``, or an ir_measures / ranx ``Qrels``.
+        For several tasks: a mapping ``{task: qrels}`` (then ``task`` is
+        omitted).
+    runs
+        A mapping ``{system: run}`` (also for one run) with runs in the same forms (TREC run files with 6
+        columns ``query Q0 doc rank score tag`` or 4 columns ``query doc rank
+        score``; a DataFrame ``query_id, doc_id, score``; ``{query: {doc:
+        score}}``; an ir_measures / ranx ``Run``). For several tasks:
+        ``{system: {task: run}}``.
+    measures : str or list of str
+        ir_measures names: ``"nDCG@10"``, ``"Judged@10"``, ``"AP(rel=2)"``,
+        ``"RR@10"``, ``"R@100"``, ``"P@5"``, …
+    task : str, optional
+        The task name for single-task inputs.
+    missing : {"zero", "drop"}, default "zero"
+        Judged queries a run does not return: score 0 (as ``trec_eval -c``), or
+        leave them out with a warning counting them. Queries of a run without
+        judgments are always left out, with a warning counting them.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``task, query, system, metric, value``, ``metric`` the canonical
+        ir_measures name.
+
+    Raises
+    ------
+    metaeval.SchemaError
+        When ``runs`` is not a mapping ``{system: run}``; the qrels of a task
+        are empty; a run shares no query with the judged queries of its task
+        (qrels of another collection, or ids written differently, ``q1`` and
+        ``1``), naming the task, the system and examples of both sides' ids; a
+        table or list repeats a ``(query_id, doc_id)``; a system lacks the run
+        of a task, or has runs of tasks without qrels.
+    metaeval.FormatError
+        A file that cannot be read (naming the file and the line): see
+        :func:`metaeval.io.read_qrels` and :func:`metaeval.io.read_run`;
+        a file without records, a document listed twice for a query.
+    metaeval.OptionError
+        An unknown measure, ``missing`` value, an empty ``measures`` or
+        ``runs``, or single-task inputs without ``task``.
+
+    Warns
+    -----
+    metaeval.PairingWarning
+        Counting, per task and system, the queries a run returned that have no
+        judgments (left out), and with ``missing="drop"`` the judged queries a
+        run did not return (left out).
+    metaeval.DegenerateWarning
+        When the qrels of a task judge no document relevant (relevance > 0):
+        most measures are then 0 for every query (``Judged@k`` still means
+        something).
+
+    Examples
+    --------
+    >>> import metaeval.ir
+    >>> qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
+    >>> runs = {"bm25": {"q1": {"d1": 1.0, "d2": 0.5}}, "dense": {"q1": {"d2": 0.9}, "q2": {"d3": 0.3}}}
+    >>> metaeval.ir.evaluate(qrels, runs, ["P@1"], task="toy")
+       task query system metric  value
+    0   toy    q1   bm25    P@1    1.0
+    1   toy    q2   bm25    P@1    0.0
+    2   toy    q1  dense    P@1    0.0
+    3   toy    q2  dense    P@1    1.0
+    """
+    irm = _ir_measures()
+    check_option("missing", missing, ["zero", "drop"])
+    names = [measures] if isinstance(measures, str) else list(measures)
+    if not names:
+        raise OptionError(
+            "`measures` is empty; name at least one ir_measures measure, e.g. 'nDCG@10'."
+        )
+    parsed = []
+    for name in names:
+        try:
+            parsed.append(irm.parse_measure(name))
+        except Exception as err:  # noqa: BLE001 - ir_measures raises various types
+            raise OptionError(
+                f"{name!r} is not an ir_measures measure ({err}); e.g. 'nDCG@10', 'AP(rel=2)'."
+            ) from None
+    if not isinstance(runs, Mapping):
+        raise SchemaError(
+            f"`runs` must be a mapping {{system: run}}, not a {type(runs).__name__} "
+            f"({excerpt(runs)}); e.g. evaluate(qrels, {{'bm25': 'bm25.run'}}, ...)."
+        )
+    if not runs:
+        raise OptionError("`runs` is empty; pass {system: run}.")
+    if _is_qrels_dict(runs):
+        raise SchemaError(
+            "`runs` looks like one run {query: {doc: score}}; pass a mapping {system: run}, "
+            "e.g. {'bm25': run}."
+        )
+
+    multi = task is None and isinstance(qrels, Mapping) and not _is_qrels_dict(qrels)
+    if multi:
+        per_task = {str(t): q for t, q in qrels.items()}
+        for system, by_task in runs.items():
+            if not isinstance(by_task, Mapping) or _is_qrels_dict(by_task):
+                raise SchemaError(
+                    f"qrels are keyed by task, so runs must be {{system: {{task: run}}}}; "
+                    f"the run of {excerpt(system)} is not keyed by task."
+                )
+            unknown = sorted(set(map(str, by_task)) - set(per_task))
+            if unknown:
+                raise SchemaError(
+                    f"Run of {excerpt(system)} has task(s) {quote_list(unknown)} without qrels; tasks: "
+                    f"{quote_list(sorted(per_task))}."
+                )
+    else:
+        if task is None:
+            raise OptionError(
+                "Name the task: evaluate(..., task='trec-covid'), or key qrels and runs by task."
+            )
+        per_task = {str(task): qrels}
+        runs = {system: {str(task): run} for system, run in runs.items()}
+
+    frames, lost, unjudged = [], [], []
+    for t, q in per_task.items():
+        q_df = as_qrels(q)
+        if q_df.empty:
+            raise SchemaError(
+                f"The qrels of task {excerpt(t)} are empty; there is nothing to evaluate."
+            )
+        if not (q_df["relevance"] > 0).any():
+            warn(
+                f"The qrels of task {excerpt(t)} judge no document relevant (relevance > 0): most "
+                "measures are 0 for every query (Judged@k still counts judged documents).",
+                DegenerateWarning,
+            )
+        judged = pd.unique(q_df["query_id"])
+        judged_set = set(judged)
+        for system, by_task in runs.items():
+            if t not in {str(k) for k in by_task}:
+                raise SchemaError(f"System {excerpt(system)} has no run for task {excerpt(t)}.")
+            run = as_run(next(v for k, v in by_task.items() if str(k) == t))
+            answered = set(run["query_id"])
+            if not answered & judged_set:
+                raise SchemaError(
+                    f"Task {excerpt(t)}: the run of {excerpt(system)} shares no query with the qrels; are they of "
+                    "the same collection, with query ids written alike? Run queries: "
+                    f"{quote_list(sorted(answered), limit=5)}; judged queries: "
+                    f"{quote_list(sorted(judged_set), limit=5)}."
+                )
+            if answered - judged_set:
+                unjudged.append((t, str(system), len(answered - judged_set)))
+            result = pd.DataFrame(
+                [(m.query_id, str(m.measure), m.value) for m in irm.iter_calc(parsed, q_df, run)],
+                columns=["query", "metric", "value"],
+            )
+            returned = set(run["query_id"])
+            absent = [x for x in judged if x not in returned]
+            result = result[result["query"].isin(judged)]
+            if absent and missing == "zero":
+                # ir_measures leaves out some judged queries without results (depending on the
+                # measure's provider): trec_eval -c scores them 0
+                fill = pd.MultiIndex.from_product(
+                    [absent, [str(m) for m in parsed]], names=["query", "metric"]
+                )
+                result = pd.concat(
+                    [result, fill.to_frame(index=False).assign(value=0.0)], ignore_index=True
+                )
+                result = result.drop_duplicates(["query", "metric"], keep="first")
+            if absent and missing == "drop":
+                result = result[result["query"].isin(returned)]
+                lost.append((t, system, len(absent)))
+            frames.append(result.assign(task=t, system=str(system)))
+    if unjudged:
+        warn(
+            "Queries a run returned that the qrels do not judge were left out:\n"
+            + format_groups(pd.DataFrame(unjudged, columns=["task", "system", "queries"])),
+            PairingWarning,
+        )
+    if lost:
+        warn(
+            "Judged queries a run did not return were left out (missing='drop'):\n"
+            + format_groups(pd.DataFrame(lost, columns=["task", "system", "queries"])),
+            PairingWarning,
+        )
+    out = pd.concat(frames, ignore_index=True)[["task", "query", "system", "metric", "value"]]
+    order = {str(m): i for i, m in enumerate(parsed)}
+    out = out.assign(_m=out["metric"].map(order)).sort_values(
+        ["task", "system", "_m", "query"], kind="stable"
+    )
+    return out.drop(columns="_m").astype({"value": np.float64}).reset_index(drop=True)

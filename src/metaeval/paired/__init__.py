@@ -1,0 +1,49 @@
+"""From per-query scores to per-task results, for every pair of systems at once.
+
+Queries are paired by id within a task and metric; every computation runs for
+all (task, metric, treatment, control) groups together on one dense layout.
+
+- :mod:`~metaeval.paired.sufficient`: the paired sufficient statistics
+  (:func:`sufficient_statistics`), batched matrix products over the layout;
+- :mod:`~metaeval.paired.effect_size`: effect sizes from them (:func:`effects`);
+- :mod:`~metaeval.paired.significance`: per-task paired tests (:func:`compare`);
+- :mod:`~metaeval.paired.twoway`: all systems of a task together
+  (:func:`anova`, :func:`tukey`, :func:`means`);
+- :mod:`~metaeval.paired.bootstrap`: corpus-level statistics as effects
+  (:func:`bootstrap_effects`);
+- :mod:`~metaeval.paired.correlation`: correlation with a reference as effects
+  (:func:`correlation_effects`);
+- :mod:`~metaeval.paired.multiplicity`: :func:`adjust_pvalues`.
+"""
+
+from __future__ import annotations
+
+from .bootstrap import STATISTICS, bootstrap_effects
+from .correlation import CORRELATIONS, correlation_effects, fisher_z_variance
+from .effect_size import EFFECT_TYPES, effect_sizes, effects
+from .multiplicity import ADJUSTMENTS, adjust_pvalues
+from .significance import ALTERNATIVES, TESTS, compare
+from .sufficient import raw_sums, statistics_of, sufficient_statistics
+from .twoway import anova, means, tukey
+
+__all__ = [
+    "sufficient_statistics",
+    "statistics_of",
+    "raw_sums",
+    "effects",
+    "effect_sizes",
+    "compare",
+    "anova",
+    "tukey",
+    "means",
+    "bootstrap_effects",
+    "correlation_effects",
+    "fisher_z_variance",
+    "adjust_pvalues",
+    "EFFECT_TYPES",
+    "TESTS",
+    "ALTERNATIVES",
+    "ADJUSTMENTS",
+    "STATISTICS",
+    "CORRELATIONS",
+]

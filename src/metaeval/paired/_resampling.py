@@ -1,0 +1,189 @@
+"""Reproducible resampling for many paired tests at once.
+
+The random numbers for task *t* and resamples ``128·j … 128·j + 127`` come from
+their own Philox stream, seeded by ``SeedSequence(seed, spawn_key=(crc32(t), j))``.
+A resample is therefore a function of the seed, the task's name and its number
+only — not of the chunk it is computed in, the thread that computes it, the
+process, or the other tasks in the table — and the same ``seed`` gives the same
+p-values however the work is split.
+
+Tasks are laid out as ``(tasks, queries)`` batches (tasks of similar size share a
+batch), so that one batched matrix product of random signs or resample counts
+(``tasks × resamples × queries``) with the differences (``tasks × queries ×
+pairs``) gives the statistics of every resample for every pair of every task.
+Work is split into chunks of bounded memory; a progress bar on stderr reports
+long runs.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._layout import BLOCK, Layout
+
+RES_BLOCK = 128
+"""Resamples per random stream (and the granularity of resample chunks)."""
+
+CHUNK_BYTES = 64 * 2**20
+
+
+def chunks(n_resamples: int, bytes_per_resample: int) -> list[tuple[int, int]]:
+    """Ranges ``(b0, b1)`` of resamples whose arrays take about :data:`CHUNK_BYTES`.
+
+    Every range but the last is a multiple of :data:`RES_BLOCK` long, so ranges
+    start at stream boundaries (see :func:`draws`).
+    """
+    step = max(1, CHUNK_BYTES // max(bytes_per_resample, 1) // RES_BLOCK) * RES_BLOCK
+    return [(b, min(n_resamples, b + step)) for b in range(0, n_resamples, step)]
+
+
+def resolve_seed(seed: int | None) -> int:
+    """The seed to use: ``seed`` itself, or fresh entropy (reported with the results)."""
+    if seed is None:
+        return int(np.random.SeedSequence().generate_state(2, np.uint64)[0] % 2**63)
+    if not isinstance(seed, int | np.integer) or seed < 0:
+        from ..errors import OptionError
+
+        raise OptionError(
+            f"`seed` must be a non-negative integer or None, but {seed!r} was passed."
+        )
+    return int(seed)
+
+
+def _generator(seed: int, task: str, block: int) -> np.random.Generator:
+    key = zlib.crc32(task.encode("utf-8"))
+    return np.random.Generator(
+        np.random.Philox(np.random.SeedSequence(seed, spawn_key=(key, block)))
+    )
+
+
+def _block(kind: str, seed: int, task: str, block: int, n: int) -> np.ndarray:
+    """RES_BLOCK resamples of a task with n queries: 0/1 signs or bootstrap counts."""
+    gen = _generator(seed, task, block)
+    if kind == "signs":
+        words = -(-n // 64)
+        raw = gen.bit_generator.random_raw(RES_BLOCK * words).astype("<u8")
+        bits = np.unpackbits(
+            raw.view(np.uint8).reshape(RES_BLOCK, words * 8), axis=1, bitorder="little"
+        )
+        return bits[:, :n]
+    picks = gen.integers(0, n, size=(RES_BLOCK, n))
+    flat = picks + (np.arange(RES_BLOCK) * n)[:, None]
+    return np.bincount(flat.ravel(), minlength=RES_BLOCK * n).reshape(RES_BLOCK, n)
+
+
+def draws(
+    kind: str, seed: int, tasks: list[str], n: np.ndarray, width: int, b0: int, b1: int
+) -> np.ndarray:
+    """Resamples ``b0 … b1 − 1`` of every task as a ``(tasks, b1 − b0, width)`` float array.
+
+    Task i uses its first ``n[i]`` columns; the rest are 0. ``b0`` is a multiple
+    of :data:`RES_BLOCK`.
+    """
+    out = np.zeros((len(tasks), b1 - b0, width))
+    for i, (task, size) in enumerate(
+        zip(tasks, n, strict=True)
+    ):  # one random stream per task block
+        for j in range(b0 // RES_BLOCK, -(-b1 // RES_BLOCK)):
+            lo, hi = j * RES_BLOCK, min(b1, (j + 1) * RES_BLOCK)
+            out[i, lo - b0 : hi - b0, :size] = _block(kind, seed, task, j, int(size))[: hi - lo]
+    return out
+
+
+def permutations(
+    seed: int, tasks: list[str], n: np.ndarray, width: int, k: int, b0: int, b1: int
+) -> np.ndarray:
+    """Random permutations of k items for every query of every task and resample.
+
+    Returns ``(tasks, b1 − b0, width, k)`` indices (the order of random keys from
+    the task's stream for each resample block). ``b0`` is a multiple of
+    :data:`RES_BLOCK`; queries past a task's end get the identity.
+    """
+    out = np.broadcast_to(np.arange(k), (len(tasks), b1 - b0, width, k)).copy()
+    for i, (task, size) in enumerate(zip(tasks, n, strict=True)):
+        for j in range(b0 // RES_BLOCK, -(-b1 // RES_BLOCK)):
+            lo, hi = j * RES_BLOCK, min(b1, (j + 1) * RES_BLOCK)
+            keys = _generator(seed, task, j).random((RES_BLOCK, int(size), k))[: hi - lo]
+            out[i, lo - b0 : hi - b0, :size] = np.argsort(keys, axis=-1)
+    return out
+
+
+@dataclass
+class TaskBatch:
+    """Tasks of similar size, their queries as rows of the layout (−1: padding)."""
+
+    tasks: np.ndarray  # task indices into the layout
+    rows: np.ndarray  # (tasks, width) layout row of every query, −1 past the task's end
+    n: np.ndarray  # queries of each task
+
+
+def task_batches(lay: Layout) -> Iterator[TaskBatch]:
+    """The tasks' query rows, tasks grouped by power-of-two size classes."""
+    row_task = np.repeat(lay.block_task, BLOCK)  # the task of every layout row
+    real = np.flatnonzero(lay.mask.any(axis=(0, 1)))  # rows holding a score; tasks contiguous
+    n = np.bincount(row_task[real], minlength=len(lay.tasks))
+    first = np.r_[0, np.cumsum(n)[:-1]]
+    size_class = np.ceil(np.log2(np.maximum(n, 1)))
+    for cls in np.unique(size_class[n > 0]):
+        tasks = np.flatnonzero((size_class == cls) & (n > 0))
+        width = int(n[tasks].max())
+        column = np.arange(width)[None, :]
+        inside = column < n[tasks][:, None]
+        rows = np.full((len(tasks), width), -1)
+        rows[inside] = real[(first[tasks][:, None] + column)[inside]]
+        yield TaskBatch(tasks, rows, n[tasks])
+
+
+class Progress:
+    """A progress bar on stderr (rich) for runs longer than a few seconds.
+
+    ``enabled=None`` shows it once the run has taken 3 s and only when stderr
+    is a terminal; True always shows it (on a non-terminal, one final line);
+    False never.
+    """
+
+    def __init__(self, total: int, label: str, enabled: bool | None):
+        self.total, self.label, self.done = max(total, 1), label, 0
+        self.start = time.perf_counter()
+        self.enabled = enabled
+        self.bar: Any = None
+
+    def step(self, amount: int = 1) -> None:
+        self.done += amount
+        if self.bar is None:
+            elapsed = time.perf_counter() - self.start
+            show = (
+                self.enabled if self.enabled is not None else (elapsed > 3 and sys.stderr.isatty())
+            )
+            if not show:
+                return
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self.bar = Progress(
+                TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+                TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                console=Console(stderr=True),
+            )  # fmt: skip
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=self.total)
+        self.bar.update(self.task, completed=self.done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None

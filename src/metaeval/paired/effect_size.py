@@ -1,0 +1,502 @@
+"""Paired effect sizes from sufficient statistics, for every group at once.
+
+All effects are treatment − control over the queries both systems have on a
+task (paired by query id). Notation: n paired queries; x̄, ȳ the treatment and
+control means; s_x, s_y their sample SDs (ddof = 1); r their Pearson
+correlation; D = x̄ − ȳ; S_diff the sample SD of the differences.
+
+``md`` — raw mean difference (metafor ``MC``)
+    effect = D, variance = S_diff² / n.
+``smd`` — the Ranger paper's paired standardized mean difference (Borenstein
+    et al. 2009, eqs. 4.25–4.28): S_within = S_diff / √(2(1 − r)),
+    d = D / S_within, V_d = (1/n + d²/(2n)) · 2(1 − r); Hedges' J = 1 − 3/(4·df − 1)
+    with df = n − 1; effect g = J·d, variance J²·V_d. Ranger itself uses the
+    population SD (ddof = 0); metaeval uses the sample SD. metafor's author
+    regards this variance as too small when r is high (it is Borenstein's
+    eq. 4.28, which metafor's ``SMCR`` documentation calls incorrect); prefer
+    ``smcrp`` for a standardizer on the raw-score scale.
+``smcrp`` — standardized by the pooled SD of both systems (metafor ≥ 4
+    ``SMCRP``): d = D / √((s_x² + s_y²)/2), g = c(m)·d with
+    c(m) = exp(lgamma(m/2) − log√(m/2) − lgamma((m−1)/2)), m = 2(n − 1)/(1 + r²),
+    variance 2(1 − r)/n + g²(1 + r²)/(4n) (Cousineau 2020).
+``smcc`` — standardized by the SD of the differences (Cohen's d_z, metafor
+    ``SMCC``): g = c(n − 1)·D / S_diff, variance 1/n + g²/(2n).
+``rom`` — log ratio of means for paired data (metafor ``ROMC``):
+    log(x̄/ȳ) + ½(s_x²/(n x̄²) − s_y²/(n ȳ²)) (bias correction of Senior et al.
+    2020, eq. 7; ``correct=False`` leaves it out, as metafor 3.8 does);
+    variance s_x²/(n x̄²) + s_y²/(n ȳ²) − 2 r s_x s_y/(n x̄ ȳ). Needs positive means.
+``corr`` — Pearson r between treatment and control scores over the queries
+    (Ranger eqs. 6–8), analysed on Fisher's z = atanh(r) with variance 1/(n − 3).
+
+Rounding. Sums of shifted scores leave rounding noise where the exact value is
+0; it is told apart by tolerances relative to the quantities involved, never by
+absolute ones, so multiplying every score by a constant changes no outcome: a
+(co)variance below :data:`ZERO_TOL` (1e-10) of the sums of squares it came from
+is 0, so is 1 − |r| (r is then exactly ±1), and a mean difference below
+:data:`ZERO_DIFF` (1e-12) of the scores' magnitude is exactly 0. A group whose
+sampling variance is then 0 (``smcrp`` with r = +1 and equal means, say) is
+NaN with a :class:`~metaeval.DegenerateWarning`, never a rounding-noise
+variance that would take all the weight when pooled.
+
+References
+----------
+Borenstein, M., Hedges, L. V., Higgins, J. P. T., & Rothstein, H. R. (2009).
+*Introduction to Meta-Analysis*. Wiley. doi:10.1002/9780470743386
+Sertkan, M., Althammer, S., & Hofstätter, S. (2023). Ranger: A toolkit for
+effect-size based multi-task evaluation. arXiv:2305.15048
+Cousineau, D. (2020). Approximating the distribution of Cohen's d_p in
+within-subject designs. *The Quantitative Methods for Psychology*, 16(4),
+418–421. doi:10.20982/tqmp.16.4.p418
+Senior, A. M., Viechtbauer, W., & Nakagawa, S. (2020). Revisiting and expanding
+the meta-analysis of variation: The log coefficient of variation ratio.
+*Research Synthesis Methods*, 11(4), 553–567. doi:10.1002/jrsm.1423
+Viechtbauer, W. (2010). Conducting meta-analyses in R with the metafor package.
+*Journal of Statistical Software*, 36(3). doi:10.18637/jss.v036.i03
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from ..errors import (
+    DegenerateWarning,
+    PairingError,
+    check_alpha,
+    check_no_clash,
+    check_option,
+    quote_list,
+    warn_groups,
+)
+from ..schema import SCORE_COLUMNS
+from .sufficient import sufficient_statistics
+
+__all__ = ["EFFECT_TYPES", "effects", "effect_sizes"]
+
+EFFECT_TYPES = ("md", "smd", "smcrp", "smcc", "rom", "corr")
+
+#: A (co)variance below this share of the sums of squared (shifted) scores it is
+#: computed from is rounding error and is treated as exactly zero; so is 1 − |r|.
+ZERO_TOL = 1e-10
+
+#: A mean difference below this share of the scores' magnitude (|x̄| + |ȳ| plus
+#: their root mean squares) is rounding error and is treated as exactly zero. It
+#: is far below what could change a statistic: a difference that small is never
+#: large against a standard deviation that :data:`ZERO_TOL` lets through.
+ZERO_DIFF = 1e-12
+
+#: Effect types analysed on another scale than they are reported on: the prefix
+#: of their reporting-scale columns and the transform to that scale.
+DISPLAY = {"corr": ("r", np.tanh), "rom": ("rel_change", np.expm1)}
+
+
+def display_columns(columns: Sequence[str]) -> list[str]:
+    """Every reporting-scale column :func:`add_display` can add for ``columns``."""
+    return [
+        prefix if col == "effect" else f"{prefix}_{col}"
+        for prefix, _ in DISPLAY.values()
+        for col in columns
+    ]
+
+
+#: The columns :func:`effects` writes (the scores' task-level columns may not use them).
+OUTPUT_COLUMNS = (
+    "metric", "treatment", "control", "task", "effect_type", "n", "mean_treatment",
+    "mean_control", "effect", "variance", "se", "z", "ci_low", "ci_high", "p_value",
+    *display_columns(("effect", "ci_low", "ci_high")),
+)  # fmt: skip
+
+
+def _c(m: np.ndarray) -> np.ndarray:
+    """metafor's small-sample correction c(m); NaN for m <= 1."""
+    from scipy.special import gammaln
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        c = np.exp(gammaln(m / 2) - np.log(np.sqrt(m / 2)) - gammaln((m - 1) / 2))
+    return np.where(m > 1, c, np.nan)
+
+
+def add_display(table: pd.DataFrame, columns: Sequence[str]) -> None:
+    """Add reporting-scale copies of ``columns`` in place, by the ``effect_type`` column.
+
+    ``corr`` rows get ``r`` (tanh of Fisher's z), ``rom`` rows get ``rel_change``
+    (exp − 1 of the log ratio): ``effect`` becomes ``r``/``rel_change`` and any
+    other column c becomes ``r_c``/``rel_change_c``. Rows of other effect
+    types are NaN there; nothing is added when no row needs it.
+    """
+    if "effect_type" not in table.columns:
+        return
+    for effect_type, (name, transform) in DISPLAY.items():
+        rows = (table["effect_type"] == effect_type).to_numpy()
+        if not rows.any():
+            continue
+        for col in columns:
+            dst = name if col == "effect" else f"{name}_{col}"
+            table[dst] = np.where(rows, transform(table[col].to_numpy()), np.nan)
+
+
+def effect_sizes(
+    stats: xr.Dataset, *, effect: str = "smd", alpha: float = 0.05, correct: bool = True
+) -> tuple[xr.Dataset, dict[str, xr.DataArray]]:
+    """Effect sizes from sufficient statistics, vectorized over every dim.
+
+    Parameters
+    ----------
+    stats : xarray.Dataset
+        As returned by :func:`metaeval.sufficient_statistics` (any dims).
+    effect : {"md", "smd", "smcrp", "smcc", "rom", "corr"}
+        See the module docstring.
+    alpha : float
+        1 − confidence level of the intervals.
+    correct : bool
+        Apply the small-sample corrections (Hedges' J for ``smd``, c(m) for
+        ``smcc``/``smcrp``, the bias correction for ``rom``).
+
+    Returns
+    -------
+    result : xarray.Dataset
+        ``n, mean_treatment, mean_control, effect, variance, se, z, ci_low,
+        ci_high, p_value``, all on the analysis scale.
+    problems : dict of str to xarray.DataArray
+        For each reason a result is NaN, a boolean mask of the affected groups.
+    """
+    from scipy import stats as sps
+
+    effect = str(effect).lower()
+    check_option("effect", effect, EFFECT_TYPES)
+    alpha = check_alpha(alpha)
+    names = [
+        "n",
+        "shift_treatment",
+        "shift_control",
+        "sum_x",
+        "sum_y",
+        "sum_xx",
+        "sum_yy",
+        "sum_xy",
+    ]
+    scale = stats["scale"] if "scale" in stats else xr.ones_like(stats["n"], dtype=float)
+    arrays = xr.broadcast(*(stats[name] for name in names), scale)
+    template = arrays[0]
+    est, var, se, z, mx, my, problems = _kernel(
+        *(a.values for a in arrays), effect=effect, correct=correct
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        crit = sps.norm.isf(alpha / 2)
+        columns = {
+            "n": template.values,
+            "mean_treatment": mx,
+            "mean_control": my,
+            "effect": est,
+            "variance": var,
+            "se": se,
+            "z": z,
+            "ci_low": est - crit * se,
+            "ci_high": est + crit * se,
+            "p_value": 2 * sps.norm.sf(np.abs(z)),
+        }
+    out = xr.Dataset({k: template.copy(data=v) for k, v in columns.items()})
+    return out, {reason: template.copy(data=mask) for reason, mask in problems.items()}
+
+
+def _kernel(n, a, b, sx, sy, sxx, syy, sxy, scale, *, effect: str, correct: bool):
+    """Effect and variance from shifted sums (numpy arrays of one shape).
+
+    The sums are of (score − shift)/scale (``scale`` a power of two, see
+    :func:`metaeval.sufficient_statistics`); everything is computed in those
+    units and the effect, variance and means are taken back to the scores'
+    own (``md``; the others do not depend on the scale).
+
+    Returns ``(effect, variance, se, z, mean_treatment, mean_control,
+    problems)``; se and z = effect/se come from the scaled units, so that they
+    are right even where the variance itself (a square) cannot be represented;
+    ``problems`` maps each reason a result is NaN to a boolean mask.
+
+    Rounding is told from zero in one place each: a (co)variance below
+    :data:`ZERO_TOL` of the sums of squares it came from is 0, 1 − |r| below it
+    makes r exactly ±1, and a mean difference below :data:`ZERO_DIFF` of the
+    scores' magnitude is exactly 0. A variance that is then 0 (or not finite)
+    makes the result NaN with a reason, so that :func:`metaeval.pool` never
+    meets a zero or rounding-noise variance.
+    """
+    n = n.astype(np.float64)
+    a, b = a / scale, b / scale
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        dx, dy = sx / n, sy / n
+        mx, my = a + dx, b + dy
+        css_x, css_y, csp = sxx - sx * dx, syy - sy * dy, sxy - sx * dy
+        css_d = css_x + css_y - 2 * csp
+        # a (co)variance below ZERO_TOL of the sums of squares it came from is rounding
+        zero_x = css_x <= ZERO_TOL * sxx
+        zero_y = css_y <= ZERO_TOL * syy
+        zero_d = css_d <= ZERO_TOL * (sxx + syy)
+        var_x = np.where(zero_x, 0.0, css_x) / (n - 1)
+        var_y = np.where(zero_y, 0.0, css_y) / (n - 1)
+        var_d = np.where(zero_d, 0.0, css_d) / (n - 1)
+        cov = csp / (n - 1)
+        r = np.clip(csp / np.sqrt(css_x * css_y), -1, 1)
+        r = np.where(1 - np.abs(r) <= ZERO_TOL, np.sign(r), r)  # rounding away from ±1
+        diff = (a - b) + (dx - dy)
+        magnitude = np.abs(a) + np.abs(b) + np.sqrt(sxx / n) + np.sqrt(syy / n)
+        diff = np.where(np.abs(diff) <= ZERO_DIFF * magnitude, 0.0, diff)
+
+        problems = {"fewer than 2 paired queries": n < 2}
+        keep_effect = np.zeros(n.shape, dtype=bool)  # effect kept although variance is NaN
+        small_m = None  # where the correction c(m) has m <= 1 (it would be 0)
+        if effect == "md":
+            est, var = diff, var_d / n
+            problems["zero variance of the differences (effect kept, variance NaN)"] = zero_d
+            keep_effect = zero_d & (n >= 2)
+        elif effect in ("smd", "smcrp", "corr"):
+            undefined_r = zero_x | zero_y
+            problems["a system has zero variance (r undefined)"] = undefined_r
+            unit_r = (np.abs(r) == 1) & ~undefined_r
+            if effect == "smd":
+                problems["zero variance of the differences"] = zero_d
+                problems["r = ±1"] = unit_r
+                d = diff / np.sqrt(var_d / (2 * (1 - r)))
+                v_d = (1 / n + d**2 / (2 * n)) * 2 * (1 - r)
+                j = 1 - 3 / (4 * (n - 1) - 1) if correct else 1.0
+                est, var = j * d, j**2 * v_d
+            elif effect == "smcrp":
+                problems["zero variance of the differences"] = zero_d
+                m = 2 * (n - 1) / (1 + r**2)
+                small_m = m <= 1
+                d = diff / np.sqrt((var_x + var_y) / 2)
+                est = (_c(m) if correct else 1.0) * d
+                var = 2 * (1 - r) / n + est**2 * (1 + r**2) / (4 * n)
+            else:  # corr
+                problems["r = ±1"] = unit_r
+                problems["fewer than 4 paired queries (Fisher z needs n > 3)"] = (n < 4) & (n >= 2)
+                est, var = np.arctanh(r), 1 / (n - 3)
+        elif effect == "smcc":
+            problems["zero variance of the differences"] = zero_d
+            small_m = n - 1 <= 1
+            est = (_c(n - 1) if correct else 1.0) * diff / np.sqrt(var_d)
+            var = 1 / n + est**2 / (2 * n)
+        else:  # rom
+            positive = (mx > 0) & (my > 0)
+            problems["a mean is not positive (log ratio undefined)"] = ~positive
+            rel = css_x / mx**2 + css_y / my**2 - 2 * csp / (mx * my)
+            zero_rel = rel <= ZERO_TOL * (sxx / mx**2 + syy / my**2)
+            problems["zero sampling variance"] = zero_rel & positive
+            est = np.log(mx / my)
+            if correct:
+                est = est + 0.5 * (var_x / (n * mx**2) - var_y / (n * my**2))
+            var = (var_x / mx**2 + var_y / my**2 - 2 * cov / (mx * my)) / n
+        if correct and small_m is not None:
+            problems[
+                "2 paired queries: the small-sample correction c(m) has m <= 1 and is undefined "
+                "(correct=False gives the uncorrected effect)"
+            ] = small_m & (n >= 2)
+        if effect != "md":  # whatever is left that is not a positive, finite variance
+            earlier = np.logical_or.reduce(list(problems.values()))
+            degenerate = ~earlier & ~(np.isfinite(var) & (var > 0) & np.isfinite(est))
+            key = "zero sampling variance"
+            problems[key] = problems.get(key, np.zeros(n.shape, dtype=bool)) | degenerate
+
+        se = np.sqrt(var)
+        z = est / se
+        unrepresentable = np.zeros(n.shape, dtype=bool)
+        if effect == "md":  # back to the scores' units
+            est, se, in_units = est * scale, se * scale, var
+            var = var * scale**2  # its square may leave double precision where se does not
+            unrepresentable = (
+                (in_units > 0) & np.isfinite(in_units) & ~((var > 0) & np.isfinite(var))
+            )
+        mx, my = mx * scale, my * scale
+    bad = np.logical_or.reduce(list(problems.values()))
+    if unrepresentable.any():
+        problems[
+            "a variance beyond double precision (scores near 1e±300): effect, se, interval and "
+            "p-value kept, variance NaN"
+        ] = unrepresentable & ~bad
+    return (
+        np.where(bad & ~keep_effect, np.nan, est),
+        np.where(bad | unrepresentable, np.nan, var),
+        np.where(bad, np.nan, se),
+        np.where(bad, np.nan, z),
+        mx,
+        my,
+        problems,
+    )
+
+
+def effects(
+    scores: pd.DataFrame,
+    *,
+    control: str | Sequence[str] | None,
+    treatment: str | Sequence[str] | None = None,
+    effect: str = "smd",
+    alpha: float = 0.05,
+    correct: bool = True,
+) -> pd.DataFrame:
+    """Paired effect of each treatment over each control on every task and metric.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        A scores table: ``task, query, system, metric, value``.
+    control : str, list of str or None
+        The control (baseline) system(s); None compares every ordered pair.
+    treatment : str, list of str or None
+        The treatment system(s); None means every other system.
+    effect : {"md", "smd", "smcrp", "smcc", "rom", "corr"}, default "smd"
+        The effect size (case-insensitive); formulas in :mod:`metaeval.effects`.
+    alpha : float, default 0.05
+        The confidence intervals have level 1 − alpha.
+    correct : bool, default True
+        Small-sample corrections: Hedges' J (``smd``), c(m) (``smcc``,
+        ``smcrp``), the log-ratio bias correction (``rom``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per ``(metric, treatment, control, task)`` whose two systems
+        share at least one query, RangeIndex, columns:
+
+        - ``metric, treatment, control, task`` (str): the group;
+        - ``effect_type`` (str): the ``effect`` argument;
+        - the scores table's task-level columns (extra columns constant within
+          every task, such as a ``domain``), for ``pool(by=...)``; extra
+          columns that vary within a task (query-level attributes) are not
+          carried over. Extra columns may not be named like a column of this
+          table (``n``, ``se``, ``r``, ...): that is an error, never an
+          overwrite;
+        - ``n`` (int): paired queries;
+        - ``mean_treatment, mean_control``: mean scores over the paired queries
+          (the metric's own scale);
+        - ``effect, variance, se``: the effect size, its sampling variance and
+          standard error on the **analysis scale** — the metric's scale for
+          ``md``, standardized units for ``smd``/``smcrp``/``smcc``, the natural
+          log of the ratio of means for ``rom``, Fisher's z for ``corr``;
+        - ``z``: effect / se; ``ci_low, ci_high``: effect ∓ z₁₋α/₂·se;
+          ``p_value``: two-sided normal test of effect = 0 (from the survival
+          function, so tiny p-values stay positive); all on the analysis scale;
+        - for ``corr`` also ``r, r_ci_low, r_ci_high`` (back on the correlation
+          scale) and for ``rom`` ``rel_change, rel_change_ci_low,
+          rel_change_ci_high`` (ratio − 1, i.e. the relative change).
+
+    Raises
+    ------
+    metaeval.SchemaError
+        For an invalid scores table, or extra columns named like output columns.
+    metaeval.PairingError
+        For unknown systems, or when no pair of different systems shares a
+        query (e.g. ``treatment`` equal to ``control``).
+
+    Warns
+    -----
+    metaeval.PairingWarning
+        When queries are left out of a pair because one system lacks them.
+    metaeval.DegenerateWarning
+        Naming every group whose result is NaN and why: fewer than 2 paired
+        queries, zero variance of the differences, a system with zero variance
+        (r undefined), r = ±1 (``smd``, ``corr``), non-positive means (``rom``),
+        n ≤ 3 (``corr``), 2 paired queries for ``smcc`` and ``smcrp`` with
+        the small-sample correction (c(m) needs m > 1, as in metafor; metafor
+        gives NA there too), and a sampling variance that is 0 (e.g. ``smcrp``
+        with r = +1 and equal means). For ``md`` with zero variance of the
+        differences the effect is kept and the variance is NaN. Rounding is
+        told from zero by relative tolerances (see the module docstring), so
+        multiplying every score by a constant changes no outcome.
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> scores = metaeval.load_example()
+    >>> eff = scores.meta.effects(control="logistic_regression",
+    ...                           treatment="knn", effect="md")
+    >>> eff[["metric", "task", "n", "effect"]].round(4)
+             metric           task     n  effect
+    0      accuracy  breast_cancer   569 -0.0141
+    1      accuracy         digits  1797  0.0072
+    2      accuracy           iris   150 -0.0067
+    3      accuracy           wine   178 -0.0225
+    4  p_true_class  breast_cancer   569 -0.0139
+    5  p_true_class         digits  1797  0.0123
+    6  p_true_class           iris   150  0.0568
+    7  p_true_class           wine   178 -0.0155
+    """
+    effect = str(effect).lower()
+    check_option("effect", effect, EFFECT_TYPES)
+    alpha = check_alpha(alpha)
+    if isinstance(scores, pd.DataFrame):
+        extra = [c for c in scores.columns if c not in SCORE_COLUMNS]
+        check_no_clash(extra, OUTPUT_COLUMNS, what="effects()")
+    stats = sufficient_statistics(scores, control=control, treatment=treatment)
+    result, problems = effect_sizes(stats, effect=effect, alpha=alpha, correct=correct)
+    order = ("metric", "treatment", "control", "task")
+    keep = paired_groups(stats)
+    keep_flat = keep.transpose(*order).values.ravel()
+    frame = result.to_dataframe(dim_order=list(order)).reset_index()[keep_flat]
+    frame.insert(4, "effect_type", effect)
+    frame = frame.reset_index(drop=True)
+    attributes = _task_attributes(scores)
+    for i, col in enumerate(attributes.columns):
+        frame.insert(5 + i, col, frame["task"].map(attributes[col]).to_numpy())
+    add_display(frame, ("effect", "ci_low", "ci_high"))
+    warn_undefined(f"effect={effect!r}", problems, keep, order)
+    return frame
+
+
+def paired_groups(stats: xr.Dataset) -> xr.DataArray:
+    """Groups of two different systems with paired queries; an error when there are none.
+
+    Raises
+    ------
+    metaeval.PairingError
+        When treatment and control name the same system(s) only, or no pair of
+        different systems shares a query on any task and metric (the result
+        would be an empty table).
+    """
+    distinct = stats["treatment"] != stats["control"]
+    keep = (stats["n"] > 0) & distinct
+    if not bool(keep.any()):
+        if not bool(distinct.any()):
+            raise PairingError(
+                f"The treatment and the control are the same system "
+                f"({quote_list(list(stats['control'].values))}); name two different systems."
+            )
+        raise PairingError(
+            "No (treatment, control) pair of systems shares a query on any task and metric, so "
+            f"there is nothing to compare (treatments {quote_list(list(stats['treatment'].values))}, "
+            f"controls {quote_list(list(stats['control'].values))}). Queries are paired by their "
+            "id within a task: check that the systems' query ids and task names match."
+        )
+    return keep
+
+
+def _task_attributes(scores: pd.DataFrame) -> pd.DataFrame:
+    """The scores table's extra columns that are constant within every task, by task."""
+    extra = [c for c in scores.columns if c not in SCORE_COLUMNS]
+    if not extra:
+        return pd.DataFrame()
+    task = scores["task"].astype(str)
+    distinct = scores[extra].groupby(task, sort=False, observed=True).nunique(dropna=False)
+    task_level = [c for c in extra if (distinct[c] <= 1).all()]
+    return scores[task_level].groupby(task, sort=False, observed=True).first()
+
+
+def warn_undefined(
+    what: str, problems: dict[str, xr.DataArray], keep: xr.DataArray, order: Sequence[str]
+) -> None:
+    """One DegenerateWarning per reason, naming the groups of ``keep`` it makes NaN.
+
+    ``what`` starts the message (``effect='smd'``, ``test='t'``); the warning's
+    ``groups`` holds every group (the text names the first ten).
+    """
+    for reason, mask in problems.items():
+        hit = (mask & keep).transpose(*order)
+        if not bool(hit.any()):
+            continue
+        idx = np.nonzero(hit.values)
+        groups = pd.DataFrame({dim: hit[dim].values[i] for dim, i in zip(order, idx, strict=True)})
+        warn_groups(
+            f"{what} gives NaN for {len(groups)} group(s) because of {reason}",
+            groups,
+            DegenerateWarning,
+        )

@@ -1,0 +1,487 @@
+"""Per-task significance tests, for every task, metric and pair of systems at once.
+
+``compare()`` tests each (treatment, control) pair on each task and metric with a
+paired t-test, the Wilcoxon signed-rank test, the exact sign test, Fisher's
+randomization test or the paired studentized bootstrap test. (``anova()``,
+``tukey()`` and ``means()``, which treat all systems of a task together, are in
+:mod:`metaeval.paired.twoway`.)
+
+The two resampling tests draw their random signs and resample counts from
+streams tied to the seed, the task and the resample number (see
+:mod:`metaeval._resampling`), and evaluate them for every pair and task with
+batched matrix products, so that the same ``seed`` gives the same p-values in
+any process and however the work is chunked. p-values count the observed
+statistic among the resamples, p = (1 + #{T* at least as extreme as T})/(1 + B),
+so they are never 0.
+
+References
+----------
+Smucker, M. D., Allan, J., & Carterette, B. (2007). A comparison of statistical
+significance tests for information retrieval evaluation. CIKM '07.
+doi:10.1145/1321440.1321528
+Sakai, T. (2006). Evaluating evaluation metrics based on the bootstrap. SIGIR '06.
+doi:10.1145/1148170.1148261
+Sakai, T. (2018). *Laboratory Experiments in Information Retrieval*. Springer.
+doi:10.1007/978-981-13-1199-4
+Carterette, B. (2012). Multiple testing in statistical analysis of systems-based
+information retrieval experiments. *ACM TOIS*, 30(1). doi:10.1145/2094072.2094076
+Efron, B., & Tibshirani, R. J. (1993). *An Introduction to the Bootstrap*, §16.4.
+Chapman & Hall.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from ..errors import check_alpha, check_option, check_resamples
+from . import _resampling as rs
+from ._layout import SAFE_MAGNITUDE, Layout, layout
+from .effect_size import effect_sizes, paired_groups, warn_undefined
+from .multiplicity import ADJUSTMENTS, adjust_in_table
+from .sufficient import statistics_of
+
+__all__ = ["TESTS", "ALTERNATIVES", "compare"]
+
+TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap")
+ALTERNATIVES = ("two-sided", "greater", "less")
+_ORDER = ("metric", "treatment", "control", "task")
+
+
+def compare(
+    scores: pd.DataFrame,
+    *,
+    control: str | Sequence[str] | None = None,
+    treatment: str | Sequence[str] | None = None,
+    test: str = "t",
+    alternative: str = "two-sided",
+    n_resamples: int = 10_000,
+    seed: int | None = None,
+    adjust: str | None = None,
+    alpha: float = 0.05,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Paired significance test of every (treatment, control) pair on every task and metric.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        A scores table.
+    control, treatment : str, list of str or None
+        As in :func:`metaeval.effects`; ``control=None`` tests every ordered pair.
+    test : {"t", "wilcoxon", "sign", "randomization", "bootstrap"}, default "t"
+        - ``t``: paired Student's t on the differences d = treatment − control.
+        - ``wilcoxon``: Wilcoxon signed-rank test, computed by
+          :func:`scipy.stats.wilcoxon` with its defaults: zero differences are
+          dropped (``zero_method="wilcox"``), no continuity correction, the
+          exact distribution for n ≤ 50 without ties, else the normal
+          approximation with the tie correction.
+        - ``sign``: exact binomial test of the share of positive differences
+          among the nonzero ones (as :func:`scipy.stats.binomtest`).
+        - ``randomization``: Fisher's paired randomization test: the sign of
+          each difference is flipped at random; the statistic is the mean
+          difference (two-sided: its absolute value).
+        - ``bootstrap``: paired studentized bootstrap test with the shift
+          method (Sakai 2006; Efron & Tibshirani 1993 §16.4): the differences
+          are centred to mean 0, resampled with replacement, and the observed
+          t = mean/(sd/√n) is compared with the resampled t*.
+    alternative : {"two-sided", "greater", "less"}, default "two-sided"
+        "greater": the treatment scores higher than the control.
+    n_resamples : int, default 10,000
+        Resamples B of the randomization and bootstrap tests.
+    seed : int, optional
+        Seed of the resampling tests; None draws one. It is stored in
+        ``result.attrs["seed"]``, so every run can be repeated.
+    adjust : {"holm", "bonferroni", "fdr_bh"}, optional
+        Adjust the p-values over the pairs of one task and metric (statsmodels'
+        ``multipletests`` definitions), adding ``p_adjusted``.
+    alpha : float, default 0.05
+        Level of the confidence intervals (1 − alpha).
+    progress : bool, optional
+        Report the progress of resampling tests on stderr; None: only for
+        runs longer than a few seconds on a terminal.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per ``(metric, treatment, control, task)`` with paired queries,
+        columns ``metric, treatment, control, task, test, n, mean_treatment,
+        mean_control, diff`` (mean difference), ``statistic`` (t; Wilcoxon's W;
+        the share of positive differences; the mean difference; the studentized
+        t for the bootstrap), ``p_value`` (``p_adjusted``), ``ci_low, ci_high,
+        moe``: the t-based confidence interval of the mean difference and its
+        margin of error t_{α/2, n−1}·√(V/n) (one-sided intervals for one-sided
+        alternatives, as scipy's), and ``effect_size``: d_z = mean difference /
+        SD of the differences (elinor's "ES"). ``attrs`` hold ``test``,
+        ``alternative``, ``alpha``, ``seed``, ``adjust`` and ``n_resamples``.
+
+    Warns
+    -----
+    metaeval.PairingWarning
+        Queries that only one system of a pair has are left out of that pair.
+    metaeval.DegenerateWarning
+        Naming the groups whose result is NaN: fewer than 2 paired queries;
+        zero variance of the differences (t and bootstrap: t undefined); all
+        differences zero (Wilcoxon, sign test).
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> res = metaeval.load_example().meta.compare(control="logistic_regression",
+    ...                                            treatment="naive_bayes", test="t")
+    >>> res.query("metric == 'accuracy'")[["task", "diff", "statistic", "p_value"]].round(4)
+                task    diff  statistic  p_value
+    0  breast_cancer -0.0404    -4.0578   0.0001
+    1         digits -0.1185   -14.7030   0.0000
+    2           iris  0.0000     0.0000   1.0000
+    3           wine -0.0112    -0.8157   0.4158
+    """
+    from scipy import stats as sps
+
+    check_option("test", test, TESTS)
+    check_option("alternative", alternative, ALTERNATIVES)
+    if adjust is not None:
+        check_option("adjust", adjust, ADJUSTMENTS)
+    alpha = check_alpha(alpha)
+    n_resamples = check_resamples(n_resamples)
+    seed = rs.resolve_seed(seed) if test in ("randomization", "bootstrap") else seed
+
+    lay = layout(scores, keep_raw=test != "t")
+    ds = statistics_of(lay, control=control, treatment=treatment)
+    keep = paired_groups(ds)
+    md, problems = effect_sizes(ds, effect="md", alpha=alpha)
+    n = md["n"].astype(float)
+    se = md["se"]  # SD of differences / √n
+    df = n - 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t_stat = md["z"]  # effect / se, computed where both are representable
+        if alternative == "two-sided":
+            crit = xr.apply_ufunc(lambda d: sps.t.isf(alpha / 2, d), df)
+            p_t = xr.apply_ufunc(lambda x, d: 2 * sps.t.sf(np.abs(x), d), t_stat, df)
+            low, high = md["effect"] - crit * se, md["effect"] + crit * se
+        else:
+            crit = xr.apply_ufunc(lambda d: sps.t.isf(alpha, d), df)
+            upper = alternative == "greater"
+            p_t = xr.apply_ufunc(
+                lambda x, d: sps.t.sf(x, d) if upper else sps.t.cdf(x, d), t_stat, df
+            )
+            infinite = xr.full_like(md["effect"], np.inf)
+            low = md["effect"] - crit * se if upper else -infinite
+            high = infinite if upper else md["effect"] + crit * se
+    out = xr.Dataset(
+        {
+            "n": md["n"],
+            "mean_treatment": md["mean_treatment"],
+            "mean_control": md["mean_control"],
+            "diff": md["effect"],
+            "statistic": t_stat,
+            "p_value": p_t,
+            "ci_low": low,
+            "ci_high": high,
+            "moe": crit * se,
+            "effect_size": md["effect"] / (se * np.sqrt(n)),
+        }
+    )
+    undefined = problems["fewer than 2 paired queries"]
+    zero_var = problems["zero variance of the differences (effect kept, variance NaN)"]
+    reasons = {"fewer than 2 paired queries": undefined}
+    if test in ("t", "bootstrap"):
+        reasons["zero variance of the differences (t undefined)"] = zero_var & ~undefined
+    if test != "t":
+        stat, p, extra = _per_query_tests(lay, ds, test, alternative, n_resamples, seed, progress)
+        out["statistic"], out["p_value"] = stat, p
+        reasons.update(extra)
+    bad = xr.zeros_like(keep)
+    for mask in reasons.values():
+        bad = bad | mask
+    for name in ("statistic", "p_value"):
+        out[name] = out[name].where(~bad)
+    keep_flat = keep.transpose(*_ORDER).values.ravel()
+    frame = out.to_dataframe(dim_order=list(_ORDER)).reset_index()[keep_flat]
+    frame.insert(4, "test", test)
+    frame = frame.reset_index(drop=True)
+    if adjust is not None:
+        position = frame.columns.get_loc("p_value") + 1
+        frame.insert(position, "p_adjusted", adjust_in_table(frame, ["metric", "task"], adjust))
+    warn_undefined(f"test={test!r}", reasons, keep, _ORDER)
+    frame.attrs.update(
+        test=test, alternative=alternative, alpha=alpha, seed=seed, adjust=adjust,
+        n_resamples=n_resamples if test in ("randomization", "bootstrap") else None,
+    )  # fmt: skip
+    return frame
+
+
+# ------------------------------------------------------------- per-query tests
+def _pairs(ds: xr.Dataset, lay: Layout) -> tuple[np.ndarray, np.ndarray]:
+    """Layout system indices of the (treatment, control) grid of ``ds``, flattened."""
+    index = {str(s): i for i, s in enumerate(lay.systems)}
+    left = np.array([index[s] for s in ds["treatment"].values])
+    right = np.array([index[s] for s in ds["control"].values])
+    t, c = np.meshgrid(left, right, indexing="ij")
+    return t.ravel(), c.ravel()
+
+
+def _differences(
+    lay: Layout, rows: np.ndarray, t: np.ndarray, c: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Differences treatment − control, ``(tasks, queries, metric, pairs)``, and where both exist.
+
+    Taken from the unshifted scores (``layout(..., keep_raw=True)``), so that a
+    query where both systems have the same score has a difference of exactly 0
+    — the one place where the sign and Wilcoxon tests decide what a zero
+    difference is, as scipy does on ``x − y``.
+    """
+    assert lay.raw is not None, "layout(..., keep_raw=True) is needed for per-query tests"
+    inside = rows >= 0
+    r = np.where(inside, rows, 0)
+    xt = lay.raw[:, t][:, :, r]  # (metric, pairs, tasks, width)
+    xc = lay.raw[:, c][:, :, r]
+    both = lay.mask[:, t][:, :, r] & lay.mask[:, c][:, :, r] & inside
+    d = np.where(both, xt - xc, 0.0)
+    return d.transpose(2, 3, 0, 1), both.transpose(2, 3, 0, 1)
+
+
+def _pair_chunks(n_pairs: int, per_pair_bytes: int) -> list[slice]:
+    step = max(1, rs.CHUNK_BYTES // max(per_pair_bytes, 1))
+    return [slice(i, min(n_pairs, i + step)) for i in range(0, n_pairs, step)]
+
+
+def _per_query_tests(
+    lay: Layout,
+    ds: xr.Dataset,
+    test: str,
+    alternative: str,
+    n_resamples: int,
+    seed: int | None,
+    progress: bool | None,
+) -> tuple[xr.DataArray, xr.DataArray, dict[str, xr.DataArray]]:
+    """Statistic and p-value of a test that needs the per-query differences."""
+    pt, pc = _pairs(ds, lay)
+    n_tasks, n_metrics = len(lay.tasks), len(lay.metrics)
+    shape = (n_tasks, n_metrics, len(pt))
+    stat, p = np.full(shape, np.nan), np.full(shape, np.nan)
+    all_zero = np.zeros(shape, dtype=bool)
+    pairs = np.flatnonzero(pt != pc)
+    resampling = test in ("randomization", "bootstrap")
+    per_value = 8 * (4 if test == "bootstrap" else 2)
+    plan = [
+        (batch, chunk)
+        for batch in rs.task_batches(lay)
+        for chunk in _pair_chunks(
+            len(pairs), len(batch.tasks) * batch.rows.shape[1] * n_metrics * per_value
+        )
+    ]
+    steps = sum(
+        len(rs.chunks(n_resamples, len(b.tasks) * b.rows.shape[1] * 8)) if resampling else 1
+        for b, _ in plan
+    )
+    tracker = rs.Progress(steps, f"{test} test", progress)
+    task_names = [str(t) for t in lay.tasks]
+    for batch, chunk in plan:
+        sel = pairs[chunk]
+        d, both = _differences(lay, batch.rows, pt[sel], pc[sel])
+        idx = np.ix_(batch.tasks, np.arange(n_metrics), sel)
+        if test == "sign":
+            s, pv, z = _sign_test(d, both, alternative)
+        elif test == "wilcoxon":
+            s, pv, z = _wilcoxon(d, both, alternative)
+        else:
+            names = [task_names[i] for i in batch.tasks]
+            run = _randomization if test == "randomization" else _bootstrap
+            s, pv = run(d, both, batch.n, names, alternative, n_resamples, seed, tracker)
+            z = np.zeros(s.shape, dtype=bool)
+        stat[idx], p[idx], all_zero[idx] = s, pv, z
+        if not resampling:
+            tracker.step()
+    tracker.close()
+    grid = (n_tasks, n_metrics, ds.sizes["treatment"], ds.sizes["control"])
+
+    coords: dict[str, Any] = {name: ds[name].values for name in ("metric", "treatment", "control")}
+    coords["task"] = [str(t) for t in lay.tasks]  # tasks without data are not in `ds`
+
+    def as_array(a: np.ndarray) -> xr.DataArray:
+        out = xr.DataArray(
+            a.reshape(grid), dims=("task", "metric", "treatment", "control"), coords=coords
+        )
+        return out.sel(task=ds["task"].values).transpose(*ds["n"].dims)
+
+    extra = {}
+    if test in ("wilcoxon", "sign"):
+        extra["all differences zero"] = as_array(all_zero)
+    return as_array(stat), as_array(p), extra
+
+
+def _sign_test(d: np.ndarray, both: np.ndarray, alternative: str):
+    """Exact sign test per (task, metric, pair); statistic = share of positive differences."""
+    from scipy import stats as sps
+
+    pos = ((d > 0) & both).sum(axis=1).astype(float)
+    nonzero = pos + ((d < 0) & both).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if alternative == "greater":
+            p = sps.binom.sf(pos - 1, nonzero, 0.5)
+        elif alternative == "less":
+            p = sps.binom.cdf(pos, nonzero, 0.5)
+        else:  # the distribution is symmetric: twice the smaller tail
+            p = np.minimum(
+                1.0,
+                2
+                * np.minimum(sps.binom.cdf(pos, nonzero, 0.5), sps.binom.sf(pos - 1, nonzero, 0.5)),
+            )
+        share = pos / nonzero
+    zero = (nonzero == 0) & (both.sum(axis=1) > 0)
+    return np.where(zero, np.nan, share), np.where(zero, np.nan, p), zero
+
+
+def _wilcoxon(d: np.ndarray, both: np.ndarray, alternative: str):
+    """scipy's Wilcoxon signed-rank test on every (task, metric, pair) column, as if alone.
+
+    scipy chooses its method (exact, permutation or normal approximation) from
+    the sample size and from whether there are zero or tied differences — once
+    per call, for all columns of the call. So that every column gets the
+    method a call on its own differences would choose, columns are sent in
+    groups of the same size and the same "zeros or ties" flag: one call per
+    group, none per task, metric or pair.
+    """
+    from scipy import stats as sps
+
+    n_tasks, width, n_metrics, n_pairs = d.shape
+    cols = both.transpose(1, 0, 2, 3).reshape(width, -1)  # (queries, columns)
+    values = d.transpose(1, 0, 2, 3).reshape(width, -1)
+    n = cols.sum(axis=0)
+    nonzero = ((values != 0) & cols).sum(axis=0)
+    zero = (nonzero == 0) & (n > 0)
+    stat = np.full(values.shape[1], np.nan)
+    p = np.full(values.shape[1], np.nan)
+    # each column's paired differences first, in query order; |d| sorted to find ties
+    order = np.argsort(~cols, axis=0, kind="stable")
+    packed = np.take_along_axis(values, order, axis=0)
+    magnitude = np.sort(np.where(cols, np.abs(values), np.inf), axis=0)
+    tied = ((magnitude[1:] == magnitude[:-1]) & np.isfinite(magnitude[1:])).any(axis=0)
+    irregular = tied | (nonzero < n)  # ties among |d|, or zero differences
+    usable = (n > 0) & ~zero
+    groups = np.unique(np.c_[n[usable], irregular[usable]], axis=0)
+    for size, flag in groups:  # a handful of distinct sample sizes
+        members = np.flatnonzero(usable & (n == size) & (irregular == flag))
+        res = sps.wilcoxon(packed[:size, members], alternative=alternative, axis=0)
+        stat[members], p[members] = res.statistic, res.pvalue
+    shape = (n_tasks, n_metrics, n_pairs)
+    return stat.reshape(shape), p.reshape(shape), zero.reshape(shape)
+
+
+def _tail(star: np.ndarray, observed: np.ndarray, tol: np.ndarray, alternative: str) -> np.ndarray:
+    """How many resampled statistics ``star`` (tasks, resamples, columns) are at least
+    as extreme as the observed ones (tasks, columns); differences within ``tol`` tie."""
+    obs, tol = observed[:, None, :], tol[:, None, :]
+    if alternative == "two-sided":
+        hit = np.abs(star) >= np.abs(obs) - tol
+    elif alternative == "greater":
+        hit = star >= obs - tol
+    else:
+        hit = star <= obs + tol
+    return hit.sum(axis=1)
+
+
+def _column_units(flat: np.ndarray) -> np.ndarray:
+    """``(tasks, columns)``: 1, or a power of two near a column's largest |difference| where
+    that lies outside 2^±100, so that sums and squares of differences stay finite and normal
+    (as the layout's scale; dividing by it is exact)."""
+    top = np.abs(flat).max(axis=1)
+    _, exponent = np.frexp(top)
+    extreme = (top > SAFE_MAGNITUDE) | ((top > 0) & (top < 1 / SAFE_MAGNITUDE))
+    return np.where(extreme, np.ldexp(1.0, exponent), 1.0)
+
+
+def _randomization(d, both, n, names, alternative, n_resamples, seed, tracker):
+    """Fisher's randomization test by random sign flips, all columns at once.
+
+    With signs s = 2b − 1 (b random bits), T* = Σ s·d = 2·(b @ d) − Σ d; the
+    p-value compares T* with T = Σ d (the mean difference times the fixed n).
+    """
+    n_tasks, width, n_metrics, n_pairs = d.shape
+    unit = _column_units(d.reshape(n_tasks, width, -1))
+    flat = d.reshape(n_tasks, width, -1) / unit[:, None, :]
+    observed = flat.sum(axis=1)  # (tasks, columns)
+    tol = 1e-9 * np.abs(flat).sum(axis=1)  # equal sums up to rounding count as ties
+    count = np.zeros_like(observed)
+    for b0, b1 in rs.chunks(n_resamples, n_tasks * width * 8):
+        bits = rs.draws("signs", seed, names, n, width, b0, b1)  # (tasks, resamples, width)
+        star = 2 * np.matmul(bits, flat) - observed[:, None, :]  # (tasks, resamples, columns)
+        count += _tail(star, observed, tol, alternative)
+        tracker.step()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = observed / both.reshape(n_tasks, width, -1).sum(axis=1) * unit
+    p = (1 + count) / (1 + n_resamples)
+    return mean.reshape(n_tasks, n_metrics, n_pairs), p.reshape(n_tasks, n_metrics, n_pairs)
+
+
+def _bootstrap(d, both, n, names, alternative, n_resamples, seed, tracker):
+    """Paired studentized bootstrap test with the shift method, all columns at once.
+
+    The differences are centred (d' = d − d̄ over the pair's queries), resampled
+    with replacement by count matrices C, and t* = m*/(s*/√n*) is computed from
+    C @ [d', d'², 1] for every resample and column. A pair's resamples draw n
+    of its own n paired queries: the task's counts where the pair has every
+    query of the task; for a pair that lacks some, counts over its paired
+    queries from the stream of a task of that size (one draw per distinct set
+    of paired queries, shared by the pairs that have it).
+    """
+    n_tasks, width, n_metrics, n_pairs = d.shape
+    flat = d.reshape(n_tasks, width, -1)
+    flat = flat / _column_units(flat)[:, None, :]  # t is the same in any units
+    m = both.reshape(n_tasks, width, -1).astype(float)
+    n_pair = m.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = flat.sum(axis=1) / n_pair
+        centred = (flat - mean[:, None, :]) * m
+        sd = np.sqrt((centred**2).sum(axis=1) / (n_pair - 1))
+        t_obs = mean / (sd / np.sqrt(n_pair))
+    stacked = np.concatenate([centred, centred**2, m], axis=2)
+    k = flat.shape[2]
+    tol = 1e-9 * np.abs(t_obs)
+    scale = np.abs(centred).max(axis=1)[:, None, :]  # flat resamples: 0 up to rounding of it
+    partial = _partial_patterns(both.reshape(n_tasks, width, -1), n)
+    count = np.zeros_like(mean)
+    for b0, b1 in rs.chunks(n_resamples, n_tasks * width * 8):
+        counts = rs.draws("counts", seed, names, n, width, b0, b1)
+        sums = np.matmul(counts, stacked)  # (tasks, resamples, 3 columns)
+        for task, rows, cols in partial:  # pairs without every query of their task
+            own = rs.draws("counts", seed, [names[task]], np.array([len(rows)]), len(rows), b0, b1)
+            picked = np.r_[cols, cols + k, cols + 2 * k]
+            sums[task][:, picked] = own[0] @ stacked[task][np.ix_(rows, picked)]
+        s1, s2, n_star = sums[..., :k], sums[..., k : 2 * k], sums[..., 2 * k :]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            m_star = s1 / n_star
+            var = np.maximum(s2 - n_star * m_star**2, 0.0) / (n_star - 1)
+            t_star = m_star / np.sqrt(var / n_star)
+            # a resample of equal differences: 0/0 is the null value 0, c/0 is extreme
+            flat_zero = var <= 1e-12 * (s2 / n_star)
+            t_star = np.where(
+                flat_zero,
+                np.where(np.abs(m_star) <= 1e-9 * scale, 0.0, np.sign(m_star) * np.inf),
+                t_star,
+            )
+        count += _tail(t_star, t_obs, np.nan_to_num(tol), alternative)
+        tracker.step()
+    p = np.where(np.isfinite(t_obs), (1 + count) / (1 + n_resamples), np.nan)
+    return t_obs.reshape(n_tasks, n_metrics, n_pairs), p.reshape(n_tasks, n_metrics, n_pairs)
+
+
+def _partial_patterns(both: np.ndarray, n: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """``(task, rows, columns)`` for every distinct set of paired rows short of the task's n.
+
+    ``both`` is ``(tasks, width, columns)``. Columns with no paired row, or with
+    every row of the task, are not listed.
+    """
+    out = []
+    size = both.sum(axis=1)
+    for task in np.flatnonzero(((size > 0) & (size < n[:, None])).any(axis=1)):
+        cols = np.flatnonzero((size[task] > 0) & (size[task] < n[task]))
+        masks, which = np.unique(both[task][:, cols].T, axis=0, return_inverse=True)
+        for j, mask in enumerate(masks):
+            out.append((int(task), np.flatnonzero(mask), cols[which.ravel() == j]))
+    return out

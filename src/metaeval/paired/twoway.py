@@ -1,0 +1,404 @@
+"""All systems of a task together: two-way ANOVA, Tukey's HSD and means (systems × queries).
+
+Sakai (2018, ch. 3–5) treats a task's systems and queries as a two-way layout
+without replication: the query effect is taken out of the residual variance, so
+that system means are compared against the variation that remains. Each
+(task, metric) uses the queries every system present on it has (a complete
+block design); the others are left out with a warning.
+
+References
+----------
+Sakai, T. (2018). *Laboratory Experiments in Information Retrieval*. Springer.
+doi:10.1007/978-981-13-1199-4
+Carterette, B. (2012). Multiple testing in statistical analysis of systems-based
+information retrieval experiments. *ACM TOIS*, 30(1). doi:10.1145/2094072.2094076
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..errors import (
+    DegenerateWarning,
+    OptionError,
+    PairingWarning,
+    check_alpha,
+    check_resamples,
+    format_groups,
+    warn_groups,
+)
+from . import _resampling as rs
+from ._layout import BLOCK, Layout, layout, per_task_sum
+from .sufficient import statistics_of
+
+__all__ = ["anova", "tukey", "means", "TwoWay"]
+
+
+# ------------------------------------------------------ two-way layout (ANOVA)
+class TwoWay:
+    """Systems × queries per (task, metric), on the queries every present system has.
+
+    Arrays are indexed ``[metric, system, task]`` or ``[metric, task]``:
+    ``present`` (systems with scores on the task), ``k`` (present systems),
+    ``q`` (complete queries), ``means`` (system means on them), the sums of
+    squares ``ss_system, ss_query, ss_residual`` and ``ms_residual`` in units
+    of ``unit²`` (``unit`` = the layout's scale, 1 but for extreme scores) and
+    ``complete[metric, row]``.
+    """
+
+    def __init__(self, lay: Layout):
+        n_metrics, n_systems, n_rows = lay.values.shape
+        n_tasks = len(lay.tasks)
+        row_task = np.repeat(lay.block_task, BLOCK)
+        self.lay, self.row_task = lay, row_task
+        self.present: np.ndarray = np.asarray(lay.counts > 0)
+        self.k = self.present.sum(axis=1)
+        present_row = self.present[:, :, row_task]  # (metric, system, row)
+        has = lay.mask.any(axis=1)
+        self.complete: np.ndarray = np.asarray((lay.mask | ~present_row).all(axis=1) & has)
+        self.dropped = per_task_sum(has & ~self.complete, lay.block_task, n_tasks)
+        w = self.complete[:, None, :] & present_row
+        # scores relative to the mean shift of the present systems (keeps sums small)
+        ref = (lay.shift * self.present).sum(axis=1) / np.maximum(self.k, 1)  # (metric, task)
+        self.unit = lay.scale
+        offset = (lay.shift - ref[:, None, :]) / self.unit[:, None, :]  # in the values' units
+        x = np.where(w, lay.values + offset[:, :, row_task], 0.0)
+        self.q = per_task_sum(self.complete, lay.block_task, n_tasks).astype(float)
+        sys_sum = per_task_sum(x, lay.block_task, n_tasks)  # (metric, system, task)
+        row_sum = x.sum(axis=1)  # (metric, row)
+        total = sys_sum.sum(axis=1)
+        k = self.k.astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            correction = total**2 / (self.q * k)
+            self.ss_total = per_task_sum((x * x).sum(axis=1), lay.block_task, n_tasks) - correction
+            self.ss_system = (sys_sum**2).sum(axis=1) / self.q - correction
+            self.ss_query = per_task_sum(row_sum**2, lay.block_task, n_tasks) / k - correction
+            self.ss_residual = np.maximum(self.ss_total - self.ss_system - self.ss_query, 0.0)
+            self.df_residual = (k - 1) * (self.q - 1)
+            self.ms_residual = self.ss_residual / self.df_residual
+            self.means = np.where(
+                self.present,
+                sys_sum / self.q[:, None, :] * self.unit[:, None, :] + ref[:, None, :],
+                np.nan,
+            )
+
+    def frame_index(self) -> tuple[np.ndarray, np.ndarray]:
+        """(metric, task) index arrays of the groups with data."""
+        m, t = np.nonzero(self.k > 0)
+        return m, t
+
+    def check(self, what: str, minimum: int = 3) -> None:
+        lay = self.lay
+        few = (self.k > 0) & (self.k < minimum)
+        if few.any():
+            m, t = np.nonzero(few)
+            groups = pd.DataFrame(
+                {"task": lay.tasks[t], "metric": lay.metrics[m], "systems": self.k[m, t]}
+            )
+            raise OptionError(
+                f"{what} needs at least {minimum} systems on a task, but these (task, metric) "
+                f"groups have fewer:\n{format_groups(groups)}\nUse compare() for two systems."
+            )
+        if self.dropped.any():
+            m, t = np.nonzero(self.dropped)
+            groups = pd.DataFrame(
+                {
+                    "task": lay.tasks[t],
+                    "metric": lay.metrics[m],
+                    "queries_left_out": self.dropped[m, t],
+                    "queries_used": self.q[m, t].astype(int),
+                }  # fmt: skip
+            )
+            warn_groups(
+                f"{what} uses the queries every system has; queries missing for some system were "
+                f"left out of {len(groups)} (task, metric) group(s)",
+                groups,
+                PairingWarning,
+            )
+        small = (self.k > 0) & (self.q < 2)
+        if small.any():
+            m, t = np.nonzero(small)
+            warn_groups(
+                f"{what} gives NaN for {small.sum()} (task, metric) group(s) with fewer than 2 "
+                "complete queries",
+                pd.DataFrame({"task": lay.tasks[t], "metric": lay.metrics[m]}),
+                DegenerateWarning,
+            )
+
+
+def anova(scores: pd.DataFrame) -> pd.DataFrame:
+    """Two-way ANOVA without replication (systems × queries) per task and metric.
+
+    Each (task, metric) uses the queries that every system present on the task
+    has (a complete block design); the others are left out with a warning.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Three rows per (task, metric), ``source`` = ``system``, ``query``,
+        ``residual``, with ``ss, df, ms, f, p_value`` (F tests of the system
+        and query effects against the residual mean square), and ``n_systems,
+        n_queries``.
+
+    Raises
+    ------
+    metaeval.OptionError
+        When a (task, metric) has fewer than 3 systems (use :func:`compare`).
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> a = metaeval.load_example().meta.anova()
+    >>> a.query("task == 'iris' and metric == 'accuracy'")[["source", "df", "f", "p_value"]].round(4)
+         source     df        f  p_value
+    6    system    4.0   1.6572   0.1584
+    7     query  149.0  14.1935   0.0000
+    8  residual  596.0      NaN      NaN
+    """
+    from scipy import stats as sps
+
+    two = TwoWay(layout(scores))
+    two.check("ANOVA")
+    m, t = two.frame_index()
+    k, q = two.k[m, t].astype(float), two.q[m, t]
+    ss = np.stack([two.ss_system[m, t], two.ss_query[m, t], two.ss_residual[m, t]], axis=1)
+    df = np.stack([k - 1, q - 1, (k - 1) * (q - 1)], axis=1)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        ms = ss / df
+        f = ms[:, :2] / ms[:, 2:]
+        p = sps.f.sf(f, df[:, :2], df[:, 2:])
+        unit2 = (two.unit[m, t] ** 2)[:, None]  # sums of squares in the scores' units
+        ss, ms = ss * unit2, ms * unit2
+    f = np.c_[f, np.full(len(m), np.nan)]
+    p = np.c_[p, np.full(len(m), np.nan)]
+    lay = two.lay
+    return pd.DataFrame(
+        {
+            "task": np.repeat(lay.tasks[t].astype(str), 3),
+            "metric": np.repeat(lay.metrics[m].astype(str), 3),
+            "source": np.tile(["system", "query", "residual"], len(m)),
+            "ss": ss.ravel(),
+            "df": df.ravel(),
+            "ms": ms.ravel(),
+            "f": f.ravel(),
+            "p_value": p.ravel(),
+            "n_systems": np.repeat(k.astype(int), 3),
+            "n_queries": np.repeat(q.astype(int), 3),
+        }  # fmt: skip
+    )
+
+
+def means(scores: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
+    """Mean score of every system on every task and metric, with its margin of error.
+
+    With 3 or more systems on a task the means are over the queries every
+    system has and the margin of error uses the residual variance of the
+    two-way ANOVA: t_{α/2, φ}·√(V_E/n), φ = (k − 1)(n − 1) (Sakai 2018, §3);
+    with fewer, each system's own queries and standard deviation:
+    t_{α/2, n−1}·s/√n.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``task, metric, system, n, mean, moe, ci_low, ci_high, variance_from``
+        (``"anova"`` or ``"system"``).
+    """
+    from scipy import stats as sps
+
+    alpha = check_alpha(alpha)
+    lay = layout(scores)
+    two = TwoWay(lay)
+    if (two.k >= 3).any():
+        two.check("means()", minimum=1)
+    ds = statistics_of(lay)
+    own_n = np.einsum(
+        "tmss->mst", ds["n"].transpose("task", "metric", "treatment", "control").values
+    )
+    stats_xx = np.einsum(
+        "tmss->mst", ds["sum_xx"].transpose("task", "metric", "treatment", "control").values
+    )
+    stats_x = np.einsum(
+        "tmss->mst", ds["sum_x"].transpose("task", "metric", "treatment", "control").values
+    )
+    use_anova = (two.k >= 3)[:, None, :] & two.present
+    with np.errstate(invalid="ignore", divide="ignore"):
+        unit = lay.scale[:, None, :]  # the sums are of scores divided by it
+        own_mean = lay.shift + stats_x / own_n * unit
+        own_var = (stats_xx - stats_x**2 / own_n) / (own_n - 1)
+        n = np.where(use_anova, two.q[:, None, :], own_n)
+        mean = np.where(use_anova, two.means, own_mean)
+        df = np.where(use_anova, two.df_residual[:, None, :], own_n - 1)
+        var = np.where(use_anova, two.ms_residual[:, None, :], own_var)
+        moe = sps.t.isf(alpha / 2, df) * np.sqrt(var / n) * unit
+    m, s, t = np.nonzero(two.present)
+    return (
+        pd.DataFrame(
+            {
+                "task": lay.tasks[t].astype(str),
+                "metric": lay.metrics[m].astype(str),
+                "system": lay.systems[s].astype(str),
+                "n": n[m, s, t].astype(int),
+                "mean": mean[m, s, t],
+                "moe": moe[m, s, t],
+                "ci_low": mean[m, s, t] - moe[m, s, t],
+                "ci_high": mean[m, s, t] + moe[m, s, t],
+                "variance_from": np.where(use_anova[m, s, t], "anova", "system"),
+            }  # fmt: skip
+        )
+        .sort_values(["metric", "task"], kind="stable")
+        .reset_index(drop=True)
+    )
+
+
+def tukey(
+    scores: pd.DataFrame,
+    *,
+    randomized: bool = False,
+    n_resamples: int = 10_000,
+    seed: int | None = None,
+    alpha: float = 0.05,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Tukey's HSD for every pair of systems per task and metric, in the paired design.
+
+    The variance is the residual mean square V_E of the two-way ANOVA (systems ×
+    queries, on the queries every system has), so the query effect is taken out.
+    For systems a, b with means over n queries: q = |m_a − m_b| / √(V_E/n),
+    p = P(Q > q) for the studentized range with k systems and (k − 1)(n − 1) df,
+    and the simultaneous interval (m_a − m_b) ∓ q_{1−α}·√(V_E/n).
+
+    With ``randomized=True``, the randomized Tukey HSD of Carterette (2012):
+    each resample permutes the systems' scores within every query; p is the share
+    (with the +1 rule) of resamples whose largest minus smallest system mean
+    reaches |m_a − m_b|. Random numbers as in :func:`compare` (same seed, same
+    p-values). It needs every system on every complete query of the task.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (task, metric, system pair a < b in the table's system
+        order): ``system_a, system_b, diff`` (m_a − m_b), ``effect_size``
+        (diff/√V_E), ``statistic`` (q), ``p_value``, ``ci_low, ci_high``
+        (simultaneous, from the studentized range), ``n`` (queries), ``test``
+        (``"tukey"`` or ``"randomized_tukey"``).
+
+    Raises
+    ------
+    metaeval.OptionError
+        When a (task, metric) has fewer than 3 systems.
+    """
+    from scipy import stats as sps
+
+    alpha = check_alpha(alpha)
+    n_resamples = check_resamples(n_resamples)
+    lay = layout(scores)
+    two = TwoWay(lay)
+    two.check("Tukey's HSD")
+    n_systems = len(lay.systems)
+    a, b = np.triu_indices(n_systems, k=1)
+    diff = two.means[:, a, :] - two.means[:, b, :]  # (metric, pairs, task)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = (np.sqrt(two.ms_residual / two.q) * two.unit)[:, None, :]
+        stat = np.abs(diff) / scale
+        k = np.broadcast_to(two.k[:, None, :].astype(float), diff.shape)
+        df = np.broadcast_to(two.df_residual[:, None, :], diff.shape)
+        ok = np.isfinite(stat) & (df > 0)
+        p = np.full(diff.shape, np.nan)
+        p[ok] = sps.studentized_range.sf(stat[ok], k[ok], df[ok])
+        crit = np.full(diff.shape, np.nan)
+        kd = np.unique(np.c_[k[ok], df[ok]], axis=0)
+        for kk, dd in kd:  # one quantile per (systems, df): an integral each
+            crit[ok & (k == kk) & (df == dd)] = sps.studentized_range.isf(alpha, kk, dd)
+        effect_size = diff / (np.sqrt(two.ms_residual) * two.unit)[:, None, :]
+    test = "tukey"
+    if randomized:
+        seed = rs.resolve_seed(seed)
+        p = _randomized_tukey(two, np.abs(diff), n_resamples, seed, progress)
+        test = "randomized_tukey"
+    keep = two.present[:, a, :] & two.present[:, b, :]
+    m, pair, t = np.nonzero(keep)
+    frame = (
+        pd.DataFrame(
+            {
+                "task": lay.tasks[t].astype(str),
+                "metric": lay.metrics[m].astype(str),
+                "system_a": lay.systems[a[pair]].astype(str),
+                "system_b": lay.systems[b[pair]].astype(str),
+                "test": test,
+                "n": two.q[m, t].astype(int),
+                "diff": diff[m, pair, t],
+                "effect_size": effect_size[m, pair, t],
+                "statistic": stat[m, pair, t],
+                "p_value": p[m, pair, t],
+                "ci_low": diff[m, pair, t] - crit[m, pair, t] * scale[m, 0, t],
+                "ci_high": diff[m, pair, t] + crit[m, pair, t] * scale[m, 0, t],
+            }  # fmt: skip
+        )
+        .sort_values(["metric", "task"], kind="stable")
+        .reset_index(drop=True)
+    )
+    frame.attrs.update(
+        alpha=alpha,
+        seed=seed if randomized else None,
+        n_resamples=n_resamples if randomized else None,
+    )
+    return frame
+
+
+def _randomized_tukey(
+    two: TwoWay, abs_diff: np.ndarray, n_resamples: int, seed: int, progress
+) -> np.ndarray:
+    """Carterette's randomized Tukey HSD p-values, ``(metric, pairs, task)``."""
+    lay = two.lay
+    n_metrics, n_systems, _ = lay.values.shape
+    count = np.zeros_like(abs_diff)
+    complete_all = np.asarray(two.present.all(axis=1))  # every system on the task
+    missing = (two.k > 0) & ~complete_all
+    if missing.any():
+        m, t = np.nonzero(missing)
+        warn_groups(
+            "The randomized Tukey HSD needs every system on every task; it gives NaN for",
+            pd.DataFrame({"task": lay.tasks[t], "metric": lay.metrics[m]}),
+            DegenerateWarning,
+        )
+    task_names = [str(x) for x in lay.tasks]
+    batches = list(rs.task_batches(lay))
+    steps = sum(
+        len(rs.chunks(n_resamples, len(bt.tasks) * bt.rows.shape[1] * n_systems * 8))
+        for bt in batches
+    )
+    tracker = rs.Progress(steps, "randomized Tukey HSD", progress)
+    for batch in batches:
+        width = batch.rows.shape[1]
+        inside = batch.rows >= 0
+        r = np.where(inside, batch.rows, 0)
+        task = batch.tasks
+        # complete-query scores (metric, tasks, width, systems), 0 elsewhere
+        unit = two.unit[:, task]  # (metric, tasks): the values' units
+        ref = (lay.shift[:, :, task] / unit[:, None, :])[
+            :, :, :, None
+        ]  # (metric, systems, tasks, 1)
+        x = lay.values[:, :, r] + ref
+        use = two.complete[:, r] & inside  # (metric, tasks, width)
+        x = np.where(use[:, None], x, 0.0).transpose(0, 2, 3, 1)
+        q = two.q[:, task]  # (metric, tasks)
+        names = [task_names[i] for i in task]
+        for b0, b1 in rs.chunks(n_resamples, len(task) * width * n_systems * 8):
+            perm = rs.permutations(
+                seed, names, batch.n, width, n_systems, b0, b1
+            )  # (tasks, B, width, S)
+            shuffled = np.take_along_axis(
+                x[:, :, None], perm[None], axis=-1
+            )  # (metric, tasks, B, width, S)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = shuffled.sum(axis=3) / q[:, :, None, None]
+            spread = mean.max(axis=-1) - mean.min(axis=-1)  # (metric, tasks, B)
+            tol = 1e-9 * np.abs(mean).max(axis=-1)
+            observed = (abs_diff[:, :, task] / unit[:, None, :])[..., None]
+            hit = spread[:, None] >= observed - tol[:, None]  # (metric, pairs, tasks, B)
+            count[:, :, task] += hit.sum(axis=-1)
+            tracker.step()
+    tracker.close()
+    p = (1 + count) / (1 + n_resamples)
+    return np.where(complete_all[:, None, :] & np.isfinite(abs_diff), p, np.nan)

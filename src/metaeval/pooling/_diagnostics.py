@@ -1,0 +1,219 @@
+"""Leave-one-out and case-deletion diagnostics (metafor's ``leave1out()`` and ``influence()``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DegenerateWarning, check_no_clash, warn
+from ._engine import POOL_PARAMS, Fit, fit
+from ._grouping import GROUP_KEYS, Grouped, group, pairs_within, valid_rows
+
+__all__ = ["INFLUENCE_COLUMNS", "leave_one_out", "influence"]
+
+
+#: The columns :func:`influence` adds to the effects table.
+INFLUENCE_COLUMNS = (
+    "rstudent", "dffits", "cook_d", "cov_r", "tau2_del", "q_del", "hat", "weight", "dfbetas",
+    "influential",
+)  # fmt: skip
+
+
+def _left_out_table(grp: Grouped) -> pd.DataFrame:
+    """Every group once per member, without that member.
+
+    The expanded table has a column ``_left_out`` with the row number (in
+    ``grp.table``) of the effect left out; each (group, ``_left_out``) is a
+    group of its own.
+    """
+    df = grp.table.reset_index(drop=True)
+    left, member = pairs_within(grp.code, valid_rows(df))  # ordered by the effect left out
+    keep = member != left
+    return df.iloc[member[keep]].assign(_left_out=left[keep]).reset_index(drop=True)
+
+
+def _fit_left_out(grp: Grouped, **options: Any) -> Fit:
+    """The model of every group without each of its effects, one warning for k = 2."""
+    if (np.bincount(grp.code, minlength=grp.n_groups) == 2).any():
+        warn(
+            "Groups with two effects leave one effect when one is left out: tau2 and "
+            "heterogeneity are NaN there.",
+            DegenerateWarning,
+        )
+    return fit(
+        _left_out_table(grp),
+        over=grp.over,
+        groups=[c for c in grp.keys if c not in GROUP_KEYS] + ["_left_out"],
+        heterogeneity_ci=False,
+        quiet_single=True,
+        warn_dependence=False,  # the full fit warned already; no filter (threads share them)
+        **options,
+    )
+
+
+def leave_one_out(
+    effects: pd.DataFrame,
+    *,
+    method: str = "DL",
+    ci: str = "z",
+    alpha: float = 0.05,
+    over: str | Sequence[str] = "task",
+    groups: str | Sequence[str] | None = None,
+    by: str | Mapping[Any, Any] | None = None,
+) -> pd.DataFrame:
+    """Pool every group again without each of its effects (metafor ``leave1out()``).
+
+    Parameters
+    ----------
+    effects : pandas.DataFrame
+        As for :func:`pool`.
+    {params}
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (group, left-out effect): the group keys, the ``over``
+        column(s) naming the effect left out, ``k`` (effects pooled, one less
+        than the group's) and ``effect, se, statistic, p_value, ci_low,
+        ci_high, q, q_pvalue, tau2, i2, h2`` of the model without it. Groups
+        with a single effect have no rows.
+    """
+    grp = group(effects, over, groups, by)
+    pooled = _fit_left_out(grp, method=method, ci=ci, alpha=alpha).pooled
+    left = pooled["_left_out"].to_numpy()
+    out = pooled[grp.keys].copy()
+    for col in grp.over:
+        out[col] = grp.table.reset_index(drop=True)[col].to_numpy()[left]
+    cols = [
+        "k",
+        "effect",
+        "se",
+        "statistic",
+        "p_value",
+        "ci_low",
+        "ci_high",
+        "q",
+        "q_pvalue",
+        "tau2",
+        "i2",
+        "h2",
+    ]
+    return pd.concat([out, pooled[cols]], axis=1)
+
+
+def influence(
+    effects: pd.DataFrame,
+    *,
+    method: str = "DL",
+    ci: str = "z",
+    alpha: float = 0.05,
+    over: str | Sequence[str] = "task",
+    groups: str | Sequence[str] | None = None,
+    by: str | Mapping[Any, Any] | None = None,
+) -> pd.DataFrame:
+    """Case-deletion diagnostics of every effect (metafor ``influence()``).
+
+    Parameters
+    ----------
+    effects : pandas.DataFrame
+        As for :func:`pool`.
+    {params}
+
+    Returns
+    -------
+    pandas.DataFrame
+        The effects table (rows pooled) with, for each effect i, from the model
+        without it (subscript (−i); τ̂²_(−i) re-estimated, s²_(−i) the
+        Knapp–Hartung scale, 1 for z):
+
+        - ``rstudent``: (y_i − μ̂_(−i)) / √(s²_(−i)(v_i + τ̂²_(−i)) + SE²_(−i)),
+          the externally standardized residual;
+        - ``dffits``: (μ̂ − μ̂_(−i)) / √(s²_(−i) h_i (τ̂²_(−i) + v_i));
+        - ``cook_d``: (μ̂ − μ̂_(−i))² / SE²; ``cov_r``: SE²_(−i)/SE²;
+        - ``tau2_del``, ``q_del``: τ̂² and Q without it;
+        - ``hat``: h_i = w*_i/Σw*_j; ``weight``: 100·h_i;
+        - ``dfbetas``: (μ̂ − μ̂_(−i)) / √(s²_(−i) / Σ_j 1/(v_j + τ̂²_(−i)));
+        - ``influential``: metafor's rule, |dffits| > 3√(1/(k − 1)) or
+          P(χ²₁ ≤ cook_d) > 0.5 or hat > 3/k or |dfbetas| > 1.
+    """
+    from scipy import stats as sps
+
+    if isinstance(effects, pd.DataFrame):
+        check_no_clash(effects.columns, INFLUENCE_COLUMNS, what="influence()")
+    full = fit(
+        effects,
+        method=method,
+        ci=ci,
+        alpha=alpha,
+        over=over,
+        groups=groups,
+        by=by,
+        heterogeneity_ci=False,
+    )
+    grp = full.grouped
+    loo = _fit_left_out(grp, method=method, ci=ci, alpha=alpha)
+    table = grp.table.reset_index(drop=True)
+    n = len(table)
+
+    def per_row(values: np.ndarray) -> np.ndarray:
+        out = np.full(n, np.nan)
+        out[loo.pooled["_left_out"].to_numpy()] = values
+        return out
+
+    mu_del = per_row(loo.pooled["effect"].to_numpy())
+    var_del = per_row(loo.pooled["se"].to_numpy() ** 2)
+    tau2_del = per_row(loo.pooled["tau2"].to_numpy())
+    q_del = per_row(loo.pooled["q"].to_numpy())
+    s2w_del = per_row(loo.s2w)
+    g = grp.code
+    mu = full.pooled["effect"].to_numpy()[g]
+    var_full = full.pooled["se"].to_numpy()[g] ** 2
+    hat = full.row_weight / 100
+    y, v = table["effect"].to_numpy(float), table["variance"].to_numpy(float)
+    valid = valid_rows(table)
+    # |y| of the largest effect of each group: y_i − μ̂_(−i) below rounding of it is 0
+    scale = np.zeros(grp.n_groups)
+    np.maximum.at(scale, g[valid], np.abs(y[valid]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        resid = y - mu_del
+        resid = np.where(np.abs(resid) <= 1e-12 * scale[g], 0.0, resid)
+        rstudent = resid / np.sqrt(v * s2w_del + var_del + tau2_del * s2w_del)
+        diff = mu - mu_del
+        dffits = diff / np.sqrt(s2w_del * hat * (tau2_del + v))
+        # Σ_j 1/(v_j + τ̂²_(−i)) over all effects j of i's group (i included)
+        sw_del_all = _sum_over_group(grp.code, valid, v, tau2_del)
+        dfbetas = diff / np.sqrt(s2w_del / np.where(sw_del_all > 0, sw_del_all, np.nan))
+        cook = diff**2 / var_full
+        cov_r = var_del / var_full
+        kk = full.pooled["k"].to_numpy()[g].astype(float)
+        influential = (
+            (np.abs(dffits) > 3 * np.sqrt(1 / (kk - 1)))
+            | (sps.chi2.cdf(cook, 1) > 0.5)
+            | (hat > 3 / kk)
+            | (np.abs(dfbetas) > 1)
+        )
+    return table.assign(
+        rstudent=rstudent, dffits=dffits, cook_d=cook, cov_r=cov_r, tau2_del=tau2_del,
+        q_del=q_del, hat=hat, weight=full.row_weight, dfbetas=dfbetas,
+        influential=influential & np.isfinite(rstudent),
+    )  # fmt: skip
+
+
+def _sum_over_group(
+    code: np.ndarray, valid: np.ndarray, v: np.ndarray, tau2: np.ndarray
+) -> np.ndarray:
+    """For every row i: Σ_j 1/(v_j + tau2_i) over the valid rows j of i's group."""
+    row_i, row_j = pairs_within(code, valid)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        terms = 1 / (v[row_j] + tau2[row_i])
+    out = np.bincount(row_i, weights=np.nan_to_num(terms, nan=0.0), minlength=len(v))
+    out = out.astype(np.float64)  # an empty bincount is an integer array
+    out[~np.isfinite(tau2)] = np.nan
+    return out
+
+
+for _func in (leave_one_out, influence):  # the shared parameters, documented once
+    _func.__doc__ = _func.__doc__.replace("{params}", POOL_PARAMS)  # type: ignore[union-attr]

@@ -1,0 +1,382 @@
+"""The pooling engine: every group of an effects table fitted at once.
+
+:func:`fit` is the one entry point behind :func:`metaeval.pool`,
+:func:`~metaeval.weights`, :func:`~metaeval.leave_one_out`,
+:func:`~metaeval.influence`, :func:`~metaeval.analyze` and the forest plot; it
+returns a :class:`Fit` with the pooled table, each row's weight, the
+Knapp–Hartung scales and the grouping. The groups are laid out as
+``(groups, tasks)`` batches of similar size, and the estimators of
+:mod:`metaeval.pooling._estimators` run along the task axis for all of them
+together (see :mod:`metaeval.pooling` for the definitions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import (
+    DegenerateWarning,
+    MetaEvalWarning,
+    check_alpha,
+    check_option,
+    warn,
+    warn_groups,
+)
+from ..paired.effect_size import add_display
+from ..paired.multiplicity import ADJUSTMENTS, adjust_in_table
+from . import _estimators as est
+from ._grouping import Grouped, group, slots, valid_rows
+
+__all__ = ["METHODS", "TESTS", "Fit", "fit", "POOL_PARAMS"]
+
+
+METHODS = ("EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM")
+"""τ² estimators, as metafor's ``rma(method=...)``; ``FE`` is an alias of ``EE``."""
+
+
+TESTS = ("z", "knha", "hksj")
+"""Tests and intervals: normal (``z``) or Knapp–Hartung (``knha``, alias ``hksj``)."""
+
+
+# -------------------------------------------------------------------- fitting
+@dataclass
+class Fit:
+    """Per-group results (arrays over groups) and per-row weights."""
+
+    pooled: pd.DataFrame
+    row_weight: np.ndarray  # percent, NaN for rows left out
+    s2w: np.ndarray  # Knapp–Hartung scale (1 for z tests)
+    grouped: Grouped
+
+
+_GROUP_FIELDS = ("tau2", "sw", "effect", "q", "trace_p", "s2w", "tau2_low", "tau2_high")
+
+
+_BATCH_CELLS = 2**17
+"""Slots per batch: small enough for a batch's arrays to stay in the CPU cache."""
+
+
+def _batches(code: np.ndarray, valid: np.ndarray, n_groups: int):
+    """Rows laid out as (group, slot) batches of groups with similar k.
+
+    Groups whose k lies in the same power-of-two class share a batch, so a
+    batch is at most twice as wide as its smallest group, and a batch holds at
+    most about :data:`_BATCH_CELLS` slots (more groups are split into several
+    batches, which keeps the estimators' temporaries in the cache). Yields
+    ``(groups, rows, local, slot, width)``: the groups of a batch, the table
+    rows they hold, each row's group within the batch, its slot, and the width.
+    """
+    rows, k, slot = slots(code, valid, n_groups)
+    size_class = np.where(k > 0, np.ceil(np.log2(np.maximum(k, 1))), -1)
+    # order groups by size class, rows by group: every batch is then a contiguous slice
+    groups = np.lexsort((np.arange(n_groups), size_class))
+    groups = groups[size_class[groups] >= 0]
+    rank = np.empty(n_groups, dtype=np.intp)
+    rank[groups] = np.arange(len(groups))
+    order = np.argsort(rank[code[rows]], kind="stable")
+    rows, slot = rows[order], slot[order]
+    row_end = np.cumsum(k[groups])  # end of each group's rows in `rows`
+    start = 0
+    while start < len(groups):
+        cls = size_class[groups[start]]
+        width = int(2**cls) if cls > 0 else 1
+        stop = min(len(groups), start + max(1, _BATCH_CELLS // width))
+        stop = start + int(np.searchsorted(size_class[groups[start:stop]], cls, side="right"))
+        members = groups[start:stop]
+        lo = row_end[start - 1] if start else 0
+        hi = row_end[stop - 1]
+        local = rank[code[rows[lo:hi]]] - start
+        yield members, rows[lo:hi], local, slot[lo:hi], int(k[members].max())
+        start = stop
+
+
+def _fit_arrays(
+    y: np.ndarray,
+    v: np.ndarray,
+    code: np.ndarray,
+    valid: np.ndarray,
+    n_groups: int,
+    method: str,
+    want_ci: bool,
+    alpha: float,
+) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, np.ndarray]]:
+    """τ² and the sums every output needs, for every group; per-row w*."""
+    out = {name: np.full(n_groups, np.nan) for name in _GROUP_FIELDS}
+    flags = {name: np.zeros(n_groups, dtype=bool) for name in ("failed", "reset")}
+    w_row = np.full(len(y), np.nan)
+    for members, rows, local, slot, width in _batches(code, valid, n_groups):
+        shape = (len(members), width)
+        m = np.zeros(shape, dtype=bool)
+        yy, vv = np.zeros(shape), np.zeros(shape)
+        m[local, slot], yy[local, slot], vv[local, slot] = True, y[rows], v[rows]
+        b = est.Batch(yy, vv, m)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            _, trace_p, q = est.fe_parts(b)
+            failed = np.zeros(len(members), dtype=bool)
+            reset = np.zeros(len(members), dtype=bool)
+            if method == "EE":
+                tau2 = np.zeros(len(members))
+            elif method in ("ML", "REML", "EB", "PM"):
+                tau2, failed = est.tau2_root(b, method)
+                reset = est.ll0_check(b, tau2, method)
+                tau2 = np.where(reset, 0.0, tau2)
+            else:
+                tau2 = est.tau2_closed(b, method)
+            tau2 = np.maximum(0.0, tau2)  # NaN stays NaN
+            single = b.k < 2
+            fit_tau2 = np.where(single | failed, 0.0, tau2)
+            w = b.weights(fit_tau2)
+            sw = w.sum(axis=1)
+            mu = (w * b.y).sum(axis=1) / sw
+            r = (b.y - mu[:, None]) * b.m
+            rss = (w * r * r).sum(axis=1)
+            # residuals of equal effects are rounding of μ̂, at most ~k·eps·max|y| each:
+            # below that, s² (Knapp–Hartung) is 0, whatever the scale of the effects
+            noise = (4 * b.k * np.finfo(float).eps * np.abs(b.y).max(axis=1)) ** 2 * sw
+            s2w = np.where(rss <= noise, 0.0, rss / (b.k - 1))
+        group_values = {
+            "tau2": np.where(single & (method != "EE"), np.nan, tau2),
+            "sw": sw,
+            "effect": mu,
+            "q": q,
+            "trace_p": trace_p,
+            "s2w": s2w,
+        }
+        if want_ci and method != "EE":
+            low, high = est.q_profile(b, fit_tau2, alpha)  # finite; k = 1 gives NaN bounds
+            group_values["tau2_low"], group_values["tau2_high"] = low, high
+        for name, values in group_values.items():
+            out[name][members] = values
+        flags["failed"][members] = failed
+        flags["reset"][members] = reset
+        w_row[rows] = w[local, slot]
+    return out, w_row, flags
+
+
+def fit(
+    effects: pd.DataFrame,
+    *,
+    method: str,
+    ci: str,
+    alpha: float,
+    over: str | Sequence[str],
+    groups: str | Sequence[str] | None,
+    by: str | Mapping[Any, Any] | None = None,
+    adjust: str | None = None,
+    heterogeneity_ci: bool = True,
+    quiet_single: bool = False,
+    warn_dependence: bool = True,
+) -> Fit:
+    """Pool every group; the engine behind :func:`pool` and its relatives."""
+    from scipy import stats as sps
+
+    check_option("method", method, METHODS)
+    check_option("ci", ci, TESTS)
+    if adjust is not None:
+        check_option("adjust", adjust, ADJUSTMENTS)
+    method = "EE" if method == "FE" else method
+    test = "knha" if ci == "hksj" else ci
+    alpha = check_alpha(alpha)
+    grp = group(effects, over, groups, by, warn_dependence=warn_dependence)
+    df, n_groups, code = grp.table, grp.n_groups, grp.code
+
+    y = df["effect"].to_numpy(dtype=np.float64)
+    v = df["variance"].to_numpy(dtype=np.float64)
+    valid = valid_rows(df)
+    if not valid.all():
+        omitted = df.loc[~valid, grp.keys + grp.over]
+        warn_groups(
+            f"{len(omitted)} effect(s) with NaN effect or variance were left out of pooling",
+            omitted,
+            DegenerateWarning,
+        )
+    if method == "EE" and test == "knha":
+        warn(
+            "The Knapp–Hartung method is not meant for the common-effect model "
+            "(metafor warns the same); consider a random-effects method.",
+            MetaEvalWarning,
+        )
+
+    g, w_row, flags = _fit_arrays(y, v, code, valid, n_groups, method, heterogeneity_ci, alpha)
+    k = np.bincount(code[valid], minlength=n_groups)
+    bad = flags["failed"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        single = k < 2
+        knha = (test == "knha") & ~single  # k = 1: no t distribution with 0 df, use z
+        s2w = np.where(knha, g["s2w"], 1.0)
+        se = np.sqrt(s2w / g["sw"])
+        df_t = np.where(knha, k - 1.0, np.nan)
+        crit = np.where(
+            knha, est.per_value(lambda df: sps.t.isf(alpha / 2, df), df_t), sps.norm.isf(alpha / 2)
+        )
+        stat = g["effect"] / se
+        p = np.where(knha, 2 * sps.t.sf(np.abs(stat), df_t), 2 * sps.norm.sf(np.abs(stat)))
+        tau2 = np.where(method == "EE", 0.0, g["tau2"])
+        pred_sd = np.sqrt(se**2 + tau2)
+        pi_low, pi_high = g["effect"] - crit * pred_sd, g["effect"] + crit * pred_sd
+        p_gain = np.where(
+            knha, sps.t.cdf(g["effect"] / pred_sd, df_t), sps.norm.cdf(g["effect"] / pred_sd)
+        )
+        q_df = k - 1.0
+        vt = q_df / g["trace_p"]
+        if method == "EE":
+            q = g["q"]
+            i2 = np.where(q > 0, np.maximum(0.0, 100 * (q - q_df) / q), 0.0)
+            h2 = q / q_df
+        else:
+            i2 = 100 * tau2 / (vt + tau2)
+            h2 = tau2 / vt + 1
+        i2_low = 100 * g["tau2_low"] / (vt + g["tau2_low"])
+        i2_high = 100 * g["tau2_high"] / (vt + g["tau2_high"])
+        q_p = sps.chi2.sf(g["q"], q_df)
+
+    columns = {
+        "method": method,
+        "test": test,
+        "k": k.astype(np.int64),
+        "effect": g["effect"],
+        "se": se,
+        "statistic": stat,
+        "df": df_t,
+        "p_value": p,
+        "ci_low": g["effect"] - crit * se,
+        "ci_high": g["effect"] + crit * se,
+        "pi_low": pi_low,
+        "pi_high": pi_high,
+        "p_gain": p_gain,
+        "tau2": tau2,
+        "tau": np.sqrt(tau2),
+        "tau2_low": g["tau2_low"],
+        "tau2_high": g["tau2_high"],
+        "i2": i2,
+        "i2_low": i2_low,
+        "i2_high": i2_high,
+        "h2": h2,
+        "q": g["q"],
+        "q_df": q_df,
+        "q_pvalue": q_p,
+    }
+    pooled = grp.key_frame.assign(**columns)
+    numeric = [c for c in columns if c not in ("method", "test", "k")]
+    none_for_single = [
+        "pi_low",
+        "pi_high",
+        "p_gain",
+        "i2",
+        "i2_low",
+        "i2_high",
+        "h2",
+        "q",
+        "q_df",
+        "q_pvalue",
+    ]
+    pooled.loc[single, none_for_single] = np.nan
+    if method != "EE":
+        pooled.loc[single, ["tau2", "tau", "tau2_low", "tau2_high"]] = np.nan
+    pooled.loc[bad, numeric] = np.nan
+    if grp.subgroup is not None:
+        _subgroup_test(pooled, grp)
+    if adjust is not None:
+        family = [c for c in grp.keys if c != "treatment"]
+        pooled.insert(
+            pooled.columns.get_loc("p_value") + 1,
+            "p_adjusted",
+            adjust_in_table(pooled, family, adjust),
+        )
+    add_display(pooled, ("effect", "ci_low", "ci_high", "pi_low", "pi_high"))
+    _warn_groups(pooled, grp.keys, np.where(quiet_single & (k == 1), -1, k), flags, method, test)
+    weights = np.where(valid & ~bad[code], 100 * w_row / g["sw"][code], np.nan)
+    return Fit(pooled, weights, s2w, grp)
+
+
+def _subgroup_test(pooled: pd.DataFrame, grp: Grouped) -> None:
+    """Test of subgroup differences (Borenstein et al. 2009, ch. 19, separate τ²).
+
+    Q_between = Σ_g (μ̂_g − μ̄)² / SE_g², μ̄ the inverse-variance mean of the
+    subgroup estimates, compared with χ² on (number of subgroups − 1) df — the
+    common-effect Q of the subgroup estimates, as metafor computes it with
+    ``rma(estimates, sei=se, method="EE")``. Added to every subgroup row.
+    """
+    from scipy import stats as sps
+
+    parent_keys = [c for c in grp.keys if c != grp.subgroup]
+    if parent_keys:
+        parent = (
+            pooled.groupby(parent_keys, sort=False, observed=True, dropna=False).ngroup().to_numpy()
+        )
+    else:
+        parent = np.zeros(len(pooled), dtype=np.intp)
+    n_parent = int(parent.max()) + 1 if len(parent) else 0
+    mu, se = pooled["effect"].to_numpy(), pooled["se"].to_numpy()
+    ok = np.isfinite(mu) & np.isfinite(se) & (se > 0)
+    w = np.where(ok, 1 / se**2, 0.0)
+    mu0 = np.where(ok, mu, 0.0)
+    sw = np.bincount(parent, weights=w, minlength=n_parent)
+    mean = np.bincount(parent, weights=w * mu0, minlength=n_parent) / np.where(sw > 0, sw, np.nan)
+    q = np.bincount(parent, weights=w * (mu0 - mean[parent]) ** 2, minlength=n_parent)
+    df = np.bincount(parent, weights=ok.astype(float), minlength=n_parent) - 1
+    with np.errstate(invalid="ignore"):
+        p = np.where(df > 0, sps.chi2.sf(q, np.maximum(df, 1)), np.nan)
+    pooled["q_between"] = np.where(df[parent] > 0, q[parent], np.nan)
+    pooled["df_between"] = df[parent]
+    pooled["p_between"] = p[parent]
+
+
+def _warn_groups(
+    pooled: pd.DataFrame,
+    keys: list[str],
+    k: np.ndarray,
+    flags: dict[str, np.ndarray],
+    method: str,
+    test: str,
+) -> None:
+    single_what = "q, q_pvalue, i2, h2, the prediction interval and p_gain" + (
+        "" if method == "EE" else ", tau2 and its interval"
+    )
+    if test == "knha":
+        single_what += "; the interval uses z (no t distribution with 0 df)"
+    messages = (
+        (k == 0, "have no usable effects (k = 0): all results are NaN"),
+        (k == 1, f"have one effect (k = 1): {single_what} are NaN"),
+        (flags["failed"], f"did not converge ({method}): all results are NaN"),
+        (
+            flags["reset"],
+            f"reached a local maximum of the {method} likelihood below the one at tau2 = 0; "
+            "tau2 was set to 0 (as metafor does)",
+        ),
+    )
+    for hit, text in messages:
+        if hit.any():
+            warn_groups(f"{int(hit.sum())} pooled group(s) {text}", pooled.loc[hit, keys],
+                        DegenerateWarning)  # fmt: skip
+
+
+# --------------------------------------------------------------- public API
+POOL_PARAMS = """\
+method : {"DL", "REML", "ML", "EB", "PM", "HE", "HS", "SJ", "EE", "FE"}, default "DL"
+        The τ² estimator, as metafor's ``rma(method=...)``; ``EE`` (alias
+        ``FE``) is the common-effect model (τ² = 0).
+    ci : {"z", "knha", "hksj"}, default "z"
+        Normal tests and intervals, or Knapp–Hartung (``hksj`` is an alias):
+        the variance scaled by the weighted residual mean square and t with
+        k − 1 df (metafor's ``test="knha"``).
+    alpha : float, default 0.05
+        Intervals have level 1 − alpha.
+    over : str or list of str, default "task"
+        The column(s) pooled away: each group has at most one row per value.
+        Including ``"metric"`` pools across metrics (with a
+        :class:`~metaeval.DependenceWarning`: metrics measured on the same
+        queries are not independent).
+    groups : str or list of str, optional
+        Further columns that tell separate analyses apart, besides the ones
+        used whenever present: ``effect_type, metric, treatment, control``.
+    by : str or mapping, optional
+        Subgroups: a column of the effects table (e.g. a task-level ``domain``
+        carried over from the scores) or a mapping from the ``over`` values to
+        subgroup labels (the output column is then ``subgroup``). Each
+        subgroup gets its own τ²."""

@@ -1,0 +1,143 @@
+"""The summary of every group: :func:`pool` and :func:`weights`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from ..errors import check_no_clash
+from ._engine import POOL_PARAMS, fit
+
+__all__ = ["pool", "weights"]
+
+
+def pool(
+    effects: pd.DataFrame,
+    *,
+    method: str = "DL",
+    ci: str = "z",
+    alpha: float = 0.05,
+    over: str | Sequence[str] = "task",
+    groups: str | Sequence[str] | None = None,
+    by: str | Mapping[Any, Any] | None = None,
+    adjust: str | None = None,
+) -> pd.DataFrame:
+    """Pool effects across tasks, one model per group, all groups at once.
+
+    Parameters
+    ----------
+    effects : pandas.DataFrame
+        An effects table (from :func:`metaeval.effects`) or any table with
+        ``effect`` and ``variance`` on the same scale plus the ``over`` column.
+    {params}
+    adjust : {"holm", "bonferroni", "fdr_bh"}, optional
+        Adjust the p-values for multiple comparisons within each family of
+        groups that differ only in ``treatment`` (the treatments compared with
+        one control on one metric, per subgroup); adds ``p_adjusted``. Values
+        equal statsmodels' ``multipletests``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group in the order the groups first appear, RangeIndex,
+        columns:
+
+        - the group keys (and the subgroup column);
+        - ``method``, ``test`` (``"z"`` or ``"knha"``), ``k`` (effects pooled);
+        - ``effect, se``: the summary effect on the analysis scale and its SE;
+        - ``statistic, df, p_value`` (``p_adjusted``): the z or t test of
+          effect = 0 (``df`` NaN for z);
+        - ``ci_low, ci_high``: confidence interval; ``pi_low, pi_high``:
+          prediction interval for the true effect on a new task; ``p_gain``:
+          the probability that it is positive;
+        - ``tau2, tau, tau2_low, tau2_high``: between-task variance, SD and
+          the Q-profile interval of τ² (0 and NaN for ``EE``);
+        - ``i2, i2_low, i2_high`` (percent), ``h2``: heterogeneity as defined
+          by metafor for the method;
+        - ``q, q_df, q_pvalue``: Cochran's Q test of homogeneity;
+        - with ``by``: ``q_between, df_between, p_between``, the test of
+          subgroup differences (same on every subgroup row of a group);
+        - for ``corr`` also ``r, r_ci_low, r_ci_high, r_pi_low, r_pi_high`` and
+          for ``rom`` the same with prefix ``rel_change`` (reporting scale).
+
+        ``attrs`` hold ``method``, ``ci``, ``alpha`` and ``adjust`` (read by
+        :mod:`metaeval.report` for table captions).
+
+    Raises
+    ------
+    metaeval.SchemaError
+        Missing columns, non-positive or infinite variances, a task appearing
+        twice in one group, or a ``by`` mapping that misses tasks.
+    metaeval.OptionError
+        An unknown ``method``, ``ci`` or ``adjust``.
+
+    Warns
+    -----
+    metaeval.DegenerateWarning
+        Naming the groups: effects with NaN effect or variance are left out;
+        k = 1 keeps the task's effect and its normal interval with NaN τ² and
+        heterogeneity; iterative estimators that do not converge give NaN; a
+        REML/ML fit stuck in a local maximum is reset to τ² = 0 (as metafor).
+    metaeval.DependenceWarning
+        When pooling over metrics.
+
+    Examples
+    --------
+    >>> import pandas as pd, metaeval
+    >>> eff = pd.DataFrame({"task": ["a", "b", "c", "d"], "effect": [0.1, 0.3, 0.2, 0.6],
+    ...                     "variance": [0.01, 0.02, 0.015, 0.01]})
+    >>> eff.meta.pool(method="REML", ci="knha")[["k", "effect", "ci_low", "ci_high", "tau2"]].round(4)
+       k  effect  ci_low  ci_high    tau2
+    0  4  0.3025 -0.0519   0.6568  0.0394
+    """
+    pooled = fit(
+        effects, method=method, ci=ci, alpha=alpha, over=over, groups=groups, by=by, adjust=adjust
+    ).pooled
+    pooled.attrs.update(method=method, ci=ci, alpha=alpha, adjust=adjust)
+    return pooled
+
+
+def weights(
+    effects: pd.DataFrame,
+    *,
+    method: str = "DL",
+    ci: str = "z",
+    alpha: float = 0.05,
+    over: str | Sequence[str] = "task",
+    groups: str | Sequence[str] | None = None,
+    by: str | Mapping[Any, Any] | None = None,
+) -> pd.DataFrame:
+    """The effects table with each task's weight in its pooled estimate.
+
+    Parameters
+    ----------
+    effects : pandas.DataFrame
+        As for :func:`pool`.
+    {params}
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``effects`` (and the subgroup column) with ``weight``: 100·w*_i/Σw*_j in
+        percent, w*_i = 1/(v_i + τ̂²) under the chosen model (metafor's
+        ``weights()``); NaN for effects left out of pooling.
+    """
+    if isinstance(effects, pd.DataFrame):
+        check_no_clash(effects.columns, ["weight"], what="weights()")
+    result = fit(
+        effects,
+        method=method,
+        ci=ci,
+        alpha=alpha,
+        over=over,
+        groups=groups,
+        by=by,
+        heterogeneity_ci=False,
+    )
+    return result.grouped.table.assign(weight=result.row_weight).reset_index(drop=True)
+
+
+for _func in (pool, weights):  # the shared parameters, documented once
+    _func.__doc__ = _func.__doc__.replace("{params}", POOL_PARAMS)  # type: ignore[union-attr]

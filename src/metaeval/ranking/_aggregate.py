@@ -1,0 +1,506 @@
+"""Rank aggregation over tasks: leaderboards from a scores table.
+
+A system's score on a task is its mean ``value`` over the task's queries. The
+per-task scores are laid out as a ``(metric, task, system)`` array (NaN where a
+system or task does not belong to a metric) and ranked along the system axis;
+every aggregation rule below works on that array (pairwise counts on a
+``(metric, task, system, system)`` broadcast) for all metrics at once. Only the
+Kemeny–Young consensus, an optimisation over orders, runs metric by metric.
+
+References: see :func:`leaderboard`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import OptionError, PairingError, check_option, format_groups, quote_list
+from ..paired.effect_size import effects
+from ..pooling import pool
+from ..schema import prepare_scores
+
+__all__ = ["METHODS", "KEMENY_EXACT_MAX", "leaderboard"]
+
+METHODS = ("borda", "mean_rank", "copeland", "kemeny", "meta")
+"""The aggregation rules of :func:`leaderboard`."""
+
+KEMENY_EXACT_MAX = 16
+"""Up to this many systems the Kemeny consensus is exact (dynamic programme over
+subsets, O(2ⁿ n) time and memory); above it a local search is used."""
+
+# Whether a larger score is better, per method ("meta" follows higher_is_better).
+_SCORE_DESCENDING = {"borda": True, "mean_rank": False, "copeland": True, "kemeny": False}
+
+_BIG = np.iinfo(np.int64).max // 4  # "impossible" in the integer Kemeny programme
+
+
+# ----------------------------------------------------------------- arguments
+def _select_metrics(available: Sequence[str], metric: str | Sequence[str] | None) -> list[str]:
+    """The selected metrics in the table's order of first appearance."""
+    if metric is None:
+        return list(available)
+    wanted = [metric] if isinstance(metric, str) else list(metric)
+    if not wanted:
+        raise OptionError("`metric` is an empty list; pass None to rank on every metric.")
+    unknown = [m for m in wanted if m not in set(available)]
+    if unknown:
+        raise OptionError(
+            f"Unknown metric(s) {quote_list(unknown)} in `metric`; the table has the metrics "
+            f"{quote_list(list(available))}."
+        )
+    chosen = set(wanted)
+    return [m for m in available if m in chosen]
+
+
+def _directions(higher_is_better: Any, metrics: Sequence[str]) -> dict[str, bool]:
+    """``higher_is_better`` as one bool per metric."""
+    if isinstance(higher_is_better, bool | np.bool_):
+        return dict.fromkeys(metrics, bool(higher_is_better))
+    if not isinstance(higher_is_better, Mapping):
+        raise OptionError(
+            "`higher_is_better` must be a bool or a mapping {metric: bool}, "
+            f"but {higher_is_better!r} was passed."
+        )
+    missing = [m for m in metrics if m not in higher_is_better]
+    if missing:
+        raise OptionError(
+            f"`higher_is_better` has no entry for the metric(s) {quote_list(missing)}; "
+            "give a bool for every metric ranked."
+        )
+    bad = {
+        m: higher_is_better[m]
+        for m in metrics
+        if not isinstance(higher_is_better[m], bool | np.bool_)
+    }
+    if bad:
+        raise OptionError(f"The values of `higher_is_better` must be bools, but got {bad!r}.")
+    return {m: bool(higher_is_better[m]) for m in metrics}
+
+
+# ----------------------------------------------------------------- per-task array
+def _task_means(
+    scores: pd.DataFrame,
+) -> tuple[np.ndarray, pd.Index, pd.Index, pd.Index]:
+    """Mean value per ``(metric, task, system)`` as an array, NaN where absent."""
+    m_codes, metrics = pd.factorize(scores["metric"], sort=False)
+    t_codes, tasks = pd.factorize(scores["task"], sort=False)
+    s_codes, systems = pd.factorize(scores["system"], sort=False)
+    means = (
+        pd.Series(scores["value"].to_numpy(dtype=float))
+        .groupby([m_codes, t_codes, s_codes], sort=False)
+        .mean()
+    )
+    x = np.full((len(metrics), len(tasks), len(systems)), np.nan)
+    idx = tuple(means.index.get_level_values(i).to_numpy() for i in range(3))
+    x[idx] = means.to_numpy()
+    return x, pd.Index(metrics), pd.Index(tasks), pd.Index(systems)
+
+
+def _check_complete(
+    x: np.ndarray, metrics: pd.Index, tasks: pd.Index, systems: pd.Index
+) -> tuple[np.ndarray, np.ndarray]:
+    """Masks of the systems and tasks of each metric; raise if a cell is missing."""
+    present = ~np.isnan(x)
+    sys_in = present.any(axis=1)  # (metric, system)
+    task_in = present.any(axis=2)  # (metric, task)
+    missing = task_in[:, :, None] & sys_in[:, None, :] & ~present
+    if missing.any():
+        m, t, s = np.nonzero(missing)
+        groups = pd.DataFrame(
+            {"metric": metrics[m], "task": tasks[t], "system": systems[s]}
+        ).astype(object)
+        raise PairingError(
+            "Every system needs a score on every task of a metric to be ranked, but "
+            f"{len(groups)} (metric, task, system) combination(s) have no rows:\n"
+            f"{format_groups(groups)}\n"
+            "Filter the table to the systems and tasks that have scores everywhere "
+            "(e.g. scores[scores['system'].isin([...])]) and call leaderboard() again."
+        )
+    n_sys = sys_in.sum(axis=1)
+    few = n_sys < 2
+    if few.any():
+        raise PairingError(
+            f"A leaderboard needs at least 2 systems, but the metric(s) "
+            f"{quote_list(list(metrics[few]))} have {quote_list(n_sys[few].tolist())} system(s)."
+        )
+    return sys_in, task_in
+
+
+def _task_ranks(x: np.ndarray, sign: np.ndarray) -> np.ndarray:
+    """Average ranks along the system axis, 1 = best; NaN where a cell is absent."""
+    present = ~np.isnan(x)
+    # Absent cells sort after every present one, so they do not shift its rank.
+    key = np.where(present, -sign[:, None, None] * np.nan_to_num(x), np.inf)
+    from scipy.stats import rankdata
+
+    ranks = rankdata(key, method="average", axis=-1)
+    return np.where(present, ranks, np.nan)
+
+
+# ----------------------------------------------------------------- Kemeny
+def _kemeny_exact(p: np.ndarray) -> tuple[list[int], int]:
+    """Exact Kemeny order of systems ``0..n-1`` by dynamic programming over subsets.
+
+    ``p[b, s]`` counts the tasks ranking b strictly above s. Placing s right
+    after the set S costs c(S, s) = Σ_{b ∉ S∪{s}} p[b, s] (the systems put
+    below s that tasks rank above it). With h(S) the least cost of ordering the
+    systems outside S below S, h(all) = 0 and h(S) = min_{s ∉ S} c(S, s) +
+    h(S ∪ {s}); the order is rebuilt from the top, taking the lowest-index
+    system among the optimal choices (systems come in tie-break order).
+    """
+    n = p.shape[0]
+    size = 1 << n
+    bits = (1 << np.arange(n)).astype(np.int64)
+    above = np.zeros((size, n), dtype=np.int64)  # Σ_{b ∈ S} p[b, s]
+    count = np.zeros(size, dtype=np.int64)  # |S|
+    for i in range(n):  # subsets with top bit i = subsets without it + {i}
+        above[1 << i : 1 << (i + 1)] = above[: 1 << i] + p[i]
+        count[1 << i : 1 << (i + 1)] = count[: 1 << i] + 1
+    cost = p.sum(axis=0)[None, :] - above  # c(S, s), valid for s ∉ S (p[s, s] = 0)
+    masks = np.arange(size, dtype=np.int64)
+    h = np.zeros(size, dtype=np.int64)
+    for k in range(n - 1, -1, -1):  # sets of size k, from the largest down
+        layer = masks[count == k]
+        free = (layer[:, None] & bits[None, :]) == 0
+        cand = np.where(free, cost[layer] + h[layer[:, None] | bits[None, :]], _BIG)
+        h[layer] = cand.min(axis=1)
+    order: list[int] = []
+    placed = 0
+    for _ in range(n):
+        free = (placed & bits) == 0
+        cand = np.where(free, cost[placed] + h[placed | bits], _BIG)
+        s = int(np.argmin(cand))  # first optimum: the best by the tie-break order
+        order.append(s)
+        placed |= 1 << s
+    return order, int(h[0])
+
+
+def _order_cost(p: np.ndarray, order: Sequence[int]) -> int:
+    """Σ_{i<j} p[o_j, o_i]: (task, pair) disagreements of an order."""
+    po = p[np.ix_(order, order)]
+    return int(np.tril(po, -1).sum())
+
+
+def _kemeny_local(p: np.ndarray) -> tuple[list[int], int]:
+    """Local search from the tie-break (Borda) order with single-system moves.
+
+    A move takes a system out and puts it back where it causes the fewest
+    disagreements (the topmost such place); it is made only when that lowers
+    the cost, so the search ends (the cost is a non-negative integer) at an
+    order that no single move improves.
+    """
+    order = list(range(p.shape[0]))
+    improved = True
+    while improved:
+        improved = False
+        for x in list(order):
+            rest = [y for y in order if y != x]
+            # x inserted before rest[q]: disagreements with the systems above it
+            # (tasks rank x above them) plus those below it (tasks rank them above x).
+            up = np.concatenate([[0], np.cumsum(p[x, rest])])
+            down = np.concatenate([[0], np.cumsum(p[rest, x])])
+            contrib = up + (down[-1] - down)
+            here = order.index(x)
+            best = int(np.argmin(contrib))
+            if contrib[best] < contrib[here]:
+                order = rest[:best] + [x] + rest[best:]
+                improved = True
+    return order, _order_cost(p, order)
+
+
+def _kemeny(
+    wins: np.ndarray, borda: np.ndarray, sys_in: np.ndarray, names: pd.Index
+) -> tuple[np.ndarray, list[int], list[bool]]:
+    """Consensus positions (metric, system), the cost and exactness per metric."""
+    position = np.full(sys_in.shape, np.nan)
+    costs: list[int] = []
+    exact: list[bool] = []
+    for m in range(sys_in.shape[0]):  # one optimisation per metric
+        members = np.flatnonzero(sys_in[m])
+        # Tie-break order: Borda score (descending), then system name.
+        tie = sorted(members, key=lambda s: (-borda[m, s], str(names[s])))
+        p = wins[m][np.ix_(tie, tie)]
+        is_exact = len(tie) <= KEMENY_EXACT_MAX
+        order, cost = _kemeny_exact(p) if is_exact else _kemeny_local(p)
+        position[m, np.asarray(tie)[order]] = np.arange(1, len(order) + 1)
+        costs.append(cost)
+        exact.append(is_exact)
+    return position, costs, exact
+
+
+# ----------------------------------------------------------------- meta
+def _meta_columns(
+    scores: pd.DataFrame,
+    frame: pd.DataFrame,
+    *,
+    control: Any,
+    effect: str,
+    pool_method: str,
+    ci: str,
+    alpha: float,
+) -> pd.DataFrame:
+    """Pooled effects against ``control`` for the rows of ``frame``."""
+    if control is None:
+        raise OptionError(
+            "method='meta' ranks systems by their pooled effect over a common control; "
+            "pass `control` (a system name)."
+        )
+    if not isinstance(control, str):
+        raise OptionError(f"`control` must be one system name (a str), not {control!r}.")
+    has = frame.loc[frame["system"] == control, "metric"]
+    lacking = [m for m in pd.unique(frame["metric"]) if m not in set(has)]
+    if lacking:
+        raise PairingError(
+            f"The control {control!r} is not a system of the metric(s) {quote_list(lacking)}; "
+            f"the systems are {quote_list(list(pd.unique(frame['system'])))}."
+        )
+    eff = effects(scores, control=control, effect=effect, alpha=alpha)
+    pooled = pool(eff, method=pool_method, ci=ci, alpha=alpha)
+    cols = ["effect", "ci_low", "ci_high", "p_value", "k"]
+    table = pooled[["metric", "treatment", *cols]].rename(columns={"treatment": "system"})
+    table = table.astype({"metric": object, "system": object})
+    out = (
+        frame[["metric", "system"]].astype(object).merge(table, how="left", on=["metric", "system"])
+    )
+    is_control = (out["system"] == control).to_numpy()
+    out.loc[is_control, "effect"] = 0.0
+    out["k"] = out["k"].astype("Int64")
+    return out[cols].set_axis(frame.index)
+
+
+# ----------------------------------------------------------------- main
+def leaderboard(
+    scores: pd.DataFrame,
+    *,
+    method: str = "borda",
+    metric: str | Sequence[str] | None = None,
+    higher_is_better: bool | Mapping[str, bool] = True,
+    control: str | None = None,
+    effect: str = "smd",
+    pool_method: str = "DL",
+    ci: str = "z",
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """Rank systems over tasks: one leaderboard per metric.
+
+    A system's score on a task is its mean ``value`` over the task's queries;
+    the per-task scores are aggregated into one ranking per metric by a rank
+    aggregation rule (Borda count, mean rank, Copeland, Kemeny–Young) or by a
+    random-effects meta-analysis against a common control.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        A scores table: ``task, query, system, metric, value``. Within each
+        metric every system must have a score on every task.
+    method : {"borda", "mean_rank", "copeland", "kemeny", "meta"}, default "borda"
+        The aggregation rule (formulas under *Notes*).
+    metric : str or list of str, optional
+        The metric(s) to rank on; None ranks on every metric of the table.
+    higher_is_better : bool or mapping of str to bool, default True
+        Whether larger values are better, for all metrics or per metric
+        (``{"accuracy": True, "latency": False}``; every ranked metric needs
+        an entry).
+    control : str, optional
+        The common control (baseline) system; required by ``method="meta"``
+        and ignored by the other methods.
+    effect : str, default "smd"
+        ``method="meta"`` only: the effect size, see :func:`metaeval.effects`.
+    pool_method : str, default "DL"
+        ``method="meta"`` only: the τ² estimator, see :func:`metaeval.pool`.
+    ci : {"z", "knha"}, default "z"
+        ``method="meta"`` only: the test and interval, see :func:`metaeval.pool`.
+    alpha : float, default 0.05
+        ``method="meta"`` only: the intervals have level 1 − alpha.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per ``(metric, system)``, sorted by metric (in the table's
+        order of first appearance), then ``rank``, then system name; RangeIndex;
+        columns:
+
+        - ``metric, system`` (str);
+        - ``score`` (float): the method's aggregate — Borda points (higher is
+          better), mean rank (lower), Copeland wins − losses (higher), position
+          in the Kemeny consensus order (lower; 1 = top), pooled effect over the
+          control (higher, or lower with ``higher_is_better=False``);
+        - ``rank`` (int): competition ranking of ``score`` within the metric
+          ("1, 2, 2, 4"), 1 = best;
+        - ``n_tasks`` (int): the tasks of the metric;
+        - ``mean`` (float): the mean over tasks of the per-task scores;
+        - for ``meta`` also ``ci_low, ci_high, p_value`` (float) and ``k``
+          (nullable Int64, tasks pooled) from :func:`metaeval.pool`; the
+          control's row has ``score`` 0.0 and NaN/<NA> elsewhere.
+
+        ``attrs`` hold ``method``, ``higher_is_better`` (a dict metric → bool);
+        for ``kemeny`` also ``kemeny_exact`` (bool: True when every metric was
+        solved exactly) and ``kemeny_cost`` (dict metric → int: the number of
+        (task, pair) disagreements of the returned order, the minimum when
+        exact); for ``meta`` also ``control, effect, pool_method, ci, alpha``.
+
+    Raises
+    ------
+    metaeval.SchemaError
+        If ``scores`` is not a valid scores table.
+    metaeval.OptionError
+        An unknown ``method`` or metric, a ``higher_is_better`` mapping that
+        misses a ranked metric, or ``method="meta"`` without ``control``.
+    metaeval.PairingError
+        A system without a score on some task of a metric (every missing
+        ``(metric, task, system)`` is listed), fewer than 2 systems on a metric,
+        an empty table, or a ``control`` that is not a system of a metric.
+
+    Notes
+    -----
+    Let r_t(s) be the rank of system s on task t among the N systems of the
+    metric (1 = best) and T the number of tasks. Ties on a task get the
+    average of the tied positions (``scipy.stats.rankdata(method="average")``),
+    so tied systems share the points of their positions equally: two systems
+    tied for first of three both get rank 1.5.
+
+    - ``borda``: score(s) = Σ_t (N − r_t(s)); the best system of a task gets
+      N − 1 points, the worst 0.
+    - ``mean_rank``: score(s) = (1/T) Σ_t r_t(s).
+    - ``copeland``: with W(a, b) = #{t : r_t(a) < r_t(b)} (tasks where a and b
+      tie count for neither), a beats b when W(a, b) > W(b, a);
+      score(a) = Σ_b sign(W(a, b) − W(b, a)), wins minus losses.
+    - ``kemeny``: the Kemeny–Young consensus order π minimises the number of
+      (task, pair) disagreements Σ_t Σ_{π(a) < π(b)} [r_t(b) < r_t(a)]
+      = Σ_{π(a) < π(b)} W(b, a) (a task tie is no disagreement). Up to
+      ``KEMENY_EXACT_MAX`` systems it is found exactly by dynamic programming
+      over subsets: placing s right after the set S costs
+      Σ_{b ∉ S ∪ {s}} W(b, s), and the least cost of every subset is found
+      from the full set down (O(2ᴺ N) time and memory). Among optimal orders,
+      the one taken is the first when the top position, then the next, and so
+      on go to the system with the highest Borda score, then the first name.
+      Above ``KEMENY_EXACT_MAX`` systems a heuristic is used: start from the
+      Borda order (ties by name) and repeatedly take one system out and
+      reinsert it at the position with the fewest disagreements, while that
+      strictly lowers the cost; the result is an order no single move
+      improves, not necessarily optimal (``attrs["kemeny_exact"]`` is False).
+      ``score`` is the position in the order.
+    - ``meta``: for every metric, ``metaeval.effects(scores, control=control,
+      effect=effect)`` then ``metaeval.pool(method=pool_method, ci=ci)``;
+      ``score`` is the pooled effect of each system over the control (0 for
+      the control). Systems with a NaN pooled effect rank last.
+
+    Borda, mean rank and Copeland use only the per-task ranks; Colombo et al.
+    (2022) discuss these rules for NLP benchmarks and argue for the Kemeny
+    consensus, which is the maximum-likelihood ranking under the Mallows model
+    (Young & Levenglick 1978 characterise it axiomatically). Unlike them,
+    ``meta`` accounts for the per-task uncertainty and gives intervals.
+
+    References
+    ----------
+    Borda, J.-C. de (1781). Mémoire sur les élections au scrutin. *Histoire de
+    l'Académie Royale des Sciences*, Paris.
+    Copeland, A. H. (1951). A "reasonable" social welfare function. Seminar on
+    Applications of Mathematics to the Social Sciences, University of Michigan.
+    Kemeny, J. G. (1959). Mathematics without numbers. *Daedalus*, 88(4), 577–591.
+    Young, H. P., & Levenglick, A. (1978). A consistent extension of Condorcet's
+    election principle. *SIAM Journal on Applied Mathematics*, 35(2), 285–300.
+    doi:10.1137/0135023
+    Colombo, P., Noiry, N., Irurozki, E., & Clémençon, S. (2022). What are the
+    best systems? New perspectives on NLP benchmarking. *NeurIPS 2022*.
+    arXiv:2202.03799
+
+    Examples
+    --------
+    Three tasks rank A > B > C, A > C > B and B > A > C:
+
+    >>> import pandas as pd
+    >>> from metaeval.ranking import leaderboard
+    >>> scores = pd.DataFrame({
+    ...     "task": ["t1"] * 3 + ["t2"] * 3 + ["t3"] * 3, "query": "q1",
+    ...     "system": ["A", "B", "C"] * 3, "metric": "acc",
+    ...     "value": [0.9, 0.8, 0.7, 0.6, 0.4, 0.5, 0.7, 0.8, 0.3]})
+    >>> leaderboard(scores, method="borda")
+      metric system  score  rank  n_tasks      mean
+    0    acc      A    5.0     1        3  0.733333
+    1    acc      B    3.0     2        3  0.666667
+    2    acc      C    1.0     3        3  0.500000
+    >>> board = leaderboard(scores, method="kemeny")
+    >>> board["system"].tolist(), board.attrs["kemeny_cost"]
+    (['A', 'B', 'C'], {'acc': 2})
+    """
+    check_option("method", method, METHODS)
+    scores = prepare_scores(scores)  # an empty table is a SchemaError there
+    available = [str(m) for m in pd.unique(scores["metric"].astype(str))]
+    selected = _select_metrics(available, metric)
+    if len(selected) < len(available):
+        scores = scores[scores["metric"].astype(str).isin(selected).to_numpy()]
+    directions = _directions(higher_is_better, selected)
+
+    x, metrics, _tasks, systems = _task_means(scores)
+    metrics = metrics.astype(str)
+    systems = systems.astype(str)
+    sys_in, task_in = _check_complete(x, metrics, _tasks.astype(str), systems)
+    n_sys = sys_in.sum(axis=1)
+    n_tasks = task_in.sum(axis=1)
+    sign = np.array([1.0 if directions[m] else -1.0 for m in metrics])
+
+    ranks = _task_ranks(x, sign)  # (metric, task, system)
+    borda = np.nansum(n_sys[:, None, None] - ranks, axis=1)  # (metric, system)
+    mean = np.nansum(x, axis=1) / n_tasks[:, None]
+    attrs: dict[str, Any] = {"method": method, "higher_is_better": directions}
+
+    if method == "borda":
+        score = borda
+    elif method == "mean_rank":
+        score = np.nansum(ranks, axis=1) / n_tasks[:, None]
+    elif method in ("copeland", "kemeny"):
+        # wins[m, a, b]: tasks ranking a strictly above b (NaN compares False).
+        wins = (ranks[..., :, None] < ranks[..., None, :]).sum(axis=1)
+        if method == "copeland":
+            score = np.sign(wins - wins.transpose(0, 2, 1)).sum(axis=-1).astype(float)
+        else:
+            score, costs, exact = _kemeny(wins, borda, sys_in, systems)
+            attrs["kemeny_exact"] = all(exact)
+            attrs["kemeny_cost"] = dict(zip(metrics, costs, strict=True))
+    else:
+        score = np.zeros_like(mean)  # filled from the pooled table below
+
+    m_idx, s_idx = np.nonzero(sys_in)
+    frame = pd.DataFrame(
+        {
+            "metric": metrics[m_idx].to_numpy(dtype=object),
+            "system": systems[s_idx].to_numpy(dtype=object),
+            "score": score[m_idx, s_idx].astype(float),
+            "rank": 0,
+            "n_tasks": n_tasks[m_idx].astype(np.int64),
+            "mean": mean[m_idx, s_idx],
+        }
+    )
+    if method == "meta":
+        extra = _meta_columns(
+            scores,
+            frame,
+            control=control,
+            effect=effect,
+            pool_method=pool_method,
+            ci=ci,
+            alpha=alpha,
+        )
+        frame["score"] = extra.pop("effect")
+        frame = pd.concat([frame, extra], axis=1)
+        attrs.update(control=control, effect=effect, pool_method=pool_method, ci=ci, alpha=alpha)
+        descending = sign[m_idx] > 0
+    else:
+        descending = np.full(len(frame), _SCORE_DESCENDING[method])
+    # Competition ranks; flipping the sign makes every direction "larger is better".
+    oriented = pd.Series(np.where(descending, frame["score"], -frame["score"]))
+    frame["rank"] = (
+        oriented.groupby(m_idx)
+        .rank(method="min", ascending=False, na_option="bottom")
+        .astype(np.int64)
+        .to_numpy()
+    )
+    frame = frame.assign(_m=m_idx).sort_values(["_m", "rank", "system"], kind="stable")
+    frame = frame.drop(columns="_m").reset_index(drop=True)
+    frame.attrs = attrs
+    return frame

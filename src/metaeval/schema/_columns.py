@@ -1,0 +1,79 @@
+"""The scores table's columns and the checks of its key values (a leaf: imports nothing of metaeval)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "KEY_COLUMNS",
+    "SCORE_COLUMNS",
+    "is_key_dtype",
+    "non_string_keys",
+    "empty_keys",
+    "integer_ids_as_strings",
+]
+
+KEY_COLUMNS = ("task", "query", "system", "metric")
+"""The columns that identify one observation of a scores table."""
+
+
+SCORE_COLUMNS = (*KEY_COLUMNS, "value")
+
+
+def is_key_dtype(dtype: Any) -> bool:
+    return isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(dtype)
+
+
+def non_string_keys(series: pd.Series) -> np.ndarray:
+    """Rows of a key column whose value is present but not a string.
+
+    Object columns and categories can hold anything: a float query id, or
+    ``"1"`` and ``1`` side by side (which would print as one system). Key
+    columns of another dtype are judged by their dtype alone.
+    """
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        cats = series.cat.categories
+        if cats.inferred_type in ("string", "empty"):
+            return np.zeros(len(series), dtype=bool)
+        bad = np.array([not isinstance(c, str) for c in cats], dtype=bool)
+        codes = series.cat.codes.to_numpy()
+        return (codes >= 0) & bad[np.maximum(codes, 0)]
+    if pd.api.types.is_object_dtype(dtype) and pd.api.types.infer_dtype(
+        series, skipna=True
+    ) not in ("string", "empty"):
+        values = series.to_numpy()
+        return np.fromiter((not isinstance(v, str) for v in values), bool, len(values)) & (
+            series.notna().to_numpy()
+        )
+    return np.zeros(len(series), dtype=bool)
+
+
+def empty_keys(series: pd.Series) -> np.ndarray:
+    """Rows of a (string or categorical) key column holding the empty string ``""``.
+
+    An empty name prints as nothing and is what a missing field of a CSV file
+    reads as, so it is refused like a missing value.
+    """
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        if "" not in series.cat.categories:
+            return np.zeros(len(series), dtype=bool)
+        return (series.cat.codes == series.cat.categories.get_loc("")).to_numpy()
+    return (series == "").to_numpy(dtype=bool, na_value=False)
+
+
+def integer_ids_as_strings(s: pd.Series) -> pd.Series | None:
+    """Integer ids as strings (the column converted), or None when there is nothing to convert."""
+    if pd.api.types.is_integer_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+        return s.astype(str)
+    if (
+        pd.api.types.is_object_dtype(s.dtype)
+        and pd.api.types.infer_dtype(s, skipna=True) == "integer"
+    ):
+        return s.map(str, na_action="ignore")
+    if isinstance(s.dtype, pd.CategoricalDtype) and s.cat.categories.inferred_type == "integer":
+        return s.cat.rename_categories([str(c) for c in s.cat.categories])
+    return None

@@ -1,0 +1,108 @@
+"""pandera's lazy errors turned into one :class:`~metaeval.SchemaError` a user can act on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ..errors import SchemaError, excerpt, quote_list
+
+__all__ = ["PROBLEMS", "problem_name", "report"]
+
+# ------------------------------------------------------------------ error report
+PROBLEMS = {
+    "column_in_dataframe": "missing column",
+    "not_nullable": "missing values (NaN/None)",
+    "string_or_categorical": "wrong type (needs strings or a categorical)",
+    "string_elements": "values that are not strings",
+    "not_empty": "empty names ('')",
+    "finite": "non-finite values (±inf)",
+    "positive_finite": "variance not positive and finite",
+    "multiple_fields_uniqueness": "duplicate keys",
+}
+
+
+def problem_name(check: str) -> str:
+    if check in PROBLEMS:
+        return PROBLEMS[check]
+    if check.startswith("dtype("):
+        return "wrong type (needs float values)"
+    return check
+
+
+def report(
+    table: str,
+    err: Any,
+    df: pd.DataFrame,
+    keys: tuple[str, ...],
+    labels: pd.Index | None = None,
+) -> SchemaError:
+    """Turn pandera's lazy ``SchemaErrors`` into one :class:`SchemaError`.
+
+    ``labels``: when ``df`` was validated with positions as its index (its own
+    labels repeat), the original labels, which the report then shows.
+    """
+    fc = err.failure_cases
+    rows = fc["index"].to_numpy(dtype=object, copy=True)
+    cases = pd.DataFrame(
+        {
+            "problem": [problem_name(str(c)) for c in fc["check"]],
+            "column": fc["column"].to_numpy(dtype=object, copy=True),
+            "row": rows,
+            "value": fc["failure_case"].to_numpy(dtype=object, copy=True),
+        }
+    )
+
+    def label(row: Any) -> Any:
+        return row if labels is None or row is None or pd.isna(row) else labels[int(row)]
+
+    missing = (cases["problem"] == "missing column").to_numpy()
+    cases.loc[missing, "column"] = cases.loc[missing, "value"]
+    dup = (cases["problem"] == "duplicate keys").to_numpy()
+    if dup.any():  # pandera lists each key column of each row: keep one case per row
+        key_label = ", ".join(c for c in keys if c in df.columns)
+        cases.loc[dup, "column"] = key_label
+        cases.loc[dup, "value"] = None
+        cases = cases[~(dup & cases.duplicated(["problem", "row"]).to_numpy())].reset_index(
+            drop=True
+        )
+    lines = []
+    for (problem, column), part in cases.groupby(["problem", "column"], sort=False, dropna=False):
+        if problem == "missing column":
+            lines.append(f"- column {column!r} is missing")
+        elif problem == "duplicate keys":
+            rows = pd.unique(part["row"].dropna())
+            key_cols = [c for c in keys if c in df.columns]
+            example = df.loc[rows[:2], key_cols] if len(rows) else df.iloc[:0]
+            first = tuple(example.iloc[0]) if len(example) else ()
+            lines.append(
+                f"- {len(rows)} rows share their ({', '.join(key_cols)}) key with another row, "
+                f"e.g. rows {quote_list([label(r) for r in rows[:5]])} with key {excerpt(first, 200)}"
+            )
+        elif problem.startswith("wrong type"):
+            got = df[column].dtype if column in df.columns else "?"
+            lines.append(f"- column {column!r} has the {problem} but has dtype {got}")
+        elif problem == "values that are not strings":
+            rows = list(pd.unique(part["row"].dropna()))
+            values = df.loc[rows[:3], column].tolist()
+            kinds = sorted({type(v).__name__ for v in df.loc[rows, column]})
+            lines.append(
+                f"- column {column!r} holds values that are not strings ({', '.join(kinds)}) in "
+                f"{len(rows)} rows, e.g. rows {quote_list([label(r) for r in rows[:3]])} with "
+                f"values {quote_list(values)}; names must be strings (integer ids are converted), "
+                f"e.g. df[{column!r}].astype(str) if they are names"
+            )
+        else:
+            rows = list(pd.unique(part["row"].dropna()))
+            lines.append(
+                f"- column {column!r} has {problem} in {len(rows)} rows, e.g. rows "
+                f"{quote_list([label(r) for r in rows[:5]])}"
+            )
+    message = (
+        f"The {table} table has {len(lines)} problem{'s' if len(lines) != 1 else ''}:\n"
+        + "\n".join(lines)
+    )
+    if labels is not None:
+        cases["row"] = [label(r) for r in cases["row"]]
+    return SchemaError(message, cases)

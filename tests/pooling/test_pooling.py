@@ -1,0 +1,364 @@
+"""Pooling: reference loop, groups, degenerate groups and bad input."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import reference
+from _helpers import make_scores
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import optimize, stats
+
+import metaeval
+from metaeval import DegenerateWarning, OptionError, SchemaError
+
+
+@pytest.mark.parametrize("method", ["EE", "FE", "DL"])
+def test_every_group_equals_reference_loop(rng, method):
+    scores = make_scores(rng, systems=("ctrl", "a", "b", "c"), metrics=("m1", "m2", "m3"))
+    eff = scores.meta.effects(control="ctrl", effect="smcc")
+    pooled = eff.meta.pool(method=method)
+    assert len(pooled) == 3 * 3
+    assert (pooled["method"] == ("EE" if method == "FE" else method)).all()
+    for row in pooled.itertuples():
+        part = eff[(eff["metric"] == row.metric) & (eff["treatment"] == row.treatment)]
+        ref = reference.pool_loop(
+            part["effect"].to_numpy(), part["variance"].to_numpy(), "DL" if method == "DL" else "EE"
+        )
+        for col in ["effect", "se", "ci_low", "ci_high", "tau2", "q"]:
+            assert getattr(row, col) == pytest.approx(ref[col], rel=1e-10, abs=1e-15), col
+        assert row.q_pvalue == pytest.approx(stats.chi2.sf(ref["q"], len(part) - 1), rel=1e-10)
+
+
+def test_pool_any_table_and_groups():
+    eff = pd.DataFrame({
+        "study": ["a", "b", "c", "a", "b", "c"], "model": ["x"] * 3 + ["y"] * 3,
+        "effect": [0.1, 0.3, 0.2, 0.5, -0.1, 0.2], "variance": [0.01, 0.02, 0.015, 0.01, 0.03, 0.02],
+    })  # fmt: skip
+    with pytest.raises(
+        SchemaError,
+        match=r"(?s)repeat the same \['study'\] \(there are no group columns\).*groups=",
+    ):
+        metaeval.pool(eff, over="study")
+    pooled = metaeval.pool(eff, over="study", groups="model")
+    assert pooled["model"].tolist() == ["x", "y"] and pooled["k"].tolist() == [3, 3]
+    single = metaeval.pool(eff[eff["model"] == "x"], over="study")
+    assert single["effect"].iloc[0] == pytest.approx(pooled["effect"].iloc[0], rel=1e-12)
+    with pytest.raises(SchemaError, match=r"\['domain'\] named in `over`/`groups` are not in"):
+        metaeval.pool(eff, over="study", groups="domain")
+
+
+def test_k1_and_nan_effects_warn(rng):
+    eff = pd.DataFrame({
+        "metric": ["m", "m", "m", "n"], "task": ["a", "b", "c", "a"],
+        "effect": [0.2, np.nan, 0.4, 0.3], "variance": [0.01, 0.02, 0.02, 0.01],
+    })  # fmt: skip
+    with pytest.warns(DegenerateWarning) as record:
+        pooled = eff.meta.pool(method="DL")
+    messages = [str(w.message) for w in record]
+    assert any(
+        "1 effect(s) with NaN effect or variance were left out" in m and "task='b'" in m
+        for m in messages
+    )
+    assert any(
+        "have one effect (k = 1): q, q_pvalue, i2, h2, the prediction interval and p_gain, tau2 and its interval are NaN:"
+        in m
+        and "metric='n'" in m
+        for m in messages
+    )
+    m, n = pooled.iloc[0], pooled.iloc[1]
+    assert m["k"] == 2 and n["k"] == 1
+    assert n["effect"] == 0.3 and n["se"] == pytest.approx(0.1)
+    assert np.isnan([n["tau2"], n["i2"], n["h2"], n["q"], n["q_pvalue"], n["pi_low"]]).all()
+
+
+def test_ee_prediction_interval_is_ci():
+    eff = pd.DataFrame(
+        {"task": list("abcd"), "effect": [0.1, 0.5, 0.2, 0.4], "variance": [0.01] * 4}
+    )
+    pooled = eff.meta.pool(method="EE")
+    assert pooled["pi_low"].iloc[0] == pooled["ci_low"].iloc[0]
+    assert pooled["tau2"].iloc[0] == 0
+
+
+def test_dl_interval_wider_than_ee_under_heterogeneity():
+    eff = pd.DataFrame(
+        {"task": list("abcd"), "effect": [0.1, 0.9, 0.2, 0.7], "variance": [0.01] * 4}
+    )
+    dl, ee = eff.meta.pool(method="DL").iloc[0], eff.meta.pool(method="EE").iloc[0]
+    assert dl["tau2"] > 0 and dl["se"] > ee["se"]
+    assert dl["pi_high"] - dl["pi_low"] > dl["ci_high"] - dl["ci_low"]
+    assert dl["i2"] == pytest.approx(
+        100 * dl["tau2"] / (dl["tau2"] + 3 / (4 / 0.01 - 4 * 0.01**-2 / (4 / 0.01)))
+    )
+
+
+def test_display_scales(rng):
+    scores = make_scores(rng)
+    corr = scores.meta.effects(control="ctrl", effect="corr").meta.pool()
+    np.testing.assert_allclose(corr["r"], np.tanh(corr["effect"]), rtol=1e-12)
+    np.testing.assert_allclose(corr["r_pi_low"], np.tanh(corr["pi_low"]), rtol=1e-12)
+    rom = scores.meta.effects(control="ctrl", effect="rom").meta.pool()
+    np.testing.assert_allclose(rom["rel_change_ci_high"], np.expm1(rom["ci_high"]), rtol=1e-12)
+    assert "r" not in rom.columns
+
+
+def test_bad_input():
+    eff = pd.DataFrame({"task": list("ab"), "effect": [0.1, 0.2], "variance": [0.01, -0.02]})
+    with pytest.raises(SchemaError, match="variance not positive"):
+        eff.meta.pool()
+    ok = eff.assign(variance=[0.01, 0.02])
+    with pytest.raises(OptionError, match=r"`method` must be one of \['EE', 'FE', 'DL', 'HE',"):
+        ok.meta.pool(method="dl2")
+    with pytest.raises(SchemaError, match="`over`"):
+        ok.meta.pool(over="dataset")
+
+
+def test_output_matches_pooled_schema_and_warnings_point_at_caller(rng):
+    from metaeval import schema
+
+    eff = make_scores(rng).meta.effects(control="ctrl", effect="smd")
+    schema.Pooled.validate(eff.meta.pool(method="DL"))
+    with pytest.warns(DegenerateWarning) as record:
+        eff.iloc[:1].meta.pool()
+    assert record[0].filename == __file__  # the user's line, not metaeval's internals
+
+
+# ------------------------------------------------------------------ issue 3 options
+def _many(rng, n_groups=6, k=8) -> pd.DataFrame:
+    rows = []
+    for g in range(n_groups):
+        v = np.exp(rng.uniform(np.log(0.001), np.log(0.1), k))
+        y = rng.normal(0.05 * g, 0.1, k) + rng.normal(0, np.sqrt(v))
+        rows.append(
+            pd.DataFrame(
+                {
+                    "metric": "m",
+                    "control": "c",
+                    "treatment": f"t{g}",
+                    "task": [f"task{i}" for i in range(k)],
+                    "effect": y,
+                    "variance": v,
+                }
+            )
+        )
+    return pd.concat(rows, ignore_index=True)
+
+
+@pytest.mark.parametrize("adjust", ["holm", "bonferroni", "fdr_bh"])
+def test_adjust_matches_statsmodels(rng, adjust):
+    from statsmodels.stats.multitest import multipletests
+
+    eff = pd.concat([_many(rng).assign(metric=m) for m in ("m1", "m2")], ignore_index=True)
+    pooled = eff.meta.pool(method="REML", adjust=adjust)
+    for _, fam in pooled.groupby("metric"):
+        expected = multipletests(fam["p_value"].to_numpy(), method=adjust)[1]
+        np.testing.assert_allclose(fam["p_adjusted"], expected, rtol=1e-12)
+    assert (pooled["p_adjusted"] >= pooled["p_value"]).all()
+    assert (pooled["p_adjusted"] > pooled["p_value"]).any()
+
+
+def test_adjust_leaves_nan_out(rng):
+    from statsmodels.stats.multitest import multipletests
+
+    eff = _many(rng)
+    eff.loc[eff["treatment"] == "t0", "effect"] = np.nan  # a group with k = 0
+    with pytest.warns(DegenerateWarning):
+        pooled = eff.meta.pool(adjust="holm")
+    assert np.isnan(pooled["p_adjusted"].iloc[0])
+    expected = multipletests(pooled["p_value"].iloc[1:].to_numpy(), method="holm")[1]
+    np.testing.assert_allclose(pooled["p_adjusted"].iloc[1:], expected, rtol=1e-12)
+
+
+def test_by_task_level_column_and_mapping(rng):
+    scores = make_scores(rng, tasks={f"t{i}": 30 for i in range(6)}, metrics=("m",))
+    domain = {"t0": "news", "t1": "news", "t2": "bio", "t3": "bio", "t4": "bio", "t5": "web"}
+    scores["domain"] = scores["task"].map(domain)
+    scores["query_len"] = np.arange(len(scores))  # varies within tasks: not carried
+    eff = scores.meta.effects(control="ctrl", effect="md")
+    assert "domain" in eff.columns and "query_len" not in eff.columns
+    with pytest.warns(DegenerateWarning, match="one effect"):  # web has one task
+        by_col = eff.meta.pool(method="REML", by="domain")
+    assert by_col.groupby("treatment").size().tolist() == [3, 3]
+    for _, row in by_col.iterrows():
+        part = eff[(eff["treatment"] == row["treatment"]) & (eff["domain"] == row["domain"])]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateWarning)
+            alone = metaeval.pool(part, method="REML").iloc[0]
+        assert row["effect"] == pytest.approx(alone["effect"], rel=1e-12)
+        assert row["k"] == len(part)
+    with pytest.warns(DegenerateWarning):
+        by_map = eff.meta.pool(method="REML", by=domain)
+    np.testing.assert_allclose(by_map["q_between"], by_col["q_between"], rtol=1e-12)
+    with pytest.raises(SchemaError, match=r"no subgroup for task\(s\) \['t5'\]"):
+        eff.meta.pool(by={k: v for k, v in domain.items() if k != "t5"})
+
+
+def test_pooling_over_metrics_warns(rng):
+    eff = make_scores(rng).meta.effects(control="ctrl", effect="smd")
+    with pytest.warns(metaeval.DependenceWarning, match="not independent"):
+        pooled = eff.meta.pool(over=("task", "metric"))
+    assert "metric" not in pooled.columns and (pooled["k"] == 8).all()
+
+
+def test_knha_with_one_task_uses_z_and_ee_knha_warns():
+    eff = pd.DataFrame({"task": ["a"], "effect": [0.2], "variance": [0.04]})
+    with pytest.warns(DegenerateWarning, match="the interval uses z"):
+        one = eff.meta.pool(method="REML", ci="knha").iloc[0]
+    assert one["ci_high"] == pytest.approx(0.2 + stats.norm.ppf(0.975) * 0.2)
+    two = pd.DataFrame({"task": ["a", "b"], "effect": [0.2, 0.3], "variance": [0.04, 0.02]})
+    with pytest.warns(metaeval.MetaEvalWarning, match="not meant for the common-effect"):
+        two.meta.pool(method="EE", ci="knha")
+
+
+def test_p_gain_follows_the_prediction_distribution(rng):
+    eff = _many(rng)
+    for ci, dist in (("z", stats.norm), ("knha", None)):
+        pooled = eff.meta.pool(method="REML", ci=ci)
+        sd = np.sqrt(pooled["se"] ** 2 + pooled["tau2"])
+        if dist is None:
+            expected = stats.t.cdf(pooled["effect"] / sd, pooled["k"] - 1)
+            crit = stats.t.isf(0.025, pooled["k"] - 1)
+        else:
+            expected, crit = stats.norm.cdf(pooled["effect"] / sd), stats.norm.isf(0.025)
+        np.testing.assert_allclose(pooled["p_gain"], expected, rtol=1e-12)
+        np.testing.assert_allclose(pooled["pi_high"] - pooled["effect"], crit * sd, rtol=1e-12)
+
+
+def test_weights_leave_one_out_influence_tables(rng):
+    eff = _many(rng, n_groups=2, k=5)
+    w = eff.meta.weights(method="REML")
+    assert list(w.columns) == [*eff.columns, "weight"]
+    np.testing.assert_allclose(w.groupby("treatment")["weight"].sum(), 100)
+    loo = eff.meta.leave_one_out(method="REML")
+    assert len(loo) == 10 and (loo["k"] == 4).all()
+    again = metaeval.pool(eff[(eff["treatment"] == "t1") & (eff["task"] != "task3")], method="REML")
+    row = loo[(loo["treatment"] == "t1") & (loo["task"] == "task3")].iloc[0]
+    assert row["effect"] == pytest.approx(again["effect"].iloc[0], rel=1e-12)
+    infl = eff.meta.influence(method="REML")
+    assert len(infl) == 10 and infl["hat"].sum() == pytest.approx(2.0)
+    pair = eff.groupby("treatment").head(2)
+    with pytest.warns(DegenerateWarning, match="Groups with two effects"):
+        assert pair.meta.leave_one_out(method="DL")["tau2"].isna().all()
+
+
+def test_pooled_schema_with_all_options(rng):
+    from metaeval import schema
+
+    eff = _many(rng).assign(domain=lambda d: np.where(d["task"] < "task4", "x", "y"))
+    for method in metaeval.METHODS:
+        pooled = eff.meta.pool(
+            method=method, ci="z" if method in ("EE", "FE") else "knha", by="domain", adjust="holm"
+        )
+        schema.Pooled.validate(pooled)
+
+
+# ------------------------------------------------------------------ invariants
+@st.composite
+def meta_analyses(draw):
+    k = draw(st.integers(2, 12))
+    y = draw(st.lists(st.floats(-2, 2, allow_nan=False), min_size=k, max_size=k))
+    v = draw(st.lists(st.floats(1e-3, 1.0, allow_nan=False), min_size=k, max_size=k))
+    return pd.DataFrame({"task": [f"t{i}" for i in range(k)], "effect": y, "variance": v})
+
+
+def _fit_quiet(eff, method, ci):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", metaeval.MetaEvalWarning)
+        return metaeval.pool(eff, method=method, ci=ci).iloc[0]
+
+
+METHOD_TEST = st.tuples(
+    st.sampled_from([m for m in metaeval.METHODS if m != "FE"]), st.sampled_from(["z", "knha"])
+)
+LOCATION = ["effect", "ci_low", "ci_high", "pi_low", "pi_high"]
+SCALE2 = ["tau2", "tau2_low", "tau2_high"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(meta_analyses(), METHOD_TEST, st.randoms(use_true_random=False))
+def test_permuting_tasks_changes_nothing(eff, method_test, random):
+    method, ci = method_test
+    a = _fit_quiet(eff, method, ci)
+    b = _fit_quiet(eff.sample(frac=1.0, random_state=random.randint(0, 2**31)), method, ci)
+    for col in LOCATION + SCALE2 + ["se", "i2", "q", "p_gain"]:
+        assert a[col] == pytest.approx(b[col], rel=1e-7, abs=1e-10, nan_ok=True), col
+
+
+@settings(max_examples=60, deadline=None)
+@given(meta_analyses(), METHOD_TEST, st.floats(-5, 5, allow_nan=False))
+def test_adding_a_constant_shifts_location_only(eff, method_test, shift):
+    method, ci = method_test
+    a = _fit_quiet(eff, method, ci)
+    b = _fit_quiet(eff.assign(effect=eff["effect"] + shift), method, ci)
+    for col in LOCATION:
+        assert b[col] == pytest.approx(a[col] + shift, rel=1e-7, abs=1e-7, nan_ok=True), col
+    for col in SCALE2 + ["se", "i2", "q"]:
+        assert b[col] == pytest.approx(a[col], rel=1e-6, abs=1e-9, nan_ok=True), col
+
+
+@settings(max_examples=60, deadline=None)
+@given(meta_analyses(), METHOD_TEST, st.floats(0.1, 10, allow_nan=False))
+def test_scaling_effects_scales_variances(eff, method_test, c):
+    method, ci = method_test
+    a = _fit_quiet(eff, method, ci)
+    b = _fit_quiet(
+        eff.assign(effect=eff["effect"] * c, variance=eff["variance"] * c**2), method, ci
+    )
+    for col in LOCATION + ["se"]:
+        assert b[col] == pytest.approx(a[col] * c, rel=1e-6, abs=1e-9, nan_ok=True), col
+    for col in SCALE2:  # PM and the Q-profile search stop at max(100, ...): compare below that cap
+        assert np.isnan(a[col]) == np.isnan(b[col]), col
+        if np.isfinite(a[col]) and max(a[col], a[col] * c**2, b[col]) < 50:
+            assert b[col] == pytest.approx(a[col] * c**2, rel=1e-6, abs=1e-9), col
+    for col in ["i2", "q", "p_value"]:
+        assert b[col] == pytest.approx(a[col], rel=1e-6, abs=1e-9, nan_ok=True), col
+
+
+def test_leave_one_out_over_metrics_warns_once(rng):
+    eff = make_scores(rng).meta.effects(control="ctrl", effect="md")
+    with pytest.warns(metaeval.DependenceWarning) as record:
+        loo = eff.meta.leave_one_out(over=("task", "metric"))
+    assert len([w for w in record if issubclass(w.category, metaeval.DependenceWarning)]) == 1
+    assert len(loo) == 2 * 8 and (loo["k"] == 7).all()
+
+
+@pytest.mark.parametrize("scale", [1.0, 5.0, 1e3])
+def test_pm_root_beyond_metafor_search_limit_is_found(scale):
+    """metafor stops with an error when the PM root exceeds max(100, 10·mad²); we search on.
+
+    y = (2, 2, −2)·c, v = c²: mad(y) = 0, so metafor's limit is 100 and the root
+    4.33·c² lies beyond it from c = 5 on. Reference: scipy's brentq on Q(τ²) = k − 1.
+    """
+    y = np.array([2.0, 2.0, -2.0]) * scale
+    v = np.full(3, scale**2)
+
+    def q_minus(tau2):
+        w = 1 / (v + tau2)
+        mu = (w * y).sum() / w.sum()
+        return (w * (y - mu) ** 2).sum() - 2
+
+    tau2 = optimize.brentq(q_minus, 0, 1e12, xtol=1e-14, rtol=1e-14)
+    eff = pd.DataFrame({"task": ["t0", "t1", "t2"], "effect": y, "variance": v})
+    got = eff.meta.pool(method="PM").iloc[0]
+    assert got["tau2"] == pytest.approx(tau2, rel=1e-9)
+    w = 1 / (v + tau2)
+    assert got["effect"] == pytest.approx((w * y).sum() / w.sum(), rel=1e-9)
+    assert got["se"] == pytest.approx(np.sqrt(1 / w.sum()), rel=1e-9)
+
+
+@pytest.mark.parametrize("variance", [0.003, 0.0123, 0.3])
+def test_one_effect_gives_no_numpy_warnings(variance):
+    """k = 1: DL's τ² is 0/0 up to rounding (±inf for some v); nothing may overflow."""
+    one = pd.DataFrame({"task": ["a"], "effect": [0.4], "variance": [variance]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.warns(DegenerateWarning, match="k = 1"):
+            got = one.meta.pool(method="DL").iloc[0]
+    assert got["effect"] == pytest.approx(0.4, rel=1e-14)
+    assert got["se"] == pytest.approx(np.sqrt(variance))
+    assert np.isnan(got["tau2"]) and np.isnan(got["tau2_low"]) and np.isnan(got["tau2_high"])

@@ -1,0 +1,65 @@
+"""Pooling against metafor 3.8 rma() + predict() (fixtures/metafor/make_fixtures.R)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from _helpers import FIXTURES
+
+import metaeval
+
+DIR = FIXTURES / "metafor"
+COLUMNS = {  # ours -> metafor
+    "effect": "estimate", "se": "se", "statistic": "zval", "p_value": "pval", "ci_low": "ci.lb",
+    "ci_high": "ci.ub", "tau2": "tau2", "i2": "I2", "h2": "H2", "q": "QE", "q_pvalue": "QEp",
+    "pi_low": "pi.lb", "pi_high": "pi.ub",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def escalc() -> pd.DataFrame:
+    return pd.read_csv(DIR / "escalc.csv")
+
+
+@pytest.fixture(scope="module")
+def rma() -> pd.DataFrame:
+    return _rma()
+
+
+def _rma() -> pd.DataFrame:
+    ref = pd.read_csv(DIR / "rma.csv")
+    return ref.rename(
+        columns={c: f"R_{c}" for c in ref.columns if c not in ("measure", "metric", "treatment")}
+    )
+
+
+@pytest.mark.parametrize("method", ["EE", "DL"])
+def test_pool_matches_rma(escalc, rma, method):
+    # metafor's own yi/vi as input: this checks pooling alone
+    effects = escalc.rename(columns={"yi": "effect", "vi": "variance"})
+    pooled = metaeval.pool(effects, method=method, groups="measure")
+    ref = rma[rma["R_method"] == method]
+    both = pooled.merge(ref, on=["measure", "metric", "treatment"], validate="one_to_one")
+    assert len(both) == len(ref) == 16
+    np.testing.assert_array_equal(both["k"], both["R_k"])
+    for ours, theirs in COLUMNS.items():
+        np.testing.assert_allclose(
+            both[ours], both[f"R_{theirs}"], rtol=1e-8, atol=1e-14, err_msg=ours
+        )
+    if method == "DL":  # the fixture covers both sides of the truncation at 0
+        assert (both["tau2"] == 0).any() and (both["tau2"] > 0).any()
+
+
+def test_pipeline_matches_rma():
+    """scores -> effects -> pool on the fixture's raw scores agrees with R end to end."""
+    scores = pd.read_csv(DIR / "scores.csv")
+    rma = _rma()
+    pooled = scores.meta.effects(control="control", effect="smcc").meta.pool(method="DL")
+    ref = rma[(rma["measure"] == "SMCC") & (rma["R_method"] == "DL")]
+    both = pooled.merge(ref, on=["metric", "treatment"], validate="one_to_one")
+    assert len(both) == 4
+    for ours, theirs in COLUMNS.items():
+        np.testing.assert_allclose(
+            both[ours], both[f"R_{theirs}"], rtol=1e-8, atol=1e-14, err_msg=ours
+        )

@@ -1,0 +1,203 @@
+"""LaTeX and HTML tables: layout, marks, bold, escaping, and that LaTeX compiles."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pandas as pd
+import pytest
+from _helpers import make_scores
+
+import metaeval
+from metaeval import OptionError, SchemaError
+from metaeval.report import escape_latex, style, to_html, to_latex
+
+NASTY = "R&D_50% $x$ #1 {a} ~b^c \\d"
+
+
+def _compare_table() -> pd.DataFrame:
+    """Three systems, one task: b beats a (p = 0.01), c vs a not significant."""
+    table = pd.DataFrame(
+        {
+            "metric": "acc", "task": "t", "test": "t",
+            "treatment": ["b", "c"], "control": "a",
+            "mean_treatment": [0.61234, 0.59999], "mean_control": 0.5,
+            "diff": [0.11234, 0.09999], "p_value": [0.01, 0.2],
+            "ci_low": [0.03, -0.05], "ci_high": [0.19, 0.25],
+        }
+    )  # fmt: skip
+    table.attrs.update(test="t", alternative="two-sided", alpha=0.05, adjust=None)
+    return table
+
+
+def test_compare_letters_bold_and_caption():
+    tex = to_latex(_compare_table())
+    assert r"(a) a & 0.500 \\" in tex
+    assert r"(b) b & \bfseries 0.612\textsuperscript{a} \\" in tex
+    assert r"(c) c & 0.600 \\" in tex
+    assert r"paired t-test, two-sided, $\alpha = 0.05$, no correction" in tex
+    assert r"\toprule" in tex and r"\bottomrule" in tex
+    # lower is better: the significant difference now favours a
+    tex = to_latex(_compare_table(), best="min")
+    assert r"(a) a & \bfseries 0.500\textsuperscript{b} \\" in tex
+    # intervals and p-values of the difference to the control
+    tex = to_latex(_compare_table(), show="ci")
+    assert r"0.612\textsuperscript{a} [$+$0.030, $+$0.190]" in tex
+    tex = to_latex(_compare_table(), show="p_value", alpha=0.005)
+    assert r"\bfseries 0.612 (p = 0.010)" in tex
+
+
+def test_bold_is_decided_on_unrounded_values():
+    table = _compare_table().assign(mean_treatment=[0.61234, 0.61231])
+    tex = to_latex(table)
+    assert r"\bfseries 0.612\textsuperscript{a}" in tex
+    assert r"(c) c & 0.612 \\" in tex
+    assert to_latex(table, best=None).count(r"\bfseries") == 0
+
+
+def test_compare_from_the_library_matches_its_numbers(rng):
+    scores = make_scores(rng, metrics=("m1",))
+    cmp = scores.meta.compare(control="ctrl", adjust="holm")
+    tex = to_latex(cmp)
+    assert "Holm correction" in tex
+    means = scores.groupby(["system", "task"])["value"].mean()
+    for task in scores["task"].unique():
+        assert f"{means['ctrl', task]:.3f}" in tex
+    # a system is marked over ctrl exactly where the adjusted p is below alpha
+    for _, row in cmp.iterrows():
+        winner = row["treatment"] if row["diff"] > 0 else "ctrl"
+        cell = f"{means[winner, row['task']]:.3f}"
+        marked = row["p_adjusted"] < 0.05
+        letters = {"ctrl": "a", "a": "b", "b": "c"}
+        loser = letters["ctrl" if winner != "ctrl" else row["treatment"]]
+        line = next(line for line in tex.splitlines() if line.startswith(f"({letters[winner]}) "))
+        cells = [c.strip() for c in line.rstrip("\\ ").split("&")[1:]]
+        col = sorted(scores["task"].unique(), key=list(cmp["task"].unique()).index).index(
+            row["task"]
+        )
+        assert cell in cells[col]
+        assert (f"\\textsuperscript{{{loser}" in cells[col] or f"{loser}}}" in cells[col]) == marked
+
+
+def test_effects_with_pooled_column(rng):
+    scores = make_scores(rng, systems=("ctrl", "a", "b"), metrics=("m1",))
+    eff = scores.meta.effects(control="ctrl", effect="smd")
+    pooled = eff.meta.pool(method="REML", ci="knha")
+    tex = to_latex(eff, pooled=pooled, digits=4)
+    for _, row in pooled.iterrows():
+        text = f"{row['effect']:.4f}".replace("-", "$-$")
+        assert text in tex
+    assert "Pooled" in tex
+    assert "random-effects model, REML, Knapp-Hartung t-test" in tex
+    assert "95\\% confidence intervals" in tex
+    # every effect and its interval
+    for _, row in eff.iterrows():
+        lo, hi = (f"{x:.4f}".replace("-", "$-$") for x in (row["ci_low"], row["ci_high"]))
+        assert f"[{lo}, {hi}]" in tex
+    # best per column: the larger of the two treatments' effects on a task
+    t1 = eff[eff.task == "t1"].set_index("treatment")["effect"]
+    best = t1.idxmax()
+    line = next(line for line in tex.splitlines() if line.startswith(best + " "))
+    assert line.split("&")[1].strip().startswith(r"\bfseries")
+    transposed = to_latex(eff, transpose=True)
+    assert "best" not in transposed and "each row" in transposed
+
+
+def test_daggers_use_adjusted_p_and_rom_is_back_transformed():
+    eff = pd.DataFrame({"task": ["a", "b"], "treatment": "new", "control": "old", "effect_type": "rom",
+                        "effect": [np.log(1.2), np.log(0.95)], "variance": [0.001, 0.04],
+                        "ci_low": [np.log(1.1), np.log(0.8)], "ci_high": [np.log(1.3), np.log(1.1)],
+                        "p_value": [0.001, 0.5]})  # fmt: skip
+    tex = to_latex(eff)
+    assert r"0.200\textsuperscript{\dag{}} [0.100, 0.300]" in tex
+    assert r"$-$0.050 [$-$0.200, 0.100]" in tex
+    assert r"\dag{} $p < 0.05$" in tex
+    assert "Relative change" in tex
+    pooled = eff.meta.pool(method="DL", adjust="holm")
+    assert "Parentheses: Holm-adjusted p-values" in to_latex(pooled, show="p_value")
+
+
+def test_names_are_escaped_everywhere():
+    table = _compare_table().assign(task=NASTY, control=NASTY + "ctl", metric="m_1")
+    tex = to_latex(table)
+    escaped = escape_latex(NASTY)
+    assert escaped in tex
+    assert NASTY not in tex
+    assert escape_latex("x_y") == r"x\_y"
+    page = to_html(table)
+    assert "R&amp;D_50%" in page and "<sup>a</sup>" in page
+    assert "font-weight: bold" in page
+
+
+def test_report_errors(rng):
+    scores = make_scores(rng, metrics=("m1",))
+    cmp = scores.meta.compare()  # every ordered pair: several controls
+    with pytest.raises(OptionError, match="several controls"):
+        to_latex(cmp, show="ci")
+    with pytest.raises(OptionError, match="show"):
+        to_latex(_compare_table(), show="mean")
+    with pytest.raises(OptionError, match="best"):
+        to_latex(_compare_table(), best="highest")
+    with pytest.raises(SchemaError, match="effects table"):
+        to_latex(scores)
+    eff = scores.meta.effects(control="ctrl")
+    with pytest.raises(OptionError, match="pooled"):
+        to_latex(cmp, pooled=eff.meta.pool())
+
+
+def test_accessor_and_styler(rng):
+    scores = make_scores(rng, metrics=("m1",))
+    eff = scores.meta.effects(control="ctrl")
+    assert eff.meta.to_latex() == to_latex(eff)
+    ids = re.compile(r"T_[0-9a-f]+")  # the Styler's random table id
+    assert ids.sub("", eff.meta.pool().meta.to_html()) == ids.sub("", to_html(eff.meta.pool()))
+    assert scores.meta.compare(control="ctrl").meta.style().to_html().startswith("<style")
+    assert "caption" in style(eff).to_html()
+    with pytest.raises(metaeval.TableKindError, match="to_latex"):
+        scores.meta.to_latex()
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no pdflatex installed")
+def test_tables_compile_with_pdflatex(rng, tmp_path):
+    scores = make_scores(rng, systems=("ctrl", "sys_1&2", "b~^"), metrics=("m_1", "50%"))
+    scores["task"] = scores["task"].map(lambda t: t + " " + NASTY)
+    eff = scores.meta.effects(control="ctrl", effect="smd")
+    one = eff[eff.metric == "m_1"]
+    tables = [
+        to_latex(eff, pooled=eff.meta.pool(method="REML", adjust="holm")),
+        to_latex(one, transpose=True, show="p_value"),
+        to_latex(eff, pooled=eff.meta.pool(), transpose=True),
+        to_latex(scores.meta.compare(control="ctrl", adjust="fdr_bh"), show="ci"),
+        to_latex(scores.meta.compare(test="randomization", n_resamples=200, seed=1)),
+        to_latex(_compare_table(), label="tab:x", position="t"),
+    ]
+    doc = "\n".join(
+        [
+            r"\documentclass{article}",
+            r"\usepackage{booktabs}",
+            r"\begin{document}",
+            *tables,
+            r"\end{document}",
+        ]
+    )
+    (tmp_path / "t.tex").write_text(doc)
+    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert (tmp_path / "t.pdf").stat().st_size > 1000
+    log = (tmp_path / "t.log").read_text(errors="replace")
+    assert "Missing character" not in log and "Undefined control sequence" not in log
+
+
+def test_transposed_rows_group_by_metric_without_multirow(rng):
+    scores = make_scores(rng, metrics=("m1", "m2"))
+    eff = scores.meta.effects(control="ctrl", treatment="a")
+    tex = to_latex(eff, pooled=eff.meta.pool(), transpose=True)
+    assert "multirow" not in tex and r"\begin{tabular}{llr}" in tex
+    body = tex.split(r"\midrule")[1].split(r"\bottomrule")[0].strip().splitlines()
+    assert [line.split("&")[1].strip() for line in body] == ["t1", "t2", "t3", "t4", "Pooled"] * 2
+    assert body[0].startswith("m1 &") and body[5].startswith("m2 &")
+    assert "Bold" not in tex  # one system: nothing to compare

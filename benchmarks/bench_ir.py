@@ -14,10 +14,9 @@ from __future__ import annotations
 import argparse
 import time
 
+import metaeval.ir
 import numpy as np
 import pandas as pd
-
-import metaeval.ir
 
 MEASURES = ["nDCG@10", "AP", "R@1000"]
 

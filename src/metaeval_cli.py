@@ -17,11 +17,11 @@ __all__ = ["main", "build_parser"]
 PRINT_MODES = ("pretty", "raw")
 FORMATS = ("markdown", "latex", "csv", "tsv")
 ADJUSTMENTS = ("holm", "bonferroni", "fdr_bh")
-# the library's own lists (metaeval.METHODS, ...), repeated so that --help imports nothing;
+# the library's own lists (metaeval.POOL_METHODS, ...), repeated so that --help imports nothing;
 # tests/test_cli.py checks that they agree
-METHODS = ("EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM")
-CI = ("z", "knha", "hksj")
-EFFECTS = ("md", "smd", "smcrp", "smcc", "rom", "corr")
+POOL_METHODS = ("EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM")
+CI_METHODS = ("z", "knha", "hksj")
+EFFECT_TYPES = ("md", "smd", "smcrp", "smcc", "rom", "corr")
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -149,9 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--control", default="logistic_regression")
     demo.add_argument("--metric", default="accuracy", choices=["accuracy", "p_true_class"])
-    demo.add_argument("--effect", default="smd", choices=EFFECTS)
-    demo.add_argument("--method", default="DL", choices=METHODS, help="tau^2 estimator")
-    demo.add_argument("--ci", default="z", choices=CI, help="z or knha (Knapp-Hartung)")
+    demo.add_argument("--effect", default="smd", choices=EFFECT_TYPES)
+    demo.add_argument("--method", default="DL", choices=POOL_METHODS, help="tau^2 estimator")
+    demo.add_argument("--ci", default="z", choices=CI_METHODS, help="z or knha (Knapp-Hartung)")
     demo.add_argument("--alpha", type=_probability, default=0.05)
     demo.add_argument(
         "--output",
@@ -291,9 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
     meta.add_argument("--control", required=True, action=_Once)
     meta.add_argument("--treatment", nargs="+", help="default: every other system")
     meta.add_argument("--metric", nargs="+", help="only these metrics")
-    meta.add_argument("--effect", default="smd", choices=EFFECTS)
-    meta.add_argument("--method", default="DL", choices=METHODS, help="tau^2 estimator")
-    meta.add_argument("--ci", default="z", choices=CI, help="z or knha (Knapp-Hartung)")
+    meta.add_argument("--effect", default="smd", choices=EFFECT_TYPES)
+    meta.add_argument("--method", default="DL", choices=POOL_METHODS, help="tau^2 estimator")
+    meta.add_argument("--ci", default="z", choices=CI_METHODS, help="z or knha (Knapp-Hartung)")
     meta.add_argument("--alpha", type=_probability, default=0.05)
     meta.add_argument("--by", metavar="COLUMN", help="subgroups: a task-level column")
     meta.add_argument(

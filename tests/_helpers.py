@@ -59,3 +59,42 @@ def make_scores(
     if drop:
         df = df[rng.random(len(df)) >= drop].reset_index(drop=True)
     return df
+
+
+#: single faults a scores table can have, injected by :func:`inject`
+FAULTS = ["nan", "inf", "duplicate", "float_query", "mixed_system", "missing_column",
+          "duplicated_column", "empty", "output_column", "text_value"]  # fmt: skip
+
+
+def inject(table: pd.DataFrame, fault: str, i: int) -> tuple[pd.DataFrame, str]:
+    """The table with one fault, and a word the error message must contain."""
+    t = table.copy()
+    i = i % len(t)
+    if fault in ("nan", "inf"):
+        t["value"] = t["value"].astype(float)  # int or bool values cannot hold them
+        t.loc[t.index[i], "value"] = np.nan if fault == "nan" else -np.inf
+        return t, "value"
+    if fault == "duplicate":
+        return pd.concat([t, t.iloc[[i]]]), "key"
+    if fault == "float_query":
+        return t.assign(
+            query=pd.Series(np.arange(len(t)) + 0.5, index=t.index, dtype=object)
+        ), "query"
+    if fault == "mixed_system":
+        s = t["system"].astype(object)
+        s.iloc[i] = 7
+        return t.assign(system=s), "system"
+    if fault == "missing_column":
+        column = ["task", "query", "system", "metric", "value"][i % 5]
+        return t.drop(columns=column), column
+    if fault == "duplicated_column":
+        t["extra"] = 0.0
+        return t.rename(columns={"extra": "value"}), "duplicated column"
+    if fault == "empty":
+        return t.iloc[:0], "no rows"
+    if fault == "output_column":
+        name = ["n", "se", "r", "effect", "p_value", "mean_control"][i % 6]
+        return t.assign(**{name: 1.0}), name
+    v = t["value"].astype(object)
+    v.iloc[i] = "0.5"
+    return t.assign(value=v), "value"

@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import metaeval
 
@@ -189,3 +192,13 @@ def test_documented_aliases_and_deprecated_module_paths():
     )  # fmt: skip
     assert "FutureWarning: metaeval.significance is deprecated" in out.stderr
     assert out.stdout.strip() == "metaeval.paired.twoway"
+
+
+@pytest.mark.parametrize("module", ["metaeval", "metaeval.pooling"])
+@pytest.mark.parametrize(("old", "new"), [("METHODS", "POOL_METHODS"), ("TESTS", "CI_METHODS")])
+def test_renamed_constants_warn_at_the_callers_line_and_keep_their_values(module, old, new):
+    mod = importlib.import_module(module)
+    with pytest.warns(FutureWarning, match=rf"{module}\.{old} is renamed {module}\.{new}") as rec:
+        value = getattr(mod, old)
+    assert value == getattr(metaeval, new) and value == getattr(mod, new)
+    assert rec[0].filename == __file__  # the warning points at the user's code

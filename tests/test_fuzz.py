@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import FAULTS, inject
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from scipy import optimize, special, stats
@@ -163,6 +164,16 @@ def paired(table: pd.DataFrame) -> dict[tuple[str, str, str, str], tuple[np.ndar
                         shift[b],
                     )
     return out
+
+
+def tied_magnitudes(table: pd.DataFrame) -> bool:
+    """Whether some pair's nonzero per-query differences have equal magnitudes."""
+    for x, y, _, _ in paired(table).values():
+        d = np.abs(x - y)
+        d = d[d != 0]
+        if len(np.unique(d)) < len(d):
+            return True
+    return False
 
 
 def fraction_sqrt(f: Fraction) -> Fraction:
@@ -529,46 +540,6 @@ def test_pool_matches_exact_and_root_finding_references(eff, method, ci):
 
 
 # ------------------------------------------------------------------- faults
-FAULTS = ["nan", "inf", "duplicate", "float_query", "mixed_system", "missing_column",
-          "duplicated_column", "empty", "output_column", "text_value"]  # fmt: skip
-
-
-def inject(table: pd.DataFrame, fault: str, i: int) -> tuple[pd.DataFrame, str]:
-    """The table with one fault, and a word the error message must contain."""
-    t = table.copy()
-    i = i % len(t)
-    if fault == "nan":
-        t.loc[t.index[i], "value"] = np.nan
-        return t, "value"
-    if fault == "inf":
-        t.loc[t.index[i], "value"] = -np.inf
-        return t, "value"
-    if fault == "duplicate":
-        return pd.concat([t, t.iloc[[i]]]), "key"
-    if fault == "float_query":
-        return t.assign(
-            query=pd.Series(np.arange(len(t)) + 0.5, index=t.index, dtype=object)
-        ), "query"
-    if fault == "mixed_system":
-        s = t["system"].astype(object)
-        s.iloc[i] = 7
-        return t.assign(system=s), "system"
-    if fault == "missing_column":
-        column = ["task", "query", "system", "metric", "value"][i % 5]
-        return t.drop(columns=column), column
-    if fault == "duplicated_column":
-        t["extra"] = 0.0
-        return t.rename(columns={"extra": "value"}), "duplicated column"
-    if fault == "empty":
-        return t.iloc[:0], "no rows"
-    if fault == "output_column":
-        name = ["n", "se", "r", "effect", "p_value", "mean_control"][i % 6]
-        return t.assign(**{name: 1.0}), name
-    v = t["value"].astype(object)
-    v.iloc[i] = "0.5"
-    return t.assign(value=v), "value"
-
-
 @FUZZ
 @given(score_tables(), st.sampled_from(FAULTS), st.integers(0, 10_000))
 def test_every_injected_fault_is_a_typed_error_naming_it(table, fault, i):
@@ -636,7 +607,8 @@ def test_row_order_key_dtype_and_scale_change_nothing(table, random, dtype, fact
                 check_exact=False, rtol=1e-12, check_dtype=False, check_categorical=False,
             )  # fmt: skip
     exact = np.log2(factor).is_integer()
-    values = factor * table["value"].to_numpy()
+    with np.errstate(over="ignore", under="ignore"):  # overflowing tables are assumed away
+        values = factor * table["value"].to_numpy()
     tiny = (np.abs(values) < np.finfo(float).tiny) & (table["value"].to_numpy() != 0)
     assume(np.isfinite(values).all() and not tiny.any())  # still normal, finite numbers
     scaled = results(table.assign(value=values), calls)
@@ -650,8 +622,14 @@ def test_row_order_key_dtype_and_scale_change_nothing(table, random, dtype, fact
         scaled[kind]["p_value"], base[kind]["p_value"], rtol=rtol, atol=1e-12, err_msg=kind
     )
     a, b = base[test]["p_value"].to_numpy(), scaled[test]["p_value"].to_numpy()
-    np.testing.assert_allclose(b, a, rtol=rtol, atol=1e-12, err_msg=test)
     np.testing.assert_array_equal(np.isnan(b), np.isnan(a))
+    if test == "wilcoxon" and not exact and tied_magnitudes(table):
+        # ties among |x − y| are exact, as in scipy; an inexact rescaling rounds
+        # each difference on its own and may break them (e.g. 1e-300·(1 − 0.75)
+        # against 1e-300·0.25), so ranks and p-values may rightly change
+        outcome("invariants", "correct")
+        return
+    np.testing.assert_allclose(b, a, rtol=rtol, atol=1e-12, err_msg=test)
     if test in ("wilcoxon", "sign", "bootstrap"):  # scale-free statistics
         a, b = base[test]["statistic"].to_numpy(), scaled[test]["statistic"].to_numpy()
         np.testing.assert_allclose(b, a, rtol=rtol, atol=1e-12, err_msg=test)

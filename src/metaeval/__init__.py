@@ -17,8 +17,16 @@ from __future__ import annotations
 import importlib as _importlib
 from typing import Any as _Any
 
-from . import _aliases
+from . import _aliases, _options
 from . import accessor as _accessor  # noqa: F401  (registers DataFrame.meta)
+from ._options import (
+    ADJUSTMENTS,
+    CI_METHODS,
+    COMPARE_TESTS,
+    EFFECT_TYPES,
+    POOL_METHODS,
+    STATISTICS,
+)
 from .datasets import load_example
 from .errors import (
     DegenerateWarning,
@@ -34,9 +42,6 @@ from .errors import (
 )
 from .io import scores_from_arrays
 from .paired import (
-    ADJUSTMENTS,
-    EFFECT_TYPES,
-    STATISTICS,
     adjust_pvalues,
     anova,
     bootstrap_effects,
@@ -46,7 +51,7 @@ from .paired import (
     sufficient_statistics,
     tukey,
 )
-from .pooling import METHODS, TESTS, analyze, influence, leave_one_out, pool, weights
+from .pooling import analyze, influence, leave_one_out, pool, weights
 from .schema import scores, validate_effects, validate_scores
 
 _aliases.install()
@@ -93,8 +98,9 @@ __all__ = [
     *_SUBMODULES,
     # constants
     "EFFECT_TYPES",
-    "METHODS",
-    "TESTS",
+    "POOL_METHODS",
+    "CI_METHODS",
+    "COMPARE_TESTS",
     "ADJUSTMENTS",
     "STATISTICS",
     # exceptions and warnings
@@ -113,9 +119,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> _Any:
-    """Submodules on first use (``metaeval.plot``, ``metaeval.ir``, ...)."""
+    """Submodules on first use (``metaeval.plot``, ``metaeval.ir``, ...); renamed constants."""
     if name in _SUBMODULES or f"{__name__}.{name}" in _aliases.ALIASES:
         return _importlib.import_module(f"{__name__}.{name}")
+    if name in _options.RENAMED:
+        return _options.renamed(__name__, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

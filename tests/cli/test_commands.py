@@ -44,9 +44,9 @@ def elinor(shared_data) -> Path:
 
 # ------------------------------------------------------------------ the parser
 def test_choices_agree_with_the_library():
-    assert metaeval_cli.METHODS == metaeval.METHODS
-    assert metaeval_cli.CI == metaeval.TESTS
-    assert metaeval_cli.EFFECTS == metaeval.EFFECT_TYPES
+    assert metaeval_cli.POOL_METHODS == metaeval.POOL_METHODS
+    assert metaeval_cli.CI_METHODS == metaeval.CI_METHODS
+    assert metaeval_cli.EFFECT_TYPES == metaeval.EFFECT_TYPES
     assert metaeval_cli.ADJUSTMENTS == metaeval.ADJUSTMENTS
 
 
@@ -130,7 +130,9 @@ def test_compare_two_systems_matches_elinor_and_the_library(capsys, elinor):
     for test in ("bootstrap", "randomization"):
         ref = metaeval.compare(scores, control="pred_2", treatment="pred_1", test=test,
                                n_resamples=2000, seed=11).set_index("metric")  # fmt: skip
-        np.testing.assert_array_equal(resampled[f"{test}_p"], ref.loc[resampled.index, "p_value"])
+        np.testing.assert_array_equal(
+            resampled[f"{test}_p_value"], ref.loc[resampled.index, "p_value"]
+        )
     assert "# seed: 11 (repeat with --seed 11); resamples: 2,000" in out
 
 
@@ -418,7 +420,7 @@ def test_meta_prints_the_library_analysis(capsys, example_file, tmp_path):
     pooled = metaeval.pool(effects, method="REML", ci="knha")
     het = one(tables, "Heterogeneity of the summaries")
     np.testing.assert_array_equal(het["tau2"], pooled["tau2"])
-    np.testing.assert_array_equal(het["q_pvalue"], pooled["q_pvalue"])
+    np.testing.assert_array_equal(het["q_p_value"], pooled["q_p_value"])
     sub = one(tables, "Summaries by domain")
     by = metaeval.pool(effects, method="REML", ci="knha", by="domain")
     np.testing.assert_array_equal(sub["effect"], by["effect"])

@@ -374,3 +374,17 @@ def test_progress_bar(rng, capsys):
         scores, control="ctrl", test="bootstrap", n_resamples=300, seed=1, progress=False
     )
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.filterwarnings("ignore::metaeval.PairingWarning")
+def test_bootstrap_reports_the_t_tests_statistic_and_a_zero_mean_is_zero(rng):
+    scores = make_scores(rng, drop=0.1)
+    t = metaeval.compare(scores, control=None, test="t")
+    boot = metaeval.compare(scores, control=None, test="bootstrap", n_resamples=99, seed=1)
+    np.testing.assert_array_equal(boot["statistic"], t["statistic"])
+    # differences ±0.125 whose scores carry rounding (scaled by 1e-300, not a power of
+    # two): the mean is 0 up to rounding, so t = 0 and every resample is as extreme
+    table = pd.DataFrame({"task": "t", "query": ["0", "1"] * 2, "system": ["a", "a", "b", "b"],
+                          "metric": "m", "value": np.array([0.5, 0.25, 0.375, 0.375]) * 1e-300})  # fmt: skip
+    res = metaeval.compare(table, treatment="b", control="a", test="bootstrap", seed=3)
+    assert res["statistic"].item() == 0 and res["p_value"].item() == 1

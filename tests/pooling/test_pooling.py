@@ -31,7 +31,7 @@ def test_every_group_equals_reference_loop(rng, method):
         )
         for col in ["effect", "se", "ci_low", "ci_high", "tau2", "q"]:
             assert getattr(row, col) == pytest.approx(ref[col], rel=1e-10, abs=1e-15), col
-        assert row.q_pvalue == pytest.approx(stats.chi2.sf(ref["q"], len(part) - 1), rel=1e-10)
+        assert row.q_p_value == pytest.approx(stats.chi2.sf(ref["q"], len(part) - 1), rel=1e-10)
 
 
 def test_pool_any_table_and_groups():
@@ -65,7 +65,7 @@ def test_k1_and_nan_effects_warn(rng):
         for m in messages
     )
     assert any(
-        "have one effect (k = 1): q, q_pvalue, i2, h2, the prediction interval and p_gain, tau2 and its interval are NaN:"
+        "have one effect (k = 1): q, q_p_value, i2, h2, the prediction interval and p_gain, tau2 and its interval are NaN:"
         in m
         and "metric='n'" in m
         for m in messages
@@ -73,7 +73,7 @@ def test_k1_and_nan_effects_warn(rng):
     m, n = pooled.iloc[0], pooled.iloc[1]
     assert m["k"] == 2 and n["k"] == 1
     assert n["effect"] == 0.3 and n["se"] == pytest.approx(0.1)
-    assert np.isnan([n["tau2"], n["i2"], n["h2"], n["q"], n["q_pvalue"], n["pi_low"]]).all()
+    assert np.isnan([n["tau2"], n["i2"], n["h2"], n["q"], n["q_p_value"], n["pi_low"]]).all()
 
 
 def test_ee_prediction_interval_is_ci():
@@ -250,7 +250,7 @@ def test_pooled_schema_with_all_options(rng):
     from metaeval import schema
 
     eff = _many(rng).assign(domain=lambda d: np.where(d["task"] < "task4", "x", "y"))
-    for method in metaeval.METHODS:
+    for method in metaeval.POOL_METHODS:
         pooled = eff.meta.pool(
             method=method, ci="z" if method in ("EE", "FE") else "knha", by="domain", adjust="holm"
         )
@@ -273,7 +273,7 @@ def _fit_quiet(eff, method, ci):
 
 
 METHOD_TEST = st.tuples(
-    st.sampled_from([m for m in metaeval.METHODS if m != "FE"]), st.sampled_from(["z", "knha"])
+    st.sampled_from([m for m in metaeval.POOL_METHODS if m != "FE"]), st.sampled_from(["z", "knha"])
 )
 LOCATION = ["effect", "ci_low", "ci_high", "pi_low", "pi_high"]
 SCALE2 = ["tau2", "tau2_low", "tau2_high"]

@@ -18,7 +18,7 @@ ITERATIVE = ["ML", "REML", "EB", "PM"]
 COLUMNS = {  # ours -> metafor
     "effect": "estimate", "se": "se", "statistic": "zval", "p_value": "pval", "ci_low": "ci.lb",
     "ci_high": "ci.ub", "pi_low": "pi.lb", "pi_high": "pi.ub", "tau2": "tau2", "i2": "I2",
-    "h2": "H2", "q": "QE", "q_pvalue": "QEp",
+    "h2": "H2", "q": "QE", "q_p_value": "QEp",
 }  # fmt: skip
 
 
@@ -77,7 +77,7 @@ def test_battery_matches_rma(data, fits, method, test):
     rtol = 1e-8 if method in CLOSED else 1e-6
     for col, ref_col in COLUMNS.items():
         ours_v, theirs = ok[col].to_numpy(float), ok[f"R_{ref_col}"].to_numpy(float)
-        if col in ("p_value", "q_pvalue"):  # compare tail probabilities on the log scale
+        if col in ("p_value", "q_p_value"):  # compare tail probabilities on the log scale
             tiny = theirs < 1e-290  # where float64 underflows, R and scipy differ in how
             assert (ours_v[tiny] < 1e-280).all(), f"{method}/{test}/{col} tiny"
             ours_v, theirs = np.log(ours_v[~tiny]), np.log(theirs[~tiny])
@@ -114,7 +114,7 @@ def test_battery_q_profile(data):
 
 
 LOO = {"effect": "estimate", "se": "se", "statistic": "zval", "p_value": "pval", "ci_low": "ci.lb",
-       "ci_high": "ci.ub", "q": "Q", "q_pvalue": "Qp", "tau2": "tau2", "i2": "I2", "h2": "H2"}  # fmt: skip
+       "ci_high": "ci.ub", "q": "Q", "q_p_value": "Qp", "tau2": "tau2", "i2": "I2", "h2": "H2"}  # fmt: skip
 
 
 def _per_study(data, name, func, method, test):
@@ -162,6 +162,6 @@ def test_battery_subgroups(data, test):
     both = ours.merge(ref, on=["id", "subgroup"], validate="one_to_one")
     assert len(both) == len(ref) > 150
     for col, ref_col in {"k": "k", "effect": "estimate", "se": "se", "tau2": "tau2",
-                         "q_between": "Qb", "p_between": "Qbp"}.items():  # fmt: skip
+                         "q_between": "Qb", "q_between_p_value": "Qbp"}.items():  # fmt: skip
         _close(both[col], both[f"R_{ref_col}"], 1e-6, 1e-9, f"{test}/{col}")
-    assert (both["df_between"] == 2).all()
+    assert (both["q_between_df"] == 2).all()

@@ -12,7 +12,7 @@ import metaeval
 DIR = FIXTURES / "metafor"
 COLUMNS = {  # ours -> metafor
     "effect": "estimate", "se": "se", "statistic": "zval", "p_value": "pval", "ci_low": "ci.lb",
-    "ci_high": "ci.ub", "tau2": "tau2", "i2": "I2", "h2": "H2", "q": "QE", "q_pvalue": "QEp",
+    "ci_high": "ci.ub", "tau2": "tau2", "i2": "I2", "h2": "H2", "q": "QE", "q_p_value": "QEp",
     "pi_low": "pi.lb", "pi_high": "pi.ub",
 }  # fmt: skip
 

@@ -137,3 +137,16 @@ def test_pandera_models_are_exposed():
     schema.Scores.validate(_good())
     pooled = _good().meta.effects(control="s", effect="md", treatment="t")
     assert len(pooled) == 1
+
+
+def test_object_value_column_of_numbers_is_converted_and_text_is_located():
+    base = pd.DataFrame({"task": ["t"] * 3, "query": ["1", "2", "3"], "system": "s",
+                         "metric": "m", "value": pd.Series([0.5, 1, True], dtype=object)})  # fmt: skip
+    out = metaeval.validate_scores(base)
+    assert out["value"].dtype == np.float64 and out["value"].tolist() == [0.5, 1.0, 1.0]
+    assert base["value"].dtype == object  # the input is not changed
+    text = base.assign(value=pd.Series([0.5, "0.25", None], dtype=object)).set_axis([7, 8, 9])
+    with pytest.raises(SchemaError) as err:
+        metaeval.validate_scores(text)
+    assert "rows [8] with values ['0.25']" in str(err.value)
+    assert "pd.to_numeric(df['value'])" in str(err.value)

@@ -379,9 +379,9 @@ def _compare_two(scores, systems, args, seed, level, out: Output) -> None:
     for test in ("bootstrap", "randomization"):
         res = metaeval.compare(scores, test=test, n_resamples=args.n_resamples, seed=seed,
                                progress=args.progress, **kw)  # fmt: skip
-        res = res[[*key, "p_value"]].rename(columns={"p_value": f"{test}_p"})
+        res = res[[*key, "p_value"]].rename(columns={"p_value": f"{test}_p_value"})
         tests = tests.merge(res, on=key, how="left", validate="one_to_one")
-    tests = tests[["task", "metric", "bootstrap_p", "randomization_p"]]
+    tests = tests[["task", "metric", "bootstrap_p_value", "randomization_p_value"]]
     out.table(f"Bootstrap and randomization tests: {a} - {b} (B = {args.n_resamples:,})",
               _by_task(tests, multi))  # fmt: skip
 
@@ -546,7 +546,7 @@ def _meta(args: argparse.Namespace) -> int:
                "ci_low", "ci_high", "p_value", "weight"]  # fmt: skip
     for metric, part in table.groupby("metric", sort=False):
         out.table(f"Effects per task and summary: {metric}", part[columns])
-    heterogeneity = ["metric", "treatment", "k", "tau2", "i2", "q", "q_df", "q_pvalue",
+    heterogeneity = ["metric", "treatment", "k", "tau2", "i2", "q", "q_df", "q_p_value",
                      "pi_low", "pi_high"]  # fmt: skip
     out.table("Heterogeneity of the summaries", pooled[heterogeneity])
     by_pooled = None

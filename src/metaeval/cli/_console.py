@@ -21,6 +21,8 @@ from typing import Any, TextIO
 import numpy as np
 import pandas as pd
 
+from .._options import format_number
+
 __all__ = ["Table", "Output", "render", "FORMAT_BY_SUFFIX"]
 
 FORMAT_BY_SUFFIX = {".md": "markdown", ".tex": "latex", ".csv": "csv", ".tsv": "tsv", ".txt": "tsv"}
@@ -35,9 +37,7 @@ class Table:
 
 
 def _is_p(column: str) -> bool:
-    return (
-        "p_value" in column or "pvalue" in column or "p_adjusted" in column or column.endswith("_p")
-    )
+    return column.endswith("p_value") or column == "p_adjusted"
 
 
 def _text(value: Any, digits: int | None, p_like: bool = False) -> str:
@@ -56,8 +56,7 @@ def _text(value: Any, digits: int | None, p_like: bool = False) -> str:
             return "inf" if v > 0 else "-inf"
         if p_like and 0 < abs(v) < 0.5 * 10.0**-digits:
             return f"{v:.{max(digits - 2, 1)}e}"
-        text = f"{v:.{digits}f}"
-        return "0." + "0" * digits if text == "-0." + "0" * digits else text  # no "-0.0000"
+        return format_number(v, digits)
     text = str(value)
     return text.replace("\t", " ").replace("\n", " ") if digits is None else text
 
@@ -86,7 +85,7 @@ def _counts_as_int(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _numeric(frame: pd.DataFrame) -> list[bool]:
-    return [pd.api.types.is_numeric_dtype(frame[c].dtype) for c in frame.columns]
+    return [pd.api.types.is_numeric_dtype(dtype) for dtype in frame.dtypes]
 
 
 def _delimited(tables: Sequence[Table], notes: Sequence[str], sep: str) -> str:
@@ -118,40 +117,31 @@ def _markdown(tables: Sequence[Table], notes: Sequence[str], digits: int) -> str
 
 
 def _latex(tables: Sequence[Table], notes: Sequence[str], digits: int) -> str:
+    """LaTeX through the same Styler path as :func:`metaeval.report.to_latex`."""
     from ..report import escape
+    from ..report._tables import latex_table, text_styler
 
     def number(text: str) -> str:
         return "$-$" + text[1:] if text.startswith("-") else text
 
-    def esc(text: Any) -> str:
-        return escape(text, "latex")
-
-    parts = [f"% {esc(note)}" for note in notes]  # escaped: one line, nothing to run
+    parts = [f"% {escape(note, 'latex')}" for note in notes]  # escaped: one line, nothing to run
     for table in tables:
         numeric = _numeric(table.frame)
-        spec = "".join("r" if n else "l" for n in numeric)
-        head = " & ".join(esc(c) for c in table.frame.columns)
-        body = [
-            " & ".join(number(v) if n else esc(v) for v, n in zip(row, numeric, strict=True))
-            + r" \\"
+        rows = [
+            [number(v) if n else escape(v, "latex") for v, n in zip(row, numeric, strict=True)]
             for row in _cells(table.frame, digits)
         ]
+        heads = [escape(c, "latex") for c in table.frame.columns]
+        text = pd.DataFrame(rows, columns=heads, dtype=object)
+        styler = text_styler(text).hide(axis="index")
         parts.append(
-            "\n".join(
-                [
-                    r"\begin{table}[htbp]",
-                    r"\centering",
-                    rf"\caption{{{esc(table.title)}}}",
-                    rf"\begin{{tabular}}{{{spec}}}",
-                    r"\toprule",
-                    head + r" \\",
-                    r"\midrule",
-                    *body,
-                    r"\bottomrule",
-                    r"\end{tabular}",
-                    r"\end{table}",
-                ]  # fmt: skip
-            )
+            latex_table(
+                styler,
+                escape(table.title, "latex"),
+                column_format="".join("r" if n else "l" for n in numeric),
+                position="htbp",
+                centering=True,
+            ).rstrip("\n")
         )
     return "\n\n".join(parts) + "\n"
 

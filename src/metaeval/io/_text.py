@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import json
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -25,7 +26,7 @@ from ..errors import FormatError, excerpt
 
 __all__ = [
     "open_text", "read_text", "read_delimited", "check_readable", "first_repeat", "unique_keys",
-    "no_records",
+    "no_records", "iter_jsonl",
 ]  # fmt: skip
 
 UTF8 = "UTF-8 text (re-save the file as UTF-8, e.g. with iconv -f latin1 -t utf-8)"
@@ -283,3 +284,32 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         repeated = next(k for k in names if names.count(k) > 1)
         raise RepeatedKey(f"key {excerpt(repeated)} appears twice in one object")
     return record
+
+
+def iter_jsonl(
+    path: str | Path, layout: str, problem: str = "not JSON"
+) -> Iterator[tuple[int, dict]]:
+    """``(line, record)`` for every JSON object of a JSON-lines file, blank lines skipped.
+
+    The one loop of the JSON-lines readers. A line that is not JSON, names a
+    member twice or holds something other than an object is a FormatError
+    ``"{problem} (...)"`` naming the file and line; a file without records
+    (empty, or only blank lines) is one too.
+    """
+    number, seen = 0, False
+    with open_text(path) as handle:
+        for number, line in enumerate(handle, start=1):  # noqa: B007 - counted below
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line, object_pairs_hook=unique_keys)
+            except ValueError as err:  # JSONDecodeError or a member given twice
+                raise FormatError(path, number, f"{problem} ({err})", layout) from None
+            if not isinstance(record, dict):
+                raise FormatError(
+                    path, number, f"{type(record).__name__} instead of an object", layout
+                )
+            seen = True
+            yield number, record
+    if not seen:
+        raise no_records(path, layout, number > 0)

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import FormatError, SchemaError, check_option, excerpt, quote_list
-from ._text import first_repeat, no_records, read_delimited, read_text, unique_keys
-from .trec import check_unique_pairs, open_text, read_qrels, read_run, write_qrels, write_run
+from ._text import first_repeat, iter_jsonl, read_delimited, read_text
+from .trec import check_unique_pairs, read_qrels, read_run, write_qrels, write_run
 
 __all__ = ["read_jsonl", "write_jsonl", "trec_to_jsonl", "jsonl_to_trec", "read_per_query_csv"]
 
@@ -44,38 +44,26 @@ def read_jsonl(path: str | Path, *, rel_type: str = "pred") -> pd.DataFrame:
         and :func:`metaeval.io.read_run` do), or a file without records.
     """
     check_option("rel_type", rel_type, ["true", "pred"])
-    rows, lines, number = [], [], 0
-    with open_text(path) as handle:
-        for number, line in enumerate(handle, start=1):  # noqa: B007 - counted below
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line, object_pairs_hook=unique_keys)
-                ids = (record["query_id"], record["doc_id"])
-                score = record["score"]
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
-                raise FormatError(path, number, f"bad record ({err})", JSONL_LAYOUT) from None
-            for name, given in zip(("query_id", "doc_id"), ids, strict=True):
-                if isinstance(given, bool) or not isinstance(given, str | int):
-                    raise FormatError(
-                        path, number, f"{name} {excerpt(given)} is not a string", JSONL_LAYOUT
-                    )
-            if (
-                isinstance(score, bool)
-                or not isinstance(score, int | float)
-                or not np.isfinite(score)
-            ):
+    rows, lines = [], []
+    for number, record in iter_jsonl(path, JSONL_LAYOUT, "bad record"):
+        try:
+            ids = (record["query_id"], record["doc_id"])
+            score = record["score"]
+        except KeyError as err:
+            raise FormatError(path, number, f"bad record ({err})", JSONL_LAYOUT) from None
+        for name, given in zip(("query_id", "doc_id"), ids, strict=True):
+            if isinstance(given, bool) or not isinstance(given, str | int):
                 raise FormatError(
-                    path, number, f"score {excerpt(score)} is not a number", JSONL_LAYOUT
+                    path, number, f"{name} {excerpt(given)} is not a string", JSONL_LAYOUT
                 )
-            if rel_type == "true" and float(score) != int(score):
-                raise FormatError(
-                    path, number, f"relevance {excerpt(score)} is not an integer", JSONL_LAYOUT
-                )
-            rows.append((str(ids[0]), str(ids[1]), score))
-            lines.append(number)
-    if not rows:
-        raise no_records(path, JSONL_LAYOUT, number > 0)
+        if isinstance(score, bool) or not isinstance(score, int | float) or not np.isfinite(score):
+            raise FormatError(path, number, f"score {excerpt(score)} is not a number", JSONL_LAYOUT)
+        if rel_type == "true" and float(score) != int(score):
+            raise FormatError(
+                path, number, f"relevance {excerpt(score)} is not an integer", JSONL_LAYOUT
+            )
+        rows.append((str(ids[0]), str(ids[1]), score))
+        lines.append(number)
     value = "relevance" if rel_type == "true" else "score"
     df = pd.DataFrame(rows, columns=["query_id", "doc_id", value])
     check_unique_pairs(

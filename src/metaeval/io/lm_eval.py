@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -11,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import FormatError, SchemaError, excerpt
-from ._text import no_records, open_text, unique_keys
+from ._text import iter_jsonl
 
 __all__ = ["read_lm_eval"]
 
@@ -27,53 +26,44 @@ _BOOKKEEPING = {
 
 
 def _records(path: Path, task: str, system: str) -> list[tuple]:
-    rows, seen, number = [], set(), 0
-    with open_text(path) as handle:
-        for number, line in enumerate(handle, start=1):  # noqa: B007 - counted below
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line, object_pairs_hook=unique_keys)
-                doc = record["doc_id"]
-            except (ValueError, KeyError, TypeError) as err:  # ValueError: not JSON, a key twice
-                raise FormatError(path, number, f"bad record ({err})", LAYOUT) from None
-            if isinstance(doc, bool) or not isinstance(doc, str | int):
-                raise FormatError(path, number, f"doc_id {excerpt(doc)} is not an integer or string", LAYOUT)  # fmt: skip
-            filt = record.get("filter", "none")
-            if filt is not None and not isinstance(filt, str):
-                raise FormatError(path, number, f"filter {excerpt(filt)} is not a string", LAYOUT)
-            names = record.get("metrics")
-            if names is None:
-                names = [k for k, v in record.items()
-                         if k not in _BOOKKEEPING and isinstance(v, bool | int | float)]  # fmt: skip
-            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-                raise FormatError(path, number, f"metrics {excerpt(names)} is not a list of names", LAYOUT)  # fmt: skip
-            if not names:
-                raise FormatError(path, number, "no per-sample metric value", LAYOUT)
-            key = (str(doc), filt)
-            if key in seen:
+    rows, seen = [], set()
+    for number, record in iter_jsonl(path, LAYOUT, "bad record"):
+        if "doc_id" not in record:
+            raise FormatError(path, number, "bad record ('doc_id')", LAYOUT)
+        doc = record["doc_id"]
+        if isinstance(doc, bool) or not isinstance(doc, str | int):
+            raise FormatError(path, number, f"doc_id {excerpt(doc)} is not an integer or string", LAYOUT)  # fmt: skip
+        filt = record.get("filter", "none")
+        if filt is not None and not isinstance(filt, str):
+            raise FormatError(path, number, f"filter {excerpt(filt)} is not a string", LAYOUT)
+        names = record.get("metrics")
+        if names is None:
+            names = [k for k, v in record.items()
+                     if k not in _BOOKKEEPING and isinstance(v, bool | int | float)]  # fmt: skip
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise FormatError(path, number, f"metrics {excerpt(names)} is not a list of names", LAYOUT)  # fmt: skip
+        if not names:
+            raise FormatError(path, number, "no per-sample metric value", LAYOUT)
+        key = (str(doc), filt)
+        if key in seen:
+            raise FormatError(
+                path,
+                number,
+                f"doc_id {excerpt(doc)} (filter {excerpt(filt)}) appears twice",
+                LAYOUT,
+            )
+        seen.add(key)
+        for name in names:
+            value = record.get(name)
+            if isinstance(value, bool):
+                value = float(value)
+            if not isinstance(value, int | float) or not np.isfinite(value):
                 raise FormatError(
-                    path,
-                    number,
-                    f"doc_id {excerpt(doc)} (filter {excerpt(filt)}) appears twice",
+                    path, number, f"metric {excerpt(name)} has value {excerpt(value)}, not a number",
                     LAYOUT,
-                )
-            seen.add(key)
-            for name in names:
-                value = record.get(name)
-                if isinstance(value, bool):
-                    value = float(value)
-                if not isinstance(value, int | float) or not np.isfinite(value):
-                    raise FormatError(
-                        path,
-                        number,
-                        f"metric {excerpt(name)} has value {excerpt(value)}, not a number",
-                        LAYOUT,
-                    )
-                metric = name if filt in (None, "none") else f"{name},{filt}"
-                rows.append((task, str(doc), system, metric, float(value)))
-    if not rows:
-        raise no_records(path, LAYOUT, number > 0)
+                )  # fmt: skip
+            metric = name if filt in (None, "none") else f"{name},{filt}"
+            rows.append((task, str(doc), system, metric, float(value)))
     return rows
 
 

@@ -220,7 +220,9 @@ def _unique_key_loader() -> type:
     class RepeatedKeyError(yaml.constructor.ConstructorError):
         pass
 
-    class UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml if there
+    base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml if there
+
+    class UniqueKeyLoader(base):
         def construct_mapping(self, node: Any, deep: bool = False) -> dict:
             if isinstance(node, yaml.MappingNode):
                 seen: dict[Any, int] = {}

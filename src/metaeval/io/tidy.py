@@ -8,7 +8,6 @@ A scores file holds one row per ``(task, query, system, metric)`` with its
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 
 import numpy as np
@@ -16,15 +15,7 @@ import pandas as pd
 
 from ..errors import FormatError, MetaEvalError, SchemaError, excerpt, quote_list
 from ..schema import KEY_COLUMNS, prepare_scores
-from ._text import (
-    check_readable,
-    first_repeat,
-    no_records,
-    open_text,
-    read_delimited,
-    read_text,
-    unique_keys,
-)
+from ._text import check_readable, first_repeat, iter_jsonl, read_delimited, read_text
 
 __all__ = ["read_scores", "write_scores", "scores_format", "SCORES_SUFFIXES"]
 
@@ -135,9 +126,13 @@ def read_scores(path: str | Path) -> pd.DataFrame:
         return prepare_scores(df)  # the full report only when a check fails
     except SchemaError as err:
         rows = pd.to_numeric(err.failure_cases.get("row"), errors="coerce").dropna()
-        row = int(rows.min()) if len(rows) else None
-        note = "" if row is None or lines is None else f" (row {row} is line {line_of(row)})"
-        line = None if row is None else line_of(row)
+        bad_row = int(rows.min()) if len(rows) else None
+        note = (
+            ""
+            if bad_row is None or lines is None
+            else f" (row {bad_row} is line {line_of(bad_row)})"
+        )
+        line = None if bad_row is None else line_of(bad_row)
         raise FormatError(path, line, str(err).rstrip(".") + note, LAYOUT) from None
 
 
@@ -159,22 +154,8 @@ def _read_delimited(path: Path, sep: str) -> tuple[pd.DataFrame, np.ndarray]:
 
 def _read_json_lines(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
     """A JSON-lines scores file: one object per line, blank lines skipped."""
-    records, lines, number = [], [], 0
-    with open_text(path) as handle:
-        for number, line in enumerate(handle, start=1):  # noqa: B007 - counted below
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line, object_pairs_hook=unique_keys)
-            except ValueError as err:  # JSONDecodeError or a key given twice
-                raise FormatError(path, number, f"not JSON ({err})", LAYOUT) from None
-            if not isinstance(record, dict):
-                raise FormatError(path, number, f"{type(record).__name__} instead of an object", LAYOUT)  # fmt: skip
-            records.append(record)
-            lines.append(number)
-    if not records:
-        raise no_records(path, LAYOUT, number > 0)
-    df = pd.DataFrame.from_records(records)
+    lines, records = zip(*iter_jsonl(path, LAYOUT), strict=True)
+    df = pd.DataFrame.from_records(list(records))
     for column in KEY_COLUMNS:  # JSON numbers as keys: 7 -> "7", as in the text formats
         if column in df.columns:
             df[column] = [

@@ -87,7 +87,7 @@ def _numeric(
 
 
 def check_unique_pairs(
-    path: str | Path, query: Sequence, doc: Sequence, lines: Sequence[int], layout: str
+    path: str | Path, query: Sequence, doc: Sequence, lines: Sequence[int] | np.ndarray, layout: str
 ) -> None:
     """Refuse a document listed twice for a query (qrels, runs, elinor JSON lines alike).
 

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._options import CORRELATIONS, Correlation
 from ..errors import (
     DegenerateWarning,
     MetaEvalError,
@@ -32,7 +33,7 @@ from ..errors import (
     quote_list,
     warn,
 )
-from ..paired.correlation import CORRELATIONS, fisher_z_variance
+from ..paired.correlation import fisher_z_variance
 
 __all__ = ["AVERAGES", "per_sample", "metrics", "correlation"]
 
@@ -476,7 +477,9 @@ def _finite(values: Any, name: str) -> np.ndarray:
     return arr
 
 
-def correlation(x: Any, y: Any, *, method: str = "pearson", alpha: float = 0.05) -> pd.Series:
+def correlation(
+    x: Any, y: Any, *, method: Correlation = "pearson", alpha: float = 0.05
+) -> pd.Series:
     """A correlation coefficient with its Fisher-z confidence interval and p-value.
 
     Parameters

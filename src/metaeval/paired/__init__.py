@@ -18,11 +18,19 @@ all (task, metric, treatment, control) groups together on one dense layout.
 
 from __future__ import annotations
 
-from .bootstrap import STATISTICS, bootstrap_effects
-from .correlation import CORRELATIONS, correlation_effects, fisher_z_variance
-from .effect_size import EFFECT_TYPES, effect_sizes, effects
-from .multiplicity import ADJUSTMENTS, adjust_pvalues
-from .significance import ALTERNATIVES, TESTS, compare
+from .._options import (
+    ADJUSTMENTS,
+    ALTERNATIVES,
+    COMPARE_TESTS,
+    CORRELATIONS,
+    EFFECT_TYPES,
+    STATISTICS,
+)
+from .bootstrap import bootstrap_effects
+from .correlation import correlation_effects, fisher_z_variance
+from .effect_size import effect_sizes, effects
+from .multiplicity import adjust_pvalues
+from .significance import compare
 from .sufficient import raw_sums, statistics_of, sufficient_statistics
 from .twoway import anova, means, tukey
 
@@ -41,7 +49,7 @@ __all__ = [
     "fisher_z_variance",
     "adjust_pvalues",
     "EFFECT_TYPES",
-    "TESTS",
+    "COMPARE_TESTS",
     "ALTERNATIVES",
     "ADJUSTMENTS",
     "STATISTICS",

@@ -285,7 +285,7 @@ def _shifts(
     present = counts > 0  # (metric, system, task)
     row_task = np.repeat(block_task, BLOCK)
     has = mask.any(axis=1)  # (metric, row): rows with a score (not padding)
-    shared = (mask | ~present[:, :, row_task]).all(axis=1) & has
+    shared = np.asarray((mask | ~present[:, :, row_task]).all(axis=1) & has)
     with np.errstate(invalid="ignore", divide="ignore"):
         own = per_task_sum(values, block_task, n_tasks) / counts
         if (shared == has).all():  # complete data: every query is shared

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from .._options import STATISTICS, Statistic
 from ..errors import (
     PairingError,
     PairingWarning,
@@ -41,14 +42,14 @@ from ..errors import (
 )
 from ..schema import coerce_keys
 from . import _resampling as rs
+from .effect_size import normal_inference
 
-__all__ = ["STATISTICS", "bootstrap_effects"]
+__all__ = ["bootstrap_effects"]
 
-STATISTICS = ("accuracy", "f1", "f1_macro", "mcc", "pearson", "spearman")
-"""Ready statistics: ``f1`` is binary (positive class: the larger label), ``f1_macro``
-averages the classes of the task's labels and predictions, ``mcc`` is the
-multi-class Matthews correlation (binary MCC for two classes), ``pearson`` and
-``spearman`` correlate predictions with labels."""
+# The ready statistics (STATISTICS): ``f1`` is binary (positive class: the larger label),
+# ``f1_macro`` averages the classes of the task's labels and predictions, ``mcc`` is the
+# multi-class Matthews correlation (binary MCC for two classes), ``pearson`` and
+# ``spearman`` correlate predictions with labels.
 
 _COLUMNS = ("task", "query", "system", "prediction", "label")
 
@@ -164,7 +165,7 @@ def _statistic(
 # --------------------------------------------------------------------- public
 def bootstrap_effects(
     data: pd.DataFrame,
-    statistic: str | Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+    statistic: Statistic | Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
     *,
     control: str,
     treatment: str | Sequence[str] | None = None,
@@ -226,45 +227,21 @@ def bootstrap_effects(
     metaeval.PairingWarning
         Samples missing for some of the systems are left out of that task.
     """
-    from scipy import stats as sps
-
     alpha = check_alpha(alpha)
+    name: str
     if isinstance(statistic, str):
         check_option("statistic", statistic, STATISTICS)
         name = statistic
     else:
-        name = getattr(statistic, "__name__", "statistic")
+        name = str(getattr(statistic, "__name__", "statistic"))
     n_resamples = check_resamples(n_resamples, minimum=2)
     seed = rs.resolve_seed(seed)
     wide, systems, treatments = _prepare(data, control, treatment, statistic)
     numeric = name in ("pearson", "spearman") or callable(statistic)
-
-    rows = []
+    wide, k = (wide, 0) if numeric else _class_codes(wide, systems, name)
     tasks = wide.index.get_level_values("task").unique()
     lengths = wide.groupby(level="task", sort=False).size().reindex(tasks).to_numpy()
-    k = 0
-    if not numeric:  # one class code for all tasks
-        classes = pd.unique(pd.concat([wide[c] for c in ["label", *systems]], ignore_index=True))
-        code = {v: i for i, v in enumerate(sorted(classes, key=str))}
-        k = len(code)
-        wide = wide.apply(lambda col: col.map(code))
-        if name == "f1" and k != 2:
-            raise SchemaError(
-                f"`f1` is binary but the labels and predictions have {k} classes; use f1_macro or mcc."
-            )
-    width = int(lengths.max())
-    # (tasks, width) arrays, padded with zero counts past each task's samples
-    pos = wide.groupby(level="task", sort=False).cumcount().to_numpy()
-    t_idx = pd.Index(tasks).get_indexer(wide.index.get_level_values("task"))
-
-    def padded(col: str) -> np.ndarray:
-        out = np.zeros((len(tasks), width))
-        out[t_idx, pos] = wide[col].to_numpy(dtype=float)
-        return out
-
-    label = padded("label")
-    preds = np.stack([padded(s) for s in systems])  # (systems, tasks, width); control first
-    inside = np.arange(width)[None, :] < lengths[:, None]
+    label, preds = _padded(wide, tasks, systems, int(lengths.max()))
 
     def stat(counts: np.ndarray) -> np.ndarray:  # (systems, tasks, resamples)
         if callable(statistic):  # a user's function: one call per system and task
@@ -275,51 +252,91 @@ def bootstrap_effects(
         lab, prd = (label, preds) if numeric else (label.astype(int), preds.astype(int))
         return _statistic(name, lab, prd, counts, k)
 
+    inside = np.arange(label.shape[1])[None, :] < lengths[:, None]
     full = stat(inside[:, None, :].astype(float))[:, :, 0]
-    diffs = np.empty((len(treatments), len(tasks), n_resamples))
-    per_resample = len(systems) * len(tasks) * width * 8 * (6 if name == "spearman" else 2)
+    diffs = _resampled_differences(stat, [str(t) for t in tasks], lengths, label.shape[1],
+                                   len(systems), name, n_resamples, seed, progress)  # fmt: skip
+    out = pd.concat(
+        [
+            _effects_frame(name, t, control, tasks, lengths, full[1 + i], full[0], diffs[i], alpha)
+            for i, t in enumerate(treatments)
+        ],
+        ignore_index=True,
+    )
+    out.attrs.update(seed=seed, n_resamples=n_resamples)
+    return out
+
+
+def _class_codes(wide: pd.DataFrame, systems: list[str], name: str) -> tuple[pd.DataFrame, int]:
+    """Labels and predictions as class codes 0..k-1 (one coding for all tasks), and k."""
+    classes = pd.unique(pd.concat([wide[c] for c in ["label", *systems]], ignore_index=True))
+    code = {v: i for i, v in enumerate(sorted(classes, key=str))}
+    if name == "f1" and len(code) != 2:
+        raise SchemaError(
+            f"`f1` is binary but the labels and predictions have {len(code)} classes; use "
+            "f1_macro or mcc."
+        )
+    return wide.apply(lambda col: col.map(code)), len(code)
+
+
+def _padded(
+    wide: pd.DataFrame, tasks: pd.Index, systems: list[str], width: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Labels ``(tasks, width)`` and predictions ``(systems, tasks, width)``, control first,
+    padded with zeros past each task's samples (where the resample counts are 0)."""
+    pos = wide.groupby(level="task", sort=False).cumcount().to_numpy()
+    t_idx = pd.Index(tasks).get_indexer(wide.index.get_level_values("task"))
+
+    def padded(col: str) -> np.ndarray:
+        out = np.zeros((len(tasks), width))
+        out[t_idx, pos] = wide[col].to_numpy(dtype=float)
+        return out
+
+    return padded("label"), np.stack([padded(s) for s in systems])
+
+
+def _resampled_differences(
+    stat, names, lengths, width, n_systems, name, n_resamples, seed, progress
+) -> np.ndarray:
+    """statistic(treatment) − statistic(control) of every resample: (treatments, tasks, B)."""
+    diffs = np.empty((n_systems - 1, len(names), n_resamples))
+    per_resample = n_systems * len(names) * width * 8 * (6 if name == "spearman" else 2)
     chunks = rs.chunks(n_resamples, per_resample)
     tracker = rs.Progress(len(chunks), f"bootstrap {name}", progress)
-    names = [str(t) for t in tasks]
     for b0, b1 in chunks:
         values = stat(rs.draws("counts", seed, names, lengths, width, b0, b1))
         diffs[:, :, b0:b1] = values[1:] - values[:1]
         tracker.step()
     tracker.close()
-    crit = sps.norm.isf(alpha / 2)
-    for i, t in enumerate(treatments):
-        effect = full[1 + i] - full[0]
-        var = diffs[i].var(axis=1, ddof=1)
-        se = np.sqrt(var)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            z = effect / se
-        low, high = np.quantile(diffs[i], [alpha / 2, 1 - alpha / 2], axis=1)
-        rows.append(
-            pd.DataFrame(
-                {
-                    "metric": name,
-                    "treatment": t,
-                    "control": control,
-                    "task": [str(x) for x in tasks],
-                    "effect_type": "bootstrap",
-                    "n": lengths,
-                    "statistic_treatment": full[1 + i],
-                    "statistic_control": full[0],
-                    "effect": effect,
-                    "variance": var,
-                    "se": se,
-                    "z": z,
-                    "ci_low": effect - crit * se,
-                    "ci_high": effect + crit * se,
-                    "p_value": 2 * sps.norm.sf(np.abs(z)),
-                    "boot_ci_low": low,
-                    "boot_ci_high": high,
-                }  # fmt: skip
-            )
-        )
-    out = pd.concat(rows, ignore_index=True)
-    out.attrs.update(seed=seed, n_resamples=n_resamples)
-    return out
+    return diffs
+
+
+def _effects_frame(
+    name, treatment, control, tasks, lengths, stat_t, stat_c, diffs, alpha
+) -> pd.DataFrame:
+    """One treatment's rows: the difference on the data, its bootstrap variance, intervals."""
+    effect = stat_t - stat_c
+    var = diffs.var(axis=1, ddof=1)
+    se = np.sqrt(var)
+    low, high = np.quantile(diffs, [alpha / 2, 1 - alpha / 2], axis=1)
+    return pd.DataFrame(
+        {
+            "metric": name,
+            "treatment": treatment,
+            "control": control,
+            "task": [str(x) for x in tasks],
+            "effect_type": "bootstrap",
+            "n": lengths,
+            "statistic_treatment": stat_t,
+            "statistic_control": stat_c,
+            "effect": effect,
+            "variance": var,
+            "se": se,
+            **normal_inference(effect, se, alpha),
+            "boot_ci_low": low,
+            "boot_ci_high": high,
+        }  # fmt: skip
+    )
 
 
 def _prepare(

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._options import CORRELATIONS, Correlation, literal_signature
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -23,14 +24,12 @@ from ..errors import (
     check_option,
     warn_groups,
 )
-from .effect_size import add_display
+from .effect_size import add_display, normal_inference
 
-__all__ = ["CORRELATIONS", "fisher_z_variance", "correlation_effects"]
-
-CORRELATIONS = ("pearson", "spearman", "kendall")
+__all__ = ["fisher_z_variance", "correlation_effects"]
 
 
-def fisher_z_variance(n: Any, method: str = "pearson") -> Any:
+def fisher_z_variance(n: Any, method: Correlation = "pearson") -> Any:
     """Sampling variance of Fisher's z = atanh(r) of a correlation from n pairs.
 
     1/(n − 3) for Pearson's r; 1.06/(n − 3) for Spearman's ρ and 0.437/(n − 4)
@@ -119,11 +118,12 @@ def _kendall(
 _CORR = {"pearson": _pearson, "spearman": _spearman, "kendall": _kendall}
 
 
+@literal_signature
 def correlation_effects(
     scores: pd.DataFrame,
     *,
     reference: str,
-    method: str = "pearson",
+    method: Correlation = "pearson",
     treatment: str | Sequence[str] | None = None,
     control: str | None = None,
     alpha: float = 0.05,
@@ -215,7 +215,6 @@ def correlation_effects(
     2           iris   150  0.5959  0.6868    0.0072
     3           wine   178  0.5168  0.5719    0.0061
     """
-    from scipy import stats as sps
 
     from ..schema import prepare_scores
 
@@ -274,9 +273,6 @@ def correlation_effects(
             variance = np.where(variance > 0, variance, np.nan)
         extra = {"r_treatment": r_t, "r_control": r_c, "r_between": r_tc}
     se = np.sqrt(variance)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        z = effect / se
-    crit = sps.norm.isf(alpha / 2)
     metric_of, task_of = uniques.get_level_values(0), uniques.get_level_values(1)
     grid_g, grid_t = np.meshgrid(np.arange(len(uniques)), np.arange(len(chosen)), indexing="ij")
     gi, ti = grid_g.ravel(), grid_t.ravel()
@@ -289,9 +285,8 @@ def correlation_effects(
         table.insert(4, "reference", reference)
         for name, values in extra.items():
             table[name] = values.ravel()
-    table = table.assign(effect=effect.ravel(), variance=np.asarray(variance).ravel(), se=se.ravel(),
-                         z=z.ravel(), ci_low=(effect - crit * se).ravel(), ci_high=(effect + crit * se).ravel(),
-                         p_value=2 * sps.norm.sf(np.abs(z.ravel())))  # fmt: skip
+    inference = normal_inference(effect.ravel(), se.ravel(), alpha)
+    table = table.assign(effect=effect.ravel(), variance=np.asarray(variance).ravel(), **inference)
     order = np.lexsort((gi, ti, pd.factorize(table["metric"])[0]))  # metric, treatment, task
     table = table.iloc[order]
     table = table[table["n"] > 0].reset_index(drop=True)

@@ -57,11 +57,13 @@ Viechtbauer, W. (2010). Conducting meta-analyses in R with the metafor package.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
+from .._options import EFFECT_SCALES, EFFECT_TYPES, EffectType, literal_signature
 from ..errors import (
     DegenerateWarning,
     PairingError,
@@ -76,8 +78,6 @@ from .sufficient import sufficient_statistics
 
 __all__ = ["EFFECT_TYPES", "effects", "effect_sizes"]
 
-EFFECT_TYPES = ("md", "smd", "smcrp", "smcc", "rom", "corr")
-
 #: A (co)variance below this share of the sums of squared (shifted) scores it is
 #: computed from is rounding error and is treated as exactly zero; so is 1 − |r|.
 ZERO_TOL = 1e-10
@@ -88,17 +88,16 @@ ZERO_TOL = 1e-10
 #: large against a standard deviation that :data:`ZERO_TOL` lets through.
 ZERO_DIFF = 1e-12
 
-#: Effect types analysed on another scale than they are reported on: the prefix
-#: of their reporting-scale columns and the transform to that scale.
-DISPLAY = {"corr": ("r", np.tanh), "rom": ("rel_change", np.expm1)}
+#: Effect types analysed on another scale than they are reported on (``corr``,
+#: ``rom``): their :class:`~metaeval._options.EffectScale`.
+REPORTED = {name: s for name, s in EFFECT_SCALES.items() if s.report_prefix is not None}
 
 
 def display_columns(columns: Sequence[str]) -> list[str]:
     """Every reporting-scale column :func:`add_display` can add for ``columns``."""
+    prefixes = [str(scale.report_prefix) for scale in REPORTED.values()]
     return [
-        prefix if col == "effect" else f"{prefix}_{col}"
-        for prefix, _ in DISPLAY.values()
-        for col in columns
+        prefix if col == "effect" else f"{prefix}_{col}" for prefix in prefixes for col in columns
     ]
 
 
@@ -129,17 +128,17 @@ def add_display(table: pd.DataFrame, columns: Sequence[str]) -> None:
     """
     if "effect_type" not in table.columns:
         return
-    for effect_type, (name, transform) in DISPLAY.items():
+    for effect_type, scale in REPORTED.items():
         rows = (table["effect_type"] == effect_type).to_numpy()
         if not rows.any():
             continue
         for col in columns:
-            dst = name if col == "effect" else f"{name}_{col}"
-            table[dst] = np.where(rows, transform(table[col].to_numpy()), np.nan)
+            dst = scale.report_prefix if col == "effect" else f"{scale.report_prefix}_{col}"
+            table[dst] = np.where(rows, scale.report(table[col].to_numpy()), np.nan)
 
 
 def effect_sizes(
-    stats: xr.Dataset, *, effect: str = "smd", alpha: float = 0.05, correct: bool = True
+    stats: xr.Dataset, *, effect: EffectType = "smd", alpha: float = 0.05, correct: bool = True
 ) -> tuple[xr.Dataset, dict[str, xr.DataArray]]:
     """Effect sizes from sufficient statistics, vectorized over every dim.
 
@@ -163,10 +162,9 @@ def effect_sizes(
     problems : dict of str to xarray.DataArray
         For each reason a result is NaN, a boolean mask of the affected groups.
     """
-    from scipy import stats as sps
-
-    effect = str(effect).lower()
-    check_option("effect", effect, EFFECT_TYPES)
+    lowered = str(effect).lower()
+    check_option("effect", lowered, EFFECT_TYPES)
+    effect = cast(EffectType, lowered)
     alpha = check_alpha(alpha)
     names = [
         "n",
@@ -184,22 +182,39 @@ def effect_sizes(
     est, var, se, z, mx, my, problems = _kernel(
         *(a.values for a in arrays), effect=effect, correct=correct
     )
-    with np.errstate(divide="ignore", invalid="ignore"):
-        crit = sps.norm.isf(alpha / 2)
-        columns = {
-            "n": template.values,
-            "mean_treatment": mx,
-            "mean_control": my,
-            "effect": est,
-            "variance": var,
-            "se": se,
-            "z": z,
-            "ci_low": est - crit * se,
-            "ci_high": est + crit * se,
-            "p_value": 2 * sps.norm.sf(np.abs(z)),
-        }
+    columns = {
+        "n": template.values,
+        "mean_treatment": mx,
+        "mean_control": my,
+        "effect": est,
+        "variance": var,
+        **normal_inference(est, se, alpha, z=z),
+    }
     out = xr.Dataset({k: template.copy(data=v) for k, v in columns.items()})
     return out, {reason: template.copy(data=mask) for reason, mask in problems.items()}
+
+
+def normal_inference(
+    effect: np.ndarray, se: np.ndarray, alpha: float, *, z: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """``se``, ``z`` = effect/se, the normal interval effect ∓ z₁₋α/₂·se and the two-sided
+    p-value (from the survival function, so tiny p-values stay positive).
+
+    ``z`` may be given when it was computed where effect and se are better
+    represented (see :func:`effect_sizes`).
+    """
+    from scipy import stats as sps
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = effect / se if z is None else z
+        crit = sps.norm.isf(alpha / 2)
+        return {
+            "se": se,
+            "z": z,
+            "ci_low": effect - crit * se,
+            "ci_high": effect + crit * se,
+            "p_value": 2 * sps.norm.sf(np.abs(z)),
+        }
 
 
 def _kernel(n, a, b, sx, sy, sxx, syy, sxy, scale, *, effect: str, correct: bool):
@@ -325,12 +340,13 @@ def _kernel(n, a, b, sx, sy, sxx, syy, sxy, scale, *, effect: str, correct: bool
     )
 
 
+@literal_signature
 def effects(
     scores: pd.DataFrame,
     *,
     control: str | Sequence[str] | None,
     treatment: str | Sequence[str] | None = None,
-    effect: str = "smd",
+    effect: EffectType = "smd",
     alpha: float = 0.05,
     correct: bool = True,
 ) -> pd.DataFrame:
@@ -421,8 +437,9 @@ def effects(
     6  p_true_class           iris   150  0.0568
     7  p_true_class           wine   178 -0.0155
     """
-    effect = str(effect).lower()
-    check_option("effect", effect, EFFECT_TYPES)
+    lowered = str(effect).lower()
+    check_option("effect", lowered, EFFECT_TYPES)
+    effect = cast(EffectType, lowered)
     alpha = check_alpha(alpha)
     if isinstance(scores, pd.DataFrame):
         extra = [c for c in scores.columns if c not in SCORE_COLUMNS]
@@ -459,7 +476,9 @@ def paired_groups(stats: xr.Dataset) -> xr.DataArray:
         if not bool(distinct.any()):
             raise PairingError(
                 f"The treatment and the control are the same system "
-                f"({quote_list(list(stats['control'].values))}); name two different systems."
+                f"({quote_list(list(stats['control'].values))}), so there is no pair to compare: "
+                "name two different systems, and check that the table has the treatment(s) "
+                "(by default every system of the table besides the control)."
             )
         raise PairingError(
             "No (treatment, control) pair of systems shares a query on any task and metric, so "

@@ -12,15 +12,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._options import ADJUSTMENTS, Adjustment, literal_signature
 from ..errors import check_option
 
-__all__ = ["ADJUSTMENTS", "adjust_pvalues", "adjust_in_table"]
-
-ADJUSTMENTS = ("holm", "bonferroni", "fdr_bh")
-"""The adjustments, as statsmodels' ``multipletests`` names them."""
+__all__ = ["adjust_pvalues", "adjust_in_table"]
 
 
-def adjust_pvalues(p: Any, method: str = "holm", *, families: Any = None) -> np.ndarray:
+@literal_signature
+def adjust_pvalues(p: Any, method: Adjustment = "holm", *, families: Any = None) -> np.ndarray:
     """Adjusted p-values, within each family; equal to statsmodels' ``multipletests``.
 
     Parameters

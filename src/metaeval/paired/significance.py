@@ -38,6 +38,14 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from .._options import (
+    ALTERNATIVES,
+    COMPARE_TESTS,
+    Adjustment,
+    Alternative,
+    CompareTest,
+    literal_signature,
+)
 from ..errors import check_alpha, check_option, check_resamples
 from . import _resampling as rs
 from ._layout import SAFE_MAGNITUDE, Layout, layout
@@ -45,23 +53,22 @@ from .effect_size import effect_sizes, paired_groups, warn_undefined
 from .multiplicity import ADJUSTMENTS, adjust_in_table
 from .sufficient import statistics_of
 
-__all__ = ["TESTS", "ALTERNATIVES", "compare"]
+__all__ = ["compare"]
 
-TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap")
-ALTERNATIVES = ("two-sided", "greater", "less")
 _ORDER = ("metric", "treatment", "control", "task")
 
 
+@literal_signature
 def compare(
     scores: pd.DataFrame,
     *,
     control: str | Sequence[str] | None = None,
     treatment: str | Sequence[str] | None = None,
-    test: str = "t",
-    alternative: str = "two-sided",
+    test: CompareTest = "t",
+    alternative: Alternative = "two-sided",
     n_resamples: int = 10_000,
     seed: int | None = None,
-    adjust: str | None = None,
+    adjust: Adjustment | None = None,
     alpha: float = 0.05,
     progress: bool | None = None,
 ) -> pd.DataFrame:
@@ -119,12 +126,22 @@ def compare(
         SD of the differences (elinor's "ES"). ``attrs`` hold ``test``,
         ``alternative``, ``alpha``, ``seed``, ``adjust`` and ``n_resamples``.
 
+        A system is never paired with itself (naming only such pairs raises
+        :class:`~metaeval.PairingError`). Against an identical copy every
+        difference is 0: NaN with a :class:`~metaeval.DegenerateWarning` for
+        all tests but the randomization test, whose statistic is 0 and p-value
+        1 (every sign flip is as extreme). Swapping treatment and control
+        (and ``"greater"`` with ``"less"``) negates ``diff``, ``effect_size``,
+        the interval and the statistic (the sign test's share becomes 1 − share,
+        Wilcoxon's one-sided W⁺ becomes W⁻) and keeps the p-value.
+
     Warns
     -----
     metaeval.PairingWarning
         Queries that only one system of a pair has are left out of that pair.
     metaeval.DegenerateWarning
-        Naming the groups whose result is NaN: fewer than 2 paired queries;
+        Naming the groups whose result is NaN: fewer than 2 paired queries
+        (with one, ``diff`` is its difference and the rest NaN);
         zero variance of the differences (t and bootstrap: t undefined); all
         differences zero (Wilcoxon, sign test).
 
@@ -142,7 +159,7 @@ def compare(
     """
     from scipy import stats as sps
 
-    check_option("test", test, TESTS)
+    check_option("test", test, COMPARE_TESTS)
     check_option("alternative", alternative, ALTERNATIVES)
     if adjust is not None:
         check_option("adjust", adjust, ADJUSTMENTS)
@@ -177,7 +194,8 @@ def compare(
             "n": md["n"],
             "mean_treatment": md["mean_treatment"],
             "mean_control": md["mean_control"],
-            "diff": md["effect"],
+            # one paired query: its difference is the mean difference, nothing else is defined
+            "diff": md["effect"].where(n >= 2, md["mean_treatment"] - md["mean_control"]),
             "statistic": t_stat,
             "p_value": p_t,
             "ci_low": low,
@@ -192,9 +210,11 @@ def compare(
     if test in ("t", "bootstrap"):
         reasons["zero variance of the differences (t undefined)"] = zero_var & ~undefined
     if test != "t":
-        stat, p, extra = _per_query_tests(lay, ds, test, alternative, n_resamples, seed, progress)
+        stat, p, extra = _per_query_tests(
+            lay, ds, test, alternative, n_resamples, seed, progress, observed_t=t_stat
+        )
         out["statistic"], out["p_value"] = stat, p
-        reasons.update(extra)
+        reasons.update({k: v & ~undefined for k, v in extra.items()})  # one reason per group
     bad = xr.zeros_like(keep)
     for mask in reasons.values():
         bad = bad | mask
@@ -258,10 +278,22 @@ def _per_query_tests(
     n_resamples: int,
     seed: int | None,
     progress: bool | None,
+    observed_t: xr.DataArray,
 ) -> tuple[xr.DataArray, xr.DataArray, dict[str, xr.DataArray]]:
-    """Statistic and p-value of a test that needs the per-query differences."""
+    """Statistic and p-value of a test that needs the per-query differences.
+
+    ``observed_t`` is the paired t-test's statistic on the grid of ``ds``: the
+    bootstrap test's observed t, so that both tests report the same t (with
+    the same rounding rules: a mean difference within rounding of 0 is 0).
+    """
     pt, pc = _pairs(ds, lay)
     n_tasks, n_metrics = len(lay.tasks), len(lay.metrics)
+    task_names = [str(t) for t in lay.tasks]
+    t_grid = (
+        observed_t.reindex(task=task_names)
+        .transpose("task", "metric", "treatment", "control")
+        .values.reshape(n_tasks, n_metrics, -1)
+    )
     shape = (n_tasks, n_metrics, len(pt))
     stat, p = np.full(shape, np.nan), np.full(shape, np.nan)
     all_zero = np.zeros(shape, dtype=bool)
@@ -280,7 +312,6 @@ def _per_query_tests(
         for b, _ in plan
     )
     tracker = rs.Progress(steps, f"{test} test", progress)
-    task_names = [str(t) for t in lay.tasks]
     for batch, chunk in plan:
         sel = pairs[chunk]
         d, both = _differences(lay, batch.rows, pt[sel], pc[sel])
@@ -289,10 +320,14 @@ def _per_query_tests(
             s, pv, z = _sign_test(d, both, alternative)
         elif test == "wilcoxon":
             s, pv, z = _wilcoxon(d, both, alternative)
+        elif test == "randomization":
+            names = [task_names[i] for i in batch.tasks]
+            s, pv = _randomization(d, both, batch.n, names, alternative, n_resamples, seed, tracker)
+            z = np.zeros(s.shape, dtype=bool)
         else:
             names = [task_names[i] for i in batch.tasks]
-            run = _randomization if test == "randomization" else _bootstrap
-            s, pv = run(d, both, batch.n, names, alternative, n_resamples, seed, tracker)
+            s = t_grid[idx]
+            pv = _bootstrap(d, both, s, batch.n, names, alternative, n_resamples, seed, tracker)
             z = np.zeros(s.shape, dtype=bool)
         stat[idx], p[idx], all_zero[idx] = s, pv, z
         if not resampling:
@@ -419,12 +454,13 @@ def _randomization(d, both, n, names, alternative, n_resamples, seed, tracker):
     return mean.reshape(n_tasks, n_metrics, n_pairs), p.reshape(n_tasks, n_metrics, n_pairs)
 
 
-def _bootstrap(d, both, n, names, alternative, n_resamples, seed, tracker):
+def _bootstrap(d, both, t_obs, n, names, alternative, n_resamples, seed, tracker):
     """Paired studentized bootstrap test with the shift method, all columns at once.
 
     The differences are centred (d' = d − d̄ over the pair's queries), resampled
     with replacement by count matrices C, and t* = m*/(s*/√n*) is computed from
-    C @ [d', d'², 1] for every resample and column. A pair's resamples draw n
+    C @ [d', d'², 1] for every resample and column; ``t_obs`` (tasks, metrics,
+    pairs) is the observed t of the paired t-test. A pair's resamples draw n
     of its own n paired queries: the task's counts where the pair has every
     query of the task; for a pair that lacks some, counts over its paired
     queries from the stream of a task of that size (one draw per distinct set
@@ -438,8 +474,7 @@ def _bootstrap(d, both, n, names, alternative, n_resamples, seed, tracker):
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = flat.sum(axis=1) / n_pair
         centred = (flat - mean[:, None, :]) * m
-        sd = np.sqrt((centred**2).sum(axis=1) / (n_pair - 1))
-        t_obs = mean / (sd / np.sqrt(n_pair))
+    t_obs = t_obs.reshape(n_tasks, -1)
     stacked = np.concatenate([centred, centred**2, m], axis=2)
     k = flat.shape[2]
     tol = 1e-9 * np.abs(t_obs)
@@ -468,7 +503,7 @@ def _bootstrap(d, both, n, names, alternative, n_resamples, seed, tracker):
         count += _tail(t_star, t_obs, np.nan_to_num(tol), alternative)
         tracker.step()
     p = np.where(np.isfinite(t_obs), (1 + count) / (1 + n_resamples), np.nan)
-    return t_obs.reshape(n_tasks, n_metrics, n_pairs), p.reshape(n_tasks, n_metrics, n_pairs)
+    return p.reshape(n_tasks, n_metrics, n_pairs)
 
 
 def _partial_patterns(both: np.ndarray, n: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:

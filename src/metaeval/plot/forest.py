@@ -16,43 +16,30 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._options import MINUS, EffectScale, effect_scale, format_number
 from ..errors import OptionError, SchemaError, check_option
 from ._text import literal
 
 __all__ = ["forest", "ir_columns", "save"]
 
-EFFECT_LABELS = {
-    "md": "Mean difference",
-    "smd": "Standardized mean difference (Hedges' g)",
-    "smcrp": "Standardized mean change (pooled SD)",
-    "smcc": "Standardized mean change (SD of differences)",
-    "rom": "Relative change of the mean",
-    "corr": "Correlation r",
-    "corr_diff": "Difference of correlations (Fisher's z)",
-    "bootstrap": "Difference",
-}
-MINUS = "\u2212"
 ROW = 0.27  # inches per row
 GAP = 0.18  # inches between columns
 SORTS = (None, "effect", "weight", "name")
 
 
 def _fmt(x: float, digits: int) -> str:
-    if not np.isfinite(x):
-        return ""
-    text = f"{round(float(x), digits) + 0.0:.{digits}f}"  # + 0.0: no "-0.00"
-    return text.replace("-", MINUS)
+    return format_number(x, digits, minus=MINUS)
 
 
-def _interval(e: float, lo: float, hi: float, display, digits: int) -> str:
+def _interval(e: float, lo: float, hi: float, display: EffectScale | None, digits: int) -> str:
     """'effect [low, high]' on the reporting scale ('' without an effect)."""
     if not np.isfinite(e):
         return ""
     if display is None:
         return f"{_fmt(e, digits)} [{_fmt(lo, digits)}, {_fmt(hi, digits)}]"
-    forward, _, formatter = display
-    e, lo, hi = (float(forward(x)) if np.isfinite(x) else np.nan for x in (e, lo, hi))
-    return f"{formatter(e)} [{formatter(lo) if np.isfinite(lo) else ''}, {formatter(hi) if np.isfinite(hi) else ''}]"
+    cell = display.cell or _fmt
+    e, lo, hi = (float(display.report(x)) if np.isfinite(x) else np.nan for x in (e, lo, hi))
+    return f"{cell(e, digits)} [{cell(lo, digits) if np.isfinite(lo) else ''}, {cell(hi, digits) if np.isfinite(hi) else ''}]"
 
 
 @dataclass
@@ -63,19 +50,10 @@ class _Row:
     cells: dict[str, str] = field(default_factory=dict)  # extra left/right column text
 
 
-def _percent(v: float) -> str:
-    """A relative change as a signed percentage: +12%, −0.5%."""
-    text = f"{100 * v:+.0f}%" if abs(v) >= 0.095 else f"{100 * v:+.1f}%"
-    return text.replace("-", MINUS)
-
-
-def _display(effect_type: str):
-    """(forward, inverse, formatter) of the reporting scale, or None."""
-    if effect_type == "corr":
-        return np.tanh, np.arctanh, lambda v: _fmt(v, 2)
-    if effect_type == "rom":
-        return np.expm1, np.log1p, _percent
-    return None
+def _display(effect_type: str) -> EffectScale | None:
+    """The effect type's scale when it is reported on another than analysed, else None."""
+    scale = effect_scale(effect_type)
+    return scale if scale.to_report is not None else None
 
 
 def _prepare(effects: pd.DataFrame) -> tuple[pd.DataFrame, str, str, str]:
@@ -217,7 +195,7 @@ def forest(
         digits = int(np.clip(np.ceil(-np.log10(max(w, 1e-12))) + 1, 2, 4))
     limits = xlim if xlim is not None else _limits(rows, treatments)
     label = xlabel or (
-        EFFECT_LABELS.get(effect_type, "Effect") + (f" ({literal(metric)})" if metric else "")
+        effect_scale(effect_type).label + (f" ({literal(metric)})" if metric else "")
     )
     style: dict[str, Any] = {
         "pdf.fonttype": 42,
@@ -234,21 +212,9 @@ def forest(
             return ax
         if width is None:
             width = 3.0 if len(treatments) == 1 else 2.2
-        return _draw(
-            fig,
-            rows,
-            treatments,
-            limits,
-            display,
-            digits,
-            label,
-            title,
-            columns,
-            control,
-            alpha,
-            width,
-            kwargs,
-        )
+        spec = _ForestSpec(rows, treatments, limits, display, digits, label, title, columns,
+                           control, alpha, width, kwargs)  # fmt: skip
+        return _draw(fig, spec)
 
 
 # ------------------------------------------------------------------ rows
@@ -269,11 +235,11 @@ def _values(frame: pd.DataFrame, treatment: str) -> dict[str, float]:
             "tau2",
             "i2",
             "q",
-            "q_pvalue",
+            "q_p_value",
             "k",
             "q_between",
-            "df_between",
-            "p_between",
+            "q_between_df",
+            "q_between_p_value",
         )
         if k in row.index
     }
@@ -394,33 +360,81 @@ def _column_cells(frame: pd.DataFrame | None, rows: list[_Row]) -> list[tuple[st
     return out
 
 
-def _draw(
-    fig,
-    rows,
-    treatments,
-    limits,
-    display,
-    digits,
-    xlabel,
-    title,
-    columns,
-    control,
-    alpha,
-    panel_width,
-    kwargs,
-):
-    import matplotlib.pyplot as plt
-    from matplotlib import transforms
+@dataclass(frozen=True)
+class _ForestSpec:
+    """Everything a multi-panel forest figure shows, decided before drawing."""
 
-    renderer = fig.canvas.get_renderer()
-    bold = {"fontweight": "bold"}
-    left_extra, right_extra = _side_columns(columns)
-    label_cells = [r.label for r in rows]
-    level = int(round(100 * (1 - alpha)))
-    label_col = ("Task", label_cells)
-    left_cols = [label_col, *_column_cells(left_extra, rows)]
-    right_sets = []
-    for t in treatments:
+    rows: list[_Row]
+    treatments: list[str]
+    limits: tuple[float, float]
+    display: EffectScale | None  # the reporting scale, if not the analysis scale
+    digits: int
+    xlabel: str
+    title: str | None
+    columns: Any  # the user's extra columns (see forest(columns=...))
+    control: str
+    alpha: float
+    panel_width: float  # inches
+    kwargs: dict[str, Any]
+
+    @property
+    def level(self) -> int:
+        return int(round(100 * (1 - self.alpha)))
+
+    @property
+    def grouped(self) -> bool:
+        """Rows come in subgroup blocks (task labels are indented under headers)."""
+        return any(r.kind == "header" for r in self.rows)
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """The text columns beside the panels: (header, cells) pairs and their widths in inches."""
+
+    left: list[tuple[str, list[str]]]  # the task labels and the user's left columns
+    right: list[list[tuple[str, list[str]]]]  # per treatment: weight and effect [CI]
+    user: list[tuple[str, list[str]]]  # the user's right columns
+    left_w: list[float]
+    right_w: list[list[float]]
+    user_w: list[float]
+
+
+@dataclass(frozen=True)
+class _Geometry:
+    """Where things go, in inches (x positions) and the figure's size."""
+
+    left_x: list[float]
+    panels: list[tuple[float, list[float]]]  # per treatment: axes left edge, right-aligned columns
+    user_x: list[float]
+    total_w: float
+    height: float
+    top: float
+    bottom: float
+    notes: list[str]
+
+
+_BOLD = {"fontweight": "bold"}
+_MARGIN = 0.12  # inches around the figure
+_INDENT = 0.12  # inches of a task label under a subgroup header
+
+
+def _draw(fig: Any, spec: _ForestSpec) -> Any:
+    """The whole forest figure: measure, place, draw the panels, the text columns, the notes."""
+    cols = _measure_columns(fig, spec)
+    geo = _place(spec, cols)
+    fig.set_size_inches(geo.total_w, geo.height)
+    axes = _draw_panels(fig, spec, geo)
+    _draw_text_columns(fig, spec, cols, geo, axes[0])
+    _footnote(fig, spec, geo)
+    return fig
+
+
+def _measure_columns(fig: Any, spec: _ForestSpec) -> _Columns:
+    rows = spec.rows
+    left_extra, right_extra = _side_columns(spec.columns)
+    left = [("Task", [r.label for r in rows]), *_column_cells(left_extra, rows)]
+    right = []
+    for t in spec.treatments:
         weight = [
             f"{r.values[t]['weight']:.1f}%"
             if r.kind == "task" and np.isfinite(r.values.get(t, {}).get("weight", np.nan))
@@ -431,115 +445,118 @@ def _draw(
         for r in rows:
             v = r.values.get(t, {})
             e, lo, hi = v.get("effect", np.nan), v.get("ci_low", np.nan), v.get("ci_high", np.nan)
-            eff.append(_interval(e, lo, hi, display, digits))
-        right_sets.append([("Weight", weight), (f"Effect [{level}% CI]", eff)])
-    right_user = _column_cells(right_extra, rows)
+            eff.append(_interval(e, lo, hi, spec.display, spec.digits))
+        right.append([("Weight", weight), (f"Effect [{spec.level}% CI]", eff)])
+    user = _column_cells(right_extra, rows)
+    renderer = fig.canvas.get_renderer()
 
-    def col_width(header, cells, is_label=False):
-        widths = [_text_width(fig, renderer, header, **bold)]
+    def width(header: str, cells: list[str], is_label: bool = False) -> float:
+        widths = [_text_width(fig, renderer, header, **_BOLD)]
         for r, c in zip(rows, cells, strict=True):
-            kw = bold if r.kind in ("summary", "header") else {}
-            widths.append(
-                _text_width(fig, renderer, c, **kw)
-                + (
-                    0.12
-                    if is_label and r.kind == "task" and any(x.kind == "header" for x in rows)
-                    else 0
-                )
-            )
+            kw = _BOLD if r.kind in ("summary", "header") else {}
+            indent = _INDENT if is_label and r.kind == "task" and spec.grouped else 0
+            widths.append(_text_width(fig, renderer, c, **kw) + indent)
         return max(widths)
 
-    left_w = [col_width(h, c, i == 0) for i, (h, c) in enumerate(left_cols)]
-    right_w = [[col_width(h, c) for h, c in s] for s in right_sets]
-    user_w = [col_width(h, c) for h, c in right_user]
-    n = len(rows)
-    top = 0.35 + (0.35 if title else 0.0) + (0.22 if len(treatments) > 1 else 0.0)
-    notes = _notes(rows, treatments, level)
-    bottom = 0.6 + 0.2 * len(notes) + 0.05 + (0.2 if len(treatments) > 1 else 0.0)
-    height = top + n * ROW + bottom
-    margin = 0.12
-    x = margin
+    return _Columns(
+        left,
+        right,
+        user,
+        [width(h, c, i == 0) for i, (h, c) in enumerate(left)],
+        [[width(h, c) for h, c in s] for s in right],
+        [width(h, c) for h, c in user],
+    )
+
+
+def _place(spec: _ForestSpec, cols: _Columns) -> _Geometry:
+    several = len(spec.treatments) > 1
+    notes = _notes(spec.rows, spec.treatments, spec.level)
+    top = 0.35 + (0.35 if spec.title else 0.0) + (0.22 if several else 0.0)
+    bottom = 0.6 + 0.2 * len(notes) + 0.05 + (0.2 if several else 0.0)
+    height = top + len(spec.rows) * ROW + bottom
+    x = _MARGIN
     left_x = []
-    for w in left_w:
+    for w in cols.left_w:
         left_x.append(x)
         x += w + GAP
     panels = []
-    for s in right_w:
+    for widths in cols.right_w:
         ax_left = x
-        x += panel_width + GAP
+        x += spec.panel_width + GAP
         xs = []
-        for w in s:
+        for w in widths:
             xs.append(x + w)  # right-aligned
             x += w + GAP
         panels.append((ax_left, xs))
     user_x = []
-    for w in user_w:
+    for w in cols.user_w:
         user_x.append(x + w)
         x += w + GAP
-    total_w = x - GAP + margin
-    fig.set_size_inches(total_w, height)
-    axes = []
-    for ax_left, _ in panels:
-        ax = fig.add_axes(
-            [ax_left / total_w, bottom / height, panel_width / total_w, n * ROW / height]
+    return _Geometry(left_x, panels, user_x, x - GAP + _MARGIN, height, top, bottom, notes)
+
+
+def _draw_panels(fig: Any, spec: _ForestSpec, geo: _Geometry) -> list[Any]:
+    n, total_w, height = len(spec.rows), geo.total_w, geo.height
+    axes = [
+        fig.add_axes(
+            [left / total_w, geo.bottom / height, spec.panel_width / total_w, n * ROW / height]
         )
-        axes.append(ax)
+        for left, _ in geo.panels
+    ]
+    several = len(axes) > 1
+    for ax, t in zip(axes, spec.treatments, strict=True):
+        _panel(ax, spec.rows, t, spec.limits, spec.display, "" if several else spec.xlabel,
+               **spec.kwargs)  # fmt: skip
+        if several:
+            title = f"{t} vs {spec.control}" if spec.control else t
+            ax.set_title(literal(title), fontsize=9, pad=18)
+    if several:  # one x label centred under all panels, below the tick labels
+        centre = (geo.panels[0][0] + geo.panels[-1][0] + spec.panel_width) / 2 / total_w
+        fig.text(centre, (geo.bottom - 0.42) / height, spec.xlabel, ha="center", va="top")
+    return axes
+
+
+def _draw_text_columns(fig: Any, spec: _ForestSpec, cols: _Columns, geo: _Geometry, ref: Any):
+    from matplotlib import transforms
+
+    rows = spec.rows
     header_y = -0.5 - 0.55  # above the first row, in row units
-    for ax, t in zip(axes, treatments, strict=True):
-        _panel(ax, rows, t, limits, display, xlabel if len(axes) == 1 else "", **kwargs)
-        if len(treatments) > 1:
-            ax.set_title(literal(f"{t} vs {control}" if control else t), fontsize=9, pad=18)
-    if len(axes) > 1:  # one x label centred under all panels, below the tick labels
-        centre = (panels[0][0] + panels[-1][0] + panel_width) / 2 / total_w
-        fig.text(centre, (bottom - 0.42) / height, xlabel, ha="center", va="top")
-    ref = axes[0]
     blend = transforms.blended_transform_factory(fig.dpi_scale_trans, ref.transData)
     kw = {"transform": blend, "va": "center", "clip_on": False}
-    for (header, cells), x0 in zip(left_cols, left_x, strict=True):
-        fig.text(x0, header_y, header, ha="left", **kw, **bold)
+    for (header, cells), x0 in zip(cols.left, geo.left_x, strict=True):
+        fig.text(x0, header_y, header, ha="left", **kw, **_BOLD)
         for y, (r, c) in enumerate(zip(rows, cells, strict=True)):
-            indent = (
-                0.12
-                if header == "Task" and r.kind == "task" and any(q.kind == "header" for q in rows)
-                else 0
-            )
-            fig.text(
-                x0 + indent,
-                y,
-                c,
-                ha="left",
-                **kw,
-                **(bold if r.kind in ("summary", "header") else {}),
-            )
-    for (_, xs), cols in zip(panels, right_sets, strict=True):
-        for (header, cells), x1 in zip(cols, xs, strict=True):
-            fig.text(x1, header_y, header, ha="right", **kw, **bold)
+            indent = _INDENT if header == "Task" and r.kind == "task" and spec.grouped else 0
+            weight = _BOLD if r.kind in ("summary", "header") else {}
+            fig.text(x0 + indent, y, c, ha="left", **kw, **weight)
+    for (_, xs), columns in zip(geo.panels, cols.right, strict=True):
+        for (header, cells), x1 in zip(columns, xs, strict=True):
+            fig.text(x1, header_y, header, ha="right", **kw, **_BOLD)
             for y, (r, c) in enumerate(zip(rows, cells, strict=True)):
-                fig.text(x1, y, c, ha="right", **kw, **(bold if r.kind == "summary" else {}))
-    for (header, cells), x1 in zip(right_user, user_x, strict=True):
-        fig.text(x1, header_y, header, ha="right", **kw, **bold)
+                fig.text(x1, y, c, ha="right", **kw, **(_BOLD if r.kind == "summary" else {}))
+    for (header, cells), x1 in zip(cols.user, geo.user_x, strict=True):
+        fig.text(x1, header_y, header, ha="right", **kw, **_BOLD)
         for y, c in enumerate(cells):
             fig.text(x1, y, c, ha="right", **kw)
-    # header rule and footnote
-    line_y = 1 - (top - 0.08) / height
+
+
+def _footnote(fig: Any, spec: _ForestSpec, geo: _Geometry) -> None:
+    """The rule under the headers, the title and the heterogeneity notes."""
+    import matplotlib.pyplot as plt
+
+    total_w, height = geo.total_w, geo.height
+    line_y = 1 - (geo.top - 0.08) / height
     fig.add_artist(
-        plt.Line2D([margin / total_w, 1 - margin / total_w], [line_y, line_y], color="0.3", lw=0.6)
+        plt.Line2D(
+            [_MARGIN / total_w, 1 - _MARGIN / total_w], [line_y, line_y], color="0.3", lw=0.6
+        )  # fmt: skip
     )
-    if title:
-        fig.text(
-            0.5, 1 - 0.3 / height, title, ha="center", va="center", fontsize=11, fontweight="bold"
-        )
-    for i, note in enumerate(notes):
-        fig.text(
-            margin / total_w,
-            (0.12 + 0.2 * (len(notes) - 1 - i)) / height,
-            note,
-            ha="left",
-            va="bottom",
-            fontsize=7.5,
-            color="0.25",
-        )
-    return fig
+    if spec.title:
+        fig.text(0.5, 1 - 0.3 / height, spec.title, ha="center", va="center", fontsize=11,
+                 fontweight="bold")  # fmt: skip
+    for i, note in enumerate(geo.notes):
+        fig.text(_MARGIN / total_w, (0.12 + 0.2 * (len(geo.notes) - 1 - i)) / height, note,
+                 ha="left", va="bottom", fontsize=7.5, color="0.25")  # fmt: skip
 
 
 def _notes(rows, treatments, level) -> list[str]:
@@ -554,7 +571,7 @@ def _notes(rows, treatments, level) -> list[str]:
                 tau2 = v.get("tau2", np.nan)
                 notes.append(
                     f"{prefix}heterogeneity τ² = {tau2:.3g}, I² = {v.get('i2', np.nan):.1f}%, "
-                    f"Q-test {_p(v.get('q_pvalue', np.nan))}; thin line: {level}% prediction interval"
+                    f"Q-test {_p(v.get('q_p_value', np.nan))}; thin line: {level}% prediction interval"
                 )
             else:
                 notes.append(f"{prefix}one task: no heterogeneity estimate")
@@ -563,7 +580,7 @@ def _notes(rows, treatments, level) -> list[str]:
             v = between[0]
             notes.append(
                 f"{prefix}test of subgroup differences: Q = {v['q_between']:.2f}, "
-                f"df = {v['df_between']:.0f}, {_p(v['p_between'])}"
+                f"df = {v['q_between_df']:.0f}, {_p(v['q_between_p_value'])}"
             )
     return notes
 
@@ -631,13 +648,12 @@ def _display_ticks(ax, display, limits):
     """Ticks at round values of the reporting scale, thinned where the analysis scale crowds them."""
     from matplotlib.ticker import FixedLocator, MaxNLocator
 
-    forward, inverse, _ = display
-    lo, hi = forward(np.array(limits, float))
+    lo, hi = display.to_report(np.array(limits, float))
     ticks = MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)
     ticks = ticks[(ticks > lo) & (ticks < hi)]
-    if forward is np.tanh:
-        ticks = ticks[np.abs(ticks) < 1]
-    positions = inverse(ticks)
+    with np.errstate(divide="ignore", invalid="ignore"):  # r = ±1 has no place on Fisher's z
+        positions = display.from_report(ticks)
+    ticks, positions = ticks[np.isfinite(positions)], positions[np.isfinite(positions)]
     # keep a tick only when it is at least a sixth of the axis from every one kept,
     # always keeping 0 (no effect)
     min_gap = (limits[1] - limits[0]) / 6
@@ -650,15 +666,7 @@ def _display_ticks(ax, display, limits):
             keep.append(i)
     keep.sort()
     ax.xaxis.set_major_locator(FixedLocator(positions[keep]))
-    ax.set_xticklabels([_tick_label(t, forward) for t in ticks[keep]])
-
-
-def _tick_label(value: float, forward) -> str:
-    if np.isclose(value, 0):
-        return "0" if forward is np.tanh else "0%"
-    if forward is np.tanh:
-        return f"{value:g}".replace("-", MINUS)
-    return f"{100 * value:+g}%".replace("-", MINUS)
+    ax.set_xticklabels([display.tick(t) for t in ticks[keep]])
 
 
 def _draw_compact(ax, rows, treatment, limits, display, digits, xlabel, kwargs):

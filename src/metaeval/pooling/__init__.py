@@ -48,9 +48,11 @@ Borenstein, M., Hedges, L. V., Higgins, J. P. T., & Rothstein, H. R. (2009).
 
 from __future__ import annotations
 
-from ..paired.multiplicity import ADJUSTMENTS, adjust_pvalues
+from typing import Any
+
+from .._options import ADJUSTMENTS, CI_METHODS, POOL_METHODS, RENAMED, renamed
+from ..paired.multiplicity import adjust_pvalues
 from ._diagnostics import influence, leave_one_out
-from ._engine import METHODS, TESTS
 from ._grouping import GROUP_KEYS
 from ._summary import pool, weights
 from .analysis import analyze
@@ -62,8 +64,14 @@ __all__ = [
     "influence",
     "analyze",
     "adjust_pvalues",
-    "METHODS",
-    "TESTS",
+    "POOL_METHODS",
+    "CI_METHODS",
     "ADJUSTMENTS",
     "GROUP_KEYS",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in RENAMED:
+        return renamed(__name__, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

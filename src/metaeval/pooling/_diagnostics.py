@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._options import CIMethod, PoolMethod, literal_signature
 from ..errors import DegenerateWarning, check_no_clash, warn
 from ._engine import POOL_PARAMS, Fit, fit
 from ._grouping import GROUP_KEYS, Grouped, group, pairs_within, valid_rows
@@ -54,11 +55,12 @@ def _fit_left_out(grp: Grouped, **options: Any) -> Fit:
     )
 
 
+@literal_signature
 def leave_one_out(
     effects: pd.DataFrame,
     *,
-    method: str = "DL",
-    ci: str = "z",
+    method: PoolMethod = "DL",
+    ci: CIMethod = "z",
     alpha: float = 0.05,
     over: str | Sequence[str] = "task",
     groups: str | Sequence[str] | None = None,
@@ -78,7 +80,7 @@ def leave_one_out(
         One row per (group, left-out effect): the group keys, the ``over``
         column(s) naming the effect left out, ``k`` (effects pooled, one less
         than the group's) and ``effect, se, statistic, p_value, ci_low,
-        ci_high, q, q_pvalue, tau2, i2, h2`` of the model without it. Groups
+        ci_high, q, q_p_value, tau2, i2, h2`` of the model without it. Groups
         with a single effect have no rows.
     """
     grp = group(effects, over, groups, by)
@@ -96,7 +98,7 @@ def leave_one_out(
         "ci_low",
         "ci_high",
         "q",
-        "q_pvalue",
+        "q_p_value",
         "tau2",
         "i2",
         "h2",
@@ -104,11 +106,12 @@ def leave_one_out(
     return pd.concat([out, pooled[cols]], axis=1)
 
 
+@literal_signature
 def influence(
     effects: pd.DataFrame,
     *,
-    method: str = "DL",
-    ci: str = "z",
+    method: PoolMethod = "DL",
+    ci: CIMethod = "z",
     alpha: float = 0.05,
     over: str | Sequence[str] = "task",
     groups: str | Sequence[str] | None = None,

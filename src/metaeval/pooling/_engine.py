@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._options import ADJUSTMENTS, CI_METHODS, POOL_METHODS
 from ..errors import (
     DegenerateWarning,
     MetaEvalWarning,
@@ -28,19 +29,11 @@ from ..errors import (
     warn_groups,
 )
 from ..paired.effect_size import add_display
-from ..paired.multiplicity import ADJUSTMENTS, adjust_in_table
+from ..paired.multiplicity import adjust_in_table
 from . import _estimators as est
 from ._grouping import Grouped, group, slots, valid_rows
 
-__all__ = ["METHODS", "TESTS", "Fit", "fit", "POOL_PARAMS"]
-
-
-METHODS = ("EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM")
-"""τ² estimators, as metafor's ``rma(method=...)``; ``FE`` is an alias of ``EE``."""
-
-
-TESTS = ("z", "knha", "hksj")
-"""Tests and intervals: normal (``z``) or Knapp–Hartung (``knha``, alias ``hksj``)."""
+__all__ = ["Fit", "fit", "POOL_PARAMS"]
 
 
 # -------------------------------------------------------------------- fitting
@@ -158,6 +151,29 @@ def _fit_arrays(
     return out, w_row, flags
 
 
+@dataclass(frozen=True)
+class _Options:
+    """The checked options of a fit."""
+
+    method: str  # "EE" for "FE"
+    test: str  # "z" or "knha" ("hksj" is an alias)
+    alpha: float
+    adjust: str | None
+
+    @classmethod
+    def checked(cls, method: str, ci: str, alpha: float, adjust: str | None) -> _Options:
+        check_option("method", method, POOL_METHODS)
+        check_option("ci", ci, CI_METHODS)
+        if adjust is not None:
+            check_option("adjust", adjust, ADJUSTMENTS)
+        return cls(
+            "EE" if method == "FE" else method,
+            "knha" if ci == "hksj" else ci,
+            check_alpha(alpha),
+            adjust,
+        )
+
+
 def fit(
     effects: pd.DataFrame,
     *,
@@ -172,21 +188,34 @@ def fit(
     quiet_single: bool = False,
     warn_dependence: bool = True,
 ) -> Fit:
-    """Pool every group; the engine behind :func:`pool` and its relatives."""
-    from scipy import stats as sps
+    """Pool every group; the engine behind :func:`pool` and its relatives.
 
-    check_option("method", method, METHODS)
-    check_option("ci", ci, TESTS)
-    if adjust is not None:
-        check_option("adjust", adjust, ADJUSTMENTS)
-    method = "EE" if method == "FE" else method
-    test = "knha" if ci == "hksj" else ci
-    alpha = check_alpha(alpha)
+    The steps: check the options, group the table, take the usable effects,
+    fit τ² and the sums every output needs for all groups at once, derive the
+    tests, intervals and heterogeneity, blank what a single effect or a failed
+    fit cannot give, add the subgroup test, adjusted p-values and reporting-
+    scale columns, and warn about degenerate groups.
+    """
+    opts = _Options.checked(method, ci, alpha, adjust)
     grp = group(effects, over, groups, by, warn_dependence=warn_dependence)
-    df, n_groups, code = grp.table, grp.n_groups, grp.code
+    y, v, valid = _inputs(grp, opts)
+    g, w_row, flags = _fit_arrays(
+        y, v, grp.code, valid, grp.n_groups, opts.method, heterogeneity_ci, opts.alpha
+    )
+    k = np.bincount(grp.code[valid], minlength=grp.n_groups)
+    columns, s2w = _inference(g, k, opts)
+    pooled = grp.key_frame.assign(**columns)
+    _blank_undefined(pooled, k, flags["failed"], opts, list(columns))
+    _add_extras(pooled, grp, opts)
+    _warn_groups(pooled, grp.keys, np.where(quiet_single & (k == 1), -1, k), flags,
+                 opts.method, opts.test)  # fmt: skip
+    weights = np.where(valid & ~flags["failed"][grp.code], 100 * w_row / g["sw"][grp.code], np.nan)
+    return Fit(pooled, weights, s2w, grp)
 
-    y = df["effect"].to_numpy(dtype=np.float64)
-    v = df["variance"].to_numpy(dtype=np.float64)
+
+def _inputs(grp: Grouped, opts: _Options) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Effects, variances and which rows are usable (warning about the others)."""
+    df = grp.table
     valid = valid_rows(df)
     if not valid.all():
         omitted = df.loc[~valid, grp.keys + grp.over]
@@ -195,19 +224,25 @@ def fit(
             omitted,
             DegenerateWarning,
         )
-    if method == "EE" and test == "knha":
+    if opts.method == "EE" and opts.test == "knha":
         warn(
             "The Knapp–Hartung method is not meant for the common-effect model "
             "(metafor warns the same); consider a random-effects method.",
             MetaEvalWarning,
         )
+    return df["effect"].to_numpy(np.float64), df["variance"].to_numpy(np.float64), valid
 
-    g, w_row, flags = _fit_arrays(y, v, code, valid, n_groups, method, heterogeneity_ci, alpha)
-    k = np.bincount(code[valid], minlength=n_groups)
-    bad = flags["failed"]
+
+def _inference(
+    g: dict[str, np.ndarray], k: np.ndarray, opts: _Options
+) -> tuple[dict[str, Any], np.ndarray]:
+    """The pooled table's columns from the fitted sums, and the Knapp–Hartung scales."""
+    from scipy import stats as sps
+
+    alpha = opts.alpha
     with np.errstate(invalid="ignore", divide="ignore"):
         single = k < 2
-        knha = (test == "knha") & ~single  # k = 1: no t distribution with 0 df, use z
+        knha = (opts.test == "knha") & ~single  # k = 1: no t distribution with 0 df, use z
         s2w = np.where(knha, g["s2w"], 1.0)
         se = np.sqrt(s2w / g["sw"])
         df_t = np.where(knha, k - 1.0, np.nan)
@@ -216,82 +251,79 @@ def fit(
         )
         stat = g["effect"] / se
         p = np.where(knha, 2 * sps.t.sf(np.abs(stat), df_t), 2 * sps.norm.sf(np.abs(stat)))
-        tau2 = np.where(method == "EE", 0.0, g["tau2"])
+        tau2 = np.where(opts.method == "EE", 0.0, g["tau2"])
         pred_sd = np.sqrt(se**2 + tau2)
-        pi_low, pi_high = g["effect"] - crit * pred_sd, g["effect"] + crit * pred_sd
         p_gain = np.where(
             knha, sps.t.cdf(g["effect"] / pred_sd, df_t), sps.norm.cdf(g["effect"] / pred_sd)
         )
         q_df = k - 1.0
         vt = q_df / g["trace_p"]
-        if method == "EE":
+        if opts.method == "EE":
             q = g["q"]
             i2 = np.where(q > 0, np.maximum(0.0, 100 * (q - q_df) / q), 0.0)
             h2 = q / q_df
         else:
             i2 = 100 * tau2 / (vt + tau2)
             h2 = tau2 / vt + 1
-        i2_low = 100 * g["tau2_low"] / (vt + g["tau2_low"])
-        i2_high = 100 * g["tau2_high"] / (vt + g["tau2_high"])
-        q_p = sps.chi2.sf(g["q"], q_df)
+        columns = {
+            "method": opts.method,
+            "test": opts.test,
+            "k": k.astype(np.int64),
+            "effect": g["effect"],
+            "se": se,
+            "statistic": stat,
+            "df": df_t,
+            "p_value": p,
+            "ci_low": g["effect"] - crit * se,
+            "ci_high": g["effect"] + crit * se,
+            "pi_low": g["effect"] - crit * pred_sd,
+            "pi_high": g["effect"] + crit * pred_sd,
+            "p_gain": p_gain,
+            "tau2": tau2,
+            "tau": np.sqrt(tau2),
+            "tau2_low": g["tau2_low"],
+            "tau2_high": g["tau2_high"],
+            "i2": i2,
+            "i2_low": 100 * g["tau2_low"] / (vt + g["tau2_low"]),
+            "i2_high": 100 * g["tau2_high"] / (vt + g["tau2_high"]),
+            "h2": h2,
+            "q": g["q"],
+            "q_df": q_df,
+            "q_p_value": sps.chi2.sf(g["q"], q_df),
+        }
+    return columns, s2w
 
-    columns = {
-        "method": method,
-        "test": test,
-        "k": k.astype(np.int64),
-        "effect": g["effect"],
-        "se": se,
-        "statistic": stat,
-        "df": df_t,
-        "p_value": p,
-        "ci_low": g["effect"] - crit * se,
-        "ci_high": g["effect"] + crit * se,
-        "pi_low": pi_low,
-        "pi_high": pi_high,
-        "p_gain": p_gain,
-        "tau2": tau2,
-        "tau": np.sqrt(tau2),
-        "tau2_low": g["tau2_low"],
-        "tau2_high": g["tau2_high"],
-        "i2": i2,
-        "i2_low": i2_low,
-        "i2_high": i2_high,
-        "h2": h2,
-        "q": g["q"],
-        "q_df": q_df,
-        "q_pvalue": q_p,
-    }
-    pooled = grp.key_frame.assign(**columns)
-    numeric = [c for c in columns if c not in ("method", "test", "k")]
-    none_for_single = [
-        "pi_low",
-        "pi_high",
-        "p_gain",
-        "i2",
-        "i2_low",
-        "i2_high",
-        "h2",
-        "q",
-        "q_df",
-        "q_pvalue",
-    ]
-    pooled.loc[single, none_for_single] = np.nan
-    if method != "EE":
+
+#: What one effect cannot give: heterogeneity and prediction (and τ² but for EE).
+_NONE_FOR_SINGLE = (
+    "pi_low", "pi_high", "p_gain", "i2", "i2_low", "i2_high", "h2", "q", "q_df", "q_p_value",
+)  # fmt: skip
+
+
+def _blank_undefined(
+    pooled: pd.DataFrame, k: np.ndarray, failed: np.ndarray, opts: _Options, columns: list[str]
+) -> None:
+    """NaN where k = 1 leaves a value undefined, and everywhere in failed fits."""
+    single = k < 2
+    pooled.loc[single, list(_NONE_FOR_SINGLE)] = np.nan
+    if opts.method != "EE":
         pooled.loc[single, ["tau2", "tau", "tau2_low", "tau2_high"]] = np.nan
-    pooled.loc[bad, numeric] = np.nan
+    numeric = [c for c in columns if c not in ("method", "test", "k")]
+    pooled.loc[failed, numeric] = np.nan
+
+
+def _add_extras(pooled: pd.DataFrame, grp: Grouped, opts: _Options) -> None:
+    """The subgroup test, adjusted p-values and reporting-scale columns, in place."""
     if grp.subgroup is not None:
         _subgroup_test(pooled, grp)
-    if adjust is not None:
+    if opts.adjust is not None:
         family = [c for c in grp.keys if c != "treatment"]
         pooled.insert(
             pooled.columns.get_loc("p_value") + 1,
             "p_adjusted",
-            adjust_in_table(pooled, family, adjust),
+            adjust_in_table(pooled, family, opts.adjust),
         )
     add_display(pooled, ("effect", "ci_low", "ci_high", "pi_low", "pi_high"))
-    _warn_groups(pooled, grp.keys, np.where(quiet_single & (k == 1), -1, k), flags, method, test)
-    weights = np.where(valid & ~bad[code], 100 * w_row / g["sw"][code], np.nan)
-    return Fit(pooled, weights, s2w, grp)
 
 
 def _subgroup_test(pooled: pd.DataFrame, grp: Grouped) -> None:
@@ -323,8 +355,8 @@ def _subgroup_test(pooled: pd.DataFrame, grp: Grouped) -> None:
     with np.errstate(invalid="ignore"):
         p = np.where(df > 0, sps.chi2.sf(q, np.maximum(df, 1)), np.nan)
     pooled["q_between"] = np.where(df[parent] > 0, q[parent], np.nan)
-    pooled["df_between"] = df[parent]
-    pooled["p_between"] = p[parent]
+    pooled["q_between_df"] = df[parent]
+    pooled["q_between_p_value"] = p[parent]
 
 
 def _warn_groups(
@@ -335,7 +367,7 @@ def _warn_groups(
     method: str,
     test: str,
 ) -> None:
-    single_what = "q, q_pvalue, i2, h2, the prediction interval and p_gain" + (
+    single_what = "q, q_p_value, i2, h2, the prediction interval and p_gain" + (
         "" if method == "EE" else ", tau2 and its interval"
     )
     if test == "knha":

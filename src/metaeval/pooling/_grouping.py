@@ -40,8 +40,8 @@ RESULT_COLUMNS = {
 POOLED_COLUMNS = (
     "method", "test", "k", "effect", "se", "statistic", "df", "p_value", "p_adjusted",
     "ci_low", "ci_high", "pi_low", "pi_high", "p_gain", "tau2", "tau", "tau2_low",
-    "tau2_high", "i2", "i2_low", "i2_high", "h2", "q", "q_df", "q_pvalue", "q_between",
-    "df_between", "p_between",
+    "tau2_high", "i2", "i2_low", "i2_high", "h2", "q", "q_df", "q_p_value", "q_between",
+    "q_between_df", "q_between_p_value",
     *display_columns(("effect", "ci_low", "ci_high", "pi_low", "pi_high")),
 )  # fmt: skip
 

@@ -7,22 +7,24 @@ from typing import Any
 
 import pandas as pd
 
+from .._options import Adjustment, CIMethod, PoolMethod, literal_signature
 from ..errors import check_no_clash
 from ._engine import POOL_PARAMS, fit
 
 __all__ = ["pool", "weights"]
 
 
+@literal_signature
 def pool(
     effects: pd.DataFrame,
     *,
-    method: str = "DL",
-    ci: str = "z",
+    method: PoolMethod = "DL",
+    ci: CIMethod = "z",
     alpha: float = 0.05,
     over: str | Sequence[str] = "task",
     groups: str | Sequence[str] | None = None,
     by: str | Mapping[Any, Any] | None = None,
-    adjust: str | None = None,
+    adjust: Adjustment | None = None,
 ) -> pd.DataFrame:
     """Pool effects across tasks, one model per group, all groups at once.
 
@@ -56,8 +58,8 @@ def pool(
           the Q-profile interval of τ² (0 and NaN for ``EE``);
         - ``i2, i2_low, i2_high`` (percent), ``h2``: heterogeneity as defined
           by metafor for the method;
-        - ``q, q_df, q_pvalue``: Cochran's Q test of homogeneity;
-        - with ``by``: ``q_between, df_between, p_between``, the test of
+        - ``q, q_df, q_p_value``: Cochran's Q test of homogeneity;
+        - with ``by``: ``q_between, q_between_df, q_between_p_value``, the test of
           subgroup differences (same on every subgroup row of a group);
         - for ``corr`` also ``r, r_ci_low, r_ci_high, r_pi_low, r_pi_high`` and
           for ``rom`` the same with prefix ``rel_change`` (reporting scale).
@@ -99,11 +101,12 @@ def pool(
     return pooled
 
 
+@literal_signature
 def weights(
     effects: pd.DataFrame,
     *,
-    method: str = "DL",
-    ci: str = "z",
+    method: PoolMethod = "DL",
+    ci: CIMethod = "z",
     alpha: float = 0.05,
     over: str | Sequence[str] = "task",
     groups: str | Sequence[str] | None = None,

@@ -7,20 +7,22 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..paired.effect_size import DISPLAY, effects
+from .._options import CIMethod, EffectType, PoolMethod, literal_signature
+from ..paired.effect_size import REPORTED, effects
 from ._engine import fit
 
 __all__ = ["analyze"]
 
 
+@literal_signature
 def analyze(
     scores: pd.DataFrame,
     *,
     control: str | Sequence[str] | None,
     treatment: str | Sequence[str] | None = None,
-    effect: str = "smd",
-    method: str = "DL",
-    ci: str = "z",
+    effect: EffectType = "smd",
+    method: PoolMethod = "DL",
+    ci: CIMethod = "z",
     alpha: float = 0.05,
 ) -> pd.DataFrame:
     """Effects per task and their pooled summary in one table, as Ranger reports them.
@@ -69,7 +71,7 @@ def analyze(
     )
     pooled, weights = result.pooled, result.row_weight
     keys = ["metric", "treatment", "control"]
-    prefixes = [name for name, _ in DISPLAY.values()]
+    prefixes = [scale.report_prefix for scale in REPORTED.values()]
     extra = [c for c in eff.columns if any(c == p or c.startswith(f"{p}_") for p in prefixes)]
     columns = [
         "n",

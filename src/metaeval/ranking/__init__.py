@@ -16,6 +16,7 @@ A facade over the stages that do the work:
 
 from __future__ import annotations
 
+from .._options import AGGREGATIONS, CORRELATIONS
 from ..measures.lists import list_measures
 from ..measures.segments import (
     MEASURES,
@@ -31,8 +32,7 @@ from ..measures.segments import (
     reciprocal_rank,
     segment_scores,
 )
-from ..paired.correlation import CORRELATIONS, correlation_effects, fisher_z_variance
-from ._aggregate import METHODS as AGGREGATIONS
+from ..paired.correlation import correlation_effects, fisher_z_variance
 from ._aggregate import leaderboard
 
 __all__ = [

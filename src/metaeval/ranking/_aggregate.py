@@ -18,15 +18,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._options import AGGREGATIONS, Aggregation
 from ..errors import OptionError, PairingError, check_option, format_groups, quote_list
 from ..paired.effect_size import effects
 from ..pooling import pool
 from ..schema import prepare_scores
 
-__all__ = ["METHODS", "KEMENY_EXACT_MAX", "leaderboard"]
-
-METHODS = ("borda", "mean_rank", "copeland", "kemeny", "meta")
-"""The aggregation rules of :func:`leaderboard`."""
+__all__ = ["KEMENY_EXACT_MAX", "leaderboard"]
 
 KEMENY_EXACT_MAX = 16
 """Up to this many systems the Kemeny consensus is exact (dynamic programme over
@@ -276,7 +274,7 @@ def _meta_columns(
 def leaderboard(
     scores: pd.DataFrame,
     *,
-    method: str = "borda",
+    method: Aggregation = "borda",
     metric: str | Sequence[str] | None = None,
     higher_is_better: bool | Mapping[str, bool] = True,
     control: str | None = None,
@@ -428,7 +426,7 @@ def leaderboard(
     >>> board["system"].tolist(), board.attrs["kemeny_cost"]
     (['A', 'B', 'C'], {'acc': 2})
     """
-    check_option("method", method, METHODS)
+    check_option("method", method, AGGREGATIONS)
     scores = prepare_scores(scores)  # an empty table is a SchemaError there
     available = [str(m) for m in pd.unique(scores["metric"].astype(str))]
     selected = _select_metrics(available, metric)

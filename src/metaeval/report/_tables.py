@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._options import MINUS, effect_scale, format_number
 from ..errors import OptionError, SchemaError, check_alpha, check_option, excerpt
-from ..paired.effect_size import DISPLAY
 
 __all__ = ["Markup", "escape", "escape_latex", "style", "to_html", "to_latex"]
 
@@ -31,16 +31,6 @@ TEST_NAMES = {
     "bootstrap": "paired studentized bootstrap test",
 }
 ADJUST_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "fdr_bh": "Benjamini–Hochberg"}
-EFFECT_NAMES = {
-    "md": "Mean difference",
-    "smd": "Standardized mean difference (Hedges' g)",
-    "smcrp": "Standardized mean change (pooled SD)",
-    "smcc": "Standardized mean change (SD of the differences)",
-    "rom": "Relative change of the mean",
-    "corr": "Correlation",
-    "corr_diff": "Difference of correlations (Fisher's z)",
-    "bootstrap": "Difference",
-}
 _LATEX = {
     "\n": " ",
     "\r": " ",
@@ -201,7 +191,7 @@ def _effects_layout(
     level = _level(alpha)
     scale = {"corr": " (r)"}.get(effect_type, "")
     caption = (
-        f"{EFFECT_NAMES.get(effect_type, 'Effect')}{scale} of each system over "
+        f"{effect_scale(effect_type).label}{scale} of each system over "
         f"{', '.join(mk.esc(c) for c in controls) or 'the control'} per task"
     )
     if pooled is not None:
@@ -246,7 +236,7 @@ def _check_one_cell_each(cells: pd.DataFrame) -> None:
 
 def _effect_cells(frame: pd.DataFrame, col_levels: list[str], alpha: float) -> pd.DataFrame:
     effect_type = _single(frame, "effect_type", "md")
-    forward = DISPLAY[effect_type][1] if effect_type in DISPLAY else (lambda x: x)
+    forward = effect_scale(effect_type).report
     p = (
         frame[_p_column(frame)].to_numpy(float)
         if _p_column(frame) in frame
@@ -431,13 +421,9 @@ def _layout(
 
 # --------------------------------------------------------------- formatting
 def _text(x: float, digits: int, fmt: str, signed: bool = False) -> str:
-    if not np.isfinite(x):
-        return "–" if fmt == "html" else "--"
-    x = round(float(x), digits) + 0.0  # no "-0.000"
-    s = f"{x:+.{digits}f}" if signed and x != 0 else f"{x:.{digits}f}"
     if fmt == "latex":
-        return s.replace("-", "$-$").replace("+", "$+$")
-    return s.replace("-", "\u2212")
+        return format_number(x, digits, signed=signed, minus="$-$", plus="$+$", missing="--")
+    return format_number(x, digits, signed=signed, minus=MINUS, missing="–")
 
 
 def _marks(marks: list[str], fmt: str) -> str:
@@ -500,9 +486,14 @@ def _frames(lay: _Layout, show: str, digits: int, fmt: str, best: str | None, tr
     return text, bold
 
 
-def _styler(lay: _Layout, show: str, digits: int, fmt: str, best: str | None, transpose: bool):
-    """The Styler, and whether any cell is bold (the caption says so only then)."""
-    text, bold = _frames(lay, show, digits, fmt, best, transpose)
+def text_styler(text: pd.DataFrame, bold: pd.DataFrame | None = None) -> Any:
+    """A Styler showing ``text`` (cells and labels already rendered) as it is.
+
+    The one place where metaeval's tables meet pandas' Styler: :func:`to_latex`,
+    :func:`to_html` and the ``metaeval`` command's LaTeX output all go through
+    it. ``bold`` (same shape, booleans) marks cells to set in bold.
+    """
+    bold = pd.DataFrame(False, index=text.index, columns=text.columns) if bold is None else bold
     labels = None
     if not isinstance(text.columns, pd.MultiIndex):
         # pandas' Styler iterates rows as namedtuples named after the columns, which fails
@@ -515,8 +506,40 @@ def _styler(lay: _Layout, show: str, digits: int, fmt: str, best: str | None, tr
     if labels is not None:  # relabel_index reads labels as format strings: double the braces
         shown = [str(x).replace("{", "{{").replace("}", "}}") for x in labels]
         styler = styler.relabel_index(shown, axis="columns")
-    styler = styler.apply(lambda _: np.where(bold.to_numpy(), "font-weight: bold;", ""), axis=None)
-    return styler, bool(bold.to_numpy().any())
+    mask = bold.to_numpy()
+    if mask.any():
+        styler = styler.apply(lambda _: np.where(mask, "font-weight: bold;", ""), axis=None)
+    return styler
+
+
+def latex_table(
+    styler: Any,
+    caption: str,
+    *,
+    column_format: str,
+    label: str | None = None,
+    position: str | None = None,
+    centering: bool = False,
+) -> str:
+    """``styler`` as a LaTeX ``table`` float with booktabs rules and ``caption`` (LaTeX)."""
+    return styler.to_latex(
+        hrules=True,
+        caption=caption,
+        label=label,
+        position=position,
+        position_float="centering" if centering else None,
+        environment="table",
+        convert_css=True,
+        multicol_align="c",
+        column_format=column_format,
+        multirow_align="naive",  # row groups without the multirow package
+    )
+
+
+def _styler(lay: _Layout, show: str, digits: int, fmt: str, best: str | None, transpose: bool):
+    """The Styler, and whether any cell is bold (the caption says so only then)."""
+    text, bold = _frames(lay, show, digits, fmt, best, transpose)
+    return text_styler(text, bold), bool(bold.to_numpy().any())
 
 
 def _check(show: str | None, best: str | None, digits: int, lay_kind: str) -> str:
@@ -658,16 +681,12 @@ def to_latex(
         if caption is not None
         else _caption(lay, show, best if any_bold else None, alpha, transpose, mk)
     )
-    return styler.to_latex(
-        hrules=True,
-        caption=text_caption,
+    return latex_table(
+        styler,
+        text_caption,
+        column_format="l" * styler.data.index.nlevels + "r" * styler.data.shape[1],
         label=label,
         position=position,
-        environment="table",
-        convert_css=True,
-        multicol_align="c",
-        column_format="l" * styler.data.index.nlevels + "r" * styler.data.shape[1],
-        multirow_align="naive",  # row groups without the multirow package
     )
 
 

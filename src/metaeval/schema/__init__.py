@@ -11,6 +11,7 @@ Three kinds of table flow through metaeval:
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -66,8 +67,8 @@ def _coerce_scores(df: pd.DataFrame) -> pd.DataFrame:
 
     Integer key columns (query ids such as TREC qids) become strings, whether
     their dtype is an integer one, object holding only integers, or a
-    categorical with integer categories; integer, boolean and float32 values
-    become float64. Nothing else is converted: floats in key columns, mixed
+    categorical with integer categories; integer, boolean and float32 values,
+    and object columns holding only Python numbers, become float64. Nothing else is converted: floats in key columns, mixed
     strings and numbers, or strings in ``value`` are reported, never parsed.
     """
     changes: dict[str, pd.Series] = {}
@@ -82,9 +83,23 @@ def _coerce_scores(df: pd.DataFrame) -> pd.DataFrame:
             pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype)
         ) and dtype != np.float64:
             changes["value"] = df["value"].astype("float64")
+        elif pd.api.types.is_object_dtype(dtype) and _only_numbers(df["value"]):
+            changes["value"] = df["value"].astype("float64")  # Python numbers in an object column
     if not changes:
         return df
     return df.assign(**changes)
+
+
+def _only_numbers(values: pd.Series) -> bool:
+    """Whether an object column holds only real numbers (and missing values), no text."""
+    kind = pd.api.types.infer_dtype(values, skipna=True)
+    if kind in ("floating", "integer", "mixed-integer-float", "boolean", "empty"):
+        return kind != "empty"
+    if kind not in ("mixed", "mixed-integer"):
+        return False
+    return all(
+        isinstance(v, numbers.Real) and not isinstance(v, str) for v in values.dropna().to_numpy()
+    )
 
 
 def coerce_keys(df: pd.DataFrame, columns: Sequence[str], *, table: str) -> pd.DataFrame:
@@ -161,8 +176,9 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
     ----------
     df : pandas.DataFrame
         Columns ``task, query, system, metric`` (strings or categoricals;
-        integer ids are converted to strings) and ``value`` (numbers; integers
-        and booleans are converted to float). Other columns are kept.
+        integer ids are converted to strings) and ``value`` (numbers; integers,
+        booleans and an object column of Python numbers are converted to
+        float). Other columns are kept.
 
     Returns
     -------

@@ -96,7 +96,7 @@ class Pooled(pa.DataFrameModel):
     i2: Series[float] = pa.Field(nullable=True, ge=0, le=100)
     h2: Series[float] = pa.Field(nullable=True, ge=0)
     q: Series[float] = pa.Field(nullable=True, ge=0)
-    q_pvalue: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    q_p_value: Series[float] = pa.Field(nullable=True, ge=0, le=1)
     pi_low: Series[float] = pa.Field(nullable=True)
     pi_high: Series[float] = pa.Field(nullable=True)
     p_gain: Series[float] = pa.Field(nullable=True, ge=0, le=1)

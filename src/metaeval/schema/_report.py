@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..errors import SchemaError, excerpt, quote_list
@@ -29,6 +31,24 @@ def problem_name(check: str) -> str:
     if check.startswith("dtype("):
         return "wrong type (needs float values)"
     return check
+
+
+def _non_numbers(column: pd.Series, label: Any) -> str:
+    """Where an object column that should hold numbers holds something else."""
+    values = column.to_numpy()
+    bad = np.flatnonzero(
+        [isinstance(v, str | bytes) or not isinstance(v, numbers.Real) for v in values]
+        & column.notna().to_numpy()
+    )
+    if not len(bad):
+        return ""
+    kinds = sorted({type(v).__name__ for v in values[bad]})
+    return (
+        f": {len(bad)} rows hold {', '.join(kinds)} values, e.g. rows "
+        f"{quote_list([label(column.index[i]) for i in bad[:3]])} with values "
+        f"{quote_list(list(values[bad[:3]]))}; numbers written as text "
+        f"need pd.to_numeric(df[{column.name!r}])"
+    )
 
 
 def report(
@@ -82,7 +102,10 @@ def report(
             )
         elif problem.startswith("wrong type"):
             got = df[column].dtype if column in df.columns else "?"
-            lines.append(f"- column {column!r} has the {problem} but has dtype {got}")
+            line = f"- column {column!r} has the {problem} but has dtype {got}"
+            if column in df.columns and pd.api.types.is_object_dtype(got):
+                line += _non_numbers(df[column], label)
+            lines.append(line)
         elif problem == "values that are not strings":
             rows = list(pd.unique(part["row"].dropna()))
             values = df.loc[rows[:3], column].tolist()

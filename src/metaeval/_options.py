@@ -1,0 +1,197 @@
+"""One vocabulary: the values of every option, the effect types' scales, number formats.
+
+Option types are :data:`typing.Literal` aliases used in the public signatures, so
+that ``help()`` and notebook tooltips list the values; each tuple of valid values
+is derived from its alias and named after the parameter it checks
+(``EFFECT_TYPES`` for ``effect=``, ``POOL_METHODS`` for ``method=``, ...).
+:data:`EFFECT_SCALES` is the one table of what each effect type is called and on
+which scale it is reported; :func:`format_number` the one way numbers become
+text in tables, figures and the command.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+import numpy as np
+
+__all__ = [
+    "EffectType", "PoolMethod", "CIMethod", "CompareTest", "Alternative", "Adjustment",
+    "Correlation", "Statistic", "Aggregation",
+    "EFFECT_TYPES", "POOL_METHODS", "CI_METHODS", "COMPARE_TESTS", "ALTERNATIVES",
+    "ADJUSTMENTS", "CORRELATIONS", "STATISTICS", "AGGREGATIONS",
+    "EffectScale", "EFFECT_SCALES", "effect_scale", "format_number", "MINUS",
+    "literal_signature", "RENAMED", "renamed",
+]  # fmt: skip
+
+EffectType = Literal["md", "smd", "smcrp", "smcc", "rom", "corr"]
+"""``effect=`` of :func:`metaeval.effects` (see :mod:`metaeval.paired.effect_size`)."""
+PoolMethod = Literal["EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM"]
+"""``method=`` of :func:`metaeval.pool`: τ² estimators as metafor's ``rma(method=...)``."""
+CIMethod = Literal["z", "knha", "hksj"]
+"""``ci=`` of :func:`metaeval.pool`: normal, or Knapp–Hartung (``hksj`` an alias)."""
+CompareTest = Literal["t", "wilcoxon", "sign", "randomization", "bootstrap"]
+"""``test=`` of :func:`metaeval.compare`."""
+Alternative = Literal["two-sided", "greater", "less"]
+"""``alternative=`` of :func:`metaeval.compare`."""
+Adjustment = Literal["holm", "bonferroni", "fdr_bh"]
+"""``adjust=``: multiplicity adjustments as statsmodels' ``multipletests`` names them."""
+Correlation = Literal["pearson", "spearman", "kendall"]
+"""``method=`` of the correlation functions."""
+Statistic = Literal["accuracy", "f1", "f1_macro", "mcc", "pearson", "spearman"]
+"""``statistic=`` of :func:`metaeval.bootstrap_effects`."""
+Aggregation = Literal["borda", "mean_rank", "copeland", "kemeny", "meta"]
+"""``method=`` of :func:`metaeval.ranking.leaderboard`."""
+
+EFFECT_TYPES: tuple[str, ...] = get_args(EffectType)
+POOL_METHODS: tuple[str, ...] = get_args(PoolMethod)
+CI_METHODS: tuple[str, ...] = get_args(CIMethod)
+COMPARE_TESTS: tuple[str, ...] = get_args(CompareTest)
+ALTERNATIVES: tuple[str, ...] = get_args(Alternative)
+ADJUSTMENTS: tuple[str, ...] = get_args(Adjustment)
+CORRELATIONS: tuple[str, ...] = get_args(Correlation)
+STATISTICS: tuple[str, ...] = get_args(Statistic)
+AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
+
+MINUS = "\u2212"
+"""The minus sign of text that people read (figures, HTML); LaTeX writes ``$-$``."""
+
+
+def format_number(
+    x: float,
+    digits: int,
+    *,
+    signed: bool = False,
+    minus: str = "-",
+    plus: str = "+",
+    missing: str = "",
+) -> str:
+    """``x`` with ``digits`` decimals: the one number format of tables, figures and the command.
+
+    Rounded without a negative zero (``-0.0004`` → ``0.000``); ``signed`` writes
+    ``+`` before positive numbers; ``minus`` and ``plus`` are the signs to use
+    (``"$-$"`` in LaTeX, ``"−"`` in figures and HTML); NaN and ±inf give ``missing``.
+
+    >>> format_number(-0.0004, 3), format_number(0.1, 3, signed=True), format_number(-2.5, 1, minus="−")
+    ('0.000', '+0.100', '−2.5')
+    """
+    if not np.isfinite(x):
+        return missing
+    x = round(float(x), digits) + 0.0  # + 0.0: no "-0.000"
+    text = f"{x:+.{digits}f}" if signed and x != 0 else f"{x:.{digits}f}"
+    return text.replace("-", minus).replace("+", plus)
+
+
+def _percent(v: float) -> str:
+    """A relative change as a signed percentage: +12%, −0.5%."""
+    text = f"{100 * v:+.0f}%" if abs(v) >= 0.095 else f"{100 * v:+.1f}%"
+    return text.replace("-", MINUS)
+
+
+@dataclass(frozen=True)
+class EffectScale:
+    """What an effect type is called, and the scale it is reported on.
+
+    Attributes
+    ----------
+    label : str
+        Its name in figure axes and table captions.
+    report_prefix : str or None
+        Effects analysed on another scale than they are reported on (``corr``
+        on Fisher's z, ``rom`` on the log ratio): the name of the reporting-
+        scale column (``r``, ``rel_change``) and the prefix of its interval
+        columns (``r_ci_low``, ...).
+    to_report, from_report : callable or None
+        The transform to the reporting scale (``np.tanh``, ``np.expm1``) and
+        back.
+    cell : callable or None
+        ``cell(value, digits)``: a value on the reporting scale as text for a
+        figure (r to 2 decimals; a relative change as a percentage).
+    tick : callable or None
+        ``tick(value)``: an axis tick on the reporting scale.
+    """
+
+    label: str
+    report_prefix: str | None = None
+    to_report: Callable[[Any], Any] | None = None
+    from_report: Callable[[Any], Any] | None = None
+    cell: Callable[[float, int], str] | None = None
+    tick: Callable[[float], str] | None = None
+
+    def report(self, x: Any) -> Any:
+        """``x`` on the reporting scale (itself when the effect has no other)."""
+        return x if self.to_report is None else self.to_report(x)
+
+
+def _r_tick(v: float) -> str:
+    return "0" if np.isclose(v, 0) else f"{v:g}".replace("-", MINUS)
+
+
+def _percent_tick(v: float) -> str:
+    return "0%" if np.isclose(v, 0) else f"{100 * v:+g}%".replace("-", MINUS)
+
+
+EFFECT_SCALES: dict[str, EffectScale] = {
+    "md": EffectScale("Mean difference"),
+    "smd": EffectScale("Standardized mean difference (Hedges' g)"),
+    "smcrp": EffectScale("Standardized mean change (pooled SD)"),
+    "smcc": EffectScale("Standardized mean change (SD of the differences)"),
+    "rom": EffectScale(
+        "Relative change of the mean", "rel_change", np.expm1, np.log1p,
+        lambda v, digits: _percent(v), _percent_tick,
+    ),
+    "corr": EffectScale(
+        "Correlation", "r", np.tanh, np.arctanh,
+        lambda v, digits: format_number(v, 2, minus=MINUS), _r_tick,
+    ),
+    "corr_diff": EffectScale("Difference of correlations (Fisher's z)"),
+    "bootstrap": EffectScale("Difference"),
+}  # fmt: skip
+"""Every effect type's :class:`EffectScale` (also those of :func:`metaeval.bootstrap_effects`
+and :func:`metaeval.ranking.correlation_effects`)."""
+
+
+def effect_scale(effect_type: str) -> EffectScale:
+    """The :class:`EffectScale` of ``effect_type`` (a plain "Effect" for unknown ones)."""
+    return EFFECT_SCALES.get(effect_type, EffectScale("Effect"))
+
+
+def literal_signature(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Give ``func`` a signature whose annotations are evaluated, so that help() and
+    notebook tooltips show ``method: Literal['EE', 'FE', ...]`` instead of the
+    alias's name. Annotations that cannot be evaluated stay as written."""
+    try:
+        hints = typing.get_type_hints(func)
+    except Exception:  # noqa: BLE001 - a name only imported for type checking
+        return func
+    sig = inspect.signature(func)
+    params = [
+        p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()
+    ]
+    func.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=params, return_annotation=hints.get("return", sig.return_annotation)
+    )
+    return func
+
+
+RENAMED = {"METHODS": ("POOL_METHODS", "method"), "TESTS": ("CI_METHODS", "ci")}
+"""Old names of option tuples (kept for one release): new name, and the option of
+:func:`metaeval.pool` whose values they are."""
+
+
+def renamed(module: str, name: str) -> tuple[str, ...]:
+    """The value of an old name in :data:`RENAMED`, with a :class:`FutureWarning`."""
+    import warnings
+
+    new, option = RENAMED[name]
+    warnings.warn(
+        f"{module}.{name} is renamed {module}.{new} (the values of pool()'s `{option}` "
+        "option); the old name will be removed in the next release.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return POOL_METHODS if new == "POOL_METHODS" else CI_METHODS

@@ -22,6 +22,9 @@ ADJUSTMENTS = ("holm", "bonferroni", "fdr_bh")
 POOL_METHODS = ("EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM")
 CI_METHODS = ("z", "knha", "hksj")
 EFFECT_TYPES = ("md", "smd", "smcrp", "smcc", "rom", "corr")
+# the library's defaults (metaeval._options) and the Ranger preset (metaeval.RANGER), likewise
+DEFAULTS = {"effect": "smcrp", "method": "REML", "ci": None}  # ci None: knha, z for EE
+RANGER = {"effect": "smd", "method": "DL", "ci": "z"}
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -130,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--measures nDCG@10 AP RR --output scores.csv\n"
         "  metaeval compare bm25.csv dense.csv splade.csv --seed 42\n"
         "  metaeval convert qrels.txt qrels.jsonl --rel-type true\n"
-        "  metaeval meta scores.csv --control bm25 --method REML --ci knha --plot forest.pdf\n"
+        "  metaeval meta scores.csv --control bm25 --plot forest.pdf\n"
         "Run 'metaeval COMMAND --help' for a command's options.\n"
         "Exit codes: 0 ok, 1 data error, 2 usage error.",
     )
@@ -145,13 +148,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Per-task effects and their random-effects summary on the bundled "
         "example (scikit-learn classifiers on scikit-learn's data sets), with a forest "
         "plot and a LaTeX table.",
-        epilog="Example:\n  metaeval demo --effect md --method REML --ci knha --output figures",
+        epilog="Examples:\n  metaeval demo --effect md --output figures\n  metaeval demo --ranger",
     )
     demo.add_argument("--control", default="logistic_regression")
     demo.add_argument("--metric", default="accuracy", choices=["accuracy", "p_true_class"])
-    demo.add_argument("--effect", default="smd", choices=EFFECT_TYPES)
-    demo.add_argument("--method", default="DL", choices=POOL_METHODS, help="tau^2 estimator")
-    demo.add_argument("--ci", default="z", choices=CI_METHODS, help="z or knha (Knapp-Hartung)")
+    _model_options(demo)
     demo.add_argument("--alpha", type=_probability, default=0.05)
     demo.add_argument(
         "--output",
@@ -282,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Examples:\n"
         "  metaeval meta scores.csv --control bm25\n"
         "  metaeval meta scores.parquet --control bm25 --treatment dense splade "
-        "--method REML --ci knha --plot forest.pdf --latex table.tex\n"
+        "--plot forest.pdf --latex table.tex\n"
         "  metaeval meta ranger/classification-glue-data/config.yaml --control bert "
         "--ranger-metric accuracy --effect md\n"
         "  metaeval meta scores.csv --control bm25 --by domain",
@@ -291,9 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     meta.add_argument("--control", required=True, action=_Once)
     meta.add_argument("--treatment", nargs="+", help="default: every other system")
     meta.add_argument("--metric", nargs="+", help="only these metrics")
-    meta.add_argument("--effect", default="smd", choices=EFFECT_TYPES)
-    meta.add_argument("--method", default="DL", choices=POOL_METHODS, help="tau^2 estimator")
-    meta.add_argument("--ci", default="z", choices=CI_METHODS, help="z or knha (Knapp-Hartung)")
+    _model_options(meta)
     meta.add_argument("--alpha", type=_probability, default=0.05)
     meta.add_argument("--by", metavar="COLUMN", help="subgroups: a task-level column")
     meta.add_argument(
@@ -326,6 +325,39 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _model_options(parser: argparse.ArgumentParser) -> None:
+    """--effect, --method, --ci and the --ranger preset (resolved by :func:`_resolve_model`)."""
+    text = {
+        "effect": "effect size",
+        "method": "tau^2 estimator",
+        "ci": "z or knha (Knapp-Hartung)",
+    }
+    for name, choices in (("effect", EFFECT_TYPES), ("method", POOL_METHODS), ("ci", CI_METHODS)):
+        parser.add_argument(
+            f"--{name}",
+            choices=choices,
+            action=_Once,
+            default=argparse.SUPPRESS,
+            help=f"{text[name]} (default: {DEFAULTS[name] or 'knha, z for EE/FE'}; "
+            f"{RANGER[name]} with --ranger)",
+        )
+    parser.add_argument(
+        "--ranger",
+        action="store_true",
+        help="the Ranger paper's procedure: --effect smd --method DL --ci z",
+    )
+
+
+def _resolve_model(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Fill in --effect, --method and --ci from the defaults or the --ranger preset."""
+    preset = RANGER if args.ranger else DEFAULTS
+    for name, value in preset.items():
+        given = getattr(args, name, None)
+        if args.ranger and given is not None and given != value:
+            parser.error(f"--ranger sets --{name} {value}; --{name} {given} contradicts it")
+        setattr(args, name, value if given is None else given)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``metaeval`` command; returns the exit code."""
     parser = build_parser()
@@ -333,6 +365,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if args.command in ("demo", "meta"):
+        _resolve_model(parser, args)
     from metaeval.cli import run
 
     return run(args, parser)

@@ -25,6 +25,7 @@ from ._options import (
     COMPARE_TESTS,
     EFFECT_TYPES,
     POOL_METHODS,
+    RANGER,
     STATISTICS,
 )
 from .datasets import load_example
@@ -103,6 +104,7 @@ __all__ = [
     "COMPARE_TESTS",
     "ADJUSTMENTS",
     "STATISTICS",
+    "RANGER",
     # exceptions and warnings
     "MetaEvalError",
     "FormatError",

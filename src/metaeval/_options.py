@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 import numpy as np
+import pandas as pd
 
 __all__ = [
     "EffectType", "PoolMethod", "CIMethod", "CompareTest", "Alternative", "Adjustment",
@@ -26,6 +27,8 @@ __all__ = [
     "ADJUSTMENTS", "CORRELATIONS", "STATISTICS", "AGGREGATIONS",
     "EffectScale", "EFFECT_SCALES", "effect_scale", "format_number", "MINUS",
     "literal_signature", "RENAMED", "renamed",
+    "DEFAULT_EFFECT", "DEFAULT_POOL_METHOD", "DEFAULT_CI", "resolve_ci", "RANGER",
+    "POOLED_FIRST", "EFFECTS_FIRST", "COMPARE_FIRST", "answer_first",
 ]  # fmt: skip
 
 EffectType = Literal["md", "smd", "smcrp", "smcc", "rom", "corr"]
@@ -57,6 +60,35 @@ CORRELATIONS: tuple[str, ...] = get_args(Correlation)
 STATISTICS: tuple[str, ...] = get_args(Statistic)
 AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
 
+DEFAULT_EFFECT: EffectType = "smcrp"
+"""The default ``effect=``: standardized by the raw-score SD (the scale of Ranger's
+``smd``) with a sampling variance derived for paired designs; see the guide's
+"Choosing an effect size and a pooling method"."""
+DEFAULT_POOL_METHOD: PoolMethod = "REML"
+"""The default τ² estimator of :func:`metaeval.pool` (Langan et al. 2019; Veroniki et al. 2016)."""
+DEFAULT_CI: CIMethod | None = None
+"""The default ``ci=`` of :func:`metaeval.pool`: None, Knapp–Hartung (``"knha"``) for the
+random-effects methods (IntHout et al. 2014) and ``"z"`` for the common-effect model, for
+which Knapp–Hartung is not meant (see :func:`resolve_ci`)."""
+
+
+def resolve_ci(method: str, ci: str | None) -> str:
+    """``ci`` as given, or for None the default of ``method``: ``"z"`` for the common-effect
+    model (``EE``, ``FE``), ``"knha"`` for the others.
+
+    >>> resolve_ci("REML", None), resolve_ci("EE", None), resolve_ci("DL", "z")
+    ('knha', 'z', 'z')
+    """
+    if ci is not None:
+        return ci
+    return "z" if method in ("EE", "FE") else "knha"
+
+
+RANGER: dict[str, str] = {"effect": "smd", "method": "DL", "ci": "z"}
+"""The options of the Ranger paper's procedure (Sertkan et al. 2023): Borenstein's paired
+d with Hedges' J, DerSimonian–Laird τ², normal intervals. ``scores.meta.analyze(control,
+**metaeval.RANGER)`` reproduces its table; the command's ``--ranger`` sets the same."""
+
 MINUS = "\u2212"
 """The minus sign of text that people read (figures, HTML); LaTeX writes ``$-$``."""
 
@@ -69,20 +101,29 @@ def format_number(
     minus: str = "-",
     plus: str = "+",
     missing: str = "",
+    keep_sign: bool = False,
 ) -> str:
     """``x`` with ``digits`` decimals: the one number format of tables, figures and the command.
 
-    Rounded without a negative zero (``-0.0004`` → ``0.000``); ``signed`` writes
-    ``+`` before positive numbers; ``minus`` and ``plus`` are the signs to use
-    (``"$-$"`` in LaTeX, ``"−"`` in figures and HTML); NaN and ±inf give ``missing``.
+    Rounded without a negative zero (``-0.0004`` → ``0.000``) unless ``keep_sign``:
+    then a negative number that rounds to zero keeps its minus (``-0.000``), so that
+    an interval bound just below zero does not read as zero or above (the bounds of
+    every interval shown are written so). ``signed`` writes ``+`` before positive
+    numbers; ``minus`` and ``plus`` are the signs to use (``"$-$"`` in LaTeX, ``"−"``
+    in figures and HTML); NaN and ±inf give ``missing``.
 
     >>> format_number(-0.0004, 3), format_number(0.1, 3, signed=True), format_number(-2.5, 1, minus="−")
     ('0.000', '+0.100', '−2.5')
+    >>> format_number(-0.0004, 3, keep_sign=True), format_number(0.0004, 3, keep_sign=True)
+    ('-0.000', '0.000')
     """
     if not np.isfinite(x):
         return missing
-    x = round(float(x), digits) + 0.0  # + 0.0: no "-0.000"
+    value = float(x)
+    x = round(value, digits) + 0.0  # + 0.0: no "-0.000"
     text = f"{x:+.{digits}f}" if signed and x != 0 else f"{x:.{digits}f}"
+    if keep_sign and x == 0 and value < 0:
+        text = "-" + text.lstrip("+")
     return text.replace("-", minus).replace("+", plus)
 
 
@@ -195,3 +236,26 @@ def renamed(module: str, name: str) -> tuple[str, ...]:
         stacklevel=3,
     )
     return POOL_METHODS if new == "POOL_METHODS" else CI_METHODS
+
+
+# ----------------------------------------------------------------- column order
+POOLED_FIRST = (
+    "k", "effect", "ci_low", "ci_high", "p_value", "p_adjusted", "pi_low", "pi_high",
+    "p_gain", "tau2", "i2",
+)  # fmt: skip
+"""The columns of :func:`metaeval.pool` right after the group keys: the answer first."""
+EFFECTS_FIRST = ("effect", "ci_low", "ci_high", "p_value")
+"""The columns of :func:`metaeval.effects` right after the keys and task-level columns."""
+COMPARE_FIRST = ("diff", "ci_low", "ci_high", "p_value", "p_adjusted", "effect_size")
+"""The columns of :func:`metaeval.compare` right after the keys."""
+
+
+def answer_first(
+    frame: pd.DataFrame, lead: tuple[str, ...], results: tuple[str, ...]
+) -> pd.DataFrame:
+    """``frame`` with its key columns (those not in ``results``) first, then the ``lead``
+    columns it has, then the other result columns in their order."""
+    head = [c for c in frame.columns if c not in results and c not in lead]
+    first = [c for c in lead if c in frame.columns]
+    rest = [c for c in frame.columns if c not in head and c not in first]
+    return frame[head + first + rest]

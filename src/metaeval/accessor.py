@@ -1,17 +1,26 @@
-"""The ``DataFrame.meta`` accessor: one line per method, each calling a module function."""
+"""The ``DataFrame.meta`` accessor: each method is a module function, with its face.
+
+Every method calls a documented module-level function with the table as its
+first argument, and *shows* that function: ``help(df.meta.pool)`` and a
+notebook's Shift-Tab give the function's full docstring and its signature
+without the table argument, and the method takes the same positional arguments
+(xarray's pattern). The functions are looked up on first use, so that
+``import metaeval`` loads neither matplotlib (``forest``) nor the report module.
+"""
 
 from __future__ import annotations
 
+import functools
+import importlib
+import inspect
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
 from .errors import TableKindError
-from .paired import anova, compare, effects, means, sufficient_statistics, tukey
-from .pooling import analyze, influence, leave_one_out, pool, weights
-from .schema import validate_effects, validate_scores
 
-__all__ = ["MetaAccessor", "table_kind"]
+__all__ = ["MetaAccessor", "table_kind", "ACCESSOR_METHODS"]
 
 _KINDS = {
     "scores": "a scores table (columns task, query, system, metric, value)",
@@ -19,6 +28,7 @@ _KINDS = {
     "pooled": "a pooled table (columns effect, se, k)",
     "compare": "a compare() table (columns treatment, control, diff, p_value)",
     "tukey": "a tukey() table (columns system_a, system_b, diff, p_value)",
+    "analysis": "an analyze() table (columns row, task, effect, se)",
 }
 
 
@@ -40,7 +50,99 @@ def table_kind(df: pd.DataFrame) -> str | None:
         return "compare"
     if {"system_a", "system_b", "diff", "p_value"} <= cols:
         return "tukey"
+    if {"row", "task", "effect", "se"} <= cols:
+        return "analysis"
     return None
+
+
+_SCORES_HINT = "Map your column names with metaeval.scores(df, value=..., ...)."
+_EFFECTS_HINT = "Compute effects first: scores.meta.effects(control=...).meta.{name}()."
+_REPORT_KINDS = ("effects", "pooled", "compare", "analysis")
+
+ACCESSOR_METHODS: dict[str, tuple[str, tuple[str, ...], str]] = {
+    # name: (function, table kinds accepted, hint when the kind is wrong)
+    "sufficient_statistics": ("metaeval.paired:sufficient_statistics", ("scores",), _SCORES_HINT),
+    "effects": ("metaeval.paired:effects", ("scores",), _SCORES_HINT),
+    "compare": ("metaeval.paired:compare", ("scores",), "compare() starts from per-query scores."),
+    "anova": ("metaeval.paired:anova", ("scores",), "anova() starts from per-query scores."),
+    "tukey": ("metaeval.paired:tukey", ("scores",), "tukey() starts from per-query scores."),
+    "means": ("metaeval.paired:means", ("scores",), "means() starts from per-query scores."),
+    "analyze": ("metaeval.pooling:analyze", ("scores",), "analyze() starts from per-query scores."),
+    "pool": ("metaeval.pooling:pool", ("effects",), _EFFECTS_HINT),
+    "weights": ("metaeval.pooling:weights", ("effects",), _EFFECTS_HINT),
+    "leave_one_out": ("metaeval.pooling:leave_one_out", ("effects",), _EFFECTS_HINT),
+    "influence": ("metaeval.pooling:influence", ("effects",), _EFFECTS_HINT),
+    "correlation_effects": (
+        "metaeval.ranking:correlation_effects", ("scores",),
+        "correlation_effects() correlates per-query scores with a reference system.",
+    ),
+    "leaderboard": (
+        "metaeval.ranking:leaderboard", ("scores",),
+        "leaderboard() ranks systems from per-query scores.",
+    ),
+    "forest": ("metaeval.plot:forest", ("effects",), _EFFECTS_HINT),
+    "pairwise": (
+        "metaeval.plot:pairwise", ("compare", "tukey"),
+        "Run scores.meta.compare() or .meta.tukey() first.",
+    ),
+    "to_latex": ("metaeval.report:to_latex", _REPORT_KINDS, ""),
+    "to_html": ("metaeval.report:to_html", _REPORT_KINDS, ""),
+    "style": ("metaeval.report:style", _REPORT_KINDS, ""),
+}  # fmt: skip
+"""Every accessor method but ``validate``: the function it calls (``module:name``), the
+table kinds it accepts and the hint its error gives for another kind."""
+
+
+def _needed(kinds: tuple[str, ...]) -> str:
+    names = [_KINDS[k] for k in kinds]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+class _Method:
+    """A descriptor that becomes the accessor method of a module function on first use.
+
+    On the instance (``df.meta.pool``) it gives a bound method; on the class
+    (``pd.DataFrame.meta.pool``, what Sphinx documents) a function whose first
+    parameter is ``self``. Both carry the function's name, docstring and
+    signature (``functools.wraps`` plus ``__signature__``).
+    """
+
+    def __init__(self, target: str, kinds: tuple[str, ...], hint: str) -> None:
+        self.target, self.kinds, self.hint = target, kinds, hint
+        self.name = ""
+        self._method: Callable[..., Any] | None = None
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def function(self) -> Callable[..., Any]:
+        """The module function this method calls."""
+        module, name = self.target.split(":")
+        return getattr(importlib.import_module(module), name)
+
+    def _build(self) -> Callable[..., Any]:
+        func = self.function()
+        name, kinds, hint = self.name, self.kinds, self.hint.format(name=self.name)
+
+        @functools.wraps(func)
+        def method(self: MetaAccessor, *args: Any, **kwargs: Any) -> Any:
+            return func(self._need(kinds, name, hint), *args, **kwargs)
+
+        sig = inspect.signature(func)
+        table, *rest = sig.parameters.values()
+        me = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        method.__signature__ = sig.replace(parameters=[me, *rest])  # type: ignore[attr-defined]
+        method.__qualname__ = f"MetaAccessor.{name}"
+        method.__module__ = __name__
+        del method.__wrapped__  # inspect would follow it back to the table argument
+        return method
+
+    def __get__(self, obj: MetaAccessor | None, objtype: type | None = None) -> Any:
+        if self._method is None:
+            self._method = self._build()
+        if obj is None:
+            return self._method
+        return self._method.__get__(obj, objtype)
 
 
 @pd.api.extensions.register_dataframe_accessor("meta")
@@ -49,145 +151,67 @@ class MetaAccessor:
 
     The accessor tells the table kind from its columns (raising
     :class:`metaeval.TableKindError`, an ``AttributeError``, for a table of
-    neither kind) and says which method belongs to which kind. Every method is a thin wrapper of a documented
-    module-level function that can be called directly as well.
+    neither kind) and says which method belongs to which kind. Every method is
+    a module-level function that can be called directly as well, with the table
+    as its first argument: ``scores.meta.effects("bm25")`` is
+    ``metaeval.effects(scores, "bm25")``.
     """
 
     def __init__(self, obj: pd.DataFrame) -> None:
         if table_kind(obj) is None:
             raise TableKindError(
                 f"DataFrame.meta needs {_KINDS['scores']}, {_KINDS['effects']} or a result "
-                "table of metaeval (pooled, compare, tukey); this "
+                "table of metaeval (pooled, analysis, compare, tukey); this "
                 f"table has columns {list(obj.columns)[:12]}. Map other column names "
                 "with metaeval.scores(df, task=..., query=..., system=..., metric=..., value=...)."
             )
         self._obj = obj
 
-    def _need(self, kind: str, method: str, hint: str) -> pd.DataFrame:
+    def _need(self, kinds: tuple[str, ...], method: str, hint: str) -> pd.DataFrame:
         found = table_kind(self._obj)
-        if found != kind:
+        if found not in kinds:
             raise TableKindError(
-                f".meta.{method}() needs {_KINDS[kind]}, but this is {_KINDS[str(found)]}. {hint}"
+                f".meta.{method}() needs {_needed(kinds)}, but this is {_KINDS[str(found)]}. "
+                f"{hint}".rstrip()
             )
         return self._obj
 
     def validate(self) -> pd.DataFrame:
-        """Validate the table (scores or effects); see :func:`metaeval.validate_scores`."""
+        """Validate the table: :func:`metaeval.validate_effects` for an effects table,
+        :func:`metaeval.validate_scores` otherwise.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The validated table (a new frame; the input is not changed).
+
+        Examples
+        --------
+        >>> import metaeval
+        >>> metaeval.load_example().meta.validate().shape
+        (26940, 5)
+        """
+        from .schema import validate_effects, validate_scores
+
         if table_kind(self._obj) == "effects":
             return validate_effects(self._obj)
         return validate_scores(self._obj)
 
-    def sufficient_statistics(self, **kwargs: Any):
-        """See :func:`metaeval.sufficient_statistics`."""
-        hint = "Map your column names with metaeval.scores(df, value=..., ...)."
-        return sufficient_statistics(self._need("scores", "sufficient_statistics", hint), **kwargs)
-
-    def effects(self, **kwargs: Any) -> pd.DataFrame:
-        """See :func:`metaeval.effects`."""
-        hint = "Map your column names with metaeval.scores(df, value=..., ...)."
-        return effects(self._need("scores", "effects", hint), **kwargs)
-
-    def pool(self, **kwargs: Any) -> pd.DataFrame:
-        """See :func:`metaeval.pool`."""
-        hint = "Compute effects first: scores.meta.effects(control=...).meta.pool()."
-        return pool(self._need("effects", "pool", hint), **kwargs)
-
-    def weights(self, **kwargs: Any) -> pd.DataFrame:
-        """See :func:`metaeval.weights`."""
-        hint = "Compute effects first: scores.meta.effects(control=...).meta.weights()."
-        return weights(self._need("effects", "weights", hint), **kwargs)
-
-    def leave_one_out(self, **kwargs: Any) -> pd.DataFrame:
-        """See :func:`metaeval.leave_one_out`."""
-        hint = "Compute effects first: scores.meta.effects(control=...).meta.leave_one_out()."
-        return leave_one_out(self._need("effects", "leave_one_out", hint), **kwargs)
-
-    def influence(self, **kwargs: Any) -> pd.DataFrame:
-        """See :func:`metaeval.influence`."""
-        hint = "Compute effects first: scores.meta.effects(control=...).meta.influence()."
-        return influence(self._need("effects", "influence", hint), **kwargs)
-
-    def compare(self, **kwargs: Any) -> pd.DataFrame:
-        """See :func:`metaeval.compare`."""
-        hint = "compare() starts from per-query scores."
-        return compare(self._need("scores", "compare", hint), **kwargs)
-
-    def anova(self) -> pd.DataFrame:
-        """See :func:`metaeval.anova`."""
-        return anova(self._need("scores", "anova", "anova() starts from per-query scores."))
-
-    def tukey(self, **kwargs: Any) -> pd.DataFrame:
-        """See :func:`metaeval.tukey`."""
-        return tukey(
-            self._need("scores", "tukey", "tukey() starts from per-query scores."), **kwargs
-        )
-
-    def means(self, **kwargs: Any) -> pd.DataFrame:
-        """See :func:`metaeval.means`."""
-        return means(
-            self._need("scores", "means", "means() starts from per-query scores."), **kwargs
-        )
-
-    def analyze(self, **kwargs: Any) -> pd.DataFrame:
-        """See :func:`metaeval.analyze`."""
-        hint = "analyze() starts from per-query scores."
-        return analyze(self._need("scores", "analyze", hint), **kwargs)
-
-    def correlation_effects(self, **kwargs: Any) -> pd.DataFrame:
-        """See :func:`metaeval.ranking.correlation_effects`."""
-        from .ranking import correlation_effects
-
-        hint = "correlation_effects() correlates per-query scores with a reference system."
-        return correlation_effects(self._need("scores", "correlation_effects", hint), **kwargs)
-
-    def leaderboard(self, **kwargs: Any) -> pd.DataFrame:
-        """See :func:`metaeval.ranking.leaderboard`."""
-        from .ranking import leaderboard
-
-        hint = "leaderboard() ranks systems from per-query scores."
-        return leaderboard(self._need("scores", "leaderboard", hint), **kwargs)
-
-    # ---------------------------------------------------------------- output
-    def forest(self, **kwargs: Any):
-        """See :func:`metaeval.plot.forest`."""
-        from .plot import forest
-
-        hint = "Compute effects first: scores.meta.effects(control=...).meta.forest()."
-        return forest(self._need("effects", "forest", hint), **kwargs)
-
-    def pairwise(self, **kwargs: Any):
-        """See :func:`metaeval.plot.pairwise`."""
-        from .plot import pairwise
-
-        if table_kind(self._obj) not in ("compare", "tukey"):
-            raise TableKindError(
-                f".meta.pairwise() needs {_KINDS['compare']} or {_KINDS['tukey']}, but this is "
-                f"{_KINDS[str(table_kind(self._obj))]}. Run scores.meta.compare() or .meta.tukey() first."
-            )
-        return pairwise(self._obj, **kwargs)
-
-    def _report(self, method: str) -> pd.DataFrame:
-        if table_kind(self._obj) not in ("effects", "pooled", "compare"):
-            raise TableKindError(
-                f".meta.{method}() needs an effects, pooled or compare() table, but this is "
-                f"{_KINDS[str(table_kind(self._obj))]}."
-            )
-        return self._obj
-
-    def to_latex(self, **kwargs: Any) -> str:
-        """See :func:`metaeval.report.to_latex`."""
-        from .report import to_latex
-
-        return to_latex(self._report("to_latex"), **kwargs)
-
-    def to_html(self, **kwargs: Any) -> str:
-        """See :func:`metaeval.report.to_html`."""
-        from .report import to_html
-
-        return to_html(self._report("to_html"), **kwargs)
-
-    def style(self, **kwargs: Any):
-        """See :func:`metaeval.report.style` (an HTML Styler that notebooks display)."""
-        from .report import style
-
-        return style(self._report("style"), **kwargs)
+    sufficient_statistics = _Method(*ACCESSOR_METHODS["sufficient_statistics"])
+    effects = _Method(*ACCESSOR_METHODS["effects"])
+    compare = _Method(*ACCESSOR_METHODS["compare"])
+    anova = _Method(*ACCESSOR_METHODS["anova"])
+    tukey = _Method(*ACCESSOR_METHODS["tukey"])
+    means = _Method(*ACCESSOR_METHODS["means"])
+    analyze = _Method(*ACCESSOR_METHODS["analyze"])
+    pool = _Method(*ACCESSOR_METHODS["pool"])
+    weights = _Method(*ACCESSOR_METHODS["weights"])
+    leave_one_out = _Method(*ACCESSOR_METHODS["leave_one_out"])
+    influence = _Method(*ACCESSOR_METHODS["influence"])
+    correlation_effects = _Method(*ACCESSOR_METHODS["correlation_effects"])
+    leaderboard = _Method(*ACCESSOR_METHODS["leaderboard"])
+    forest = _Method(*ACCESSOR_METHODS["forest"])
+    pairwise = _Method(*ACCESSOR_METHODS["pairwise"])
+    to_latex = _Method(*ACCESSOR_METHODS["to_latex"])
+    to_html = _Method(*ACCESSOR_METHODS["to_html"])
+    style = _Method(*ACCESSOR_METHODS["style"])

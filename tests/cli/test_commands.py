@@ -400,16 +400,15 @@ def example_file(tmp_path) -> tuple[pd.DataFrame, Path]:
 
 def test_meta_prints_the_library_analysis(capsys, example_file, tmp_path):
     scores, path = example_file
+    # no --effect/--method/--ci: the command's defaults are the library's
     code, out, err = run_cli(capsys, "meta", path, "--control", "logistic_regression", "--treatment",
-                             "naive_bayes", "gradient_boosting", "--method", "REML", "--ci", "knha",
+                             "naive_bayes", "gradient_boosting",
                              "--by", "domain", "--print-mode", "raw",
                              "--plot", tmp_path / "forest.png", "--latex", tmp_path / "t.tex")  # fmt: skip
     assert code == 0, err
     tables = parse_raw(out)
-    kw = dict(
-        control="logistic_regression", treatment=["naive_bayes", "gradient_boosting"], effect="smd"
-    )
-    ref = metaeval.analyze(scores, method="REML", ci="knha", **kw)
+    kw = dict(control="logistic_regression", treatment=["naive_bayes", "gradient_boosting"])
+    ref = metaeval.analyze(scores, **kw)
     for metric in ("accuracy", "p_true_class"):
         got = one(tables, f"Effects per task and summary: {metric}")
         want = ref[ref["metric"] == metric].reset_index(drop=True)
@@ -417,12 +416,12 @@ def test_meta_prints_the_library_analysis(capsys, example_file, tmp_path):
         for column in ("effect", "se", "ci_low", "ci_high", "p_value", "weight"):
             np.testing.assert_array_equal(got[column], want[column], err_msg=column)
     effects = metaeval.effects(scores, **kw)
-    pooled = metaeval.pool(effects, method="REML", ci="knha")
+    pooled = metaeval.pool(effects)
     het = one(tables, "Heterogeneity of the summaries")
     np.testing.assert_array_equal(het["tau2"], pooled["tau2"])
     np.testing.assert_array_equal(het["q_p_value"], pooled["q_p_value"])
     sub = one(tables, "Summaries by domain")
-    by = metaeval.pool(effects, method="REML", ci="knha", by="domain")
+    by = metaeval.pool(effects, by="domain")
     np.testing.assert_array_equal(sub["effect"], by["effect"])
     assert sorted(set(sub["domain"])) == ["large", "small"] and (sub["k"] == 2).all()
     for metric in ("accuracy", "p_true_class"):  # one figure per metric
@@ -440,13 +439,13 @@ def test_meta_prints_the_library_analysis(capsys, example_file, tmp_path):
 def test_meta_on_a_ranger_config(capsys, shared_data):
     config = shared_data / "ranger" / "classification-glue-data" / "config.yaml"
     code, out, err = run_cli(capsys, "meta", config, "--control", "bert", "--ranger-metric", "accuracy",
-                             "--print-mode", "raw")  # fmt: skip
+                             "--ranger", "--print-mode", "raw")  # fmt: skip
     assert code == 0, err
     got = one(parse_raw(out), "Effects per task and summary: accuracy").set_index("task")
     # Ranger paper, Table (GLUE, SMD, DL): summary -0.054860 [-0.078603, -0.031118]
     assert got.loc["summary", "effect"] == pytest.approx(-0.054860, abs=2e-6)
     scores = metaeval.io.read_ranger(config, metric="accuracy")
-    ref = metaeval.analyze(scores, control="bert").set_index("task")
+    ref = metaeval.analyze(scores, control="bert", **metaeval.RANGER).set_index("task")
     np.testing.assert_array_equal(got["effect"], ref.loc[got.index, "effect"])
 
 

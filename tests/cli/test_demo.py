@@ -40,10 +40,15 @@ def test_demo_writes_figure_and_table(capsys, tmp_path, monkeypatch):
     assert (folder / "forest.png").read_bytes()[:4] == b"\x89PNG"
     tex = (folder / "table.tex").read_text()
     scores = metaeval.load_example()
-    eff = scores[scores.metric == "accuracy"].meta.effects(
-        control="logistic_regression", effect="smd"
-    )
+    eff = scores[scores.metric == "accuracy"].meta.effects("logistic_regression")  # the defaults
     assert tex == metaeval.report.to_latex(eff, pooled=eff.meta.pool(), label="tab:metaeval-demo")
+    assert main(["demo", "--ranger", "--output", str(tmp_path / "ranger")]) == 0
+    eff = scores[scores.metric == "accuracy"].meta.effects("logistic_regression", effect="smd")
+    pooled = eff.meta.pool(method="DL", ci="z")
+    assert (tmp_path / "ranger" / "table.tex").read_text() == metaeval.report.to_latex(
+        eff, pooled=pooled, label="tab:metaeval-demo"
+    )
+    capsys.readouterr()
     assert main(["demo", "--output", str(tmp_path / "elsewhere"), "--method", "REML"]) == 0
     assert (tmp_path / "elsewhere" / "forest.png").exists()
     assert "wrote" in capsys.readouterr().out

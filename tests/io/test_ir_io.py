@@ -315,7 +315,7 @@ def test_ranger_classification_config_and_missing_files(tmp_path, shared_data):
     scores = mio.read_ranger(glue, metric="accuracy")
     assert set(scores["system"]) == {"bert", "distilbert"} and scores["task"].nunique() == 7
     assert len(scores[(scores["task"] == "wnli") & (scores["system"] == "bert")]) == 71
-    table = scores.meta.analyze(control="bert")
+    table = scores.meta.analyze(control="bert", **metaeval.RANGER)
     assert table["effect"].iloc[-1] == pytest.approx(-0.054861, abs=1e-6)
     (tmp_path / "config.yaml").write_text("eval_metrics:\n  s:\n    t: ./nothing.txt\n")
     with pytest.raises(FormatError, match="does not exist"):

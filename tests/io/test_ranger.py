@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import metaeval
+
 # Published in the Ranger notebooks (../shared/data/README.md); Ranger uses ddof=0.
 PUBLISHED = {
     "mnli": (-0.067849, -0.085384, -0.050313),
@@ -34,7 +36,7 @@ def _glue(root) -> pd.DataFrame:
 
 
 def test_glue_smd_dl_matches_published_table(shared_data):
-    table = _glue(shared_data).meta.analyze(control="bert", effect="smd", method="DL")
+    table = _glue(shared_data).meta.analyze(control="bert", **metaeval.RANGER)
     assert table["task"].tolist() == [
         "mnli",
         "mrpc",

@@ -136,6 +136,58 @@ def _gid_in(ax, gid):
     return any(getattr(a, "get_gid", lambda: None)() == gid for a in ax.get_children())
 
 
+def test_panels_wrap_into_rows_that_each_repeat_the_task_labels(rng):
+    scores = make_scores(rng, systems=("ctrl", "a", "b", "c", "d"), metrics=("m1",))
+    eff = scores.meta.effects(control="ctrl")
+    wrapped = forest(eff)  # col_wrap=2: two rows of two panels
+    axes = [ax for ax in wrapped.axes if _gid_in(ax, "tasks")]
+    lefts = sorted({round(ax.get_position().x0, 6) for ax in axes})
+    bottoms = sorted({round(ax.get_position().y0, 6) for ax in axes}, reverse=True)
+    assert len(axes) == 4 and len(lefts) == 2 and len(bottoms) == 2
+    top_row = sorted((ax for ax in axes if round(ax.get_position().y0, 6) == bottoms[0]),
+                     key=lambda ax: ax.get_position().x0)  # fmt: skip
+    assert [ax.get_title() for ax in top_row] == ["a vs ctrl", "b vs ctrl"]
+    tasks = sorted(set(scores["task"]))
+    assert all(_texts(wrapped).count(task) == 2 for task in tasks)  # each row of panels
+    one_row = forest(eff, col_wrap=None)
+    width, height = wrapped.get_size_inches()
+    assert one_row.get_size_inches()[0] > 1.7 * width
+    assert height > 1.6 * one_row.get_size_inches()[1]
+    assert all(_texts(one_row).count(task) == 1 for task in tasks)
+    for bad in (0, 1.5, True):
+        with pytest.raises(OptionError, match="col_wrap"):
+            forest(eff, col_wrap=bad)
+
+
+def test_figures_are_not_left_in_pyplot_and_one_panel_is_labelled(rng):
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    eff = _effects(rng)
+    fig = forest(eff)
+    assert plt.get_fignums() == []  # a notebook draws the returned figure once
+    (ax,) = [ax for ax in fig.axes if _gid_in(ax, "tasks")]
+    assert ax.get_title() == "b vs ctrl"
+    compared = make_scores(rng, metrics=("m1",)).meta.compare("ctrl")
+    pairwise(compared)
+    assert plt.get_fignums() == []
+    assert fig.canvas.get_renderer() is not None  # still measurable and savable
+
+
+def test_interval_bounds_below_zero_keep_their_sign(rng):
+    eff = pd.DataFrame({"metric": "m", "treatment": "b", "control": "a", "effect_type": "md",
+                        "task": ["t1", "t2"], "effect": [0.0440, -0.07],
+                        "variance": [(0.0445 / 1.959964) ** 2, (0.0677 / 1.959964) ** 2]})  # fmt: skip
+    eff = eff.assign(
+        ci_low=eff["effect"] - 1.959964 * np.sqrt(eff["variance"]),
+        ci_high=eff["effect"] + 1.959964 * np.sqrt(eff["variance"]),
+    )
+    assert eff["ci_low"].iloc[0] < 0 > eff["ci_high"].iloc[1]
+    texts = _texts(forest(eff, digits=2, method="EE"))
+    assert f"0.04 [{MINUS}0.00, 0.09]" in texts
+    assert f"{MINUS}0.07 [{MINUS}0.14, {MINUS}0.00]" in texts
+
+
 def test_sort_orders_rows(rng):
     eff = _effects(rng, tasks={"b": 30, "c": 12, "a": 50, "d": 20})
     fig = forest(eff, sort="effect")

@@ -21,8 +21,10 @@ from metaeval import DegenerateWarning, OptionError, SchemaError
 def test_every_group_equals_reference_loop(rng, method):
     scores = make_scores(rng, systems=("ctrl", "a", "b", "c"), metrics=("m1", "m2", "m3"))
     eff = scores.meta.effects(control="ctrl", effect="smcc")
-    pooled = eff.meta.pool(method=method)
+    # ci="z" for DL; the default (None) is z for the common-effect model
+    pooled = eff.meta.pool(method=method, ci="z" if method == "DL" else None)
     assert len(pooled) == 3 * 3
+    assert (pooled["test"] == "z").all()
     assert (pooled["method"] == ("EE" if method == "FE" else method)).all()
     for row in pooled.itertuples():
         part = eff[(eff["metric"] == row.metric) & (eff["treatment"] == row.treatment)]
@@ -58,7 +60,7 @@ def test_k1_and_nan_effects_warn(rng):
         "effect": [0.2, np.nan, 0.4, 0.3], "variance": [0.01, 0.02, 0.02, 0.01],
     })  # fmt: skip
     with pytest.warns(DegenerateWarning) as record:
-        pooled = eff.meta.pool(method="DL")
+        pooled = eff.meta.pool(method="DL", ci="z")
     messages = [str(w.message) for w in record]
     assert any(
         "1 effect(s) with NaN effect or variance were left out" in m and "task='b'" in m
@@ -207,8 +209,14 @@ def test_pooling_over_metrics_warns(rng):
 
 def test_knha_with_one_task_uses_z_and_ee_knha_warns():
     eff = pd.DataFrame({"task": ["a"], "effect": [0.2], "variance": [0.04]})
-    with pytest.warns(DegenerateWarning, match="the interval uses z"):
+    sentence = (
+        r"are NaN; the test and confidence interval use the normal distribution, as a t "
+        r"distribution with 0 degrees of freedom does not exist:"
+    )
+    with pytest.warns(DegenerateWarning, match=sentence):
         one = eff.meta.pool(method="REML", ci="knha").iloc[0]
+    with pytest.warns(DegenerateWarning, match=sentence):
+        eff.meta.pool()  # the default is Knapp–Hartung
     assert one["ci_high"] == pytest.approx(0.2 + stats.norm.ppf(0.975) * 0.2)
     two = pd.DataFrame({"task": ["a", "b"], "effect": [0.2, 0.3], "variance": [0.04, 0.02]})
     with pytest.warns(metaeval.MetaEvalWarning, match="not meant for the common-effect"):

@@ -38,7 +38,7 @@ def _rma() -> pd.DataFrame:
 def test_pool_matches_rma(escalc, rma, method):
     # metafor's own yi/vi as input: this checks pooling alone
     effects = escalc.rename(columns={"yi": "effect", "vi": "variance"})
-    pooled = metaeval.pool(effects, method=method, groups="measure")
+    pooled = metaeval.pool(effects, method=method, ci="z", groups="measure")  # rma: test="z"
     ref = rma[rma["R_method"] == method]
     both = pooled.merge(ref, on=["measure", "metric", "treatment"], validate="one_to_one")
     assert len(both) == len(ref) == 16
@@ -55,7 +55,7 @@ def test_pipeline_matches_rma():
     """scores -> effects -> pool on the fixture's raw scores agrees with R end to end."""
     scores = pd.read_csv(DIR / "scores.csv")
     rma = _rma()
-    pooled = scores.meta.effects(control="control", effect="smcc").meta.pool(method="DL")
+    pooled = scores.meta.effects(control="control", effect="smcc").meta.pool(method="DL", ci="z")
     ref = rma[(rma["measure"] == "SMCC") & (rma["R_method"] == "DL")]
     both = pooled.merge(ref, on=["metric", "treatment"], validate="one_to_one")
     assert len(both) == 4

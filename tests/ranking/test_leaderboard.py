@@ -266,13 +266,11 @@ def test_meta_matches_pool(options):
     control = "logistic_regression"
     board = leaderboard(scores, method="meta", control=control, **options)
     pool_options = {k: v for k, v in options.items() if k in ("ci", "alpha")}
-    eff = metaeval.effects(
-        scores,
-        control=control,
-        effect=options.get("effect", "smd"),
-        alpha=options.get("alpha", 0.05),
-    )
-    pooled = metaeval.pool(eff, method=options.get("pool_method", "DL"), **pool_options)
+    effect_options = {k: v for k, v in options.items() if k in ("effect", "alpha")}
+    eff = metaeval.effects(scores, control=control, **effect_options)  # {}: the defaults
+    if "pool_method" in options:
+        pool_options["method"] = options["pool_method"]
+    pooled = metaeval.pool(eff, **pool_options)
     treated = board[board["system"] != control].merge(
         pooled, left_on=["metric", "system"], right_on=["metric", "treatment"], suffixes=("", "_p")
     )

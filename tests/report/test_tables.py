@@ -201,3 +201,36 @@ def test_transposed_rows_group_by_metric_without_multirow(rng):
     assert [line.split("&")[1].strip() for line in body] == ["t1", "t2", "t3", "t4", "Pooled"] * 2
     assert body[0].startswith("m1 &") and body[5].startswith("m2 &")
     assert "Bold" not in tex  # one system: nothing to compare
+
+
+def test_an_analyze_table_is_the_effects_with_their_pooled_column(rng):
+    scores = make_scores(rng, systems=("ctrl", "a", "b"), metrics=("m1",))
+    table = scores.meta.analyze("ctrl")
+    eff = scores.meta.effects("ctrl")
+    assert table.meta.to_latex() == to_latex(eff, pooled=eff.meta.pool())
+
+    def html(t, **kw):
+        return re.sub(r"T_[0-9a-f]+", "T_", to_html(t, **kw))  # the Styler's random ids
+
+    assert html(table) == html(eff, pooled=eff.meta.pool())
+    ranger = scores.meta.analyze("ctrl", **metaeval.RANGER)
+    assert "random-effects model, DL" in to_latex(ranger)
+    assert "Knapp" not in to_latex(ranger)
+    with pytest.raises(OptionError, match="holds its pooled rows already"):
+        to_latex(table, pooled=eff.meta.pool())
+
+
+def test_subgroup_columns_of_pooled_rows_are_labelled(rng):
+    scores = make_scores(rng, systems=("ctrl", "a"), metrics=("m1",))
+    eff = scores.meta.effects("ctrl")
+    groups = {t: ("x" if i % 2 else "y") for i, t in enumerate(sorted(set(eff["task"])))}
+    tex = to_latex(eff, pooled=eff.meta.pool(by=groups))
+    assert "Pooled: x" in tex and "Pooled: y" in tex
+
+
+def test_a_bound_just_below_zero_is_not_written_as_zero():
+    eff = pd.DataFrame({"task": ["t"], "treatment": "b", "control": "a", "effect_type": "md",
+                        "effect": [0.044], "variance": [0.0005], "ci_low": [-0.0004],
+                        "ci_high": [0.0884]})  # fmt: skip
+    assert "0.044 [$-$0.000, 0.088]" in to_latex(eff)
+    assert "0.044 [\u22120.000, 0.088]" in to_html(eff)

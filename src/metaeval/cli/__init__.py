@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._options import resolve_ci
 from ..errors import FormatError, MetaEvalError, MetaEvalWarning, OptionError, quote_list
 from ._console import Output
 
@@ -52,6 +53,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None)
         "convert": _convert, "meta": _meta,
     }  # fmt: skip
     prefix = f"metaeval {args.command}: error:"
+    if getattr(args, "method", None) is not None and hasattr(args, "ci"):
+        args.ci = resolve_ci(args.method, args.ci)  # the default of the model, as pool()'s
     with warnings.catch_warnings():
         warnings.simplefilter("always", MetaEvalWarning)
         warnings.showwarning = _warning_printer()

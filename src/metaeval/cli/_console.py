@@ -56,7 +56,7 @@ def _text(value: Any, digits: int | None, p_like: bool = False) -> str:
             return "inf" if v > 0 else "-inf"
         if p_like and 0 < abs(v) < 0.5 * 10.0**-digits:
             return f"{v:.{max(digits - 2, 1)}e}"
-        return format_number(v, digits)
+        return format_number(v, digits, keep_sign=True)  # -0.0000: below zero, not zero
     text = str(value)
     return text.replace("\t", " ").replace("\n", " ") if digits is None else text
 

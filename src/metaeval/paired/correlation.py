@@ -121,8 +121,8 @@ _CORR = {"pearson": _pearson, "spearman": _spearman, "kendall": _kendall}
 @literal_signature
 def correlation_effects(
     scores: pd.DataFrame,
-    *,
     reference: str,
+    *,
     method: Correlation = "pearson",
     treatment: str | Sequence[str] | None = None,
     control: str | None = None,

@@ -63,7 +63,15 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .._options import EFFECT_SCALES, EFFECT_TYPES, EffectType, literal_signature
+from .._options import (
+    DEFAULT_EFFECT,
+    EFFECT_SCALES,
+    EFFECT_TYPES,
+    EFFECTS_FIRST,
+    EffectType,
+    answer_first,
+    literal_signature,
+)
 from ..errors import (
     DegenerateWarning,
     PairingError,
@@ -138,7 +146,11 @@ def add_display(table: pd.DataFrame, columns: Sequence[str]) -> None:
 
 
 def effect_sizes(
-    stats: xr.Dataset, *, effect: EffectType = "smd", alpha: float = 0.05, correct: bool = True
+    stats: xr.Dataset,
+    *,
+    effect: EffectType = DEFAULT_EFFECT,
+    alpha: float = 0.05,
+    correct: bool = True,
 ) -> tuple[xr.Dataset, dict[str, xr.DataArray]]:
     """Effect sizes from sufficient statistics, vectorized over every dim.
 
@@ -343,10 +355,10 @@ def _kernel(n, a, b, sx, sy, sxx, syy, sxy, scale, *, effect: str, correct: bool
 @literal_signature
 def effects(
     scores: pd.DataFrame,
-    *,
     control: str | Sequence[str] | None,
+    *,
     treatment: str | Sequence[str] | None = None,
-    effect: EffectType = "smd",
+    effect: EffectType = DEFAULT_EFFECT,
     alpha: float = 0.05,
     correct: bool = True,
 ) -> pd.DataFrame:
@@ -360,7 +372,7 @@ def effects(
         The control (baseline) system(s); None compares every ordered pair.
     treatment : str, list of str or None
         The treatment system(s); None means every other system.
-    effect : {"md", "smd", "smcrp", "smcc", "rom", "corr"}, default "smd"
+    effect : {"md", "smd", "smcrp", "smcc", "rom", "corr"}, default "smcrp"
         The effect size (case-insensitive); formulas in :mod:`metaeval.effects`.
     alpha : float, default 0.05
         The confidence intervals have level 1 − alpha.
@@ -457,7 +469,7 @@ def effects(
         frame.insert(5 + i, col, frame["task"].map(attributes[col]).to_numpy())
     add_display(frame, ("effect", "ci_low", "ci_high"))
     warn_undefined(f"effect={effect!r}", problems, keep, order)
-    return frame
+    return answer_first(frame, EFFECTS_FIRST, OUTPUT_COLUMNS[5:])
 
 
 def paired_groups(stats: xr.Dataset) -> xr.DataArray:

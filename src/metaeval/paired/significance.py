@@ -40,10 +40,12 @@ import xarray as xr
 
 from .._options import (
     ALTERNATIVES,
+    COMPARE_FIRST,
     COMPARE_TESTS,
     Adjustment,
     Alternative,
     CompareTest,
+    answer_first,
     literal_signature,
 )
 from ..errors import check_alpha, check_option, check_resamples
@@ -56,13 +58,18 @@ from .sufficient import statistics_of
 __all__ = ["compare"]
 
 _ORDER = ("metric", "treatment", "control", "task")
+#: The columns compare() writes besides its keys.
+COMPARE_RESULTS = (
+    "test", "n", "mean_treatment", "mean_control", "diff", "statistic", "p_value",
+    "p_adjusted", "ci_low", "ci_high", "moe", "effect_size",
+)  # fmt: skip
 
 
 @literal_signature
 def compare(
     scores: pd.DataFrame,
-    *,
     control: str | Sequence[str] | None = None,
+    *,
     treatment: str | Sequence[str] | None = None,
     test: CompareTest = "t",
     alternative: Alternative = "two-sided",
@@ -228,6 +235,7 @@ def compare(
         position = frame.columns.get_loc("p_value") + 1
         frame.insert(position, "p_adjusted", adjust_in_table(frame, ["metric", "task"], adjust))
     warn_undefined(f"test={test!r}", reasons, keep, _ORDER)
+    frame = answer_first(frame, COMPARE_FIRST, COMPARE_RESULTS)
     frame.attrs.update(
         test=test, alternative=alternative, alpha=alpha, seed=seed, adjust=adjust,
         n_resamples=n_resamples if test in ("randomization", "bootstrap") else None,

@@ -113,8 +113,8 @@ def _gram(lay: Layout, left: np.ndarray | None, right: np.ndarray | None) -> dic
 
 def sufficient_statistics(
     scores: pd.DataFrame,
-    *,
     control: str | Sequence[str] | None = None,
+    *,
     treatment: str | Sequence[str] | None = None,
 ) -> xr.Dataset:
     """Paired sufficient statistics for every ``(task, metric, treatment, control)``.

@@ -10,14 +10,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
-from .._options import MINUS, EffectScale, effect_scale, format_number
+from .._options import (
+    DEFAULT_CI,
+    DEFAULT_POOL_METHOD,
+    MINUS,
+    CIMethod,
+    EffectScale,
+    PoolMethod,
+    effect_scale,
+    format_number,
+)
 from ..errors import OptionError, SchemaError, check_option
+from ._figure import new_figure
 from ._text import literal
 
 __all__ = ["forest", "ir_columns", "save"]
@@ -27,8 +37,8 @@ GAP = 0.18  # inches between columns
 SORTS = (None, "effect", "weight", "name")
 
 
-def _fmt(x: float, digits: int) -> str:
-    return format_number(x, digits, minus=MINUS)
+def _fmt(x: float, digits: int, bound: bool = False) -> str:
+    return format_number(x, digits, minus=MINUS, keep_sign=bound)
 
 
 def _interval(e: float, lo: float, hi: float, display: EffectScale | None, digits: int) -> str:
@@ -36,7 +46,7 @@ def _interval(e: float, lo: float, hi: float, display: EffectScale | None, digit
     if not np.isfinite(e):
         return ""
     if display is None:
-        return f"{_fmt(e, digits)} [{_fmt(lo, digits)}, {_fmt(hi, digits)}]"
+        return f"{_fmt(e, digits)} [{_fmt(lo, digits, True)}, {_fmt(hi, digits, True)}]"
     cell = display.cell or _fmt
     e, lo, hi = (float(display.report(x)) if np.isfinite(x) else np.nan for x in (e, lo, hi))
     return f"{cell(e, digits)} [{cell(lo, digits) if np.isfinite(lo) else ''}, {cell(hi, digits) if np.isfinite(hi) else ''}]"
@@ -83,8 +93,8 @@ def _prepare(effects: pd.DataFrame) -> tuple[pd.DataFrame, str, str, str]:
 def forest(
     effects: pd.DataFrame,
     *,
-    method: str = "DL",
-    ci: str = "z",
+    method: PoolMethod = DEFAULT_POOL_METHOD,
+    ci: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
     pooled: pd.DataFrame | None = None,
     title: str | None = None,
@@ -96,6 +106,7 @@ def forest(
     xlabel: str | None = None,
     digits: int | None = None,
     width: float | None = None,
+    col_wrap: int | None = 2,
     ax: Any = None,
     **kwargs: Any,
 ) -> Any:
@@ -134,6 +145,9 @@ def forest(
     width : float, optional
         Width of each forest panel in inches (default 3.0, or 2.2 per panel
         with several treatments).
+    col_wrap : int or None, default 2
+        Panels (treatments) side by side before the next row of panels starts
+        (each row repeats the task labels); None puts them all in one row.
     ax : matplotlib Axes, optional
         Draw a compact single-panel version into this Axes (task labels as tick
         labels, the numbers as right-hand tick labels) and return it.
@@ -141,6 +155,9 @@ def forest(
     Returns
     -------
     matplotlib.figure.Figure, or the Axes when ``ax`` is given.
+        The figure is not one of pyplot's open figures: a notebook shows it
+        once, as the cell's value, and figures do not pile up in loops; save
+        it with :func:`save` or ``fig.savefig`` (``plt.show()`` does not know it).
 
     Notes
     -----
@@ -160,9 +177,13 @@ def forest(
     from ..pooling._engine import fit
 
     check_option("sort", sort, SORTS)
+    if col_wrap is not None and (isinstance(col_wrap, bool) or not isinstance(col_wrap, int)
+                                 or col_wrap < 1):  # fmt: skip
+        raise OptionError(f"`col_wrap` must be a positive integer or None, not {col_wrap!r}.")
     if pooled is not None and {"method", "test"} <= set(pooled.columns) and len(pooled):
         # weights and subgroup fits follow the model of the given result
-        method, ci = str(pooled["method"].iloc[0]), str(pooled["test"].iloc[0])
+        method = cast(PoolMethod, str(pooled["method"].iloc[0]))
+        ci = cast(CIMethod, str(pooled["test"].iloc[0]))
     effects, metric, control, effect_type = _prepare(effects)
     result = fit(effects, method=method, ci=ci, alpha=alpha, over="task", groups=None, by=by)
     table = result.grouped.table.assign(weight=result.row_weight)
@@ -205,7 +226,7 @@ def forest(
     }
     # the figure is made before the style contexts, which restore every rcParam on exit,
     # including the interactive mode a notebook backend may switch on for its first figure
-    fig = plt.figure() if ax is None else None
+    fig = new_figure() if ax is None else None
     with sns.axes_style("ticks"), plt.rc_context(style):  # type: ignore[arg-type]
         if ax is not None:
             _draw_compact(ax, rows, treatments[0], limits, display, digits, label, kwargs)
@@ -213,8 +234,9 @@ def forest(
         if width is None:
             width = 3.0 if len(treatments) == 1 else 2.2
         spec = _ForestSpec(rows, treatments, limits, display, digits, label, title, columns,
-                           control, alpha, width, kwargs)  # fmt: skip
-        return _draw(fig, spec)
+                           control, alpha, width, kwargs, named=len(treatments) > 1)  # fmt: skip
+        _draw(fig, spec, col_wrap)
+    return fig
 
 
 # ------------------------------------------------------------------ rows
@@ -376,6 +398,7 @@ class _ForestSpec:
     alpha: float
     panel_width: float  # inches
     kwargs: dict[str, Any]
+    named: bool = False  # notes name their treatment (the figure has several)
 
     @property
     def level(self) -> int:
@@ -407,10 +430,21 @@ class _Geometry:
     panels: list[tuple[float, list[float]]]  # per treatment: axes left edge, right-aligned columns
     user_x: list[float]
     total_w: float
-    height: float
+    height: float  # of this block of panels
     top: float
     bottom: float
     notes: list[str]
+    y0: float = 0.0  # the block's lower edge, from the figure's lower edge
+    fig_w: float = 0.0  # the whole figure's size (0: this block's)
+    fig_h: float = 0.0
+
+    def x(self, inches: float) -> float:
+        """A figure fraction from inches from the left edge."""
+        return inches / (self.fig_w or self.total_w)
+
+    def y(self, inches: float) -> float:
+        """A figure fraction from inches above the block's lower edge."""
+        return (self.y0 + inches) / (self.fig_h or self.height)
 
 
 _BOLD = {"fontweight": "bold"}
@@ -418,14 +452,26 @@ _MARGIN = 0.12  # inches around the figure
 _INDENT = 0.12  # inches of a task label under a subgroup header
 
 
-def _draw(fig: Any, spec: _ForestSpec) -> Any:
-    """The whole forest figure: measure, place, draw the panels, the text columns, the notes."""
-    cols = _measure_columns(fig, spec)
-    geo = _place(spec, cols)
-    fig.set_size_inches(geo.total_w, geo.height)
-    axes = _draw_panels(fig, spec, geo)
-    _draw_text_columns(fig, spec, cols, geo, axes[0])
-    _footnote(fig, spec, geo)
+def _draw(fig: Any, spec: _ForestSpec, col_wrap: int | None) -> Any:
+    """The whole forest figure: blocks of at most ``col_wrap`` panels, one under the other,
+    each measured, placed and drawn with its text columns and notes."""
+    wrap = len(spec.treatments) if col_wrap is None else col_wrap
+    blocks = []
+    for i in range(0, len(spec.treatments), wrap):
+        block = replace(spec, treatments=spec.treatments[i : i + wrap],
+                        title=spec.title if i == 0 else None)  # fmt: skip
+        cols = _measure_columns(fig, block)
+        blocks.append((block, cols, _place(block, cols)))
+    fig_w = max(geo.total_w for _, _, geo in blocks)
+    fig_h = sum(geo.height for _, _, geo in blocks)
+    fig.set_size_inches(fig_w, fig_h)
+    y0 = fig_h
+    for block, cols, geo in blocks:
+        y0 -= geo.height
+        geo = replace(geo, y0=y0, fig_w=fig_w, fig_h=fig_h)
+        axes = _draw_panels(fig, block, geo)
+        _draw_text_columns(fig, block, cols, geo, axes[0])
+        _footnote(fig, block, geo)
     return fig
 
 
@@ -470,8 +516,8 @@ def _measure_columns(fig: Any, spec: _ForestSpec) -> _Columns:
 
 def _place(spec: _ForestSpec, cols: _Columns) -> _Geometry:
     several = len(spec.treatments) > 1
-    notes = _notes(spec.rows, spec.treatments, spec.level)
-    top = 0.35 + (0.35 if spec.title else 0.0) + (0.22 if several else 0.0)
+    notes = _notes(spec.rows, spec.treatments, spec.level, spec.named)
+    top = 0.35 + (0.35 if spec.title else 0.0) + 0.22  # 0.22: the panel titles
     bottom = 0.6 + 0.2 * len(notes) + 0.05 + (0.2 if several else 0.0)
     height = top + len(spec.rows) * ROW + bottom
     x = _MARGIN
@@ -496,10 +542,15 @@ def _place(spec: _ForestSpec, cols: _Columns) -> _Geometry:
 
 
 def _draw_panels(fig: Any, spec: _ForestSpec, geo: _Geometry) -> list[Any]:
-    n, total_w, height = len(spec.rows), geo.total_w, geo.height
+    n = len(spec.rows)
     axes = [
         fig.add_axes(
-            [left / total_w, geo.bottom / height, spec.panel_width / total_w, n * ROW / height]
+            [
+                geo.x(left),
+                geo.y(geo.bottom),
+                geo.x(spec.panel_width),
+                geo.y(geo.bottom + n * ROW) - geo.y(geo.bottom),
+            ]
         )
         for left, _ in geo.panels
     ]
@@ -507,12 +558,11 @@ def _draw_panels(fig: Any, spec: _ForestSpec, geo: _Geometry) -> list[Any]:
     for ax, t in zip(axes, spec.treatments, strict=True):
         _panel(ax, spec.rows, t, spec.limits, spec.display, "" if several else spec.xlabel,
                **spec.kwargs)  # fmt: skip
-        if several:
-            title = f"{t} vs {spec.control}" if spec.control else t
-            ax.set_title(literal(title), fontsize=9, pad=18)
+        title = f"{t} vs {spec.control}" if spec.control else t
+        ax.set_title(literal(title), fontsize=9, pad=18)
     if several:  # one x label centred under all panels, below the tick labels
-        centre = (geo.panels[0][0] + geo.panels[-1][0] + spec.panel_width) / 2 / total_w
-        fig.text(centre, (geo.bottom - 0.42) / height, spec.xlabel, ha="center", va="top")
+        centre = geo.x((geo.panels[0][0] + geo.panels[-1][0] + spec.panel_width) / 2)
+        fig.text(centre, geo.y(geo.bottom - 0.42), spec.xlabel, ha="center", va="top")
     return axes
 
 
@@ -544,29 +594,28 @@ def _footnote(fig: Any, spec: _ForestSpec, geo: _Geometry) -> None:
     """The rule under the headers, the title and the heterogeneity notes."""
     import matplotlib.pyplot as plt
 
-    total_w, height = geo.total_w, geo.height
-    line_y = 1 - (geo.top - 0.08) / height
+    line_y = geo.y(geo.height - (geo.top - 0.08))
     fig.add_artist(
         plt.Line2D(
-            [_MARGIN / total_w, 1 - _MARGIN / total_w], [line_y, line_y], color="0.3", lw=0.6
+            [geo.x(_MARGIN), geo.x(geo.total_w - _MARGIN)], [line_y, line_y], color="0.3", lw=0.6
         )  # fmt: skip
     )
     if spec.title:
-        fig.text(0.5, 1 - 0.3 / height, spec.title, ha="center", va="center", fontsize=11,
-                 fontweight="bold")  # fmt: skip
+        fig.text(0.5, geo.y(geo.height - 0.3), spec.title, ha="center", va="center",
+                 fontsize=11, fontweight="bold")  # fmt: skip
     for i, note in enumerate(geo.notes):
-        fig.text(_MARGIN / total_w, (0.12 + 0.2 * (len(geo.notes) - 1 - i)) / height, note,
+        fig.text(geo.x(_MARGIN), geo.y(0.12 + 0.2 * (len(geo.notes) - 1 - i)), note,
                  ha="left", va="bottom", fontsize=7.5, color="0.25")  # fmt: skip
 
 
-def _notes(rows, treatments, level) -> list[str]:
+def _notes(rows, treatments, level, named: bool) -> list[str]:
     """Footnote lines: heterogeneity of every summary, subgroup differences."""
     foot_lines = [r for r in rows if r.kind == "summary"]
     notes = []
     for t in treatments:
         for r in foot_lines:
             v = r.values.get(t, {})
-            prefix = f"{literal(t)}: " if len(treatments) > 1 else ""
+            prefix = f"{literal(t)}: " if named else ""
             if v.get("k", 0) >= 2 and np.isfinite(v.get("q", np.nan)):
                 tau2 = v.get("tau2", np.nan)
                 notes.append(

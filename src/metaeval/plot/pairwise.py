@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import OptionError, SchemaError, check_option
+from ._figure import new_figure
 from ._text import literal
 
 __all__ = ["pairwise"]
@@ -77,7 +78,6 @@ def pairwise(
     -------
     matplotlib.figure.Figure, or the Axes when ``ax`` is given.
     """
-    import matplotlib.pyplot as plt
     import seaborn as sns
     from matplotlib.colors import LogNorm
 
@@ -109,7 +109,7 @@ def pairwise(
     nrows = -(-len(groups) // ncols)
     side = 0.55 * n + 2.2
     # made before the style context, which restores every rcParam (interactive mode included)
-    fig = plt.figure(figsize=(ncols * side, nrows * (side - 0.6))) if ax is None else None
+    fig = new_figure(figsize=(ncols * side, nrows * (side - 0.6))) if ax is None else None
     with sns.axes_style("white"):
         if fig is not None:
             axes = fig.subplots(nrows, ncols, squeeze=False)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._options import CIMethod, PoolMethod, literal_signature
+from .._options import DEFAULT_CI, DEFAULT_POOL_METHOD, CIMethod, PoolMethod, literal_signature
 from ..errors import DegenerateWarning, check_no_clash, warn
 from ._engine import POOL_PARAMS, Fit, fit
 from ._grouping import GROUP_KEYS, Grouped, group, pairs_within, valid_rows
@@ -59,8 +59,8 @@ def _fit_left_out(grp: Grouped, **options: Any) -> Fit:
 def leave_one_out(
     effects: pd.DataFrame,
     *,
-    method: PoolMethod = "DL",
-    ci: CIMethod = "z",
+    method: PoolMethod = DEFAULT_POOL_METHOD,
+    ci: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
     over: str | Sequence[str] = "task",
     groups: str | Sequence[str] | None = None,
@@ -110,8 +110,8 @@ def leave_one_out(
 def influence(
     effects: pd.DataFrame,
     *,
-    method: PoolMethod = "DL",
-    ci: CIMethod = "z",
+    method: PoolMethod = DEFAULT_POOL_METHOD,
+    ci: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
     over: str | Sequence[str] = "task",
     groups: str | Sequence[str] | None = None,

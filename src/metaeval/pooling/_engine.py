@@ -19,7 +19,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._options import ADJUSTMENTS, CI_METHODS, POOL_METHODS
+from .._options import (
+    ADJUSTMENTS,
+    CI_METHODS,
+    POOL_METHODS,
+    POOLED_FIRST,
+    answer_first,
+    resolve_ci,
+)
 from ..errors import (
     DegenerateWarning,
     MetaEvalWarning,
@@ -31,7 +38,7 @@ from ..errors import (
 from ..paired.effect_size import add_display
 from ..paired.multiplicity import adjust_in_table
 from . import _estimators as est
-from ._grouping import Grouped, group, slots, valid_rows
+from ._grouping import POOLED_COLUMNS, Grouped, group, slots, valid_rows
 
 __all__ = ["Fit", "fit", "POOL_PARAMS"]
 
@@ -161,8 +168,9 @@ class _Options:
     adjust: str | None
 
     @classmethod
-    def checked(cls, method: str, ci: str, alpha: float, adjust: str | None) -> _Options:
+    def checked(cls, method: str, ci: str | None, alpha: float, adjust: str | None) -> _Options:
         check_option("method", method, POOL_METHODS)
+        ci = resolve_ci(method, ci)
         check_option("ci", ci, CI_METHODS)
         if adjust is not None:
             check_option("adjust", adjust, ADJUSTMENTS)
@@ -178,7 +186,7 @@ def fit(
     effects: pd.DataFrame,
     *,
     method: str,
-    ci: str,
+    ci: str | None,
     alpha: float,
     over: str | Sequence[str],
     groups: str | Sequence[str] | None,
@@ -207,6 +215,7 @@ def fit(
     pooled = grp.key_frame.assign(**columns)
     _blank_undefined(pooled, k, flags["failed"], opts, list(columns))
     _add_extras(pooled, grp, opts)
+    pooled = answer_first(pooled, POOLED_FIRST, POOLED_COLUMNS)
     _warn_groups(pooled, grp.keys, np.where(quiet_single & (k == 1), -1, k), flags,
                  opts.method, opts.test)  # fmt: skip
     weights = np.where(valid & ~flags["failed"][grp.code], 100 * w_row / g["sw"][grp.code], np.nan)
@@ -370,11 +379,15 @@ def _warn_groups(
     single_what = "q, q_p_value, i2, h2, the prediction interval and p_gain" + (
         "" if method == "EE" else ", tau2 and its interval"
     )
+    single_text = f"have one effect (k = 1): {single_what} are NaN"
     if test == "knha":
-        single_what += "; the interval uses z (no t distribution with 0 df)"
+        single_text += (
+            "; the test and confidence interval use the normal distribution, as a t "
+            "distribution with 0 degrees of freedom does not exist"
+        )
     messages = (
         (k == 0, "have no usable effects (k = 0): all results are NaN"),
-        (k == 1, f"have one effect (k = 1): {single_what} are NaN"),
+        (k == 1, single_text),
         (flags["failed"], f"did not converge ({method}): all results are NaN"),
         (
             flags["reset"],
@@ -390,13 +403,14 @@ def _warn_groups(
 
 # --------------------------------------------------------------- public API
 POOL_PARAMS = """\
-method : {"DL", "REML", "ML", "EB", "PM", "HE", "HS", "SJ", "EE", "FE"}, default "DL"
+method : {"DL", "REML", "ML", "EB", "PM", "HE", "HS", "SJ", "EE", "FE"}, default "REML"
         The τ² estimator, as metafor's ``rma(method=...)``; ``EE`` (alias
         ``FE``) is the common-effect model (τ² = 0).
-    ci : {"z", "knha", "hksj"}, default "z"
-        Normal tests and intervals, or Knapp–Hartung (``hksj`` is an alias):
-        the variance scaled by the weighted residual mean square and t with
-        k − 1 df (metafor's ``test="knha"``).
+    ci : {"knha", "z", "hksj"} or None, default None
+        Knapp–Hartung (``hksj`` is an alias): the variance scaled by the
+        weighted residual mean square and t with k − 1 df (metafor's
+        ``test="knha"``), or normal tests and intervals (``"z"``). None:
+        ``"knha"`` for the random-effects methods, ``"z"`` for ``EE``.
     alpha : float, default 0.05
         Intervals have level 1 − alpha.
     over : str or list of str, default "task"

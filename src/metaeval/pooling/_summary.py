@@ -7,7 +7,14 @@ from typing import Any
 
 import pandas as pd
 
-from .._options import Adjustment, CIMethod, PoolMethod, literal_signature
+from .._options import (
+    DEFAULT_CI,
+    DEFAULT_POOL_METHOD,
+    Adjustment,
+    CIMethod,
+    PoolMethod,
+    literal_signature,
+)
 from ..errors import check_no_clash
 from ._engine import POOL_PARAMS, fit
 
@@ -18,8 +25,8 @@ __all__ = ["pool", "weights"]
 def pool(
     effects: pd.DataFrame,
     *,
-    method: PoolMethod = "DL",
-    ci: CIMethod = "z",
+    method: PoolMethod = DEFAULT_POOL_METHOD,
+    ci: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
     over: str | Sequence[str] = "task",
     groups: str | Sequence[str] | None = None,
@@ -105,8 +112,8 @@ def pool(
 def weights(
     effects: pd.DataFrame,
     *,
-    method: PoolMethod = "DL",
-    ci: CIMethod = "z",
+    method: PoolMethod = DEFAULT_POOL_METHOD,
+    ci: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
     over: str | Sequence[str] = "task",
     groups: str | Sequence[str] | None = None,

@@ -7,7 +7,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .._options import CIMethod, EffectType, PoolMethod, literal_signature
+from .._options import (
+    DEFAULT_CI,
+    DEFAULT_EFFECT,
+    DEFAULT_POOL_METHOD,
+    CIMethod,
+    EffectType,
+    PoolMethod,
+    literal_signature,
+)
 from ..paired.effect_size import REPORTED, effects
 from ._engine import fit
 
@@ -17,15 +25,15 @@ __all__ = ["analyze"]
 @literal_signature
 def analyze(
     scores: pd.DataFrame,
-    *,
     control: str | Sequence[str] | None,
+    *,
     treatment: str | Sequence[str] | None = None,
-    effect: EffectType = "smd",
-    method: PoolMethod = "DL",
-    ci: CIMethod = "z",
+    effect: EffectType = DEFAULT_EFFECT,
+    method: PoolMethod = DEFAULT_POOL_METHOD,
+    ci: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
 ) -> pd.DataFrame:
-    """Effects per task and their pooled summary in one table, as Ranger reports them.
+    r"""Effects per task and their pooled summary in one table, as Ranger reports them.
 
     Parameters
     ----------
@@ -41,7 +49,7 @@ def analyze(
     -------
     pandas.DataFrame
         For every ``(metric, treatment, control)``: one row per task, then one
-        summary row. Columns ``metric, treatment, control``; ``row`` ("task" or
+        summary row. Columns ``effect_type, metric, treatment, control``; ``row`` ("task" or
         "summary"); ``task`` (the task name, or ``"summary"``); ``n`` (paired
         queries; the total over tasks on the summary row); ``mean_control,
         mean_treatment`` (the metric's means over the paired queries, as in
@@ -51,19 +59,35 @@ def analyze(
         summary, 100·w*_i/Σw*_j in percent with the model's weights w*_i
         (100 on the summary row, NaN for a task left out because its effect is
         NaN). The ``corr`` and ``rom`` reporting-scale columns are kept.
+        ``attrs`` hold ``method``, ``ci`` and ``alpha``; :func:`metaeval.report.to_latex`
+        and ``.meta.to_latex()`` take the table as it is.
 
     Examples
     --------
     >>> import metaeval
-    >>> table = metaeval.load_example().meta.analyze(
-    ...     control="logistic_regression", treatment="gradient_boosting")
-    >>> table.query("metric == 'accuracy'")[["task", "effect", "weight"]].round(3)
-                task  effect   weight
-    0  breast_cancer  -0.084   27.658
-    1         digits  -0.016   45.919
-    2           iris  -0.115   16.486
-    3           wine  -0.184    9.937
-    4        summary  -0.068  100.000
+    >>> scores = metaeval.load_example()
+    >>> table = scores.meta.analyze("logistic_regression", treatment="gradient_boosting")
+    >>> table.query("metric == 'accuracy'")[["task", "effect", "ci_low", "ci_high", "weight"]].round(3)
+                task  effect  ci_low  ci_high   weight
+    0  breast_cancer  -0.085  -0.177    0.007   27.955
+    1         digits  -0.016  -0.064    0.033   44.562
+    2           iris  -0.118  -0.257    0.021   16.986
+    3           wine  -0.187  -0.377    0.003   10.497
+    4        summary  -0.070  -0.174    0.033  100.000
+
+    The Ranger paper's procedure (``smd``, DerSimonian–Laird, normal
+    intervals) gives a narrower summary interval on these four tasks:
+
+    >>> ranger = scores.meta.analyze("logistic_regression", treatment="gradient_boosting",
+    ...                              **metaeval.RANGER)
+    >>> ranger.query("metric == 'accuracy' and row == 'summary'")[["effect", "ci_low", "ci_high"]].round(3)
+       effect  ci_low  ci_high
+    4  -0.068  -0.133   -0.002
+    >>> print(table.query("metric == 'accuracy'").meta.to_latex(digits=2))  # doctest: +ELLIPSIS
+    \begin{table}
+    ...
+    gradient\_boosting & $-$0.08 [$-$0.18, 0.01] & ... & $-$0.07 [$-$0.17, 0.03] \\
+    ...
     """
     eff = effects(scores, control=control, treatment=treatment, effect=effect, alpha=alpha)
     result = fit(
@@ -96,4 +120,8 @@ def analyze(
         _group=np.arange(len(pooled)),
     )
     table = pd.concat([tasks, summary], ignore_index=True).sort_values("_group", kind="stable")
-    return table[keys + ["row", "task", *columns, "weight"]].reset_index(drop=True)
+    table = table[keys + ["row", "task", *columns, "weight"]].reset_index(drop=True)
+    table.insert(0, "effect_type", eff["effect_type"].iloc[0] if len(eff) else effect)
+    table.attrs.update(method=result.pooled["method"].iloc[0] if len(pooled) else method,
+                       ci=result.pooled["test"].iloc[0] if len(pooled) else ci, alpha=alpha)  # fmt: skip
+    return table

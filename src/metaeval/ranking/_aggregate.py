@@ -18,7 +18,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._options import AGGREGATIONS, Aggregation
+from .._options import (
+    AGGREGATIONS,
+    DEFAULT_CI,
+    DEFAULT_EFFECT,
+    DEFAULT_POOL_METHOD,
+    Aggregation,
+    CIMethod,
+    EffectType,
+    PoolMethod,
+)
 from ..errors import OptionError, PairingError, check_option, format_groups, quote_list
 from ..paired.effect_size import effects
 from ..pooling import pool
@@ -238,7 +247,7 @@ def _meta_columns(
     control: Any,
     effect: str,
     pool_method: str,
-    ci: str,
+    ci: str | None,
     alpha: float,
 ) -> pd.DataFrame:
     """Pooled effects against ``control`` for the rows of ``frame``."""
@@ -278,9 +287,9 @@ def leaderboard(
     metric: str | Sequence[str] | None = None,
     higher_is_better: bool | Mapping[str, bool] = True,
     control: str | None = None,
-    effect: str = "smd",
-    pool_method: str = "DL",
-    ci: str = "z",
+    effect: EffectType = DEFAULT_EFFECT,
+    pool_method: PoolMethod = DEFAULT_POOL_METHOD,
+    ci: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
 ) -> pd.DataFrame:
     """Rank systems over tasks: one leaderboard per metric.
@@ -306,11 +315,11 @@ def leaderboard(
     control : str, optional
         The common control (baseline) system; required by ``method="meta"``
         and ignored by the other methods.
-    effect : str, default "smd"
+    effect : {"md", "smd", "smcrp", "smcc", "rom"}, default "smcrp"
         ``method="meta"`` only: the effect size, see :func:`metaeval.effects`.
-    pool_method : str, default "DL"
+    pool_method : str, default "REML"
         ``method="meta"`` only: the τ² estimator, see :func:`metaeval.pool`.
-    ci : {"z", "knha"}, default "z"
+    ci : {"knha", "z"} or None, default None
         ``method="meta"`` only: the test and interval, see :func:`metaeval.pool`.
     alpha : float, default 0.05
         ``method="meta"`` only: the intervals have level 1 − alpha.

@@ -18,6 +18,7 @@ import pandas as pd
 
 from .._options import MINUS, effect_scale, format_number
 from ..errors import OptionError, SchemaError, check_alpha, check_option, excerpt
+from ..pooling._grouping import POOLED_COLUMNS
 
 __all__ = ["Markup", "escape", "escape_latex", "style", "to_html", "to_latex"]
 
@@ -151,9 +152,11 @@ def _kind(table: pd.DataFrame) -> str:
         return "pooled"
     if {"mean_treatment", "mean_control", "diff", "p_value"} <= cols:
         return "compare"
+    if {"row", "task", "effect", "se"} <= cols:
+        return "analysis"
     raise SchemaError(
         "to_latex()/to_html() take an effects table (.meta.effects()), a pooled table "
-        "(.meta.pool()) or a compare() table; this table has columns "
+        "(.meta.pool()), an analyze() table or a compare() table; this table has columns "
         f"{list(table.columns)[:12]}."
     )
 
@@ -213,8 +216,9 @@ def _effects_layout(
 
 def _pooled_label(pooled: pd.DataFrame) -> pd.Series | str:
     """Column label of pooled rows: "Pooled", or "Pooled: <subgroup>" for the key columns that
-    :func:`metaeval.pool` added with ``by=`` or ``groups=`` (the columns before ``method``)."""
-    keys = list(pooled.columns[: pooled.columns.get_loc("method")]) if "method" in pooled else []
+    :func:`metaeval.pool` added with ``by=`` or ``groups=`` (the columns before its results)."""
+    results = [i for i, c in enumerate(pooled.columns) if c in POOLED_COLUMNS]
+    keys = list(pooled.columns[: results[0]]) if results else []
     extra = [c for c in keys if c not in ("effect_type", "metric", "treatment", "control")]
     if not extra:
         return "Pooled"
@@ -405,6 +409,11 @@ def _layout(
             )
         )
     alpha = check_alpha(alpha)
+    if kind == "analysis":
+        if pooled is not None:
+            raise OptionError("An analyze() table holds its pooled rows already; omit `pooled=`.")
+        table, pooled = _split_analysis(table)
+        kind = "effects"
     if pooled is not None and kind != "effects":
         raise OptionError(
             "`pooled=` adds a pooled column to an effects table; this is a " + kind + " table."
@@ -419,11 +428,30 @@ def _layout(
     return _effects_layout(table, pooled, alpha, mk), alpha
 
 
+def _split_analysis(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """An :func:`metaeval.analyze` table as the effects and pooled tables it was made of."""
+    keys = [c for c in ("effect_type", "metric", "treatment", "control") if c in table.columns]
+    is_task = (table["row"] == "task").to_numpy()
+    effects = table[is_task].drop(columns=["row", "weight"], errors="ignore")
+    effects = effects.assign(variance=effects["se"] ** 2)
+    summary = table[~is_task].drop(columns=["row", "task", "weight"], errors="ignore")
+    model = {
+        "method": table.attrs.get("method", ""),
+        "test": table.attrs.get("ci", "z"),
+    }
+    pooled = summary[keys].assign(**model).join(summary.drop(columns=keys))
+    pooled.attrs.update(table.attrs)
+    return effects, pooled
+
+
 # --------------------------------------------------------------- formatting
-def _text(x: float, digits: int, fmt: str, signed: bool = False) -> str:
+def _text(x: float, digits: int, fmt: str, signed: bool = False, bound: bool = False) -> str:
+    """A number of a cell; ``bound``: an interval bound (a negative one keeps its sign)."""
     if fmt == "latex":
-        return format_number(x, digits, signed=signed, minus="$-$", plus="$+$", missing="--")
-    return format_number(x, digits, signed=signed, minus=MINUS, missing="–")
+        return format_number(
+            x, digits, signed=signed, minus="$-$", plus="$+$", missing="--", keep_sign=bound
+        )
+    return format_number(x, digits, signed=signed, minus=MINUS, missing="–", keep_sign=bound)
 
 
 def _marks(marks: list[str], fmt: str) -> str:
@@ -440,7 +468,8 @@ def _cell(row: pd.Series, show: str, digits: int, fmt: str, kind: str) -> str:
     text = _text(row["value"], digits, fmt) + _marks(row["marks"], fmt)
     signed = kind == "compare"  # the interval is of a difference there
     if show == "ci" and np.isfinite(row["low"]):
-        text += f" [{_text(row['low'], digits, fmt, signed)}, {_text(row['high'], digits, fmt, signed)}]"
+        low, high = (_text(row[b], digits, fmt, signed, bound=True) for b in ("low", "high"))
+        text += f" [{low}, {high}]"
     elif show == "p_value" and np.isfinite(row["p"]):
         p = row["p"]
         ptext = f"< {10.0**-digits:.{digits}f}" if p < 10.0**-digits else f"= {p:.{digits}f}"
@@ -731,6 +760,19 @@ def style(
     )
 
 
-def to_html(table: pd.DataFrame, **kwargs: Any) -> str:
+def to_html(
+    table: pd.DataFrame,
+    *,
+    pooled: pd.DataFrame | None = None,
+    show: str | None = None,
+    best: str | None = "max",
+    alpha: float | None = None,
+    digits: int = 3,
+    transpose: bool = False,
+    caption: str | None = None,
+) -> str:
     """The table of :func:`to_latex` as an HTML ``<table>`` (same options but ``label``, ``position``)."""
-    return style(table, **kwargs).to_html()
+    return style(
+        table, pooled=pooled, show=show, best=best, alpha=alpha, digits=digits,
+        transpose=transpose, caption=caption,
+    ).to_html()  # fmt: skip

@@ -58,8 +58,8 @@ def test_all_ordered_pairs(rng):
 def test_alpha_and_columns(scores):
     eff = scores.meta.effects(control="ctrl", effect="md", alpha=0.1)
     assert list(eff.columns) == [
-        "metric", "treatment", "control", "task", "effect_type", "n", "mean_treatment",
-        "mean_control", "effect", "variance", "se", "z", "ci_low", "ci_high", "p_value",
+        "metric", "treatment", "control", "task", "effect_type", "effect", "ci_low", "ci_high",
+        "p_value", "n", "mean_treatment", "mean_control", "variance", "se", "z",
     ]  # fmt: skip
     assert isinstance(eff.index, pd.RangeIndex)
     crit = stats.norm.ppf(0.95)

@@ -139,7 +139,9 @@ def _demo(args: argparse.Namespace) -> int:
     table = scores.meta.analyze(
         control=args.control, effect=args.effect, method=args.method, ci=args.ci, alpha=args.alpha
     )
-    table = table[table["metric"] == args.metric].drop(columns=["metric", "control", "row"])
+    table = table[table["metric"] == args.metric].drop(
+        columns=["effect_type", "metric", "control", "row"]
+    )
     with pd.option_context("display.width", 120, "display.max_rows", 200):
         print(table.to_string(index=False, na_rep="", float_format=lambda v: f"{v:.4g}"))
     if args.output is not None:

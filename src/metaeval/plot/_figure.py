@@ -1,4 +1,4 @@
-"""Figures outside pyplot's state."""
+"""Figures that a notebook draws once."""
 
 from __future__ import annotations
 
@@ -6,17 +6,25 @@ from typing import Any
 
 
 def new_figure(**kwargs: Any) -> Any:
-    """A Figure with an Agg canvas that pyplot does not know of.
+    """A new pyplot figure (through pyplot, so that a notebook's backend and its display
+    of figures are set up as for any other figure); see :func:`released`."""
+    import matplotlib.pyplot as plt
 
-    The plotting functions return their figure; made through pyplot, a notebook
-    would draw it twice (once as pyplot's open figure, once as the cell's value)
-    and loops would pile up open figures. This one displays in notebooks as the
-    cell's value (IPython renders it from its canvas, as for seaborn's objects
-    interface) and saves to every format; ``plt.show()`` does not know it.
+    return plt.figure(**kwargs)
+
+
+def released(fig: Any) -> Any:
+    """``fig`` closed in pyplot, with an Agg canvas, ready to be returned.
+
+    A returned figure that pyplot still holds is drawn twice in a notebook: once
+    as pyplot's open figure at the end of the cell, once as the cell's value.
+    Closed, it is drawn once, as the cell's value (seaborn's objects interface
+    behaves the same), figures do not pile up in loops, and it still measures,
+    saves to every format and displays with IPython's ``display(fig)``.
     """
+    import matplotlib.pyplot as plt
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
-    fig = Figure(**kwargs)
+    plt.close(fig)
     FigureCanvasAgg(fig)
     return fig

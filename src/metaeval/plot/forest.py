@@ -27,7 +27,7 @@ from .._options import (
     format_number,
 )
 from ..errors import OptionError, SchemaError, check_option
-from ._figure import new_figure
+from ._figure import new_figure, released
 from ._text import literal
 
 __all__ = ["forest", "ir_columns", "save"]
@@ -155,9 +155,9 @@ def forest(
     Returns
     -------
     matplotlib.figure.Figure, or the Axes when ``ax`` is given.
-        The figure is not one of pyplot's open figures: a notebook shows it
-        once, as the cell's value, and figures do not pile up in loops; save
-        it with :func:`save` or ``fig.savefig`` (``plt.show()`` does not know it).
+        The figure is closed in pyplot before it is returned: a notebook draws
+        it once, as the cell's value (or with ``display(fig)``), and figures do
+        not pile up in loops; save it with :func:`save` or ``fig.savefig``.
 
     Notes
     -----
@@ -236,7 +236,7 @@ def forest(
         spec = _ForestSpec(rows, treatments, limits, display, digits, label, title, columns,
                            control, alpha, width, kwargs, named=len(treatments) > 1)  # fmt: skip
         _draw(fig, spec, col_wrap)
-    return fig
+    return released(fig)
 
 
 # ------------------------------------------------------------------ rows

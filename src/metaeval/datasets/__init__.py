@@ -1,4 +1,6 @@
-"""Bundled example data."""
+"""Example data: a small benchmark bundled with the package (:func:`load_example`) and
+the Ranger paper's published data, fetched on demand (:func:`fetch_ranger`, which
+imports pooch only when it downloads)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,9 @@ from importlib import resources
 
 import pandas as pd
 
-__all__ = ["load_example"]
+from ._ranger import fetch_ranger
+
+__all__ = ["load_example", "fetch_ranger"]
 
 
 def load_example() -> pd.DataFrame:

@@ -155,8 +155,9 @@ def fetch_ranger(
     References
     ----------
     Sertkan, M., Althammer, S. & Hofstätter, S. (2023). Ranger: A toolkit for
-    effect-size based multi-task evaluation. arXiv:2305.15048.
-    https://doi.org/10.48550/arXiv.2305.15048
+    effect-size based multi-task evaluation. In *Proceedings of the 61st Annual
+    Meeting of the ACL (Volume 3: System Demonstrations)*, 581–587.
+    https://doi.org/10.18653/v1/2023.acl-demo.56
 
     Examples
     --------

@@ -42,6 +42,20 @@ def read_jsonl(path: str | Path, *, rel_type: str = "pred") -> pd.DataFrame:
         non-number score, a non-integer relevance), a repeated
         ``(query_id, doc_id)`` (naming both lines, as :func:`metaeval.io.read_qrels`
         and :func:`metaeval.io.read_run` do), or a file without records.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from metaeval.io import read_jsonl
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(tmp.name) / "true.jsonl"
+    >>> _ = path.write_text('{"query_id": "q1", "doc_id": "d1", "score": 1}\\n'
+    ...                     '{"query_id": "q2", "doc_id": "d7", "score": 2}\\n')
+    >>> read_jsonl(path, rel_type="true")
+      query_id doc_id  relevance
+    0       q1     d1          1
+    1       q2     d7          2
+    >>> tmp.cleanup()
     """
     check_option("rel_type", rel_type, ["true", "pred"])
     rows, lines = [], []
@@ -73,7 +87,22 @@ def read_jsonl(path: str | Path, *, rel_type: str = "pred") -> pd.DataFrame:
 
 
 def write_jsonl(table: pd.DataFrame, path: str | Path) -> None:
-    """Write ``query_id, doc_id`` and ``relevance`` or ``score`` as elinor JSONL."""
+    """Write ``query_id, doc_id`` and ``relevance`` or ``score`` as elinor JSONL.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import pandas as pd
+    >>> from metaeval.io import write_jsonl
+    >>> run = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d2", "d7"], "score": [0.9, 0.3]})
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(tmp.name) / "pred.jsonl"
+    >>> write_jsonl(run, path)
+    >>> print(path.read_text(), end="")
+    {"query_id": "q1", "doc_id": "d2", "score": 0.9}
+    {"query_id": "q2", "doc_id": "d7", "score": 0.3}
+    >>> tmp.cleanup()
+    """
     value = "relevance" if "relevance" in table.columns else "score"
     if value not in table.columns:
         raise SchemaError("write_jsonl() needs a relevance or a score column.")
@@ -92,7 +121,21 @@ def write_jsonl(table: pd.DataFrame, path: str | Path) -> None:
 
 
 def trec_to_jsonl(trec: str | Path, jsonl: str | Path, *, rel_type: str) -> None:
-    """Convert TREC qrels (``rel_type="true"``) or a run (``"pred"``) to elinor JSONL."""
+    """Convert TREC qrels (``rel_type="true"``) or a run (``"pred"``) to elinor JSONL.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from metaeval.io import trec_to_jsonl
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> folder = pathlib.Path(tmp.name)
+    >>> _ = (folder / "bm25.run").write_text("q1 Q0 d2 1 0.9 bm25\\nq1 Q0 d1 2 0.5 bm25\\n")
+    >>> trec_to_jsonl(folder / "bm25.run", folder / "bm25.jsonl", rel_type="pred")
+    >>> print((folder / "bm25.jsonl").read_text(), end="")
+    {"query_id": "q1", "doc_id": "d2", "score": 0.9}
+    {"query_id": "q1", "doc_id": "d1", "score": 0.5}
+    >>> tmp.cleanup()
+    """
     check_option("rel_type", rel_type, ["true", "pred"])
     table = (
         read_qrels(trec) if rel_type == "true" else read_run(trec)[["query_id", "doc_id", "score"]]
@@ -103,7 +146,22 @@ def trec_to_jsonl(trec: str | Path, jsonl: str | Path, *, rel_type: str) -> None
 def jsonl_to_trec(
     jsonl: str | Path, trec: str | Path, *, rel_type: str, tag: str = "metaeval"
 ) -> None:
-    """Convert elinor JSONL to TREC qrels (``rel_type="true"``) or a 6-column run (``"pred"``)."""
+    """Convert elinor JSONL to TREC qrels (``rel_type="true"``) or a 6-column run (``"pred"``).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from metaeval.io import jsonl_to_trec
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> folder = pathlib.Path(tmp.name)
+    >>> _ = (folder / "pred.jsonl").write_text('{"query_id": "q1", "doc_id": "d1", "score": 0.5}\\n'
+    ...                                        '{"query_id": "q1", "doc_id": "d2", "score": 0.9}\\n')
+    >>> jsonl_to_trec(folder / "pred.jsonl", folder / "run.txt", rel_type="pred", tag="dense")
+    >>> print((folder / "run.txt").read_text(), end="")
+    q1 Q0 d2 1 0.9 dense
+    q1 Q0 d1 2 0.5 dense
+    >>> tmp.cleanup()
+    """
     table = read_jsonl(jsonl, rel_type=rel_type)
     if rel_type == "true":
         write_qrels(table, trec)
@@ -138,6 +196,23 @@ def read_per_query_csv(
         not a finite number, bytes that are not UTF-8.
     metaeval.SchemaError
         When two paths have the same file name.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from metaeval.io import read_per_query_csv
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> folder = pathlib.Path(tmp.name)
+    >>> _ = (folder / "bm25.csv").write_text("query_id,ndcg@10,recall@100\\nq1,0.5,0.8\\nq2,0.25,1\\n")
+    >>> _ = (folder / "splade.csv").write_text("query_id,ndcg@10,recall@100\\nq1,0.75,0.9\\nq2,0.5,1\\n")
+    >>> scores = read_per_query_csv([folder / "bm25.csv", folder / "splade.csv"], task="toy")
+    >>> scores.query("metric == 'ndcg@10'")
+      task query  system   metric  value
+    0  toy    q1    bm25  ndcg@10   0.50
+    1  toy    q2    bm25  ndcg@10   0.25
+    4  toy    q1  splade  ndcg@10   0.75
+    5  toy    q2  splade  ndcg@10   0.50
+    >>> tmp.cleanup()
     """
     named = dict(files) if isinstance(files, Mapping) else {Path(p).stem: p for p in files}
     if len(named) < (len(files) if not isinstance(files, Mapping) else 0):

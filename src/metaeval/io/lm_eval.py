@@ -100,6 +100,31 @@ def read_lm_eval(
     metaeval.SchemaError
         A folder without sample logs, two logs of the same task in one folder,
         or two folders of the same name in a list.
+
+    Examples
+    --------
+    Two models' logs of the same task, three samples each:
+
+    >>> import json, pathlib, tempfile
+    >>> from metaeval.io import read_lm_eval
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> for model, accuracy in {"llama": [1, 0, 1], "mistral": [1, 1, 1]}.items():
+    ...     folder = pathlib.Path(tmp.name) / model
+    ...     folder.mkdir()
+    ...     records = [{"doc_id": i, "filter": "none", "metrics": ["acc"], "acc": a}
+    ...                for i, a in enumerate(accuracy)]
+    ...     log = folder / "samples_arc_easy_2024-05-01T12-00-00.jsonl"
+    ...     _ = log.write_text("".join(json.dumps(r) + "\\n" for r in records))
+    >>> read_lm_eval({"llama": pathlib.Path(tmp.name) / "llama",
+    ...               "mistral": pathlib.Path(tmp.name) / "mistral"})
+           task query   system metric  value
+    0  arc_easy     0    llama    acc    1.0
+    1  arc_easy     1    llama    acc    0.0
+    2  arc_easy     2    llama    acc    1.0
+    3  arc_easy     0  mistral    acc    1.0
+    4  arc_easy     1  mistral    acc    1.0
+    5  arc_easy     2  mistral    acc    1.0
+    >>> tmp.cleanup()
     """
     if isinstance(folders, str | Path):
         folders = [folders]

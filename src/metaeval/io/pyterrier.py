@@ -22,6 +22,19 @@ def read_pyterrier(source: str | Path | pd.DataFrame, *, task: str = "default") 
     ``name`` becomes ``system``, ``qid`` ``query``, ``measure`` ``metric``; rows
     of PyTerrier's ``"all"`` aggregate (qid ``all``) are not per-query and make
     an error.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from metaeval.io import read_pyterrier
+    >>> perquery = pd.DataFrame({"name": ["BM25", "BM25", "DPH", "DPH"], "qid": ["1", "2", "1", "2"],
+    ...                          "measure": "map", "value": [0.3, 0.5, 0.35, 0.4]})
+    >>> read_pyterrier(perquery, task="robust04")
+           task query system metric  value
+    0  robust04     1   BM25    map   0.30
+    1  robust04     2   BM25    map   0.50
+    2  robust04     1    DPH    map   0.35
+    3  robust04     2    DPH    map   0.40
     """
     if isinstance(source, pd.DataFrame):
         df, path = source, Path("<DataFrame>")

@@ -39,6 +39,17 @@ def read_per_sample(path: str | Path) -> np.ndarray:
     ------
     metaeval.FormatError
         Naming the line that is not a single number.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from metaeval.io import read_per_sample
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(tmp.name) / "rte.txt"
+    >>> _ = path.write_text("1\\n0\\n1\\n0.5\\n")
+    >>> read_per_sample(path)
+    array([1. , 0. , 1. , 0.5])
+    >>> tmp.cleanup()
     """
     values = []
     with open_text(path) as handle:
@@ -130,6 +141,38 @@ def read_ranger(
     ``available_rankings: {system: {task: file}}`` (retrieval, TREC files),
     and optionally ``display_names: {task: label}``. Names are YAML keys:
     quote those YAML reads as other types (``yes``, ``no``, ``on``, ``null``).
+
+    Examples
+    --------
+    A classification config of two systems on two GLUE tasks, three samples each:
+
+    >>> import pathlib, tempfile
+    >>> from metaeval.io import read_ranger
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> folder = pathlib.Path(tmp.name)
+    >>> correct = {("bert", "rte"): "1 0 1", ("bert", "mrpc"): "1 1 0",
+    ...            ("roberta", "rte"): "1 1 1", ("roberta", "mrpc"): "1 1 0"}
+    >>> for (system, task), values in correct.items():
+    ...     _ = (folder / f"{system}_{task}.txt").write_text("\\n".join(values.split()))
+    >>> _ = (folder / "config.yaml").write_text(
+    ...     "eval_metrics:\\n"
+    ...     "  bert: {rte: bert_rte.txt, mrpc: bert_mrpc.txt}\\n"
+    ...     "  roberta: {rte: roberta_rte.txt, mrpc: roberta_mrpc.txt}\\n"
+    ...     "display_names: {rte: RTE, mrpc: MRPC}\\n")
+    >>> scores = read_ranger(folder / "config.yaml", metric="accuracy")
+    >>> scores.head(3)
+      task query system    metric  value
+    0  rte     0   bert  accuracy    1.0
+    1  rte     1   bert  accuracy    0.0
+    2  rte     2   bert  accuracy    1.0
+    >>> scores.groupby(["task", "system"])["value"].mean().unstack().round(2)
+    system  bert  roberta
+    task
+    mrpc    0.67     0.67
+    rte     0.67     1.00
+    >>> scores.attrs["display_names"]
+    {'rte': 'RTE', 'mrpc': 'MRPC'}
+    >>> tmp.cleanup()
     """
     import yaml
 

@@ -28,6 +28,21 @@ def from_ranx_scores(runs: Mapping[str, Any], *, task: str = "default") -> pd.Da
     -------
     pandas.DataFrame
         ``task, query, system, metric, value``.
+
+    Examples
+    --------
+    The per-query dicts that ``ranx.evaluate(qrels, run, "ndcg@10",
+    return_mean=False)`` leaves in ``run.scores``:
+
+    >>> from metaeval.io import from_ranx_scores
+    >>> runs = {"bm25": {"ndcg@10": {"q1": 0.5, "q2": 0.25}},
+    ...         "splade": {"ndcg@10": {"q1": 0.75, "q2": 0.5}}}
+    >>> from_ranx_scores(runs, task="scifact")
+          task query  system   metric  value
+    0  scifact    q1    bm25  ndcg@10   0.50
+    1  scifact    q2    bm25  ndcg@10   0.25
+    2  scifact    q1  splade  ndcg@10   0.75
+    3  scifact    q2  splade  ndcg@10   0.50
     """
     rows: list[tuple] = []
     for system, scores in runs.items():

@@ -70,10 +70,12 @@ def read_scores(path: str | Path) -> pd.DataFrame:
     --------
     >>> import tempfile, pathlib, metaeval
     >>> from metaeval.io import read_scores, write_scores
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "scores.csv"
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(tmp.name) / "scores.csv"
     >>> write_scores(metaeval.load_example(), path)
     >>> read_scores(path).shape
     (26940, 5)
+    >>> tmp.cleanup()
     """
     path = Path(path)
     kind = scores_format(path)
@@ -175,6 +177,21 @@ def write_scores(scores: pd.DataFrame, path: str | Path) -> None:
     """Write a scores table as CSV, TSV, JSON lines or Parquet, by extension.
 
     Text formats are gzip-compressed when the name ends in ``.gz``.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, metaeval
+    >>> from metaeval.io import read_scores, write_scores
+    >>> scores = metaeval.load_example().query("task == 'iris'").reset_index(drop=True)
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> for name in ["scores.csv.gz", "scores.tsv", "scores.jsonl"]:
+    ...     write_scores(scores, pathlib.Path(tmp.name) / name)
+    >>> back = read_scores(pathlib.Path(tmp.name) / "scores.jsonl")
+    >>> back.equals(scores)
+    True
+    >>> (pathlib.Path(tmp.name) / "scores.tsv").read_text().splitlines()[1].split()
+    ['iris', '0', 'logistic_regression', 'accuracy', '1.0']
+    >>> tmp.cleanup()
     """
     path = Path(path)
     kind = scores_format(path)

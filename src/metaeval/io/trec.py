@@ -120,6 +120,20 @@ def read_qrels(path: str | Path) -> pd.DataFrame:
         many columns, a relevance that is not an integer, bytes that are not
         UTF-8), a document judged twice for a query (naming both lines), or a
         file without records.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from metaeval.io import read_qrels
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(tmp.name) / "qrels.txt"
+    >>> _ = path.write_text("q1 0 d1 1\\nq1 0 d2 0\\nq2 0 d7 2\\n")
+    >>> read_qrels(path)
+      query_id doc_id  relevance
+    0       q1     d1          1
+    1       q1     d2          0
+    2       q2     d7          2
+    >>> tmp.cleanup()
     """
     df, lines = _table(path, 4, QRELS_LAYOUT)
     relevance = _numeric(path, df[3], lines, QRELS_LAYOUT, "relevance", integer=True)
@@ -146,6 +160,20 @@ def read_run(path: str | Path) -> pd.DataFrame:
         other than the first record's, a rank or score that is not a number,
         bytes that are not UTF-8), a document ranked twice for a query (naming
         both lines), or a file without records.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from metaeval.io import read_run
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(tmp.name) / "bm25.run"
+    >>> _ = path.write_text("q1 d2 1 0.9\\nq1 d1 2 0.5\\nq2 d7 1 0.3\\n")  # 4 columns
+    >>> read_run(path)
+      query_id doc_id  rank  score
+    0       q1     d2     1    0.9
+    1       q1     d1     2    0.5
+    2       q2     d7     1    0.3
+    >>> tmp.cleanup()
     """
     first, has_lines = None, False
     with open_text(path) as handle:
@@ -171,7 +199,26 @@ def read_run(path: str | Path) -> pd.DataFrame:
 
 
 def write_qrels(qrels: pd.DataFrame, path: str | Path) -> None:
-    """Write ``query_id, doc_id, relevance`` as TREC qrels (iteration 0)."""
+    """Write ``query_id, doc_id, relevance`` as TREC qrels (iteration 0).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import pandas as pd
+    >>> from metaeval.io import read_qrels, write_qrels
+    >>> qrels = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d2", "d7"],
+    ...                       "relevance": [1, 0, 2]})
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(tmp.name) / "qrels.txt"
+    >>> write_qrels(qrels, path)
+    >>> print(path.read_text(), end="")
+    q1 0 d1 1
+    q1 0 d2 0
+    q2 0 d7 2
+    >>> read_qrels(path).equals(qrels)
+    True
+    >>> tmp.cleanup()
+    """
     out = qrels[["query_id", "doc_id", "relevance"]].assign(it="0")[
         ["query_id", "it", "doc_id", "relevance"]
     ]
@@ -179,7 +226,25 @@ def write_qrels(qrels: pd.DataFrame, path: str | Path) -> None:
 
 
 def write_run(run: pd.DataFrame, path: str | Path, *, tag: str = "metaeval") -> None:
-    """Write ``query_id, doc_id, score`` as a 6-column TREC run, ranked by score within each query."""
+    """Write ``query_id, doc_id, score`` as a 6-column TREC run, ranked by score within each query.
+
+    Examples
+    --------
+    >>> import gzip, pathlib, tempfile
+    >>> import pandas as pd
+    >>> from metaeval.io import write_run
+    >>> run = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d2", "d7"],
+    ...                     "score": [0.5, 0.9, 0.3]})
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(tmp.name) / "bm25.run.gz"  # gzip-compressed, by the name
+    >>> write_run(run, path, tag="bm25")
+    >>> with gzip.open(path, "rt") as handle:
+    ...     print(handle.read(), end="")
+    q1 Q0 d2 1 0.9 bm25
+    q1 Q0 d1 2 0.5 bm25
+    q2 Q0 d7 1 0.3 bm25
+    >>> tmp.cleanup()
+    """
     out = run[["query_id", "doc_id", "score"]].sort_values(
         ["query_id", "score"], ascending=[True, False], kind="stable"
     )

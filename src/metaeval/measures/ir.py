@@ -114,6 +114,15 @@ def as_qrels(qrels: QrelsLike) -> pd.DataFrame:
     metaeval.SchemaError
         When a document is judged twice for a query (a
         :class:`~metaeval.FormatError` naming the lines, for a file).
+
+    Examples
+    --------
+    >>> import metaeval.ir
+    >>> metaeval.ir.as_qrels({"q1": {"d1": 1, "d2": 0}, "q2": {"d7": 2}})
+      query_id doc_id  relevance
+    0       q1     d1          1
+    1       q1     d2          0
+    2       q2     d7          2
     """
     df = _as_frame(qrels, "relevance", read_qrels)
     return df.astype({"relevance": np.int64})
@@ -127,6 +136,23 @@ def as_run(run: RunLike) -> pd.DataFrame:
     metaeval.SchemaError
         When a document is ranked twice for a query (a
         :class:`~metaeval.FormatError` naming the lines, for a file).
+
+    Examples
+    --------
+    A table with integer query ids and scores (extra columns are dropped):
+
+    >>> import pandas as pd, metaeval.ir
+    >>> run = pd.DataFrame({"query_id": [1, 1, 2], "doc_id": ["d1", "d2", "d7"],
+    ...                     "score": [3, 2, 5], "rank": [1, 2, 1]})
+    >>> metaeval.ir.as_run(run)
+      query_id doc_id  score
+    0        1     d1    3.0
+    1        1     d2    2.0
+    2        2     d7    5.0
+    >>> metaeval.ir.as_run({"q1": {"d1": 0.5, "d2": 0.9}})  # ranx's dict layout
+      query_id doc_id  score
+    0       q1     d1    0.5
+    1       q1     d2    0.9
     """
     df = _as_frame(run, "score", read_run)
     return df.astype({"score": np.float64})

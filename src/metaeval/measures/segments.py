@@ -557,6 +557,21 @@ def best_predicted_vs_human(predicted: Any, human: Any, *, ties: str = "ceiling"
         (share of the segments, in [0, 1]); ``attrs["mean_human_rank"]`` is the
         average human rank of the predicted-best item (RankEval's "average
         predicted").
+
+    Examples
+    --------
+    Four segments of three items each, ranked by a metric and by humans:
+
+    >>> from metaeval.ranking import best_predicted_vs_human
+    >>> predicted = [[1, 2, 3], [2, 1, 3], [1, 3, 2], [3, 1, 2]]
+    >>> human = [[1, 2, 3], [1, 2, 3], [2, 1, 3], [1, 2, 3]]
+    >>> bph = best_predicted_vs_human(predicted, human)
+    >>> bph
+       human_rank  segments  share
+    0         1.0         1   0.25
+    1         2.0         3   0.75
+    >>> bph.attrs["mean_human_rank"]
+    1.75
     """
     best = np.atleast_1d(
         best_human_rank(np.atleast_2d(_padded(predicted)), np.atleast_2d(_padded(human)), ties=ties)

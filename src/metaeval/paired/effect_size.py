@@ -173,6 +173,23 @@ def effect_sizes(
         ci_high, p_value``, all on the analysis scale.
     problems : dict of str to xarray.DataArray
         For each reason a result is NaN, a boolean mask of the affected groups.
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> from metaeval.paired import effect_sizes
+    >>> ds = metaeval.sufficient_statistics(metaeval.load_example(), control="logistic_regression",
+    ...                                     treatment=["knn", "naive_bayes"])
+    >>> result, problems = effect_sizes(ds, effect="md")
+    >>> result["effect"].sel(metric="accuracy", control="logistic_regression").to_pandas().round(4)
+    treatment         knn  naive_bayes
+    task
+    breast_cancer -0.0141      -0.0404
+    digits         0.0072      -0.1185
+    iris          -0.0067       0.0000
+    wine          -0.0225      -0.0112
+    >>> {reason: int(mask.sum()) for reason, mask in problems.items()}
+    {'fewer than 2 paired queries': 0, 'zero variance of the differences (effect kept, variance NaN)': 0}
     """
     lowered = str(effect).lower()
     check_option("effect", lowered, EFFECT_TYPES)

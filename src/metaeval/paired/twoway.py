@@ -203,6 +203,19 @@ def means(scores: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
     pandas.DataFrame
         ``task, metric, system, n, mean, moe, ci_low, ci_high, variance_from``
         (``"anova"`` or ``"system"``).
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> m = metaeval.load_example().meta.means()
+    >>> m.query("task == 'iris' and metric == 'accuracy'")[
+    ...     ["system", "n", "mean", "ci_low", "ci_high", "variance_from"]].round(3)
+                     system    n   mean  ci_low  ci_high variance_from
+    10    gradient_boosting  150  0.933   0.915    0.952         anova
+    11                  knn  150  0.953   0.935    0.972         anova
+    12  logistic_regression  150  0.960   0.942    0.978         anova
+    13          naive_bayes  150  0.960   0.942    0.978         anova
+    14        random_forest  150  0.940   0.922    0.958         anova
     """
     from scipy import stats as sps
 
@@ -287,6 +300,26 @@ def tukey(
     ------
     metaeval.OptionError
         When a (task, metric) has fewer than 3 systems.
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> iris = metaeval.load_example().query("task == 'iris'")
+    >>> hsd = iris.meta.tukey()
+    >>> hsd.query("metric == 'accuracy'")[["system_a", "system_b", "diff", "p_value"]].head(4).round(3)
+                system_a             system_b   diff  p_value
+    0  gradient_boosting                  knn -0.020    0.561
+    1  gradient_boosting  logistic_regression -0.027    0.265
+    2  gradient_boosting          naive_bayes -0.027    0.265
+    3  gradient_boosting        random_forest -0.007    0.987
+
+    The randomized version (seeded, so the p-values are reproducible):
+
+    >>> rand = iris.meta.tukey(randomized=True, n_resamples=1000, seed=0)
+    >>> rand.query("metric == 'accuracy'")[["system_a", "system_b", "p_value"]].head(2).round(3)
+                system_a             system_b  p_value
+    0  gradient_boosting                  knn    0.754
+    1  gradient_boosting  logistic_regression    0.394
     """
     from scipy import stats as sps
 

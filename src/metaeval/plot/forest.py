@@ -170,6 +170,29 @@ def forest(
     labels on the reporting scale (relative change, r). The figure is styled
     with seaborn's "ticks" style inside a context, so global rcParams are not
     changed; save it with :func:`save` to embed TrueType fonts in PDF/SVG.
+
+    Examples
+    --------
+    Three treatments give three panels, two to a row (``col_wrap=2``):
+
+    >>> import metaeval
+    >>> eff = metaeval.load_example().meta.effects(
+    ...     "logistic_regression", treatment=["knn", "gradient_boosting", "random_forest"])
+    >>> acc = eff.query("metric == 'accuracy'")
+    >>> fig = acc.meta.forest(title="Accuracy against logistic regression")
+    >>> [ax.get_title() for ax in fig.axes]
+    ['knn vs logistic_regression', 'gradient_boosting vs logistic_regression', 'random_forest vs logistic_regression']
+    >>> fig.get_size_inches().round(1)
+    array([12.1,  6.3])
+
+    The compact version draws one treatment into an Axes of your own:
+
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().subplots()
+    >>> acc.query("treatment == 'knn'").meta.forest(ax=ax) is ax
+    True
+    >>> [label.get_text() for label in ax.get_yticklabels()]
+    ['breast_cancer', 'digits', 'iris', 'wine', 'RE model (REML, Knapp–Hartung)']
     """
     import matplotlib.pyplot as plt
     import seaborn as sns
@@ -751,6 +774,35 @@ def ir_columns(
     ``"control → treatment"`` (e.g. ``0.494 → 0.679``) and, when ``judged`` is
     a metric of the scores (e.g. ``Judged@10``), the judged rates the same way,
     in percent.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from metaeval.plot import ir_columns
+    >>> scores = pd.DataFrame({"task": "scifact", "query": ["1", "2"] * 4,
+    ...                        "system": ["bm25"] * 4 + ["tasb"] * 4,
+    ...                        "metric": ["nDCG@10", "nDCG@10", "Judged@10", "Judged@10"] * 2,
+    ...                        "value": [0.6, 0.4, 0.9, 0.7, 0.7, 0.5, 0.8, 0.6]})
+    >>> ir_columns(scores, control="bm25", treatment="tasb")
+                   nDCG@10       J@10
+    task
+    scifact  0.500 → 0.600  80% → 70%
+
+    Any metric's means, beside a forest plot:
+
+    >>> import metaeval
+    >>> example = metaeval.load_example()
+    >>> columns = ir_columns(example, control="logistic_regression", treatment="knn",
+    ...                      metric="accuracy", judged=None)
+    >>> columns.loc[["iris", "digits"]]
+                 accuracy
+    task
+    iris    0.960 → 0.953
+    digits  0.969 → 0.977
+    >>> eff = example.meta.effects("logistic_regression", treatment="knn")
+    >>> fig = eff.query("metric == 'accuracy'").meta.forest(columns=columns)
+    >>> "0.969 → 0.977" in [text.get_text() for text in fig.texts]
+    True
     """
     means = scores.groupby(["task", "system", "metric"], observed=True)["value"].mean()
     out = {}
@@ -785,6 +837,23 @@ def save(fig: Any, path: str | os.PathLike[str], **kwargs: Any) -> None:
     metaeval.OptionError
         When the file name's suffix is not a format matplotlib writes (and no
         ``format=`` is given).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from matplotlib.figure import Figure
+    >>> from metaeval.plot import save
+    >>> fig = Figure(figsize=(3, 2))
+    >>> _ = fig.subplots().plot([0, 1], [0, 1])
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> save(fig, pathlib.Path(tmp.name) / "figure.pdf")
+    >>> (pathlib.Path(tmp.name) / "figure.pdf").read_bytes()[:5]
+    b'%PDF-'
+    >>> save(fig, pathlib.Path(tmp.name) / "figure.pfd")
+    Traceback (most recent call last):
+    ...
+    metaeval.errors.OptionError: The value for `the file suffix` must be one of [...], but 'pfd' was passed.
+    >>> tmp.cleanup()
     """
     import matplotlib.pyplot as plt
 

@@ -78,6 +78,26 @@ def pairwise(
     -------
     matplotlib.figure.Figure, or the Axes when ``ax`` is given.
         The figure is closed in pyplot, as :func:`forest`'s.
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> iris = metaeval.load_example().query("task == 'iris'")
+    >>> fig = iris.meta.compare().meta.pairwise()
+    >>> [ax.get_title() for ax in fig.axes if ax.get_title()]  # one heatmap per metric
+    ['accuracy · iris', 'p_true_class · iris']
+    >>> fig.get_size_inches().round(1)
+    array([9.9, 4.4])
+
+    Tukey's HSD differences, into an Axes of your own:
+
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().subplots()
+    >>> hsd = iris.query("metric == 'accuracy'").meta.tukey()
+    >>> hsd.meta.pairwise(value="diff", ax=ax) is ax
+    True
+    >>> [label.get_text() for label in ax.get_xticklabels()][:2]
+    ['gradient_boosting', 'knn']
     """
     import seaborn as sns
     from matplotlib.colors import LogNorm

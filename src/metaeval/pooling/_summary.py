@@ -133,6 +133,24 @@ def weights(
         ``effects`` (and the subgroup column) with ``weight``: 100·w*_i/Σw*_j in
         percent, w*_i = 1/(v_i + τ̂²) under the chosen model (metafor's
         ``weights()``); NaN for effects left out of pooling.
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> eff = metaeval.load_example().meta.effects("logistic_regression",
+    ...                                            treatment="gradient_boosting")
+    >>> acc = eff.query("metric == 'accuracy'")
+    >>> acc.meta.weights()[["task", "effect", "variance", "weight"]].round(4)
+                task  effect  variance   weight
+    0  breast_cancer -0.0850    0.0022  27.9551
+    1         digits -0.0158    0.0006  44.5618
+    2           iris -0.1181    0.0050  16.9861
+    3           wine -0.1867    0.0094  10.4969
+
+    A common-effect model gives the most precise task more of the weight:
+
+    >>> acc.meta.weights(method="EE")["weight"].round(1).tolist()
+    [18.8, 68.4, 8.3, 4.4]
     """
     if isinstance(effects, pd.DataFrame):
         check_no_clash(effects.columns, ["weight"], what="weights()")

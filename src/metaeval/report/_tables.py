@@ -55,6 +55,9 @@ def escape_latex(text: Any) -> str:
     Everything then reads as the literal text: a name such as ``\write18{...}``
     prints as itself instead of running.
 
+    Examples
+    --------
+    >>> from metaeval.report import escape_latex
     >>> print(escape_latex("50% of R&D_{x}~^#$\\"))
     50\% of R\&D\_\{x\}\textasciitilde{}\textasciicircum{}\#\$\textbackslash{}
     """
@@ -79,6 +82,9 @@ def escape(text: Any, fmt: str) -> str:
     The one escaping function of metaeval's LaTeX and HTML output, in Python
     and in the ``metaeval`` command alike.
 
+    Examples
+    --------
+    >>> from metaeval.report import Markup, escape
     >>> escape("bm25_v2 <b>", "latex"), escape("bm25_v2 <b>", "html")
     ('bm25\\_v2 <b>', 'bm25_v2 &lt;b&gt;')
     >>> escape(Markup("$x$"), "latex")
@@ -739,7 +745,20 @@ def style(
     transpose: bool = False,
     caption: str | None = None,
 ):
-    """The table of :func:`to_latex` as a pandas Styler with HTML cells (displays in notebooks)."""
+    """The table of :func:`to_latex` as a pandas Styler with HTML cells (displays in notebooks).
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> eff = metaeval.load_example().meta.effects("logistic_regression",
+    ...                                            treatment=["knn", "naive_bayes"])
+    >>> acc = eff.query("metric == 'accuracy'")
+    >>> styler = acc.meta.style(pooled=acc.meta.pool(), digits=2)
+    >>> styler.data.loc["naive_bayes"].iloc[:2].tolist()  # † marks p < 0.05
+    ['−0.20<sup>†</sup> [−0.30, −0.11]', '−0.42<sup>†</sup> [−0.48, −0.37]']
+    >>> styler.caption  # doctest: +ELLIPSIS
+    'Standardized mean change (pooled SD) of each system over logistic_regression per task and pooled over tasks (random-effects model, REML, Knapp-Hartung t-test), ...'
+    """
     mk = _Markup("html")
     lay, alpha = _layout(table, pooled, alpha, best, mk)
     show = _check(show, best, digits, lay.kind)
@@ -771,7 +790,19 @@ def to_html(
     transpose: bool = False,
     caption: str | None = None,
 ) -> str:
-    """The table of :func:`to_latex` as an HTML ``<table>`` (same options but ``label``, ``position``)."""
+    """The table of :func:`to_latex` as an HTML ``<table>`` (same options but ``label``, ``position``).
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> eff = metaeval.load_example().meta.effects("logistic_regression",
+    ...                                            treatment=["knn", "naive_bayes"])
+    >>> html = eff.query("metric == 'accuracy'").meta.to_html(digits=2)
+    >>> html.count("<tr>")  # the header and one row per system
+    3
+    >>> "−0.20<sup>†</sup> [−0.30, −0.11]" in html, "font-weight: bold" in html
+    (True, True)
+    """
     return style(
         table, pooled=pooled, show=show, best=best, alpha=alpha, digits=digits,
         transpose=transpose, caption=caption,

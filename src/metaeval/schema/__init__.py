@@ -110,6 +110,19 @@ def coerce_keys(df: pd.DataFrame, columns: Sequence[str], *, table: str) -> pd.D
     and ``1`` would become one name) — is a :class:`~metaeval.SchemaError`
     naming the column and example rows. Returns a new frame; ``df`` is not
     changed.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from metaeval.schema import coerce_keys
+    >>> judged = pd.DataFrame({"task": ["a", "a"], "qid": [7, 8], "relevance": [1, 0]})
+    >>> coerce_keys(judged, ["task", "qid"], table="judgments")["qid"].tolist()
+    ['7', '8']
+    >>> coerce_keys(judged.assign(qid=[7.0, 8.5]), ["task", "qid"], table="judgments")
+    Traceback (most recent call last):
+    ...
+    metaeval.errors.SchemaError: The judgments table has 1 problem(s):
+    - column 'qid' must hold strings (or integer ids) but has dtype float64
     """
     out = df.copy(deep=False)
     problems = []
@@ -233,6 +246,22 @@ def prepare_scores(df: pd.DataFrame) -> pd.DataFrame:
     Uniqueness of keys is checked where the keys are encoded (see
     :mod:`metaeval.paired.sufficient`), which calls :func:`validate_scores` for the full
     report when it finds duplicates.
+
+    Examples
+    --------
+    A valid table comes back as it is; one that needs lossless conversions
+    (integer ids, integer values) comes back converted:
+
+    >>> import pandas as pd, metaeval
+    >>> from metaeval.schema import prepare_scores
+    >>> example = metaeval.load_example()
+    >>> prepare_scores(example) is example
+    True
+    >>> raw = pd.DataFrame({"task": "a", "query": [1, 2], "system": "s", "metric": "acc",
+    ...                     "value": [1, 0]})
+    >>> ready = prepare_scores(raw)
+    >>> ready["query"].tolist(), ready["value"].dtype
+    (['1', '2'], dtype('float64'))
     """
     if isinstance(df, pd.DataFrame) and not df.columns.duplicated().any():
         df = _coerce_scores(df)
@@ -251,6 +280,18 @@ def validate_effects(df: pd.DataFrame) -> pd.DataFrame:
     ------
     metaeval.SchemaError
         Listing every problem at once.
+
+    Examples
+    --------
+    >>> import pandas as pd, metaeval
+    >>> eff = pd.DataFrame({"task": ["a", "b"], "effect": [1, 2], "variance": [0.5, 1]})
+    >>> metaeval.validate_effects(eff)["effect"].dtype  # integers become float
+    dtype('float64')
+    >>> metaeval.validate_effects(eff.assign(variance=[0.5, 0.0]))
+    Traceback (most recent call last):
+    ...
+    metaeval.errors.SchemaError: The effects table has 1 problem:
+    - column 'variance' has variance not positive and finite in 1 rows, e.g. rows [1]
     """
     import pandera.errors as pe
 

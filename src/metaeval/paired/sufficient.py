@@ -181,7 +181,7 @@ def statistics_of(
     control: str | Sequence[str] | None = None,
     treatment: str | Sequence[str] | None = None,
 ) -> xr.Dataset:
-    """:func:`sufficient_statistics` of a table already laid out by :func:`layout`."""
+    """:func:`sufficient_statistics` of a table already laid out by ``metaeval.paired._layout.layout``."""
     right = _select(lay.systems, control, "control")
     left = _select(lay.systems, treatment, "treatment")
     sums = _gram(lay, left, right)

@@ -236,7 +236,7 @@ def kendall_tau(
     Notes
     -----
     The p-value is RankEval's normal approximation (as scipy's ``kendalltau``
-    without ties): z = τ / √((4n + 10)/(9n(n − 1))), p = erfc(|z|/√2), with n
+    without ties): z = τ / √((4n + 10)/(9n(n − 1))), p = erfc(abs(z)/√2), with n
     the number of ranked items of the segment, as the paper defines it
     (RankEval's code passes the number of compared pairs instead). Without ties
     τ equals Kendall's τ-a and τ-b and the p-value equals

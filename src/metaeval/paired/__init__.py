@@ -36,7 +36,6 @@ from .twoway import anova, means, tukey
 
 __all__ = [
     "sufficient_statistics",
-    "statistics_of",
     "raw_sums",
     "effects",
     "effect_sizes",

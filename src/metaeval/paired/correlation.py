@@ -173,7 +173,7 @@ def correlation_effects(
     -----
     metaeval.DegenerateWarning
         Naming the groups whose effect is NaN: too few shared queries (n ≤ 3;
-        n ≤ 4 for Kendall), a constant system (r undefined) or |r| = 1.
+        n ≤ 4 for Kendall), a constant system (r undefined) or abs(r) = 1.
 
     Notes
     -----

@@ -181,29 +181,8 @@ def statistics_of(
     control: str | Sequence[str] | None = None,
     treatment: str | Sequence[str] | None = None,
 ) -> xr.Dataset:
-    """:func:`sufficient_statistics` of a table already laid out by :func:`layout`.
-
-    Examples
-    --------
-    The layout is built once (validation and scattering, the costly part); the
-    statistics of several selections of systems come from it:
-
-    >>> import metaeval
-    >>> from metaeval.paired import statistics_of
-    >>> from metaeval.paired._layout import layout
-    >>> lay = layout(metaeval.load_example())
-    >>> every = statistics_of(lay, control="knn")
-    >>> two = statistics_of(lay, control="naive_bayes", treatment=["knn", "random_forest"])
-    >>> dict(every["n"].sizes), dict(two["n"].sizes)
-    ({'task': 4, 'metric': 2, 'treatment': 5, 'control': 1}, {'task': 4, 'metric': 2, 'treatment': 2, 'control': 1})
-    >>> two["n"].sel(metric="accuracy", control="naive_bayes").to_pandas()
-    treatment       knn  random_forest
-    task
-    breast_cancer   569            569
-    digits         1797           1797
-    iris            150            150
-    wine            178            178
-    """
+    """:func:`sufficient_statistics` of a table already laid out by ``paired._layout.layout``
+    (for the functions of this package that lay a table out once and select from it)."""
     right = _select(lay.systems, control, "control")
     left = _select(lay.systems, treatment, "treatment")
     sums = _gram(lay, left, right)

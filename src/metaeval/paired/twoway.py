@@ -277,14 +277,14 @@ def tukey(
 
     The variance is the residual mean square V_E of the two-way ANOVA (systems ×
     queries, on the queries every system has), so the query effect is taken out.
-    For systems a, b with means over n queries: q = |m_a − m_b| / √(V_E/n),
+    For systems a, b with means over n queries: q = abs(m_a − m_b) / √(V_E/n),
     p = P(Q > q) for the studentized range with k systems and (k − 1)(n − 1) df,
     and the simultaneous interval (m_a − m_b) ∓ q_{1−α}·√(V_E/n).
 
     With ``randomized=True``, the randomized Tukey HSD of Carterette (2012):
     each resample permutes the systems' scores within every query; p is the share
     (with the +1 rule) of resamples whose largest minus smallest system mean
-    reaches |m_a − m_b|. Random numbers as in :func:`compare` (same seed, same
+    reaches abs(m_a − m_b). Random numbers as in :func:`compare` (same seed, same
     p-values). It needs every system on every complete query of the task.
 
     Returns

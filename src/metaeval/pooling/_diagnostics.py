@@ -155,8 +155,8 @@ def influence(
         - ``tau2_del``, ``q_del``: τ̂² and Q without it;
         - ``hat``: h_i = w*_i/Σw*_j; ``weight``: 100·h_i;
         - ``dfbetas``: (μ̂ − μ̂_(−i)) / √(s²_(−i) / Σ_j 1/(v_j + τ̂²_(−i)));
-        - ``influential``: metafor's rule, |dffits| > 3√(1/(k − 1)) or
-          P(χ²₁ ≤ cook_d) > 0.5 or hat > 3/k or |dfbetas| > 1.
+        - ``influential``: metafor's rule, abs(dffits) > 3√(1/(k − 1)) or
+          P(χ²₁ ≤ cook_d) > 0.5 or hat > 3/k or abs(dfbetas) > 1.
 
     Examples
     --------

@@ -2,8 +2,8 @@
 
 The data are those of the Ranger toolkit's repository (Sertkan, Althammer and
 Hofstätter 2023; github.com/MeteSertkan/ranger, folder ``examples/``, Apache
-License 2.0), as files, unchanged. :data:`REGISTRY` lists every file
-:func:`fetch_ranger` provides with its SHA-256 at :data:`COMMIT`; the test suite
+License 2.0), as files, unchanged. ``REGISTRY`` lists every file
+:func:`fetch_ranger` provides with its SHA-256 at ``COMMIT``; the test suite
 checks each hash against an offline copy.
 """
 
@@ -28,7 +28,7 @@ COMMIT = "171134191cfa76255492893508ae7c089dc3d448"
 """The commit of github.com/MeteSertkan/ranger the files are fetched from."""
 BASE_URL = f"https://raw.githubusercontent.com/MeteSertkan/ranger/{COMMIT}/examples/"
 
-#: Path below ``examples/`` → SHA-256 of the file at :data:`COMMIT`. Left out: Robust04
+#: Path below ``examples/`` → SHA-256 of the file at ``COMMIT``. Left out: Robust04
 #: (its runs; its qrels are too large for the copy the hashes were checked against, and
 #: runs without qrels cannot be evaluated), GLUE's training scripts, Ranger's notebooks
 #: and figures. The retrieval ``config.yaml`` still names Robust04 (and Touché, whose
@@ -94,8 +94,8 @@ def fetch_ranger(
     2. The environment variable ``RANGER_DATA``, naming such a folder. Nothing
        is downloaded.
     3. Otherwise the files (8.4 MB in all) are downloaded with pooch from the
-       repository at the pinned commit :data:`COMMIT`, each checked against
-       its SHA-256 in :data:`REGISTRY`, into ``data_home`` (by default pooch's
+       repository at the pinned commit ``COMMIT``, each checked against
+       its SHA-256 in ``REGISTRY``, into ``data_home`` (by default pooch's
        cache folder for metaeval, e.g. ``~/.cache/metaeval`` on Linux), under
        ``ranger-1711341/``. A later call finds them there, checks their hashes
        and downloads nothing; a file whose hash differs is downloaded again.

@@ -411,16 +411,17 @@ def effects(
           carried over. Extra columns may not be named like a column of this
           table (``n``, ``se``, ``r``, ...): that is an error, never an
           overwrite;
+        - the answer: ``effect`` on the **analysis scale** — the metric's
+          scale for ``md``, standardized units for ``smd``/``smcrp``/``smcc``,
+          the natural log of the ratio of means for ``rom``, Fisher's z for
+          ``corr`` —, ``ci_low, ci_high``: effect ∓ z₁₋α/₂·se, and
+          ``p_value``: the two-sided normal test of effect = 0 (from the
+          survival function, so tiny p-values stay positive);
         - ``n`` (int): paired queries;
         - ``mean_treatment, mean_control``: mean scores over the paired queries
           (the metric's own scale);
-        - ``effect, variance, se``: the effect size, its sampling variance and
-          standard error on the **analysis scale** — the metric's scale for
-          ``md``, standardized units for ``smd``/``smcrp``/``smcc``, the natural
-          log of the ratio of means for ``rom``, Fisher's z for ``corr``;
-        - ``z``: effect / se; ``ci_low, ci_high``: effect ∓ z₁₋α/₂·se;
-          ``p_value``: two-sided normal test of effect = 0 (from the survival
-          function, so tiny p-values stay positive); all on the analysis scale;
+        - ``variance, se``: the effect's sampling variance and standard error;
+          ``z``: effect / se;
         - for ``corr`` also ``r, r_ci_low, r_ci_high`` (back on the correlation
           scale) and for ``rom`` ``rel_change, rel_change_ci_low,
           rel_change_ci_high`` (ratio − 1, i.e. the relative change).

@@ -123,14 +123,15 @@ def compare(
     -------
     pandas.DataFrame
         One row per ``(metric, treatment, control, task)`` with paired queries,
-        columns ``metric, treatment, control, task, test, n, mean_treatment,
-        mean_control, diff`` (mean difference), ``statistic`` (t; Wilcoxon's W;
-        the share of positive differences; the mean difference; the studentized
-        t for the bootstrap), ``p_value`` (``p_adjusted``), ``ci_low, ci_high,
-        moe``: the t-based confidence interval of the mean difference and its
-        margin of error t_{α/2, n−1}·√(V/n) (one-sided intervals for one-sided
-        alternatives, as scipy's), and ``effect_size``: d_z = mean difference /
-        SD of the differences (elinor's "ES"). ``attrs`` hold ``test``,
+        columns (the answer first) ``metric, treatment, control, task``,
+        ``diff`` (mean difference), ``ci_low, ci_high``: the t-based confidence
+        interval of the mean difference (one-sided intervals for one-sided
+        alternatives, as scipy's), ``p_value`` (``p_adjusted``),
+        ``effect_size``: d_z = mean difference / SD of the differences
+        (elinor's "ES"), then ``test, n, mean_treatment, mean_control``,
+        ``statistic`` (t; Wilcoxon's W; the share of positive differences; the
+        mean difference; the studentized t for the bootstrap) and ``moe``: the
+        interval's margin of error t_{α/2, n−1}·√(V/n). ``attrs`` hold ``test``,
         ``alternative``, ``alpha``, ``seed``, ``adjust`` and ``n_resamples``.
 
         A system is never paired with itself (naming only such pairs raises

@@ -51,20 +51,20 @@ def pool(
     -------
     pandas.DataFrame
         One row per group in the order the groups first appear, RangeIndex,
-        columns:
+        columns, the answer first:
 
         - the group keys (and the subgroup column);
-        - ``method``, ``test`` (``"z"`` or ``"knha"``), ``k`` (effects pooled);
-        - ``effect, se``: the summary effect on the analysis scale and its SE;
-        - ``statistic, df, p_value`` (``p_adjusted``): the z or t test of
-          effect = 0 (``df`` NaN for z);
-        - ``ci_low, ci_high``: confidence interval; ``pi_low, pi_high``:
-          prediction interval for the true effect on a new task; ``p_gain``:
-          the probability that it is positive;
-        - ``tau2, tau, tau2_low, tau2_high``: between-task variance, SD and
-          the Q-profile interval of τ² (0 and NaN for ``EE``);
-        - ``i2, i2_low, i2_high`` (percent), ``h2``: heterogeneity as defined
-          by metafor for the method;
+        - ``k`` (effects pooled), ``effect`` (the summary effect on the
+          analysis scale), ``ci_low, ci_high`` (its confidence interval),
+          ``p_value`` (``p_adjusted``) (the z or t test of effect = 0),
+          ``pi_low, pi_high`` (the prediction interval for the true effect on
+          a new task), ``p_gain`` (the probability that it is positive),
+          ``tau2`` (the between-task variance, 0 for ``EE``), ``i2`` (percent);
+        - then ``method``, ``test`` (``"z"`` or ``"knha"``), ``se``,
+          ``statistic, df`` (``df`` NaN for z), ``tau`` and the Q-profile
+          interval ``tau2_low, tau2_high`` (NaN for ``EE``), ``i2_low,
+          i2_high``, ``h2`` (heterogeneity as defined by metafor for the
+          method);
         - ``q, q_df, q_p_value``: Cochran's Q test of homogeneity;
         - with ``by``: ``q_between, q_between_df, q_between_p_value``, the test of
           subgroup differences (same on every subgroup row of a group);

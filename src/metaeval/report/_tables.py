@@ -70,7 +70,7 @@ class Markup(str):
     Every other string that metaeval writes into LaTeX or HTML — names of
     tasks, systems and metrics, headers, captions, notes — is escaped by
     :func:`escape`. Wrap a caption in ``Markup`` to use markup in it on
-    purpose, e.g. ``to_latex(table, caption=Markup(r"Effects, $lpha = 0.05$."))``.
+    purpose, e.g. ``to_latex(table, caption=Markup(r"Effects, $\alpha = 0.05$."))``.
     """
 
     __slots__ = ()
@@ -667,7 +667,7 @@ def to_latex(
     caption : str, optional
         Replaces the generated caption, which states the effect or test, α
         and the correction. Plain text, escaped like every name in the table;
-        wrap it in :class:`Markup` to pass LaTeX markup on purpose.
+        wrap it in :class:`metaeval.report.Markup` to pass LaTeX markup on purpose.
     label, position : str, optional
         ``\label`` (letters, digits and ``: . _ + / -``) and float position
         (e.g. ``"t"``); anything else is refused, since neither can be escaped.

@@ -31,7 +31,7 @@ from .correlation import correlation_effects, fisher_z_variance
 from .effect_size import effect_sizes, effects
 from .multiplicity import adjust_pvalues
 from .significance import compare
-from .sufficient import raw_sums, statistics_of, sufficient_statistics
+from .sufficient import raw_sums, sufficient_statistics
 from .twoway import anova, means, tukey
 
 __all__ = [

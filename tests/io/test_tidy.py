@@ -94,7 +94,7 @@ def test_parquet_row_is_named_without_a_line(tmp_path, table):
     write_scores(table, tmp_path / "s.parquet")
     with pytest.raises(metaeval.FormatError, match=r"s\.parquet: The scores table") as err:
         read_scores(tmp_path / "s.parquet")
-    assert err.value.line is None and "rows [4]" in str(err.value)
+    assert err.value.line is None and "row [4]" in str(err.value)
 
 
 # ------------------------------------------------ text decoding, field counts, duplicates

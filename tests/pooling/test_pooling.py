@@ -111,7 +111,7 @@ def test_display_scales(rng):
 
 def test_bad_input():
     eff = pd.DataFrame({"task": list("ab"), "effect": [0.1, 0.2], "variance": [0.01, -0.02]})
-    with pytest.raises(SchemaError, match="variance not positive"):
+    with pytest.raises(SchemaError, match="'variance' has values that are not positive"):
         eff.meta.pool()
     ok = eff.assign(variance=[0.01, 0.02])
     with pytest.raises(OptionError, match=r"`method` must be one of \['EE', 'FE', 'DL', 'HE',"):

@@ -38,8 +38,8 @@ def test_all_problems_reported_at_once():
     msg = str(info.value)
     assert "4 problems" in msg
     assert "column 'metric' is missing" in msg
-    assert "missing values (NaN/None) in 1 rows, e.g. rows [1]" in msg
-    assert "non-finite values (±inf) in 1 rows, e.g. rows [2]" in msg
+    assert "missing values (NaN/None) in 1 row, e.g. row [1]" in msg
+    assert "non-finite values (±inf) in 1 row, e.g. row [2]" in msg
     assert "2 rows share their (task, query, system) key" in msg
     cases = info.value.failure_cases
     assert set(cases["problem"]) == {
@@ -127,8 +127,11 @@ def test_effects_table_validation():
     with pytest.raises(SchemaError) as info:
         metaeval.validate_effects(eff)
     msg = str(info.value)
-    assert "column 'effect' has non-finite values (±inf) in 1 rows, e.g. rows [1]" in msg
-    assert "column 'variance' has variance not positive and finite in 1 rows, e.g. rows [2]" in msg
+    assert "column 'effect' has non-finite values (±inf) in 1 row, e.g. row [1]" in msg
+    assert (
+        "column 'variance' has values that are not positive and finite in 1 row, e.g. row [2]"
+        in msg
+    )
 
 
 def test_pandera_models_are_exposed():

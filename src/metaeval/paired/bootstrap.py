@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from .._options import STATISTICS, Statistic
+from .._options import EFFECTS_FIRST, STATISTICS, Statistic, answer_first
 from ..errors import (
     PairingError,
     PairingWarning,
@@ -205,13 +205,13 @@ def bootstrap_effects(
     pandas.DataFrame
         An effects table, one row per ``(metric, treatment, control, task)``
         (``metric`` is the statistic's name), with ``effect_type``
-        ("bootstrap"), ``n`` (samples), ``statistic_treatment,
-        statistic_control``, ``effect`` = statistic(treatment) −
-        statistic(control) on the data, ``variance`` = the variance (ddof = 1)
-        of that difference over the paired resamples, ``se, z, ci_low,
-        ci_high, p_value`` (normal, as in :func:`metaeval.effects`) and the
-        percentile interval ``boot_ci_low, boot_ci_high``. Ready for
-        :func:`metaeval.pool`.
+        ("bootstrap"), then, as in :func:`metaeval.effects`, the answer:
+        ``effect`` = statistic(treatment) − statistic(control) on the data,
+        ``ci_low, ci_high, p_value`` (normal), then ``n`` (samples),
+        ``statistic_treatment, statistic_control``, ``variance`` = the
+        variance (ddof = 1) of the difference over the paired resamples,
+        ``se, z`` and the percentile interval ``boot_ci_low, boot_ci_high``.
+        Ready for :func:`metaeval.pool`.
 
     Raises
     ------
@@ -289,8 +289,16 @@ def bootstrap_effects(
         ],
         ignore_index=True,
     )
+    out = answer_first(out, EFFECTS_FIRST, BOOTSTRAP_RESULTS)  # as effects(): the answer first
     out.attrs.update(seed=seed, n_resamples=n_resamples)
     return out
+
+
+#: The columns bootstrap_effects() writes besides its keys.
+BOOTSTRAP_RESULTS = (
+    "n", "statistic_treatment", "statistic_control", "effect", "variance", "se", "z",
+    "ci_low", "ci_high", "p_value", "boot_ci_low", "boot_ci_high",
+)  # fmt: skip
 
 
 def _class_codes(wide: pd.DataFrame, systems: list[str], name: str) -> tuple[pd.DataFrame, int]:

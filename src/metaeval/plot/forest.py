@@ -852,7 +852,7 @@ def save(fig: Any, path: str | os.PathLike[str], **kwargs: Any) -> None:
     >>> save(fig, pathlib.Path(tmp.name) / "figure.pfd")
     Traceback (most recent call last):
     ...
-    metaeval.errors.OptionError: The value for `the file suffix` must be one of [...], but 'pfd' was passed.
+    metaeval.errors.OptionError: save() writes the format its file name ends with, and '.../figure.pfd' ends with .pfd; use one of [...] (e.g. 'forest.pdf'), or pass format=.
     >>> tmp.cleanup()
     """
     import matplotlib.pyplot as plt
@@ -860,7 +860,12 @@ def save(fig: Any, path: str | os.PathLike[str], **kwargs: Any) -> None:
     if "format" not in kwargs:
         kinds = fig.canvas.get_supported_filetypes()
         suffix = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
-        check_option("the file suffix", suffix, sorted(kinds))
+        if suffix not in kinds:
+            raise OptionError(
+                f"save() writes the format its file name ends with, and {os.fspath(path)!r} "
+                f"ends with {('.' + suffix) if suffix else 'no suffix'}; use one of "
+                f"{sorted(kinds)} (e.g. 'forest.pdf'), or pass format=."
+            )
     kwargs.setdefault("dpi", 200)
     with plt.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "path"}):
         fig.savefig(path, **kwargs)

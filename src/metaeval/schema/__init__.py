@@ -27,7 +27,7 @@ from ._columns import (
     is_key_dtype,
     non_string_keys,
 )
-from ._report import report
+from ._report import in_rows, report
 
 __all__ = [  # noqa: F822  (the pandera models are module attributes loaded lazily)
     "KEY_COLUMNS",
@@ -121,7 +121,7 @@ def coerce_keys(df: pd.DataFrame, columns: Sequence[str], *, table: str) -> pd.D
     >>> coerce_keys(judged.assign(qid=[7.0, 8.5]), ["task", "qid"], table="judgments")
     Traceback (most recent call last):
     ...
-    metaeval.errors.SchemaError: The judgments table has 1 problem(s):
+    metaeval.errors.SchemaError: The judgments table has 1 problem:
     - column 'qid' must hold strings (or integer ids) but has dtype float64
     """
     out = df.copy(deep=False)
@@ -141,19 +141,20 @@ def coerce_keys(df: pd.DataFrame, columns: Sequence[str], *, table: str) -> pd.D
         if missing.any():
             rows = out.index[missing][:5].tolist()
             problems.append(
-                f"- column {col!r} has missing values or empty names in {int(missing.sum())} "
-                f"rows, e.g. rows {quote_list(rows)}"
+                f"- column {col!r} has missing values or empty names "
+                f"{in_rows(int(missing.sum()), rows)}"
             )
         if wrong.any():
             rows = out.index[wrong][:3].tolist()
             problems.append(
-                f"- column {col!r} holds values that are not strings in {int(wrong.sum())} rows, "
-                f"e.g. rows {quote_list(rows)} with values {quote_list(s[wrong][:3].tolist())}"
+                f"- column {col!r} holds values that are not strings {in_rows(int(wrong.sum()), rows)} "
+                f"with values {quote_list(s[wrong][:3].tolist())}"
             )
         out[col] = s.astype(str)
     if problems:
         raise SchemaError(
-            f"The {table} table has {len(problems)} problem(s):\n" + "\n".join(problems)
+            f"The {table} table has {len(problems)} problem{'s' if len(problems) != 1 else ''}:\n"
+            + "\n".join(problems)
         )
     return out
 
@@ -214,7 +215,7 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
     ...
     metaeval.errors.SchemaError: The scores table has 2 problems:
     - 2 rows share their (task, query, system, metric) key with another row, e.g. rows [0, 1] with key ('a', '1', 's', 'acc')
-    - column 'value' has missing values (NaN/None) in 1 rows, e.g. rows [1]
+    - column 'value' has missing values (NaN/None) in 1 row, e.g. row [1]
     """
     import pandera.errors as pe
 
@@ -291,7 +292,7 @@ def validate_effects(df: pd.DataFrame) -> pd.DataFrame:
     Traceback (most recent call last):
     ...
     metaeval.errors.SchemaError: The effects table has 1 problem:
-    - column 'variance' has variance not positive and finite in 1 rows, e.g. rows [1]
+    - column 'variance' has values that are not positive and finite in 1 row, e.g. row [1]
     """
     import pandera.errors as pe
 

@@ -20,9 +20,19 @@ PROBLEMS = {
     "string_elements": "values that are not strings",
     "not_empty": "empty names ('')",
     "finite": "non-finite values (±inf)",
-    "positive_finite": "variance not positive and finite",
+    "positive_finite": "values that are not positive and finite",
     "multiple_fields_uniqueness": "duplicate keys",
 }
+
+
+def count_rows(n: int) -> str:
+    """``"1 row"``, ``"2 rows"``."""
+    return f"{n} row" if n == 1 else f"{n} rows"
+
+
+def in_rows(n: int, examples: list[Any]) -> str:
+    """``"in 1 row, e.g. row [3]"``, ``"in 7 rows, e.g. rows [1, 4]"``."""
+    return f"in {count_rows(n)}, e.g. {'row' if n == 1 else 'rows'} {quote_list(examples)}"
 
 
 def problem_name(check: str) -> str:
@@ -111,16 +121,16 @@ def report(
             values = df.loc[rows[:3], column].tolist()
             kinds = sorted({type(v).__name__ for v in df.loc[rows, column]})
             lines.append(
-                f"- column {column!r} holds values that are not strings ({', '.join(kinds)}) in "
-                f"{len(rows)} rows, e.g. rows {quote_list([label(r) for r in rows[:3]])} with "
+                f"- column {column!r} holds values that are not strings ({', '.join(kinds)}) "
+                f"{in_rows(len(rows), [label(r) for r in rows[:3]])} with "
                 f"values {quote_list(values)}; names must be strings (integer ids are converted), "
                 f"e.g. df[{column!r}].astype(str) if they are names"
             )
         else:
             rows = list(pd.unique(part["row"].dropna()))
             lines.append(
-                f"- column {column!r} has {problem} in {len(rows)} rows, e.g. rows "
-                f"{quote_list([label(r) for r in rows[:5]])}"
+                f"- column {column!r} has {problem} "
+                f"{in_rows(len(rows), [label(r) for r in rows[:5]])}"
             )
     message = (
         f"The {table} table has {len(lines)} problem{'s' if len(lines) != 1 else ''}:\n"

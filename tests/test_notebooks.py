@@ -59,6 +59,12 @@ def test_notebook_runs(path, request, monkeypatch, tmp_path):
         if o.output_type == "stream" and o.name == "stderr"
     ]
     assert not stderr, stderr  # no warning of any library printed by a cell
+    for i, cell in enumerate(nb.cells):  # each figure drawn once, assigned or a cell's value
+        if cell.cell_type != "code":
+            continue
+        images = sum("image/png" in o.get("data", {}) for o in cell.outputs)
+        draws = sum(cell.source.count(f) for f in (".forest(", ".pairwise(", "forest(effects"))
+        assert images == draws, (path.name, i, cell.source, images)
 
 
 def test_the_kernel_is_this_interpreter():

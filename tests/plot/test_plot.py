@@ -159,19 +159,34 @@ def test_panels_wrap_into_rows_that_each_repeat_the_task_labels(rng):
             forest(eff, col_wrap=bad)
 
 
-def test_figures_are_not_left_in_pyplot_and_one_panel_is_labelled(rng):
-    import matplotlib.pyplot as plt
+def test_a_notebook_draws_a_returned_figure_once_and_one_panel_is_labelled(rng, monkeypatch):
+    import pickle
 
-    plt.close("all")
+    import matplotlib.pyplot as plt
+    from IPython.core.formatters import DisplayFormatter
+
     eff = _effects(rng)
     fig = forest(eff)
-    assert plt.get_fignums() == []  # a notebook draws the returned figure once
+    assert fig.number in plt.get_fignums()  # pyplot holds it: plt.show() shows it in scripts
     (ax,) = [ax for ax in fig.axes if _gid_in(ax, "tasks")]
     assert ax.get_title() == "b vs ctrl"
-    compared = make_scores(rng, metrics=("m1",)).meta.compare("ctrl")
-    pairwise(compared)
-    assert plt.get_fignums() == []
-    assert fig.canvas.get_renderer() is not None  # still measurable and savable
+    formatter = DisplayFormatter()
+    # Agg (a script, a test): IPython's usual display of a figure proceeds (in a notebook
+    # its png formatter draws it; this bare formatter gives the text form)
+    assert "text/plain" in formatter.format(fig)[0]
+    # under the inline backend, the first drawing (the cell's value, or the backend's at the
+    # end of the cell) releases the figure from pyplot, so the backend does not draw it again
+    monkeypatch.setattr(
+        matplotlib, "get_backend", lambda: "module://matplotlib_inline.backend_inline"
+    )
+    assert "text/plain" in formatter.format(fig)[0]
+    assert fig.number not in plt.get_fignums()
+    assert "text/plain" in formatter.format(fig)[0]  # and it can be drawn again on request
+    # a widget backend shows the figure itself: the cell's value adds nothing
+    monkeypatch.setattr(matplotlib, "get_backend", lambda: "module://ipympl.backend_nbagg")
+    heat = pairwise(make_scores(rng, metrics=("m1",)).meta.compare("ctrl"))
+    assert formatter.format(heat) == ({}, {}) and heat.number in plt.get_fignums()
+    assert type(pickle.loads(pickle.dumps(fig))).__name__ == "NotebookFigure"
 
 
 def test_interval_bounds_below_zero_keep_their_sign(rng):

@@ -1,30 +1,69 @@
-"""Figures that a notebook draws once."""
+"""Figures that a notebook draws once (matplotlib is imported on first use)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 
-def new_figure(**kwargs: Any) -> Any:
-    """A new pyplot figure (through pyplot, so that a notebook's backend and its display
-    of figures are set up as for any other figure); see :func:`released`."""
-    import matplotlib.pyplot as plt
+def _ipython_display_(self: Any) -> None:
+    """IPython's hook, called for a cell's value and by the inline backend alike.
 
-    return plt.figure(**kwargs)
-
-
-def released(fig: Any) -> Any:
-    """``fig`` closed in pyplot, with an Agg canvas, ready to be returned.
-
-    A returned figure that pyplot still holds is drawn twice in a notebook: once
-    as pyplot's open figure at the end of the cell, once as the cell's value.
-    Closed, it is drawn once, as the cell's value (seaborn's objects interface
-    behaves the same), figures do not pile up in loops, and it still measures,
-    saves to every format and displays with IPython's ``display(fig)``.
+    Under pyplot's inline backend the figure is released from pyplot before IPython
+    draws it, so the backend's own drawing at the end of the cell skips it: drawn
+    once. A widget backend (ipympl) shows it already: nothing more. Otherwise, and
+    for a figure pyplot no longer holds, IPython's usual display of a Figure.
     """
+    import matplotlib
     import matplotlib.pyplot as plt
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    plt.close(fig)
-    FigureCanvasAgg(fig)
-    return fig
+    if getattr(self, "number", None) in plt.get_fignums():
+        backend = str(matplotlib.get_backend()).lower()
+        if "inline" in backend:
+            plt.close(self)  # drawn now, not again when the cell ends
+        elif "ipympl" in backend or "widget" in backend:
+            return None  # the widget shows it
+    raise NotImplementedError  # IPython's usual display of a Figure
+
+
+def _notebook_figure() -> type:
+    """The class ``NotebookFigure`` (made on first use, so that matplotlib loads late)."""
+    cls = globals().get("NotebookFigure")
+    if cls is None:
+        from matplotlib.figure import Figure
+
+        cls = type(
+            "NotebookFigure",
+            (Figure,),
+            {
+                "__module__": __name__,
+                "__doc__": NOTEBOOK_FIGURE_DOC,
+                "_ipython_display_": _ipython_display_,
+            },
+        )
+        globals()["NotebookFigure"] = cls
+    return cls
+
+
+NOTEBOOK_FIGURE_DOC = """A matplotlib Figure that a notebook draws once.
+
+The plotting functions return their figure, which stays one of pyplot's figures
+(``plt.show()`` shows it in a script). In a notebook, pyplot's backend draws every open
+figure at the end of the cell, and IPython draws a cell's value too: a returned Figure
+would be drawn twice. When IPython draws this one (as the cell's value, or as the
+inline backend draws the open figures at the end of the cell), it is released from
+pyplot first, so that it is drawn once; under a widget backend the widget shows it.
+"""
+
+
+def __getattr__(name: str) -> Any:
+    if name == "NotebookFigure":  # also how pickle finds the class
+        return _notebook_figure()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def new_figure(**kwargs: Any) -> Any:
+    """A new ``NotebookFigure``, through pyplot (so that a notebook's backend is set up and
+    draws it as any other figure)."""
+    import matplotlib.pyplot as plt
+
+    return plt.figure(FigureClass=_notebook_figure(), **kwargs)

@@ -27,7 +27,7 @@ from .._options import (
     format_number,
 )
 from ..errors import OptionError, SchemaError, check_option
-from ._figure import new_figure, released
+from ._figure import new_figure
 from ._text import literal
 
 __all__ = ["forest", "ir_columns", "save"]
@@ -155,9 +155,9 @@ def forest(
     Returns
     -------
     matplotlib.figure.Figure, or the Axes when ``ax`` is given.
-        The figure is closed in pyplot before it is returned: a notebook draws
-        it once, as the cell's value (or with ``display(fig)``), and figures do
-        not pile up in loops; save it with :func:`save` or ``fig.savefig``.
+        A notebook draws it once, whether it ends the cell or is assigned
+        (its class tells IPython that pyplot draws it); in a script,
+        ``plt.show()`` shows it. Save it with :func:`save`.
 
     Notes
     -----
@@ -259,7 +259,7 @@ def forest(
         spec = _ForestSpec(rows, treatments, limits, display, digits, label, title, columns,
                            control, alpha, width, kwargs, named=len(treatments) > 1)  # fmt: skip
         _draw(fig, spec, col_wrap)
-    return released(fig)
+    return fig
 
 
 # ------------------------------------------------------------------ rows

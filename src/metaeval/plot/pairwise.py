@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import OptionError, SchemaError, check_option
-from ._figure import new_figure, released
+from ._figure import new_figure
 from ._text import literal
 
 __all__ = ["pairwise"]
@@ -77,7 +77,7 @@ def pairwise(
     Returns
     -------
     matplotlib.figure.Figure, or the Axes when ``ax`` is given.
-        The figure is closed in pyplot, as :func:`forest`'s.
+        A notebook draws it once, as :func:`forest`'s.
 
     Examples
     --------
@@ -163,7 +163,7 @@ def pairwise(
         fig.suptitle(f"{'Tukey HSD' if source == 'tukey' else 'Paired comparisons'}: {label}, {what}; "
                      f"★ p < {alpha:g}", fontsize=10)  # fmt: skip
         fig.tight_layout()
-        return released(fig)
+        return fig
 
 
 def _annotations(

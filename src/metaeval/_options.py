@@ -22,7 +22,8 @@ import pandas as pd
 
 __all__ = [
     "EffectType", "PoolMethod", "CIMethod", "CompareTest", "Alternative", "Adjustment",
-    "Correlation", "Statistic", "Aggregation",
+    "Correlation", "Statistic", "Aggregation", "TableCells", "Best", "ForestSort",
+    "PairwiseValue",
     "EFFECT_TYPES", "POOL_METHODS", "CI_METHODS", "COMPARE_TESTS", "ALTERNATIVES",
     "ADJUSTMENTS", "CORRELATIONS", "STATISTICS", "AGGREGATIONS",
     "EffectScale", "EFFECT_SCALES", "effect_scale", "format_number", "MINUS",
@@ -49,6 +50,14 @@ Statistic = Literal["accuracy", "f1", "f1_macro", "mcc", "pearson", "spearman"]
 """``statistic=`` of :func:`metaeval.bootstrap_effects`."""
 Aggregation = Literal["borda", "mean_rank", "copeland", "kemeny", "meta"]
 """``method=`` of :func:`metaeval.ranking.leaderboard`."""
+TableCells = Literal["value", "ci", "p_value"]
+"""``show=`` of :func:`metaeval.report.to_latex`: what a cell shows besides the value."""
+Best = Literal["max", "min"]
+"""``best=`` of :func:`metaeval.report.to_latex`: which value of a column is bold."""
+ForestSort = Literal["effect", "weight", "name"]
+"""``sort=`` of :func:`metaeval.plot.forest`."""
+PairwiseValue = Literal["p_value", "effect_size", "diff"]
+"""``value=`` of :func:`metaeval.plot.pairwise`."""
 
 EFFECT_TYPES: tuple[str, ...] = get_args(EffectType)
 POOL_METHODS: tuple[str, ...] = get_args(PoolMethod)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from typing import Any, cast, get_args
 
 import numpy as np
 import pandas as pd
@@ -22,9 +22,11 @@ from .._options import (
     MINUS,
     CIMethod,
     EffectScale,
+    ForestSort,
     PoolMethod,
     effect_scale,
     format_number,
+    literal_signature,
 )
 from ..errors import OptionError, SchemaError, check_option
 from ._figure import new_figure
@@ -34,7 +36,7 @@ __all__ = ["forest", "ir_columns", "save"]
 
 ROW = 0.27  # inches per row
 GAP = 0.18  # inches between columns
-SORTS = (None, "effect", "weight", "name")
+SORTS: tuple[str | None, ...] = (None, *get_args(ForestSort))
 
 
 def _fmt(x: float, digits: int, bound: bool = False) -> str:
@@ -90,6 +92,7 @@ def _prepare(effects: pd.DataFrame) -> tuple[pd.DataFrame, str, str, str]:
     )
 
 
+@literal_signature
 def forest(
     effects: pd.DataFrame,
     *,
@@ -98,7 +101,7 @@ def forest(
     alpha: float = 0.05,
     pooled: pd.DataFrame | None = None,
     title: str | None = None,
-    sort: str | None = None,
+    sort: ForestSort | None = None,
     by: str | Mapping[Any, Any] | None = None,
     columns: pd.DataFrame | Mapping[str, pd.DataFrame] | None = None,
     labels: Mapping[str, str] | None = None,

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 import pandas as pd
 
+from .._options import PairwiseValue, literal_signature
 from ..errors import OptionError, SchemaError, check_option
 from ._figure import new_figure
 from ._text import literal
 
 __all__ = ["pairwise"]
 
-VALUES = ("p_value", "effect_size", "diff")
+VALUES: tuple[str, ...] = get_args(PairwiseValue)
 
 
 def _pairs(results: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -39,10 +40,11 @@ def _pairs(results: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     return both, source
 
 
+@literal_signature
 def pairwise(
     results: pd.DataFrame,
     *,
-    value: str = "p_value",
+    value: PairwiseValue = "p_value",
     alpha: float | None = None,
     digits: int = 2,
     col_wrap: int = 3,

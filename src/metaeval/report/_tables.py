@@ -11,19 +11,19 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 import pandas as pd
 
-from .._options import MINUS, effect_scale, format_number
+from .._options import MINUS, Best, TableCells, effect_scale, format_number, literal_signature
 from ..errors import OptionError, SchemaError, check_alpha, check_option, excerpt
 from ..pooling._grouping import POOLED_COLUMNS
 
 __all__ = ["Markup", "escape", "escape_latex", "style", "to_html", "to_latex"]
 
-SHOWS = ("value", "ci", "p_value")
-BESTS = ("max", "min", None)
+SHOWS: tuple[str, ...] = get_args(TableCells)
+BESTS: tuple[str | None, ...] = (*get_args(Best), None)
 TEST_NAMES = {
     "t": "paired t-test",
     "wilcoxon": "Wilcoxon signed-rank test",
@@ -614,12 +614,13 @@ def _caption_tail(
     return tail + "."
 
 
+@literal_signature
 def to_latex(
     table: pd.DataFrame,
     *,
     pooled: pd.DataFrame | None = None,
-    show: str | None = None,
-    best: str | None = "max",
+    show: TableCells | None = None,
+    best: Best | None = "max",
     alpha: float | None = None,
     digits: int = 3,
     transpose: bool = False,
@@ -708,13 +709,13 @@ def to_latex(
     mk = _Markup("latex")
     _check_latex_options(label, position)
     lay, alpha = _layout(table, pooled, alpha, best, mk)
-    show = _check(show, best, digits, lay.kind)
-    _check_show(lay, show, table)
-    styler, any_bold = _styler(lay, show, digits, "latex", best, transpose)
+    cells = _check(show, best, digits, lay.kind)
+    _check_show(lay, cells, table)
+    styler, any_bold = _styler(lay, cells, digits, "latex", best, transpose)
     text_caption = (
         escape(caption, "latex")
         if caption is not None
-        else _caption(lay, show, best if any_bold else None, alpha, transpose, mk)
+        else _caption(lay, cells, best if any_bold else None, alpha, transpose, mk)
     )
     return latex_table(
         styler,
@@ -734,12 +735,13 @@ def _check_show(lay: _Layout, show: str, table: pd.DataFrame) -> None:
         )
 
 
+@literal_signature
 def style(
     table: pd.DataFrame,
     *,
     pooled: pd.DataFrame | None = None,
-    show: str | None = None,
-    best: str | None = "max",
+    show: TableCells | None = None,
+    best: Best | None = "max",
     alpha: float | None = None,
     digits: int = 3,
     transpose: bool = False,
@@ -761,11 +763,11 @@ def style(
     """
     mk = _Markup("html")
     lay, alpha = _layout(table, pooled, alpha, best, mk)
-    show = _check(show, best, digits, lay.kind)
-    _check_show(lay, show, table)
-    styler, any_bold = _styler(lay, show, digits, "html", best, transpose)
+    cells = _check(show, best, digits, lay.kind)
+    _check_show(lay, cells, table)
+    styler, any_bold = _styler(lay, cells, digits, "html", best, transpose)
     if caption is None:
-        caption = _caption(lay, show, best if any_bold else None, alpha, transpose, mk)
+        caption = _caption(lay, cells, best if any_bold else None, alpha, transpose, mk)
     else:
         caption = escape(caption, "html")
     return styler.set_caption(caption).set_table_styles(
@@ -779,12 +781,13 @@ def style(
     )
 
 
+@literal_signature
 def to_html(
     table: pd.DataFrame,
     *,
     pooled: pd.DataFrame | None = None,
-    show: str | None = None,
-    best: str | None = "max",
+    show: TableCells | None = None,
+    best: Best | None = "max",
     alpha: float | None = None,
     digits: int = 3,
     transpose: bool = False,

@@ -84,7 +84,7 @@ def test_a_local_copy_is_returned_without_pooch_or_network(
     # path= takes precedence over RANGER_DATA, and a relative path comes back absolute
     monkeypatch.setenv("RANGER_DATA", str(tmp_path / "elsewhere"))
     monkeypatch.chdir(ranger.parent)
-    assert fetch_ranger(path=ranger.name) == ranger
+    assert fetch_ranger(path=ranger.name).resolve() == ranger.resolve()  # relative: made absolute
     assert fetch_ranger(GLUE, path=Path(ranger.name)).is_absolute()
 
 

@@ -19,6 +19,7 @@ from typing import Any as _Any
 
 from . import _aliases, _options
 from . import accessor as _accessor  # noqa: F401  (registers DataFrame.meta)
+from . import scale as _scale
 from ._options import (
     ADJUSTMENTS,
     CI_METHODS,
@@ -56,6 +57,7 @@ from .pooling import analyze, influence, leave_one_out, pool, weights
 from .schema import scores, validate_effects, validate_scores
 
 _aliases.install()
+_scale.install()  # .meta on dask DataFrames once dask.dataframe is imported
 
 
 def _version() -> str:

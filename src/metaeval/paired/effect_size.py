@@ -475,6 +475,22 @@ def effects(
         extra = [c for c in scores.columns if c not in SCORE_COLUMNS]
         check_no_clash(extra, OUTPUT_COLUMNS, what="effects()")
     stats = sufficient_statistics(scores, control=control, treatment=treatment)
+    return effects_table(
+        stats, task_attributes(scores), effect=effect, alpha=alpha, correct=correct
+    )
+
+
+def effects_table(
+    stats: xr.Dataset,
+    attributes: pd.DataFrame,
+    *,
+    effect: EffectType,
+    alpha: float,
+    correct: bool,
+) -> pd.DataFrame:
+    """The table of :func:`effects` from sufficient statistics and the task-level columns
+    (indexed by task), with its warnings: the second half of :func:`effects`, shared by
+    the partitioned (dask) path, which sums the statistics first."""
     result, problems = effect_sizes(stats, effect=effect, alpha=alpha, correct=correct)
     order = ("metric", "treatment", "control", "task")
     keep = paired_groups(stats)
@@ -482,7 +498,6 @@ def effects(
     frame = result.to_dataframe(dim_order=list(order)).reset_index()[keep_flat]
     frame.insert(4, "effect_type", effect)
     frame = frame.reset_index(drop=True)
-    attributes = _task_attributes(scores)
     for i, col in enumerate(attributes.columns):
         frame.insert(5 + i, col, frame["task"].map(attributes[col]).to_numpy())
     add_display(frame, ("effect", "ci_low", "ci_high"))
@@ -519,7 +534,7 @@ def paired_groups(stats: xr.Dataset) -> xr.DataArray:
     return keep
 
 
-def _task_attributes(scores: pd.DataFrame) -> pd.DataFrame:
+def task_attributes(scores: pd.DataFrame) -> pd.DataFrame:
     """The scores table's extra columns that are constant within every task, by task."""
     extra = [c for c in scores.columns if c not in SCORE_COLUMNS]
     if not extra:

@@ -206,11 +206,11 @@ def statistics_of(
     data["shift_control"] = (("task", "metric", "control"), shift[:, right].transpose(2, 0, 1))
     data["scale"] = (("task", "metric"), lay.scale.T)
     ds = xr.Dataset(data, coords=coords)
-    _warn_unpaired(ds)
+    warn_unpaired(ds)
     return ds
 
 
-def _warn_unpaired(ds: xr.Dataset) -> None:
+def warn_unpaired(ds: xr.Dataset) -> None:
     """One warning listing every pair that lost queries to pairing."""
     unpaired = ds["n_treatment"] + ds["n_control"] - 2 * ds["n"]
     same = ds["treatment"] == ds["control"]

@@ -44,10 +44,10 @@ def _by_task(df: pd.DataFrame):
                        meta=df.iloc[:0])  # fmt: skip
 
 
-def _caught(func):
+def _caught(func, *args, **kwargs):
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
-        result = func()
+        result = func(*args, **kwargs)
     return result, sorted(str(w.message) for w in record)
 
 
@@ -71,12 +71,12 @@ def test_effects_equal_the_in_memory_ones_for_any_partitioning(client, seed):
     for ddf in (_split(scores, rng, 2 + seed), _by_task(scores)):
         for effect in metaeval.EFFECT_TYPES:
             for control in ("ctrl", None):
-                want, want_w = _caught(lambda: scores.meta.effects(control, effect=effect))
-                got, got_w = _caught(lambda: ddf.meta.effects(control, effect=effect))
+                want, want_w = _caught(scores.meta.effects, control, effect=effect)
+                got, got_w = _caught(ddf.meta.effects, control, effect=effect)
                 pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=1e-12, atol=0)
                 assert got_w == want_w, (effect, control)
-        pooled, _ = _caught(lambda: ddf.meta.effects("ctrl").meta.pool(by="domain"))
-        want, _ = _caught(lambda: scores.meta.effects("ctrl").meta.pool(by="domain"))
+        pooled, _ = _caught(lambda d: d.meta.effects("ctrl").meta.pool(by="domain"), ddf)
+        want, _ = _caught(lambda d: d.meta.effects("ctrl").meta.pool(by="domain"), scores)
         pd.testing.assert_frame_equal(pooled, want, check_exact=False, rtol=1e-10)
 
 

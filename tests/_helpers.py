@@ -98,3 +98,12 @@ def inject(table: pd.DataFrame, fault: str, i: int) -> tuple[pd.DataFrame, str]:
     v = t["value"].astype(object)
     v.iloc[i] = "0.5"
     return t.assign(value=v), "value"
+
+
+def public_names(module_name: str) -> list[str]:
+    """``__all__`` of a module; for an alias module (``metaeval.ir``) its ``dir()``."""
+    import importlib
+
+    module = importlib.import_module(module_name)
+    names = getattr(module, "__all__", None)
+    return list(names) if names is not None else [n for n in dir(module) if not n.startswith("_")]

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
+from _helpers import public_names
 
 import metaeval
 from metaeval.accessor import MetaAccessor
@@ -31,13 +32,6 @@ PUBLIC_MODULES = (
     "metaeval.paired", "metaeval.pooling", "metaeval.measures", "metaeval.cli",
     "metaeval.errors",
 )  # fmt: skip
-
-
-def public_names(module_name: str) -> list[str]:
-    """``__all__`` of a module; for an alias module (``metaeval.ir``) its ``dir()``."""
-    module = importlib.import_module(module_name)
-    names = getattr(module, "__all__", None)
-    return list(names) if names is not None else [n for n in dir(module) if not n.startswith("_")]
 
 
 def public_api() -> dict[str, object]:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import pandas as pd
 import pytest
+from _helpers import public_names
 
 from metaeval.accessor import ACCESSOR_METHODS, MetaAccessor
 
@@ -39,20 +40,12 @@ PUBLIC_MODULES = (
 _SECTION = re.compile(r"^(\S[^\n]*)\n-{3,}[ \t]*$", re.M)  # numpydoc "Title\n-----"
 
 
-def _public_names(module_name: str) -> list[str]:
-    module = importlib.import_module(module_name)
-    names = getattr(module, "__all__", None)
-    if names is None:  # alias modules (metaeval.ir, metaeval.classification) list via dir()
-        names = [n for n in dir(module) if not n.startswith("_")]
-    return list(names)
-
-
 def public_functions() -> dict[str, Callable]:
     """``module.qualname`` → function, for every function in a public ``__all__``."""
     found: dict[str, Callable] = {}
     for module_name in PUBLIC_MODULES:
         module = importlib.import_module(module_name)
-        for name in _public_names(module_name):
+        for name in public_names(module_name):
             obj = getattr(module, name)
             if inspect.isfunction(obj):
                 found[f"{obj.__module__}.{obj.__qualname__}"] = obj

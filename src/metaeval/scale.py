@@ -32,7 +32,7 @@ import pandas as pd
 import xarray as xr
 
 from ._options import DEFAULT_EFFECT, EffectType
-from .errors import PairingError, SchemaError, check_alpha, check_option, quote_list
+from .errors import PairingError, SchemaError, quote_list
 
 __all__ = ["DaskMetaAccessor", "install", "register"]
 
@@ -169,13 +169,11 @@ class DaskMetaAccessor:
         correct: bool = True,
     ) -> pd.DataFrame:
         """:func:`metaeval.effects` of the whole table: a pandas effects table."""
-        from .paired.effect_size import EFFECT_TYPES, effects_table
+        from .paired.effect_size import checked_options, effects_table
 
-        lowered = str(effect).lower()
-        check_option("effect", lowered, EFFECT_TYPES)
-        alpha = check_alpha(alpha)
+        effect, alpha = checked_options(effect, alpha)
         stats, attrs = statistics(self._obj, control, treatment)
-        return effects_table(stats, attrs, effect=lowered, alpha=alpha, correct=correct)  # type: ignore[arg-type]
+        return effects_table(stats, attrs, effect=effect, alpha=alpha, correct=correct)
 
 
 def register() -> None:

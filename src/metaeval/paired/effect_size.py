@@ -117,6 +117,13 @@ OUTPUT_COLUMNS = (
 )  # fmt: skip
 
 
+def checked_options(effect: str, alpha: float) -> tuple[EffectType, float]:
+    """``effect`` (case-insensitive) and ``alpha`` checked, as :func:`effects` takes them."""
+    lowered = str(effect).lower()
+    check_option("effect", lowered, EFFECT_TYPES)
+    return cast(EffectType, lowered), check_alpha(alpha)
+
+
 def _c(m: np.ndarray) -> np.ndarray:
     """metafor's small-sample correction c(m); NaN for m <= 1."""
     from scipy.special import gammaln
@@ -191,10 +198,7 @@ def effect_sizes(
     >>> {reason: int(mask.sum()) for reason, mask in problems.items()}
     {'fewer than 2 paired queries': 0, 'zero variance of the differences (effect kept, variance NaN)': 0}
     """
-    lowered = str(effect).lower()
-    check_option("effect", lowered, EFFECT_TYPES)
-    effect = cast(EffectType, lowered)
-    alpha = check_alpha(alpha)
+    effect, alpha = checked_options(effect, alpha)
     names = [
         "n",
         "shift_treatment",
@@ -467,10 +471,7 @@ def effects(
     6  p_true_class           iris   150  0.0568
     7  p_true_class           wine   178 -0.0155
     """
-    lowered = str(effect).lower()
-    check_option("effect", lowered, EFFECT_TYPES)
-    effect = cast(EffectType, lowered)
-    alpha = check_alpha(alpha)
+    effect, alpha = checked_options(effect, alpha)
     if isinstance(scores, pd.DataFrame):
         extra = [c for c in scores.columns if c not in SCORE_COLUMNS]
         check_no_clash(extra, OUTPUT_COLUMNS, what="effects()")

@@ -286,9 +286,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--plot forest.pdf --latex table.tex\n"
         "  metaeval meta ranger/classification-glue-data/config.yaml --control bert "
         "--ranger-metric accuracy --effect md\n"
-        "  metaeval meta scores.csv --control bm25 --by domain",
+        "  metaeval meta scores.csv --control bm25 --by domain\n"
+        "  metaeval meta leaderboard/ --control base-model   # a folder of Parquet files",
     )
-    meta.add_argument("scores", metavar="SCORES")
+    meta.add_argument(
+        "scores",
+        metavar="SCORES",
+        help="a scores file, a folder of them or a quoted glob pattern; a folder of Parquet "
+        "files is read with dask when it is installed (pip install 'metaeval[dask]'), in "
+        "parallel and a partition at a time",
+    )
     meta.add_argument("--control", required=True, action=_Once)
     meta.add_argument("--treatment", nargs="+", help="default: every other system")
     meta.add_argument("--metric", nargs="+", help="only these metrics")
@@ -316,6 +323,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="error",
         help="Ranger configs: a file the config names that does not exist is an error, or "
         "its task is skipped with a warning",
+    )
+    meta.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar when reading a folder with dask (default: on a terminal, for "
+        "runs past 2 s)",
     )
     meta.add_argument(
         "--ranger-metric",

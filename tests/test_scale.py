@@ -22,7 +22,7 @@ distributed = pytest.importorskip("distributed")
 @pytest.fixture(scope="module")
 def client():
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     ) as cluster, distributed.Client(cluster) as c:  # fmt: skip
         yield c
 
@@ -111,3 +111,146 @@ def test_bad_input_gets_the_in_memory_errors(client, rng):
         chunks.meta.effects("ctrl")
     with pytest.raises(PairingError, match=r"\['nope'\] are not in the scores table"):
         _by_task(scores).meta.effects("nope")
+
+
+def _with_gaps(rng: np.random.Generator, drop: float) -> pd.DataFrame:
+    """Four systems, one of them missing on task t3, ``drop`` of the rows gone."""
+    scores = make_scores(rng, systems=("ctrl", "a", "b", "c"), drop=drop)
+    return scores[~((scores["task"] == "t3") & (scores["system"] == "c"))].reset_index(drop=True)
+
+
+PER_TASK_CALLS = [
+    ("compare", {"control": "ctrl"}),
+    ("compare", {"control": None, "test": "wilcoxon", "adjust": "holm"}),
+    ("compare", {"control": ["c", "ctrl"], "treatment": ["b", "a"], "test": "sign"}),
+    ("compare", {"control": "ctrl", "test": "randomization", "n_resamples": 300, "seed": 7,
+                 "alternative": "greater"}),
+    ("compare", {"control": "a", "test": "bootstrap", "n_resamples": 300, "seed": 7}),
+    ("anova", {}),
+    ("means", {"alpha": 0.1}),
+    ("tukey", {}),
+    ("tukey", {"randomized": True, "n_resamples": 200, "seed": 3}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_tests_and_tables_equal_the_in_memory_ones(client, seed):
+    rng = np.random.default_rng(100 + seed)
+    scores = _with_gaps(rng, drop=0.04 * seed)
+    for ddf in (_split(scores, rng, 3 + seed), _by_task(scores)):
+        for name, kwargs in PER_TASK_CALLS:
+            want, want_w = _caught(getattr(scores.meta, name), **kwargs)
+            got, got_w = _caught(getattr(ddf.meta, name), **kwargs)
+            pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=1e-12, atol=0)
+            assert got.attrs == want.attrs, name
+            assert got_w == want_w, (name, kwargs)
+            if kwargs.get("seed") is not None:  # resampled p-values: identical, not close
+                np.testing.assert_array_equal(got["p_value"].to_numpy(), want["p_value"].to_numpy())
+    assert any("left out" in w for w in want_w) == (seed > 0)  # the warnings were exercised
+
+
+def test_a_seedless_resampling_test_reports_the_seed_it_drew(client, rng):
+    scores = make_scores(rng)
+    got = _by_task(scores).meta.compare("ctrl", test="randomization", n_resamples=200)
+    again = scores.meta.compare("ctrl", test="randomization", n_resamples=200,
+                                seed=got.attrs["seed"])  # fmt: skip
+    np.testing.assert_array_equal(got["p_value"].to_numpy(), again["p_value"].to_numpy())
+
+
+def test_per_task_methods_raise_the_in_memory_errors(client, rng):
+    scores = make_scores(rng)
+    ddf = _split(scores, rng, 3)
+    with pytest.raises(metaeval.OptionError, match="test"):
+        ddf.meta.compare("ctrl", test="nope")
+    with pytest.raises(metaeval.OptionError, match="alpha"):
+        ddf.meta.tukey(alpha=2)
+    with pytest.raises(PairingError, match=r"\['nope'\] are not in the scores table"):
+        ddf.meta.compare(treatment="nope")
+    two = scores[scores["system"] != "b"]
+    with pytest.raises(metaeval.OptionError, match="at least 3 systems"):
+        _by_task(two).meta.anova()
+
+
+def test_validate_reports_every_partition_and_keys_repeated_across_partitions(client, rng):
+    scores = make_scores(rng)
+    assert _by_task(scores).meta.validate() is not None
+    parts = [scores.iloc[i::3].reset_index(drop=True) for i in range(3)]
+    parts[0].loc[2, "value"] = np.nan
+    parts[2].loc[4, "value"] = np.inf
+    parts[2] = pd.concat([parts[2], parts[2].iloc[[0]]], ignore_index=True)  # within partition 2
+    parts[1] = pd.concat([parts[1], parts[0].iloc[[5]]], ignore_index=True)  # across 0 and 1
+    ddf = dd.from_map(lambda c: c, parts, meta=scores.iloc[:0])
+    with pytest.raises(SchemaError) as caught:
+        ddf.meta.validate()
+    message, cases = str(caught.value), caught.value.failure_cases
+    for number in (0, 2):
+        with pytest.raises(SchemaError) as alone:
+            metaeval.validate_scores(parts[number])
+        for line in str(alone.value).splitlines()[1:]:
+            assert f"- partition {number}: {line[2:]}" in message
+    key = tuple(parts[0].loc[5, ["task", "query", "system", "metric"]])
+    assert f"1 (task, query, system, metric) key(s) have rows in more than one partition, " \
+           f"e.g. key {key} in partitions [0, 1]" in message  # fmt: skip
+    assert message.startswith("The scores table has 4 problems:")
+    shared = cases[cases["problem"].eq("duplicate keys") & cases["partition"].isin([0, 1])]
+    assert sorted(zip(shared["partition"], shared["row"], strict=True)) == [
+        (0, 5), (1, len(parts[1]) - 1)]  # fmt: skip
+    assert set(cases["partition"]) == {0, 1, 2}
+
+
+def test_validate_converts_integer_ids_lazily(client, rng):
+    scores = make_scores(rng).assign(query=lambda d: d["query"].str[1:].astype(int))
+    checked = _by_task(scores).meta.validate().compute()
+    raw = _by_task(scores).compute()["query"]
+    assert raw.dtype == np.int64 and checked["query"].tolist() == raw.astype(str).tolist()
+    pd.testing.assert_frame_equal(_by_task(scores).meta.effects("ctrl"),
+                                  scores.meta.effects("ctrl"))  # fmt: skip
+
+
+def _die(chunk: pd.DataFrame) -> pd.DataFrame:
+    import os
+
+    if chunk["task"].iloc[0] == "t3":
+        os._exit(1)  # the worker process dies reading this partition
+    return chunk
+
+
+def test_a_worker_dying_mid_run_surfaces_as_dasks_error_not_a_partial_result(rng):
+    import dask
+
+    scores = make_scores(rng)
+    tasks = sorted(scores["task"].unique())
+    ddf = dd.from_map(lambda t: _die(scores[scores["task"] == t].reset_index(drop=True)), tasks,
+                      meta=scores.iloc[:0])  # fmt: skip
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
+    ) as cluster, distributed.Client(cluster):  # fmt: skip
+        with pytest.raises(distributed.KilledWorker):
+            ddf.meta.effects("ctrl")
+
+
+def test_a_task_found_in_two_partitions_by_the_main_pass_is_redone_after_a_shuffle(client, rng):
+    from metaeval import scale
+
+    scores = make_scores(rng)
+    survey = scale.Survey(_by_task(scores))  # whole tasks: no shuffle planned
+    assert not survey.shuffled
+    survey.ddf = _split(scores, rng, 4)  # as if dask read the files otherwise for all columns
+    got = scale.effects(None, "ctrl", survey=survey)
+    assert survey.shuffled
+    pd.testing.assert_frame_equal(got, scores.meta.effects("ctrl"), check_exact=False, rtol=1e-12)
+
+
+def test_parquet_files_splitting_tasks_read_lazily_give_the_in_memory_results(
+    client, rng, tmp_path
+):
+    scores = make_scores(rng, systems=("ctrl", "a", "b", "c"))
+    for i, half in enumerate((scores.iloc[::2], scores.iloc[1::2])):  # every task in both files
+        for task, part in half.groupby("task"):
+            metaeval.io.write_scores(part, tmp_path / f"{task}-{i}.parquet")
+    lazy = metaeval.io.read_scores(tmp_path, lazy=True)
+    pd.testing.assert_frame_equal(lazy.meta.effects("ctrl"), scores.meta.effects("ctrl"),
+                                  check_exact=False, rtol=1e-12)  # fmt: skip
+    got = lazy.meta.compare("ctrl", test="randomization", n_resamples=500, seed=3)
+    want = scores.meta.compare("ctrl", test="randomization", n_resamples=500, seed=3)
+    np.testing.assert_array_equal(got["p_value"].to_numpy(), want["p_value"].to_numpy())

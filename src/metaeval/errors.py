@@ -11,7 +11,10 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -256,13 +259,53 @@ def quote_list(values: Sequence[Any], limit: int = 20) -> str:
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-def warn(message: str, category: type[Warning], groups: pd.DataFrame | None = None) -> None:
+@dataclass
+class Collected:
+    """A warning held by :func:`collected_warnings` instead of being issued."""
+
+    category: type[Warning]
+    message: str
+    groups: pd.DataFrame | None = None
+    template: str | None = None  # warn_groups' text, "{n}" standing for the number of groups
+
+
+_COLLECTOR: ContextVar[list[Collected] | None] = ContextVar("metaeval_collector", default=None)
+
+
+@contextmanager
+def collected_warnings() -> Iterator[list[Collected]]:
+    """Hold metaeval's warnings in a list instead of issuing them.
+
+    For work done away from the caller — a dask partition on a worker — whose
+    warnings the caller re-issues once, merged (see :func:`reissue`). A context
+    variable, so threads running other partitions at the same time are unaffected
+    (``warnings.catch_warnings`` is process-wide).
+    """
+    held: list[Collected] = []
+    token = _COLLECTOR.set(held)
+    try:
+        yield held
+    finally:
+        _COLLECTOR.reset(token)
+
+
+def warn(
+    message: str,
+    category: type[Warning],
+    groups: pd.DataFrame | None = None,
+    template: str | None = None,
+) -> None:
     """Issue a warning attributed to the first caller outside metaeval.
 
     Like pandas' ``find_stack_level``: the warning points at the user's line
     whether they called a module function or a ``.meta`` accessor method.
     ``groups`` (for a :class:`MetaEvalWarning`) is attached as its ``groups``.
+    Inside :func:`collected_warnings` the warning is held instead.
     """
+    held = _COLLECTOR.get()
+    if held is not None:
+        held.append(Collected(category, message, groups, template))
+        return
     frame: Any = sys._getframe(1)  # the caller of warn(), i.e. stacklevel 2
     level = 2
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
@@ -275,6 +318,39 @@ def warn(message: str, category: type[Warning], groups: pd.DataFrame | None = No
 
 
 def warn_groups(text: str, groups: pd.DataFrame, category: type[MetaEvalWarning]) -> None:
-    """One warning about ``groups``: ``text``, the first ten groups, and all in ``.groups``."""
+    """One warning about ``groups``: ``text``, the first ten groups, and all in ``.groups``.
+
+    ``{n}`` in ``text`` stands for the number of groups.
+    """
     groups = groups.reset_index(drop=True)
-    warn(f"{text}:\n{format_groups(groups)}", category, groups)
+    header = text.replace("{n}", str(len(groups)))
+    warn(f"{header}:\n{format_groups(groups)}", category, groups, template=text)
+
+
+def reissue(held: Iterable[Collected], order: dict[str, Sequence[Any]] | None = None) -> None:
+    """Issue held warnings once each: those of :func:`warn_groups` with the same text
+    merged into one warning about all their groups, the others without repeats.
+
+    ``order`` gives the order of a column's values (systems in the order of the
+    results); other key columns are sorted, so that the groups come in the order
+    the in-memory computation lists them.
+    """
+
+    merged: dict[tuple[type[Warning], str], list[Collected]] = {}
+    for item in held:
+        key = (item.category, item.message if item.template is None else item.template)
+        merged.setdefault(key, []).append(item)
+    for (category, text), items in merged.items():
+        frames = [i.groups for i in items if i.groups is not None]
+        if items[0].template is None or not frames:
+            warn(items[0].message, category, items[0].groups)
+            continue
+        groups = pd.concat(frames, ignore_index=True)
+        keys = [c for c in groups.columns if not pd.api.types.is_numeric_dtype(groups[c])]
+        rank = {c: {v: i for i, v in enumerate(order[c])} for c in keys if order and c in order}
+        groups = groups.sort_values(
+            keys,
+            key=lambda col: col.map(rank[col.name]) if col.name in rank else col,
+            kind="stable",
+        )
+        warn_groups(text, groups, category)  # type: ignore[arg-type]

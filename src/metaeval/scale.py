@@ -1,20 +1,24 @@
 """Past one process: ``.meta`` on dask DataFrames (needs the ``dask`` extra).
 
-The sufficient statistics are sums over a task's queries, shifted by each system's
-mean over the queries every system of the task has; a task whose rows are whole in
-one partition therefore gets exactly the statistics it gets in memory. So:
+Every statistic metaeval computes from a scores table is a function of one task's
+rows at a time (sums over its queries, its system means, its resamples drawn from
+streams keyed by the seed and the task's name). So a dask table is analysed as:
 
-1. a first, cheap pass reads the ``task`` column of every partition; where a task
-   has rows in two partitions, the table is shuffled on ``task`` once (where every
-   partition holds whole tasks — one Parquet file per task, say — nothing moves);
-2. every partition is laid out and reduced by the in-memory kernels to its
-   :class:`xarray.Dataset` of statistics — small: tasks × metrics × pairs — and to
-   its task-level columns; warnings wait for step 3;
-3. the client concatenates the partitions' statistics along ``task`` (a task is in
-   one of them only) and runs the in-memory code from there on: the same effects,
-   the same warnings, the same errors.
+1. **a first pass** over the ``task``, ``system`` and ``metric`` columns of every
+   partition gives the table's names (in the in-memory order) and tells whether any
+   task has rows in two partitions; only then is the table shuffled on ``task``, once
+   (one Parquet file per task, the common layout, moves nothing);
+2. **every partition** is validated and computed by the in-memory code, with the
+   whole table's systems and metrics as its axes (see
+   :func:`metaeval.paired._layout.whole_table_names`), so each of its tasks gets what
+   it gets in memory; warnings are held as data (:func:`metaeval.errors.collected_warnings`);
+3. **a tree reduction** on the workers joins the partitions' results
+   (``SPLIT_EVERY`` a node) — statistics per task × metric × pair, or result rows,
+   small whatever the number of queries — and the client puts them in the in-memory
+   order and issues the warnings once, merged.
 
-``import metaeval`` does not import dask: the accessor is registered on
+Errors are the in-memory ones, raised on a worker and re-raised by dask on the
+client. ``import metaeval`` does not import dask: the accessor is registered on
 ``dask.dataframe.DataFrame`` when dask.dataframe is imported (see :func:`install`).
 """
 
@@ -25,127 +29,321 @@ import importlib.util
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ._options import DEFAULT_EFFECT, EffectType
-from .errors import PairingError, SchemaError, quote_list
+from ._options import (
+    DEFAULT_CI,
+    DEFAULT_EFFECT,
+    DEFAULT_POOL_METHOD,
+    Adjustment,
+    Alternative,
+    CIMethod,
+    CompareTest,
+    EffectType,
+    PoolMethod,
+)
+from .errors import SchemaError, check_alpha, check_resamples, quote_list
 
-__all__ = ["DaskMetaAccessor", "install", "register"]
+__all__ = ["DaskMetaAccessor", "install", "register", "validate"]
 
-_FILL = {"n": 0, "n_treatment": 0, "n_control": 0, "scale": 1.0}
-"""Values of the statistics of a (task, system) that a partition does not have."""
+SCORE_COLUMNS = ("task", "query", "system", "metric", "value")
+SPLIT_EVERY = 8
+"""Partial results combined per node of the reduction tree."""
 
 
-def _aligned(ddf: Any) -> bool:
-    """Whether every task's rows are in one partition (a pass over the task column)."""
-    tasks = ddf["task"].map_partitions(
-        lambda s: pd.Series([list(pd.unique(s.astype(str)))], dtype=object),
-        meta=pd.Series(dtype=object),
+# ------------------------------------------------------------------ first pass
+def _names(part: pd.DataFrame) -> tuple[list[str], list[str], list[str]]:
+    """A partition's tasks, systems and metrics (as the strings the layout will use)."""
+    return tuple(  # type: ignore[return-value]
+        [str(v) for v in pd.unique(part[c].dropna())] for c in ("task", "system", "metric")
     )
-    seen: set[str] = set()
-    for part in tasks.compute():
-        for task in part:
-            if task in seen:
-                return False
-            seen.add(task)
-    return True
 
 
-def whole_tasks(ddf: Any) -> Any:
-    """``ddf`` with every task's rows in one partition: as it is, or shuffled on ``task``."""
-    missing = [c for c in ("task", "query", "system", "metric", "value") if c not in ddf.columns]
+def _check_columns(ddf: Any) -> None:
+    missing = [c for c in SCORE_COLUMNS if c not in ddf.columns]
     if missing:
         raise SchemaError(
             f"The scores table has 1 problem:\n- column(s) {missing} missing; the dask "
             f"DataFrame has columns {quote_list([str(c) for c in ddf.columns])}."
         )
-    return ddf if _aligned(ddf) else ddf.shuffle(on="task")
 
 
-def _present(wanted: str | Sequence[str] | None, systems: pd.Index) -> list[str] | None:
-    """The ``wanted`` systems this partition has (None: all of them)."""
+def _key_order(ddf: Any, column: str, found: set[str]) -> list[str]:
+    """The in-memory order of a key column's values: categories where the dask frame
+    declares them, else sorted."""
+    dtype = ddf._meta[column].dtype
+    if isinstance(dtype, pd.CategoricalDtype) and dtype.categories is not None:
+        known = [str(c) for c in dtype.categories]
+        if "__UNKNOWN_CATEGORIES__" not in known:
+            return [c for c in known if c in found]
+    return sorted(found)
+
+
+class Survey:
+    """What the first pass learns: the table with whole tasks in each partition, and
+    the order of its tasks, systems and metrics."""
+
+    def __init__(self, ddf: Any):
+        import dask
+
+        _check_columns(ddf)
+        parts = dask.compute(
+            *[dask.delayed(_names)(p) for p in ddf[["task", "system", "metric"]].to_delayed()]
+        )
+        seen: set[str] = set()
+        aligned = True
+        for tasks, _, _ in parts:
+            aligned = aligned and seen.isdisjoint(tasks)
+            seen.update(tasks)
+        self.ddf = ddf if aligned else ddf.shuffle(on="task")
+        self.shuffled = not aligned
+        self.tasks = _key_order(ddf, "task", seen)
+        self.systems = _key_order(ddf, "system", {s for _, found, _ in parts for s in found})
+        self.metrics = _key_order(ddf, "metric", {m for _, _, found in parts for m in found})
+
+
+def whole_tasks(ddf: Any) -> Any:
+    """``ddf`` with every task's rows in one partition: as it is, or shuffled on ``task``."""
+    return Survey(ddf).ddf
+
+
+# --------------------------------------------------------------- the partitions
+def _as_in_memory(part: pd.DataFrame, systems: list[str], metrics: list[str]) -> pd.DataFrame:
+    """A partition, validated as in memory, with the systems and metrics of the whole
+    table as categories: its layout then has every system and metric, in the order the
+    in-memory layout of the whole table has them."""
+    from .schema import prepare_scores
+
+    part = prepare_scores(part)
+    return part.assign(
+        system=_categorical(part["system"], systems), metric=_categorical(part["metric"], metrics)
+    )
+
+
+def _categorical(column: pd.Series, names: list[str]) -> pd.Categorical:
+    """``column`` (validated strings) as a categorical of ``names``: the column's few
+    distinct values are looked up, not every row."""
+    codes, uniques = pd.factorize(column)
+    lookup = pd.Index(names).get_indexer(np.asarray(uniques, dtype=object).astype(str))
+    return pd.Categorical.from_codes(np.where(codes < 0, -1, lookup[codes]), categories=names)
+
+
+class Piece(NamedTuple):
+    """A partition's result, or several joined: what travels up the reduction tree."""
+
+    result: Any  # None: no rows
+    held: list[Any]  # warnings, issued by the client
+    tasks: frozenset[str]  # the tasks whose rows were there
+    split: bool  # a task's rows were in two of the joined partitions
+
+
+def _partition(part: pd.DataFrame, func: Any, kwargs: dict[str, Any], systems: list[str],
+               metrics: list[str]) -> Piece:  # fmt: skip
+    """``func`` of one partition, with the warnings it held and the tasks it saw."""
+    from .errors import MetaEvalError, collected_warnings
+    from .paired._layout import whole_table_names
+
+    if part.empty:
+        return Piece(None, [], frozenset(), False)
+    try:
+        with collected_warnings() as held, whole_table_names():
+            out = func(_as_in_memory(part, systems, metrics), **kwargs)
+    except MetaEvalError as err:  # travels to the client alone: not with pandera's context
+        err.__context__ = err.__cause__ = None
+        raise err
+    return Piece(out, held, frozenset(str(t) for t in pd.unique(part["task"])), False)
+
+
+def _combine(pieces: list[Piece], join: Any) -> Piece:
+    """One node of the reduction tree: the pieces' results joined, their warnings kept,
+    and whether two of them had rows of the same task."""
+    results = [p.result for p in pieces if p.result is not None]
+    tasks: frozenset[str] = frozenset().union(*(p.tasks for p in pieces))
+    split = any(p.split for p in pieces) or len(tasks) < sum(len(p.tasks) for p in pieces)
+    if split:  # the result is thrown away: save the work
+        return Piece(None, [], tasks, True)
+    return Piece(join(results) if results else None, [w for p in pieces for w in p.held],
+                 tasks, False)  # fmt: skip
+
+
+def _concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+def _concat_datasets(datasets: list[xr.Dataset]) -> xr.Dataset:
+    return xr.concat(datasets, dim="task") if len(datasets) > 1 else datasets[0]
+
+
+def _reduce(survey: Survey, func: Any, kwargs: dict[str, Any], join: Any) -> Piece:
+    """``func`` on every partition, the results joined by a tree reduction on the workers
+    (:data:`SPLIT_EVERY` pieces a node), the root brought to the client.
+
+    Should a task's rows be in two partitions after all — dask may read a file
+    differently for the first pass's three columns than for all of them — the work is
+    done again on the table shuffled on ``task``.
+    """
+    import dask
+
+    def tree(ddf: Any) -> Piece:
+        nodes = [
+            dask.delayed(_partition)(p, func, kwargs, survey.systems, survey.metrics)
+            for p in ddf.to_delayed()
+        ]
+        while len(nodes) > 1:
+            nodes = [
+                dask.delayed(_combine)(nodes[i : i + SPLIT_EVERY], join)
+                for i in range(0, len(nodes), SPLIT_EVERY)
+            ]
+        (root,) = dask.compute(nodes[0])
+        return root
+
+    root = tree(survey.ddf)
+    if root.split:
+        survey.ddf, survey.shuffled = survey.ddf.shuffle(on="task"), True
+        root = tree(survey.ddf)
+    return root
+
+
+def _select(survey: Survey, control: Any, treatment: Any) -> None:
+    """The in-memory errors for unknown or repeated systems, against the whole table."""
+    from .paired.sufficient import select_systems
+
+    names = np.array(survey.systems, dtype=object)
+    select_systems(names, control, "control")
+    select_systems(names, treatment, "treatment")
+
+
+def _order(wanted: str | Sequence[str] | None, systems: list[str]) -> list[str]:
+    """The systems of a treatment/control dim in the in-memory order."""
     if wanted is None:
-        return None
-    names = [wanted] if isinstance(wanted, str) else list(wanted)
-    return [str(s) for s in names if str(s) in systems]
+        return systems
+    return [str(s) for s in ([wanted] if isinstance(wanted, str) else wanted)]
 
 
-def _partition_statistics(
-    part: pd.DataFrame,
-    control: str | Sequence[str] | None,
-    treatment: str | Sequence[str] | None,
-) -> tuple[xr.Dataset | None, pd.DataFrame, list[str]]:
-    """One partition's statistics (no warnings: the client warns), task-level columns and
-    systems; None for a partition without rows or without the requested systems."""
+def _sorted(frame: pd.DataFrame, orders: dict[str, list[str]]) -> pd.DataFrame:
+    """Rows in the in-memory order: by each column's position in ``orders``, stably."""
+    positions = [
+        frame[c].map({v: i for i, v in enumerate(order)}).to_numpy() for c, order in orders.items()
+    ]
+    return frame.iloc[np.lexsort(positions[::-1])].reset_index(drop=True)
+
+
+def _nothing() -> SchemaError:
+    return SchemaError("The scores table has no rows; there is nothing to analyse.")
+
+
+# ------------------------------------------------------------- the statistics
+def _statistics_of(
+    part: pd.DataFrame, control: Any, treatment: Any
+) -> tuple[xr.Dataset, pd.DataFrame, set[str]]:
+    """A partition's statistics, its task-level columns, and its other extra columns."""
     from .paired._layout import layout
     from .paired.effect_size import task_attributes
     from .paired.sufficient import statistics_of
 
-    if part.empty:
-        return None, pd.DataFrame(), []
-    systems = pd.Index(pd.unique(part["system"].astype(str)))
-    right, left = _present(control, systems), _present(treatment, systems)
-    if right == [] or left == []:
-        return None, task_attributes(part), list(systems)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the client warns once, for the whole table
-        stats = statistics_of(layout(part), control=right, treatment=left)
-    return stats, task_attributes(part), list(systems)
+    attrs = task_attributes(part)
+    varying = {str(c) for c in part.columns if c not in SCORE_COLUMNS and c not in attrs.columns}
+    stats = statistics_of(layout(part), control=control, treatment=treatment, warn=False)
+    return stats, attrs, varying
 
 
-def _order(wanted: str | Sequence[str] | None, found: Sequence[str]) -> list[str]:
-    """The systems of a treatment/control dim in the in-memory order."""
-    if wanted is None:
-        return sorted(found)
-    return [str(s) for s in ([wanted] if isinstance(wanted, str) else wanted)]
+def _join_statistics(
+    parts: list[tuple[xr.Dataset, pd.DataFrame, set[str]]],
+) -> tuple[xr.Dataset, pd.DataFrame, set[str]]:
+    attrs = [a for _, a, _ in parts if len(a.columns)]
+    return (
+        _concat_datasets([ds for ds, _, _ in parts]),
+        pd.concat(attrs) if attrs else pd.DataFrame(),
+        set().union(*(v for _, _, v in parts)),
+    )
 
 
 def statistics(
     ddf: Any,
     control: str | Sequence[str] | None = None,
     treatment: str | Sequence[str] | None = None,
+    survey: Survey | None = None,
 ) -> tuple[xr.Dataset, pd.DataFrame]:
-    """The sufficient statistics of a dask scores table, and its task-level columns."""
-    import dask
-
+    """The sufficient statistics of a dask scores table, and its task-level columns
+    (``survey``: the first pass's result, where the caller has it already)."""
     from .paired.sufficient import warn_unpaired
 
-    whole = whole_tasks(ddf)
-    tasks = [dask.delayed(_partition_statistics)(p, control, treatment) for p in whole.to_delayed()]
-    (parts,) = dask.compute(tasks)
-    systems = sorted({s for _, _, found in parts for s in found})
-    for role, wanted in (("control", control), ("treatment", treatment)):
-        unknown = [s for s in (_order(wanted, systems) if wanted is not None else [])
-                   if s not in systems]  # fmt: skip
-        if unknown:
-            raise PairingError(
-                f"The {role} system(s) {unknown} are not in the scores table; "
-                f"its systems are {quote_list(systems)}."
-            )
-    datasets = [ds for ds, _, _ in parts if ds is not None]
-    if not datasets:
-        raise PairingError("No partition has both a treatment and a control system.")
-    stats = xr.concat(datasets, dim="task", join="outer", fill_value=_FILL)
-    stats = stats.sortby("task").sortby("metric")
-    stats = stats.reindex(
-        treatment=_order(treatment, list(stats["treatment"].values)),
-        control=_order(control, list(stats["control"].values)),
-        fill_value=_FILL,
-    )
-    for name in ("n", "n_treatment", "n_control"):
-        stats[name] = stats[name].astype(np.int64)
-    attributes = [a for _, a, _ in parts if len(a.columns)]
-    attrs = pd.concat(attributes) if attributes else pd.DataFrame()
-    warn_unpaired(stats)
+    survey = survey or Survey(ddf)
+    _select(survey, control, treatment)
+    result = _reduce(survey, _statistics_of, {"control": control, "treatment": treatment},
+                     _join_statistics).result  # fmt: skip
+    if result is None:
+        raise _nothing()
+    stats, attrs, varying = result
+    present = set(stats["task"].values)
+    stats = stats.sel(task=[t for t in survey.tasks if t in present])
+    warn_unpaired(stats)  # once, for the whole table (the partitions' warnings are dropped)
+    # task-level columns: those constant within every task of every partition
+    attrs = attrs.drop(columns=[c for c in attrs.columns if str(c) in varying])
+    if len(attrs.columns):
+        attrs = attrs.loc[[t for t in survey.tasks if t in attrs.index]]
     return stats, attrs
 
 
+def effects(
+    ddf: Any,
+    control: str | Sequence[str] | None,
+    *,
+    treatment: str | Sequence[str] | None = None,
+    effect: EffectType = DEFAULT_EFFECT,
+    alpha: float = 0.05,
+    correct: bool = True,
+    survey: Survey | None = None,
+) -> pd.DataFrame:
+    """``ddf.meta.effects()``; ``survey``: the first pass's result, if the caller has it."""
+    from .paired.effect_size import checked_options, effects_table
+
+    effect, alpha = checked_options(effect, alpha)
+    stats, attrs = statistics(ddf, control, treatment, survey)
+    return effects_table(stats, attrs, effect=effect, alpha=alpha, correct=correct)
+
+
+# ---------------------------------------------------- per-task tests and tables
+def _per_task(ddf: Any, func: Any, kwargs: dict[str, Any], *, pairs: tuple[str, str] | None,
+              control: Any = None, treatment: Any = None) -> pd.DataFrame:  # fmt: skip
+    """An in-memory function that treats each task on its own, run partition by partition.
+
+    ``pairs`` names the two system columns of a pairwise result (sorted by the
+    treatment and control orders, as in memory); other results are sorted by metric
+    and task, stably, which keeps each group's rows in their in-memory order.
+    """
+    from .errors import reissue
+
+    survey = Survey(ddf)
+    if pairs is not None:
+        _select(survey, control, treatment)
+    frame, held, _, _ = _reduce(survey, func, kwargs, _concat_frames)
+    if frame is None:
+        raise _nothing()
+    orders: dict[str, list[str]] = {"metric": survey.metrics}
+    systems = {"system": survey.systems, "system_a": survey.systems, "system_b": survey.systems}
+    if pairs is not None:
+        systems = {pairs[0]: _order(treatment, survey.systems),
+                   pairs[1]: _order(control, survey.systems)}  # fmt: skip
+        orders.update(systems)
+    orders["task"] = survey.tasks
+    attrs = dict(frame.attrs)
+    frame = _sorted(frame, orders)
+    frame.attrs = attrs
+    reissue(held, {"task": survey.tasks, "metric": survey.metrics, **systems})
+    return frame
+
+
 class DaskMetaAccessor:
-    """``.meta`` on a dask DataFrame of scores: the same results as in memory."""
+    """``.meta`` on a dask DataFrame of scores: the same results as in memory.
+
+    Each method computes (the results are small: per task, metric and pair) and
+    returns what the pandas method returns; see :mod:`metaeval.scale` for how.
+    """
 
     def __init__(self, obj: Any) -> None:
         self._obj = obj
@@ -169,11 +367,204 @@ class DaskMetaAccessor:
         correct: bool = True,
     ) -> pd.DataFrame:
         """:func:`metaeval.effects` of the whole table: a pandas effects table."""
-        from .paired.effect_size import checked_options, effects_table
+        return effects(self._obj, control, treatment=treatment, effect=effect, alpha=alpha,
+                       correct=correct)  # fmt: skip
 
-        effect, alpha = checked_options(effect, alpha)
-        stats, attrs = statistics(self._obj, control, treatment)
-        return effects_table(stats, attrs, effect=effect, alpha=alpha, correct=correct)
+    def analyze(
+        self,
+        control: str | Sequence[str] | None,
+        *,
+        treatment: str | Sequence[str] | None = None,
+        effect: EffectType = DEFAULT_EFFECT,
+        method: PoolMethod = DEFAULT_POOL_METHOD,
+        ci: CIMethod | None = DEFAULT_CI,
+        alpha: float = 0.05,
+    ) -> pd.DataFrame:
+        """:func:`metaeval.analyze` of the whole table: effects per task and their summary."""
+        from .paired.effect_size import checked_options
+        from .pooling._engine import pool_options
+        from .pooling.analysis import analysis_table
+
+        checked_options(effect, alpha)
+        pool_options(method, ci, alpha)  # before the work, not after
+        eff = self.effects(control, treatment=treatment, effect=effect, alpha=alpha)
+        return analysis_table(eff, method=method, ci=ci, alpha=alpha, effect=effect)
+
+    def compare(
+        self,
+        control: str | Sequence[str] | None = None,
+        *,
+        treatment: str | Sequence[str] | None = None,
+        test: CompareTest = "t",
+        alternative: Alternative = "two-sided",
+        n_resamples: int = 10_000,
+        seed: int | None = None,
+        adjust: Adjustment | None = None,
+        alpha: float = 0.05,
+    ) -> pd.DataFrame:
+        """:func:`metaeval.compare` of the whole table: the same p-values, resampled ones too
+        (each task's random numbers depend on the seed and the task's name only)."""
+        from .paired import _resampling as rs
+        from .paired.significance import compare, compare_options
+
+        if test in ("randomization", "bootstrap"):
+            seed = rs.resolve_seed(seed)
+        kwargs = dict(control=control, treatment=treatment, test=test, alternative=alternative,
+                      n_resamples=n_resamples, seed=seed, adjust=adjust, alpha=alpha,
+                      progress=False)  # fmt: skip
+        compare_options(test, alternative, adjust, alpha, n_resamples)
+        return _per_task(self._obj, compare, kwargs, pairs=("treatment", "control"),
+                         control=control, treatment=treatment)  # fmt: skip
+
+    def anova(self) -> pd.DataFrame:
+        """:func:`metaeval.anova` of the whole table."""
+        from .paired.twoway import anova
+
+        return _per_task(self._obj, anova, {}, pairs=None)
+
+    def means(self, *, alpha: float = 0.05) -> pd.DataFrame:
+        """:func:`metaeval.means` of the whole table."""
+        from .paired.twoway import means
+
+        check_alpha(alpha)
+        return _per_task(self._obj, means, {"alpha": alpha}, pairs=None)
+
+    def tukey(
+        self,
+        *,
+        randomized: bool = False,
+        n_resamples: int = 10_000,
+        seed: int | None = None,
+        alpha: float = 0.05,
+    ) -> pd.DataFrame:
+        """:func:`metaeval.tukey` of the whole table (the randomized version with the same
+        p-values for the same seed)."""
+        from .paired import _resampling as rs
+        from .paired.twoway import tukey
+
+        if randomized:
+            seed = rs.resolve_seed(seed)
+        kwargs = dict(randomized=randomized, n_resamples=n_resamples, seed=seed, alpha=alpha,
+                      progress=False)  # fmt: skip
+        check_alpha(alpha)
+        check_resamples(n_resamples)
+        return _per_task(self._obj, tukey, kwargs, pairs=None)
+
+    def validate(self) -> Any:
+        """:func:`metaeval.validate_scores` of the whole table; see :func:`validate`."""
+        return validate(self._obj)
+
+
+# ------------------------------------------------------------------ validation
+KEY_COLUMNS = ("task", "query", "system", "metric")
+SHOWN_PARTITIONS = 5
+"""Partitions whose problems the message of :func:`validate` spells out."""
+
+
+def _problems(part: pd.DataFrame, number: int) -> tuple[list[str], pd.DataFrame] | None:
+    """The in-memory validation of one partition: its report's lines and failure cases."""
+    from .schema import validate_scores
+
+    if part.empty:
+        return None
+    try:
+        validate_scores(part)
+    except SchemaError as err:
+        lines = [f"- partition {number}: {line[2:]}" for line in str(err).splitlines()[1:]]
+        return lines, err.failure_cases.assign(partition=number)
+    return None
+
+
+def _key_hashes(part: pd.DataFrame) -> pd.Series:
+    """64-bit hashes of a partition's distinct (task, query, system, metric) keys."""
+    keys = part[list(KEY_COLUMNS)].astype(str).drop_duplicates()
+    return pd.Series(pd.util.hash_pandas_object(keys, index=False).to_numpy(), dtype="uint64")
+
+
+def _rows_with(part: pd.DataFrame, hashes: set[int], number: int) -> pd.DataFrame:
+    keys = part[list(KEY_COLUMNS)].astype(str)
+    hit = pd.util.hash_pandas_object(keys, index=False).isin(hashes).to_numpy()
+    return keys[hit].assign(partition=number, row=part.index[hit])
+
+
+def _shared_keys(ddf: Any) -> tuple[list[str], pd.DataFrame]:
+    """Keys that rows in two or more partitions share (the partitions' own duplicates are
+    found by their validation): a count of key hashes, then the rows behind the repeats."""
+    import dask
+
+    counts = ddf.map_partitions(_key_hashes, meta=pd.Series(dtype="uint64")).value_counts()
+    repeated = {int(h) for h in counts[counts > 1].index.compute()}
+    if not repeated:
+        return [], pd.DataFrame()
+    parts = ddf[list(KEY_COLUMNS)].to_delayed()
+    rows = pd.concat(dask.compute(*[dask.delayed(_rows_with)(p, repeated, i)
+                                    for i, p in enumerate(parts)]))  # fmt: skip
+    spread = rows.groupby(list(KEY_COLUMNS), sort=True)["partition"].agg(["nunique", "unique"])
+    spread = spread[spread["nunique"] > 1]  # (not a 64-bit hash collision)
+    if spread.empty:
+        return [], pd.DataFrame()
+    key, where = spread.index[0], sorted(int(p) for p in spread["unique"].iloc[0])
+    line = (
+        f"- {len(spread)} (task, query, system, metric) key(s) have rows in more than one "
+        f"partition, e.g. key {key} in partitions {where}"
+    )
+    shared = rows.set_index(list(KEY_COLUMNS)).loc[spread.index].reset_index()
+    cases = pd.DataFrame({"problem": "duplicate keys", "column": ", ".join(KEY_COLUMNS),
+                          "row": shared["row"].to_numpy(), "value": None,
+                          "partition": shared["partition"].to_numpy()})  # fmt: skip
+    return [line], cases
+
+
+def validate(ddf: Any) -> Any:
+    """Validate a dask scores table as :func:`metaeval.validate_scores` does a pandas one.
+
+    Each partition gets the in-memory checks (types, missing and non-finite values,
+    duplicate keys within it); keys repeated across partitions are found by a count of
+    key hashes (where a task has rows in more than one partition). Every problem is
+    reported at once, by partition number and row label within the partition.
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        The table, with the lossless conversions of the in-memory validation applied
+        lazily where its dtypes call for them.
+
+    Raises
+    ------
+    metaeval.SchemaError
+        Listing the problems of the first few partitions that have any;
+        ``.failure_cases`` has every offending cell, with a ``partition`` column.
+    """
+    import dask
+
+    from .schema import coerce_scores
+
+    _check_columns(ddf)
+    if ddf.columns.duplicated().any():
+        dup = list(ddf.columns[ddf.columns.duplicated()])
+        raise SchemaError(f"The scores table has duplicated column names {dup}; rename them.")
+    found = dask.compute(*[dask.delayed(_problems)(p, i) for i, p in enumerate(ddf.to_delayed())])
+    found = [f for f in found if f is not None]
+    lines = [line for f in found[:SHOWN_PARTITIONS] for line in f[0]]
+    if len(found) > SHOWN_PARTITIONS:
+        lines.append(f"- ... and problems in {len(found) - SHOWN_PARTITIONS} more partition(s); "
+                     "see .failure_cases")  # fmt: skip
+    cases = [f[1] for f in found]
+    count = sum(len(f[0]) for f in found)
+    if Survey(ddf).shuffled:  # a task in several partitions: keys may repeat across them
+        shared, shared_cases = _shared_keys(ddf)
+        if shared:
+            lines, cases, count = lines + shared, [*cases, shared_cases], count + 1
+    if count:
+        raise SchemaError(
+            f"The scores table has {count} problem{'s' if count != 1 else ''}:\n"
+            + "\n".join(lines),
+            pd.concat(cases, ignore_index=True),
+        )
+    meta = coerce_scores(ddf._meta)
+    if meta is ddf._meta:
+        return ddf
+    return ddf.map_partitions(coerce_scores, meta=meta)
 
 
 def register() -> None:

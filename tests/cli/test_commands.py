@@ -462,6 +462,27 @@ def test_meta_usage_errors(capsys, example_file):
         assert "Traceback" not in err
 
 
+def test_meta_on_a_folder_of_parquet_files_prints_what_it_prints_for_one_file(
+    capsys, example_file, tmp_path
+):
+    pytest.importorskip("dask.dataframe")
+    scores, path = example_file
+    folder = tmp_path / "by-task"
+    folder.mkdir()
+    for task, part in scores.groupby("task"):
+        write_scores(part, folder / f"{task}.parquet")
+    argv = ["--control", "knn", "--by", "domain", "--metric", "accuracy", "--print-mode", "raw"]
+    code, want, err = run_cli(capsys, "meta", path, *argv)
+    assert code == 0, err
+    for source in (folder, folder / "*.parquet"):  # read with dask, a partition per file
+        code, out, err = run_cli(capsys, "meta", source, *argv, "--progress")
+        assert code == 0, err
+        assert out.replace(str(source), "X") == want.replace(str(path), "X")
+        assert "100% Completed" in err  # dask's progress bar, on stderr
+    code, _, err = run_cli(capsys, "meta", folder, "--control", "nope")
+    assert code == 2 and "System 'nope' is not in" in err
+
+
 # ---------------------------------------------------------------- data errors
 def test_bad_files_give_exit_code_1_with_file_and_line(capsys, tmp_path, elinor):
     bad_csv = tmp_path / "pred_x.csv"

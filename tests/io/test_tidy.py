@@ -121,8 +121,8 @@ def test_undecodable_bytes_name_the_line_and_the_byte(tmp_path, table):
 
 @pytest.mark.parametrize("name", ["s.csv", "s.jsonl", "s.parquet"])
 def test_a_directory_or_a_truncated_gzip_file_is_a_format_error(tmp_path, table, name):
-    (tmp_path / name).mkdir()
-    with pytest.raises(metaeval.FormatError, match="is a directory, not a file"):
+    (tmp_path / name).mkdir()  # a folder is read as its scores files: here, none
+    with pytest.raises(metaeval.FormatError, match="is a directory without scores files"):
         read_scores(tmp_path / name)
     if name != "s.parquet":
         write_scores(table, tmp_path / f"{name}.gz")
@@ -188,3 +188,47 @@ def test_a_huge_line_gives_a_short_message(tmp_path):
         with pytest.raises(metaeval.FormatError) as err:
             read_scores(tmp_path / name)
         assert len(str(err.value)) < 600, str(err.value)[:1000]
+
+
+def _by_task_files(folder, table, suffix=".parquet"):
+    folder.mkdir(exist_ok=True)
+    for task, part in table.groupby("task"):
+        write_scores(part, folder / f"{task}{suffix}")
+    return folder
+
+
+def test_a_folder_or_pattern_reads_as_one_table(tmp_path, table):
+    folder = _by_task_files(tmp_path / "by-task", table)
+    (folder / "_SUCCESS").write_text("")  # writers' markers and hidden files are not scores
+    (folder / ".part.parquet.crc").write_text("")
+    want = table.sort_values(["task"], kind="stable").reset_index(drop=True)
+    pd.testing.assert_frame_equal(read_scores(folder), want)
+    pd.testing.assert_frame_equal(read_scores(str(folder / "*.parquet")), want)
+    mixed = _by_task_files(tmp_path / "mixed", table, ".csv.gz")
+    pd.testing.assert_frame_equal(read_scores(mixed), want)
+    with pytest.raises(metaeval.FormatError, match="no file matches this pattern"):
+        read_scores(tmp_path / "nothing-*.csv")
+
+
+def test_a_key_in_two_files_names_both(tmp_path, table):
+    folder = _by_task_files(tmp_path / "f", table)
+    first = sorted(folder.iterdir())[0]
+    write_scores(read_scores(first).iloc[[3]], folder / "zz-again.parquet")
+    with pytest.raises(metaeval.FormatError) as err:
+        read_scores(folder)
+    assert str(err.value).startswith(f"{folder / 'zz-again.parquet'}: row 0 has the key")
+    assert f"that {first} has too" in str(err.value)
+
+
+def test_lazy_reading_gives_dask_a_table_equal_to_the_eager_one(tmp_path, table):
+    dd = pytest.importorskip("dask.dataframe")
+    folder = _by_task_files(tmp_path / "f", table)
+    lazy = read_scores(folder, lazy=True)
+    assert isinstance(lazy, dd.DataFrame) and lazy.npartitions == table["task"].nunique()
+    pd.testing.assert_frame_equal(lazy.meta.effects("a"), read_scores(folder).meta.effects("a"))
+    csv = _by_task_files(tmp_path / "c", table, ".csv")
+    with pytest.raises(metaeval.FormatError, match="reads Parquet files only"):
+        read_scores(csv, lazy=True)
+    write_scores(table.drop(columns="value"), tmp_path / "novalue.parquet")
+    with pytest.raises(metaeval.FormatError, match=r"\['value'\] are missing"):
+        read_scores(tmp_path / "novalue.parquet", lazy=True)

@@ -12,10 +12,12 @@ read or written: any :class:`OSError`).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -497,7 +499,33 @@ def _meta_scores(args: argparse.Namespace) -> pd.DataFrame:
             raise
     if args.ranger_metric:
         raise UsageError("--ranger-metric is for a Ranger config.yaml, not a scores file.")
-    return read_scores(path)
+    if _lazy(args.scores):
+        return read_scores(args.scores, lazy=True)
+    return read_scores(args.scores)
+
+
+def _lazy(text: str) -> bool:
+    """Whether to read a folder or pattern with dask: its files are all Parquet and dask is
+    installed (else the files are read into memory, with the same results)."""
+    from ..io.tidy import scores_files, scores_format
+
+    if not (Path(text).is_dir() or any(ch in text for ch in "*?[")):
+        return False
+    parquet = all(scores_format(f) == ".parquet" for f in scores_files(text))
+    return parquet and importlib.util.find_spec("dask") is not None
+
+
+@contextmanager
+def _progress(args: argparse.Namespace) -> Iterator[None]:
+    """dask's progress bar on stderr: with --progress, or on a terminal for runs past 2 s."""
+    show = args.progress if args.progress is not None else sys.stderr.isatty()
+    if not show:
+        yield
+        return
+    from dask.diagnostics import ProgressBar
+
+    with ProgressBar(minimum=0 if args.progress else 2, out=sys.stderr):
+        yield
 
 
 def _file_name(text: str) -> str:
@@ -519,15 +547,25 @@ def _meta(args: argparse.Namespace) -> int:
                 f"{sorted('.' + k for k in kinds)}."
             )
     scores = _meta_scores(args)
-    found = list(pd.unique(scores["metric"]))
+    lazy = not isinstance(scores, pd.DataFrame)
+    survey = None
+    if lazy:  # one pass over the names, shared with the effects below
+        from ..scale import Survey
+
+        with _progress(args):
+            survey = Survey(scores)
+        found, systems = survey.metrics, survey.systems
+    else:
+        found = list(pd.unique(scores["metric"]))
+        systems = list(pd.unique(scores["system"]))
     if args.metric:
         unknown = [m for m in args.metric if m not in found]
         if unknown:
             raise UsageError(
                 f"--metric {unknown} not in {args.scores}; it has {quote_list(found)}."
             )
-        scores = scores[scores["metric"].isin(args.metric)].reset_index(drop=True)
-    systems = list(pd.unique(scores["system"]))
+        scores, survey = scores[scores["metric"].isin(args.metric)], None
+        scores = scores if lazy else scores.reset_index(drop=True)
     for name in [args.control, *(args.treatment or [])]:
         if name not in systems:
             raise UsageError(
@@ -537,12 +575,20 @@ def _meta(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--by {args.by!r} is not a column of {args.scores}; it has {quote_list(list(scores.columns))}."
         )
+    from ..pooling.analysis import analysis_table
+
     kw = dict(method=args.method, ci=args.ci, alpha=args.alpha)
-    effects = metaeval.effects(scores, control=args.control, treatment=args.treatment,
-                               effect=args.effect, alpha=args.alpha)  # fmt: skip
+    if lazy:
+        from ..scale import effects as lazy_effects
+
+        with _progress(args):
+            effects = lazy_effects(scores, args.control, treatment=args.treatment,
+                                   effect=args.effect, alpha=args.alpha, survey=survey)  # fmt: skip
+    else:
+        effects = metaeval.effects(scores, control=args.control, treatment=args.treatment,
+                                   effect=args.effect, alpha=args.alpha)  # fmt: skip
     pooled = metaeval.pool(effects, **kw)
-    table = metaeval.analyze(scores, control=args.control, treatment=args.treatment,
-                             effect=args.effect, **kw)  # fmt: skip
+    table = analysis_table(effects, effect=args.effect, **kw)
     out = _output(args)
     level = f"{100 * (1 - args.alpha):g}%"
     out.note(f"effect: {args.effect}; pooling: {args.method} with {args.ci} intervals at {level}; "

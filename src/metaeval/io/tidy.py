@@ -7,8 +7,10 @@ A scores file holds one row per ``(task, query, system, metric)`` with its
 
 from __future__ import annotations
 
+import glob
 import io
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,7 +19,7 @@ from ..errors import FormatError, MetaEvalError, SchemaError, excerpt, quote_lis
 from ..schema import KEY_COLUMNS, prepare_scores
 from ._text import check_readable, first_repeat, iter_jsonl, read_delimited, read_text
 
-__all__ = ["read_scores", "write_scores", "scores_format", "SCORES_SUFFIXES"]
+__all__ = ["read_scores", "write_scores", "scores_format", "scores_files", "SCORES_SUFFIXES"]
 
 SCORES_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".pq")
 COLUMNS = [*KEY_COLUMNS, "value"]
@@ -46,14 +48,65 @@ def _parquet_engine_error(err: ImportError) -> MetaEvalError:
     return MetaEvalError(f"Parquet files need pyarrow: pip install 'metaeval[parquet]' ({err}).")
 
 
-def read_scores(path: str | Path) -> pd.DataFrame:
-    """Read a tidy scores file (CSV, TSV, JSON lines or Parquet, by extension).
+def scores_files(path: str | Path) -> list[Path]:
+    """The scores files a path names: the file itself; in a folder, every file (in its
+    sub-folders too) whose name ends in a scores suffix, sorted, leaving out names that
+    start with ``.`` or ``_`` (``_SUCCESS``, ``.crc``); or those matching a glob pattern
+    (``runs/*/scores.parquet``, ``**`` for any depth), sorted.
+
+    Raises
+    ------
+    metaeval.FormatError
+        For a folder without scores files or a pattern that matches no file.
+    """
+    text = str(path)
+    if any(ch in text for ch in "*?["):
+        files = sorted(Path(p) for p in glob.glob(text, recursive=True) if Path(p).is_file())
+        if not files:
+            raise FormatError(
+                path, None, "no file matches this pattern", "a pattern of scores files"
+            )
+        return files
+    path = Path(path)
+    if not path.is_dir():
+        return [path]
+
+    def is_scores(file: Path) -> bool:
+        hidden = any(part.startswith((".", "_")) for part in file.relative_to(path).parts)
+        name = file.name.lower().removesuffix(".gz")
+        return file.is_file() and not hidden and name.endswith(SCORES_SUFFIXES)
+
+    files = sorted(f for f in path.rglob("*") if is_scores(f))
+    if not files:
+        raise FormatError(
+            path, None, "is a directory without scores files",
+            f"a folder of files whose names end in one of {list(SCORES_SUFFIXES)}",
+        )  # fmt: skip
+    return files
+
+
+def read_scores(path: str | Path, *, lazy: bool = False) -> Any:
+    """Read a tidy scores file (CSV, TSV, JSON lines or Parquet, by extension), or a
+    folder or glob pattern of them.
 
     Key columns are read as strings (query ``007`` stays ``"007"``) and the
     table is checked with :func:`metaeval.validate_scores`. Text formats are
     UTF-8 (a byte-order mark and ``\\r\\n`` line ends are fine), plain or
     gzip-compressed; blank lines are skipped; in CSV and TSV a quoted field may
     hold the separator.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A file; a folder, meaning the scores files in it (see :func:`scores_files`);
+        or a glob pattern. Several files are read one by one, with the checks above,
+        and concatenated; a key in two files is an error naming both.
+    lazy : bool, default False
+        Return a :class:`dask.dataframe.DataFrame` over Parquet files instead, read
+        when computed (needs the ``dask`` extra): for tables larger than memory or a
+        cluster. One partition per file, or per row group of large files. Nothing is
+        read or checked now; the ``.meta`` methods check each partition as they read
+        it, and ``.meta.validate()`` checks the whole table (see :doc:`/user_guide/scale`).
 
     Raises
     ------
@@ -64,7 +117,8 @@ def read_scores(path: str | Path) -> pd.DataFrame:
         a value that is not a number, NaN or ±inf, a repeated
         ``(task, query, system, metric)`` key, a line that is not a JSON
         object (or names a key twice), bytes that are not UTF-8, a directory
-        or a damaged gzip file.
+        without scores files or a damaged gzip file. With ``lazy=True``: a file
+        that is not Parquet, or columns missing from the files' schema.
 
     Examples
     --------
@@ -75,8 +129,75 @@ def read_scores(path: str | Path) -> pd.DataFrame:
     >>> write_scores(metaeval.load_example(), path)
     >>> read_scores(path).shape
     (26940, 5)
+
+    A folder with one file per task reads as one table:
+
+    >>> example = metaeval.load_example()
+    >>> folder = pathlib.Path(tmp.name) / "by-task"
+    >>> folder.mkdir()
+    >>> for task, part in example.groupby("task"):
+    ...     write_scores(part, folder / f"{task}.parquet")
+    >>> read_scores(folder).shape
+    (26940, 5)
     >>> tmp.cleanup()
     """
+    files = scores_files(path)
+    if lazy:
+        return _read_lazy(files)
+    if len(files) == 1:
+        return _read_file(files[0])
+    return _concat_files([_read_file(f) for f in files], files)
+
+
+def _concat_files(frames: list[pd.DataFrame], files: list[Path]) -> pd.DataFrame:
+    """The files' tables as one; a key in two of them is a FormatError naming both."""
+    df = pd.concat(frames, ignore_index=True)
+    repeat = first_repeat(*(df[c] for c in KEY_COLUMNS))
+    if repeat is not None:
+        ends = np.cumsum([len(f) for f in frames])
+        first, again = (int(np.searchsorted(ends, i, side="right")) for i in repeat)
+        row = repeat[1] - (int(ends[again - 1]) if again else 0)
+        key = ", ".join(excerpt(df[c].iloc[repeat[1]], 30) for c in KEY_COLUMNS)
+        raise FormatError(
+            files[again], None,
+            f"row {row} has the key (task, query, system, metric) = ({key}) that "
+            f"{files[first]} has too",
+            "files whose keys do not collide (one file per task or per system, say)",
+        )  # fmt: skip
+    return prepare_scores(df)
+
+
+def _read_lazy(files: list[Path]) -> Any:
+    """A dask DataFrame over Parquet files, their schema checked."""
+    not_parquet = [f for f in files if scores_format(f) != ".parquet"]
+    if not_parquet:
+        raise FormatError(
+            not_parquet[0], None, "read_scores(lazy=True) reads Parquet files only",
+            "Parquet files; convert with write_scores(read_scores(file), 'name.parquet')",
+        )  # fmt: skip
+    try:
+        import dask.dataframe as dd
+    except ImportError as err:
+        raise MetaEvalError(
+            f"read_scores(lazy=True) needs dask: pip install 'metaeval[dask]' ({err})."
+        ) from None
+    for file in files:
+        check_readable(file)
+    try:
+        ddf = dd.read_parquet([str(f) for f in files])
+    except Exception as err:  # noqa: BLE001 - pyarrow raises its own types
+        raise FormatError(files[0], None, f"not a Parquet dataset ({err})", LAYOUT) from None
+    missing = [c for c in COLUMNS if c not in ddf.columns]
+    if missing:
+        raise FormatError(
+            files[0], None,
+            f"the column(s) {missing} are missing (found {quote_list(list(ddf.columns))})", LAYOUT,
+        )  # fmt: skip
+    return ddf
+
+
+def _read_file(path: Path) -> pd.DataFrame:
+    """One scores file, checked."""
     path = Path(path)
     kind = scores_format(path)
     check_readable(path)

@@ -712,8 +712,8 @@ def segment_scores(
                              invert=invert)[0].tau  # fmt: skip
             undefined = np.isnan(value)
             if undefined.any():
-                warn_groups(f"kendall_tau is undefined (no pair the humans ordered) and left out "
-                            f"for {int(undefined.sum())} (task, segment, system)",
+                warn_groups("kendall_tau is undefined (no pair the humans ordered) and left out "
+                            "for {n} (task, segment, system)",
                             labels[undefined], DegenerateWarning)  # fmt: skip
         elif base == "reciprocal_rank":
             value = reciprocal_rank(pred, hum, ties=ties)

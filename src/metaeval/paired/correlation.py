@@ -294,7 +294,7 @@ def correlation_effects(
         add_display(table, ["effect", "ci_low", "ci_high"])
     bad = table["effect"].isna()
     if bad.any():
-        warn_groups(f"{int(bad.sum())} correlation effect(s) are NaN (too few shared queries, "
+        warn_groups("{n} correlation effect(s) are NaN (too few shared queries, "
                     "a constant system, or |r| = 1)",
                     table.loc[bad, ["metric", "treatment", "task", "n"]], DegenerateWarning)  # fmt: skip
     return table

@@ -561,7 +561,7 @@ def warn_undefined(
         idx = np.nonzero(hit.values)
         groups = pd.DataFrame({dim: hit[dim].values[i] for dim, i in zip(order, idx, strict=True)})
         warn_groups(
-            f"{what} gives NaN for {len(groups)} group(s) because of {reason}",
+            f"{what} gives NaN for {{n}} group(s) because of {reason}",
             groups,
             DegenerateWarning,
         )

@@ -167,12 +167,7 @@ def compare(
     """
     from scipy import stats as sps
 
-    check_option("test", test, COMPARE_TESTS)
-    check_option("alternative", alternative, ALTERNATIVES)
-    if adjust is not None:
-        check_option("adjust", adjust, ADJUSTMENTS)
-    alpha = check_alpha(alpha)
-    n_resamples = check_resamples(n_resamples)
+    alpha, n_resamples = compare_options(test, alternative, adjust, alpha, n_resamples)
     seed = rs.resolve_seed(seed) if test in ("randomization", "bootstrap") else seed
 
     lay = layout(scores, keep_raw=test != "t")
@@ -242,6 +237,17 @@ def compare(
         n_resamples=n_resamples if test in ("randomization", "bootstrap") else None,
     )  # fmt: skip
     return frame
+
+
+def compare_options(
+    test: Any, alternative: Any, adjust: Any, alpha: Any, n_resamples: Any
+) -> tuple[float, int]:
+    """Check :func:`compare`'s options; return ``alpha`` and ``n_resamples`` as numbers."""
+    check_option("test", test, COMPARE_TESTS)
+    check_option("alternative", alternative, ALTERNATIVES)
+    if adjust is not None:
+        check_option("adjust", adjust, ADJUSTMENTS)
+    return check_alpha(alpha), check_resamples(n_resamples)
 
 
 # ------------------------------------------------------------- per-query tests

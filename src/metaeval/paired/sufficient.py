@@ -43,7 +43,9 @@ _CHUNK_BYTES = 32 * 2**20
 """Approximate input bytes per chunk of blocks in the Gram products."""
 
 
-def _select(names: np.ndarray, wanted: str | Sequence[str] | None, role: str) -> np.ndarray | None:
+def select_systems(
+    names: np.ndarray, wanted: str | Sequence[str] | None, role: str
+) -> np.ndarray | None:
     """Indices of ``wanted`` systems in ``names`` (None: all of them)."""
     if wanted is None:
         return None
@@ -180,11 +182,13 @@ def statistics_of(
     *,
     control: str | Sequence[str] | None = None,
     treatment: str | Sequence[str] | None = None,
+    warn: bool = True,
 ) -> xr.Dataset:
     """:func:`sufficient_statistics` of a table already laid out by ``paired._layout.layout``
-    (for the functions of this package that lay a table out once and select from it)."""
-    right = _select(lay.systems, control, "control")
-    left = _select(lay.systems, treatment, "treatment")
+    (for the functions of this package that lay a table out once and select from it);
+    ``warn=False`` leaves the warning about unpaired queries to the caller."""
+    right = select_systems(lay.systems, control, "control")
+    left = select_systems(lay.systems, treatment, "treatment")
     sums = _gram(lay, left, right)
     counts, shift = lay.counts, lay.shift  # (metric, system, task)
     left, right = (np.arange(len(lay.systems)) if i is None else i for i in (left, right))
@@ -206,7 +210,8 @@ def statistics_of(
     data["shift_control"] = (("task", "metric", "control"), shift[:, right].transpose(2, 0, 1))
     data["scale"] = (("task", "metric"), lay.scale.T)
     ds = xr.Dataset(data, coords=coords)
-    warn_unpaired(ds)
+    if warn:
+        warn_unpaired(ds)
     return ds
 
 
@@ -228,7 +233,7 @@ def warn_unpaired(ds: xr.Dataset) -> None:
         .astype({"paired_queries": np.int64, "unpaired_queries": np.int64})
     )
     warn_groups(
-        f"Queries present for only one system of a pair were left out of {len(frame)} "
+        "Queries present for only one system of a pair were left out of {n} "
         "(task, metric, treatment, control) group(s)",
         frame,
         PairingWarning,

@@ -92,7 +92,7 @@ class TwoWay:
         lay = self.lay
         few = (self.k > 0) & (self.k < minimum)
         if few.any():
-            m, t = np.nonzero(few)
+            t, m = np.nonzero(few.T)  # groups listed task by task
             groups = pd.DataFrame(
                 {"task": lay.tasks[t], "metric": lay.metrics[m], "systems": self.k[m, t]}
             )
@@ -101,7 +101,7 @@ class TwoWay:
                 f"groups have fewer:\n{format_groups(groups)}\nUse compare() for two systems."
             )
         if self.dropped.any():
-            m, t = np.nonzero(self.dropped)
+            t, m = np.nonzero(self.dropped.T)
             groups = pd.DataFrame(
                 {
                     "task": lay.tasks[t],
@@ -112,15 +112,15 @@ class TwoWay:
             )
             warn_groups(
                 f"{what} uses the queries every system has; queries missing for some system were "
-                f"left out of {len(groups)} (task, metric) group(s)",
+                "left out of {n} (task, metric) group(s)",
                 groups,
                 PairingWarning,
             )
         small = (self.k > 0) & (self.q < 2)
         if small.any():
-            m, t = np.nonzero(small)
+            t, m = np.nonzero(small.T)
             warn_groups(
-                f"{what} gives NaN for {small.sum()} (task, metric) group(s) with fewer than 2 "
+                f"{what} gives NaN for {{n}} (task, metric) group(s) with fewer than 2 "
                 "complete queries",
                 pd.DataFrame({"task": lay.tasks[t], "metric": lay.metrics[m]}),
                 DegenerateWarning,

@@ -158,6 +158,11 @@ def _fit_arrays(
     return out, w_row, flags
 
 
+def pool_options(method: str, ci: str | None, alpha: float) -> None:
+    """Check :func:`pool`'s options (for callers that check them before other work)."""
+    _Options.checked(method, ci, alpha, None)
+
+
 @dataclass(frozen=True)
 class _Options:
     """The checked options of a fit."""
@@ -397,7 +402,7 @@ def _warn_groups(
     )
     for hit, text in messages:
         if hit.any():
-            warn_groups(f"{int(hit.sum())} pooled group(s) {text}", pooled.loc[hit, keys],
+            warn_groups(f"{{n}} pooled group(s) {text}", pooled.loc[hit, keys],
                         DegenerateWarning)  # fmt: skip
 
 

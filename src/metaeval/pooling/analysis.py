@@ -90,6 +90,20 @@ def analyze(
     ...
     """
     eff = effects(scores, control=control, treatment=treatment, effect=effect, alpha=alpha)
+    return analysis_table(eff, method=method, ci=ci, alpha=alpha, effect=effect)
+
+
+def analysis_table(
+    eff: pd.DataFrame,
+    *,
+    method: PoolMethod = DEFAULT_POOL_METHOD,
+    ci: CIMethod | None = DEFAULT_CI,
+    alpha: float = 0.05,
+    effect: str | None = None,
+) -> pd.DataFrame:
+    """:func:`analyze`'s table from an effects table (the effects computed elsewhere:
+    by a dask scores table's ``.meta.effects()``, say); ``effect`` names the effect
+    type of an empty one."""
     result = fit(
         eff, method=method, ci=ci, alpha=alpha, over="task", groups=None, heterogeneity_ci=False
     )

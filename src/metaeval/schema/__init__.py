@@ -62,7 +62,7 @@ def __getattr__(name: str) -> Any:  # lazy model attributes: schema.Scores etc.
 
 
 # -------------------------------------------------------------------- coercion
-def _coerce_scores(df: pd.DataFrame) -> pd.DataFrame:
+def coerce_scores(df: pd.DataFrame) -> pd.DataFrame:
     """Lossless conversions done before validation.
 
     Integer key columns (query ids such as TREC qids) become strings, whether
@@ -230,7 +230,7 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
             "The scores table has no rows; there is nothing to analyse."
             + (f" (It also lacks the column(s) {missing}.)" if missing else "")
         )
-    df = _coerce_scores(df)
+    df = coerce_scores(df)
     # pandera needs unique row labels to report duplicate keys: check a copy with positions
     checked = df if df.index.is_unique else df.reset_index(drop=True)
     try:
@@ -265,7 +265,7 @@ def prepare_scores(df: pd.DataFrame) -> pd.DataFrame:
     (['1', '2'], dtype('float64'))
     """
     if isinstance(df, pd.DataFrame) and not df.columns.duplicated().any():
-        df = _coerce_scores(df)
+        df = coerce_scores(df)
         if _quick_scores_ok(df):
             return df
     validate_scores(df)  # raises with the full report

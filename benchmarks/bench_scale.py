@@ -1,0 +1,658 @@
+"""Benchmark: ``.meta`` on dask DataFrames, from Parquet files, past one process.
+
+For each size, writes a synthetic scores table as one Parquet file per task
+(string key columns, not categoricals; rows shuffled within each file), reads it
+with ``dd.read_parquet(folder)`` — one partition per file, so every partition
+holds whole tasks and nothing is shuffled — on a ``LocalCluster`` of worker
+processes with one thread each, and prints the time (best of ``--repeat``) of
+
+(a) ``ddf.groupby(["task", "metric", "system"]).value.sum(split_out=1).compute()``:
+    the floor, one pass of dask over the data (``split_out=1``: left to itself,
+    dask picks ``split_out`` = npartitions / 5 for three keys and shuffles the
+    partial sums through P2P: 2-3x slower than one tree reduction at 1e7 rows);
+(b) ``ddf.meta.effects(control="s0")`` then ``.meta.pool()`` (pool in memory,
+    on the small effects table);
+(c) ``ddf.meta.effects(control=None)`` (every ordered pair of systems);
+(d) ``ddf.meta.compare(control="s0", test="randomization", n_resamples=R,
+    seed=0)`` (skipped with ``--skip-resampling``, or when the dask accessor has
+    no ``compare`` yet),
+
+as ratios to (a), and the peak resident memory (RSS) of every worker process
+during each step: a thread of the client polls ``psutil`` on each worker's pid
+every 0.1 s (the pids from ``client.run(os.getpid)``); before each step the
+workers collect garbage and hand freed memory back to the OS (malloc_trim,
+Arrow's pool), so that a step's peak is its own. ``--in-memory`` also times the
+pandas path in a fresh process (``pd.read_parquet(folder)``, ``.meta.effects``
++ ``pool``, ``compare``) with its peak RSS, where the estimate fits in the free
+memory; ``--check`` compares the dask results with it at the smallest size.
+
+Targets (issue 15): (b) <= 1.5x (a) at every size; peak RSS per worker <= 2 GB
+at 1e8 rows; time of (b) at 1e8 rows / at 1e7 rows <= 12 (10x the rows).
+Nothing is asserted: the script prints PASS or MISS.
+
+    python benchmarks/bench_scale.py                    # 1e7, 3e7, 1e8 rows: 100 tasks x 10 systems x 1 metric
+    python benchmarks/bench_scale.py --skip-resampling  # (a)-(c) only
+    python benchmarks/bench_scale.py --rows 1e6 3e6 --repeat 1 --in-memory --resamples 1000   # a quick run
+    python benchmarks/bench_scale.py --rows 1e7 --in-memory --check   # dask results == in memory
+
+The data stay in ``--dir`` (default /tmp/metaeval-bench-scale), one folder per
+shape (``tasks100-systems10-metrics1-queries10000``), and are reused by later
+runs; delete the folder to free the disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import gc
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import psutil
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import metaeval
+
+CONTROL = "s0"
+GB = 1e9
+SHUFFLE = re.compile(r"shuffle|p2p|rearrange")
+"""Task-name prefixes of data moving between partitions."""
+DONE = "_complete.json"
+"""Written last in a data folder: the files are whole (pyarrow and dask skip names with _)."""
+
+
+# ------------------------------------------------------------------------------ data
+def shape_name(tasks: int, systems: int, metrics: int, queries: int) -> str:
+    return f"tasks{tasks}-systems{systems}-metrics{metrics}-queries{queries}"
+
+
+def task_table(index: int, queries: int, systems: int, metrics: int) -> pa.Table:
+    """One task's rows in random order: a difficulty per query, a skill per system, noise."""
+    rng = np.random.default_rng([0, index])
+    difficulty = rng.uniform(0.2, 0.8, (metrics, 1, queries))
+    skill = rng.normal(0, 0.05, (metrics, systems, 1))
+    noise = rng.normal(0, 0.1, (metrics, systems, queries))
+    value = np.clip(difficulty + skill + noise, 0, 1).ravel()
+    order = rng.permutation(value.size)
+    m, s, q = np.unravel_index(order, (metrics, systems, queries))
+
+    def strings(codes: np.ndarray, names: list[str]) -> pa.Array:
+        return pa.array(names, type=pa.string()).take(pa.array(codes.astype(np.int32)))
+
+    width = len(str(queries - 1))
+    return pa.table({
+        "task": strings(np.zeros(value.size, dtype=np.int32), [f"task{index:04d}"]),
+        "query": strings(q, [f"q{i:0{width}d}" for i in range(queries)]),
+        "system": strings(s, [f"s{i}" for i in range(systems)]),
+        "metric": strings(m, [f"m{i}" for i in range(metrics)]),
+        "value": pa.array(value[order]),
+    })  # fmt: skip
+
+
+def ensure_data(root: Path, tasks: int, systems: int, metrics: int, queries: int) -> Path:
+    """The folder of this shape's Parquet files, written one task at a time if missing."""
+    folder = root / shape_name(tasks, systems, metrics, queries)
+    rows = tasks * systems * metrics * queries
+    shape = {"tasks": tasks, "systems": systems, "metrics": metrics, "queries": queries}
+    marker = folder / DONE
+    if marker.exists() and json.loads(marker.read_text()) == shape:
+        print(f"  reusing {folder}: {rows:,} rows, {disk_bytes(folder) / 1e6:,.0f} MB on disk")
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    start = time.perf_counter()
+    for index in range(tasks):
+        part = folder / f"task-{index:04d}.parquet"
+        pq.write_table(task_table(index, queries, systems, metrics), part.with_suffix(".tmp"))
+        part.with_suffix(".tmp").rename(part)
+    marker.write_text(json.dumps(shape))
+    elapsed = time.perf_counter() - start
+    print(
+        f"  wrote {folder}: {rows:,} rows in {tasks} files, "
+        f"{disk_bytes(folder) / 1e6:,.0f} MB on disk, in {elapsed:.1f} s"
+    )
+    return folder
+
+
+def disk_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.glob("*.parquet"))
+
+
+# ------------------------------------------------------------------------ memory
+def release_memory() -> None:
+    """Collect garbage and hand freed memory back to the OS (runs on every worker)."""
+    gc.collect()
+    with contextlib.suppress(Exception):
+        pa.default_memory_pool().release_unused()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def max_rss() -> int:
+    """This process's peak resident memory in bytes: VmHWM of /proc/self/status.
+
+    Not ``getrusage(RUSAGE_SELF).ru_maxrss``, which on Linux keeps the high-water mark of
+    the process before its exec: a subprocess of a big client starts as big as the client.
+    """
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+class RssSampler:
+    """Peak RSS of a set of processes since :meth:`watch`, polled by a thread."""
+
+    def __init__(self, interval: float = 0.1) -> None:
+        self.interval = interval
+        self._lock = threading.Lock()
+        self._procs: dict[str, psutil.Process] = {}
+        self._peak: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def watch(self, pids: dict[str, int]) -> None:
+        with self._lock:
+            self._procs = {label: psutil.Process(pid) for label, pid in pids.items()}
+            self._peak = dict.fromkeys(pids, 0)
+        self._poll()
+
+    def peaks(self) -> dict[str, int]:
+        self._poll()
+        with self._lock:
+            return dict(self._peak)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _poll(self) -> None:
+        with self._lock:
+            for label, proc in self._procs.items():
+                try:
+                    rss = proc.memory_info().rss
+                except psutil.Error:  # a worker killed and restarted by its nanny
+                    continue
+                self._peak[label] = max(self._peak[label], rss)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._poll()
+
+
+def worker_pids(client: Any) -> dict[str, int]:
+    """``{"w0": pid, ...}`` in the order of the workers' addresses."""
+    pids = client.run(os.getpid)
+    return {f"w{i}": pids[address] for i, address in enumerate(sorted(pids))}
+
+
+# ------------------------------------------------------------------------- steps
+@dataclass
+class Step:
+    seconds: float | None = None
+    peaks: dict[str, int] = field(default_factory=dict)  # label -> bytes, "client" included
+    result: Any = None
+    tasks: int = 0
+    moved: list[str] = field(default_factory=list)  # task prefixes that look like a shuffle
+    note: str = ""
+
+    def worker_peak(self) -> int:
+        return max((v for k, v in self.peaks.items() if k != "client"), default=0)
+
+
+def run_step(client: Any, sampler: RssSampler, fn: Any, repeat: int) -> Step:
+    """Best time of ``repeat`` calls of ``fn``, the peak RSS of each process over them,
+    and the dask tasks of the first call; an error is noted, not raised."""
+    from dask.utils import key_split
+    from distributed import get_task_stream
+
+    step = Step()
+    times = []
+    for i in range(repeat):
+        client.run(release_memory)
+        release_memory()
+        pids = worker_pids(client)
+        sampler.watch({**pids, "client": os.getpid()})
+        # the scheduler records the tasks of the first call only (a few % of overhead)
+        recorder = get_task_stream(client) if i == 0 else contextlib.nullcontext()
+        try:
+            with recorder as stream:
+                start = time.perf_counter()
+                step.result = fn()
+                times.append(time.perf_counter() - start)
+        except Exception as error:  # e.g. KilledWorker past the memory limit: go on
+            step.note = f"failed: {type(error).__name__}: {str(error)[:200]}"
+        for label, rss in sampler.peaks().items():
+            step.peaks[label] = max(step.peaks.get(label, 0), rss)
+        if worker_pids(client) != pids:
+            step.note += " (a worker was restarted: past its memory limit?)"
+        if i == 0:
+            prefixes = {key_split(t["key"]) for t in stream.data}
+            step.tasks = len(stream.data)
+            step.moved = sorted(p for p in prefixes if SHUFFLE.search(p))
+        if step.note:
+            break
+    step.seconds = min(times) if times and not step.note.startswith("failed") else None
+    return step
+
+
+def print_step(label: str, step: Step, floor: float | None) -> None:
+    if step.seconds is None:
+        print(f"  {label:<34} {step.note}")
+        return
+    ratio = f"{step.seconds / floor:6.2f}x (a)" if floor else ""
+    peaks = "  ".join(f"{k} {v / GB:.2f}" for k, v in step.peaks.items() if k != "client")
+    moved = f"shuffle-like tasks: {', '.join(step.moved)}" if step.moved else "no shuffle"
+    print(
+        f"  {label:<34} {step.seconds:8.2f} s {ratio}   peak RSS GB: {peaks}"
+        f"  (client {step.peaks.get('client', 0) / GB:.2f})   [{step.tasks} tasks, {moved}]"
+        f"{step.note}"
+    )
+
+
+def dask_compare(ddf: Any, resamples: int) -> Any:
+    """The bound method ``ddf.meta.compare``, or None where the dask accessor lacks it."""
+    try:
+        compare = ddf.meta.compare
+    except AttributeError:
+        return None
+    return lambda: compare(control=CONTROL, test="randomization", n_resamples=resamples, seed=0)
+
+
+# -------------------------------------------------------------- in memory (pandas)
+def in_memory_child(folder: str, repeat: int, resamples: int | None, out: str | None) -> None:
+    """Runs in a fresh process: the pandas path, timings and peak RSS as one JSON line."""
+    warnings.simplefilter("error", metaeval.MetaEvalWarning)  # the synthetic data are clean
+    report: dict[str, Any] = {"rss_start": max_rss()}  # the interpreter and its imports
+    start = time.perf_counter()
+    df = pd.read_parquet(folder)
+    report["read"] = time.perf_counter() - start
+    report["rss_read"] = max_rss()
+    report["frame_bytes"] = int(df.memory_usage(deep=True).sum())
+    report["dtypes"] = {c: str(t) for c, t in df.dtypes.items()}
+
+    def floor() -> Any:
+        return df.groupby(["task", "metric", "system"], observed=True)["value"].sum()
+
+    def effects() -> Any:
+        table = df.meta.effects(control=CONTROL)
+        table.meta.pool()
+        return table
+
+    def compare() -> Any:
+        return df.meta.compare(control=CONTROL, test="randomization", n_resamples=resamples, seed=0)
+
+    first = df[df["task"].isin(df["task"].unique()[:2])]  # warm-up: lazy imports
+    first.meta.effects(control=CONTROL).meta.pool()
+    first.meta.compare(control=CONTROL, test="randomization", n_resamples=10, seed=0)
+    report["floor"], _ = best_of(floor, repeat)
+    report["effects"], effects_table = best_of(effects, repeat)
+    report["rss_effects"] = max_rss()
+    if out:
+        effects_table.to_pickle(Path(out) / "effects.pkl")
+    del effects_table
+    if resamples:
+        report["compare"], compared = best_of(compare, repeat)
+        report["rss_compare"] = max_rss()
+        if out:
+            compared.to_pickle(Path(out) / "compare.pkl")
+    print(json.dumps(report))
+
+
+@dataclass
+class MemoryModel:
+    """The in-memory path's peak RSS, ~ start + bytes per row x rows, as last measured."""
+
+    start: float = 0.3 * GB
+    per_row: dict[bool, float] = field(default_factory=lambda: {False: 250.0, True: 500.0})
+
+    def needed(self, rows: int, compare: bool) -> float:
+        return self.start + 1.2 * self.per_row[compare] * rows
+
+    def update(self, report: dict[str, Any], rows: int) -> None:
+        self.start = report["rss_start"]
+        for compare, key in ((False, "rss_effects"), (True, "rss_compare")):
+            if key in report:
+                self.per_row[compare] = (report[key] - self.start) / rows
+
+
+def best_of(fn: Any, repeat: int) -> tuple[float, Any]:
+    """The best time of ``repeat`` calls of ``fn`` and its result."""
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
+def run_in_memory(
+    folder: Path, repeat: int, resamples: int | None, out: str | None
+) -> dict[str, Any] | None:
+    command = [sys.executable, __file__, "--in-memory-child", str(folder), "--repeat", str(repeat)]
+    command += ["--resamples", str(resamples)] if resamples else ["--skip-resampling"]
+    command += ["--check-dir", out] if out else []
+    done = subprocess.run(command, stdout=subprocess.PIPE, text=True)  # stderr: through
+    if done.returncode != 0:
+        print(f"  in memory: failed (exit code {done.returncode}; killed for memory if -9)")
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def print_in_memory(report: dict[str, Any]) -> None:
+    line = (
+        f"  in memory (pandas, 1 process): read {report['read']:.2f} s, frame "
+        f"{report['frame_bytes'] / GB:.2f} GB; groupby sum {report['floor']:.2f} s; "
+        f"effects+pool {report['effects']:.2f} s ({report['effects'] / report['floor']:.2f}x)"
+    )
+    if "compare" in report:
+        line += f"; compare {report['compare']:.2f} s"
+    line += (
+        f"; peak RSS {max(v for k, v in report.items() if k.startswith('rss')) / GB:.2f} GB "
+        f"(after read {report['rss_read'] / GB:.2f}, after effects+pool "
+        f"{report['rss_effects'] / GB:.2f})"
+    )
+    print(line)
+
+
+def max_abs_difference(ours: pd.DataFrame, theirs: pd.DataFrame) -> str:
+    """Max |difference| (and relative) over the numeric columns of two tables of the same rows."""
+
+    def keyed(frame: pd.DataFrame) -> pd.DataFrame:
+        keys = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
+        frame = frame.astype(dict.fromkeys(keys, object))
+        return frame.set_index(keys).sort_index()
+
+    a, b = keyed(ours), keyed(theirs)
+    if not a.index.equals(b.index) or list(a.columns) != list(b.columns):
+        return f"different rows or columns ({len(a)} vs {len(b)} rows)"
+    numbers = [c for c in a.columns if pd.api.types.is_numeric_dtype(a[c])]
+    x, y = a[numbers].to_numpy(float), b[numbers].to_numpy(float)
+    nan_mismatch = int((np.isnan(x) != np.isnan(y)).sum())
+    both = ~np.isnan(x) & ~np.isnan(y)
+    diff = np.where(both, np.abs(x - y), 0.0)
+    scale = np.where(both, np.maximum(np.abs(x), np.abs(y)), 1.0)
+    relative = np.divide(diff, scale, out=np.zeros_like(diff), where=scale > 0)
+    worst = numbers[int(np.unravel_index(diff.argmax(), diff.shape)[1])] if diff.size else ""
+    where = f" (in {worst})" if diff.max(initial=0.0) > 0 else ""
+    return (
+        f"max abs difference {diff.max(initial=0.0):.3g}{where}, max relative "
+        f"{relative.max(initial=0.0):.3g}, over {len(a)} rows x {len(numbers)} columns; "
+        f"NaN mismatches {nan_mismatch}"
+    )
+
+
+# --------------------------------------------------------------------------- main
+def count(text: str) -> int:
+    """A number of rows as written on the command line: 1e7, 3e7, 100000000."""
+    return int(float(text))
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=count, nargs="+", default=[10**7, 3 * 10**7, 10**8])
+    parser.add_argument("--tasks", type=int, default=100)
+    parser.add_argument("--systems", type=int, default=10)
+    parser.add_argument("--metrics", type=int, default=1)
+    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "metaeval-bench-scale",
+                        help="where the Parquet data are written and reused (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--memory-limit", default="4GiB", help="per worker (default: %(default)s)")
+    parser.add_argument("--repeat", type=int, default=2,
+                        help="best of N at every size but the largest of several (default: 2)")  # fmt: skip
+    parser.add_argument("--repeat-largest", type=int, default=1,
+                        help="best of N at the largest of several sizes (default: 1)")  # fmt: skip
+    parser.add_argument("--resamples", type=int, default=10_000, help="of the randomization test")
+    parser.add_argument("--skip-resampling", action="store_true", help="skip (d)")
+    parser.add_argument("--in-memory", action="store_true",
+                        help="also time the pandas path in one process, where it fits")  # fmt: skip
+    parser.add_argument("--check", action="store_true",
+                        help="compare the dask results with in memory at the smallest size")  # fmt: skip
+    parser.add_argument("--in-memory-child", help=argparse.SUPPRESS)
+    parser.add_argument("--check-dir", help=argparse.SUPPRESS)
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
+    resamples = None if args.skip_resampling else args.resamples
+    if args.in_memory_child:
+        in_memory_child(args.in_memory_child, args.repeat, resamples, args.check_dir)
+        return
+
+    import dask
+    import dask.dataframe as dd
+    import distributed
+
+    warnings.simplefilter("error", metaeval.MetaEvalWarning)  # the synthetic data are clean
+    per_query = args.tasks * args.systems * args.metrics
+    shapes = {}  # rows -> queries per task
+    for rows in sorted(set(args.rows)):
+        queries = max(2, round(rows / per_query))
+        shapes[queries * per_query] = queries
+    sizes = sorted(shapes)
+    memory = psutil.virtual_memory()
+    print(
+        f"dask {dask.__version__}, distributed {distributed.__version__}, pandas {pd.__version__}, "
+        f"pyarrow {pa.__version__}; {os.cpu_count()} cores, {memory.total / GB:.1f} GB RAM"
+    )
+    print(
+        f"scores: {args.tasks} tasks x {args.systems} systems x {args.metrics} metrics x "
+        f"queries per task = {', '.join(f'{r:,}' for r in sizes)} rows"
+    )
+    print("data:")
+    folders = {rows: ensure_data(args.dir, args.tasks, args.systems, args.metrics, shapes[rows])
+               for rows in sizes}  # fmt: skip
+
+    cluster = distributed.LocalCluster(
+        n_workers=args.workers, threads_per_worker=1, processes=True,
+        memory_limit=args.memory_limit, dashboard_address=None,
+    )  # fmt: skip
+    client = distributed.Client(cluster)
+    sampler = RssSampler(0.1)
+    print(
+        f"cluster: {args.workers} worker processes x 1 thread, memory limit {args.memory_limit} each"
+    )
+
+    def read(folder: Path) -> Any:
+        return dd.read_parquet(folder, split_row_groups=False)  # one partition per file
+
+    # warm-up: the workers import metaeval, xarray, scipy on a 2-task table
+    warm = dd.read_parquet(sorted(folders[sizes[0]].glob("*.parquet"))[:2], split_row_groups=False)
+    warm.groupby(["task", "metric", "system"]).value.sum(split_out=1).compute()
+    warm.meta.effects(control=CONTROL).meta.pool()
+    warm.meta.effects(control=None)
+    if resamples and (warm_compare := dask_compare(warm, 10)) is not None:
+        warm_compare()
+
+    results: dict[int, dict[str, Step]] = {}
+    memory_results: dict[int, dict[str, Any]] = {}
+    model = MemoryModel()
+    for rows in sizes:
+        folder = folders[rows]
+        repeat = args.repeat_largest if rows == sizes[-1] and len(sizes) > 1 else args.repeat
+        ddf = read(folder)
+        dtypes = ", ".join(f"{c}: {t}" for c, t in ddf.dtypes.items())
+        print(f"\n{rows:,} rows: {ddf.npartitions} partitions, best of {repeat}; {dtypes}")
+        if ddf.npartitions != args.tasks:
+            print(
+                f"  !! {ddf.npartitions} partitions for {args.tasks} files: tasks may be shuffled"
+            )
+        if any(isinstance(t, pd.CategoricalDtype) for t in ddf.dtypes):
+            print("  !! read_parquet gave categorical columns: the keys are meant to be strings")
+        steps: dict[str, Step] = {}
+        results[rows] = steps
+
+        def floor(ddf: Any = ddf) -> Any:
+            return ddf.groupby(["task", "metric", "system"]).value.sum(split_out=1).compute()
+
+        def one_control(ddf: Any = ddf) -> Any:
+            effects = ddf.meta.effects(control=CONTROL)
+            effects.meta.pool()
+            return effects
+
+        def all_pairs(ddf: Any = ddf) -> Any:
+            return ddf.meta.effects(control=None)
+
+        steps["a"] = run_step(client, sampler, floor, repeat)
+        print_step("(a) groupby sum (floor)", steps["a"], None)
+        base = steps["a"].seconds
+        steps["b"] = run_step(client, sampler, one_control, repeat)
+        print_step(f"(b) effects(control={CONTROL!r}) + pool", steps["b"], base)
+        steps["c"] = run_step(client, sampler, all_pairs, repeat)
+        print_step("(c) effects(control=None)", steps["c"], base)
+        if resamples:
+            compare = dask_compare(ddf, resamples)
+            if compare is None:
+                print(
+                    f"  {'(d) compare(randomization)':<34} not available: ddf.meta has no compare()"
+                )
+            else:
+                steps["d"] = run_step(client, sampler, compare, repeat)
+                print_step(f"(d) compare(randomization, {resamples:,})", steps["d"], base)
+
+        checking = args.check and rows == sizes[0]
+        if args.in_memory or checking:
+            available = 0.8 * psutil.virtual_memory().available
+            with_compare = resamples if model.needed(rows, bool(resamples)) < available else None
+            needed = model.needed(rows, bool(with_compare))
+            if needed > available:
+                print(
+                    f"  in memory: skipped, ~{needed / GB:.1f} GB needed, {available / GB:.1f} GB free"
+                )
+                continue
+            if with_compare != resamples:
+                print(
+                    f"  in memory: without compare, which would need ~{model.needed(rows, True) / GB:.1f} GB"
+                )
+            with tempfile.TemporaryDirectory(prefix="metaeval-bench-scale-check-") as out:
+                report = run_in_memory(folder, repeat, with_compare, out if checking else None)
+                if report is None:
+                    continue
+                memory_results[rows] = report
+                print_in_memory(report)
+                model.update(report, rows)
+                if checking and steps["b"].result is not None:
+                    theirs = pd.read_pickle(Path(out) / "effects.pkl")
+                    print(
+                        f"  check (b) vs in memory: {max_abs_difference(steps['b'].result, theirs)}"
+                    )
+                if checking and "d" in steps and steps["d"].result is not None:
+                    theirs = pd.read_pickle(Path(out) / "compare.pkl")
+                    print(
+                        f"  check (d) vs in memory: {max_abs_difference(steps['d'].result, theirs)}"
+                    )
+
+    lifetime = client.run(max_rss)
+    sampler.close()
+    client.close()
+    cluster.close()
+    summary(results, memory_results, sizes)
+    print(
+        "peak RSS (VmHWM) of the workers over the whole run, a cross-check of the sampler: "
+        + ", ".join(f"{v / GB:.2f} GB" for _, v in sorted(lifetime.items()))
+    )
+
+
+def summary(
+    results: dict[int, dict[str, Step]], memory_results: dict[int, dict[str, Any]], sizes: list[int]
+) -> None:
+    def seconds(step: Step | None, base: float | None) -> str:
+        if step is None or step.seconds is None:
+            return f"{'-':>17}"
+        ratio = f"{step.seconds / base:5.2f}x" if base else "     -"
+        return f"{step.seconds:9.2f} {ratio}"
+
+    print("\nsummary (times in s, ratios to (a); RSS: peak of the worker processes, GB)")
+    print(
+        f"{'rows':>12} {'(a) floor':>9} {'(b) effects+pool':>17} {'(c) all pairs':>17} "
+        f"{'(d) compare':>17}  {'peak RSS per worker (a/b/c/d)':<30} {'in memory (b), RSS':>20}"
+    )
+    for rows in sizes:
+        steps = results[rows]
+        base = steps["a"].seconds
+        rss = "/".join(f"{steps[k].worker_peak() / GB:.2f}" if k in steps else "-" for k in "abcd")
+        memory = memory_results.get(rows)
+        in_memory = (
+            f"{memory['effects']:8.2f} s {max(v for k, v in memory.items() if k.startswith('rss')) / GB:6.2f} GB"
+            if memory
+            else f"{'-':>20}"
+        )
+        print(
+            f"{rows:>12,} {base if base is not None else float('nan'):9.2f} "
+            f"{seconds(steps['b'], base)} {seconds(steps.get('c'), base)} "
+            f"{seconds(steps.get('d'), base)}  {rss:<30} {in_memory}"
+        )
+
+    small, large = sizes[0], sizes[-1]
+    if large > small:
+        for key, label in (("a", "(a) floor"), ("b", "(b) effects+pool")):
+            t0, t1 = results[small][key].seconds, results[large][key].seconds
+            if t0 and t1:
+                print(
+                    f"linearity {label}: time({large:,}) / time({small:,}) = {t1 / t0:.2f} "
+                    f"for {large / small:.1f}x the rows"
+                )
+
+    def mark(ok: bool | None) -> str:
+        return "n/a " if ok is None else ("PASS" if ok else "MISS")
+
+    print("\ntargets")
+    ratios = [results[r]["b"].seconds / results[r]["a"].seconds for r in sizes
+              if results[r]["b"].seconds and results[r]["a"].seconds]  # fmt: skip
+    ok = max(ratios) <= 1.5 if len(ratios) == len(sizes) else False
+    worst = f"worst {max(ratios):.2f}x" if ratios else "not measured"
+    print(f"  {mark(ok)}  (b) <= 1.5x (a) at every size: {worst}")
+
+    at = 10**8 if 10**8 in results else None
+    rows = at or large
+    steps = results[rows]
+    peak = max(s.worker_peak() for s in steps.values())
+    which = max(steps, key=lambda k: steps[k].worker_peak())
+    if at:
+        print(
+            f"  {mark(peak <= 2 * GB)}  peak RSS per worker <= 2 GB at 1e8 rows: {peak / GB:.2f} GB ({which})"
+        )
+    else:
+        print(
+            f"  {mark(None)}  peak RSS per worker <= 2 GB at 1e8 rows: not run at 1e8 "
+            f"(at {rows:,} rows: {peak / GB:.2f} GB, in ({which}))"
+        )
+
+    if 10**7 in results and 10**8 in results:
+        lo, hi, target = 10**7, 10**8, 12.0
+        name = "time(b) at 1e8 / at 1e7 <= 12"
+    else:
+        lo, hi = small, large
+        target = 1.2 * hi / lo
+        name = (
+            f"time(b) at {hi:,} / at {lo:,} <= {target:.1f} (1.2x the rows ratio; 12 for 1e8/1e7)"
+        )
+    t0, t1 = results[lo]["b"].seconds, results[hi]["b"].seconds
+    if hi > lo and t0 and t1:
+        print(f"  {mark(t1 / t0 <= target)}  {name}: {t1 / t0:.2f}")
+    else:
+        print(f"  {mark(None)}  {name}: needs two sizes")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,5 +1,6 @@
 """``.meta`` on dask DataFrames, on a real ``distributed.LocalCluster`` with worker processes:
-the same effects, warnings and errors as in memory, for any partitioning."""
+the same effects and tests (bit for bit), warnings and errors as in memory, for any
+partitioning."""
 
 from __future__ import annotations
 
@@ -73,11 +74,11 @@ def test_effects_equal_the_in_memory_ones_for_any_partitioning(client, seed):
             for control in ("ctrl", None):
                 want, want_w = _caught(scores.meta.effects, control, effect=effect)
                 got, got_w = _caught(ddf.meta.effects, control, effect=effect)
-                pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=1e-12, atol=0)
+                pd.testing.assert_frame_equal(got, want, check_exact=True)
                 assert got_w == want_w, (effect, control)
         pooled, _ = _caught(lambda d: d.meta.effects("ctrl").meta.pool(by="domain"), ddf)
         want, _ = _caught(lambda d: d.meta.effects("ctrl").meta.pool(by="domain"), scores)
-        pd.testing.assert_frame_equal(pooled, want, check_exact=False, rtol=1e-10)
+        pd.testing.assert_frame_equal(pooled, want, check_exact=True)
 
 
 def test_statistics_equal_and_whole_tasks_are_not_shuffled(client, rng):
@@ -90,7 +91,7 @@ def test_statistics_equal_and_whole_tasks_are_not_shuffled(client, rng):
     got = by_task.meta.sufficient_statistics("ctrl")
     assert got["n"].dtype == want["n"].dtype
     for name in want.data_vars:
-        np.testing.assert_allclose(got[name].values, want[name].values, rtol=1e-12, err_msg=name)
+        np.testing.assert_array_equal(got[name].values, want[name].values, err_msg=name)
     assert list(got["task"].values) == list(want["task"].values)
 
 
@@ -141,7 +142,7 @@ def test_tests_and_tables_equal_the_in_memory_ones(client, seed):
         for name, kwargs in PER_TASK_CALLS:
             want, want_w = _caught(getattr(scores.meta, name), **kwargs)
             got, got_w = _caught(getattr(ddf.meta, name), **kwargs)
-            pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=1e-12, atol=0)
+            pd.testing.assert_frame_equal(got, want, check_exact=True)
             assert got.attrs == want.attrs, name
             assert got_w == want_w, (name, kwargs)
             if kwargs.get("seed") is not None:  # resampled p-values: identical, not close
@@ -238,7 +239,7 @@ def test_a_task_found_in_two_partitions_by_the_main_pass_is_redone_after_a_shuff
     survey.ddf = _split(scores, rng, 4)  # as if dask read the files otherwise for all columns
     got = scale.effects(None, "ctrl", survey=survey)
     assert survey.shuffled
-    pd.testing.assert_frame_equal(got, scores.meta.effects("ctrl"), check_exact=False, rtol=1e-12)
+    pd.testing.assert_frame_equal(got, scores.meta.effects("ctrl"), check_exact=True)
 
 
 def test_parquet_files_splitting_tasks_read_lazily_give_the_in_memory_results(
@@ -250,7 +251,7 @@ def test_parquet_files_splitting_tasks_read_lazily_give_the_in_memory_results(
             metaeval.io.write_scores(part, tmp_path / f"{task}-{i}.parquet")
     lazy = metaeval.io.read_scores(tmp_path, lazy=True)
     pd.testing.assert_frame_equal(lazy.meta.effects("ctrl"), scores.meta.effects("ctrl"),
-                                  check_exact=False, rtol=1e-12)  # fmt: skip
+                                  check_exact=True)  # fmt: skip
     got = lazy.meta.compare("ctrl", test="randomization", n_resamples=500, seed=3)
     want = scores.meta.compare("ctrl", test="randomization", n_resamples=500, seed=3)
     np.testing.assert_array_equal(got["p_value"].to_numpy(), want["p_value"].to_numpy())

@@ -90,6 +90,26 @@ def test_chunking_and_sparse_paths_agree(rng, monkeypatch):
         _assert_same(metaeval.sufficient_statistics(sparse, control="a"), expected)
 
 
+@pytest.mark.filterwarnings("ignore::metaeval.PairingWarning")
+@pytest.mark.parametrize("chunk_bytes", [1, 120_000, 400_000])
+def test_a_tasks_statistics_do_not_depend_on_the_other_tasks_to_the_last_bit(
+    rng, monkeypatch, chunk_bytes
+):
+    # a dask partition holds some tasks: each must get the bits it gets in the whole table,
+    # which needs chunks of row blocks that cut a task at the same places in both
+    tasks = {"t1": 700, "t2": 1300, "t3": 90, "t4": 2600, "t5": 1}
+    scores = make_scores(rng, tasks=tasks, systems=("a", "b", "c", "d"))
+    gaps = scores["task"].isin(["t2", "t4"]) & (rng.random(len(scores)) < 0.05)
+    scores = scores[~gaps]  # queries some systems lack in two tasks, none in the others
+    monkeypatch.setattr(sufficient, "_CHUNK_BYTES", chunk_bytes)  # tasks over several chunks
+    whole = metaeval.sufficient_statistics(scores, control="a")
+    for task in tasks:
+        alone = metaeval.sufficient_statistics(scores[scores["task"] == task], control="a")
+        for name in whole.data_vars:
+            np.testing.assert_array_equal(alone[name].values[0], whole[name].sel(task=task).values,
+                                          err_msg=f"{task} {name}")  # fmt: skip
+
+
 def test_shifts_are_the_systems_means_over_shared_queries(rng):
     scores = make_scores(rng, drop=0.1)
     with pytest.warns(PairingWarning):

@@ -135,11 +135,25 @@ def _codes(series: pd.Series, *, sort: bool) -> tuple[np.ndarray, np.ndarray]:
     codes, uniques = pd.factorize(series, sort=False)
     uniques = np.asarray(uniques, dtype=object)
     if sort:  # sorting the few uniques and renumbering beats factorize(sort=True)
-        order = np.argsort(uniques, kind="stable")
+        order = _name_order(uniques)
         rank = np.empty(len(order), dtype=codes.dtype)
         rank[order] = np.arange(len(order), dtype=codes.dtype)
         codes, uniques = np.take(rank, codes), uniques[order]
     return codes, uniques
+
+
+def _name_order(names: np.ndarray) -> np.ndarray:
+    """``np.argsort(names)`` of distinct names: by pyarrow for strings, 3x faster on many
+    (query ids) and in the same order (UTF-8 bytes sort as code points, Python's order)."""
+    if len(names) > 1000:
+        try:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            return np.asarray(pc.array_sort_indices(pa.array(names, type=pa.string())))
+        except (ImportError, TypeError, ValueError, UnicodeError):  # not strings, or no pyarrow
+            pass
+    return np.argsort(names, kind="stable")
 
 
 def _int(a: np.ndarray, itype: type) -> np.ndarray:
@@ -319,7 +333,10 @@ def _shifts(
         per_block = np.einsum("msbk,mbk->msb", blocked, shared.reshape(blocked.shape[0], -1, BLOCK))
         common = np.zeros_like(own)
         add_segments(common, per_block, block_task, axis=2)
-        return np.nan_to_num(np.where(n_shared > 0, common / n_shared, own))
+        # tasks whose every query is shared keep ``own`` (the same mean, summed as when all
+        # tasks are complete): a task's shift does not depend on the table's other tasks
+        partial = per_task_sum((shared != has)[:, None, :], block_task, n_tasks) > 0
+        return np.nan_to_num(np.where(partial & (n_shared > 0), common / n_shared, own))
 
 
 SAFE_MAGNITUDE = 2.0**100

@@ -65,6 +65,29 @@ def select_systems(
     return idx
 
 
+def task_chunks(block_task: np.ndarray, step: int) -> list[slice]:
+    """Chunks of row blocks, at most ``2·step`` long, that cut a task only ``step`` blocks
+    from its own start: a task's sums are then the same to the last bit whatever tables
+    it is laid out with (alone in a dask partition, or with every other task).
+
+    Pieces (the tasks, cut every ``step`` blocks) go into the chunk of the
+    ``step``-window they start in.
+
+    >>> task_chunks(np.array([0, 0, 0, 1, 2, 2, 2, 2, 2]), 2)
+    [slice(0, 2, None), slice(2, 4, None), slice(4, 6, None), slice(6, 8, None), slice(8, 9, None)]
+    """
+    nb = len(block_task)
+    if nb == 0:
+        return []
+    starts = np.flatnonzero(np.r_[True, block_task[1:] != block_task[:-1]])
+    cuts = (np.diff(np.r_[starts, nb]) - 1) // step  # cuts inside each task
+    nth = np.arange(cuts.sum()) - np.repeat(np.cumsum(cuts) - cuts, cuts) + 1
+    pieces = np.sort(np.r_[starts, np.repeat(starts, cuts) + nth * step])
+    window = pieces // step
+    bounds = pieces[np.r_[True, window[1:] != window[:-1]]]
+    return [slice(int(a), int(b)) for a, b in zip(bounds, np.r_[bounds[1:], nb], strict=True)]
+
+
 def _gram(lay: Layout, left: np.ndarray | None, right: np.ndarray | None) -> dict[str, np.ndarray]:
     """The six sums (of shifted scores) for every (left, right) system pair, per (metric, task).
 
@@ -88,10 +111,9 @@ def _gram(lay: Layout, left: np.ndarray | None, right: np.ndarray | None) -> dic
         for name in ("n", "sum_x", "sum_y", "sum_xx", "sum_yy", "sum_xy")
     }
     per_block = n_metrics * (n_left + n_right) * BLOCK * 8 * 3
-    step = max(1, _CHUNK_BYTES // per_block)
+    step = max(1, _CHUNK_BYTES // per_block // 2)
     k = n_right
-    for b0 in range(0, nb, step):  # memory-bounded chunks of row blocks
-        sl = slice(b0, min(nb, b0 + step))
+    for sl in task_chunks(lay.block_task, step):  # memory-bounded chunks of row blocks
         # left factors: (metric, block, left, B); right factors: (metric, block, B, right)
         xl = xl_b[:, :, sl].transpose(0, 2, 1, 3)
         wl = wl_b[:, :, sl].transpose(0, 2, 1, 3).astype(np.float64)

@@ -141,9 +141,10 @@ class Piece(NamedTuple):
     split: bool  # a task's rows were in two of the joined partitions
 
 
-def _partition(part: pd.DataFrame, func: Any, kwargs: dict[str, Any], systems: list[str],
-               metrics: list[str]) -> Piece:  # fmt: skip
-    """``func`` of one partition, with the warnings it held and the tasks it saw."""
+def _partition(part: pd.DataFrame, func: Any, kwargs: dict[str, Any],
+               names: tuple[list[str], list[str]]) -> Piece:  # fmt: skip
+    """``func`` of one partition, with the warnings it held and the tasks it saw;
+    ``names``: the whole table's systems and metrics, to lay the partition out with."""
     from .errors import MetaEvalError, collected_warnings
     from .paired._layout import whole_table_names
 
@@ -151,7 +152,7 @@ def _partition(part: pd.DataFrame, func: Any, kwargs: dict[str, Any], systems: l
         return Piece(None, [], frozenset(), False)
     try:
         with collected_warnings() as held, whole_table_names():
-            out = func(_as_in_memory(part, systems, metrics), **kwargs)
+            out = func(_as_in_memory(part, *names), **kwargs)
     except MetaEvalError as err:  # travels to the client alone: not with pandera's context
         err.__context__ = err.__cause__ = None
         raise err
@@ -174,25 +175,20 @@ def _concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
-def _concat_datasets(datasets: list[xr.Dataset]) -> xr.Dataset:
-    return xr.concat(datasets, dim="task") if len(datasets) > 1 else datasets[0]
-
-
-def _reduce(survey: Survey, func: Any, kwargs: dict[str, Any], join: Any) -> Piece:
+def _reduce(ddf: Any, func: Any, kwargs: dict[str, Any], join: Any,
+            names: tuple[list[str], list[str]]) -> tuple[Piece, Any]:  # fmt: skip
     """``func`` on every partition, the results joined by a tree reduction on the workers
-    (:data:`SPLIT_EVERY` pieces a node), the root brought to the client.
+    (:data:`SPLIT_EVERY` pieces a node), the root brought to the client; and the table
+    as computed.
 
-    Should a task's rows be in two partitions after all — dask may read a file
-    differently for the first pass's three columns than for all of them — the work is
-    done again on the table shuffled on ``task``.
+    Should a task's rows turn out to be in two partitions — a table not laid out by
+    task, or dask reading a file otherwise for the first pass's three columns than for
+    all of them — the work is done again on the table shuffled on ``task``.
     """
     import dask
 
     def tree(ddf: Any) -> Piece:
-        nodes = [
-            dask.delayed(_partition)(p, func, kwargs, survey.systems, survey.metrics)
-            for p in ddf.to_delayed()
-        ]
+        nodes = [dask.delayed(_partition)(p, func, kwargs, names) for p in ddf.to_delayed()]
         while len(nodes) > 1:
             nodes = [
                 dask.delayed(_combine)(nodes[i : i + SPLIT_EVERY], join)
@@ -201,11 +197,11 @@ def _reduce(survey: Survey, func: Any, kwargs: dict[str, Any], join: Any) -> Pie
         (root,) = dask.compute(nodes[0])
         return root
 
-    root = tree(survey.ddf)
+    root = tree(ddf)
     if root.split:
-        survey.ddf, survey.shuffled = survey.ddf.shuffle(on="task"), True
-        root = tree(survey.ddf)
-    return root
+        ddf = ddf.shuffle(on="task")
+        root = tree(ddf)
+    return root, ddf
 
 
 def _select(survey: Survey, control: Any, treatment: Any) -> None:
@@ -255,8 +251,9 @@ def _join_statistics(
     parts: list[tuple[xr.Dataset, pd.DataFrame, set[str]]],
 ) -> tuple[xr.Dataset, pd.DataFrame, set[str]]:
     attrs = [a for _, a, _ in parts if len(a.columns)]
+    datasets = [ds for ds, _, _ in parts]
     return (
-        _concat_datasets([ds for ds, _, _ in parts]),
+        xr.concat(datasets, dim="task") if len(datasets) > 1 else datasets[0],
         pd.concat(attrs) if attrs else pd.DataFrame(),
         set().union(*(v for _, _, v in parts)),
     )
@@ -274,8 +271,8 @@ def statistics(
 
     survey = survey or Survey(ddf)
     _select(survey, control, treatment)
-    result = _reduce(survey, _statistics_of, {"control": control, "treatment": treatment},
-                     _join_statistics).result  # fmt: skip
+    result = _reduce(survey.ddf, _statistics_of, {"control": control, "treatment": treatment},
+                     _join_statistics, (survey.systems, survey.metrics))[0].result  # fmt: skip
     if result is None:
         raise _nothing()
     stats, attrs, varying = result
@@ -321,7 +318,8 @@ def _per_task(ddf: Any, func: Any, kwargs: dict[str, Any], *, pairs: tuple[str, 
     survey = Survey(ddf)
     if pairs is not None:
         _select(survey, control, treatment)
-    frame, held, _, _ = _reduce(survey, func, kwargs, _concat_frames)
+    (frame, held, _, _), _ = _reduce(survey.ddf, func, kwargs, _concat_frames,
+                                     (survey.systems, survey.metrics))  # fmt: skip
     if frame is None:
         raise _nothing()
     orders: dict[str, list[str]] = {"metric": survey.metrics}
@@ -520,8 +518,8 @@ def validate(ddf: Any) -> Any:
 
     Each partition gets the in-memory checks (types, missing and non-finite values,
     duplicate keys within it); keys repeated across partitions are found by a count of
-    key hashes (where a task has rows in more than one partition). Every problem is
-    reported at once, by partition number and row label within the partition.
+    key hashes. Every problem is reported at once, by partition number and row label
+    within the partition.
 
     Returns
     -------
@@ -551,10 +549,9 @@ def validate(ddf: Any) -> Any:
                      "see .failure_cases")  # fmt: skip
     cases = [f[1] for f in found]
     count = sum(len(f[0]) for f in found)
-    if Survey(ddf).shuffled:  # a task in several partitions: keys may repeat across them
-        shared, shared_cases = _shared_keys(ddf)
-        if shared:
-            lines, cases, count = lines + shared, [*cases, shared_cases], count + 1
+    shared, shared_cases = _shared_keys(ddf)
+    if shared:
+        lines, cases, count = lines + shared, [*cases, shared_cases], count + 1
     if count:
         raise SchemaError(
             f"The scores table has {count} problem{'s' if count != 1 else ''}:\n"

@@ -256,3 +256,20 @@ def test_parquet_files_splitting_tasks_read_lazily_give_the_in_memory_results(
     got = lazy.meta.compare("ctrl", test="randomization", n_resamples=500, seed=3)
     want = scores.meta.compare("ctrl", test="randomization", n_resamples=500, seed=3)
     np.testing.assert_array_equal(got["p_value"].to_numpy(), want["p_value"].to_numpy())
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["sufficient_statistics", "effects", "analyze", "compare", "anova", "tukey", "means"],
+)
+def test_dask_methods_take_the_in_memory_parameters(name):
+    import inspect
+
+    from metaeval.scale import DaskMetaAccessor
+
+    def parameters(func, skip_first):
+        found = list(inspect.signature(func).parameters.values())[skip_first:]
+        # a progress bar belongs to the process that runs: dask's diagnostics on dask
+        return [(p.name, p.kind, p.default) for p in found if p.name != "progress"]
+
+    assert parameters(getattr(DaskMetaAccessor, name), 1) == parameters(getattr(metaeval, name), 1)

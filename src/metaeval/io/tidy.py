@@ -98,11 +98,12 @@ def read_scores(path: str | Path, *, lazy: bool = False) -> Any:
     Parameters
     ----------
     path : str or pathlib.Path
-        A file; a folder, meaning the scores files in it (see :func:`scores_files`);
-        or a glob pattern. Several files are read one by one, with the checks above,
+        A file; a folder, meaning the scores files in it and in its sub-folders (names
+        ending in a scores suffix and not starting with ``.`` or ``_``), sorted; or a
+        glob pattern (``**`` for any depth). Several files are read one by one, with the checks above,
         and concatenated; a key in two files is an error naming both.
     lazy : bool, default False
-        Return a :class:`dask.dataframe.DataFrame` over Parquet files instead, read
+        Return a ``dask.dataframe.DataFrame`` over Parquet files instead, read
         when computed (needs the ``dask`` extra): for tables larger than memory or a
         cluster. One partition per file, or per row group of large files. Nothing is
         read or checked now; the ``.meta`` methods check each partition as they read

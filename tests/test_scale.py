@@ -65,13 +65,14 @@ def test_import_metaeval_does_not_import_dask_and_importing_dask_registers_meta(
     assert done.stdout.strip() == "DaskMetaAccessor"
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(3))
 def test_effects_equal_the_in_memory_ones_for_any_partitioning(client, seed):
     rng = np.random.default_rng(seed)
     scores = make_scores(rng, systems=("ctrl", "a", "b", "c"), drop=0.05 * (seed % 2))
     scores["domain"] = scores["task"].map({"t1": "x", "t2": "x", "t3": "y", "t4": "y"})
     for ddf in (_split(scores, rng, 2 + seed), _by_task(scores)):
-        for effect in metaeval.EFFECT_TYPES:
+        # every effect type once; the effect only changes the client's last step
+        for effect in metaeval.EFFECT_TYPES if seed == 0 else ("smcrp", "rom"):
             for control in ("ctrl", None):
                 want, want_w = _caught(scores.meta.effects, control, effect=effect)
                 got, got_w = _caught(ddf.meta.effects, control, effect=effect)
@@ -136,10 +137,10 @@ PER_TASK_CALLS = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(2))
 def test_tests_and_tables_equal_the_in_memory_ones(client, seed):
     rng = np.random.default_rng(100 + seed)
-    scores = _with_gaps(rng, drop=0.04 * seed)
+    scores = _with_gaps(rng, drop=0.06 * seed)
     for ddf in (_split(scores, rng, 3 + seed), _by_task(scores)):
         for name, kwargs in PER_TASK_CALLS:
             want, want_w = _caught(getattr(scores.meta, name), **kwargs)

@@ -47,10 +47,10 @@ from ._options import (
     PoolMethod,
 )
 from .errors import SchemaError, check_alpha, check_resamples, quote_list
+from .schema import KEY_COLUMNS, SCORE_COLUMNS
 
 __all__ = ["DaskMetaAccessor", "install", "register", "validate"]
 
-SCORE_COLUMNS = ("task", "query", "system", "metric", "value")
 SPLIT_EVERY = 8
 """Partial results combined per node of the reduction tree."""
 
@@ -454,7 +454,6 @@ class DaskMetaAccessor:
 
 
 # ------------------------------------------------------------------ validation
-KEY_COLUMNS = ("task", "query", "system", "metric")
 SHOWN_PARTITIONS = 5
 """Partitions whose problems the message of :func:`validate` spells out."""
 

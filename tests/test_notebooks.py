@@ -63,7 +63,8 @@ def test_notebook_runs(path, request, monkeypatch, tmp_path):
         if cell.cell_type != "code":
             continue
         images = sum("image/png" in o.get("data", {}) for o in cell.outputs)
-        draws = sum(cell.source.count(f) for f in (".forest(", ".pairwise(", "forest(effects"))
+        figures = (".forest(", ".pairwise(", "forest(effects", ".critical_difference(", ".simplex(")
+        draws = sum(cell.source.count(f) for f in figures)
         assert images == draws, (path.name, i, cell.source, images)
 
 

@@ -23,7 +23,7 @@ import pandas as pd
 __all__ = [
     "EffectType", "PoolMethod", "CIMethod", "CompareTest", "Alternative", "Adjustment",
     "Correlation", "Statistic", "Aggregation", "TableCells", "Best", "ForestSort",
-    "PairwiseValue",
+    "PairwiseValue", "PosthocMethod",
     "EFFECT_TYPES", "POOL_METHODS", "CI_METHODS", "COMPARE_TESTS", "ALTERNATIVES",
     "ADJUSTMENTS", "CORRELATIONS", "STATISTICS", "AGGREGATIONS",
     "EffectScale", "EFFECT_SCALES", "effect_scale", "format_number", "MINUS",
@@ -58,6 +58,8 @@ ForestSort = Literal["effect", "weight", "name"]
 """``sort=`` of :func:`metaeval.plot.forest`."""
 PairwiseValue = Literal["p_value", "effect_size", "diff"]
 """``value=`` of :func:`metaeval.plot.pairwise`."""
+PosthocMethod = Literal["nemenyi", "holm", "bonferroni_dunn", "wilcoxon_holm"]
+"""``method=`` of :func:`metaeval.ranking.posthoc`."""
 
 EFFECT_TYPES: tuple[str, ...] = get_args(EffectType)
 POOL_METHODS: tuple[str, ...] = get_args(PoolMethod)

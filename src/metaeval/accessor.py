@@ -29,6 +29,8 @@ _KINDS = {
     "compare": "a compare() table (columns treatment, control, diff, p_value)",
     "tukey": "a tukey() table (columns system_a, system_b, diff, p_value)",
     "analysis": "an analyze() table (columns row, task, effect, se)",
+    "posthoc": "a posthoc() table (columns system_a, system_b, rank_a, rank_b, p_adjusted)",
+    "bayes": "a bayes_signed_rank() table (columns treatment, control, p_worse, p_better)",
 }
 
 
@@ -37,9 +39,15 @@ def table_kind(df: pd.DataFrame) -> str | None:
 
     ``"effects"`` (``effect, variance``), ``"pooled"`` (``effect, se, k``),
     ``"scores"`` (``value``), ``"compare"`` (``treatment, control, diff,
-    p_value``) or ``"tukey"`` (``system_a, system_b, diff, p_value``).
+    p_value``), ``"tukey"`` (``system_a, system_b, diff, p_value``),
+    ``"analysis"``, ``"posthoc"`` (``system_a, system_b, rank_a, rank_b,
+    p_adjusted``) or ``"bayes"`` (``treatment, control, p_worse, p_better``).
     """
     cols = set(df.columns)
+    if {"system_a", "system_b", "rank_a", "rank_b", "p_adjusted"} <= cols:
+        return "posthoc"
+    if {"treatment", "control", "p_worse", "p_better"} <= cols:
+        return "bayes"
     if {"effect", "variance"} <= cols:
         return "effects"
     if {"effect", "se", "k"} <= cols:
@@ -79,6 +87,30 @@ ACCESSOR_METHODS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "leaderboard": (
         "metaeval.ranking:leaderboard", ("scores",),
         "leaderboard() ranks systems from per-query scores.",
+    ),
+    "friedman": (
+        "metaeval.ranking:friedman", ("scores",),
+        "friedman() ranks systems from per-query or per-task scores.",
+    ),
+    "posthoc": (
+        "metaeval.ranking:posthoc", ("scores",),
+        "posthoc() ranks systems from per-query or per-task scores.",
+    ),
+    "bayes_signed_rank": (
+        "metaeval.ranking:bayes_signed_rank", ("scores",),
+        "bayes_signed_rank() compares systems from per-query or per-task scores.",
+    ),
+    "rank_report": (
+        "metaeval.ranking:rank_report", ("scores",),
+        "rank_report() ranks systems from per-query or per-task scores.",
+    ),
+    "cliques": ("metaeval.ranking:cliques", ("posthoc",), "Run scores.meta.posthoc() first."),
+    "critical_difference": (
+        "metaeval.plot:critical_difference", ("posthoc",), "Run scores.meta.posthoc() first.",
+    ),
+    "simplex": (
+        "metaeval.plot:simplex", ("bayes",),
+        "Run scores.meta.bayes_signed_rank(control=..., samples=True) first.",
     ),
     "forest": ("metaeval.plot:forest", ("effects",), _EFFECTS_HINT),
     "pairwise": (
@@ -161,7 +193,7 @@ class MetaAccessor:
         if table_kind(obj) is None:
             raise TableKindError(
                 f"DataFrame.meta needs {_KINDS['scores']}, {_KINDS['effects']} or a result "
-                "table of metaeval (pooled, analysis, compare, tukey); this "
+                "table of metaeval (pooled, analysis, compare, tukey, posthoc, bayes); this "
                 f"table has columns {list(obj.columns)[:12]}. Map other column names "
                 "with metaeval.scores(df, task=..., query=..., system=..., metric=..., value=...)."
             )
@@ -210,6 +242,13 @@ class MetaAccessor:
     influence = _Method(*ACCESSOR_METHODS["influence"])
     correlation_effects = _Method(*ACCESSOR_METHODS["correlation_effects"])
     leaderboard = _Method(*ACCESSOR_METHODS["leaderboard"])
+    friedman = _Method(*ACCESSOR_METHODS["friedman"])
+    posthoc = _Method(*ACCESSOR_METHODS["posthoc"])
+    bayes_signed_rank = _Method(*ACCESSOR_METHODS["bayes_signed_rank"])
+    rank_report = _Method(*ACCESSOR_METHODS["rank_report"])
+    cliques = _Method(*ACCESSOR_METHODS["cliques"])
+    critical_difference = _Method(*ACCESSOR_METHODS["critical_difference"])
+    simplex = _Method(*ACCESSOR_METHODS["simplex"])
     forest = _Method(*ACCESSOR_METHODS["forest"])
     pairwise = _Method(*ACCESSOR_METHODS["pairwise"])
     to_latex = _Method(*ACCESSOR_METHODS["to_latex"])

@@ -4,6 +4,11 @@ A facade over the stages that do the work:
 
 - leaderboards over tasks (Borda, mean rank, Copeland, Kemeny–Young,
   meta-analytic): :func:`leaderboard`;
+- many systems over many tasks (Demšar 2006): :func:`friedman`,
+  :func:`posthoc` (Nemenyi, Holm, Bonferroni–Dunn, Wilcoxon–Holm),
+  :func:`cliques` (the groups of a critical-difference diagram),
+  :func:`bayes_signed_rank` (Benavoli et al. 2017), and :func:`rank_report`,
+  which chooses the tests as autorank does and writes them up;
 - segment-level ranking measures (:mod:`metaeval.measures.segments`):
   :func:`normalize_ranks`, :func:`kendall_tau`, :func:`reciprocal_rank`,
   :func:`ndcg`, :func:`err`, :func:`best_human_rank`, :func:`kendall_tau_set`,
@@ -34,6 +39,9 @@ from ..measures.segments import (
 )
 from ..paired.correlation import correlation_effects, fisher_z_variance
 from ._aggregate import leaderboard
+from ._bayes import bayes_signed_rank
+from ._friedman import POSTHOC_METHODS, cliques, friedman, posthoc
+from ._report import RankReport, rank_report
 
 __all__ = [
     "TIES",
@@ -54,4 +62,11 @@ __all__ = [
     "list_measures",
     "AGGREGATIONS",
     "leaderboard",
+    "POSTHOC_METHODS",
+    "friedman",
+    "posthoc",
+    "cliques",
+    "bayes_signed_rank",
+    "rank_report",
+    "RankReport",
 ]

@@ -33,7 +33,10 @@ from ..paired.effect_size import effects
 from ..pooling import pool
 from ..schema import prepare_scores
 
-__all__ = ["KEMENY_EXACT_MAX", "leaderboard"]
+__all__ = [
+    "KEMENY_EXACT_MAX", "leaderboard", "select_metrics", "metric_directions", "task_means", "check_complete",
+    "task_ranks",
+]  # fmt: skip
 
 KEMENY_EXACT_MAX = 16
 """Up to this many systems the Kemeny consensus is exact (dynamic programme over
@@ -46,7 +49,7 @@ _BIG = np.iinfo(np.int64).max // 4  # "impossible" in the integer Kemeny program
 
 
 # ----------------------------------------------------------------- arguments
-def _select_metrics(available: Sequence[str], metric: str | Sequence[str] | None) -> list[str]:
+def select_metrics(available: Sequence[str], metric: str | Sequence[str] | None) -> list[str]:
     """The selected metrics in the table's order of first appearance."""
     if metric is None:
         return list(available)
@@ -63,7 +66,7 @@ def _select_metrics(available: Sequence[str], metric: str | Sequence[str] | None
     return [m for m in available if m in chosen]
 
 
-def _directions(higher_is_better: Any, metrics: Sequence[str]) -> dict[str, bool]:
+def metric_directions(higher_is_better: Any, metrics: Sequence[str]) -> dict[str, bool]:
     """``higher_is_better`` as one bool per metric."""
     if isinstance(higher_is_better, bool | np.bool_):
         return dict.fromkeys(metrics, bool(higher_is_better))
@@ -89,7 +92,7 @@ def _directions(higher_is_better: Any, metrics: Sequence[str]) -> dict[str, bool
 
 
 # ----------------------------------------------------------------- per-task array
-def _task_means(
+def task_means(
     scores: pd.DataFrame,
 ) -> tuple[np.ndarray, pd.Index, pd.Index, pd.Index]:
     """Mean value per ``(metric, task, system)`` as an array, NaN where absent."""
@@ -107,8 +110,12 @@ def _task_means(
     return x, pd.Index(metrics), pd.Index(tasks), pd.Index(systems)
 
 
-def _check_complete(
-    x: np.ndarray, metrics: pd.Index, tasks: pd.Index, systems: pd.Index
+def check_complete(
+    x: np.ndarray,
+    metrics: pd.Index,
+    tasks: pd.Index,
+    systems: pd.Index,
+    caller: str = "leaderboard",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Masks of the systems and tasks of each metric; raise if a cell is missing."""
     present = ~np.isnan(x)
@@ -125,19 +132,19 @@ def _check_complete(
             f"{len(groups)} (metric, task, system) combination(s) have no rows:\n"
             f"{format_groups(groups)}\n"
             "Filter the table to the systems and tasks that have scores everywhere "
-            "(e.g. scores[scores['system'].isin([...])]) and call leaderboard() again."
+            f"(e.g. scores[scores['system'].isin([...])]) and call {caller}() again."
         )
     n_sys = sys_in.sum(axis=1)
     few = n_sys < 2
     if few.any():
         raise PairingError(
-            f"A leaderboard needs at least 2 systems, but the metric(s) "
+            f"{caller}() needs at least 2 systems, but the metric(s) "
             f"{quote_list(list(metrics[few]))} have {quote_list(n_sys[few].tolist())} system(s)."
         )
     return sys_in, task_in
 
 
-def _task_ranks(x: np.ndarray, sign: np.ndarray) -> np.ndarray:
+def task_ranks(x: np.ndarray, sign: np.ndarray) -> np.ndarray:
     """Average ranks along the system axis, 1 = best; NaN where a cell is absent."""
     present = ~np.isnan(x)
     # Absent cells sort after every present one, so they do not shift its rank.
@@ -438,20 +445,20 @@ def leaderboard(
     check_option("method", method, AGGREGATIONS)
     scores = prepare_scores(scores)  # an empty table is a SchemaError there
     available = [str(m) for m in pd.unique(scores["metric"].astype(str))]
-    selected = _select_metrics(available, metric)
+    selected = select_metrics(available, metric)
     if len(selected) < len(available):
         scores = scores[scores["metric"].astype(str).isin(selected).to_numpy()]
-    directions = _directions(higher_is_better, selected)
+    directions = metric_directions(higher_is_better, selected)
 
-    x, metrics, _tasks, systems = _task_means(scores)
+    x, metrics, _tasks, systems = task_means(scores)
     metrics = metrics.astype(str)
     systems = systems.astype(str)
-    sys_in, task_in = _check_complete(x, metrics, _tasks.astype(str), systems)
+    sys_in, task_in = check_complete(x, metrics, _tasks.astype(str), systems)
     n_sys = sys_in.sum(axis=1)
     n_tasks = task_in.sum(axis=1)
     sign = np.array([1.0 if directions[m] else -1.0 for m in metrics])
 
-    ranks = _task_ranks(x, sign)  # (metric, task, system)
+    ranks = task_ranks(x, sign)  # (metric, task, system)
     borda = np.nansum(n_sys[:, None, None] - ranks, axis=1)  # (metric, system)
     mean = np.nansum(x, axis=1) / n_tasks[:, None]
     attrs: dict[str, Any] = {"method": method, "higher_is_better": directions}

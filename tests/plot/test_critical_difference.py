@@ -1,0 +1,381 @@
+"""Critical-difference diagrams and the Bayesian simplex, checked through their artists."""
+
+from __future__ import annotations
+
+import io
+import math
+import warnings
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+
+import metaeval
+from metaeval import OptionError, SchemaError
+from metaeval.plot import critical_difference, save, simplex
+from metaeval.ranking import bayes_signed_rank, cliques, posthoc
+
+matplotlib.use("Agg")
+H = math.sqrt(3) / 2
+
+
+def _gid(container, gid):
+    return [a for a in container.findobj() if getattr(a, "get_gid", lambda: None)() == gid]
+
+
+def _ranks(table: pd.DataFrame, metric: str | None = None) -> dict[str, float]:
+    """System → average rank, from a posthoc() table."""
+    if metric is not None:
+        table = table[table["metric"] == metric]
+    a = dict(zip(table["system_a"], table["rank_a"], strict=True))
+    b = dict(zip(table["system_b"], table["rank_b"], strict=True))
+    return {**a, **b}
+
+
+def _scores(rng, k: int, n: int, names=None, metric="nDCG@10", spread=1.2) -> pd.DataFrame:
+    """Per-task scores of k systems on n tasks, the later systems better on average."""
+    names = names or [f"system {i}" for i in range(k)]
+    skill = np.linspace(0, spread, k)
+    return pd.DataFrame(
+        [
+            {"task": f"t{j}", "system": s, "metric": metric, "value": skill[i] + rng.normal(0, 0.6)}
+            for j in range(n)
+            for i, s in enumerate(names)
+        ]
+    )
+
+
+@pytest.fixture
+def demsar() -> pd.DataFrame:
+    return metaeval.datasets.load_demsar()
+
+
+# ------------------------------------------------------------------ the diagram
+def test_one_label_and_one_line_per_system_at_its_average_rank(demsar):
+    table = posthoc(demsar, method="nemenyi")
+    ranks = _ranks(table)
+    fig = critical_difference(table)
+    (ax,) = fig.axes
+    labels = _gid(ax, "cd-label")
+    lines = _gid(ax, "cd-label-line")
+    assert len(labels) == len(lines) == len(ranks) == 4
+    k = len(ranks)
+    # a line ends at its label's height, left of rank 1 or right of rank k
+    by_end = {(round(ln.get_ydata()[-1], 9), ln.get_xdata()[-1] < 1): ln for ln in lines}
+    assert len(by_end) == k
+    order = sorted(ranks, key=ranks.get)
+    for label in labels:
+        (name,) = [s for s in ranks if label.get_text().startswith(s + " (")]
+        assert label.get_text() == f"{name} ({ranks[name]:.2f})"
+        x_label, y_label = label.get_position()
+        line = by_end[round(y_label, 9), x_label < 1]
+        xs = line.get_xdata()
+        np.testing.assert_allclose(xs[:2], ranks[name], rtol=0, atol=1e-12)
+        # the best half is labelled on the left of rank 1, the worse half right of rank k
+        if order.index(name) < math.ceil(k / 2):
+            assert x_label < 1 and label.get_ha() == "right"
+        else:
+            assert x_label > k and label.get_ha() == "left"
+    # rank 1 is at the left: the axis runs from 1 to k, ticks labelled 1..k
+    (axis,) = _gid(ax, "cd-axis")
+    assert list(axis.get_xdata()) == [1, k]
+    assert [t.get_text() for t in _gid(ax, "cd-tick-label")] == ["1", "2", "3", "4"]
+    assert ax.get_title() == "AUC"
+
+
+def test_nemenyi_bar_is_the_critical_difference_from_rank_one(demsar):
+    table = posthoc(demsar, method="nemenyi")
+    cd = table["cd"].iloc[0]
+    ax = critical_difference(table).axes[0]
+    (bar,) = _gid(ax, "cd-bar")
+    np.testing.assert_allclose(bar.get_xdata(), [1, 1 + cd], rtol=1e-12)
+    assert bar.get_xdata()[1] - bar.get_xdata()[0] == pytest.approx(1.2536, abs=1e-4)  # Demšar
+    (text,) = _gid(ax, "cd-bar-label")
+    assert text.get_text() == "CD = 1.25"
+
+
+def test_bonferroni_dunn_interval_is_around_the_control(demsar):
+    table = posthoc(demsar, method="bonferroni_dunn", control="C4.5")
+    cd = table["cd"].iloc[0]
+    rc = _ranks(table)["C4.5"]
+    ax = critical_difference(table).axes[0]
+    (bar,) = _gid(ax, "cd-bar")
+    np.testing.assert_allclose(bar.get_xdata(), [rc - cd, rc + cd], rtol=1e-12)
+    assert [t.get_text() for t in _gid(ax, "cd-bar-label")] == ["CD = 1.17"]
+    (control,) = [t for t in _gid(ax, "cd-label") if t.get_text().startswith("C4.5 (")]
+    assert control.get_fontweight() == "bold"
+    others = [t for t in _gid(ax, "cd-label") if t is not control]
+    assert {t.get_fontweight() for t in others} == {"normal"}
+    # the same without attrs (a table that lost them): the control is the one system_b
+    bare = table.copy()
+    bare.attrs = {}
+    (bar,) = _gid(critical_difference(bare).axes[0], "cd-bar")
+    np.testing.assert_allclose(bar.get_xdata(), [rc - cd, rc + cd], rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["holm", "wilcoxon_holm"])
+def test_no_bar_without_a_critical_difference(demsar, method):
+    table = posthoc(demsar, method=method, control="C4.5")
+    ax = critical_difference(table).axes[0]
+    assert _gid(ax, "cd-bar") == [] and _gid(ax, "cd-bar-label") == []
+    assert len(_gid(ax, "cd-label")) == 4
+
+
+def _tables(rng, demsar):
+    twelve = _scores(rng, 12, 30)
+    return [
+        posthoc(demsar, method="nemenyi", alpha=0.10),  # two overlapping cliques
+        posthoc(demsar, method="wilcoxon_holm"),
+        posthoc(demsar, method="holm", control="C4.5"),
+        posthoc(twelve, method="nemenyi"),
+        posthoc(twelve, method="wilcoxon_holm"),
+        posthoc(twelve, method="bonferroni_dunn", control="system 5"),
+    ]
+
+
+def test_one_thick_line_per_clique_spanning_its_ranks(rng, demsar):
+    for table in _tables(rng, demsar):
+        expected = cliques(table).groupby("clique")["rank"].agg(["min", "max"])
+        ax = critical_difference(table).axes[0]
+        drawn = _gid(ax, "cd-clique")
+        assert len(drawn) == len(expected) >= 1, table.attrs["method"]
+        spans = sorted((line.get_xdata()[0], line.get_xdata()[1]) for line in drawn)
+        np.testing.assert_allclose(spans, sorted(expected.itertuples(index=False)), rtol=1e-12)
+        # below the axis, and two cliques on one line are apart
+        y_axis = _gid(ax, "cd-axis")[0].get_ydata()[0]
+        assert all(line.get_ydata()[0] > y_axis for line in drawn)  # y runs down
+        for i, a in enumerate(drawn):
+            for b in drawn[i + 1 :]:
+                if a.get_ydata()[0] == b.get_ydata()[0]:
+                    (a0, a1), (b0, b1) = a.get_xdata(), b.get_xdata()
+                    assert a1 < b0 or b1 < a0
+    assert len(_gid(critical_difference(_tables(rng, demsar)[0]).axes[0], "cd-clique")) == 2
+
+
+def test_alpha_rescales_the_critical_difference_as_the_cliques(demsar):
+    for method, control in (("nemenyi", None), ("bonferroni_dunn", "C4.5")):
+        at05 = posthoc(demsar, method=method, control=control, alpha=0.05)
+        at10 = posthoc(demsar, method=method, control=control, alpha=0.10)
+        ax = critical_difference(at05, alpha=0.10).axes[0]
+        (bar,) = _gid(ax, "cd-bar")
+        length = (bar.get_xdata()[1] - bar.get_xdata()[0]) / (1 if control is None else 2)
+        assert length == pytest.approx(at10["cd"].iloc[0], rel=1e-9)
+        assert at10["cd"].iloc[0] < at05["cd"].iloc[0]
+        expected = cliques(at10).groupby("clique")["rank"].agg(["min", "max"])
+        assert len(_gid(ax, "cd-clique")) == len(expected)
+
+
+def test_one_panel_per_metric_wrapped(rng):
+    example = metaeval.load_example()
+    table = posthoc(example, method="nemenyi")
+    fig = critical_difference(table)
+    assert [ax.get_title() for ax in fig.axes] == ["accuracy", "p_true_class"]
+    left, right = (ax.get_position() for ax in fig.axes)
+    assert left.y0 == pytest.approx(right.y0) and left.x1 <= right.x0  # side by side
+    for ax in fig.axes:
+        ranks = _ranks(table, ax.get_title())
+        assert len(_gid(ax, "cd-label")) == len(ranks) == 5
+        got = sorted(line.get_xdata()[0] for line in _gid(ax, "cd-label-line"))
+        np.testing.assert_allclose(got, sorted(ranks.values()), rtol=1e-12)
+    stacked = critical_difference(table, col_wrap=1)
+    top, bottom = (ax.get_position() for ax in stacked.axes)
+    assert top.x0 == pytest.approx(bottom.x0) and bottom.y1 <= top.y0
+    assert stacked.get_size_inches()[1] > fig.get_size_inches()[1]
+
+
+def test_into_a_given_axes(demsar):
+    ax = Figure(figsize=(6, 2.5)).subplots()
+    table = posthoc(demsar, method="nemenyi")
+    assert critical_difference(table, ax=ax) is ax
+    assert len(_gid(ax, "cd-label")) == 4
+    two = posthoc(metaeval.load_example(), method="nemenyi")
+    with pytest.raises(OptionError, match="one metric"):
+        critical_difference(two, ax=Figure().subplots())
+
+
+def test_errors(rng, demsar):
+    compare = metaeval.load_example().meta.compare(control="knn")
+    with pytest.raises(SchemaError, match="system_a, system_b, rank_a, rank_b"):
+        critical_difference(compare)
+    with pytest.raises(SchemaError, match="posthoc"):
+        critical_difference(demsar)
+    table = posthoc(demsar)
+    with pytest.raises(SchemaError, match="without rows"):
+        critical_difference(table.iloc[:0])
+    with pytest.raises(OptionError, match="col_wrap"):
+        critical_difference(table, col_wrap=0)
+    with pytest.raises(OptionError, match="alpha"):
+        critical_difference(table, alpha=5)
+
+
+def _texts(fig) -> list[Text]:
+    """The texts drawn: the axes' texts and titles (their hidden axes' tick labels are not)."""
+    found = [*fig.texts]
+    for ax in fig.axes:
+        found += [*ax.texts, ax.title]
+    return [t for t in found if t.get_visible() and t.get_text()]
+
+
+def _overlap(a, b) -> bool:
+    return a.x0 < b.x1 - 0.5 and b.x0 < a.x1 - 0.5 and a.y0 < b.y1 - 0.5 and b.y0 < a.y1 - 0.5
+
+
+@pytest.mark.parametrize("k", [2, 4, 12, 20, 30])
+def test_no_text_overlaps_or_leaves_the_figure(rng, k):
+    names = [f"sys-{i}" + ("-with-a-long-name" if i % 3 == 0 else "") for i in range(k)]
+    scores = _scores(rng, k, 25, names)
+    scores = pd.concat([scores, _scores(rng, k, 25, names, metric="MRR", spread=0.3)])
+    for table in (posthoc(scores), posthoc(scores, method="bonferroni_dunn", control=names[-1])):
+        fig = critical_difference(table)
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        box = fig.bbox
+        texts = _texts(fig)
+        assert len(texts) >= 2 * (k + 2)
+        extents = [t.get_window_extent(renderer) for t in texts]
+        for t, ext in zip(texts, extents, strict=True):
+            assert t.get_fontsize() >= 8
+            assert box.x0 - 1 <= ext.x0 and ext.x1 <= box.x1 + 1, t.get_text()
+            assert box.y0 - 1 <= ext.y0 and ext.y1 <= box.y1 + 1, t.get_text()
+        for i, a in enumerate(extents):
+            for j in range(i + 1, len(extents)):
+                assert not _overlap(a, extents[j]), (texts[i].get_text(), texts[j].get_text())
+        # no label crosses a line: the label lines end before their text
+        for ax in fig.axes:
+            span = ax.transData.transform([[1, 0], [len(_gid(ax, "cd-label")), 0]])[:, 0]
+            for t in _gid(ax, "cd-label"):
+                ext = t.get_window_extent(renderer)
+                assert ext.x1 < span[0] or ext.x0 > span[1], t.get_text()
+
+
+def test_size_follows_the_systems(rng):
+    small = critical_difference(posthoc(_scores(rng, 4, 20)))
+    big = critical_difference(posthoc(_scores(rng, 16, 20)))
+    (w0, h0), (w1, h1) = small.get_size_inches(), big.get_size_inches()
+    assert h1 - h0 >= 6 * 0.19 and w1 > w0
+
+
+def test_names_shown_literally(rng):
+    names = ["$x$", "a_b", "50$", "plain"]
+    fig = critical_difference(posthoc(_scores(rng, 4, 12, names)))
+    fig.canvas.draw()  # mathtext would fail on an unescaped "$x$"
+    texts = [t.get_text() for t in _gid(fig.axes[0], "cd-label")]
+    assert any(t.startswith(r"\$x\$ (") for t in texts)
+    assert any(t.startswith(r"50\$ (") for t in texts)
+
+
+def test_pdf_embeds_its_fonts_and_rcparams_are_left_alone(demsar, tmp_path):
+    before = dict(matplotlib.rcParams)
+    fig = critical_difference(posthoc(demsar))
+    buf = io.BytesIO()
+    fig.savefig(buf, format="pdf")
+    pdf = buf.getvalue()
+    assert b"/FontFile" in pdf or b"/CharProcs" in pdf  # TrueType/Type 1 or Type 3 glyphs
+    save(fig, tmp_path / "cd.pdf")
+    pdf = (tmp_path / "cd.pdf").read_bytes()
+    assert b"/FontFile2" in pdf and b"/Type3" not in pdf
+    after = dict(matplotlib.rcParams)
+    assert {k for k in before if before[k] != after[k]} == set()
+
+
+# ------------------------------------------------------------------ simplex
+def _bayes(rng, n=4000, rope=0.01) -> pd.DataFrame:
+    """A bayes_signed_rank()-shaped table whose draws are Dirichlet samples."""
+    draws = np.stack(
+        [rng.dirichlet(a, size=n) for a in ([2, 3, 14], [1, 9, 2], [12, 1, 1])]
+    )  # (rows, draws, 3): better, equivalent, worse most of the time
+    share = np.stack([np.bincount(d.argmax(axis=1), minlength=3) / n for d in draws])
+    table = pd.DataFrame(
+        {
+            "metric": "nDCG@10",
+            "treatment": ["monoT5", "SPLADE$", "BM25+RM3"],
+            "control": "BM25",
+            "p_worse": share[:, 0],
+            "p_equivalent": share[:, 1],
+            "p_better": share[:, 2],
+            "decision": "inconclusive",
+        }
+    )
+    table.attrs = {"rope": rope, "samples": draws}
+    return table
+
+
+def test_simplex_points_are_the_draws_inside_the_triangle(rng):
+    table = _bayes(rng)
+    for row in range(3):
+        fig = simplex(table, row=row)
+        ax = fig.axes[0]
+        (scatter,) = _gid(ax, "simplex-draws")
+        xy = scatter.get_offsets()
+        theta = table.attrs["samples"][row]
+        assert len(xy) == len(theta)
+        # back from (x, y) to the barycentric coordinates: the draws, all within the triangle
+        equivalent = xy[:, 1] / H
+        better = xy[:, 0] - equivalent / 2
+        worse = 1 - better - equivalent
+        np.testing.assert_allclose(np.c_[worse, equivalent, better], theta, atol=1e-12)
+        assert (np.c_[worse, equivalent, better] >= -1e-12).all()
+        # the region boundaries: from the centre to the three sides' midpoints
+        boundaries = _gid(ax, "simplex-boundary")
+        assert len(boundaries) == 3
+        ends = sorted((round(b.get_xdata()[1], 9), round(b.get_ydata()[1], 9)) for b in boundaries)
+        assert ends == sorted([(0.25, round(H / 2, 9)), (0.75, round(H / 2, 9)), (0.5, 0.0)])
+        for b in boundaries:
+            assert (b.get_xdata()[0], b.get_ydata()[0]) == pytest.approx((0.5, H / 3))
+
+
+def test_simplex_labels_give_the_probabilities(rng):
+    table = _bayes(rng, rope=0.02)
+    fig = simplex(table, row=1)
+    texts = [t.get_text() for t in _gid(fig.axes[0], "simplex-vertex")]
+    row = table.iloc[1]
+    assert texts == [
+        f"SPLADE\\$ worse\nP = {row['p_worse']:.3f}",
+        f"equivalent (ROPE ±0.02)\nP = {row['p_equivalent']:.3f}",
+        f"SPLADE\\$ better\nP = {row['p_better']:.3f}",
+    ]
+    assert row["p_equivalent"] > 0.5  # the row drawn is row 1, not row 0
+    assert "SPLADE\\$ vs BM25 · nDCG@10" in [t.get_text() for t in _texts(fig)]
+    fig.canvas.draw()
+    box = fig.bbox
+    renderer = fig.canvas.get_renderer()
+    assert len(_texts(fig)) == 4
+    for t in _texts(fig):
+        ext = t.get_window_extent(renderer)
+        assert box.x0 - 1 <= ext.x0 and ext.x1 <= box.x1 + 1, t.get_text()
+        assert box.y0 - 1 <= ext.y0 and ext.y1 <= box.y1 + 1, t.get_text()
+
+
+def test_simplex_errors_and_axes(rng):
+    table = _bayes(rng)
+    bare = table.copy()
+    bare.attrs = {"rope": 0.01}
+    with pytest.raises(OptionError, match="samples=True"):
+        simplex(bare)
+    with pytest.raises(OptionError, match="row"):
+        simplex(table, row=3)
+    with pytest.raises(SchemaError, match="reordered"):
+        simplex(table.iloc[[1, 0, 2]])  # attrs follow, the draws no longer match
+    with pytest.raises(SchemaError, match="shape"):
+        simplex(table.iloc[[0, 1]])
+    with pytest.raises(SchemaError, match="p_worse"):
+        simplex(posthoc(metaeval.datasets.load_demsar()))
+    ax = Figure().subplots()
+    assert simplex(table, row=-1, ax=ax, color="black") is ax
+    (scatter,) = _gid(ax, "simplex-draws")
+    assert len(np.unique(scatter.get_facecolors()[:, :3], axis=0)) == 1
+
+
+def test_simplex_of_a_bayes_signed_rank_result(demsar):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = bayes_signed_rank(demsar, control="C4.5", n_samples=3000, seed=3, samples=True)
+    fig = simplex(res, row=2)
+    (scatter,) = _gid(fig.axes[0], "simplex-draws")
+    assert len(scatter.get_offsets()) == 3000
+    texts = [t.get_text() for t in _gid(fig.axes[0], "simplex-vertex")]
+    assert texts[2].startswith(f"{res['treatment'].iloc[2]} better\nP = ")
+    assert texts[2].endswith(f"{res['p_better'].iloc[2]:.3f}")

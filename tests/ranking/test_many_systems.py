@@ -1,0 +1,430 @@
+"""Friedman, post-hoc tests, cliques, the Bayesian signed-rank test and rank_report.
+
+References: scipy (friedmanchisquare, wilcoxon), scikit-posthocs, autorank, baycomp,
+statsmodels, and Demšar's (2006) published worked example.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats as ss
+
+import metaeval
+from metaeval.errors import DegenerateWarning, OptionError, PairingError
+from metaeval.ranking import bayes_signed_rank, cliques, friedman, posthoc, rank_report
+
+sp = pytest.importorskip("scikit_posthocs")
+
+
+def wide_to_scores(wide: pd.DataFrame, metric: str = "m") -> pd.DataFrame:
+    """A (task × system) table as a scores table with one row per task (no query column)."""
+    long = wide.rename_axis(index="task", columns="system").stack().rename("value").reset_index()
+    return long.assign(metric=metric, task=long["task"].astype(str))
+
+
+def random_wide(rng, n_tasks: int, k: int, *, grid: float | None = None, shift=0.3) -> pd.DataFrame:
+    x = rng.normal(size=(n_tasks, k)) + shift * np.arange(k)[None, :] * rng.uniform(0.5, 1.5)
+    if grid is not None:
+        x = np.round(x / grid) * grid  # ties within tasks and between differences
+    return pd.DataFrame(
+        x, index=[f"t{i:03d}" for i in range(n_tasks)], columns=[f"s{j:02d}" for j in range(k)]
+    )
+
+
+def paper_ranks() -> pd.DataFrame:
+    """Demšar's Table 6 as ranks: the printed AUCs tie C4.5+cf and C4.5+m+cf on voting
+    (0.975 each); the paper's ranks, from the unrounded AUCs, put C4.5+cf second."""
+    auc = metaeval.datasets.load_demsar()
+    wide = auc.pivot(index="task", columns="system", values="value")
+    ranks = wide.rank(axis=1, ascending=False)
+    assert ranks.loc["voting", "C4.5+cf"] == ranks.loc["voting", "C4.5+m+cf"] == 2.5
+    ranks.loc["voting", ["C4.5+cf", "C4.5+m+cf"]] = [2.0, 3.0]
+    return wide_to_scores(ranks, metric="rank")
+
+
+# ----------------------------------------------------------------- Demšar (2006)
+def test_demsar_worked_example_is_reproduced():
+    ranks = paper_ranks()
+    test = friedman(ranks, higher_is_better=False, correction=False)
+    mean = test.attrs["ranks"].set_index("system")["mean_rank"].round(3).to_dict()
+    assert mean == {"C4.5": 3.143, "C4.5+m": 2.000, "C4.5+cf": 2.893, "C4.5+m+cf": 1.964}
+    row = test.iloc[0]
+    assert round(row["chi2"], 2) == 9.28 and round(row["f"], 2) == 3.69
+    assert (row["df1"], row["df2"]) == (3, 39)
+    # Table 5: q_0.05 = 2.569 (Nemenyi), 2.394 (Bonferroni–Dunn) for k = 4; CD = 1.25
+    nemenyi = posthoc(ranks, higher_is_better=False)
+    assert nemenyi["cd"].iloc[0] == pytest.approx(2.569 * np.sqrt(20 / 84), abs=5e-4)
+    assert round(nemenyi["cd"].iloc[0], 2) == 1.25
+    dunn = posthoc(ranks, method="bonferroni_dunn", control="C4.5", higher_is_better=False)
+    assert dunn["cd"].iloc[0] == pytest.approx(2.394 * np.sqrt(20 / 84), abs=5e-4)
+    # At α = 0.10 (CD = 1.12): C4.5 is worse than C4.5+m and C4.5+m+cf, nothing else
+    loose = posthoc(ranks, alpha=0.10, higher_is_better=False)
+    assert round(loose["cd"].iloc[0], 2) == 1.12
+    differ = {(a, b) for a, b, s in loose[["system_a", "system_b", "significant"]].to_numpy() if s}
+    assert differ == {("C4.5+m+cf", "C4.5"), ("C4.5+m", "C4.5")}
+    groups = cliques(loose).groupby("clique")["system"].agg(list).tolist()
+    assert groups == [["C4.5+m+cf", "C4.5+m", "C4.5+cf"], ["C4.5+cf", "C4.5"]]
+
+
+def test_the_printed_table_gives_the_tie_on_voting():
+    test = friedman(metaeval.datasets.load_demsar(), correction=False)
+    mean = test.attrs["ranks"].set_index("system")["mean_rank"]
+    assert mean["C4.5+m+cf"] == pytest.approx(27 / 14) and mean["C4.5+cf"] == pytest.approx(41 / 14)
+
+
+# ----------------------------------------------------------------- Friedman
+@pytest.mark.parametrize("grid", [None, 0.5])
+def test_friedman_equals_scipy_and_the_formulas(rng, grid):
+    a, b = random_wide(rng, 12, 5, grid=grid), random_wide(rng, 30, 3, grid=grid)
+    table = pd.concat([wide_to_scores(a, "ma"), wide_to_scores(b, "mb")], ignore_index=True)
+    test = friedman(table).set_index("metric")
+    plain = friedman(table, correction=False).set_index("metric")
+    for name, wide in (("ma", a), ("mb", b)):
+        ref = ss.friedmanchisquare(*wide.to_numpy().T)
+        row = test.loc[name]
+        assert row["chi2"] == pytest.approx(ref.statistic, rel=1e-12)
+        assert row["p_value"] == pytest.approx(ref.pvalue, rel=1e-10)
+        n, k = wide.shape
+        r = wide.rank(axis=1, ascending=False).mean().to_numpy()
+        chi2 = 12 * n / (k * (k + 1)) * (np.sum(r**2) - k * (k + 1) ** 2 / 4)
+        assert plain.loc[name, "chi2"] == pytest.approx(chi2, rel=1e-12)
+        f = (n - 1) * row["chi2"] / (n * (k - 1) - row["chi2"])
+        assert row["f"] == pytest.approx(f, rel=1e-12)
+        assert row["f_pvalue"] == pytest.approx(ss.f.sf(f, k - 1, (k - 1) * (n - 1)), rel=1e-10)
+        assert row["kendall_w"] == pytest.approx(row["chi2"] / (n * (k - 1)), rel=1e-12)
+        if grid is None:  # W from its own definition (no ties): 12 S / (N² (k³ − k))
+            sums = wide.rank(axis=1).sum().to_numpy()
+            s = np.sum((sums - sums.mean()) ** 2)
+            assert row["kendall_w"] == pytest.approx(12 * s / (n**2 * (k**3 - k)), rel=1e-12)
+
+
+def test_friedman_averages_queries_and_lower_is_better(rng):
+    scores = metaeval.load_example()
+    means = scores.groupby(["metric", "task", "system"])["value"].mean()
+    wide = means.loc["accuracy"].unstack()
+    test = friedman(scores, metric="accuracy").iloc[0]
+    assert test["chi2"] == pytest.approx(ss.friedmanchisquare(*wide.to_numpy().T).statistic)
+    low = friedman(scores.assign(value=-scores["value"]), metric="accuracy", higher_is_better=False)
+    assert low["chi2"].iloc[0] == pytest.approx(test["chi2"], rel=1e-12)
+    ranks = friedman(scores, metric="accuracy").attrs["ranks"]
+    expected = wide.rank(axis=1, ascending=False).mean().sort_values(kind="stable")
+    assert ranks["system"].tolist() == expected.index.tolist()
+
+
+def test_friedman_all_ties_is_nan_with_a_warning():
+    wide = pd.DataFrame(np.ones((4, 3)), index=list("abcd"), columns=list("xyz"))
+    with pytest.warns(DegenerateWarning, match="m"):
+        test = friedman(wide_to_scores(wide))
+    assert np.isnan(test["chi2"].iloc[0]) and np.isnan(test["p_value"].iloc[0])
+
+
+def test_missing_cells_and_too_few_tasks_are_errors(rng):
+    scores = wide_to_scores(random_wide(rng, 5, 3))
+    with pytest.raises(PairingError, match=r"friedman\(\) again"):
+        friedman(scores.iloc[1:])
+    with pytest.raises(PairingError, match="at least 2 tasks"):
+        posthoc(scores[scores["task"] == "t000"])
+    frozen = scores.copy()
+    friedman(scores)
+    pd.testing.assert_frame_equal(scores, frozen)
+
+
+# ----------------------------------------------------------------- post-hoc
+def _matrix(ref: pd.DataFrame, wide: pd.DataFrame) -> pd.DataFrame:
+    ref = ref.copy()
+    ref.index = ref.columns = wide.columns
+    return ref
+
+
+@pytest.mark.parametrize("grid", [None, 0.5])
+def test_nemenyi_equals_scikit_posthocs(rng, grid):
+    wide = random_wide(rng, 25, 7, grid=grid)
+    res = posthoc(wide_to_scores(wide), method="nemenyi")
+    ref = _matrix(sp.posthoc_nemenyi_friedman(wide.to_numpy()), wide)
+    got = [ref.loc[a, b] for a, b in zip(res["system_a"], res["system_b"], strict=True)]
+    np.testing.assert_allclose(res["p_adjusted"], got, rtol=0, atol=1e-10)
+    assert len(res) == 21 and (res["rank_a"] <= res["rank_b"]).all()
+    assert res["significant"].any() and not res["significant"].all()
+
+
+def test_holm_and_bonferroni_dunn_equal_siegel_friedman_adjusted(rng):
+    from statsmodels.stats.multitest import multipletests
+
+    wide = random_wide(rng, 40, 6)
+    raw = _matrix(sp.posthoc_siegel_friedman(wide.to_numpy(), p_adjust=None), wide)
+    for method, adjust in (("holm", "holm"), ("bonferroni_dunn", "bonferroni")):
+        res = posthoc(wide_to_scores(wide), method=method, control="s02")
+        assert (res["system_b"] == "s02").all() and len(res) == 5
+        ref = [raw.loc[a, "s02"] for a in res["system_a"]]
+        np.testing.assert_allclose(res["p_value"], ref, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(res["p_adjusted"], multipletests(ref, method=adjust)[1],
+                                   rtol=0, atol=1e-12)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("n_tasks", "grid"),
+    [(10, None), (10, 0.25), (30, None), (30, 0.25), (80, 0.25)],
+    ids=["exact", "permutation", "exact-30", "normal-ties", "normal-80"],
+)
+def test_wilcoxon_holm_equals_scikit_posthocs(rng, n_tasks, grid):
+    wide = random_wide(rng, n_tasks, 5, grid=grid, shift=0.2)
+    res = posthoc(wide_to_scores(wide), method="wilcoxon_holm")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy: exact distribution unavailable with ties
+        ref = _matrix(sp.posthoc_wilcoxon(wide.to_numpy().T.tolist(), p_adjust="holm"), wide)
+    got = [ref.loc[a, b] for a, b in zip(res["system_a"], res["system_b"], strict=True)]
+    np.testing.assert_allclose(res["p_adjusted"], got, rtol=0, atol=1e-10)
+    one = ss.wilcoxon(wide[res["system_a"][0]] - wide[res["system_b"][0]], zero_method="wilcox",
+                      correction=False)  # fmt: skip
+    assert res["statistic"].iloc[0] == one.statistic
+
+
+def test_wilcoxon_holm_against_a_control_adjusts_over_its_pairs(rng):
+    wide = random_wide(rng, 20, 5)
+    res = posthoc(wide_to_scores(wide), method="wilcoxon_holm", control="s00")
+    raw = [ss.wilcoxon(wide[a] - wide["s00"]).pvalue for a in res["system_a"]]
+    np.testing.assert_allclose(res["p_value"], raw, rtol=1e-12)
+    np.testing.assert_allclose(res["p_adjusted"], metaeval.adjust_pvalues(raw, "holm"))
+
+
+def test_metrics_with_different_systems_and_tasks(rng):
+    a, b = random_wide(rng, 10, 4), random_wide(rng, 16, 6)
+    both = pd.concat([wide_to_scores(a, "ma"), wide_to_scores(b, "mb")], ignore_index=True)
+    for method in ("nemenyi", "wilcoxon_holm"):
+        res = posthoc(both, method=method)
+        assert res.groupby("metric").size().to_dict() == {"ma": 6, "mb": 15}
+        alone = posthoc(wide_to_scores(b, "mb"), method=method)
+        pd.testing.assert_frame_equal(
+            res[res["metric"] == "mb"].reset_index(drop=True), alone, check_exact=False, rtol=1e-13
+        )
+
+
+def test_posthoc_option_errors(rng):
+    scores = wide_to_scores(random_wide(rng, 6, 3))
+    with pytest.raises(OptionError, match="control"):
+        posthoc(scores, method="holm")
+    with pytest.raises(OptionError, match="all pairs"):
+        posthoc(scores, method="nemenyi", control="s00")
+    with pytest.raises(OptionError, match="method"):
+        posthoc(scores, method="tukey")
+    with pytest.raises(PairingError, match="not a system"):
+        posthoc(scores, method="holm", control="nope")
+
+
+# ----------------------------------------------------------------- cliques vs autorank
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_cd_and_cliques_equal_autoranks(seed):
+    autorank = pytest.importorskip("autorank")
+    from autorank._util import get_sorted_rank_groups
+
+    rng = np.random.default_rng(seed)
+    wide = random_wide(rng, 15, 8, shift=0.25)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = autorank.autorank(wide.reset_index(drop=True), alpha=0.05,
+                                force_mode="nonparametric")  # fmt: skip
+    res = posthoc(wide_to_scores(wide))
+    # autorank's q_α is statsmodels' qsturng, interpolated in a table (~1e-5 here); ours is
+    # scipy's studentized_range.isf: the published critical values are checked above
+    assert res["cd"].iloc[0] == pytest.approx(ref.cd, rel=2e-5)
+    ranks, names, groups = get_sorted_rank_groups(ref, reverse=True)  # best first
+    expected = [{names[i] for i in range(a, b + 1)} for a, b in groups]
+    got = cliques(res).groupby("clique")["system"].agg(set).tolist()
+    assert got == expected  # as sets: systems with equal average ranks come in either order
+
+
+def test_wilcoxon_cliques_check_every_pair():
+    # a and c differ, b differs from neither: cliques {a, b} and {b, c}
+    results = pd.DataFrame(
+        {
+            "metric": "m",
+            "system_a": ["a", "a", "b"],
+            "system_b": ["b", "c", "c"],
+            "rank_a": [1.0, 1.0, 2.0],
+            "rank_b": [2.0, 3.0, 3.0],
+            "p_adjusted": [0.5, 0.01, 0.5],
+        }  # fmt: skip
+    )
+    got = cliques(results).groupby("clique")["system"].agg(list).tolist()
+    assert got == [["a", "b"], ["b", "c"]]
+    assert cliques(results, alpha=0.001).groupby("clique")["system"].agg(list).tolist() == [
+        ["a", "b", "c"]
+    ]
+
+
+def test_cliques_against_a_control_join_its_neighbours(rng):
+    wide = random_wide(rng, 30, 6, shift=0.5)
+    res = posthoc(wide_to_scores(wide), method="bonferroni_dunn", control="s03")
+    got = cliques(res)
+    rank_c = res["rank_b"].iloc[0]
+    inside = res[(res["rank_a"] - rank_c).abs() <= res["cd"].iloc[0]]["system_a"]
+    assert set(got["system"]) == {*inside, "s03"}
+
+
+# ----------------------------------------------------------------- Bayesian signed rank
+def _mc_close(got: float, ref: float, n: int) -> bool:
+    """Two independent Monte-Carlo estimates of one probability agree within 4.5 SE."""
+    p = (got + ref) / 2
+    return abs(got - ref) <= 4.5 * np.sqrt(2 * max(p * (1 - p), 1e-4) / n)
+
+
+@pytest.mark.parametrize(("rope", "grid"), [(0.01, None), (0.0, None), (0.05, 0.025)])
+def test_bayes_signed_rank_agrees_with_baycomp(rng, rope, grid):
+    baycomp = pytest.importorskip("baycomp")
+    wide = random_wide(rng, 25, 4, grid=grid, shift=0.0) * 0.05 + 0.5
+    wide["s01"] = wide["s00"] + rng.normal(0.01, 0.02, len(wide))
+    if grid is not None:  # differences on a grid: pairs summing to exactly ±2·rope
+        wide = (wide / grid).round() * grid
+    n = 20_000
+    res = bayes_signed_rank(wide_to_scores(wide), control="s00", rope=rope, n_samples=n, seed=3)
+    for _, row in res.iterrows():
+        ref = baycomp.SignedRankTest.probs(wide["s00"].to_numpy(), wide[row["treatment"]].to_numpy(),
+                                           rope=rope, nsamples=n, random_state=5)  # fmt: skip
+        ref = ref if rope > 0 else (ref[0], 0.0, ref[1])
+        got = (row["p_worse"], row["p_equivalent"], row["p_better"])
+        assert all(_mc_close(g, r, n) for g, r in zip(got, ref, strict=True)), (got, ref)
+    assert np.allclose(res[["p_worse", "p_equivalent", "p_better"]].sum(axis=1), 1.0)
+
+
+def test_bayes_draws_match_the_quadratic_form():
+    """Each kept draw equals baycomp's double sum for the same weights (no Monte-Carlo)."""
+    from metaeval.ranking import _bayes
+
+    c = np.array([32, 38, 35, 45, 26]) / 64  # binary fractions: sums are exact
+    t = c + np.array([2, 0, 3, -4, 4]) / 64
+    wide = pd.DataFrame({"c": c, "t": t}, index=list("abcde"))
+    rope = 2 / 64  # differences (2, 0, 3, −4, 4)/64: sums hit ±2·rope exactly
+    res = bayes_signed_rank(wide_to_scores(wide), control="c", rope=rope, n_samples=300, seed=9,
+                            samples=True)  # fmt: skip
+    draws = res.attrs["samples"][0]
+    w = _bayes._weights(res.attrs["seed"], "m", 0, 300, 5, 0.5)
+    z = np.r_[0.0, (wide["t"] - wide["c"]).to_numpy()]
+    s = z[:, None] + z[None, :]
+    above = (s > 2 * rope) + 0.5 * (s == 2 * rope)
+    below = (s < -2 * rope) + 0.5 * (s == -2 * rope)
+    assert (s == 2 * rope).any() and (s == -2 * rope).any()
+    worse = np.einsum("di,ij,dj->d", w, below, w)
+    better = np.einsum("di,ij,dj->d", w, above, w)
+    np.testing.assert_allclose(draws[:, 0], worse, atol=1e-12)
+    np.testing.assert_allclose(draws[:, 2], better, atol=1e-12)
+    np.testing.assert_allclose(draws.sum(axis=1), 1.0, atol=1e-12)
+
+
+def test_bayes_seed_pairs_and_direction(rng):
+    wide = random_wide(rng, 12, 4, shift=0.1) * 0.02
+    scores = wide_to_scores(wide)
+    full = bayes_signed_rank(scores, control="s00", seed=11, n_samples=3000)
+    one = bayes_signed_rank(scores, control="s00", treatment="s02", seed=11, n_samples=3000)
+    pd.testing.assert_frame_equal(
+        full[full["treatment"] == "s02"].reset_index(drop=True), one, check_exact=True
+    )
+    flipped = bayes_signed_rank(scores.assign(value=-scores["value"]), control="s00", seed=11,
+                                n_samples=3000, higher_is_better=False)  # fmt: skip
+    cols = ["p_worse", "p_equivalent", "p_better", "mean_diff"]
+    pd.testing.assert_frame_equal(full[cols], flipped[cols], check_exact=False, rtol=1e-12)
+    other = bayes_signed_rank(scores, control="s00", seed=12, n_samples=3000)
+    assert not other["p_better"].equals(full["p_better"])
+    assert full.attrs["seed"] == 11 and "samples" not in full.attrs
+
+
+def test_bayes_decision_and_errors(rng):
+    wide = pd.DataFrame({"c": np.linspace(0.3, 0.9, 30)})
+    wide["better"] = wide["c"] + 0.1
+    wide["same"] = wide["c"] + 0.001
+    res = bayes_signed_rank(wide_to_scores(wide), control="c", seed=0, n_samples=2000)
+    assert res.set_index("treatment")["decision"].to_dict() == {
+        "better": "better",
+        "same": "equivalent",
+    }
+    for bad in ({"rope": -1}, {"prior": 0}, {"n_samples": 0}, {"threshold": 0.2}):
+        with pytest.raises(OptionError):
+            bayes_signed_rank(wide_to_scores(wide), control="c", **bad)
+    with pytest.raises(PairingError, match="not a system"):
+        bayes_signed_rank(wide_to_scores(wide), control="x")
+    with pytest.raises(OptionError, match="Unknown treatment"):
+        bayes_signed_rank(wide_to_scores(wide), control="c", treatment="x")
+
+
+# ----------------------------------------------------------------- rank_report
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5])
+def test_rank_report_chooses_as_autorank(seed):
+    autorank = pytest.importorskip("autorank")
+    rng = np.random.default_rng(seed)
+    wide = random_wide(rng, 20, 4, shift=0.4)
+    if seed % 2:  # skewed scores: not normal
+        wide = np.exp(2 * wide)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = autorank.autorank(wide.reset_index(drop=True), alpha=0.05)
+    report = rank_report(wide_to_scores(wide))
+    row = report.summary.iloc[0]
+    assert row["omnibus"] == {"anova": "rm_anova", "friedman": "friedman"}[ref.omnibus]
+    assert row["normal"] == ref.all_normal
+    assert row["homogeneity_p"] == pytest.approx(ref.pval_homogeneity, rel=1e-10)
+    assert row["p_value"] == pytest.approx(ref.pvalue, rel=1e-9)
+    if ref.omnibus == "friedman":
+        assert row["cd"] == pytest.approx(ref.cd, rel=2e-5)  # qsturng's table, see above
+    assert f"{row['p_value']:.3f}" in report.text or "p < 0.001" in report.text
+
+
+def test_rank_report_anova_equals_statsmodels(rng):
+    from statsmodels.stats.anova import AnovaRM
+
+    wide = random_wide(rng, 18, 4, shift=0.2)
+    report = rank_report(wide_to_scores(wide), force="parametric")
+    long = wide_to_scores(wide)
+    ref = AnovaRM(long, "value", "task", within=["system"]).fit().anova_table
+    row = report.summary.iloc[0]
+    assert row["statistic"] == pytest.approx(ref["F Value"].iloc[0], rel=1e-10)
+    assert row["p_value"] == pytest.approx(ref["Pr > F"].iloc[0], rel=1e-9)
+    assert "As requested (parametric)" in report.text
+
+
+def test_rank_report_text_tables_and_latex(tmp_path):
+    import shutil
+    import subprocess
+
+    report = rank_report(metaeval.datasets.load_demsar(), force="nonparametric")
+    assert "χ²(3) = 10.95" in report.text and "CD = 1.25" in report.text
+    assert str(report) == report.text
+    assert report.ranks["system"].iloc[0] == "C4.5+m+cf"
+    tex = report.to_latex()
+    assert r"\toprule" in tex and "CD = 1.254" in tex and tex.count(r"\\") == 7
+    if shutil.which("pdflatex"):
+        doc = tmp_path / "t.tex"
+        doc.write_text("\\documentclass{article}\\usepackage{booktabs}\\begin{document}"
+                       + tex + "\\end{document}")  # fmt: skip
+        run = subprocess.run(["pdflatex", "-interaction=nonstopmode", doc.name], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert run.returncode == 0, run.stdout[-2000:]
+    two = rank_report(metaeval.load_example())
+    assert len(two.summary) == 2 and two.text.count("We compared") == 2
+    with pytest.raises(OptionError, match="metric"):
+        two.to_latex()
+
+
+def test_accessor_methods_reach_the_functions():
+    auc = metaeval.datasets.load_demsar()
+    pd.testing.assert_frame_equal(auc.meta.friedman(), friedman(auc))
+    res = auc.meta.posthoc()
+    pd.testing.assert_frame_equal(res.meta.cliques(), cliques(res))
+    with pytest.raises(metaeval.TableKindError, match="posthoc"):
+        auc.meta.cliques()
+
+
+def test_studentized_range_tail_is_accurate_far_out():
+    from scipy import special
+
+    from metaeval.ranking import _friedman
+
+    q = np.array([0.0, 0.5, 2.0, 5.0, 10.0, 20.0, 30.0])
+    exact = 2 * special.ndtr(-q / np.sqrt(2))  # the range of two normals: |X − Y| ~ N(0, 2)
+    np.testing.assert_allclose(_friedman._range_sf(q, 2), exact, rtol=1e-12)
+    grid = np.linspace(0, 9, 60)
+    for k in (3, 10, 100, 1000):
+        ref = ss.studentized_range.sf(grid, k, np.inf)
+        np.testing.assert_allclose(_friedman._range_sf(grid, k), ref, rtol=0, atol=1e-11)

@@ -522,7 +522,7 @@ def test_bad_files_give_exit_code_1_with_file_and_line(capsys, tmp_path, elinor)
         "--measures",
         "NotAMeasure",
     )
-    assert code == 2 and "'NotAMeasure' is not an ir_measures measure" in err
+    assert code == 2 and "'NotAMeasure' is not a measure name metaeval knows" in err
 
 
 def test_console_script_exit_codes_without_traceback(tmp_path):

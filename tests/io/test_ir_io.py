@@ -155,7 +155,9 @@ def test_evaluate_input_forms_and_missing_queries(tmp_path):
 
 def test_evaluate_errors(tmp_path):
     d = _files(tmp_path)
-    with pytest.raises(metaeval.OptionError, match="not an ir_measures measure"):
+    with pytest.raises(
+        metaeval.OptionError, match=r"not a measure name .* did you mean \['nDCG@10'\]"
+    ):
         metaeval.ir.evaluate(d / "qrels.txt", {"a": d / "run6.txt"}, "nDCG@ten", task="t")
     with pytest.raises(metaeval.OptionError, match="Name the task"):
         metaeval.ir.evaluate(d / "qrels.txt", {"a": d / "run6.txt"}, "P@1")

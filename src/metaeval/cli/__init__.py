@@ -25,6 +25,7 @@ import pandas as pd
 
 from .._options import resolve_ci
 from ..errors import FormatError, MetaEvalError, MetaEvalWarning, OptionError, quote_list
+from ..measures.ir import MEASURE_ALIASES, measure_name
 from ._console import Output
 
 __all__ = ["run", "UsageError", "MEASURE_ALIASES"]
@@ -171,19 +172,6 @@ def _demo_files(scores: pd.DataFrame, args: argparse.Namespace) -> None:
 
 
 # ------------------------------------------------------------------ evaluate
-#: elinor's measure names and their ir_measures equivalents (same definitions:
-#: tests/test_cli.py checks them against elinor's own output on its sample).
-MEASURE_ALIASES = {"precision": "P", "recall": "R", "ap": "AP", "rr": "RR", "mrr": "RR",
-                   "ndcg": "nDCG", "success": "Success", "hit_rate": "Success"}  # fmt: skip
-
-
-def _measure(name: str) -> str:
-    """An ir_measures name for ``name``, which may be elinor's (``precision@3``)."""
-    base, at, cutoff = name.partition("@")
-    alias = MEASURE_ALIASES.get(base.lower()) if base == base.lower() else None
-    return f"{alias}{at}{cutoff}" if alias else name
-
-
 def _is_jsonl(path: str) -> bool:
     name = path.lower()
     return name.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz"))
@@ -234,7 +222,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             ) from None
     qrels = _read_pairs(args.qrels, "true")
     runs = {name: _read_pairs(path, "pred") for name, path in named}
-    measures = [_measure(m) for m in args.measures]
+    measures = [measure_name(m) for m in args.measures]
     scores = ir.evaluate(qrels, runs, measures, task=args.task, missing=args.missing)
 
     out = _output(args)
@@ -485,7 +473,7 @@ def _meta_scores(args: argparse.Namespace) -> pd.DataFrame:
     if path.suffix.lower() in (".yaml", ".yml"):
         try:
             return read_ranger(path, metric=args.ranger_metric, missing_files=args.missing_files,
-                               measures=[_measure(m) for m in args.measures])  # fmt: skip
+                               measures=[measure_name(m) for m in args.measures])  # fmt: skip
         except FormatError as err:  # name the option, not the keyword argument
             raise MetaEvalError(
                 str(err).replace("missing_files='skip'", "--missing-files skip")

@@ -38,7 +38,7 @@ from ..errors import (
 from ..io._text import first_repeat
 from ..io.trec import read_qrels, read_run
 
-__all__ = ["evaluate", "as_qrels", "as_run"]
+__all__ = ["evaluate", "as_qrels", "as_run", "measure_name", "MEASURE_ALIASES"]
 
 QrelsLike = Any  # path, DataFrame, {qid: {doc: rel}}, ir_measures/ranx Qrels
 RunLike = Any
@@ -50,6 +50,88 @@ def _ir_measures():
     except ImportError as err:  # pragma: no cover - exercised without the extra
         raise MetaEvalError("metaeval.ir needs ir_measures: pip install 'metaeval[ir]'") from err
     return ir_measures
+
+
+MEASURE_ALIASES: dict[str, str] = {
+    # ranx
+    "ndcg": "nDCG", "map": "AP", "mrr": "RR", "precision": "P", "recall": "R",
+    "hits": "NumRelRet", "hit_rate": "Success", "r-precision": "Rprec", "bpref": "Bpref",
+    # elinor (the same definitions: tests/cli checks them against elinor's output)
+    "ap": "AP", "rr": "RR", "success": "Success",
+    # ir_measures' own names, in any case
+    "p": "P", "r": "R", "rprec": "Rprec", "err": "ERR", "judged": "Judged", "numrelret": "NumRelRet",
+    "numret": "NumRet", "numrel": "NumRel", "infap": "infAP",
+}  # fmt: skip
+"""Measure names of other tools (lower case, before ``@k``) and their ir_measures names.
+
+trec_eval's names (``P_10``, ``ndcg_cut_10``, ``ndcg_cut.10``, ``map``, ``map_cut_100``,
+``recip_rank``, ``recall_100``, ``success_10``, …; also what PyTerrier and pytrec_eval
+use) are read by ir_measures' own ``parse_trec_measure`` and need no entry here."""
+
+_EXAMPLES = ("nDCG@10", "AP", "AP@100", "RR", "RR@10", "P@10", "R@100", "Success@10",
+             "Judged@10", "NumRelRet@10", "Rprec", "Bpref", "ERR@20", "AP(rel=2)")  # fmt: skip
+
+
+def measure_name(name: str) -> str:
+    """The ir_measures name of a measure named in any of the common dialects.
+
+    ir_measures' own names (``nDCG@10``, ``AP(rel=2)``) are kept; trec_eval's
+    (``P_10``, ``ndcg_cut_10``, ``ndcg_cut.10``, ``map``, ``recip_rank``,
+    ``recall_100``), ranx's (``ndcg@10``, ``map@100``, ``mrr@10``,
+    ``precision@10``, ``recall@100``, ``hits@10``, ``hit_rate@10``) and
+    elinor's (``precision@3``, ``ap``, ``rr``) become ir_measures' canonical
+    name, whatever their case. See :data:`MEASURE_ALIASES` and the guide's
+    table of measure names.
+
+    Raises
+    ------
+    metaeval.OptionError
+        For a name no dialect knows, with the closest valid names.
+
+    Examples
+    --------
+    >>> from metaeval.ir import measure_name
+    >>> [measure_name(n) for n in ["ndcg@10", "P_10", "ndcg_cut.10", "map", "MRR@10", "nDCG@10"]]
+    ['nDCG@10', 'P@10', 'nDCG@10', 'AP', 'RR@10', 'nDCG@10']
+    """
+    irm = _ir_measures()
+    if not isinstance(name, str) or not name.strip():
+        raise OptionError(f"A measure name must be a non-empty str, not {name!r}.")
+    text = name.strip()
+    try:
+        return str(irm.parse_measure(text))
+    except Exception:  # noqa: BLE001 - ir_measures raises NameError, ValueError, ...
+        pass
+    for candidate in (text, text.lower()):  # trec_eval, pytrec_eval, PyTerrier
+        try:
+            found = irm.parse_trec_measure(candidate)
+        except Exception:  # noqa: BLE001
+            continue
+        if len(found) == 1:
+            return str(found[0])
+    base, at, cutoff = text.partition("@")
+    alias = MEASURE_ALIASES.get(base.lower())
+    if alias is not None and (not at or cutoff.isdigit()):
+        return str(irm.parse_measure(f"{alias}{at}{cutoff}"))
+    import difflib
+
+    vocabulary = {m.lower(): m for m in _EXAMPLES}
+    for alias, target in MEASURE_ALIASES.items():  # with a cutoff where the measure takes one
+        try:
+            vocabulary[f"{alias}@10"] = str(irm.parse_measure(f"{target}@10"))
+        except Exception:  # noqa: BLE001
+            vocabulary[alias] = target
+    stem = base.lower()
+    prefixed = [k for k in vocabulary if len(stem) >= 2 and k.split("@")[0].startswith(stem)]
+    close = (prefixed + difflib.get_close_matches(text.lower(), list(vocabulary), n=3, cutoff=0.5))[
+        :3
+    ]
+    hint = dict.fromkeys(vocabulary[c] for c in close) or dict.fromkeys(["nDCG@10", "AP"])
+    raise OptionError(
+        f"{name!r} is not a measure name metaeval knows (ir_measures, trec_eval, ranx or "
+        f"elinor); did you mean {quote_list(list(hint))}? Valid names include "
+        f"{quote_list(list(_EXAMPLES))}."
+    )
 
 
 def _from_mapping(mapping: Mapping, value: str) -> pd.DataFrame:
@@ -193,7 +275,9 @@ def evaluate(
         ``{system: {task: run}}``.
     measures : str or list of str
         ir_measures names: ``"nDCG@10"``, ``"Judged@10"``, ``"AP(rel=2)"``,
-        ``"RR@10"``, ``"R@100"``, ``"P@5"``, …
+        ``"RR@10"``, ``"R@100"``, ``"P@5"``, …, or the same measures by
+        trec_eval's, ranx's or elinor's names (``"ndcg_cut_10"``,
+        ``"map@100"``, ``"precision@5"``; see :func:`measure_name`).
     task : str, optional
         The task name for single-task inputs.
     missing : {"zero", "drop"}, default "zero"
@@ -254,14 +338,7 @@ def evaluate(
         raise OptionError(
             "`measures` is empty; name at least one ir_measures measure, e.g. 'nDCG@10'."
         )
-    parsed = []
-    for name in names:
-        try:
-            parsed.append(irm.parse_measure(name))
-        except Exception as err:  # noqa: BLE001 - ir_measures raises various types
-            raise OptionError(
-                f"{name!r} is not an ir_measures measure ({err}); e.g. 'nDCG@10', 'AP(rel=2)'."
-            ) from None
+    parsed = [irm.parse_measure(measure_name(name)) for name in names]
     if not isinstance(runs, Mapping):
         raise SchemaError(
             f"`runs` must be a mapping {{system: run}}, not a {type(runs).__name__} "

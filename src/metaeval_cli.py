@@ -292,10 +292,12 @@ def build_parser() -> argparse.ArgumentParser:
     meta.add_argument(
         "scores",
         metavar="SCORES",
-        help="a scores file, a folder of them or a quoted glob pattern; a folder of Parquet "
-        "files is read with dask when it is installed (pip install 'metaeval[dask]'), in "
-        "parallel and a partition at a time",
+        nargs="+",
+        help="scores files, folders of them or quoted glob patterns, concatenated (a key in "
+        "two files is an error); folders of Parquet files are read with dask when it is "
+        "installed (pip install 'metaeval[dask]'), in parallel and a partition at a time",
     )
+    _column_options(meta)
     meta.add_argument("--control", required=True, action=_Once)
     meta.add_argument("--treatment", nargs="+", help="default: every other system")
     meta.add_argument("--metric", nargs="+", help="only these metrics")
@@ -337,6 +339,45 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _output_options(meta)
     return parser
+
+
+def _mapping(text: str) -> dict[str, str]:
+    """``task=dataset,query=qid`` as a dict; names are checked when the files are read."""
+    pairs = [part.strip() for part in text.split(",") if part.strip()]
+    bad = [p for p in pairs if p.count("=") != 1 or not all(s.strip() for s in p.split("="))]
+    if not pairs or bad:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=VALUE pairs separated by commas (task=dataset,query=qid), not {text!r}"
+        )
+    return {k.strip(): v.strip() for k, v in (p.split("=") for p in pairs)}
+
+
+class _Merge(argparse.Action):
+    """Repeatable ``NAME=VALUE,...`` options merged into one dict."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+        merged = dict(getattr(namespace, self.dest) or {})
+        merged.update(values)
+        setattr(namespace, self.dest, merged)
+
+
+def _column_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--columns",
+        type=_mapping,
+        action=_Merge,
+        metavar="NAME=COLUMN,...",
+        help="the files' own column names, e.g. task=dataset,query=qid,system=run,"
+        "metric=measure,value=score (any of them)",
+    )
+    parser.add_argument(
+        "--constant",
+        type=_mapping,
+        action=_Merge,
+        metavar="NAME=VALUE,...",
+        help="key columns the files do not have, with every row's value, e.g. "
+        "metric=nDCG@10 or task=robust04",
+    )
 
 
 def _model_options(parser: argparse.ArgumentParser) -> None:

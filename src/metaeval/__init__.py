@@ -54,7 +54,7 @@ from .paired import (
     tukey,
 )
 from .pooling import analyze, influence, leave_one_out, pool, weights
-from .schema import scores, validate_effects, validate_scores
+from .schema import from_wide, scores, validate_effects, validate_scores
 
 _aliases.install()
 _scale.install()  # .meta on dask DataFrames once dask.dataframe is imported
@@ -80,6 +80,7 @@ _SUBMODULES = (
 __all__ = [
     # functions
     "scores",
+    "from_wide",
     "scores_from_arrays",
     "validate_scores",
     "validate_effects",

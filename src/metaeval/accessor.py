@@ -195,7 +195,9 @@ class MetaAccessor:
                 f"DataFrame.meta needs {_KINDS['scores']}, {_KINDS['effects']} or a result "
                 "table of metaeval (pooled, analysis, compare, tukey, posthoc, bayes); this "
                 f"table has columns {list(obj.columns)[:12]}. Map other column names "
-                "with metaeval.scores(df, task=..., query=..., system=..., metric=..., value=...)."
+                "with metaeval.scores(df, task=..., query=..., system=..., metric=..., value=..., "
+                "constants={...}), or make a wide table (a column per system) long with "
+                "metaeval.from_wide(df, ...)."
             )
         self._obj = obj
 

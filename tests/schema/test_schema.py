@@ -99,7 +99,7 @@ def test_scores_maps_column_names():
     out = metaeval.scores(df, task="dataset", query="qid", value="score")
     assert list(out.columns[:5]) == ["task", "query", "system", "metric", "value"]
     with pytest.raises(
-        SchemaError, match=r"\['run'\] named in metaeval.scores\(\) are not in the table"
+        SchemaError, match=r"metaeval.scores\(\): column\(s\) \['run'\] are not in the table"
     ):
         metaeval.scores(df, task="dataset", query="qid", value="score", system="run")
     clash = df.assign(task="x")

@@ -469,8 +469,12 @@ def _convert(args: argparse.Namespace) -> int:
 def _meta_scores(args: argparse.Namespace) -> pd.DataFrame:
     from ..io import read_ranger, read_scores
 
-    path = Path(args.scores)
+    path = Path(args.scores[0])
     if path.suffix.lower() in (".yaml", ".yml"):
+        if len(args.scores) > 1:
+            raise UsageError("A Ranger config.yaml is read alone; pass one config at a time.")
+        if args.columns or args.constant:
+            raise UsageError("--columns and --constant are for scores files, not a Ranger config.")
         try:
             return read_ranger(path, metric=args.ranger_metric, missing_files=args.missing_files,
                                measures=[measure_name(m) for m in args.measures])  # fmt: skip
@@ -487,9 +491,24 @@ def _meta_scores(args: argparse.Namespace) -> pd.DataFrame:
             raise
     if args.ranger_metric:
         raise UsageError("--ranger-metric is for a Ranger config.yaml, not a scores file.")
-    if _lazy(args.scores):
-        return read_scores(args.scores, lazy=True)
-    return read_scores(args.scores)
+    mapping = {"columns": args.columns, "constants": args.constant}
+    try:
+        if all(_lazy(text) for text in args.scores):
+            return read_scores(args.scores, lazy=True, **mapping)
+        return read_scores(args.scores, **mapping)
+    except FormatError as err:
+        if "are missing (found" not in str(err):
+            raise
+        raise MetaEvalError(
+            f"{err} Map the files' own names with --columns (task=dataset,query=qid,"
+            "system=run,metric=measure,value=score); give a key the files do not have with "
+            "--constant (metric=nDCG@10)."
+        ) from None
+
+
+def _inputs(paths: list[str]) -> str:
+    """The inputs of a command, in a message."""
+    return paths[0] if len(paths) == 1 else f"the {len(paths)} inputs"
 
 
 def _lazy(text: str) -> bool:
@@ -524,7 +543,7 @@ def _meta(args: argparse.Namespace) -> int:
     import metaeval
 
     outputs = {"--plot": args.plot, "--latex": args.latex, "--tables": args.tables}
-    _check_outputs(args, outputs, [args.scores])
+    _check_outputs(args, outputs, list(args.scores))
     if args.plot:
         from matplotlib.backend_bases import FigureCanvasBase
 
@@ -550,18 +569,18 @@ def _meta(args: argparse.Namespace) -> int:
         unknown = [m for m in args.metric if m not in found]
         if unknown:
             raise UsageError(
-                f"--metric {unknown} not in {args.scores}; it has {quote_list(found)}."
+                f"--metric {unknown} not in {_inputs(args.scores)}; it has {quote_list(found)}."
             )
         scores, survey = scores[scores["metric"].isin(args.metric)], None
         scores = scores if lazy else scores.reset_index(drop=True)
     for name in [args.control, *(args.treatment or [])]:
         if name not in systems:
             raise UsageError(
-                f"System {name!r} is not in {args.scores}; it has {quote_list(systems)}."
+                f"System {name!r} is not in {_inputs(args.scores)}; it has {quote_list(systems)}."
             )
     if args.by is not None and args.by not in scores.columns:
         raise UsageError(
-            f"--by {args.by!r} is not a column of {args.scores}; it has {quote_list(list(scores.columns))}."
+            f"--by {args.by!r} is not a column of {_inputs(args.scores)}; it has {quote_list(list(scores.columns))}."
         )
     from ..pooling.analysis import analysis_table
 

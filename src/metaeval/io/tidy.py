@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import glob
 import io
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import FormatError, MetaEvalError, SchemaError, excerpt, quote_list
-from ..schema import KEY_COLUMNS, prepare_scores
+from ..schema import KEY_COLUMNS, map_columns, prepare_scores
 from ._text import check_readable, first_repeat, iter_jsonl, read_delimited, read_text
 
 __all__ = ["read_scores", "write_scores", "scores_format", "scores_files", "SCORES_SUFFIXES"]
@@ -85,7 +86,13 @@ def scores_files(path: str | Path) -> list[Path]:
     return files
 
 
-def read_scores(path: str | Path, *, lazy: bool = False) -> Any:
+def read_scores(
+    path: str | Path | Sequence[str | Path],
+    *,
+    lazy: bool = False,
+    columns: Mapping[str, str] | None = None,
+    constants: Mapping[str, str] | None = None,
+) -> Any:
     """Read a tidy scores file (CSV, TSV, JSON lines or Parquet, by extension), or a
     folder or glob pattern of them.
 
@@ -97,17 +104,25 @@ def read_scores(path: str | Path, *, lazy: bool = False) -> Any:
 
     Parameters
     ----------
-    path : str or pathlib.Path
+    path : str or pathlib.Path, or a list of them
         A file; a folder, meaning the scores files in it and in its sub-folders (names
         ending in a scores suffix and not starting with ``.`` or ``_``), sorted; or a
-        glob pattern (``**`` for any depth). Several files are read one by one, with the checks above,
-        and concatenated; a key in two files is an error naming both.
+        glob pattern (``**`` for any depth); or a list of these, in its order. Several
+        files are read one by one, with the checks above, and concatenated; a key in
+        two files is an error naming both.
     lazy : bool, default False
         Return a ``dask.dataframe.DataFrame`` over Parquet files instead, read
         when computed (needs the ``dask`` extra): for tables larger than memory or a
         cluster. One partition per file, or per row group of large files. Nothing is
         read or checked now; the ``.meta`` methods check each partition as they read
         it, and ``.meta.validate()`` checks the whole table (see :doc:`/user_guide/scale`).
+    columns : mapping of str to str, optional
+        The files' own column names: ``{"task": "dataset", "query": "qid", "system":
+        "run", "metric": "measure", "value": "score"}`` (any of them), as
+        :func:`metaeval.scores` takes them; key columns are read as strings.
+    constants : mapping of str to str, optional
+        Key columns the files do not have, with every row's value
+        (``{"metric": "nDCG@10"}``), as :func:`metaeval.scores`.
 
     Raises
     ------
@@ -142,12 +157,26 @@ def read_scores(path: str | Path, *, lazy: bool = False) -> Any:
     (26940, 5)
     >>> tmp.cleanup()
     """
-    files = scores_files(path)
+    paths = [path] if isinstance(path, str | Path) else list(path)
+    if not paths:
+        raise MetaEvalError("read_scores() was given an empty list of paths.")
+    files = [f for p in paths for f in scores_files(p)]
+    mapping = (dict(columns or {}), dict(constants or {}))
     if lazy:
-        return _read_lazy(files)
+        return _read_lazy(files, *mapping)
     if len(files) == 1:
-        return _read_file(files[0])
-    return _concat_files([_read_file(f) for f in files], files)
+        return _read_file(files[0], *mapping)
+    return _concat_files([_read_file(f, *mapping) for f in files], files)
+
+
+def _mapped(df: pd.DataFrame, path: Path, columns: dict, constants: dict) -> pd.DataFrame:
+    """The table with the standard column names, or a FormatError naming the file."""
+    if not columns and not constants:
+        return df
+    try:
+        return map_columns(df, columns, constants, where="columns")
+    except SchemaError as err:
+        raise FormatError(path, None, str(err).rstrip("."), LAYOUT) from None
 
 
 def _concat_files(frames: list[pd.DataFrame], files: list[Path]) -> pd.DataFrame:
@@ -168,7 +197,7 @@ def _concat_files(frames: list[pd.DataFrame], files: list[Path]) -> pd.DataFrame
     return prepare_scores(df)
 
 
-def _read_lazy(files: list[Path]) -> Any:
+def _read_lazy(files: list[Path], columns: dict, constants: dict) -> Any:
     """A dask DataFrame over Parquet files, their schema checked."""
     not_parquet = [f for f in files if scores_format(f) != ".parquet"]
     if not_parquet:
@@ -188,6 +217,7 @@ def _read_lazy(files: list[Path]) -> Any:
         ddf = dd.read_parquet([str(f) for f in files])
     except Exception as err:  # noqa: BLE001 - pyarrow raises its own types
         raise FormatError(files[0], None, f"not a Parquet dataset ({err})", LAYOUT) from None
+    ddf = _mapped(ddf, files[0], columns, constants)
     missing = [c for c in COLUMNS if c not in ddf.columns]
     if missing:
         raise FormatError(
@@ -197,16 +227,17 @@ def _read_lazy(files: list[Path]) -> Any:
     return ddf
 
 
-def _read_file(path: Path) -> pd.DataFrame:
+def _read_file(path: Path, columns: dict, constants: dict) -> pd.DataFrame:
     """One scores file, checked."""
     path = Path(path)
     kind = scores_format(path)
     check_readable(path)
+    keys = [columns.get(c, c) for c in KEY_COLUMNS]  # the file's names of the key columns
     lines: np.ndarray | None = None  # the line of each row (text formats)
     if kind in (".csv", ".tsv"):
-        df, lines = _read_delimited(path, "," if kind == ".csv" else "\t")
+        df, lines = _read_delimited(path, "," if kind == ".csv" else "\t", keys)
     elif kind == ".jsonl":
-        df, lines = _read_json_lines(path)
+        df, lines = _read_json_lines(path, keys)
     else:
         try:
             df = pd.read_parquet(path)
@@ -214,6 +245,7 @@ def _read_file(path: Path) -> pd.DataFrame:
             raise _parquet_engine_error(err) from None
         except Exception as err:  # noqa: BLE001 - pyarrow raises its own types
             raise FormatError(path, None, f"not a Parquet file ({err})", LAYOUT) from None
+    df = _mapped(df, path, columns, constants)
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise FormatError(
@@ -260,7 +292,7 @@ def _read_file(path: Path) -> pd.DataFrame:
         raise FormatError(path, line, str(err).rstrip(".") + note, LAYOUT) from None
 
 
-def _read_delimited(path: Path, sep: str) -> tuple[pd.DataFrame, np.ndarray]:
+def _read_delimited(path: Path, sep: str, keys: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
     """A CSV or TSV scores file, every row checked to have the header's field count."""
     text = read_text(path)
     header, lines = read_delimited(path, text, sep, LAYOUT)
@@ -268,7 +300,7 @@ def _read_delimited(path: Path, sep: str) -> tuple[pd.DataFrame, np.ndarray]:
         repeated = sorted({c for c in header if header.count(c) > 1})
         raise FormatError(path, 1, f"the header names column(s) {quote_list(repeated)} twice", LAYOUT)  # fmt: skip
     try:
-        df = pd.read_csv(io.StringIO(text), sep=sep, dtype=dict.fromkeys(KEY_COLUMNS, str),
+        df = pd.read_csv(io.StringIO(text), sep=sep, dtype=dict.fromkeys(keys, str),
                          keep_default_na=False, index_col=False,
                          na_values={"value": ["", "NA", "NaN", "nan", "null"]})  # fmt: skip
     except pd.errors.ParserError as err:  # read_delimited checked the field counts
@@ -276,11 +308,11 @@ def _read_delimited(path: Path, sep: str) -> tuple[pd.DataFrame, np.ndarray]:
     return df, lines
 
 
-def _read_json_lines(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
+def _read_json_lines(path: Path, keys: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
     """A JSON-lines scores file: one object per line, blank lines skipped."""
     lines, records = zip(*iter_jsonl(path, LAYOUT), strict=True)
     df = pd.DataFrame.from_records(list(records))
-    for column in KEY_COLUMNS:  # JSON numbers as keys: 7 -> "7", as in the text formats
+    for column in keys:  # JSON numbers as keys: 7 -> "7", as in the text formats
         if column in df.columns:
             df[column] = [
                 str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in df[column]

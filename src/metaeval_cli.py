@@ -179,20 +179,31 @@ def build_parser() -> argparse.ArgumentParser:
         "  metaeval evaluate --qrels qrels.txt --run bm25.run --measures nDCG@10\n"
         "  metaeval evaluate --qrels true.jsonl --run bm25=pred_1.jsonl --run "
         "dense=pred_2.jsonl --measures precision@3 ap rr ndcg@3 --task toy "
-        "--output scores.parquet",
+        "--output scores.parquet\n"
+        "  metaeval evaluate --qrels scifact=qrels/scifact.txt --qrels nfcorpus=qrels/nfcorpus.txt "
+        "--run bm25=runs/bm25/{task}.trec --run tasb=runs/tasb/{task}.trec --measures ndcg@10 "
+        "--output scores.parquet   # several collections in one call",
     )
     ev.add_argument(
-        "--qrels", required=True, action=_Once, metavar="FILE", help="relevance judgments"
+        "--qrels",
+        required=True,
+        action="append",
+        metavar="[TASK=]FILE",
+        help="relevance judgments; repeat with TASK=FILE for several collections (TASK "
+        "defaults to the file name without suffix)",
     )
     ev.add_argument(
         "--run",
         required=True,
         action="append",
         metavar="[NAME=]FILE",
-        help="a run; repeat for several. NAME defaults to the file name without suffix",
+        help="a run; repeat for several. NAME defaults to the file name without suffix. With "
+        "several collections, FILE is a pattern with {task} (runs/bm25/{task}.trec)",
     )
     ev.add_argument("--measures", required=True, nargs="+", metavar="MEASURE")
-    ev.add_argument("--task", default="default", help="the task name written to the scores")
+    ev.add_argument(
+        "--task", help="the task name written to the scores of one collection (default: default)"
+    )
     ev.add_argument(
         "--missing",
         choices=["zero", "drop"],

@@ -556,3 +556,73 @@ def test_library_warnings_are_printed_once_without_traceback(capsys, elinor, tmp
     assert "unpaired_queries=3" in err and "Traceback" not in err and "warnings.warn" not in err
     t = one(parse_raw(out), "Paired t-test")
     assert t["n"].tolist() == [5]
+
+
+def _collections(tmp_path: Path) -> dict[str, str]:
+    """Three small collections: qrels/<task>.txt and runs/<system>/<task>.trec."""
+    rng = np.random.default_rng(3)
+    tasks = {}
+    for task in ("scifact", "nfcorpus", "fiqa"):
+        lines = [f"q{q} 0 d{d} {int(rng.integers(0, 3))}" for q in range(6) for d in range(5)]
+        (tmp_path / "qrels").mkdir(exist_ok=True)
+        path = tmp_path / "qrels" / f"{task}.txt"
+        path.write_text("\n".join(lines) + "\n")
+        tasks[task] = str(path)
+        for system in ("bm25", "tasb"):
+            folder = tmp_path / "runs" / system
+            folder.mkdir(parents=True, exist_ok=True)
+            run = [f"q{q} Q0 d{d} {r + 1} {10 - r + rng.random():.4f} {system}"
+                   for q in range(6) for r, d in enumerate(rng.permutation(5))]  # fmt: skip
+            (folder / f"{task}.trec").write_text("\n".join(run) + "\n")
+    return tasks
+
+
+def test_evaluate_several_collections_in_one_call(capsys, tmp_path):
+    tasks = _collections(tmp_path)
+    out_file = tmp_path / "scores.parquet"
+    argv = [a for task, path in tasks.items() for a in ("--qrels", f"{task}={path}")]
+    code, out, err = run_cli(capsys, "evaluate", *argv,
+                             "--run", f"bm25={tmp_path}/runs/bm25/{{task}}.trec",
+                             "--run", f"tasb={tmp_path}/runs/tasb/{{task}}.trec",
+                             "--measures", "ndcg@10", "map", "--output", out_file)  # fmt: skip
+    assert code == 0, err
+    cli = metaeval.io.read_scores(out_file)
+    runs = {s: {t: tmp_path / "runs" / s / f"{t}.trec" for t in tasks} for s in ("bm25", "tasb")}
+    python = metaeval.ir.evaluate(tasks, runs, ["nDCG@10", "AP"])
+    key = ["task", "query", "system", "metric"]
+    pd.testing.assert_frame_equal(
+        cli.sort_values(key).reset_index(drop=True), python.sort_values(key).reset_index(drop=True)
+    )
+    assert (
+        set(cli["task"]) == set(tasks) and "Means over the queries (scifact, nfcorpus, fiqa)" in out
+    )
+    # a run without {task}, --task with several collections: usage errors naming the fix
+    code, _, err = run_cli(capsys, "evaluate", *argv, "--run", f"bm25={tmp_path}/runs/bm25/fiqa.trec",
+                           "--measures", "AP")  # fmt: skip
+    assert code == 2 and "{task}" in err
+    code, _, err = run_cli(capsys, "evaluate", *argv, "--run", f"b={tmp_path}/runs/bm25/{{task}}.trec",
+                           "--measures", "AP", "--task", "x")  # fmt: skip
+    assert code == 2 and "--qrels TASK=FILE" in err
+
+
+def test_evaluate_ranger_beir_data_in_one_call(capsys, shared_data, tmp_path):
+    root = shared_data / "ranger" / "retrieval-colberter-data"
+    tasks = ["trec-covid", "nfcorpus", "antique", "dbpedia-entity", "tripclick", "trec_podcast"]
+    argv = [a for t in tasks for a in ("--qrels", f"{t}={root}/qrels/{t}_qrels.txt")]
+    out_file = tmp_path / "beir.csv"
+    code, _, err = run_cli(capsys, "evaluate", *argv,
+                           "--run", f"tasb={root}/tasb_dim768_hf/{{task}}_top10.txt",
+                           "--run", f"colberter={root}/colberter_dim1_stopwords/{{task}}_top10.txt",
+                           "--measures", "nDCG@10", "--output", out_file)  # fmt: skip
+    assert code == 0, err
+    cli = metaeval.io.read_scores(out_file)
+    qrels = {t: root / "qrels" / f"{t}_qrels.txt" for t in tasks}
+    runs = {"tasb": {t: root / "tasb_dim768_hf" / f"{t}_top10.txt" for t in tasks},
+            "colberter": {t: root / "colberter_dim1_stopwords" / f"{t}_top10.txt" for t in tasks}}  # fmt: skip
+    with pytest.warns(metaeval.PairingWarning, match="tripclick"):  # unjudged queries left out
+        python = metaeval.ir.evaluate(qrels, runs, ["nDCG@10"])
+    key = ["task", "query", "system", "metric"]
+    pd.testing.assert_frame_equal(
+        cli.sort_values(key).reset_index(drop=True), python.sort_values(key).reset_index(drop=True)
+    )
+    assert cli["task"].nunique() == 6

@@ -746,10 +746,10 @@ def test_an_option_given_twice_is_a_usage_error(capsys, tmp_path):
     KINDS["run.trec"].setup(tmp_path)
     argv = _evaluate("good.qrels", "good.run")(tmp_path, tmp_path)
     with pytest.raises(SystemExit) as stop:
-        main([*argv, "--qrels", str(tmp_path / "other.qrels")])
+        main([*argv, "--output", str(tmp_path / "a.csv"), "--output", str(tmp_path / "b.csv")])
     assert stop.value.code == 2
     err = capsys.readouterr().err
-    assert "argument --qrels: given twice" in err and "other.qrels" in err
+    assert "argument --output: given twice" in err and "b.csv" in err
     assert "Traceback" not in err
 
 

@@ -187,29 +187,58 @@ def _read_pairs(path: str, rel_type: str) -> pd.DataFrame:
     return read_run(path)[["query_id", "doc_id", "score"]]
 
 
-def _named(spec: str) -> tuple[str, str]:
+def _named(spec: str, option: str = "--run") -> tuple[str, str]:
     """``NAME=FILE`` or ``FILE`` (the name is the file name without its suffixes)."""
     if "=" in spec and not Path(spec).exists():
         name, path = spec.split("=", 1)
         if not name or not path:
-            raise UsageError(f"--run {spec!r}: write NAME=FILE or FILE.")
+            raise UsageError(f"{option} {spec!r}: write NAME=FILE or FILE.")
         return name, path
     name = Path(spec).name
-    for suffix in (".gz", ".jsonl", ".ndjson", ".run", ".txt", ".trec", ".tsv"):
+    for suffix in (".gz", ".jsonl", ".ndjson", ".run", ".txt", ".trec", ".tsv", ".qrels"):
         name = name[: -len(suffix)] if name.endswith(suffix) and len(name) > len(suffix) else name
     return name, spec
+
+
+def _unique(named: list[tuple[str, str]], what: str, option: str) -> None:
+    names = [n for n, _ in named]
+    if len(set(names)) < len(names):
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        raise UsageError(f"Two {what} are named {repeated}; name them with {option} NAME=FILE.")
+
+
+def _evaluate_files(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """The qrels file of each task and the run file of each (system, task)."""
+    qrels = [_named(spec, "--qrels") for spec in args.qrels]
+    runs = [_named(spec) for spec in args.run]
+    _unique(qrels, "qrels", "--qrels")
+    _unique(runs, "runs", "--run")
+    several = len(qrels) > 1 or any("=" in q and not Path(q).exists() for q in args.qrels)
+    if not several:
+        task = args.task or "default"
+        return {task: qrels[0][1]}, {name: {task: path} for name, path in runs}
+    if args.task:
+        raise UsageError(
+            "--task names the task of one qrels file; with several, write --qrels TASK=FILE."
+        )
+    fixed = [name for name, path in runs if "{task}" not in path]
+    if fixed and len(qrels) > 1:
+        raise UsageError(
+            f"With several collections a run is a pattern with {{task}} (runs/bm25/{{task}}.trec); "
+            f"the run(s) {fixed} have none."
+        )
+    return dict(qrels), {
+        name: {task: path.replace("{task}", task) for task, _ in qrels} for name, path in runs
+    }
 
 
 def _evaluate(args: argparse.Namespace) -> int:
     from ..io import write_scores
     from ..measures import ir
 
-    named = [_named(spec) for spec in args.run]
-    names = [n for n, _ in named]
-    if len(set(names)) < len(names):
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        raise UsageError(f"Two runs are named {repeated}; name them with --run NAME=FILE.")
-    _check_outputs(args, {"--output": args.output}, [args.qrels, *(p for _, p in named)])
+    qrels_files, run_files = _evaluate_files(args)
+    inputs = [*qrels_files.values(), *(p for by in run_files.values() for p in by.values())]
+    _check_outputs(args, {"--output": args.output}, inputs)
     if args.output:
         from ..io.tidy import scores_format
 
@@ -220,27 +249,36 @@ def _evaluate(args: argparse.Namespace) -> int:
                 f"--output {args.output}: the name does not say the format; end it in .csv, "
                 ".tsv, .jsonl or .parquet (text formats may add .gz)."
             ) from None
-    qrels = _read_pairs(args.qrels, "true")
-    runs = {name: _read_pairs(path, "pred") for name, path in named}
+    qrels = {task: _read_pairs(path, "true") for task, path in qrels_files.items()}
+    runs = {name: {task: _read_pairs(path, "pred") for task, path in by.items()}
+            for name, by in run_files.items()}  # fmt: skip
     measures = [measure_name(m) for m in args.measures]
-    scores = ir.evaluate(qrels, runs, measures, task=args.task, missing=args.missing)
+    scores = ir.evaluate(qrels, runs, measures, missing=args.missing)
 
     out = _output(args)
-    judged = set(qrels["query_id"])
-    relevant = pd.MultiIndex.from_frame(qrels.loc[qrels["relevance"] > 0, ["query_id", "doc_id"]])
+    several = len(qrels) > 1
 
-    def stats(name: str, path: str, pairs: pd.DataFrame) -> dict[str, Any]:
+    def stats(task: str, name: str, path: str, pairs: pd.DataFrame) -> dict[str, Any]:
+        judgments = qrels[task]
+        relevant = pd.MultiIndex.from_frame(
+            judgments.loc[judgments["relevance"] > 0, ["query_id", "doc_id"]]
+        )
         hit = pd.MultiIndex.from_frame(pairs[["query_id", "doc_id"]]).isin(relevant)
-        return {"input": name, "file": path, "queries": pairs["query_id"].nunique(),
-                "judged_queries": pairs.loc[pairs["query_id"].isin(judged), "query_id"].nunique(),
+        judged = pairs["query_id"].isin(set(judgments["query_id"]))
+        row = {"task": task} if several else {}
+        return {**row, "input": name, "file": path, "queries": pairs["query_id"].nunique(),
+                "judged_queries": pairs.loc[judged, "query_id"].nunique(),
                 "queries_with_relevant": pairs.loc[hit, "query_id"].nunique(),
                 "documents": pairs["doc_id"].nunique(), "pairs": len(pairs),
                 "relevant_pairs": int(hit.sum())}  # fmt: skip
 
-    basic = pd.DataFrame([stats("qrels", args.qrels, qrels)]
-                         + [stats(n, p, runs[n]) for n, p in named])  # fmt: skip
+    basic = pd.DataFrame(
+        [stats(t, "qrels", qrels_files[t], qrels[t]) for t in qrels]
+        + [stats(t, n, run_files[n][t], runs[n][t]) for t in qrels for n in runs]
+    )
     out.table("Basic statistics", basic)
-    out.table(f"Means over the queries ({args.task})", _means_wide(scores, names, measures))
+    title = ", ".join(qrels) if len(qrels) <= 3 else f"{len(qrels)} tasks"
+    out.table(f"Means over the queries ({title})", _means_wide(scores, list(runs), measures))
     if args.output:
         write_scores(scores, args.output)
         out.note(f"wrote {len(scores):,} per-query scores to {args.output}")

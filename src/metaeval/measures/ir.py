@@ -330,6 +330,20 @@ def evaluate(
     1   toy    q2   bm25    P@1    0.0
     2   toy    q1  dense    P@1    0.0
     3   toy    q2  dense    P@1    1.0
+
+    Several collections at once: qrels keyed by task, runs by system and task (files
+    work alike, e.g. ``{"bm25": {t: f"runs/bm25/{t}.trec" for t in tasks}}``):
+
+    >>> more = {"toy": qrels, "other": {"q9": {"d7": 1}}}
+    >>> by_task = {"bm25": {"toy": runs["bm25"], "other": {"q9": {"d7": 0.1}}},
+    ...            "dense": {"toy": runs["dense"], "other": {"q9": {"d8": 0.4}}}}
+    >>> metaeval.ir.evaluate(more, by_task, ["ndcg@10"]).groupby(["task", "system"])["value"].mean()
+    task   system
+    other  bm25      1.0
+           dense     0.0
+    toy    bm25      0.5
+           dense     0.5
+    Name: value, dtype: float64
     """
     irm = _ir_measures()
     check_option("missing", missing, ["zero", "drop"])

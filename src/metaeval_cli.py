@@ -298,7 +298,8 @@ def build_parser() -> argparse.ArgumentParser:
         "  metaeval meta ranger/classification-glue-data/config.yaml --control bert "
         "--ranger-metric accuracy --effect md\n"
         "  metaeval meta scores.csv --control bm25 --by domain\n"
-        "  metaeval meta leaderboard/ --control base-model   # a folder of Parquet files",
+        "  metaeval meta leaderboard/ --control base-model   # a folder of Parquet files\n"
+        "  metaeval meta lm-eval-output/ --control llama --primary --latest   # lm-eval logs",
     )
     meta.add_argument(
         "scores",
@@ -309,6 +310,21 @@ def build_parser() -> argparse.ArgumentParser:
         "installed (pip install 'metaeval[dask]'), in parallel and a partition at a time",
     )
     _column_options(meta)
+    meta.add_argument(
+        "--primary",
+        nargs="?",
+        const=True,
+        type=_mapping,
+        metavar="TASK=METRIC,...",
+        help="lm-eval output folders: one metric per task, named 'primary', so tasks pool "
+        "together; alone, the common tasks' primary metrics (arc_challenge acc_norm, gsm8k "
+        "exact_match,strict-match, ...); or name them",
+    )
+    meta.add_argument(
+        "--latest",
+        action="store_true",
+        help="lm-eval output folders: the newest log of a task run more than once",
+    )
     meta.add_argument("--control", required=True, action=_Once)
     meta.add_argument("--treatment", nargs="+", help="default: every other system")
     meta.add_argument("--metric", nargs="+", help="only these metrics")

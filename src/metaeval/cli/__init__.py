@@ -529,6 +529,15 @@ def _meta_scores(args: argparse.Namespace) -> pd.DataFrame:
             raise
     if args.ranger_metric:
         raise UsageError("--ranger-metric is for a Ranger config.yaml, not a scores file.")
+    if len(args.scores) == 1 and _lm_eval_models(path):
+        from ..io import read_lm_eval
+
+        if args.columns or args.constant:
+            raise UsageError("--columns and --constant are for scores files, not lm-eval logs.")
+        return read_lm_eval(_lm_eval_models(path), primary=args.primary or False,
+                            latest=args.latest)  # fmt: skip
+    if args.primary or args.latest:
+        raise UsageError("--primary and --latest are for an lm-eval output folder.")
     mapping = {"columns": args.columns, "constants": args.constant}
     try:
         if all(_lazy(text) for text in args.scores):
@@ -542,6 +551,20 @@ def _meta_scores(args: argparse.Namespace) -> pd.DataFrame:
             "system=run,metric=measure,value=score); give a key the files do not have with "
             "--constant (metric=nDCG@10)."
         ) from None
+
+
+def _lm_eval_models(path: Path) -> dict[str, Path]:
+    """The model folders of an lm-eval output folder (one sub-folder per model, or the
+    folder itself), or {} when it holds no sample logs."""
+    if not path.is_dir() or next(path.rglob("samples_*.jsonl*"), None) is None:
+        return {}
+    if next(path.glob("samples_*.jsonl*"), None) is not None:
+        return {path.name: path}
+    return {
+        d.name: d
+        for d in sorted(path.iterdir())
+        if d.is_dir() and next(d.rglob("samples_*.jsonl*"), None) is not None
+    }
 
 
 def _inputs(paths: list[str]) -> str:

@@ -338,7 +338,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="forest plot (.pdf, .png, .svg); one file per metric",
     )
     meta.add_argument(
-        "--latex", action=_Once, metavar="FILE", help="LaTeX table of effects and summaries"
+        "--latex",
+        action=_Once,
+        metavar="FILE",
+        help="LaTeX table of effects and summaries (needs booktabs and graphicx), the same "
+        "as to_latex() writes in Python, caption included",
+    )
+    meta.add_argument(
+        "--transpose",
+        action="store_true",
+        help="--latex: systems as columns and tasks as rows (for many tasks)",
+    )
+    meta.add_argument(
+        "--fit",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="--latex: shrink a table wider than the line to its width (default: on)",
     )
     meta.add_argument(
         "--measures",

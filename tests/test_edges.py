@@ -423,7 +423,7 @@ def test_names_cannot_run_commands_under_shell_escape(rng, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert code == 0
     doc = "\n".join(
-        [r"\documentclass{article}", r"\usepackage{booktabs}", r"\begin{document}",
+        [r"\documentclass{article}", r"\usepackage{booktabs,graphicx}", r"\begin{document}",
          tex_file.read_text(), printed, r"\end{document}"]
     )  # fmt: skip
     (tmp_path / "doc.tex").write_text(doc)

@@ -626,3 +626,21 @@ def test_evaluate_ranger_beir_data_in_one_call(capsys, shared_data, tmp_path):
         cli.sort_values(key).reset_index(drop=True), python.sort_values(key).reset_index(drop=True)
     )
     assert cli["task"].nunique() == 6
+
+
+def test_meta_latex_is_the_python_table_and_fits(capsys, tmp_path):
+    scores = metaeval.load_example().query("metric == 'accuracy'")
+    path = tmp_path / "scores.csv"
+    write_scores(scores, path)
+    effects = scores.meta.effects(control="naive_bayes")
+    pooled = effects.meta.pool()
+    for extra, kwargs in (([], {}), (["--transpose"], {"transpose": True}),
+                          (["--no-fit"], {"fit": False})):  # fmt: skip
+        tex = tmp_path / "t.tex"
+        code, _, err = run_cli(capsys, "meta", path, "--control", "naive_bayes", "--latex", tex,
+                               *extra)  # fmt: skip
+        assert code == 0, err
+        assert tex.read_text() == metaeval.report.to_latex(effects, pooled=pooled, **kwargs)
+    assert r"\resizebox" in metaeval.report.to_latex(effects, pooled=pooled)
+    code, _, err = run_cli(capsys, "meta", path, "--control", "naive_bayes", "--transpose")
+    assert code == 2 and "--latex" in err

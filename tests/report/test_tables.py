@@ -177,7 +177,7 @@ def test_tables_compile_with_pdflatex(rng, tmp_path):
     doc = "\n".join(
         [
             r"\documentclass{article}",
-            r"\usepackage{booktabs}",
+            r"\usepackage{booktabs,graphicx}",
             r"\begin{document}",
             *tables,
             r"\end{document}",
@@ -190,6 +190,32 @@ def test_tables_compile_with_pdflatex(rng, tmp_path):
     assert (tmp_path / "t.pdf").stat().st_size > 1000
     log = (tmp_path / "t.log").read_text(errors="replace")
     assert "Missing character" not in log and "Undefined control sequence" not in log
+    assert "Overfull \\hbox" not in log  # fit=True: no table is wider than the line
+
+
+def _compile(tmp_path, tables: list[str]) -> str:
+    doc = "\n".join([r"\documentclass{article}", r"\usepackage{booktabs,graphicx}",
+                     r"\begin{document}", *tables, r"\end{document}"])  # fmt: skip
+    (tmp_path / "t.tex").write_text(doc)
+    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stdout[-3000:]
+    return (tmp_path / "t.log").read_text(errors="replace")
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no pdflatex installed")
+def test_wide_tables_fit_the_page(rng, tmp_path):
+    demo = metaeval.load_example().query("metric == 'accuracy'")
+    eff = demo.meta.effects(control="logistic_regression")
+    six = make_scores(rng, systems=("bm25", "tasb", "colbert", "splade"), metrics=("nDCG@10",),
+                      tasks={f"collection-{i}": 30 for i in range(6)})  # fmt: skip
+    eff6 = six.meta.effects(control="bm25")
+    wide = [to_latex(eff, pooled=eff.meta.pool()), to_latex(eff6, pooled=eff6.meta.pool())]
+    assert "Overfull \\hbox" not in _compile(tmp_path, wide)
+    unfitted = [to_latex(eff6, pooled=eff6.meta.pool(), fit=False)]
+    assert "Overfull \\hbox" in _compile(tmp_path, unfitted)  # the check can fail
+    small = to_latex(eff6[eff6["task"] == "collection-0"])
+    assert r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}" in small
 
 
 def test_transposed_rows_group_by_metric_without_multirow(rng):

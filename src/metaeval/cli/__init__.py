@@ -604,6 +604,8 @@ def _meta(args: argparse.Namespace) -> int:
     import metaeval
 
     outputs = {"--plot": args.plot, "--latex": args.latex, "--tables": args.tables}
+    if (args.transpose or not args.fit) and not args.latex:
+        raise UsageError("--transpose and --no-fit shape the --latex table; add --latex FILE.")
     _check_outputs(args, outputs, list(args.scores))
     if args.plot:
         from matplotlib.backend_bases import FigureCanvasBase
@@ -680,10 +682,9 @@ def _meta(args: argparse.Namespace) -> int:
         from ..report import to_latex
 
         Path(args.latex).write_text(
-            to_latex(effects, pooled=pooled, caption=f"Effects ({args.effect}) against "
-                     f"{args.control} and their {args.method} summary."),
+            to_latex(effects, pooled=pooled, transpose=args.transpose, fit=args.fit),
             encoding="utf-8",
-        )  # fmt: skip
+        )
         out.note(f"wrote {args.latex}")
     _finish(out, args)
     return 0

@@ -521,6 +521,11 @@ def _frames(lay: _Layout, show: str, digits: int, fmt: str, best: str | None, tr
     return text, bold
 
 
+FIT_OPEN = "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n"
+"""Opens a ``\\resizebox`` that scales what it holds down to the line's width when it is
+wider, and leaves it as it is otherwise (``\\width`` is the natural width)."""
+
+
 def text_styler(text: pd.DataFrame, bold: pd.DataFrame | None = None) -> Any:
     """A Styler showing ``text`` (cells and labels already rendered) as it is.
 
@@ -555,9 +560,11 @@ def latex_table(
     label: str | None = None,
     position: str | None = None,
     centering: bool = False,
+    fit: bool = False,
 ) -> str:
-    """``styler`` as a LaTeX ``table`` float with booktabs rules and ``caption`` (LaTeX)."""
-    return styler.to_latex(
+    """``styler`` as a LaTeX ``table`` float with booktabs rules and ``caption`` (LaTeX);
+    ``fit`` shrinks the tabular to ``\\linewidth`` when it is wider (graphicx)."""
+    text: str = styler.to_latex(
         hrules=True,
         caption=caption,
         label=label,
@@ -569,6 +576,13 @@ def latex_table(
         column_format=column_format,
         multirow_align="naive",  # row groups without the multirow package
     )
+    if fit:  # shrink the tabular to the line's width when it is wider, never enlarge it
+        start, end = (
+            text.index("\\begin{tabular}"),
+            text.index("\\end{tabular}") + len("\\end{tabular}"),
+        )
+        text = text[:start] + FIT_OPEN + text[start:end] + "}" + text[end:]
+    return text
 
 
 def _styler(lay: _Layout, show: str, digits: int, fmt: str, best: str | None, transpose: bool):
@@ -627,10 +641,12 @@ def to_latex(
     caption: str | None = None,
     label: str | None = None,
     position: str | None = None,
+    fit: bool = True,
 ) -> str:
     r"""A result table as a LaTeX ``table`` with booktabs rules.
 
-    Needs ``\usepackage{booktabs}`` in the preamble, nothing else.
+    Needs ``\usepackage{booktabs}`` in the preamble, and ``\usepackage{graphicx}``
+    with ``fit=True`` (the default).
 
     Parameters
     ----------
@@ -664,7 +680,11 @@ def to_latex(
         better than (ranx's convention).
     digits : int, default 3
     transpose : bool, default False
-        Systems as columns instead (for many tasks).
+        Systems as columns instead: tasks as rows, for many tasks and few systems.
+    fit : bool, default True
+        Scale the tabular down to ``\linewidth`` when it is wider than the line
+        (``\resizebox`` of graphicx, as ranx does, but never enlarging a table
+        that fits). Many tasks shrink the font; ``transpose=True`` keeps it.
     caption : str, optional
         Replaces the generated caption, which states the effect or test, α
         and the correction. Plain text, escaped like every name in the table;
@@ -697,13 +717,14 @@ def to_latex(
     >>> print(to_latex(eff, caption="Effects."))  # doctest: +NORMALIZE_WHITESPACE
     \begin{table}
     \caption{Effects.}
+    \resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%
     \begin{tabular}{lrr}
     \toprule
      & a\_1 & b \\
     \midrule
     new & 0.100 [$-$0.096, 0.296] & $-$0.200 [$-$0.592, 0.192] \\
     \bottomrule
-    \end{tabular}
+    \end{tabular}}
     \end{table}
     """
     mk = _Markup("latex")
@@ -723,6 +744,7 @@ def to_latex(
         column_format="l" * styler.data.index.nlevels + "r" * styler.data.shape[1],
         label=label,
         position=position,
+        fit=fit,
     )
 
 

@@ -34,8 +34,8 @@ from ..pooling import pool
 from ..schema import prepare_scores
 
 __all__ = [
-    "KEMENY_EXACT_MAX", "leaderboard", "select_metrics", "metric_directions", "task_means", "check_complete",
-    "task_ranks",
+    "KEMENY_EXACT_MAX", "leaderboard", "scores_of_metrics", "select_metrics",
+    "metric_directions", "task_means", "check_complete", "task_ranks",
 ]  # fmt: skip
 
 KEMENY_EXACT_MAX = 16
@@ -64,6 +64,18 @@ def select_metrics(available: Sequence[str], metric: str | Sequence[str] | None)
         )
     chosen = set(wanted)
     return [m for m in available if m in chosen]
+
+
+def scores_of_metrics(
+    scores: pd.DataFrame, metric: str | Sequence[str] | None, higher_is_better: Any
+) -> tuple[pd.DataFrame, dict[str, bool]]:
+    """The checked scores of the selected metrics and each metric's direction."""
+    scores = prepare_scores(scores)  # an empty table is a SchemaError there
+    available = [str(m) for m in pd.unique(scores["metric"].astype(str))]
+    selected = select_metrics(available, metric)
+    if len(selected) < len(available):
+        scores = scores[scores["metric"].astype(str).isin(selected).to_numpy()]
+    return scores, metric_directions(higher_is_better, selected)
 
 
 def metric_directions(higher_is_better: Any, metrics: Sequence[str]) -> dict[str, bool]:
@@ -443,12 +455,7 @@ def leaderboard(
     (['A', 'B', 'C'], {'acc': 2})
     """
     check_option("method", method, AGGREGATIONS)
-    scores = prepare_scores(scores)  # an empty table is a SchemaError there
-    available = [str(m) for m in pd.unique(scores["metric"].astype(str))]
-    selected = select_metrics(available, metric)
-    if len(selected) < len(available):
-        scores = scores[scores["metric"].astype(str).isin(selected).to_numpy()]
-    directions = metric_directions(higher_is_better, selected)
+    scores, directions = scores_of_metrics(scores, metric, higher_is_better)
 
     x, metrics, _tasks, systems = task_means(scores)
     metrics = metrics.astype(str)

@@ -46,8 +46,7 @@ from ..errors import (
     warn_groups,
 )
 from ..paired.multiplicity import adjust_pvalues
-from ..schema import prepare_scores
-from ._aggregate import check_complete, metric_directions, select_metrics, task_means, task_ranks
+from ._aggregate import check_complete, scores_of_metrics, task_means, task_ranks
 
 __all__ = ["POSTHOC_METHODS", "TaskScores", "task_scores", "friedman", "posthoc", "cliques"]
 
@@ -100,12 +99,7 @@ def task_scores(
     """The per-task scores of a scores table, checked complete, with their ranks."""
     if isinstance(scores, pd.DataFrame) and "query" not in scores.columns:
         scores = scores.assign(query="all")  # one value per task already: taken as it is
-    scores = prepare_scores(scores)
-    available = [str(m) for m in pd.unique(scores["metric"].astype(str))]
-    selected = select_metrics(available, metric)
-    if len(selected) < len(available):
-        scores = scores[scores["metric"].astype(str).isin(selected).to_numpy()]
-    directions = metric_directions(higher_is_better, selected)
+    scores, directions = scores_of_metrics(scores, metric, higher_is_better)
     x, metrics, tasks, systems = task_means(scores)
     metrics, tasks, systems = metrics.astype(str), tasks.astype(str), systems.astype(str)
     sys_in, task_in = check_complete(x, metrics, tasks, systems, caller=caller)

@@ -534,3 +534,29 @@ def test_pyterrier_csv_field_counts_and_lines(tmp_path):
     path.write_text("name,qid,measure,value\nBM25,1,map,0.5\n\nBM25,2,map,high\n")
     with pytest.raises(FormatError, match=r"pt\.csv, line 4: value 'high' is not a number"):
         mio.read_pyterrier(path)
+
+
+def test_to_and_from_ranx_round_trip(tmp_path):
+    ranx = pytest.importorskip("ranx")
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\nq2 0 d4 1\n")
+    (tmp_path / "r.trec").write_text("q1 Q0 d2 1 2.0 r\nq1 Q0 d1 2 1.0 r\nq2 Q0 d4 1 3.0 r\n"
+                                     "q2 Q0 d3 2 2.5 r\n")  # fmt: skip
+    judged = mio.read_qrels(tmp_path / "q.txt")  # pandas' str columns: ranx.Qrels.from_df refuses
+    qrels = mio.to_ranx(judged, "qrels")
+    run = mio.to_ranx(tmp_path / "r.trec", "run", name="r")
+    assert isinstance(qrels, ranx.Qrels) and isinstance(run, ranx.Run) and run.name == "r"
+    key = ["query_id", "doc_id"]
+    back = mio.from_ranx(qrels).sort_values(key).reset_index(drop=True)
+    pd.testing.assert_frame_equal(
+        back, metaeval.ir.as_qrels(judged).sort_values(key).reset_index(drop=True)
+    )
+    run_back = mio.from_ranx(run).sort_values(key).reset_index(drop=True)
+    assert run_back["score"].tolist() == [1.0, 2.0, 2.5, 3.0]
+    ours = metaeval.ir.evaluate(judged, {"r": tmp_path / "r.trec"}, ["ndcg@10", "mrr"], task="t")
+    means = ours.groupby("metric")["value"].mean()
+    assert ranx.evaluate(qrels, run, "ndcg@10") == pytest.approx(means["nDCG@10"], rel=1e-12)
+    assert ranx.evaluate(qrels, run, "mrr") == pytest.approx(means["RR"], rel=1e-12)
+    with pytest.raises(metaeval.OptionError, match="kind"):
+        mio.to_ranx(judged, "judgments")
+    with pytest.raises(SchemaError, match="Qrels or Run"):
+        mio.from_ranx(judged)

@@ -25,7 +25,7 @@ from .elinor import jsonl_to_trec, read_jsonl, read_per_query_csv, trec_to_jsonl
 from .lm_eval import PRIMARY_METRICS, read_lm_eval
 from .pyterrier import read_pyterrier
 from .ranger import read_per_sample, read_ranger
-from .ranx import from_ranx_scores
+from .ranx import from_ranx, from_ranx_scores, to_ranx
 from .tidy import read_scores, write_scores
 from .trec import read_qrels, read_run, write_qrels, write_run
 
@@ -33,5 +33,5 @@ __all__ = [
     "scores_from_arrays", "read_scores", "write_scores",
     "read_qrels", "read_run", "write_qrels", "write_run",
     "read_jsonl", "write_jsonl", "trec_to_jsonl", "jsonl_to_trec", "read_per_query_csv",
-    "read_ranger", "read_per_sample", "from_ranx_scores", "read_pyterrier", "read_lm_eval", "PRIMARY_METRICS",
+    "read_ranger", "read_per_sample", "from_ranx_scores", "to_ranx", "from_ranx", "read_pyterrier", "read_lm_eval", "PRIMARY_METRICS",
 ]  # fmt: skip

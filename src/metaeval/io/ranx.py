@@ -10,7 +10,103 @@ import pandas as pd
 
 from ..errors import SchemaError
 
-__all__ = ["from_ranx_scores"]
+__all__ = ["from_ranx_scores", "to_ranx", "from_ranx"]
+
+
+def _ranx() -> Any:
+    try:
+        import ranx
+    except ImportError as err:
+        from ..errors import MetaEvalError
+
+        raise MetaEvalError(
+            f"to_ranx() needs ranx: pip install 'metaeval[ranx]' ({err})."
+        ) from None
+    return ranx
+
+
+def to_ranx(data: Any, kind: str, *, name: str | None = None) -> Any:
+    """Judgments or a run in any form metaeval reads, as a ranx ``Qrels`` or ``Run``.
+
+    Parameters
+    ----------
+    data
+        A TREC qrels or run file, a DataFrame ``query_id, doc_id, relevance``
+        (or ``score``) such as :func:`metaeval.io.read_qrels` returns, or a
+        dict ``{query: {doc: value}}``.
+    kind : {"qrels", "run"}
+        What ``data`` holds.
+    name : str, optional
+        The ``Run``'s name (ranx shows it in its reports).
+
+    Returns
+    -------
+    ranx.Qrels or ranx.Run
+        Built from a dict of plain ``str`` ids, so that pandas' ``str``
+        columns (pandas 3), which ``ranx.Qrels.from_df`` refuses, work.
+
+    Raises
+    ------
+    metaeval.OptionError
+        For another ``kind``.
+    metaeval.MetaEvalError
+        When ranx is not installed (``pip install "metaeval[ranx]"``).
+
+    Examples
+    --------
+    >>> import ranx
+    >>> from metaeval.io import to_ranx
+    >>> qrels = to_ranx({"q1": {"d1": 1}, "q2": {"d3": 1}}, "qrels")
+    >>> run = to_ranx({"q1": {"d1": 0.9, "d2": 0.1}, "q2": {"d2": 0.8, "d3": 0.5}}, "run",
+    ...               name="bm25")
+    >>> float(ranx.evaluate(qrels, run, "mrr"))
+    0.75
+    """
+    from ..errors import check_option
+    from ..measures.ir import as_qrels, as_run
+
+    check_option("kind", kind, ["qrels", "run"])
+    ranx = _ranx()
+    frame = as_qrels(data) if kind == "qrels" else as_run(data)
+    value = "relevance" if kind == "qrels" else "score"
+    nested: dict[str, dict[str, Any]] = {}
+    for q, d, v in zip(frame["query_id"].astype(str), frame["doc_id"].astype(str),
+                       frame[value].tolist(), strict=True):  # fmt: skip
+        nested.setdefault(q, {})[d] = int(v) if kind == "qrels" else float(v)
+    if kind == "qrels":
+        return ranx.Qrels(nested)
+    return ranx.Run(nested, name=name)
+
+
+def from_ranx(obj: Any) -> pd.DataFrame:
+    """A ranx ``Qrels`` or ``Run`` as metaeval's frame of judgments or of a run.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``query_id, doc_id, relevance`` (ints) for a ``Qrels``, ``query_id,
+        doc_id, score`` for a ``Run``, the forms :func:`metaeval.ir.evaluate`
+        and :func:`metaeval.io.write_scores`' neighbours take.
+
+    Raises
+    ------
+    metaeval.SchemaError
+        For an object that is neither.
+
+    Examples
+    --------
+    >>> from metaeval.io import from_ranx, to_ranx
+    >>> from_ranx(to_ranx({"q1": {"d1": 2}}, "qrels"))
+      query_id doc_id  relevance
+    0       q1     d1          2
+    """
+    from ..measures.ir import as_qrels, as_run
+
+    kind = type(obj).__name__
+    if kind not in ("Qrels", "Run") or not hasattr(obj, "to_dict"):
+        raise SchemaError(f"from_ranx() takes a ranx Qrels or Run, not a {kind}.")
+    nested = obj.to_dict()
+    return as_qrels(nested) if kind == "Qrels" else as_run(nested)
 
 
 def from_ranx_scores(runs: Mapping[str, Any], *, task: str = "default") -> pd.DataFrame:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -159,11 +160,9 @@ def _checks(data: TaskScores, alpha: float) -> list[tuple[Any, ...]]:
     for m, metric in enumerate(data.metrics):  # a handful of tests per metric
         cols = np.flatnonzero(data.sys_in[m])
         x = data.x[m][data.task_in[m]][:, cols]  # (task, system)
-        with np.errstate(all="ignore"):
-            shapiro = np.array(
-                [stats.shapiro(x[:, j]).pvalue if np.ptp(x[:, j]) > 0 else np.nan
-                 for j in range(x.shape[1])]
-            )  # fmt: skip
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # constant columns: NaN below, not scipy's p = 1
+            shapiro = np.where(np.ptp(x, axis=0) > 0, stats.shapiro(x, axis=0).pvalue, np.nan)
         normal = bool(len(x) >= 3 and np.all(np.nan_to_num(shapiro, nan=0.0) >= alpha / len(cols)))
         test = "bartlett" if normal else "levene"
         func = stats.bartlett if normal else stats.levene

@@ -53,7 +53,7 @@ from .paired import (
     sufficient_statistics,
     tukey,
 )
-from .pooling import analyze, influence, leave_one_out, pool, weights
+from .pooling import analyze, influence, leave_one_out, metareg, pool, weights
 from .schema import from_wide, scores, validate_effects, validate_scores
 
 _aliases.install()
@@ -90,6 +90,7 @@ __all__ = [
     "weights",
     "leave_one_out",
     "influence",
+    "metareg",
     "analyze",
     "compare",
     "anova",

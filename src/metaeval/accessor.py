@@ -31,6 +31,7 @@ _KINDS = {
     "analysis": "an analyze() table (columns row, task, effect, se)",
     "posthoc": "a posthoc() table (columns system_a, system_b, rank_a, rank_b, p_adjusted)",
     "bayes": "a bayes_signed_rank() table (columns treatment, control, p_worse, p_better)",
+    "metareg": "a metareg() table (columns term, estimate, se, p_value)",
 }
 
 
@@ -41,13 +42,16 @@ def table_kind(df: pd.DataFrame) -> str | None:
     ``"scores"`` (``value``), ``"compare"`` (``treatment, control, diff,
     p_value``), ``"tukey"`` (``system_a, system_b, diff, p_value``),
     ``"analysis"``, ``"posthoc"`` (``system_a, system_b, rank_a, rank_b,
-    p_adjusted``) or ``"bayes"`` (``treatment, control, p_worse, p_better``).
+    p_adjusted``), ``"bayes"`` (``treatment, control, p_worse, p_better``) or
+    ``"metareg"`` (``term, estimate, se, p_value``).
     """
     cols = set(df.columns)
     if {"system_a", "system_b", "rank_a", "rank_b", "p_adjusted"} <= cols:
         return "posthoc"
     if {"treatment", "control", "p_worse", "p_better"} <= cols:
         return "bayes"
+    if {"term", "estimate", "se", "p_value"} <= cols:
+        return "metareg"
     if {"effect", "variance"} <= cols:
         return "effects"
     if {"effect", "se", "k"} <= cols:
@@ -80,6 +84,7 @@ ACCESSOR_METHODS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "weights": ("metaeval.pooling:weights", ("effects",), _EFFECTS_HINT),
     "leave_one_out": ("metaeval.pooling:leave_one_out", ("effects",), _EFFECTS_HINT),
     "influence": ("metaeval.pooling:influence", ("effects",), _EFFECTS_HINT),
+    "metareg": ("metaeval.pooling:metareg", ("effects",), _EFFECTS_HINT),
     "correlation_effects": (
         "metaeval.ranking:correlation_effects", ("scores",),
         "correlation_effects() correlates per-query scores with a reference system.",
@@ -113,6 +118,7 @@ ACCESSOR_METHODS: dict[str, tuple[str, tuple[str, ...], str]] = {
         "Run scores.meta.bayes_signed_rank(control=..., samples=True) first.",
     ),
     "forest": ("metaeval.plot:forest", ("effects",), _EFFECTS_HINT),
+    "bubble": ("metaeval.plot:bubble", ("metareg",), "Run effects.meta.metareg(mods=...) first."),
     "pairwise": (
         "metaeval.plot:pairwise", ("compare", "tukey"),
         "Run scores.meta.compare() or .meta.tukey() first.",
@@ -242,6 +248,7 @@ class MetaAccessor:
     weights = _Method(*ACCESSOR_METHODS["weights"])
     leave_one_out = _Method(*ACCESSOR_METHODS["leave_one_out"])
     influence = _Method(*ACCESSOR_METHODS["influence"])
+    metareg = _Method(*ACCESSOR_METHODS["metareg"])
     correlation_effects = _Method(*ACCESSOR_METHODS["correlation_effects"])
     leaderboard = _Method(*ACCESSOR_METHODS["leaderboard"])
     friedman = _Method(*ACCESSOR_METHODS["friedman"])
@@ -252,6 +259,7 @@ class MetaAccessor:
     critical_difference = _Method(*ACCESSOR_METHODS["critical_difference"])
     simplex = _Method(*ACCESSOR_METHODS["simplex"])
     forest = _Method(*ACCESSOR_METHODS["forest"])
+    bubble = _Method(*ACCESSOR_METHODS["bubble"])
     pairwise = _Method(*ACCESSOR_METHODS["pairwise"])
     to_latex = _Method(*ACCESSOR_METHODS["to_latex"])
     to_html = _Method(*ACCESSOR_METHODS["to_html"])

@@ -1,14 +1,16 @@
 """Figures drawn from metaeval's result tables: forest plots, pairwise heatmaps,
-critical-difference diagrams and the simplex of a Bayesian signed-rank test.
+critical-difference diagrams, the simplex of a Bayesian signed-rank test and the
+bubble plot of a meta-regression.
 
 matplotlib and seaborn are imported when a figure is drawn, not on import.
 """
 
 from __future__ import annotations
 
+from .bubble import bubble
 from .critical_difference import critical_difference
 from .forest import forest, ir_columns, save
 from .pairwise import pairwise
 from .simplex import simplex
 
-__all__ = ["critical_difference", "forest", "ir_columns", "pairwise", "save", "simplex"]
+__all__ = ["bubble", "critical_difference", "forest", "ir_columns", "pairwise", "save", "simplex"]

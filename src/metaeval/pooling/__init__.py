@@ -54,6 +54,7 @@ from .._options import ADJUSTMENTS, CI_METHODS, POOL_METHODS, RENAMED, renamed
 from ..paired.multiplicity import adjust_pvalues
 from ._diagnostics import influence, leave_one_out
 from ._grouping import GROUP_KEYS
+from ._metareg import metareg
 from ._summary import pool, weights
 from .analysis import analyze
 
@@ -63,6 +64,7 @@ __all__ = [
     "leave_one_out",
     "influence",
     "analyze",
+    "metareg",
     "adjust_pvalues",
     "POOL_METHODS",
     "CI_METHODS",

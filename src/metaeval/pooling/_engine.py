@@ -40,7 +40,7 @@ from ..paired.multiplicity import adjust_in_table
 from . import _estimators as est
 from ._grouping import POOLED_COLUMNS, Grouped, group, slots, valid_rows
 
-__all__ = ["Fit", "fit", "POOL_PARAMS"]
+__all__ = ["Fit", "fit", "batches", "POOL_PARAMS"]
 
 
 # -------------------------------------------------------------------- fitting
@@ -61,7 +61,7 @@ _BATCH_CELLS = 2**17
 """Slots per batch: small enough for a batch's arrays to stay in the CPU cache."""
 
 
-def _batches(code: np.ndarray, valid: np.ndarray, n_groups: int):
+def batches(code: np.ndarray, valid: np.ndarray, n_groups: int):
     """Rows laid out as (group, slot) batches of groups with similar k.
 
     Groups whose k lies in the same power-of-two class share a batch, so a
@@ -109,7 +109,7 @@ def _fit_arrays(
     out = {name: np.full(n_groups, np.nan) for name in _GROUP_FIELDS}
     flags = {name: np.zeros(n_groups, dtype=bool) for name in ("failed", "reset")}
     w_row = np.full(len(y), np.nan)
-    for members, rows, local, slot, width in _batches(code, valid, n_groups):
+    for members, rows, local, slot, width in batches(code, valid, n_groups):
         shape = (len(members), width)
         m = np.zeros(shape, dtype=bool)
         yy, vv = np.zeros(shape), np.zeros(shape)

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -157,7 +158,15 @@ def tau2_closed(b: Batch, method: str) -> np.ndarray:
 # Each returns f(τ²) and df/dτ² for a batch; the estimate is where f crosses 0
 # from above. With r the residuals: d(Σw²r²)/dτ² = −2Σw³r² + 2(Σw²r)²/Σw, and
 # d(Σw − Σw²/Σw)/dτ² = −(Σw² − 2Σw³/Σw + (Σw²)²/(Σw)²).
-Equation = Callable[[Batch, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+Equation = Callable[[Any, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+class Analyses(Protocol):
+    """What the root search needs of a batch: :class:`Batch`, or the meta-regressions'."""
+
+    def take(self, rows: np.ndarray) -> Analyses: ...
+
+    def small_variance(self) -> np.ndarray: ...
 
 
 def _score(b: Batch, tau2: np.ndarray, reml: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -201,7 +210,7 @@ def _q_minus(b: Batch, tau2: np.ndarray, target: np.ndarray) -> tuple[np.ndarray
 
 # --------------------------------------------------------------- root search
 def solve(
-    b: Batch,
+    b: Analyses,
     equation: Equation,
     target: np.ndarray,
     lo: np.ndarray,
@@ -248,8 +257,8 @@ def solve(
     return out
 
 
-def _bracket(
-    b: Batch, equation: Equation, target: np.ndarray, start: np.ndarray, f_start: np.ndarray
+def bracket(
+    b: Analyses, equation: Equation, target: np.ndarray, start: np.ndarray, f_start: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Bounds [lo, hi] around the root next to ``start``, with f(lo) > 0 ≥ f(hi).
 
@@ -321,7 +330,7 @@ def tau2_root(b: Batch, method: str) -> tuple[np.ndarray, np.ndarray]:
                 )[0]
             hi[f_hi > 0] = np.nan
         else:
-            lo, hi = _bracket(sub, equation, target[idx], start[idx], f_start[idx])
+            lo, hi = bracket(sub, equation, target[idx], start[idx], f_start[idx])
         boundary = np.isnan(lo) & np.isfinite(hi)  # negative down to 0: the estimate is 0
         ok = np.isfinite(lo) & np.isfinite(hi)
         found = np.where(boundary, 0.0, np.nan)

@@ -1,0 +1,742 @@
+"""Meta-regression: effects explained by task-level moderators, every group at once.
+
+:func:`metareg` fits metafor's mixed-effects model ``rma(yi, vi, mods = ~ ...)``
+(Viechtbauer 2010) to each group of an effects table. With k effects y, the
+sampling variances v, a design X (an intercept and the moderators; p columns) and
+τ² the residual between-task variance, W = diag(1/(v_i + τ²)) and
+P = W − W X (X'W X)⁻¹ X'W:
+
+- β̂ = (X'W X)⁻¹ X'W y with covariance (X'W X)⁻¹; ``ci="knha"`` multiplies it by
+  s² = Σ w_i (y_i − x_i β̂)² / (k − p) and tests and intervals use t with k − p df
+  (Knapp & Hartung 2003);
+- τ² as metafor defines it for models with moderators: ``DL``
+  (Q_E − (k − p)) / tr P₀ with P₀ the P of W = diag(1/v); ``HE``
+  (RSS_OLS − tr(P_OLS V)) / (k − p); ``HS`` (Q_E − k) / Σ(1/v_i); ``ML`` the root of
+  y'P²y = tr W and ``REML`` the root of y'P²y = tr P (metafor's Fisher scoring
+  equations; solved as for :func:`metaeval.pool`, started from max(0, HE), truncated at
+  0, with metafor's check of the likelihood at τ² = 0);
+- Q_M, the omnibus test of the moderators: β̂₂' Σ̂₂₂⁻¹ β̂₂ over the p − 1 coefficients
+  besides the intercept, χ² with p − 1 df; under Knapp–Hartung Q_M/(p − 1) with an
+  F(p − 1, k − p) distribution;
+- Q_E = y'P₀y, the test of residual heterogeneity, χ² with k − p df;
+- I² = 100 τ² / (ṽ + τ²), ṽ = (k − p) / tr P₀, and H² = τ²/ṽ + 1 (for ``EE``:
+  I² = max(0, 100 (Q_E − (k − p)) / Q_E), H² = Q_E / (k − p));
+- R² = max(0, 100 (τ²_RE − τ²) / τ²_RE), the share of the heterogeneity of the
+  model without moderators (τ²_RE, same method) that the moderators account for
+  (Raudenbush 2009), 0 when τ²_RE = 0; for ``EE`` the adjusted R² of the weighted
+  least-squares regression (as metafor computes both).
+
+Moderators are columns of the effects table (task-level columns of the scores
+table are carried into it). A numeric column enters as it is; any other column
+(strings, categoricals, booleans) is a factor in treatment coding: one indicator
+per level but the first, the first level the reference (a categorical's own
+order; otherwise the sorted levels, as R's ``factor()``). Terms are named like
+statsmodels' formulas: ``domain[T.news]``.
+
+The groups are laid out as ``(groups, tasks, terms)`` batches (groups of similar
+size together) and every step runs on all groups of a batch at once: batched
+``(p, p)`` solves, and the root search of :mod:`metaeval.pooling._estimators` in
+lockstep.
+
+References
+----------
+Knapp, G., & Hartung, J. (2003). Improved tests for a random effects
+meta-regression with a single covariate. *Statistics in Medicine*, 22(17),
+2693–2710. doi:10.1002/sim.1482
+Raudenbush, S. W. (2009). Analyzing effect sizes: Random-effects models. In H.
+Cooper, L. V. Hedges, & J. C. Valentine (Eds.), *The Handbook of Research Synthesis
+and Meta-Analysis* (2nd ed., pp. 295–315). Russell Sage Foundation. (no DOI)
+Viechtbauer, W. (2010). Conducting meta-analyses in R with the metafor package.
+*Journal of Statistical Software*, 36(3). doi:10.18637/jss.v036.i03
+Borenstein, M., Hedges, L. V., Higgins, J. P. T., & Rothstein, H. R. (2009).
+*Introduction to Meta-Analysis*, ch. 20. Wiley. doi:10.1002/9780470743386
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._options import (
+    DEFAULT_CI,
+    DEFAULT_POOL_METHOD,
+    CIMethod,
+    PoolMethod,
+    literal_signature,
+    resolve_ci,
+)
+from ..errors import (
+    DegenerateWarning,
+    MetaEvalWarning,
+    SchemaError,
+    check_alpha,
+    check_option,
+    quote_list,
+    warn,
+    warn_groups,
+)
+from . import _estimators as est
+from ._engine import batches
+from ._grouping import POOLED_COLUMNS, RESULT_COLUMNS, as_list, group, valid_rows
+
+__all__ = ["metareg", "METAREG_METHODS", "COEF_COLUMNS", "FIT_COLUMNS"]
+
+#: The τ² estimators :func:`metareg` offers (``FE`` is an alias of ``EE``).
+METAREG_METHODS = ("EE", "FE", "DL", "HE", "HS", "ML", "REML")
+
+#: The columns of the coefficient table besides the group keys.
+COEF_COLUMNS = ("term", "estimate", "se", "statistic", "df", "p_value", "ci_low", "ci_high")
+
+#: The columns of ``attrs["fit"]`` besides the group keys.
+FIT_COLUMNS = (
+    "method", "test", "k", "n_coef", "tau2", "tau", "i2", "h2", "r2", "qm", "qm_df",
+    "qm_df2", "qm_p_value", "qe", "qe_df", "qe_p_value",
+)  # fmt: skip
+
+INTERCEPT = "intercept"
+
+#: Result columns that cannot be moderators (``n``, ``mean_control`` and
+#: ``mean_treatment`` describe a task and can).
+_NOT_MODERATORS = (RESULT_COLUMNS | set(POOLED_COLUMNS)) - {"n", "mean_control", "mean_treatment"}
+
+
+# ------------------------------------------------------------------ the design
+@dataclass
+class Design:
+    """The moderators as model-matrix columns (the intercept first)."""
+
+    terms: list[str]
+    matrix: np.ndarray  # (rows, p), NaN where a moderator is missing
+    scale: np.ndarray  # (p,) columns are divided by these while fitting
+    numeric: dict[str, bool]  # moderator -> numeric?
+
+
+def _factor_levels(values: pd.Series) -> list[Any]:
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        present = set(values.dropna().unique())
+        return [c for c in values.cat.categories if c in present]
+    return sorted(values.dropna().unique(), key=lambda x: (str(type(x)), x))
+
+
+def design(table: pd.DataFrame, mods: list[str]) -> Design:
+    """Treatment-coded model matrix of ``mods`` (see the module docstring)."""
+    terms, columns, numeric = [INTERCEPT], [np.ones(len(table))], {}
+    for mod in mods:
+        values = table[mod]
+        is_numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(
+            values
+        )
+        numeric[mod] = is_numeric
+        if is_numeric:
+            x = values.to_numpy(np.float64, na_value=np.nan)
+            if np.isinf(x).any():
+                raise SchemaError(
+                    f"The moderator {mod!r} has infinite values "
+                    f"(rows {table.index[np.isinf(x)][:5].tolist()})."
+                )
+            terms.append(mod)
+            columns.append(x)
+            continue
+        levels = _factor_levels(values)
+        if len(levels) < 2:
+            raise SchemaError(
+                f"The moderator {mod!r} has {len(levels)} level(s) "
+                f"({quote_list([str(v) for v in levels])}); a factor needs at least two."
+            )
+        missing = values.isna().to_numpy()
+        for level in levels[1:]:
+            terms.append(f"{mod}[T.{level}]")
+            columns.append(np.where(missing, np.nan, (values == level).to_numpy(float)))
+    matrix = np.column_stack(columns)
+    with np.errstate(invalid="ignore"):
+        scale = np.sqrt(np.nanmean(matrix**2, axis=0))
+    scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+    return Design(terms, matrix, scale, numeric)
+
+
+# ------------------------------------------------------------------ the batch
+@dataclass
+class RegBatch:
+    """G meta-regressions padded to K slots, with the p design columns of each slot.
+
+    Duck-types :class:`~metaeval.pooling._estimators.Batch` for the root search.
+    Columns that are 0 in every slot of a group (a factor level absent from it)
+    are not estimable there: ``free`` marks the others, and the normal equations
+    get a 1 on the diagonal of the others, which leaves their coefficient at 0.
+    """
+
+    y: np.ndarray  # (G, K)
+    v: np.ndarray  # (G, K), inf in empty slots
+    m: np.ndarray  # (G, K)
+    x: np.ndarray  # (G, K, P), 0 in empty slots
+    free: np.ndarray  # (G, P)
+
+    def __post_init__(self) -> None:
+        self.y = np.where(self.m, self.y, 0.0)
+        self.v = np.where(self.m, self.v, np.inf)
+        self.x = np.where(self.m[..., None], self.x, 0.0)
+        self.k = self.m.sum(axis=1)
+        self.p = self.free.sum(axis=1)
+        self.fixed = np.where(self.free, 0.0, 1.0)[:, :, None] * np.eye(self.x.shape[2])
+
+    def take(self, rows: np.ndarray) -> RegBatch:
+        out = object.__new__(RegBatch)
+        for name in ("y", "v", "m", "x", "free", "k", "p", "fixed"):
+            setattr(out, name, getattr(self, name)[rows])
+        return out
+
+    def small_variance(self) -> np.ndarray:
+        return np.where(self.m, self.v, np.inf).min(axis=1, initial=np.inf)
+
+    def gram(self, w: np.ndarray, power: int = 1) -> np.ndarray:
+        """X' W^power X (with 1 on the diagonal of the columns that are not free)."""
+        return np.einsum("gkp,gk,gkq->gpq", self.x, w**power, self.x) + self.fixed * (power == 1)
+
+    def wls(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(X'WX)⁻¹, β̂ and the residuals y − Xβ̂ (0 in empty slots) for weights ``w``."""
+        inv = np.linalg.inv(self.gram(w))
+        beta = np.einsum("gpq,gq->gp", inv, np.einsum("gkp,gk->gp", self.x, w * self.y))
+        r = (self.y - np.einsum("gkp,gp->gk", self.x, beta)) * self.m
+        return inv, beta, r
+
+    def weights(self, tau2: np.ndarray) -> np.ndarray:
+        return 1.0 / (self.v + tau2[:, None])
+
+    def trace_p(self, w: np.ndarray, inv: np.ndarray) -> np.ndarray:
+        """tr P = Σw − tr((X'WX)⁻¹ X'W²X)."""
+        return w.sum(axis=1) - np.einsum("gpq,gqp->g", inv, self.gram(w, 2))
+
+
+def _score(b: RegBatch, tau2: np.ndarray, reml: bool) -> tuple[np.ndarray, np.ndarray]:
+    """metafor's ML/REML equation y'P²y − tr W (ML) or − tr P (REML), and its slope.
+
+    With u = P y = W r: y'P²y = u'u, d(y'P²y)/dτ² = −2 u'P u, d tr P/dτ² = −tr P²,
+    tr P² = Σw² − 2 tr(A⁻¹X'W³X) + tr((A⁻¹X'W²X)²) with A = X'WX.
+    """
+    w = b.weights(tau2)
+    inv, _, r = b.wls(w)
+    u = w * r
+    xu = np.einsum("gkp,gk->gp", b.x, u)
+    upu = np.einsum("gk,gk,gk->g", w, u, u) - np.einsum("gp,gpq,gq->g", xu, inv, xu)
+    a = np.einsum("gk,gk->g", u, u)
+    if not reml:
+        return a - w.sum(axis=1), -2 * upu + (w * w).sum(axis=1)
+    c = inv @ b.gram(w, 2)
+    trace_pp = (
+        (w * w).sum(axis=1)
+        - 2 * np.einsum("gpq,gqp->g", inv, b.gram(w, 3))
+        + np.einsum("gpq,gqp->g", c, c)
+    )
+    return a - b.trace_p(w, inv), -2 * upu + trace_pp
+
+
+def _ml(b: Any, tau2: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return _score(b, tau2, reml=False)
+
+
+def _reml(b: Any, tau2: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return _score(b, tau2, reml=True)
+
+
+def _tau2_he(b: RegBatch) -> np.ndarray:
+    """Hedges' estimator with moderators: (RSS_OLS − tr(P_OLS V)) / (k − p)."""
+    ones = b.m.astype(float)
+    inv, _, r = b.wls(ones)
+    v = np.where(b.m, b.v, 0.0)
+    xvx = np.einsum("gkp,gk,gkq->gpq", b.x, v, b.x)
+    trace_pv = v.sum(axis=1) - np.einsum("gpq,gqp->g", inv, xvx)
+    return ((r * r).sum(axis=1) - trace_pv) / (b.k - b.p)
+
+
+def _fixed_parts(b: RegBatch) -> tuple[np.ndarray, np.ndarray]:
+    """Q_E and tr P₀ with the weights 1/v."""
+    w = b.weights(np.zeros(len(b.k)))
+    inv, _, r = b.wls(w)
+    return np.einsum("gk,gk,gk->g", w, r, r), b.trace_p(w, inv)
+
+
+def _log_lik(b: RegBatch, tau2: np.ndarray, reml: bool) -> np.ndarray:
+    w = b.weights(tau2)
+    _, _, r = b.wls(w)
+    rss = np.einsum("gk,gk,gk->g", w, r, r)
+    logdet = np.log(np.where(b.m, b.v + tau2[:, None], 1.0)).sum(axis=1)
+    k = b.k.astype(float)
+    if not reml:
+        return -0.5 * k * np.log(2 * np.pi) - 0.5 * logdet - 0.5 * rss
+    _, logdet_a = np.linalg.slogdet(b.gram(w))
+    return -0.5 * (k - b.p) * np.log(2 * np.pi) - 0.5 * logdet - 0.5 * logdet_a - 0.5 * rss
+
+
+def _tau2_root(b: RegBatch, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ML or REML τ², which groups failed, and which were reset to 0 by the likelihood check."""
+    equation = _ml if method == "ML" else _reml
+    n = len(b.k)
+    target = np.zeros(n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        start = np.maximum(0.0, np.nan_to_num(_tau2_he(b)))
+        f_start, _ = equation(b, start, target)
+    tau2 = np.where(f_start == 0, start, 0.0)
+    failed = np.zeros(n, dtype=bool)
+    search = (f_start != 0) & ~((f_start < 0) & (start == 0))
+    if search.any():
+        idx = np.flatnonzero(search)
+        sub = b.take(idx)
+        lo, hi = est.bracket(sub, equation, target[idx], start[idx], f_start[idx])
+        found = np.where(np.isnan(lo) & np.isfinite(hi), 0.0, np.nan)
+        ok = np.isfinite(lo) & np.isfinite(hi)
+        if ok.any():
+            j = np.flatnonzero(ok)
+            found[j] = est.solve(sub.take(j), equation, target[idx][j], lo[j], hi[j], start[idx][j])
+        tau2[idx] = found
+        failed[idx] = np.isnan(found)
+    reset = np.zeros(n, dtype=bool)
+    check = np.isfinite(tau2) & (tau2 > est.LL0_THRESHOLD * b.small_variance())
+    if check.any():
+        idx = np.flatnonzero(check)
+        sub = b.take(idx)
+        reml = method == "REML"
+        gap = _log_lik(sub, np.zeros(len(idx)), reml) - _log_lik(sub, tau2[idx], reml)
+        reset[idx[gap > est.LL0_TOL]] = True
+    return np.where(reset, 0.0, tau2), failed, reset
+
+
+def _tau2(b: RegBatch, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """τ² (truncated at 0), failed fits, likelihood-check resets."""
+    n = len(b.k)
+    none = np.zeros(n, dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if method == "EE":
+            return np.zeros(n), none, none
+        if method in ("ML", "REML"):
+            return _tau2_root(b, method)
+        if method == "HE":
+            tau2 = _tau2_he(b)
+        else:
+            qe, trace_p = _fixed_parts(b)
+            if method == "DL":
+                tau2 = (qe - (b.k - b.p)) / trace_p
+            else:  # HS
+                tau2 = (qe - b.k) / b.weights(np.zeros(n)).sum(axis=1)
+    return np.maximum(0.0, tau2), none, none
+
+
+# ------------------------------------------------------------------ the fit
+def _fit_batch(
+    b: RegBatch, method: str, knha: bool
+) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Per group: τ² and the fit statistics; per group the coefficients and their
+    covariance (in the scaled units of the batch), and per slot the weights."""
+    tau2, failed, reset = _tau2(b, method)
+    fit_tau2 = np.where(failed, 0.0, tau2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w = b.weights(fit_tau2)
+        inv, beta, r = b.wls(w)
+        k, p = b.k.astype(float), b.p.astype(float)
+        rss = np.einsum("gk,gk,gk->g", w, r, r)
+        noise = (4 * b.k * np.finfo(float).eps * np.abs(b.y).max(axis=1)) ** 2 * w.sum(axis=1)
+        s2w = np.where(rss <= noise, 0.0, rss / (k - p))
+        vcov = inv * (s2w if knha else np.ones_like(s2w))[:, None, None]
+        vcov = np.where(b.free[:, :, None] & b.free[:, None, :], vcov, np.nan)
+        beta = np.where(b.free, beta, np.nan)
+        qe, trace_p0 = _fixed_parts(b)
+        qe = np.maximum(0.0, qe)
+        vt = (k - p) / trace_p0
+        if method == "EE":
+            i2 = np.where(qe > 0, np.maximum(0.0, 100 * (qe - (k - p)) / qe), 0.0)
+            h2 = qe / (k - p)
+        else:
+            i2 = 100 * tau2 / (vt + tau2)
+            h2 = tau2 / vt + 1
+        # Q_M over the free coefficients besides the intercept
+        mod_free = b.free.copy()
+        mod_free[:, 0] = False
+        sub = np.where(mod_free[:, :, None] & mod_free[:, None, :], vcov, 0.0)
+        sub = sub + np.where(mod_free, 0.0, 1.0)[:, :, None] * np.eye(sub.shape[1])
+        beta_m = np.where(mod_free, beta, 0.0)
+        qm = np.einsum("gp,gp->g", beta_m, np.linalg.solve(sub, beta_m[..., None])[..., 0])
+        m = mod_free.sum(axis=1).astype(float)
+    stats = {
+        "tau2": tau2, "k": k, "p": p, "m": m, "qm": qm, "qe": qe, "i2": i2, "h2": h2,
+        "s2w": s2w,
+    }  # fmt: skip
+    flags = {"failed": failed, "reset": reset}
+    return stats, beta, vcov, w, flags
+
+
+def _r2(b: RegBatch, method: str, stats: dict[str, np.ndarray]) -> np.ndarray:
+    """R² as metafor computes it (see the module docstring)."""
+    k, p = stats["k"], stats["p"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if method == "EE":
+            # adjusted R² of the weighted least-squares regression with weights 1/v
+            w = b.weights(np.zeros(len(b.k)))
+            mean = (w * b.y).sum(axis=1) / w.sum(axis=1)
+            total = np.einsum("gk,gk->g", w, ((b.y - mean[:, None]) * b.m) ** 2)
+            adj = 1 - (stats["qe"] / total) * (k - 1) / (k - p)
+            y = np.where(b.m, b.y, np.nan)
+            constant = np.nanmax(y, axis=1) == np.nanmin(y, axis=1)
+            return np.where(constant, 0.0, np.maximum(0.0, 100 * adj))
+        only = b.take(np.arange(len(b.k)))
+        only.x = b.x[:, :, :1]
+        only.free = b.free[:, :1]
+        only.p = np.ones(len(b.k), dtype=np.int64)
+        only.fixed = np.zeros((len(b.k), 1, 1))
+        tau2_re, failed, _ = _tau2(only, method)
+        tau2 = stats["tau2"]
+        r2 = np.where(tau2_re == 0, 0.0, np.maximum(0.0, 100 * (tau2_re - tau2) / tau2_re))
+        return np.where(failed, np.nan, r2)
+
+
+# ------------------------------------------------------------------ public API
+@literal_signature
+def metareg(
+    effects: pd.DataFrame,
+    mods: str | Sequence[str],
+    *,
+    method: PoolMethod = DEFAULT_POOL_METHOD,
+    ci: CIMethod | None = DEFAULT_CI,
+    alpha: float = 0.05,
+    over: str = "task",
+    groups: str | Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Meta-regression: how the effect depends on task-level moderators, per group.
+
+    One mixed-effects model (metafor's ``rma(yi, vi, mods = ~ ...)``) per group of
+    the effects table, all groups at once. Subgroups (``pool(by=...)``) are the
+    special case of one factor with a τ² per subgroup; here τ² is shared and
+    moderators may be numeric.
+
+    Parameters
+    ----------
+    effects : pandas.DataFrame
+        An effects table (from :func:`metaeval.effects`) with the moderator
+        columns: task-level columns of the scores table are carried into it, or
+        merge a table of task attributes (``effects.merge(tasks, on="task")``).
+    mods : str or list of str
+        The moderator columns. Numeric columns enter as they are (transform them
+        first, e.g. ``log_n = np.log(n_queries)``); other columns are factors in
+        treatment coding with the first level as reference (a categorical's
+        order, else sorted).
+    method : {"REML", "ML", "DL", "HE", "HS", "EE", "FE"}, default "REML"
+        The estimator of the residual τ², with metafor's definitions for models
+        with moderators; ``EE`` (alias ``FE``) fixes τ² at 0.
+    ci : {"knha", "z", "hksj"} or None, default None
+        Knapp–Hartung (``hksj`` an alias): the coefficients' covariance scaled by
+        the weighted residual mean square, t tests with k − p df and Q_M as an
+        F(p − 1, k − p) test; or normal tests and a χ² Q_M (``"z"``). None:
+        ``"knha"`` for the random-effects methods, ``"z"`` for ``EE``.
+    alpha : float, default 0.05
+        Intervals have level 1 − alpha.
+    over : str, default "task"
+        The column the effects of one model differ in (one row per value).
+    groups : str or list of str, optional
+        Further columns that tell separate models apart, besides
+        ``effect_type, metric, treatment, control``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (group, term), the groups in the order they first appear,
+        the intercept first and then the terms in the order of ``mods`` (a
+        factor's levels in order), RangeIndex. Columns: the group keys;
+        ``term`` (``"intercept"``, the moderator, or ``mod[T.level]``);
+        ``estimate`` (the coefficient on the analysis scale of the effects);
+        ``se``; ``statistic`` (z or t); ``df`` (k − p under Knapp–Hartung, else
+        NaN); ``p_value``; ``ci_low, ci_high``.
+
+        ``attrs["fit"]``: one row per group with the keys and ``method, test, k``
+        (effects used), ``n_coef`` (p, the estimable coefficients), ``tau2,
+        tau`` (residual heterogeneity), ``i2, h2``, ``r2`` (percent of the
+        heterogeneity of the intercept-only model that the moderators account
+        for), ``qm, qm_df, qm_df2, qm_p_value`` (the omnibus test of the
+        moderators; ``qm_df2`` = k − p for the F test of Knapp–Hartung, else
+        NaN), ``qe, qe_df, qe_p_value`` (the test of residual heterogeneity).
+        ``attrs["data"]``: the effects used, with each one's ``weight`` in the
+        fit (percent) and ``fitted`` value; ``attrs["vcov"]``: the coefficients'
+        covariance, long (keys, ``term, term_b, cov``); and ``method, ci,
+        alpha, mods``. :func:`metaeval.plot.bubble` draws the fit.
+
+    Raises
+    ------
+    metaeval.SchemaError
+        A moderator that is not a column of the table (or a key or result
+        column), an infinite moderator value, a factor with a single level.
+    metaeval.OptionError
+        An unknown ``method`` or ``ci``.
+
+    Warns
+    -----
+    metaeval.DegenerateWarning
+        Naming the groups: effects with a NaN effect, variance or moderator are
+        left out; a group with k ≤ p effects, or with collinear moderators, is
+        NaN; a factor level absent from a group leaves its coefficient NaN there
+        (the others are fitted, as metafor drops redundant terms); a fit that did
+        not converge is NaN; a REML/ML fit reset to τ² = 0 by metafor's
+        likelihood check.
+
+    Notes
+    -----
+    With W = diag(1/(v_i + τ̂²)) and the design X (p columns):
+    β̂ = (X'WX)⁻¹X'Wy with covariance (X'WX)⁻¹, times s² = Σw_i(y_i − x_iβ̂)²/(k − p)
+    under Knapp–Hartung. τ² as metafor defines it with moderators (``DL``:
+    (Q_E − (k − p))/tr P₀; ``ML``, ``REML``: the roots of metafor's Fisher-scoring
+    equations y'P²y = tr W and y'P²y = tr P, P = W − WX(X'WX)⁻¹X'W). Q_E = y'P₀y
+    (P₀ with τ² = 0), Q_M = β̂₂'Σ̂₂₂⁻¹β̂₂ over the moderators' coefficients, I² =
+    100τ²/(ṽ + τ²) with ṽ = (k − p)/tr P₀, R² = max(0, 100(τ²_RE − τ²)/τ²_RE). The
+    guide's page "Beyond one pooled mean" has the model and a worked example. With a
+    single factor and ``method="EE"`` the coefficients are the differences between
+    the levels' inverse-variance means.
+
+    Examples
+    --------
+    >>> import pandas as pd, metaeval
+    >>> eff = pd.DataFrame({
+    ...     "task": list("abcdefgh"),
+    ...     "effect": [0.05, 0.12, 0.30, 0.21, 0.42, 0.38, 0.55, 0.49],
+    ...     "variance": [0.004, 0.006, 0.005, 0.003, 0.008, 0.004, 0.006, 0.005],
+    ...     "log_n": [3.0, 3.4, 4.1, 4.0, 5.2, 5.0, 6.1, 5.9]})
+    >>> res = eff.meta.metareg("log_n")
+    >>> res[["term", "estimate", "se", "p_value"]].round(4)
+            term  estimate      se  p_value
+    0  intercept   -0.3972  0.0456   0.0001
+    1      log_n    0.1548  0.0099   0.0000
+    >>> res.attrs["fit"][["k", "tau2", "r2", "qm", "qm_p_value", "qe"]].round(4)
+       k  tau2     r2        qm  qm_p_value      qe
+    0  8   0.0  100.0  243.2396         0.0  1.0767
+
+    metafor gives the same: ``rma(yi, vi, mods = ~ log_n, test = "knha")``. Here the
+    size of a task explains all of the heterogeneity (R² = 100%, τ² = 0).
+    """
+    opts_method, test, alpha = _checked(method, ci, alpha)
+    mod_list = as_list(mods)
+    grp = group(effects, over, groups, None)
+    _check_mods(grp.table, mod_list, grp.keys + grp.over)
+    des = design(grp.table, mod_list)
+    valid = valid_rows(grp.table) & np.isfinite(des.matrix).all(axis=1)
+    _warn_left_out(grp, des, valid)
+    n_groups, n_terms = grp.n_groups, len(des.terms)
+    stat_names = ("tau2", "k", "p", "m", "qm", "qe", "i2", "h2", "s2w", "r2")
+    stats = {name: np.full(n_groups, np.nan) for name in stat_names}
+    stats["k"] = np.bincount(grp.code[valid], minlength=n_groups).astype(float)
+    beta = np.full((n_groups, n_terms), np.nan)
+    vcov = np.full((n_groups, n_terms, n_terms), np.nan)
+    weight = np.full(len(grp.table), np.nan)
+    flag_names = ("failed", "reset", "too_few", "collinear")
+    flags = {name: np.zeros(n_groups, dtype=bool) for name in flag_names}
+    absent = np.zeros((n_groups, n_terms), dtype=bool)
+    y = grp.table["effect"].to_numpy(np.float64)
+    v = grp.table["variance"].to_numpy(np.float64)
+    x = np.where(np.isfinite(des.matrix), des.matrix, 0.0) / des.scale
+    for members, rows, local, slot, width in batches(grp.code, valid, n_groups):
+        shape = (len(members), width)
+        m = np.zeros(shape, dtype=bool)
+        yy, vv = np.zeros(shape), np.zeros(shape)
+        xx = np.zeros((*shape, n_terms))
+        m[local, slot], yy[local, slot], vv[local, slot] = True, y[rows], v[rows]
+        xx[local, slot] = x[rows]
+        free = np.abs(xx).max(axis=1) > 0
+        too_few = m.sum(axis=1) <= free.sum(axis=1)
+        usable = ~too_few & _usable(xx, m, free)
+        flags["too_few"][members] = too_few
+        flags["collinear"][members] = ~usable & ~too_few
+        absent[members] = ~free & usable[:, None]
+        ok = np.flatnonzero(usable)
+        if not len(ok):
+            continue
+        b = RegBatch(yy[ok], vv[ok], m[ok], xx[ok], free[ok])
+        got, coef, cov, w, got_flags = _fit_batch(b, opts_method, test == "knha")
+        got["r2"] = _r2(b, opts_method, got)
+        for name, values in got.items():
+            stats[name][members[ok]] = values
+        for name, values in got_flags.items():
+            flags[name][members[ok]] = values
+        beta[members[ok]] = coef / des.scale
+        vcov[members[ok]] = cov / np.outer(des.scale, des.scale)
+        in_ok = np.isin(local, ok)
+        position = np.searchsorted(ok, local[in_ok])
+        weight[rows[in_ok]] = 100 * w[position, slot[in_ok]] / w.sum(axis=1)[position]
+    bad = flags["failed"] | flags["collinear"] | flags["too_few"]
+    for name in ("tau2", "qm", "qe", "i2", "h2", "r2", "s2w"):
+        stats[name][bad] = np.nan
+    beta[bad], vcov[bad] = np.nan, np.nan
+    _warn(grp, des, flags, absent, opts_method)
+    coefs = _coef_table(grp, des, beta, vcov, stats, test, alpha)
+    fit_table = _fit_table(grp, stats, opts_method, test)
+    data = grp.table.loc[valid, grp.keys + grp.over + mod_list + ["effect", "variance"]].copy()
+    data["weight"] = weight[valid]
+    data["fitted"] = np.einsum("rp,rp->r", des.matrix[valid], beta[grp.code[valid]])
+    coefs.attrs.update(
+        fit=fit_table,
+        data=data.reset_index(drop=True),
+        vcov=_vcov_table(grp, des, vcov),
+        method=method,
+        ci=ci,
+        alpha=alpha,
+        mods=mod_list,
+    )
+    return coefs
+
+
+def _checked(method: str, ci: str | None, alpha: float) -> tuple[str, str, float]:
+    check_option("method", method, METAREG_METHODS)
+    resolved = resolve_ci(method, ci)
+    check_option("ci", resolved, ("z", "knha", "hksj"))
+    method = "EE" if method == "FE" else method
+    test = "knha" if resolved == "hksj" else resolved
+    if method == "EE" and test == "knha":
+        warn(
+            "The Knapp–Hartung method is not meant for the common-effect model "
+            "(metafor warns the same); consider a random-effects method.",
+            MetaEvalWarning,
+        )
+    return method, test, check_alpha(alpha)
+
+
+def _check_mods(table: pd.DataFrame, mods: list[str], taken: list[str]) -> None:
+    if not mods:
+        raise SchemaError(
+            "`mods` is empty: name at least one moderator column (for the model without "
+            "moderators use pool())."
+        )
+    if len(set(mods)) != len(mods):
+        raise SchemaError(f"`mods` names a column twice: {mods}.")
+    missing = [m for m in mods if m not in table.columns]
+    if missing:
+        raise SchemaError(
+            f"Moderator(s) {missing} are not columns of the effects table; its columns are "
+            f"{quote_list(list(table.columns))}. Task-level columns of the scores table "
+            "(constant within each task) are carried into the effects table; or merge a table "
+            "of task attributes: effects.merge(tasks, on='task')."
+        )
+    reserved = [m for m in mods if m in taken or m in _NOT_MODERATORS]
+    if reserved:
+        raise SchemaError(
+            f"Column(s) {reserved} cannot be moderators: they are keys of the model "
+            f"({taken}) or results of metaeval."
+        )
+
+
+def _usable(x: np.ndarray, m: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """Groups whose free design columns have full rank."""
+    gram = np.einsum("gkp,gkq->gpq", x, x)
+    gram = gram + np.where(free, 0.0, 1.0)[:, :, None] * np.eye(x.shape[2])
+    s = np.linalg.svd(gram, compute_uv=False)
+    return s[:, -1] > 1e-10 * s[:, 0]
+
+
+def _coef_table(grp, des: Design, beta, vcov, stats, test: str, alpha: float) -> pd.DataFrame:
+    from scipy import stats as sps
+
+    n_groups, n_terms = beta.shape
+    se = np.sqrt(np.diagonal(vcov, axis1=1, axis2=2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stat = beta / se
+        if test == "knha":
+            df = np.repeat((stats["k"] - stats["p"])[:, None], n_terms, axis=1)
+            crit = est.per_value(lambda d: sps.t.isf(alpha / 2, d), df.ravel()).reshape(df.shape)
+            p = 2 * sps.t.sf(np.abs(stat), df)
+        else:
+            df = np.full(beta.shape, np.nan)
+            crit = sps.norm.isf(alpha / 2)
+            p = 2 * sps.norm.sf(np.abs(stat))
+    table = grp.key_frame.loc[np.repeat(np.arange(n_groups), n_terms)].reset_index(drop=True)
+    columns = {
+        "term": np.tile(des.terms, n_groups),
+        "estimate": beta.ravel(),
+        "se": se.ravel(),
+        "statistic": stat.ravel(),
+        "df": df.ravel(),
+        "p_value": p.ravel(),
+        "ci_low": (beta - crit * se).ravel(),
+        "ci_high": (beta + crit * se).ravel(),
+    }
+    return table.assign(**columns)
+
+
+def _fit_table(grp, stats, method: str, test: str) -> pd.DataFrame:
+    from scipy import stats as sps
+
+    k, p, m = stats["k"], stats["p"], stats["m"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if test == "knha":
+            qm = stats["qm"] / m
+            qm_df2 = k - p
+            qm_p = sps.f.sf(qm, m, qm_df2)
+        else:
+            qm, qm_df2 = stats["qm"], np.full(len(k), np.nan)
+            qm_p = sps.chi2.sf(qm, m)
+        qe_p = sps.chi2.sf(stats["qe"], k - p)
+        tau2 = stats["tau2"]
+        columns = {
+            "method": method,
+            "test": test,
+            "k": k.astype(np.int64),
+            "n_coef": np.where(np.isfinite(p), p, 0).astype(np.int64),
+            "tau2": tau2,
+            "tau": np.sqrt(tau2),
+            "i2": stats["i2"],
+            "h2": stats["h2"],
+            "r2": stats["r2"],
+            "qm": qm,
+            "qm_df": m,
+            "qm_df2": qm_df2,
+            "qm_p_value": qm_p,
+            "qe": stats["qe"],
+            "qe_df": k - p,
+            "qe_p_value": qe_p,
+        }
+    return grp.key_frame.assign(**columns)
+
+
+def _vcov_table(grp, des: Design, vcov: np.ndarray) -> pd.DataFrame:
+    n_groups, n_terms = vcov.shape[:2]
+    rows = np.repeat(np.arange(n_groups), n_terms * n_terms)
+    table = grp.key_frame.loc[rows].reset_index(drop=True)
+    return table.assign(
+        term=np.tile(np.repeat(des.terms, n_terms), n_groups),
+        term_b=np.tile(des.terms, n_groups * n_terms),
+        cov=vcov.ravel(),
+    )
+
+
+def _warn_left_out(grp, des: Design, valid: np.ndarray) -> None:
+    df = grp.table
+    bad_effect = ~valid_rows(df)
+    bad_mod = ~np.isfinite(des.matrix).all(axis=1) & ~bad_effect
+    for mask, why in ((bad_effect, "NaN effect or variance"), (bad_mod, "a missing moderator")):
+        if mask.any():
+            warn_groups(
+                f"{{n}} effect(s) with {why} were left out of the meta-regression",
+                df.loc[mask, grp.keys + grp.over],
+                DegenerateWarning,
+            )
+
+
+def _warn(grp, des: Design, flags, absent, method: str) -> None:
+    keys = grp.key_frame
+    messages = (
+        (flags["collinear"], "have collinear moderators: all results are NaN"),
+        (flags["too_few"], "have no more effects than coefficients (k <= p): all results are NaN"),
+        (flags["failed"], f"did not converge ({method}): all results are NaN"),
+        (
+            flags["reset"],
+            f"reached a local maximum of the {method} likelihood below the one at tau2 = 0; "
+            "tau2 was set to 0 (as metafor does)",
+        ),
+    )
+    for hit, text in messages:
+        if hit.any():
+            warn_groups(f"{{n}} meta-regression group(s) {text}", keys.loc[hit], DegenerateWarning)
+    if absent.any():
+        g, t = np.nonzero(absent)
+        table = keys.iloc[g].reset_index(drop=True).assign(term=np.asarray(des.terms)[t])
+        warn_groups(
+            "{n} term(s) are not estimable in their group (the level is absent there): "
+            "their coefficients are NaN and the model is fitted without them",
+            table,
+            DegenerateWarning,
+        )

@@ -75,6 +75,7 @@ ACCESSOR_METHODS: dict[str, tuple[str, tuple[str, ...], str]] = {
     # name: (function, table kinds accepted, hint when the kind is wrong)
     "sufficient_statistics": ("metaeval.paired:sufficient_statistics", ("scores",), _SCORES_HINT),
     "effects": ("metaeval.paired:effects", ("scores",), _SCORES_HINT),
+    "effect_covariance": ("metaeval.paired:effect_covariance", ("scores",), _SCORES_HINT),
     "compare": ("metaeval.paired:compare", ("scores",), "compare() starts from per-query scores."),
     "anova": ("metaeval.paired:anova", ("scores",), "anova() starts from per-query scores."),
     "tukey": ("metaeval.paired:tukey", ("scores",), "tukey() starts from per-query scores."),
@@ -239,6 +240,7 @@ class MetaAccessor:
 
     sufficient_statistics = _Method(*ACCESSOR_METHODS["sufficient_statistics"])
     effects = _Method(*ACCESSOR_METHODS["effects"])
+    effect_covariance = _Method(*ACCESSOR_METHODS["effect_covariance"])
     compare = _Method(*ACCESSOR_METHODS["compare"])
     anova = _Method(*ACCESSOR_METHODS["anova"])
     tukey = _Method(*ACCESSOR_METHODS["tukey"])

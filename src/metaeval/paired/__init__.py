@@ -28,6 +28,7 @@ from .._options import (
 )
 from .bootstrap import bootstrap_effects
 from .correlation import correlation_effects, fisher_z_variance
+from .covariance import effect_covariance
 from .effect_size import effect_sizes, effects
 from .multiplicity import adjust_pvalues
 from .significance import compare
@@ -39,6 +40,7 @@ __all__ = [
     "raw_sums",
     "effects",
     "effect_sizes",
+    "effect_covariance",
     "compare",
     "anova",
     "tukey",

@@ -54,7 +54,7 @@ from .paired import (
     sufficient_statistics,
     tukey,
 )
-from .pooling import analyze, influence, leave_one_out, metareg, pool, weights
+from .pooling import analyze, influence, leave_one_out, metareg, pool, pool_metrics, weights
 from .schema import from_wide, scores, validate_effects, validate_scores
 
 _aliases.install()
@@ -93,6 +93,7 @@ __all__ = [
     "leave_one_out",
     "influence",
     "metareg",
+    "pool_metrics",
     "analyze",
     "compare",
     "anova",

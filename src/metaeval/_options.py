@@ -23,7 +23,7 @@ import pandas as pd
 __all__ = [
     "EffectType", "PoolMethod", "CIMethod", "CompareTest", "Alternative", "Adjustment",
     "Correlation", "Statistic", "Aggregation", "TableCells", "Best", "ForestSort",
-    "PairwiseValue", "PosthocMethod",
+    "PairwiseValue", "PosthocMethod", "PoolModel", "POOL_MODELS",
     "EFFECT_TYPES", "POOL_METHODS", "CI_METHODS", "COMPARE_TESTS", "ALTERNATIVES",
     "ADJUSTMENTS", "CORRELATIONS", "STATISTICS", "AGGREGATIONS",
     "EffectScale", "EFFECT_SCALES", "effect_scale", "format_number", "MINUS",
@@ -60,6 +60,8 @@ PairwiseValue = Literal["p_value", "effect_size", "diff"]
 """``value=`` of :func:`metaeval.plot.pairwise`."""
 PosthocMethod = Literal["nemenyi", "holm", "bonferroni_dunn", "wilcoxon_holm"]
 """``method=`` of :func:`metaeval.ranking.posthoc`."""
+PoolModel = Literal["univariate", "multilevel"]
+"""``model=`` of :func:`metaeval.pool`: one level of heterogeneity, or tasks and metrics."""
 
 EFFECT_TYPES: tuple[str, ...] = get_args(EffectType)
 POOL_METHODS: tuple[str, ...] = get_args(PoolMethod)
@@ -70,6 +72,7 @@ ADJUSTMENTS: tuple[str, ...] = get_args(Adjustment)
 CORRELATIONS: tuple[str, ...] = get_args(Correlation)
 STATISTICS: tuple[str, ...] = get_args(Statistic)
 AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
+POOL_MODELS: tuple[str, ...] = get_args(PoolModel)
 
 DEFAULT_EFFECT: EffectType = "smcrp"
 """The default ``effect=``: standardized by the raw-score SD (the scale of Ranger's

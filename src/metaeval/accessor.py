@@ -81,6 +81,9 @@ ACCESSOR_METHODS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "tukey": ("metaeval.paired:tukey", ("scores",), "tukey() starts from per-query scores."),
     "means": ("metaeval.paired:means", ("scores",), "means() starts from per-query scores."),
     "analyze": ("metaeval.pooling:analyze", ("scores",), "analyze() starts from per-query scores."),
+    "pool_metrics": (
+        "metaeval.pooling:pool_metrics", ("scores",), "pool_metrics() starts from per-query scores.",
+    ),
     "pool": ("metaeval.pooling:pool", ("effects",), _EFFECTS_HINT),
     "weights": ("metaeval.pooling:weights", ("effects",), _EFFECTS_HINT),
     "leave_one_out": ("metaeval.pooling:leave_one_out", ("effects",), _EFFECTS_HINT),
@@ -246,6 +249,7 @@ class MetaAccessor:
     tukey = _Method(*ACCESSOR_METHODS["tukey"])
     means = _Method(*ACCESSOR_METHODS["means"])
     analyze = _Method(*ACCESSOR_METHODS["analyze"])
+    pool_metrics = _Method(*ACCESSOR_METHODS["pool_metrics"])
     pool = _Method(*ACCESSOR_METHODS["pool"])
     weights = _Method(*ACCESSOR_METHODS["weights"])
     leave_one_out = _Method(*ACCESSOR_METHODS["leave_one_out"])

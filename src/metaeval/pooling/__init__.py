@@ -56,7 +56,7 @@ from ._diagnostics import influence, leave_one_out
 from ._grouping import GROUP_KEYS
 from ._metareg import metareg
 from ._summary import pool, weights
-from .analysis import analyze
+from .analysis import analyze, pool_metrics
 
 __all__ = [
     "pool",
@@ -65,6 +65,7 @@ __all__ = [
     "influence",
     "analyze",
     "metareg",
+    "pool_metrics",
     "adjust_pvalues",
     "POOL_METHODS",
     "CI_METHODS",

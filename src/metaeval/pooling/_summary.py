@@ -10,13 +10,17 @@ import pandas as pd
 from .._options import (
     DEFAULT_CI,
     DEFAULT_POOL_METHOD,
+    POOL_MODELS,
     Adjustment,
     CIMethod,
     PoolMethod,
+    PoolModel,
     literal_signature,
+    resolve_ci,
 )
-from ..errors import check_no_clash
+from ..errors import OptionError, check_alpha, check_no_clash, check_option
 from ._engine import POOL_PARAMS, fit
+from ._multilevel import MULTILEVEL_METHODS, check_cov_option, fit_multilevel
 
 __all__ = ["pool", "weights"]
 
@@ -32,6 +36,9 @@ def pool(
     groups: str | Sequence[str] | None = None,
     by: str | Mapping[Any, Any] | None = None,
     adjust: Adjustment | None = None,
+    model: PoolModel = "univariate",
+    cov: pd.DataFrame | None = None,
+    robust: bool = False,
 ) -> pd.DataFrame:
     """Pool effects across tasks, one model per group, all groups at once.
 
@@ -46,6 +53,26 @@ def pool(
         groups that differ only in ``treatment`` (the treatments compared with
         one control on one metric, per subgroup); adds ``p_adjusted``. Values
         equal statsmodels' ``multipletests``.
+    model : {"univariate", "multilevel"}, default "univariate"
+        ``"multilevel"`` pools the effects of several metrics of each task at once
+        (``over=("task", "metric")``) with metafor's three-level model
+        ``rma.mv(yi, V, random = ~ 1 | task/metric)``: a variance of tasks
+        (``sigma2_task``), a variance of metrics within a task
+        (``sigma2_metric``) and the sampling covariance ``V`` of a task's effects.
+        Methods ``REML``, ``ML`` and ``EE`` (both variances 0); ``ci="knha"``
+        scales the variance by Knapp–Hartung's factor with t on k − 1 df (as
+        metafor ≥ 4's ``test="knha"``), ``"z"`` is normal; ``by`` and ``adjust``
+        do not apply.
+    cov : pandas.DataFrame, optional
+        For ``model="multilevel"``: the sampling covariances of the effects of one
+        task, as :func:`metaeval.effect_covariance` returns them (same control,
+        treatment and effect as ``effects``). None: independent sampling errors
+        within a task, with a :class:`~metaeval.DependenceWarning`.
+    robust : bool, default False
+        For ``model="multilevel"``: add cluster-robust results by task (metafor's
+        ``robust(fit, cluster=task)``: the CR1-type factor n/(n − 1), t on n − 1 df,
+        n the number of tasks), which stay valid when V or the random effects are
+        misspecified (Pustejovsky & Tipton 2022).
 
     Returns
     -------
@@ -74,6 +101,16 @@ def pool(
         ``attrs`` hold ``method``, ``ci``, ``alpha`` and ``adjust`` (read by
         :mod:`metaeval.report` for table captions).
 
+        With ``model="multilevel"``, one row per group (the keys but ``task`` and
+        ``metric``) with ``model, method, test, k`` (effects), ``k_task``
+        (tasks), ``effect, ci_low, ci_high, p_value, se, statistic, df``,
+        ``sigma2_task, sigma2_metric``, ``qe, qe_df, qe_p_value`` (the test of
+        heterogeneity at both levels) and, with ``robust=True``, ``robust_se,
+        robust_df, robust_p_value, robust_ci_low, robust_ci_high``; ``attrs``
+        also hold ``model`` and ``robust``. The model, estimation and formulas
+        are in the guide's "Beyond one pooled mean"; checked against metafor's
+        ``rma.mv()`` and ``robust()`` on 120 random three-level data sets.
+
     Raises
     ------
     metaeval.SchemaError
@@ -101,10 +138,30 @@ def pool(
        k  effect  ci_low  ci_high    tau2
     0  4  0.3025 -0.0519   0.6568  0.0394
     """
+    check_option("model", model, POOL_MODELS)
+    check_cov_option(model, cov, robust)
+    if model == "multilevel":
+        return _multilevel(effects, method, ci, alpha, over, groups, by, adjust, cov, robust)
     pooled = fit(
         effects, method=method, ci=ci, alpha=alpha, over=over, groups=groups, by=by, adjust=adjust
     ).pooled
     pooled.attrs.update(method=method, ci=ci, alpha=alpha, adjust=adjust)
+    return pooled
+
+
+def _multilevel(effects, method, ci, alpha, over, groups, by, adjust, cov, robust):
+    check_option("method", method, MULTILEVEL_METHODS + ("FE",))
+    test = resolve_ci(method, ci)
+    check_option("ci", test, ("z", "knha", "hksj"))
+    if by is not None or adjust is not None:
+        raise OptionError("`by` and `adjust` do not apply to model='multilevel'.")
+    fitted = "EE" if method == "FE" else method
+    pooled = fit_multilevel(
+        effects, over=[over] if isinstance(over, str) else over, groups=groups, cov=cov,
+        method=fitted, test="knha" if test == "hksj" else test, alpha=check_alpha(alpha),
+        robust=bool(robust),
+    )  # fmt: skip
+    pooled.attrs.update(method=method, ci=ci, alpha=alpha, model="multilevel", robust=robust)
     return pooled
 
 

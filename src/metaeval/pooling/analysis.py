@@ -16,10 +16,13 @@ from .._options import (
     PoolMethod,
     literal_signature,
 )
+from ..errors import SchemaError, quote_list
+from ..paired.covariance import effect_covariance
 from ..paired.effect_size import REPORTED, effects
 from ._engine import fit
+from ._summary import pool
 
-__all__ = ["analyze"]
+__all__ = ["analyze", "pool_metrics"]
 
 
 @literal_signature
@@ -139,3 +142,82 @@ def analysis_table(
     table.attrs.update(method=result.pooled["method"].iloc[0] if len(pooled) else method,
                        ci=result.pooled["test"].iloc[0] if len(pooled) else ci, alpha=alpha)  # fmt: skip
     return table
+
+
+@literal_signature
+def pool_metrics(
+    scores: pd.DataFrame,
+    control: str | Sequence[str] | None,
+    *,
+    treatment: str | Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+    effect: EffectType = DEFAULT_EFFECT,
+    method: PoolMethod = DEFAULT_POOL_METHOD,
+    ci: CIMethod | None = DEFAULT_CI,
+    alpha: float = 0.05,
+    robust: bool = True,
+) -> pd.DataFrame:
+    """Several metrics of the same queries pooled in one model, from the scores.
+
+    The whole chain of the multilevel analysis: :func:`metaeval.effects`, their
+    covariance across metrics (:func:`metaeval.effect_covariance`) and
+    :func:`metaeval.pool` with ``over=("task", "metric"), model="multilevel"``.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        A scores table.
+    control, treatment, effect
+        As in :func:`metaeval.effects`.
+    metrics : list of str, optional
+        The metrics to pool together; by default every metric of the table.
+    method : {"REML", "ML", "EE"}, default "REML"
+        As in :func:`metaeval.pool` with ``model="multilevel"``.
+    ci : {"knha", "z", "hksj"} or None, default None
+        As in :func:`metaeval.pool`.
+    alpha : float, default 0.05
+        Intervals have level 1 − alpha.
+    robust : bool, default True
+        Add cluster-robust results by task (see :func:`metaeval.pool`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`metaeval.pool`'s multilevel table: one row per (treatment, control).
+
+    Raises
+    ------
+    metaeval.SchemaError
+        ``metrics`` names a metric the table does not have.
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> scores = metaeval.load_example()
+    >>> res = scores.meta.pool_metrics("logistic_regression", treatment="knn", effect="md",
+    ...                                ci="z")
+    >>> res[["k", "k_task", "effect", "ci_low", "ci_high", "sigma2_task", "sigma2_metric"]].round(6)
+       k  k_task    effect    ci_low   ci_high  sigma2_task  sigma2_metric
+    0  8       4  0.001601 -0.019269  0.022471     0.000192        0.00041
+    >>> round(float(res["robust_se"].iloc[0]), 6)
+    0.010635
+
+    metafor gives the same numbers: ``rma.mv(yi, V, random = ~ 1 | task/metric)`` and
+    ``robust(fit, cluster = task)`` with V from ``effect_covariance()``.
+    """
+    if metrics is not None:
+        wanted = [metrics] if isinstance(metrics, str) else list(metrics)
+        present = set(scores["metric"].astype(str))
+        unknown = [m for m in wanted if str(m) not in present]
+        if unknown:
+            raise SchemaError(
+                f"`metrics` names {unknown}, which the scores table does not have; its "
+                f"metrics are {quote_list(sorted(present))}."
+            )
+        scores = scores[scores["metric"].astype(str).isin([str(m) for m in wanted])]
+    eff = effects(scores, control=control, treatment=treatment, effect=effect, alpha=alpha)
+    cov = effect_covariance(scores, control=control, treatment=treatment, effect=effect)
+    return pool(
+        eff, over=("task", "metric"), model="multilevel", cov=cov, method=method, ci=ci,
+        alpha=alpha, robust=robust,
+    )  # fmt: skip

@@ -1,0 +1,161 @@
+"""pool(model="multilevel") against metafor's rma.mv() and robust() (fixtures/metafor/make_multilevel.R)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from _helpers import FIXTURES
+from scipy import stats
+
+import metaeval
+from metaeval import DegenerateWarning, DependenceWarning, OptionError, SchemaError
+
+DIR = FIXTURES / "metafor"
+COLUMNS = {  # ours -> metafor
+    "effect": "estimate", "se": "se", "statistic": "zval", "p_value": "pval",
+    "ci_low": "ci_lb", "ci_high": "ci_ub", "qe": "QE", "qe_p_value": "QEp",
+    "robust_se": "robust_se", "robust_p_value": "robust_pval", "robust_ci_low": "robust_ci_lb",
+    "robust_ci_high": "robust_ci_ub", "robust_df": "robust_df", "k": "k", "k_task": "k_task",
+}  # fmt: skip
+
+
+def _read(name: str) -> pd.DataFrame:
+    return pd.read_csv(DIR / f"{name}.csv.gz", keep_default_na=True)
+
+
+@pytest.fixture(scope="module")
+def data() -> pd.DataFrame:
+    return _read("multilevel_data").rename(columns={"yi": "effect", "vi": "variance"})
+
+
+@pytest.fixture(scope="module")
+def cov() -> pd.DataFrame:
+    return _read("multilevel_cov")
+
+
+@pytest.fixture(scope="module")
+def fits() -> pd.DataFrame:
+    return _read("multilevel_fits")
+
+
+def _pool(data, cov, **kwargs) -> pd.DataFrame:
+    return metaeval.pool(data, over=("task", "metric"), groups="id", model="multilevel",
+                         cov=cov, **kwargs)  # fmt: skip
+
+
+@pytest.mark.parametrize("method", ["REML", "ML"])
+def test_multilevel_matches_rma_mv_and_robust(data, cov, fits, method):
+    """120 three-level data sets: estimate, se, CI, p, both variances, Q_E and the robust
+    results to 1e-4 relative (metafor's optimizer tolerance); σ² near 0 to 1e-4 of the
+    data set's median sampling variance (metafor optimizes log σ², which reaches 0 only
+    approximately)."""
+    res = _pool(data, cov, method=method, ci="z", robust=True)
+    ref = fits.query("method == @method and test == 'z'")
+    assert ref["error"].isna().all()
+    both = res.merge(ref, on="id", suffixes=("", "_R"), validate="1:1")
+    assert len(both) == 120
+    for ours, theirs in COLUMNS.items():
+        col = f"{theirs}_R" if theirs in res.columns else theirs
+        a, b = both[ours].to_numpy(float), both[col].to_numpy(float)
+        if ours.endswith("p_value"):  # tiny p-values: 1e-4 of the statistic is more of p
+            underflow = (a < 1e-300) & (b < 1e-300)  # 0 in one library, 1e-320 in the other
+            a, b = np.log(a[~underflow]), np.log(b[~underflow])
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=0, err_msg=f"{method} {ours}")
+    scale = data.groupby("id")["variance"].median().loc[both["id"]].to_numpy()
+    for name in ("sigma2_task", "sigma2_metric"):
+        diff = np.abs(both[name] - both[f"{name}_R"])
+        assert (diff <= 1e-4 * np.abs(both[f"{name}_R"]) + 1e-4 * scale).all(), name
+    assert (both["sigma2_task"] == 0).any() and (both["sigma2_metric"] > 0).any()
+
+
+def test_knha_scales_by_the_weighted_residual_mean_square(data, cov, fits):
+    """Knapp–Hartung (metafor ≥ 4's test="knha" for rma.mv): se² × s², s² =
+    e'M⁻¹e/(k − 1) with metafor's M, and t with k − 1 df (metafor 3.8's test="t" gives
+    the df)."""
+    res = _pool(data, cov, method="REML", ci="knha").set_index("id")
+    ref = fits.query("method == 'REML' and test == 't'").set_index("id")
+    for i in (1, 7, 52, 90):
+        d, c = data[data["id"] == i], cov[cov["id"] == i]
+        keys = list(zip(d["task"], d["metric"], strict=True))
+        pos = {key: j for j, key in enumerate(keys)}
+        v = np.zeros((len(d), len(d)))
+        for task, a, b, value in c[["task", "metric", "metric_b", "cov"]].itertuples(index=False):
+            v[pos[(task, a)], pos[(task, b)]] = value
+        r = ref.loc[i]
+        same_task = np.equal.outer(d["task"].to_numpy(), d["task"].to_numpy())
+        m = v + r["sigma2_task"] * same_task + r["sigma2_metric"] * np.eye(len(d))
+        e = d["effect"].to_numpy() - r["estimate"]
+        s2w = e @ np.linalg.solve(m, e) / (len(d) - 1)
+        got = res.loc[i]
+        assert got["se"] == pytest.approx(r["se"] * np.sqrt(s2w), rel=1e-4)
+        assert got["df"] == len(d) - 1
+        crit = stats.t.isf(0.025, len(d) - 1)
+        assert got["ci_high"] == pytest.approx(got["effect"] + crit * got["se"], rel=1e-12)
+        width_t = r["ci_ub"] - r["ci_lb"]  # metafor's t interval: the same quantile
+        assert width_t == pytest.approx(2 * crit * r["se"], rel=1e-6)
+
+
+def test_ee_is_generalized_least_squares(data, cov):
+    d, c = data[data["id"] == 3], cov[cov["id"] == 3]
+    res = _pool(d, c, method="EE", ci="z")
+    pos = {key: j for j, key in enumerate(zip(d["task"], d["metric"], strict=True))}
+    v = np.zeros((len(d), len(d)))
+    for task, a, b, value in c[["task", "metric", "metric_b", "cov"]].itertuples(index=False):
+        v[pos[(task, a)], pos[(task, b)]] = value
+    ones = np.ones(len(d))
+    w = np.linalg.solve(v, ones)
+    assert res["effect"].item() == pytest.approx(w @ d["effect"] / (w @ ones), rel=1e-10)
+    assert res["se"].item() == pytest.approx(1 / np.sqrt(w @ ones), rel=1e-10)
+    assert res[["sigma2_task", "sigma2_metric"]].to_numpy().tolist() == [[0.0, 0.0]]
+
+
+def test_one_metric_per_task_is_the_univariate_model():
+    rng = np.random.default_rng(1)
+    eff = pd.DataFrame({"task": [f"t{i}" for i in range(12)], "metric": "m",
+                        "effect": rng.normal(0.2, 0.3, 12), "variance": rng.uniform(0.01, 0.05, 12)})  # fmt: skip
+    with pytest.warns(DependenceWarning, match="without `cov`"):
+        with pytest.warns(DegenerateWarning, match="one metric per task"):
+            ml = metaeval.pool(eff, over=("task", "metric"), model="multilevel", ci="z")
+    uni = metaeval.pool(eff, method="REML", ci="z")
+    assert ml["effect"].item() == pytest.approx(uni["effect"].item(), rel=1e-8)
+    assert ml["se"].item() == pytest.approx(uni["se"].item(), rel=1e-8)
+    assert ml["sigma2_task"].item() == pytest.approx(uni["tau2"].item(), rel=1e-8)
+    assert ml["sigma2_metric"].item() == 0
+
+
+def test_chain_from_scores_with_effect_covariance():
+    scores = metaeval.load_example()
+    eff = scores.meta.effects(control="logistic_regression", treatment="knn", effect="md")
+    cov = scores.meta.effect_covariance(control="logistic_regression", treatment="knn",
+                                        effect="md")  # fmt: skip
+    res = eff.meta.pool(over=("task", "metric"), model="multilevel", cov=cov, robust=True)
+    assert res[["k", "k_task"]].values.tolist() == [[8, 4]]
+    assert {"sigma2_task", "sigma2_metric", "robust_se"} <= set(res.columns)
+    assert res.attrs["model"] == "multilevel" and res.attrs["robust"] is True
+    with pytest.warns(DependenceWarning, match="effect_covariance"):
+        independent = eff.meta.pool(over=("task", "metric"), model="multilevel")
+    assert independent["se"].item() != res["se"].item()
+
+
+def test_errors():
+    scores = metaeval.load_example()
+    eff = scores.meta.effects(control="logistic_regression", treatment="knn", effect="md")
+    cov = scores.meta.effect_covariance(control="logistic_regression", treatment="knn",
+                                        effect="md")  # fmt: skip
+    with pytest.raises(SchemaError, match="model='multilevel' only"):
+        eff.meta.pool(cov=cov)
+    with pytest.raises(SchemaError, match="over=\\('task', 'metric'\\)"):
+        eff.meta.pool(model="multilevel", cov=cov)
+    with pytest.raises(OptionError, match="method"):
+        eff.meta.pool(over=("task", "metric"), model="multilevel", cov=cov, method="DL")
+    with pytest.raises(OptionError, match="model"):
+        eff.meta.pool(model="three-level")
+    wrong = cov.assign(cov=lambda d: np.where(d["metric"] == d["metric_b"], 2 * d["cov"], d["cov"]))
+    with pytest.raises(SchemaError, match="does not match the effects"):
+        eff.meta.pool(over=("task", "metric"), model="multilevel", cov=wrong)
+    with pytest.raises(SchemaError, match="lacks the column"):
+        eff.meta.pool(over=("task", "metric"), model="multilevel", cov=cov.drop(columns="metric_b"))
+    short = cov[~((cov["task"] == "iris") & (cov["metric"] != cov["metric_b"]))]
+    with pytest.warns(DependenceWarning, match="lacks pairs"):
+        eff.meta.pool(over=("task", "metric"), model="multilevel", cov=short)

@@ -70,6 +70,13 @@ def _check_columns(ddf: Any) -> None:
             f"The scores table has 1 problem:\n- column(s) {missing} missing; the dask "
             f"DataFrame has columns {quote_list([str(c) for c in ddf.columns])}."
         )
+    if "replicate" in ddf.columns:
+        raise SchemaError(
+            "Repeated runs (a 'replicate' column) need the in-memory path: the variance "
+            "between replicates is estimated per system across partitions. Compute on "
+            "ddf.compute(), or average the replicates first (groupby task, query, system, "
+            "metric; mean) and drop the column, knowing that this ignores their variance."
+        )
 
 
 def _key_order(ddf: Any, column: str, found: set[str]) -> list[str]:

@@ -53,6 +53,7 @@ from . import _resampling as rs
 from ._layout import SAFE_MAGNITUDE, Layout, layout
 from .effect_size import effect_sizes, paired_groups, warn_undefined
 from .multiplicity import ADJUSTMENTS, adjust_in_table
+from .replicates import REPLICATES_AVERAGED, replicate_ids
 from .sufficient import statistics_of
 
 __all__ = ["compare"]
@@ -132,7 +133,12 @@ def compare(
         ``statistic`` (t; Wilcoxon's W; the share of positive differences; the
         mean difference; the studentized t for the bootstrap) and ``moe``: the
         interval's margin of error t_{α/2, n−1}·√(V/n). ``attrs`` hold ``test``,
-        ``alternative``, ``alpha``, ``seed``, ``adjust`` and ``n_resamples``.
+        ``alternative``, ``alpha``, ``seed``, ``adjust`` and ``n_resamples``;
+        for a scores table with a ``replicate`` column (seeds, folds) also
+        ``replicates``: each system's scores are averaged per query over its
+        replicates before pairing, and the tests see only the queries' spread,
+        not the variance between replicates (use :func:`metaeval.effects`, which
+        adds it).
 
         A system is never paired with itself (naming only such pairs raises
         :class:`~metaeval.PairingError`). Against an identical copy every
@@ -236,6 +242,8 @@ def compare(
         test=test, alternative=alternative, alpha=alpha, seed=seed, adjust=adjust,
         n_resamples=n_resamples if test in ("randomization", "bootstrap") else None,
     )  # fmt: skip
+    if replicate_ids(scores):
+        frame.attrs["replicates"] = REPLICATES_AVERAGED
     return frame
 
 

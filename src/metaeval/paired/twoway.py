@@ -30,6 +30,7 @@ from ..errors import (
 )
 from . import _resampling as rs
 from ._layout import BLOCK, Layout, layout, per_task_sum
+from .replicates import REPLICATES_AVERAGED, replicate_ids
 from .sufficient import statistics_of
 
 __all__ = ["anova", "tukey", "means", "TwoWay"]
@@ -294,7 +295,11 @@ def tukey(
         order): ``system_a, system_b, diff`` (m_a − m_b), ``effect_size``
         (diff/√V_E), ``statistic`` (q), ``p_value``, ``ci_low, ci_high``
         (simultaneous, from the studentized range), ``n`` (queries), ``test``
-        (``"tukey"`` or ``"randomized_tukey"``).
+        (``"tukey"`` or ``"randomized_tukey"``). ``attrs`` hold ``alpha``,
+        ``seed``, ``n_resamples`` and, for a scores table with a ``replicate``
+        column (seeds, folds), ``replicates``: each system's scores are averaged
+        per query over its replicates first, and the variance between replicates
+        is not part of V_E (use :func:`metaeval.effects`, which adds it).
 
     Raises
     ------
@@ -376,6 +381,8 @@ def tukey(
         seed=seed if randomized else None,
         n_resamples=n_resamples if randomized else None,
     )
+    if replicate_ids(scores):
+        frame.attrs["replicates"] = REPLICATES_AVERAGED
     return frame
 
 

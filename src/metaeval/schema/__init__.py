@@ -41,7 +41,13 @@ __all__ = [  # noqa: F822  (the pandera models are module attributes loaded lazi
     "validate_effects",
     "prepare_scores",
     "coerce_keys",
+    "REPLICATE",
+    "average_replicates",
 ]
+
+REPLICATE = "replicate"
+"""The optional column of a scores table that tells repeated runs of a system apart
+(random seeds, cross-validation folds)."""
 
 
 # --------------------------------------------------------------------------- models
@@ -160,6 +166,69 @@ def coerce_keys(df: pd.DataFrame, columns: Sequence[str], *, table: str) -> pd.D
     return out
 
 
+def average_replicates(df: pd.DataFrame) -> pd.DataFrame:
+    """A scores table with a ``replicate`` column, each system's scores averaged over it.
+
+    The replicate ids are checked like key columns (integers become strings; missing or
+    empty ids are an error), and ``(task, query, system, metric, replicate)`` must be
+    unique. The result has one row per ``(task, query, system, metric)``: the mean of the
+    replicates that have the query (a query missing from some replicates of a system is
+    averaged over the others), other columns kept from the first row. Tables without the
+    column come back unchanged.
+
+    Raises
+    ------
+    metaeval.SchemaError
+        Missing or non-string replicate ids, or a repeated key with its replicate.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from metaeval.schema import average_replicates
+    >>> runs = pd.DataFrame({"task": "a", "query": ["q1", "q1", "q2", "q2"], "system": "s",
+    ...                      "metric": "acc", "replicate": [1, 2, 1, 2],
+    ...                      "value": [1.0, 0.0, 1.0, 1.0]})
+    >>> average_replicates(runs)
+      task query system metric  value
+    0    a    q1      s    acc    0.5
+    1    a    q2      s    acc    1.0
+    """
+    if REPLICATE not in df.columns:
+        return df
+    ids = integer_ids_as_strings(df[REPLICATE])
+    rep = df[REPLICATE] if ids is None else ids
+    bad = rep.isna().to_numpy() | non_string_keys(rep) | empty_keys(rep)
+    if bad.any() or not is_key_dtype(rep.dtype):
+        rows = df.index[bad][:5].tolist() if bad.any() else []
+        raise SchemaError(
+            f"The column {REPLICATE!r} (the seed or fold of a repeated run) must hold string "
+            f"or integer ids with no missing or empty values; rows {rows} do not "
+            f"(dtype {rep.dtype})."
+        )
+    df = df.assign(**{REPLICATE: rep})
+    keys = [c for c in KEY_COLUMNS if c in df.columns]
+    numeric = "value" in df.columns and pd.api.types.is_numeric_dtype(df["value"])
+    if len(keys) == len(KEY_COLUMNS) and numeric:
+        dup = df.duplicated([*keys, REPLICATE], keep=False).to_numpy()
+        if dup.any():
+            example = df.loc[dup, [*keys, REPLICATE]].head(3).to_string(index=False)
+            raise SchemaError(
+                f"{int(dup.sum())} rows share their (task, query, system, metric, replicate) "
+                f"key with another row, e.g.\n{example}"
+            )
+        grouped = df.groupby(keys, sort=False, observed=True, dropna=False)
+        extra = [c for c in df.columns if c not in (*keys, "value", REPLICATE)]
+        out = grouped["value"].mean().to_frame()
+        if extra:
+            out = out.join(grouped[extra].first())
+        out = out.reset_index()
+        for col in keys:  # keep the categoricals' categories
+            if isinstance(df[col].dtype, pd.CategoricalDtype):
+                out[col] = out[col].astype(df[col].dtype)
+        return out[[c for c in df.columns if c != REPLICATE]]
+    return df.drop(columns=REPLICATE)
+
+
 def _quick_scores_ok(df: pd.DataFrame) -> bool:
     """Cheap checks that pass exactly when pandera's checks (bar uniqueness) pass."""
     if not all(c in df.columns for c in SCORE_COLUMNS) or df.columns.duplicated().any():
@@ -232,6 +301,9 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
             + (f" (It also lacks the column(s) {missing}.)" if missing else "")
         )
     df = coerce_scores(df)
+    if REPLICATE in df.columns:  # repeated runs: validate the averaged table
+        validate_scores(average_replicates(df))
+        return df
     # pandera needs unique row labels to report duplicate keys: check a copy with positions
     checked = df if df.index.is_unique else df.reset_index(drop=True)
     try:
@@ -267,6 +339,8 @@ def prepare_scores(df: pd.DataFrame) -> pd.DataFrame:
     """
     if isinstance(df, pd.DataFrame) and not df.columns.duplicated().any():
         df = coerce_scores(df)
+        if REPLICATE in df.columns and len(df):
+            df = coerce_scores(average_replicates(df))
         if _quick_scores_ok(df):
             return df
     validate_scores(df)  # raises with the full report

@@ -1,0 +1,149 @@
+"""Repeated runs (a ``replicate`` column): averaging, the added variance, and coverage."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import metaeval
+from metaeval import SchemaError
+
+N_TASKS, N_QUERIES, DELTA = 2000, 50, 0.1
+
+
+def simulate(rng, replicates: int, sd_rep: float = 0.1, sd_e: float = 0.5) -> pd.DataFrame:
+    """2,000 tasks alike: 50 queries with a shared difficulty (SD 1), two systems whose
+    runs differ by seed — a shift per replicate common to every query (SD ``sd_rep``) and
+    noise per query (SD ``sd_e``) — and a true mean difference of 0.1."""
+    shape = (N_TASKS, replicates, N_QUERIES)
+    difficulty = rng.normal(0, 1, (N_TASKS, 1, N_QUERIES))
+    frames = []
+    for system, shift in (("control", 0.0), ("treatment", DELTA)):
+        seed_shift = rng.normal(0, sd_rep, (N_TASKS, replicates, 1))
+        value = 0.5 + shift + difficulty + seed_shift + rng.normal(0, sd_e, shape)
+        frames.append(pd.DataFrame({
+            "task": np.repeat([f"t{i:04d}" for i in range(N_TASKS)], replicates * N_QUERIES),
+            "query": np.tile([f"q{i:02d}" for i in range(N_QUERIES)], N_TASKS * replicates),
+            "system": system, "metric": "m",
+            "replicate": np.tile(np.repeat(np.arange(replicates), N_QUERIES), N_TASKS),
+            "value": value.ravel(),
+        }))  # fmt: skip
+    return pd.concat(frames, ignore_index=True)
+
+
+def averaged(scores: pd.DataFrame) -> pd.DataFrame:
+    """What ignoring the seeds means: average per query, then one run per system."""
+    keys = ["task", "query", "system", "metric"]
+    return scores.drop(columns="replicate").groupby(keys, as_index=False)["value"].mean()
+
+
+def coverage(eff: pd.DataFrame, truth: float) -> float:
+    return float(((eff["ci_low"] <= truth) & (truth <= eff["ci_high"])).mean())
+
+
+@pytest.mark.parametrize("replicates", [3, 5, 10])
+def test_intervals_cover_with_seed_variance_and_ignoring_it_does_not(replicates):
+    """md: 95% intervals over 2,000 simulated tasks, with the replicates' variance and
+    without. Printed with ``pytest -s``; R = 3 is reported, R = 5 and 10 asserted."""
+    scores = simulate(np.random.default_rng(replicates), replicates)
+    honest = coverage(metaeval.effects(scores, "control", effect="md"), DELTA)
+    naive = coverage(metaeval.effects(averaged(scores), "control", effect="md"), DELTA)
+    print(f"\nR = {replicates}: coverage with the replicates' variance {honest:.4f}, "
+          f"ignoring it {naive:.4f}")  # fmt: skip
+    assert naive < 0.80
+    if replicates >= 5:
+        assert 0.93 <= honest <= 0.97
+    else:
+        assert honest > 0.90
+
+
+def test_smcrp_coverage():
+    """smcrp: the true effect is 0.1 / √(1 + σ_e²/R), the SD of the averaged scores."""
+    replicates = 10
+    scores = simulate(np.random.default_rng(110), replicates)
+    truth = DELTA / np.sqrt(1 + 0.25 / replicates)
+    honest = coverage(metaeval.effects(scores, "control"), truth)
+    naive = coverage(metaeval.effects(averaged(scores), "control"), truth)
+    print(f"\nsmcrp, R = {replicates}: coverage {honest:.4f}, ignoring the seeds {naive:.4f}")
+    assert 0.93 <= honest <= 0.97 and naive < 0.85
+
+
+def test_no_seed_variance_adds_little():
+    """σ_rep = 0: the estimate σ̂²_rep = max(0, ·) is 0 or small, the intervals are
+    slightly conservative."""
+    scores = simulate(np.random.default_rng(7), 10, sd_rep=0.0)
+    eff = metaeval.effects(scores, "control", effect="md")
+    base = eff["variance"] - eff["variance_replicates"]
+    share = float((eff["variance_replicates"] / base).mean())
+    honest = coverage(eff, DELTA)
+    print(f"\nno seed variance, R = 10: added variance {share:.1%} of the queries' part, "
+          f"coverage {honest:.4f}")  # fmt: skip
+    assert share < 0.25 and (eff["variance_replicates"] == 0).mean() > 0.3
+    assert 0.94 <= honest <= 0.985
+
+
+def test_one_replicate_is_todays_result():
+    scores = metaeval.load_example()
+    with_rep = scores.assign(replicate=1)
+    got = metaeval.effects(with_rep, "logistic_regression")
+    expected = metaeval.effects(scores, "logistic_regression")
+    assert (got["variance_replicates"] == 0).all()
+    assert (got[["replicates_treatment", "replicates_control"]] == 1).all(axis=None)
+    shared = [c for c in expected.columns if c != "df"]
+    pd.testing.assert_frame_equal(got[shared], expected[shared], check_exact=False, rtol=1e-12)
+
+
+def test_variance_added_by_hand():
+    """Two replicates each, a shift per replicate: the added part by the formula."""
+    rng = np.random.default_rng(5)
+    n = 30
+    rows = []
+    for system, shifts in (("a", [0.0, 0.4]), ("b", [0.1, 0.2, 0.9])):
+        for r, shift in enumerate(shifts):
+            rows.append(pd.DataFrame({"task": "t", "query": [f"q{i}" for i in range(n)],
+                                      "system": system, "metric": "m", "replicate": r,
+                                      "value": shift + rng.normal(0, 0.3, n)}))  # fmt: skip
+    scores = pd.concat(rows, ignore_index=True)
+    eff = metaeval.effects(scores, "a", effect="md")
+    expected = 0.0
+    for system in ("a", "b"):
+        part = scores[scores["system"] == system]
+        means = part.groupby("replicate")["value"].mean()
+        within = part.groupby("query")["value"].var(ddof=1).mean()
+        expected += max(0.0, means.var(ddof=1) - within / n) / len(means)
+    assert eff["variance_replicates"].item() == pytest.approx(expected, rel=1e-12)
+    assert eff[["replicates_treatment", "replicates_control"]].values.tolist() == [[3, 2]]
+    assert eff.attrs["replicates"].startswith("averaged per query")
+
+
+def test_other_functions_average_and_say_so():
+    scores = simulate(np.random.default_rng(1), 3).query("task < 't0005'")
+    before = scores.copy()
+    res = metaeval.compare(scores, "control")
+    plain = metaeval.compare(averaged(scores), "control")
+    np.testing.assert_allclose(res["diff"], plain["diff"], rtol=1e-12)
+    np.testing.assert_allclose(res["p_value"], plain["p_value"], rtol=1e-12)
+    assert res.attrs["replicates"].startswith("averaged")
+    assert "replicates" not in plain.attrs
+    pd.testing.assert_frame_equal(scores, before)
+    board = metaeval.ranking.leaderboard(scores)
+    assert len(board) == 2
+
+
+def test_bad_replicates_are_schema_errors():
+    scores = simulate(np.random.default_rng(2), 2).query("task < 't0002'")
+    dup = pd.concat([scores, scores.head(1)], ignore_index=True)
+    with pytest.raises(SchemaError, match="replicate\\) key"):
+        metaeval.effects(dup, "control")
+    missing = scores.astype({"replicate": object})
+    missing.loc[0, "replicate"] = None
+    with pytest.raises(SchemaError, match="'replicate'"):
+        metaeval.effects(missing, "control")
+
+
+def test_dask_path_refuses_replicates():
+    dd = pytest.importorskip("dask.dataframe")
+    scores = simulate(np.random.default_rng(3), 2).query("task < 't0002'")
+    with pytest.raises(SchemaError, match="in-memory path"):
+        dd.from_pandas(scores, npartitions=1).meta.effects(control="control")

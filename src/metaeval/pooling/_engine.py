@@ -40,7 +40,7 @@ from ..paired.multiplicity import adjust_in_table
 from . import _estimators as est
 from ._grouping import POOLED_COLUMNS, Grouped, group, slots, valid_rows
 
-__all__ = ["Fit", "fit", "batches", "POOL_PARAMS"]
+__all__ = ["Fit", "fit", "batches", "POOL_PARAMS", "solver_messages", "warn_each"]
 
 
 # -------------------------------------------------------------------- fitting
@@ -393,6 +393,17 @@ def _warn_groups(
     messages = (
         (k == 0, "have no usable effects (k = 0): all results are NaN"),
         (k == 1, single_text),
+        *solver_messages(flags, method),
+    )
+    warn_each(messages, pooled[keys], "pooled group(s)")
+
+
+def solver_messages(
+    flags: dict[str, np.ndarray], method: str
+) -> tuple[tuple[np.ndarray, str], ...]:
+    """The warnings of an iterative fit: groups that did not converge, and (ML, REML)
+    groups reset to τ² = 0 by metafor's likelihood check (``flags["reset"]``)."""
+    return (
         (flags["failed"], f"did not converge ({method}): all results are NaN"),
         (
             flags["reset"],
@@ -400,10 +411,14 @@ def _warn_groups(
             "tau2 was set to 0 (as metafor does)",
         ),
     )
+
+
+def warn_each(messages, groups: pd.DataFrame, what: str) -> None:
+    """One :class:`~metaeval.DegenerateWarning` per (mask, text) that hits a group of
+    ``groups`` (one row per group), naming them: "{n} <what> <text>"."""
     for hit, text in messages:
         if hit.any():
-            warn_groups(f"{{n}} pooled group(s) {text}", pooled.loc[hit, keys],
-                        DegenerateWarning)  # fmt: skip
+            warn_groups(f"{{n}} {what} {text}", groups.loc[hit], DegenerateWarning)
 
 
 # --------------------------------------------------------------- public API

@@ -80,7 +80,7 @@ from ..errors import (
     warn_groups,
 )
 from . import _estimators as est
-from ._engine import batches
+from ._engine import batches, solver_messages, warn_each
 from ._grouping import POOLED_COLUMNS, RESULT_COLUMNS, as_list, group, valid_rows
 
 __all__ = ["metareg", "METAREG_METHODS", "COEF_COLUMNS", "FIT_COLUMNS"]
@@ -721,16 +721,9 @@ def _warn(grp, des: Design, flags, absent, method: str) -> None:
     messages = (
         (flags["collinear"], "have collinear moderators: all results are NaN"),
         (flags["too_few"], "have no more effects than coefficients (k <= p): all results are NaN"),
-        (flags["failed"], f"did not converge ({method}): all results are NaN"),
-        (
-            flags["reset"],
-            f"reached a local maximum of the {method} likelihood below the one at tau2 = 0; "
-            "tau2 was set to 0 (as metafor does)",
-        ),
+        *solver_messages(flags, method),
     )
-    for hit, text in messages:
-        if hit.any():
-            warn_groups(f"{{n}} meta-regression group(s) {text}", keys.loc[hit], DegenerateWarning)
+    warn_each(messages, keys, "meta-regression group(s)")
     if absent.any():
         g, t = np.nonzero(absent)
         table = keys.iloc[g].reset_index(drop=True).assign(term=np.asarray(des.terms)[t])

@@ -62,6 +62,7 @@ from ..errors import (
     warn_groups,
 )
 from ..paired.effect_size import add_display
+from ._engine import warn_each
 from ._grouping import Grouped, group, valid_rows
 
 __all__ = ["fit_multilevel", "MULTILEVEL_METHODS"]
@@ -449,10 +450,7 @@ def _warn(pooled, keys, not_pd, n_task, failed, identified, method) -> None:
          "have one metric per task, where sigma2_task and sigma2_metric cannot be told "
          "apart: sigma2_metric is set to 0 (the model of pool())"),
     )  # fmt: skip
-    for hit, text in messages:
-        if hit.any():
-            warn_groups(f"{{n}} multilevel group(s) {text}", pooled.loc[hit, keys],
-                        DegenerateWarning)  # fmt: skip
+    warn_each(messages, pooled[keys], "multilevel group(s)")
 
 
 def check_cov_option(model: str, cov: Any, robust: bool) -> None:

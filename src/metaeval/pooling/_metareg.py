@@ -458,7 +458,10 @@ def metareg(
         ``attrs["data"]``: the effects used, with each one's ``weight`` in the
         fit (percent) and ``fitted`` value; ``attrs["vcov"]``: the coefficients'
         covariance, long (keys, ``term, term_b, cov``); and ``method, ci,
-        alpha, mods``. :func:`metaeval.plot.bubble` draws the fit.
+        alpha, mods``. :func:`metaeval.plot.bubble` draws the fit. (pandas
+        compares ``attrs`` with ``==`` when it concatenates tables, which fails
+        for attrs holding tables: clear them first, ``res.attrs = {}``, to
+        ``pd.concat`` several results.)
 
     Raises
     ------

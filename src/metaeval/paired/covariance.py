@@ -119,10 +119,9 @@ def _cross_sums(
 
 
 def _covariances(gram, sums, counts, n_metrics: int):
-    """Sample covariances of the 2M variables: between metrics over their common rows
-    (``cross``, (pair, task, 2M, 2M) indexed [u of metric a, w of metric b]) and within
-    each metric over its own rows (``own``, (pair, task, 2M, 2M), only same-metric
-    entries meaningful)."""
+    """Sample covariances of the 2M variables over the rows both variables' metrics are
+    paired on, (pair, task, 2M, 2M) indexed [u of metric a, w of metric b] (for two
+    variables of one metric: over that metric's rows), and those rows' counts."""
     var_metric = np.r_[np.arange(n_metrics), np.arange(n_metrics)]  # metric of each variable
     n = counts[..., var_metric[:, None], var_metric[None, :]]  # (P, T, 2M, 2M)
     sum_u = sums[..., :, var_metric]  # Σ u over the rows u's metric and w's metric share
@@ -328,7 +327,6 @@ def _assemble(lay, eff, pairs, gram, sums, counts, effect: str) -> pd.DataFrame:
             cov = rho * overlap * np.sqrt(variance[..., :, None] * variance[..., None, :])
         # the diagonal is the effects' variance, exactly
         diag = np.arange(n_metrics)
-        cov[:, :, diag, diag] = variance
         cov = np.where((n_ab >= 2) & np.isfinite(cov), cov, np.nan)
         cov[:, :, diag, diag] = variance
         corr = cov / np.sqrt(variance[..., :, None] * variance[..., None, :])

@@ -82,7 +82,7 @@ from ..errors import (
     warn_groups,
 )
 from ..schema import REPLICATE, SCORE_COLUMNS
-from .replicates import REPLICATES_ADDED, add_replicate_variance, pair_variances, replicate_ids
+from .replicates import REPLICATES_ADDED, add_replicate_variance, has_replicates, pair_variances
 from .sufficient import sufficient_statistics
 
 __all__ = ["EFFECT_TYPES", "effects", "effect_sizes"]
@@ -494,7 +494,7 @@ def effects(
     table = effects_table(
         stats, task_attributes(scores), effect=effect, alpha=alpha, correct=correct
     )
-    if replicate_ids(scores):
+    if has_replicates(scores):
         table = add_replicate_variance(table, scores, pair_variances(stats), alpha)
         table.attrs["replicates"] = REPLICATES_ADDED
     return table

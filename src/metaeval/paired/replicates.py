@@ -52,10 +52,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..schema import REPLICATE, average_replicates, coerce_scores
+from ..schema import REPLICATE, checked_replicates, coerce_scores
 
 __all__ = [
-    "replicate_variance", "add_replicate_variance", "replicate_ids", "pair_variances",
+    "replicate_variance", "add_replicate_variance", "has_replicates", "pair_variances",
     "REPLICATES_AVERAGED", "REPLICATES_ADDED",
 ]  # fmt: skip
 
@@ -74,9 +74,7 @@ def replicate_variance(scores: pd.DataFrame) -> pd.DataFrame:
     See the module docstring. Vectorized with group-bys; a system with one replicate
     has σ̂²_rep = 0.
     """
-    df = coerce_scores(scores)
-    average_replicates(df)  # the checks of the replicate column
-    df = df.assign(**{REPLICATE: df[REPLICATE].astype(str)})
+    df = checked_replicates(coerce_scores(scores))
     cols = ["task", "metric", "system"]
     per_rep = df.groupby([*cols, REPLICATE], observed=True, sort=False)["value"]
     means = per_rep.mean()
@@ -110,46 +108,29 @@ def add_replicate_variance(
     keys = ["task", "metric"]
     t_index = pd.MultiIndex.from_frame(table[[*keys, "treatment"]])
     c_index = pd.MultiIndex.from_frame(table[[*keys, "control"]])
-    part_t = rep["sigma2_rep"] / rep["replicates"]
+    per_system = rep["sigma2_rep"] / rep["replicates"]  # σ̂²_rep/R, the scores' units²
     r_t = rep["replicates"].reindex(t_index).to_numpy()
     r_c = rep["replicates"].reindex(c_index).to_numpy()
-    add_t = part_t.reindex(t_index).to_numpy()
-    add_c = part_t.reindex(c_index).to_numpy()
+    add_t = per_system.reindex(t_index).to_numpy()
+    add_c = per_system.reindex(c_index).to_numpy()
     stats = stats_frame.set_index([*keys, "treatment", "control"]).reindex(
         pd.MultiIndex.from_frame(table[[*keys, "treatment", "control"]])
     )
     effect_type = str(table["effect_type"].iloc[0]) if len(table) else "md"
+    weight_t, weight_c = _standardizers(effect_type, stats, table)
     with np.errstate(invalid="ignore", divide="ignore"):
-        var_x, var_y, var_d, r = (
-            stats[c].to_numpy(float) for c in ("var_x", "var_y", "var_d", "r")
-        )
-        if effect_type == "md":
-            added = add_t + add_c
-        elif effect_type == "smcrp":
-            added = (add_t + add_c) / ((var_x + var_y) / 2)
-        elif effect_type == "smcc":
-            added = (add_t + add_c) / var_d
-        elif effect_type == "smd":
-            added = (add_t + add_c) / (var_d / (2 * (1 - r)))
-        elif effect_type == "rom":
-            added = add_t / table["mean_treatment"].to_numpy() ** 2 + add_c / (
-                table["mean_control"].to_numpy() ** 2
-            )
-        else:  # corr: a shift common to every query does not change r
-            added = np.zeros(len(table))
-    out = table.copy()
-    base = out["variance"].to_numpy(float)
-    variance = base + added
-    # Welch–Satterthwaite degrees of freedom of the sum: each system's replicate part on
-    # R − 1 (its σ̂²_rep rests on R replicate means), the query part taken as known, as
-    # effects() takes it (normal intervals); no replicate part: df = inf, the normal interval
-    scale_t = np.where(added > 0, add_t / np.where(add_t + add_c > 0, add_t + add_c, 1), 0)
-    part_t, part_c = added * scale_t, added * (1 - scale_t)
-    with np.errstate(invalid="ignore", divide="ignore"):
+        # each system's part on the effect's scale
+        part_t, part_c = add_t * weight_t, add_c * weight_c
+        added = part_t + part_c
+        # Welch–Satterthwaite degrees of freedom of the sum: each system's part on R − 1
+        # (its σ̂²_rep rests on R replicate means), the query part taken as known, as
+        # effects() takes it (normal intervals); nothing added: df = inf, the normal interval
         denom = np.where(part_t > 0, part_t**2 / (r_t - 1), 0.0) + np.where(
             part_c > 0, part_c**2 / (r_c - 1), 0.0
         )
+        variance = table["variance"].to_numpy(float) + added
         df = np.where(denom > 0, variance**2 / denom, np.inf)
+    out = table.copy()
     out["variance"] = variance
     _t_inference(out, np.sqrt(variance), df, alpha)
     at = out.columns.get_loc("variance") + 1
@@ -159,6 +140,28 @@ def add_replicate_variance(
     out.insert(out.columns.get_loc("z") + 1, "df", df)
     add_display(out, ("effect", "ci_low", "ci_high"))
     return out
+
+
+def _standardizers(effect_type: str, stats: pd.DataFrame, table: pd.DataFrame):
+    """What multiplies each system's added variance (in the scores' units²) to put it on
+    the effect's scale: 1 for ``md``, 1/standardizer² for the standardized effects,
+    1/mean² of the system for ``rom``, 0 for ``corr``."""
+    var_x, var_y, var_d, r = (stats[c].to_numpy(float) for c in ("var_x", "var_y", "var_d", "r"))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if effect_type == "md":
+            return 1.0, 1.0
+        if effect_type == "smcrp":
+            w = 2 / (var_x + var_y)
+        elif effect_type == "smcc":
+            w = 1 / var_d
+        elif effect_type == "smd":
+            w = 2 * (1 - r) / var_d
+        elif effect_type == "rom":
+            return (1 / table["mean_treatment"].to_numpy() ** 2,
+                    1 / table["mean_control"].to_numpy() ** 2)  # fmt: skip
+        else:  # corr: a shift common to every query does not change r
+            return 0.0, 0.0
+    return w, w
 
 
 def _t_inference(out: pd.DataFrame, se: np.ndarray, df: np.ndarray, alpha: float) -> None:
@@ -194,6 +197,6 @@ def pair_variances(stats) -> pd.DataFrame:
     return frame[["task", "metric", "treatment", "control", "var_x", "var_y", "var_d", "r"]]
 
 
-def replicate_ids(scores: pd.DataFrame) -> bool:
+def has_replicates(scores: pd.DataFrame) -> bool:
     """Whether a scores table has repeated runs (a ``replicate`` column)."""
     return isinstance(scores, pd.DataFrame) and REPLICATE in scores.columns

@@ -53,7 +53,7 @@ from . import _resampling as rs
 from ._layout import SAFE_MAGNITUDE, Layout, layout
 from .effect_size import effect_sizes, paired_groups, warn_undefined
 from .multiplicity import ADJUSTMENTS, adjust_in_table
-from .replicates import REPLICATES_AVERAGED, replicate_ids
+from .replicates import REPLICATES_AVERAGED, has_replicates
 from .sufficient import statistics_of
 
 __all__ = ["compare"]
@@ -242,7 +242,7 @@ def compare(
         test=test, alternative=alternative, alpha=alpha, seed=seed, adjust=adjust,
         n_resamples=n_resamples if test in ("randomization", "bootstrap") else None,
     )  # fmt: skip
-    if replicate_ids(scores):
+    if has_replicates(scores):
         frame.attrs["replicates"] = REPLICATES_AVERAGED
     return frame
 

@@ -30,7 +30,7 @@ from ..errors import (
 )
 from . import _resampling as rs
 from ._layout import BLOCK, Layout, layout, per_task_sum
-from .replicates import REPLICATES_AVERAGED, replicate_ids
+from .replicates import REPLICATES_AVERAGED, has_replicates
 from .sufficient import statistics_of
 
 __all__ = ["anova", "tukey", "means", "TwoWay"]
@@ -381,7 +381,7 @@ def tukey(
         seed=seed if randomized else None,
         n_resamples=n_resamples if randomized else None,
     )
-    if replicate_ids(scores):
+    if has_replicates(scores):
         frame.attrs["replicates"] = REPLICATES_AVERAGED
     return frame
 

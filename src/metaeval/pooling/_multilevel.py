@@ -239,9 +239,8 @@ def _layout(grp: Grouped, valid: np.ndarray, cov: pd.DataFrame | None):
     rows = np.flatnonzero(valid)
     code = grp.code[rows]
     cluster = pd.factorize(pd.MultiIndex.from_arrays([code, df[cluster_col].to_numpy()[rows]]))[0]
-    first = pd.Series(code).groupby(cluster).transform("first").to_numpy()
     # the task's position within its group, and the effect's slot within its task
-    cluster_frame = pd.DataFrame({"g": first, "c": cluster}).drop_duplicates("c")
+    cluster_frame = pd.DataFrame({"g": code, "c": cluster}).drop_duplicates("c")
     cluster_rank = cluster_frame.groupby("g").cumcount()
     rank = np.empty(cluster.max() + 1 if len(cluster) else 0, dtype=np.intp)
     rank[cluster_frame["c"].to_numpy()] = cluster_rank.to_numpy()

@@ -43,6 +43,7 @@ __all__ = [  # noqa: F822  (the pandera models are module attributes loaded lazi
     "coerce_keys",
     "REPLICATE",
     "average_replicates",
+    "checked_replicates",
 ]
 
 REPLICATE = "replicate"
@@ -171,7 +172,7 @@ def average_replicates(df: pd.DataFrame) -> pd.DataFrame:
 
     The replicate ids are checked like key columns (integers become strings; missing or
     empty ids are an error), and ``(task, query, system, metric, replicate)`` must be
-    unique. The result has one row per ``(task, query, system, metric)``: the mean of the
+    unique (:func:`checked_replicates`). The result has one row per ``(task, query, system, metric)``: the mean of the
     replicates that have the query (a query missing from some replicates of a system is
     averaged over the others), other columns kept from the first row. Tables without the
     column come back unchanged.
@@ -195,27 +196,10 @@ def average_replicates(df: pd.DataFrame) -> pd.DataFrame:
     """
     if REPLICATE not in df.columns:
         return df
-    ids = integer_ids_as_strings(df[REPLICATE])
-    rep = df[REPLICATE] if ids is None else ids
-    bad = rep.isna().to_numpy() | non_string_keys(rep) | empty_keys(rep)
-    if bad.any() or not is_key_dtype(rep.dtype):
-        rows = df.index[bad][:5].tolist() if bad.any() else []
-        raise SchemaError(
-            f"The column {REPLICATE!r} (the seed or fold of a repeated run) must hold string "
-            f"or integer ids with no missing or empty values; rows {rows} do not "
-            f"(dtype {rep.dtype})."
-        )
-    df = df.assign(**{REPLICATE: rep})
+    df = checked_replicates(df)
     keys = [c for c in KEY_COLUMNS if c in df.columns]
     numeric = "value" in df.columns and pd.api.types.is_numeric_dtype(df["value"])
     if len(keys) == len(KEY_COLUMNS) and numeric:
-        dup = df.duplicated([*keys, REPLICATE], keep=False).to_numpy()
-        if dup.any():
-            example = df.loc[dup, [*keys, REPLICATE]].head(3).to_string(index=False)
-            raise SchemaError(
-                f"{int(dup.sum())} rows share their (task, query, system, metric, replicate) "
-                f"key with another row, e.g.\n{example}"
-            )
         grouped = df.groupby(keys, sort=False, observed=True, dropna=False)
         extra = [c for c in df.columns if c not in (*keys, "value", REPLICATE)]
         out = grouped["value"].mean().to_frame()
@@ -227,6 +211,46 @@ def average_replicates(df: pd.DataFrame) -> pd.DataFrame:
                 out[col] = out[col].astype(df[col].dtype)
         return out[[c for c in df.columns if c != REPLICATE]]
     return df.drop(columns=REPLICATE)
+
+
+def checked_replicates(df: pd.DataFrame) -> pd.DataFrame:
+    """The checks of :func:`average_replicates`: replicate ids as strings, and a unique
+    ``(task, query, system, metric, replicate)`` key; returns the table with the ids.
+
+    Raises
+    ------
+    metaeval.SchemaError
+        Missing or non-string replicate ids, or a repeated key with its replicate.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from metaeval.schema import checked_replicates
+    >>> runs = pd.DataFrame({"task": "a", "query": "q1", "system": "s", "metric": "acc",
+    ...                      "replicate": [1, 2], "value": [1.0, 0.0]})
+    >>> checked_replicates(runs)["replicate"].tolist()
+    ['1', '2']
+    """
+    ids = integer_ids_as_strings(df[REPLICATE])
+    rep = df[REPLICATE] if ids is None else ids
+    bad = rep.isna().to_numpy() | non_string_keys(rep) | empty_keys(rep)
+    if bad.any() or not is_key_dtype(rep.dtype):
+        rows = df.index[bad][:5].tolist() if bad.any() else []
+        raise SchemaError(
+            f"The column {REPLICATE!r} (the seed or fold of a repeated run) must hold string "
+            f"or integer ids with no missing or empty values; rows {rows} do not "
+            f"(dtype {rep.dtype})."
+        )
+    df = df.assign(**{REPLICATE: rep})
+    keys = [*(c for c in KEY_COLUMNS if c in df.columns), REPLICATE]
+    dup = df.duplicated(keys, keep=False).to_numpy()
+    if len(keys) == len(KEY_COLUMNS) + 1 and dup.any():
+        example = df.loc[dup, keys].head(3).to_string(index=False)
+        raise SchemaError(
+            f"{int(dup.sum())} rows share their (task, query, system, metric, replicate) "
+            f"key with another row, e.g.\n{example}"
+        )
+    return df
 
 
 def _quick_scores_ok(df: pd.DataFrame) -> bool:

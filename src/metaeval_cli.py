@@ -397,7 +397,7 @@ def _mapping(text: str) -> dict[str, str]:
 class _Merge(argparse.Action):
     """Repeatable ``NAME=VALUE,...`` options merged into one dict."""
 
-    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+    def __call__(self, parser, namespace, values, option_string=None):
         merged = dict(getattr(namespace, self.dest) or {})
         merged.update(values)
         setattr(namespace, self.dest, merged)

@@ -85,6 +85,25 @@ def test_no_import_cycles_at_module_level():
     assert not cycles, cycles
 
 
+def test_every_import_of_a_metaeval_module_names_one_that_exists():
+    """Function-level imports included: a lazy ``from .errors import X`` in ``cli/`` (issue 25,
+    item 8) resolved to a module that does not exist and failed only when reached."""
+    broken = []
+    for module in MODULES:
+        for target, names, _ in _top_level_imports(module):
+            if not target.startswith("metaeval"):
+                continue
+            if target not in MODULES:
+                broken.append(f"{module} imports {target}")
+                continue
+            for name in names:  # `from . import x`: x is a submodule or a name defined there
+                if f"{target}.{name}" in MODULES or name == "*":
+                    continue
+                if not hasattr(importlib.import_module(target), name):
+                    broken.append(f"{module} imports {name} from {target}")
+    assert not broken, broken
+
+
 def test_no_module_imports_a_private_name_of_another():
     """``from x import _name`` and ``module._name`` across modules are not allowed.
 

@@ -644,3 +644,13 @@ def test_meta_latex_is_the_python_table_and_fits(capsys, tmp_path):
     assert r"\resizebox" in metaeval.report.to_latex(effects, pooled=pooled)
     code, _, err = run_cli(capsys, "meta", path, "--control", "naive_bayes", "--transpose")
     assert code == 2 and "--latex" in err
+
+
+def test_console_output_to_an_unknown_suffix_is_an_option_error(tmp_path):
+    """The table writer's own check (reached from Python, not only through the command's
+    earlier one) raises OptionError, not ModuleNotFoundError (issue 25, item 8)."""
+    from metaeval.cli._console import Output
+
+    out = Output("raw")
+    with pytest.raises(metaeval.OptionError, match=r"t\.weird.*--format"):
+        out.write(str(tmp_path / "t.weird"))

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .._options import format_number
+from ..errors import OptionError
 
 __all__ = ["Table", "Output", "render", "FORMAT_BY_SUFFIX"]
 
@@ -224,8 +225,6 @@ class Output:
         suffix = Path(path).suffix.lower()
         fmt = fmt or FORMAT_BY_SUFFIX.get(suffix)
         if fmt is None:
-            from .errors import OptionError
-
             raise OptionError(
                 f"Cannot tell the format of {path!r} from its suffix; use one of "
                 f"{sorted(FORMAT_BY_SUFFIX)} or pass --format."

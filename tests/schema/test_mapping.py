@@ -129,3 +129,30 @@ def test_the_command_reads_several_files_with_mapped_columns(tmp_path, capsys):
     code = main(["meta", files[0], "--control", "naive_bayes"])
     err = capsys.readouterr().err
     assert code == 1 and "--columns" in err and "--constant" in err
+
+
+def test_from_wide_one_value_per_task_needs_no_query_column():
+    """autorank's input shape — a row per data set, a column per system — as the guide
+    promises (issue 25, item 12); friedman() on it equals scipy's test on the same matrix."""
+    from scipy import stats
+
+    acc = pd.DataFrame({"dataset": ["iris", "wine", "adult", "digits"],
+                        "svm": [0.95, 0.97, 0.85, 0.98], "knn": [0.93, 0.96, 0.84, 0.97],
+                        "tree": [0.94, 0.91, 0.86, 0.88]})  # fmt: skip
+    table = metaeval.from_wide(acc, task="dataset", constants={"metric": "accuracy"})
+    assert (table["query"] == "all").all() and len(table) == 12
+    got = table.pivot(index="task", columns="system", values="value")
+    pd.testing.assert_frame_equal(
+        got.loc[acc["dataset"], ["svm", "knn", "tree"]],
+        acc.set_index("dataset")[["svm", "knn", "tree"]],
+        check_names=False,
+    )
+    same = metaeval.from_wide(acc.set_index("dataset"), task="dataset", query=None,
+                              constants={"metric": "accuracy"})  # fmt: skip
+    pd.testing.assert_frame_equal(same, table)
+    chi2 = table.meta.friedman(correction=True)["chi2"].iloc[0]
+    assert chi2 == pytest.approx(stats.friedmanchisquare(acc.svm, acc.knn, acc.tree).statistic)
+    with pytest.raises(SchemaError, match=r"no query column.*2 rows repeat.*'iris'.*query="):
+        metaeval.from_wide(pd.concat([acc, acc.head(1)]), task="dataset",
+                           constants={"metric": "accuracy"})  # fmt: skip
+    assert list(acc.columns) == ["dataset", "svm", "knn", "tree"]  # not mutated

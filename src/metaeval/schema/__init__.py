@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import SchemaError, quote_list
+from ..errors import SchemaError, excerpt, quote_list
 from ._columns import (
     KEY_COLUMNS,
     SCORE_COLUMNS,
@@ -576,7 +576,7 @@ def from_wide(
     df: pd.DataFrame,
     *,
     task: str = "task",
-    query: str = "query",
+    query: str | None = "query",
     metric: str = "metric",
     systems: Sequence[str] | None = None,
     constants: Mapping[str, str] | None = None,
@@ -590,7 +590,12 @@ def from_wide(
         system. Key columns may be in the index (a ``pivot_table`` result):
         named index levels are taken as columns.
     task, query, metric : str
-        The names of the key columns (as :func:`metaeval.scores`).
+        The names of the key columns (as :func:`metaeval.scores`). A table of one
+        value per task (autorank's and Demšar's shape: a row per data set, a
+        column per system) may leave out the query column: when no column is
+        named ``query`` (or ``query=None``) and the rows are unique by their
+        other keys, every row is the query ``"all"``, as
+        :func:`metaeval.ranking.friedman` takes such tables.
     systems : list of str, optional
         The system columns; None: every column that is not a key.
     constants : mapping of str to str, optional
@@ -619,11 +624,27 @@ def from_wide(
     1  covid    q1   tasb  nDCG@10    0.7
     2  covid    q2   bm25  nDCG@10    0.2
     3  covid    q2   tasb  nDCG@10    0.4
+
+    One accuracy per data set, as autorank takes it:
+
+    >>> acc = pd.DataFrame({"dataset": ["iris", "wine"], "svm": [0.95, 0.97], "knn": [0.93, 0.96]})
+    >>> metaeval.from_wide(acc, task="dataset", constants={"metric": "accuracy"})
+       task query system    metric  value
+    0  iris   all    svm  accuracy   0.95
+    1  iris   all    knn  accuracy   0.93
+    2  wine   all    svm  accuracy   0.97
+    3  wine   all    knn  accuracy   0.96
     """
     constants = dict(constants or {})
+    levels = [n for n in df.index.names if n is not None]
+    if "query" not in constants and (
+        query is None or (query == "query" and query not in df.columns and query not in levels)
+    ):
+        query = "query"
+        constants["query"] = "all"  # one value per task; duplicates are refused below
+    one_per_task = constants.get("query") == "all"
     named = {"task": task, "query": query, "metric": metric}
     keys = {k: v for k, v in named.items() if k not in constants}
-    levels = [n for n in df.index.names if n is not None]
     if levels:  # pivot_table's keys live in the index
         df = df.reset_index(level=[n for n in levels if n in keys.values()], drop=False)
     absent = [v for v in keys.values() if v not in df.columns]
@@ -652,6 +673,15 @@ def from_wide(
             else "metaeval.from_wide(): the table has no system columns besides its keys."
         )
     id_vars = list(keys.values())
+    if one_per_task and id_vars:
+        repeated = df.duplicated(subset=id_vars, keep=False)
+        if repeated.any():
+            first = df.loc[repeated, id_vars].iloc[0].tolist()
+            raise SchemaError(
+                f"metaeval.from_wide(): the table has no query column, so each row must be one "
+                f"(task, metric), but {int(repeated.sum())} rows repeat theirs, e.g. "
+                f"{excerpt(tuple(first))}; name the query column (query=...)."
+            )
     long = df[[*id_vars, *systems]].melt(id_vars=id_vars, var_name="_system", value_name="_value")
     order = np.tile(np.arange(len(df)), len(systems)) * len(systems) + np.repeat(
         np.arange(len(systems)), len(df)

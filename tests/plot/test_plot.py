@@ -363,3 +363,52 @@ def test_a_given_pooled_result_is_drawn(rng):
     weights = [t for t in _texts(fig) if t.endswith("%") and t != "100%"]
     ee = metaeval.weights(eff, method="EE")["weight"]
     assert weights == [f"{w:.1f}%" for w in ee]
+
+
+def _text_x(fig, text: str) -> float:
+    """The x position, in inches from the figure's left edge, of the one text ``text``."""
+    (found,) = [t for t in fig.texts if t.get_text() == text]
+    renderer = fig.canvas.get_renderer()
+    return found.get_window_extent(renderer).x0 / fig.dpi
+
+
+def _panel_x(fig, treatment: str) -> tuple[float, float]:
+    (ax,) = [ax for ax in fig.axes if ax.get_title().startswith(treatment + " vs")]
+    box = ax.get_position()
+    width = fig.get_size_inches()[0]
+    return box.x0 * width, box.x1 * width
+
+
+def test_ir_columns_of_one_treatment_go_beside_its_own_panel(rng):
+    """issue 25, item 4: ColBERTer's columns were drawn beside the other treatment's panel."""
+    scores = make_scores(rng, metrics=("nDCG@10", "Judged@10"))
+    eff = scores[scores.metric == "nDCG@10"].meta.effects(control="ctrl", effect="md")
+    assert list(pd.unique(eff["treatment"])) == ["a", "b"]
+    cols_b = ir_columns(scores, control="ctrl", treatment="b")
+    fig = forest(eff, columns=cols_b, col_wrap=None)
+    a_left, a_right = _panel_x(fig, "a")
+    b_left, _ = _panel_x(fig, "b")
+    x = _text_x(fig, cols_b.loc["t1", "nDCG@10"])
+    assert a_right < x < b_left  # left of b's panel, right of a's
+    every = ir_columns(scores, control="ctrl", treatment=None)
+    assert set(every) == {"a", "b"} and every["b"].equals(cols_b)
+    fig = forest(eff, columns=every, col_wrap=None)
+    a_left, a_right = _panel_x(fig, "a")
+    b_left, _ = _panel_x(fig, "b")
+    assert _text_x(fig, every["a"].loc["t1", "nDCG@10"]) < a_left
+    assert a_right < _text_x(fig, every["b"].loc["t1", "nDCG@10"]) < b_left
+    # wrapped into one panel per row, each keeps its own columns
+    fig = forest(eff, columns=every, col_wrap=1)
+    assert every["a"].loc["t1", "nDCG@10"] in _texts(fig)
+    assert every["b"].loc["t1", "nDCG@10"] in _texts(fig)
+    only_a = eff[eff.treatment == "a"]
+    with pytest.raises(metaeval.OptionError, match=r"treatment 'b'.*panels are \['a'\]"):
+        forest(only_a, columns=cols_b)
+    with pytest.raises(metaeval.OptionError, match=r"'b'.*not a panel.*treatment=\['a'\]"):
+        forest(only_a, columns=every)
+    with pytest.raises(
+        metaeval.OptionError, match=r"panel 'a' are ir_columns\(\) of treatment 'b'"
+    ):
+        forest(eff, columns={"a": cols_b})
+    with pytest.raises(SchemaError, match="no system 'nope'"):
+        ir_columns(scores, control="ctrl", treatment="nope")

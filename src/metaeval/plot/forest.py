@@ -9,7 +9,7 @@ transform (x in inches from the figure's left edge, y in rows).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, cast, get_args
 
@@ -28,7 +28,7 @@ from .._options import (
     format_number,
     literal_signature,
 )
-from ..errors import OptionError, SchemaError, check_option
+from ..errors import OptionError, SchemaError, check_option, quote_list
 from ._figure import new_figure
 from ._text import literal
 
@@ -132,9 +132,15 @@ def forest(
     by : str or mapping, optional
         Subgroups (as :func:`metaeval.pool`): one block per subgroup with its
         own diamond, then the overall summary.
-    columns : DataFrame or {"left": DataFrame, "right": DataFrame}, optional
-        Extra text columns indexed by task (a DataFrame alone goes left), e.g.
-        :func:`ir_columns`.
+    columns : DataFrame or mapping of str to DataFrame, optional
+        Extra text columns indexed by task. A DataFrame alone goes left of the
+        panels and is shared by all; ``{"left": ..., "right": ...}`` places
+        shared columns on either side; a key naming a treatment
+        (``{"tasb": ..., "colberter": ...}``) draws those columns just left of
+        that treatment's panel. :func:`ir_columns` gives one DataFrame per
+        treatment (drawn beside its own panel) or, with ``treatment=None``, the
+        mapping for every panel. A key or an :func:`ir_columns` table that names
+        no panel of the figure is an :class:`~metaeval.OptionError`.
     labels : mapping, optional
         Display names of the tasks (e.g. Ranger's ``display_names``).
     xlim : (float, float), optional
@@ -227,6 +233,7 @@ def forest(
     treatments = list(pd.unique(table["treatment"]))
     if ax is not None and len(treatments) > 1:
         raise OptionError("With ax=, forest() draws one treatment; filter the effects table first.")
+    columns = _text_columns(columns, treatments)
     subgroup = result.grouped.subgroup
     rows = _rows(
         table, summary, overall, treatments, subgroup, sort, labels or {}, method, ci, alpha
@@ -375,17 +382,57 @@ def _text_width(fig, renderer, text: str, **kw) -> float:
     return width
 
 
-def _side_columns(columns) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+@dataclass(frozen=True)
+class _TextColumns:
+    """The user's extra columns by place: shared left and right, and per treatment's panel."""
+
+    left: pd.DataFrame | None = None
+    right: pd.DataFrame | None = None
+    panel: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+
+
+def _text_columns(columns: Any, treatments: list[str]) -> _TextColumns:
+    """``forest(columns=...)`` sorted by place; columns that name no panel are an error."""
     if columns is None:
-        return None, None
-    if isinstance(columns, pd.DataFrame):
-        return columns, None
-    unknown = set(columns) - {"left", "right"}
-    if unknown:
-        raise OptionError(
-            f"`columns` takes a DataFrame or {{'left': ..., 'right': ...}}, not keys {sorted(unknown)}."
+        return _TextColumns()
+    panels = [str(t) for t in treatments]
+
+    def no_panel(name: Any, what: str) -> OptionError:
+        return OptionError(
+            f"`columns`: {what} {name!r}, which is not a panel of this figure; its panels are "
+            f"{quote_list(panels)} (and 'left'/'right' for shared columns). Filter the effects "
+            f"or build the columns for these panels, e.g. ir_columns(..., treatment={panels!r})."
         )
-    return columns.get("left"), columns.get("right")
+
+    if isinstance(columns, pd.DataFrame):
+        owner = columns.attrs.get("treatment")  # ir_columns(treatment=...) says whose they are
+        if owner is None:
+            return _TextColumns(left=columns)
+        if str(owner) not in panels:
+            raise no_panel(owner, "the columns are of treatment")
+        return _TextColumns(panel={str(owner): columns})
+    if not isinstance(columns, Mapping):
+        raise OptionError(
+            f"`columns` takes a DataFrame or a mapping of 'left', 'right' or treatment names to "
+            f"DataFrames, not {type(columns).__name__}."
+        )
+    panel = {}
+    for key, frame in columns.items():
+        if not isinstance(frame, pd.DataFrame):
+            raise OptionError(f"`columns`: the value for {key!r} must be a DataFrame, not "
+                              f"{type(frame).__name__}.")  # fmt: skip
+        if key in ("left", "right"):
+            continue
+        if str(key) not in panels:
+            raise no_panel(key, "a key names")
+        owner = frame.attrs.get("treatment")
+        if owner is not None and str(owner) != str(key):
+            raise OptionError(
+                f"`columns`: the columns given for panel {key!r} are ir_columns() of treatment "
+                f"{owner!r}."
+            )
+        panel[str(key)] = frame
+    return _TextColumns(columns.get("left"), columns.get("right"), panel)
 
 
 def _column_cells(frame: pd.DataFrame | None, rows: list[_Row]) -> list[tuple[str, list[str]]]:
@@ -419,7 +466,7 @@ class _ForestSpec:
     digits: int
     xlabel: str
     title: str | None
-    columns: Any  # the user's extra columns (see forest(columns=...))
+    columns: _TextColumns  # the user's extra columns (see forest(columns=...))
     control: str
     alpha: float
     panel_width: float  # inches
@@ -446,6 +493,8 @@ class _Columns:
     left_w: list[float]
     right_w: list[list[float]]
     user_w: list[float]
+    panel: list[list[tuple[str, list[str]]]]  # per treatment: the user's columns left of it
+    panel_w: list[list[float]]
 
 
 @dataclass(frozen=True)
@@ -454,6 +503,7 @@ class _Geometry:
 
     left_x: list[float]
     panels: list[tuple[float, list[float]]]  # per treatment: axes left edge, right-aligned columns
+    panel_x: list[list[float]]  # per treatment: the left edges of its own text columns
     user_x: list[float]
     total_w: float
     height: float  # of this block of panels
@@ -503,8 +553,8 @@ def _draw(fig: Any, spec: _ForestSpec, col_wrap: int | None) -> Any:
 
 def _measure_columns(fig: Any, spec: _ForestSpec) -> _Columns:
     rows = spec.rows
-    left_extra, right_extra = _side_columns(spec.columns)
-    left = [("Task", [r.label for r in rows]), *_column_cells(left_extra, rows)]
+    left = [("Task", [r.label for r in rows]), *_column_cells(spec.columns.left, rows)]
+    panel = [_column_cells(spec.columns.panel.get(str(t)), rows) for t in spec.treatments]
     right = []
     for t in spec.treatments:
         weight = [
@@ -519,7 +569,7 @@ def _measure_columns(fig: Any, spec: _ForestSpec) -> _Columns:
             e, lo, hi = v.get("effect", np.nan), v.get("ci_low", np.nan), v.get("ci_high", np.nan)
             eff.append(_interval(e, lo, hi, spec.display, spec.digits))
         right.append([("Weight", weight), (f"Effect [{spec.level}% CI]", eff)])
-    user = _column_cells(right_extra, rows)
+    user = _column_cells(spec.columns.right, rows)
     renderer = fig.canvas.get_renderer()
 
     def width(header: str, cells: list[str], is_label: bool = False) -> float:
@@ -537,6 +587,8 @@ def _measure_columns(fig: Any, spec: _ForestSpec) -> _Columns:
         [width(h, c, i == 0) for i, (h, c) in enumerate(left)],
         [[width(h, c) for h, c in s] for s in right],
         [width(h, c) for h, c in user],
+        panel,
+        [[width(h, c) for h, c in p] for p in panel],
     )
 
 
@@ -551,8 +603,13 @@ def _place(spec: _ForestSpec, cols: _Columns) -> _Geometry:
     for w in cols.left_w:
         left_x.append(x)
         x += w + GAP
-    panels = []
-    for widths in cols.right_w:
+    panels: list[tuple[float, list[float]]] = []
+    panel_x: list[list[float]] = []
+    for widths, own in zip(cols.right_w, cols.panel_w, strict=True):
+        panel_x.append([])
+        for w in own:  # the panel's own columns, left of it
+            panel_x[-1].append(x)
+            x += w + GAP
         ax_left = x
         x += spec.panel_width + GAP
         xs = []
@@ -564,7 +621,8 @@ def _place(spec: _ForestSpec, cols: _Columns) -> _Geometry:
     for w in cols.user_w:
         user_x.append(x + w)
         x += w + GAP
-    return _Geometry(left_x, panels, user_x, x - GAP + _MARGIN, height, top, bottom, notes)
+    return _Geometry(left_x, panels, panel_x, user_x, x - GAP + _MARGIN, height, top, bottom,
+                     notes)  # fmt: skip
 
 
 def _draw_panels(fig: Any, spec: _ForestSpec, geo: _Geometry) -> list[Any]:
@@ -605,6 +663,11 @@ def _draw_text_columns(fig: Any, spec: _ForestSpec, cols: _Columns, geo: _Geomet
             indent = _INDENT if header == "Task" and r.kind == "task" and spec.grouped else 0
             weight = _BOLD if r.kind in ("summary", "header") else {}
             fig.text(x0 + indent, y, c, ha="left", **kw, **weight)
+    for own, xs0 in zip(cols.panel, geo.panel_x, strict=True):
+        for (header, cells), x0 in zip(own, xs0, strict=True):
+            fig.text(x0, header_y, header, ha="left", **kw, **_BOLD)
+            for y, (r, c) in enumerate(zip(rows, cells, strict=True)):
+                fig.text(x0, y, c, ha="left", **kw, **(_BOLD if r.kind == "summary" else {}))
     for (_, xs), columns in zip(geo.panels, cols.right, strict=True):
         for (header, cells), x1 in zip(columns, xs, strict=True):
             fig.text(x1, header_y, header, ha="right", **kw, **_BOLD)
@@ -766,17 +829,37 @@ def ir_columns(
     scores: pd.DataFrame,
     *,
     control: str,
-    treatment: str,
+    treatment: str | Sequence[str] | None,
     metric: str = "nDCG@10",
     judged: str | None = "Judged@10",
     digits: int = 3,
-) -> pd.DataFrame:
+) -> pd.DataFrame | dict[str, pd.DataFrame]:
     """The IR columns of the Ranger paper's BEIR figure, for ``forest(columns=...)``.
 
-    Returns a DataFrame indexed by task with the metric's means as
-    ``"control → treatment"`` (e.g. ``0.494 → 0.679``) and, when ``judged`` is
-    a metric of the scores (e.g. ``Judged@10``), the judged rates the same way,
-    in percent.
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        The scores table the effects were computed from.
+    control : str
+        The control system.
+    treatment : str, list of str or None
+        One treatment: a DataFrame, drawn beside that treatment's panel. A list,
+        or None for every system of the scores but the control: a mapping of
+        treatment to its DataFrame, one set of columns per panel.
+    metric : str
+        The metric whose means are shown.
+    judged : str or None
+        A judged-rate metric (``Judged@10``) shown in percent; None leaves it out.
+    digits : int
+        Decimals of the metric's means.
+
+    Returns
+    -------
+    pandas.DataFrame or dict of str to pandas.DataFrame
+        Indexed by task, with the metric's means as ``"control → treatment"``
+        (e.g. ``0.494 → 0.679``) and, when ``judged`` is given, the judged rates
+        the same way, in percent; ``attrs["treatment"]`` names the treatment, so
+        that :func:`forest` draws the columns beside its panel.
 
     Examples
     --------
@@ -807,6 +890,30 @@ def ir_columns(
     >>> "0.969 → 0.977" in [text.get_text() for text in fig.texts]
     True
     """
+    if treatment is None or not isinstance(treatment, str):
+        names = (
+            [s for s in pd.unique(scores["system"]) if s != control]
+            if treatment is None
+            else list(treatment)
+        )
+        return {
+            str(t): ir_columns(
+                scores,
+                control=control,
+                treatment=str(t),
+                metric=metric,
+                judged=judged,
+                digits=digits,
+            )  # fmt: skip
+            for t in names
+        }
+    systems = set(scores["system"])
+    for role, name in (("control", control), ("treatment", treatment)):
+        if name not in systems:
+            raise SchemaError(
+                f"ir_columns(): the scores have no system {name!r} (the {role}); they have "
+                f"{quote_list(sorted(map(str, systems)))}."
+            )
     means = scores.groupby(["task", "system", "metric"], observed=True)["value"].mean()
     out = {}
     wanted = [(metric, metric, lambda v: f"{v:.{digits}f}")]
@@ -826,7 +933,9 @@ def ir_columns(
                 continue
             col[str(task)] = f"{fmt(c)} → {fmt(t)}"
         out[header] = col
-    return pd.DataFrame(out).rename_axis("task")
+    frame = pd.DataFrame(out).rename_axis("task")
+    frame.attrs.update(treatment=treatment, control=control)
+    return frame
 
 
 def save(fig: Any, path: str | os.PathLike[str], **kwargs: Any) -> None:

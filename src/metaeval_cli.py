@@ -17,6 +17,7 @@ __all__ = ["main", "build_parser"]
 PRINT_MODES = ("pretty", "raw")
 FORMATS = ("markdown", "latex", "csv", "tsv")
 ADJUSTMENTS = ("holm", "bonferroni", "fdr_bh")
+COMPARE_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap")
 # the library's own lists (metaeval.POOL_METHODS, ...), repeated so that --help imports nothing;
 # tests/test_cli.py checks that they agree
 POOL_METHODS = ("EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM")
@@ -231,9 +232,13 @@ def build_parser() -> argparse.ArgumentParser:
         "effect size d_z, t, p, margin of error), the bootstrap and the randomization "
         "p-values; for three or more, per metric the means with their ANOVA margin of "
         "error, the two-way ANOVA table, Tukey's effect sizes and the randomized Tukey "
-        "HSD p-values. Differences are row system minus column system.",
+        "HSD p-values. Differences are row system minus column system. With --control, "
+        "one compact table instead: a row per task and treatment with both means, the "
+        "difference and its interval, and the p-value of --test (adjusted with --adjust); "
+        "--tables FILE writes the full elinor layout and the compact table to FILE.",
         epilog="Examples:\n"
         "  metaeval compare pred_1.csv pred_2.csv\n"
+        "  metaeval compare scores.parquet --control bm25 --test randomization --adjust holm\n"
         "  metaeval compare pred_1.csv pred_2.csv pred_3.csv --seed 7 --adjust holm\n"
         "  metaeval compare scores.parquet --print-mode raw > tables.tsv\n"
         "  metaeval compare a.csv b.csv c.csv --tables tables.tex",
@@ -242,6 +247,21 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--names", nargs="+", metavar="NAME", help="system names of the CSVs")
     cmp_.add_argument("--metrics", nargs="+", metavar="METRIC", help="only these metrics")
     cmp_.add_argument("--task", default="default", help="task name of per-query CSVs")
+    cmp_.add_argument(
+        "--control",
+        nargs="+",
+        metavar="NAME",
+        help="compare these systems' treatments against them, in one compact table",
+    )
+    cmp_.add_argument(
+        "--treatment", nargs="+", metavar="NAME", help="with --control: default every other system"
+    )
+    cmp_.add_argument(
+        "--test",
+        choices=COMPARE_TESTS,
+        default="t",
+        help="with --control: the test of the compact table",
+    )
     cmp_.add_argument("--n-resamples", type=_positive, default=10_000, metavar="B")
     cmp_.add_argument(
         "--seed", type=_seed, help="seed of the resampling tests (default: drawn and printed)"
@@ -250,7 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--adjust",
         choices=ADJUSTMENTS,
         help="also print paired t-tests of every pair with p-values adjusted over the "
-        "pairs of each metric",
+        "pairs of each metric; with --control, adjust the compact table's p-values over "
+        "the (treatment, control) pairs of each task and metric",
     )
     cmp_.add_argument("--alpha", type=_probability, default=0.05, help="1 - confidence level")
     cmp_.add_argument(
@@ -336,6 +357,12 @@ def build_parser() -> argparse.ArgumentParser:
         action=_Once,
         metavar="FILE",
         help="forest plot (.pdf, .png, .svg); one file per metric",
+    )
+    meta.add_argument(
+        "--plot-per-treatment",
+        action="store_true",
+        help="--plot: one file per metric and treatment (FILE-METRIC-TREATMENT.ext), for "
+        "many treatments",
     )
     meta.add_argument(
         "--latex",

@@ -8,6 +8,7 @@ and statsmodels.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -48,6 +49,7 @@ def test_choices_agree_with_the_library():
     assert metaeval_cli.CI_METHODS == metaeval.CI_METHODS
     assert metaeval_cli.EFFECT_TYPES == metaeval.EFFECT_TYPES
     assert metaeval_cli.ADJUSTMENTS == metaeval.ADJUSTMENTS
+    assert metaeval_cli.COMPARE_TESTS == metaeval.COMPARE_TESTS
 
 
 @pytest.mark.parametrize("command", ["demo", "evaluate", "compare", "convert", "meta"])
@@ -654,3 +656,90 @@ def test_console_output_to_an_unknown_suffix_is_an_option_error(tmp_path):
     out = Output("raw")
     with pytest.raises(metaeval.OptionError, match=r"t\.weird.*--format"):
         out.write(str(tmp_path / "t.weird"))
+
+
+def test_compare_against_a_control_prints_one_compact_table(capsys, tmp_path):
+    """issue 25, item 9: --control/--treatment/--test/--adjust; a row per (task, treatment)
+    instead of elinor's four tables per task and metric; --tables keeps elinor's layout."""
+    from scipy import stats
+
+    scores = metaeval.load_example().query("metric == 'accuracy'")
+    write_scores(scores, tmp_path / "s.parquet")
+    _, elinor_out, _ = run_cli(capsys, "compare", tmp_path / "s.parquet", "--seed", 1,
+                               "--n-resamples", 200)  # fmt: skip
+    control, treatments = "logistic_regression", ["knn", "naive_bayes"]
+    code, out, err = run_cli(capsys, "compare", tmp_path / "s.parquet", "--control", control,
+                             "--treatment", *treatments, "--adjust", "holm", "--print-mode",
+                             "raw")  # fmt: skip
+    assert code == 0, err
+    (title, table), = parse_raw(out).items()  # fmt: skip
+    assert title == "accuracy: treatment - control (logistic_regression), t test"
+    tasks = list(pd.unique(scores["task"]))
+    assert table["task"].tolist() == [t for t in tasks for _ in treatments]  # the scores' order
+    assert table["treatment"].tolist() == treatments * len(tasks)
+    assert len(out.splitlines()) < len(elinor_out.splitlines()) / 5
+    wide = scores.pivot_table(index=["task", "query"], columns="system", values="value")
+    for row in table.itertuples():
+        part = wide.loc[row.task]
+        ref = stats.ttest_rel(part[row.treatment], part[control])
+        assert row.p_value == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
+        assert row.diff == pytest.approx((part[row.treatment] - part[control]).mean())
+        ci = ref.confidence_interval(0.95)
+        assert (row.ci_low, row.ci_high) == pytest.approx((ci.low, ci.high))
+        ps = [stats.ttest_rel(part[t], part[control]).pvalue for t in treatments]
+        holm = sorted(ps)[0] * 2, max(sorted(ps)[0] * 2, sorted(ps)[1])
+        assert row.p_adjusted == pytest.approx(
+            min(1.0, holm[sorted(ps).index(ps[treatments.index(row.treatment)])]), rel=1e-9
+        )
+    # another test, and the tables file with elinor's layout plus the compact table
+    target = tmp_path / "tables.md"
+    code, out, err = run_cli(capsys, "compare", tmp_path / "s.parquet", "--control", control,
+                             "--test", "wilcoxon", "--tables", target, "--print-mode", "raw",
+                             "--seed", 2, "--n-resamples", 200)  # fmt: skip
+    assert code == 0, err
+    (table,) = parse_raw(out).values()
+    assert set(table["treatment"]) == set(pd.unique(scores["system"])) - {control}
+    iris = wide.loc["iris"]
+    row = table[(table.task == "iris") & (table.treatment == "naive_bayes")].iloc[0]
+    ref = stats.wilcoxon(iris["naive_bayes"], iris[control]).pvalue if (
+        iris["naive_bayes"] != iris[control]).any() else np.nan  # fmt: skip
+    assert row.p_value == pytest.approx(ref, nan_ok=True)
+    text = target.read_text()
+    assert "Randomized Tukey HSD p-values" in text and "wilcoxon test" in text
+    # --test without --control, and an unknown system, are usage errors
+    code, _, err = run_cli(capsys, "compare", tmp_path / "s.parquet", "--test", "sign")
+    assert code == 2 and "add --control NAME" in err
+    code, _, err = run_cli(capsys, "compare", tmp_path / "s.parquet", "--control", "bm25")
+    assert code == 2 and "'bm25'" in err
+
+
+def test_meta_says_when_a_figure_or_table_is_too_large_to_read(capsys, tmp_path):
+    """issue 25, item 10: past the documented sizes the command warns and names the ways
+    out; --plot-per-treatment writes one forest file per treatment."""
+    from metaeval.cli import FOREST_PANELS, LATEX_COLUMNS
+
+    rng = np.random.default_rng(7)
+    systems = [f"s{i}" for i in range(FOREST_PANELS + 2)]
+    tasks = [f"t{i}" for i in range(LATEX_COLUMNS + 1)]
+    rows = [(t, f"q{q}", s, "nDCG@10", rng.normal(0.5, 0.1))
+            for t in tasks for q in range(8) for s in ["base", *systems]]  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
+    write_scores(frame, tmp_path / "s.parquet")
+    code, _, err = run_cli(capsys, "meta", tmp_path / "s.parquet", "--control", "base",
+                           "--plot", tmp_path / "f.png", "--latex", tmp_path / "t.tex")  # fmt: skip
+    assert code == 0, err
+    assert f"{FOREST_PANELS + 2} treatment panel(s) x {len(tasks)} tasks" in err
+    assert "px" in err and "--plot-per-treatment" in err
+    spec = re.search(r"\\begin\{tabular\}\{l(r+)\}", (tmp_path / "t.tex").read_text())
+    assert spec is not None and len(spec.group(1)) == len(tasks) + 1  # + Pooled
+    assert f"the table has {len(tasks) + 1} columns of cells" in err and "--transpose" in err
+    code, _, err = run_cli(capsys, "meta", tmp_path / "s.parquet", "--control", "base",
+                           "--treatment", "s0", "s1", "--plot", tmp_path / "g.pdf",
+                           "--plot-per-treatment", "--latex", tmp_path / "u.tex",
+                           "--transpose")  # fmt: skip
+    assert code == 0, err
+    assert "warning" not in err
+    assert sorted(p.name for p in tmp_path.glob("g-*.pdf")) == ["g-s0.pdf", "g-s1.pdf"]
+    code, _, err = run_cli(capsys, "meta", tmp_path / "s.parquet", "--control", "base",
+                           "--plot-per-treatment")  # fmt: skip
+    assert code == 2 and "add --plot FILE" in err

@@ -35,6 +35,20 @@ class UsageError(Exception):
     """Options that cannot be used together, or name something that is not there."""
 
 
+#: Above these sizes the command's figures and tables are hard to read, and it says so:
+#: a forest file of more than FOREST_PANELS treatment panels or FOREST_TASKS task rows, and
+#: a LaTeX table of more than LATEX_COLUMNS columns of cells (set at \linewidth in a
+#: one-column article its text would print below about 5 pt).
+FOREST_PANELS = 6
+FOREST_TASKS = 60
+LATEX_COLUMNS = 8
+
+
+def _advise(text: str) -> None:
+    """A ``metaeval: warning:`` line of the command's own (not a library warning)."""
+    print("metaeval: warning: " + text.replace("\n", "\n  "), file=sys.stderr)
+
+
 def _warning_printer() -> Callable[..., None]:
     """A ``warnings.showwarning`` that prints each distinct warning once, without a traceback."""
     seen: set[str] = set()
@@ -361,11 +375,23 @@ def _compare(args: argparse.Namespace) -> int:
     from ..paired._resampling import resolve_seed
 
     _check_outputs(args, {"--tables": args.tables}, list(args.inputs))
+    if args.control is None and (args.treatment or args.test != "t"):
+        raise UsageError("--treatment and --test choose the compact table against a control; "
+                         "add --control NAME.")  # fmt: skip
     scores, aliases = _compare_inputs(args)
+    seed = resolve_seed(args.seed)
+    if args.control is not None:
+        return _compare_compact(scores, aliases, args, seed)
+    out = _output(args)
+    _compare_elinor(scores, aliases, args, seed, out)
+    _finish(out, args)
+    return 0
+
+
+def _compare_elinor(scores, aliases, args, seed, out: Output) -> None:
+    """elinor-compare's layout: statistics, systems, means, then the tests of two or more."""
     systems = list(aliases["system"])
     metrics = list(pd.unique(scores["metric"]))
-    seed = resolve_seed(args.seed)
-    out = _output(args)
     level = f"{100 * (1 - args.alpha):g}%"
     basic = scores.groupby("task", sort=False).agg(
         n_systems=("system", "nunique"), n_queries=("query", "nunique"), n_metrics=("metric", "nunique")
@@ -380,7 +406,53 @@ def _compare(args: argparse.Namespace) -> int:
         _compare_two(scores, systems, args, seed, level, out)
     else:
         _compare_many(scores, systems, args, seed, level, out)
-    _finish(out, args)
+
+
+def _compare_compact(scores: pd.DataFrame, aliases: pd.DataFrame, args, seed: int) -> int:
+    """``--control``: one row per (task, treatment[, control]) and a table per metric."""
+    import io
+
+    import metaeval
+
+    systems = list(aliases["system"])
+    named = [*args.control, *(args.treatment or [])]
+    unknown = [s for s in named if s not in systems]
+    if unknown:
+        raise UsageError(f"System(s) {quote_list(unknown)} are not in the input; it has "
+                         f"{quote_list(systems)}.")  # fmt: skip
+    treatments = args.treatment or [s for s in systems if s not in args.control]
+    result = metaeval.compare(scores, control=list(args.control), treatment=list(treatments),
+                              test=args.test, n_resamples=args.n_resamples, seed=seed,
+                              adjust=args.adjust, alpha=args.alpha,
+                              progress=args.progress)  # fmt: skip
+    out = _output(args)
+    level = f"{100 * (1 - args.alpha):g}%"
+    multi = scores["task"].nunique() > 1
+    several = len(args.control) > 1
+    out.note(f"test: {args.test}" + (f", p adjusted by {args.adjust} over the pairs of each "
+             "task and metric" if args.adjust else "") + f"; {level} intervals of the mean "
+             "difference (t)" + (f"; seed: {seed} (repeat with --seed {seed}), resamples: "
+             f"{args.n_resamples:,}" if args.test in ("randomization", "bootstrap") else ""))  # fmt: skip
+    columns = ["task", "treatment", "control", "n", "mean_control", "mean_treatment", "diff",
+               "ci_low", "ci_high", "p_value", "p_adjusted"]  # fmt: skip
+    keep = [c for c in columns if c in result.columns
+            and (c != "task" or multi) and (c != "control" or several)]  # fmt: skip
+    tasks = {t: i for i, t in enumerate(pd.unique(scores["task"]))}
+    pairs = {(t, c): i for i, (c, t) in enumerate(
+        (c, t) for c in args.control for t in treatments)}  # fmt: skip
+    result = result.assign(
+        _task=result["task"].map(tasks),
+        _pair=[pairs[t, c] for t, c in zip(result["treatment"], result["control"], strict=True)],
+    ).sort_values(["_task", "_pair"], kind="stable")
+    for metric, part in result.groupby("metric", sort=False, observed=True):
+        against = ", ".join(map(str, args.control))
+        out.table(f"{metric}: treatment - control ({against}), {args.test} test", part[keep])
+    if args.tables:  # the file keeps elinor's full layout, then the compact table
+        full = Output("raw", digits=args.digits, fmt=getattr(args, "format", None),
+                      stream=io.StringIO())  # fmt: skip
+        _compare_elinor(scores, aliases, args, seed, full)
+        full.tables.extend(out.tables)
+        _finish(full, args)
     return 0
 
 
@@ -606,6 +678,8 @@ def _meta(args: argparse.Namespace) -> int:
     outputs = {"--plot": args.plot, "--latex": args.latex, "--tables": args.tables}
     if (args.transpose or not args.fit) and not args.latex:
         raise UsageError("--transpose and --no-fit shape the --latex table; add --latex FILE.")
+    if args.plot_per_treatment and not args.plot:
+        raise UsageError("--plot-per-treatment splits the --plot figure; add --plot FILE.")
     _check_outputs(args, outputs, list(args.scores))
     if args.plot:
         from matplotlib.backend_bases import FigureCanvasBase
@@ -681,31 +755,73 @@ def _meta(args: argparse.Namespace) -> int:
     if args.latex:
         from ..report import to_latex
 
-        Path(args.latex).write_text(
-            to_latex(effects, pooled=pooled, transpose=args.transpose, fit=args.fit),
-            encoding="utf-8",
-        )
+        latex = to_latex(effects, pooled=pooled, transpose=args.transpose, fit=args.fit)
+        Path(args.latex).write_text(latex, encoding="utf-8")
         out.note(f"wrote {args.latex}")
+        _check_latex_size(latex, effects, args)
     _finish(out, args)
     return 0
 
 
+def _check_latex_size(latex: str, effects: pd.DataFrame, args) -> None:
+    """Say when the --latex table has more columns of cells than a page can show."""
+    spec = re.search(r"\\begin\{tabular\}\{([a-z|]+)\}", latex)
+    cells = len(spec.group(1).replace("|", "")) - 1 if spec else 0
+    if cells <= LATEX_COLUMNS:
+        return
+    ways = []
+    if not args.transpose and effects["treatment"].nunique() < cells:
+        ways.append("--transpose (tasks as rows, systems as columns)")
+    if effects["metric"].nunique() > 1:
+        ways.append("--metric NAME (one metric per table)")
+    if effects["treatment"].nunique() > 1:
+        ways.append("--treatment NAME ... (fewer systems)")
+    _advise(f"--latex {args.latex}: the table has {cells} columns of cells, more than "
+            f"{LATEX_COLUMNS}; fitted to the line its text prints too small to read. Try "
+            + ("; ".join(ways) or "fewer tasks") + ".")  # fmt: skip
+
+
 def _meta_plots(effects: pd.DataFrame, pooled: pd.DataFrame, args, out: Output) -> None:
+    import matplotlib.pyplot as plt
+
     from ..plot import forest, save
 
     path = Path(args.plot)
     metrics = list(pd.unique(effects["metric"]))
     for metric in metrics:
-        target = (
-            path
-            if len(metrics) == 1
-            else path.with_name(f"{path.stem}-{_file_name(metric)}{path.suffix}")
+        part = effects[effects["metric"] == metric]
+        groups: list[tuple[str | None, pd.DataFrame]] = (
+            [(str(t), g) for t, g in part.groupby("treatment", sort=False, observed=True)]
+            if args.plot_per_treatment
+            else [(None, part)]
         )
-        fig = forest(effects[effects["metric"] == metric], method=args.method, ci=args.ci,
-                     alpha=args.alpha, pooled=pooled[pooled["metric"] == metric], by=args.by,
-                     title=f"{metric}: effects ({args.effect}) against {args.control}")  # fmt: skip
-        save(fig, target)
-        import matplotlib.pyplot as plt
+        for treatment, frame in groups:
+            words = [w for w in (None if len(metrics) == 1 else metric, treatment) if w]
+            stem = "-".join([path.stem, *map(_file_name, words)])
+            target = path.with_name(stem + path.suffix)
+            fig = forest(frame, method=args.method, ci=args.ci, alpha=args.alpha,
+                         pooled=pooled[pooled["metric"] == metric], by=args.by,
+                         title=f"{metric}: effects ({args.effect}) against {args.control}")  # fmt: skip
+            save(fig, target)
+            _check_forest_size(frame, fig, target, args)
+            plt.close(fig)
+            out.note(f"wrote {target}")
 
-        plt.close(fig)
-        out.note(f"wrote {target}")
+
+def _check_forest_size(frame: pd.DataFrame, fig: Any, target: Path, args) -> None:
+    """Say when a forest file holds more panels or task rows than can be read."""
+    panels, tasks = frame["treatment"].nunique(), frame["task"].nunique()
+    if panels <= FOREST_PANELS and tasks <= FOREST_TASKS:
+        return
+    w, h = fig.get_size_inches()
+    size = f"{w:.0f} x {h:.0f} in"
+    if target.suffix.lower() in (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp"):
+        size += f", {round(w * fig.dpi)} x {round(h * fig.dpi)} px"
+    ways = []
+    if panels > FOREST_PANELS:
+        ways += ["--plot-per-treatment (one file per treatment)", "--treatment NAME ..."]
+    if tasks > FOREST_TASKS:
+        ways.append("fewer tasks (select them in the scores)")
+    _advise(f"--plot {target}: {panels} treatment panel(s) x {tasks} tasks ({size}), more than "
+            f"{FOREST_PANELS} panels or {FOREST_TASKS} tasks a figure can show legibly. Try "
+            + "; ".join(ways) + ".")  # fmt: skip

@@ -29,7 +29,14 @@ RANGER = {"effect": "smd", "method": "DL", "ci": "z"}
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """Keep the examples' line breaks and show each option's default."""
+    """Keep the examples' line breaks and show each option's default: only a real one (not
+    None or False) and only where the help text does not state it already."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, False, argparse.SUPPRESS) or "(default" in text:
+            return text
+        return super()._get_help_string(action)
 
 
 class _Version(argparse.Action):
@@ -151,10 +158,11 @@ def build_parser() -> argparse.ArgumentParser:
         "plot and a LaTeX table.",
         epilog="Examples:\n  metaeval demo --effect md --output figures\n  metaeval demo --ranger",
     )
-    demo.add_argument("--control", default="logistic_regression")
-    demo.add_argument("--metric", default="accuracy", choices=["accuracy", "p_true_class"])
+    demo.add_argument("--control", default="logistic_regression", help="the control system")
+    demo.add_argument("--metric", default="accuracy", choices=["accuracy", "p_true_class"],
+                      help="the metric of the forest plot and the LaTeX table")  # fmt: skip
     _model_options(demo)
-    demo.add_argument("--alpha", type=_probability, default=0.05)
+    demo.add_argument("--alpha", type=_probability, default=0.05, help="1 - confidence level")
     demo.add_argument(
         "--output",
         default="metaeval-demo",
@@ -201,7 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="a run; repeat for several. NAME defaults to the file name without suffix. With "
         "several collections, FILE is a pattern with {task} (runs/bm25/{task}.trec)",
     )
-    ev.add_argument("--measures", required=True, nargs="+", metavar="MEASURE")
+    ev.add_argument("--measures", required=True, nargs="+", metavar="MEASURE",
+                    help="ir_measures names (nDCG@10 AP RR P@5) or elinor's (ndcg@10 ap)")  # fmt: skip
     ev.add_argument(
         "--task", help="the task name written to the scores of one collection (default: default)"
     )
@@ -243,7 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
         "  metaeval compare scores.parquet --print-mode raw > tables.tsv\n"
         "  metaeval compare a.csv b.csv c.csv --tables tables.tex",
     )
-    cmp_.add_argument("inputs", nargs="+", metavar="INPUT")
+    cmp_.add_argument("inputs", nargs="+", metavar="INPUT",
+                      help="per-query CSVs, one per system, or one tidy scores file")  # fmt: skip
     cmp_.add_argument("--names", nargs="+", metavar="NAME", help="system names of the CSVs")
     cmp_.add_argument("--metrics", nargs="+", metavar="METRIC", help="only these metrics")
     cmp_.add_argument("--task", default="default", help="task name of per-query CSVs")
@@ -262,7 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="t",
         help="with --control: the test of the compact table",
     )
-    cmp_.add_argument("--n-resamples", type=_positive, default=10_000, metavar="B")
+    cmp_.add_argument("--n-resamples", type=_positive, default=10_000, metavar="B",
+                      help="resamples of the bootstrap, randomization and Tukey HSD tests")  # fmt: skip
     cmp_.add_argument(
         "--seed", type=_seed, help="seed of the resampling tests (default: drawn and printed)"
     )
@@ -293,8 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
         "  metaeval convert qrels.txt true.jsonl --rel-type true\n"
         "  metaeval convert pred_1.jsonl pred_1.run --rel-type pred --tag bm25",
     )
-    conv.add_argument("input", metavar="IN")
-    conv.add_argument("output", metavar="OUT")
+    conv.add_argument("input", metavar="IN", help="the file to convert")
+    conv.add_argument("output", metavar="OUT", help="the file to write (format by suffix)")
     conv.add_argument(
         "--rel-type",
         required=True,
@@ -346,11 +357,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="lm-eval output folders: the newest log of a task run more than once",
     )
-    meta.add_argument("--control", required=True, action=_Once)
+    meta.add_argument("--control", required=True, action=_Once, help="the control system")
     meta.add_argument("--treatment", nargs="+", help="default: every other system")
     meta.add_argument("--metric", nargs="+", help="only these metrics")
     _model_options(meta)
-    meta.add_argument("--alpha", type=_probability, default=0.05)
+    meta.add_argument("--alpha", type=_probability, default=0.05, help="1 - confidence level")
     meta.add_argument("--by", metavar="COLUMN", help="subgroups: a task-level column")
     meta.add_argument(
         "--plot",

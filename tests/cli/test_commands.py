@@ -743,3 +743,20 @@ def test_meta_says_when_a_figure_or_table_is_too_large_to_read(capsys, tmp_path)
     code, _, err = run_cli(capsys, "meta", tmp_path / "s.parquet", "--control", "base",
                            "--plot-per-treatment")  # fmt: skip
     assert code == 2 and "add --plot FILE" in err
+
+
+@pytest.mark.parametrize("command", ["demo", "evaluate", "compare", "convert", "meta"])
+def test_help_gives_every_option_a_text_and_each_default_once(capsys, command):
+    """issue 25, item 14: `evaluate --help` printed "(default: default) (default: None)" and
+    options without a word of help."""
+    import argparse
+
+    parser = metaeval_cli.build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    silent = [a.option_strings or [a.dest] for a in sub.choices[command]._actions if not a.help]
+    assert not silent
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())  # help wraps lines
+    assert "(default: None)" not in text and "(default: False)" not in text
+    assert not re.search(r"\(default: [^)]*\) \(default:", text)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import warnings
 
 import metaeval.ir
@@ -106,8 +107,16 @@ def test_evaluate_input_forms_and_missing_queries(tmp_path):
     unjudged = (
         r"returned that the qrels do not judge were left out:\n  task='t', system='six', queries=1$"
     )
-    with pytest.warns(PairingWarning, match=unjudged):
+    lacking = (
+        "system='six', missing=1, judged=3, coverage=0.6667\n  task='t', system='four', missing=1"
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         zero = metaeval.ir.evaluate(d / "qrels.txt", runs, "P@1", task="t")
+    assert [w.category for w in caught] == [PairingWarning, PairingWarning]
+    assert re.search(unjudged, str(caught[0].message))
+    assert "did not return score 0 (missing='zero', as trec_eval -c)" in str(caught[1].message)
+    assert lacking in str(caught[1].message)
     table = zero.set_index(["system", "query"])["value"]
     assert table["six", "q1"] == 1.0 and table["four", "q2"] == 1.0
     assert table["six", "q3"] == 0.0 and table["four", "q3"] == 0.0  # judged, not returned: 0
@@ -116,10 +125,8 @@ def test_evaluate_input_forms_and_missing_queries(tmp_path):
         warnings.simplefilter("always")
         drop = metaeval.ir.evaluate(d / "qrels.txt", runs, "P@1", task="t", missing="drop")
     assert [w.category for w in caught] == [PairingWarning, PairingWarning]
-    assert (
-        "did not return were left out (missing='drop'):\n  task='t', system='six', queries=1\n  task='t', system='four', queries=1"
-        in str(caught[1].message)
-    )
+    assert "did not return were left out (missing='drop') in 2 run(s)" in str(caught[1].message)
+    assert lacking in str(caught[1].message)
     assert len(drop) == len(zero) - 2 and "q3" not in drop["query"].values  # q3: neither run has it
     # the same judgments as a DataFrame, a dict and ir_measures tuples; runs as dicts
     qrels = mio.read_qrels(d / "qrels.txt")
@@ -130,7 +137,10 @@ def test_evaluate_input_forms_and_missing_queries(tmp_path):
     run_dict = {"six": {"q1": {"d1": 3.0, "d2": 2.0}, "q2": {"d9": 1.0}, "q9": {"d1": 1.0}},
                 "four": {"q1": {"d2": 5.0}, "q2": {"d3": 4.0}}}  # fmt: skip
     for form in (qrels, as_dict, tuples):
-        with pytest.warns(PairingWarning, match=unjudged):
+        with (
+            pytest.warns(PairingWarning, match=unjudged),
+            pytest.warns(PairingWarning, match=lacking),
+        ):
             other = metaeval.ir.evaluate(form, run_dict, "P@1", task="t")
         pd.testing.assert_frame_equal(other, zero)
 
@@ -141,12 +151,15 @@ def test_evaluate_input_forms_and_missing_queries(tmp_path):
         def to_dict(self):
             return self.d
 
-    with pytest.warns(PairingWarning, match=unjudged):
+    with pytest.warns(PairingWarning, match=unjudged), pytest.warns(PairingWarning, match=lacking):
         other = metaeval.ir.evaluate(
             RanxLike(as_dict), {k: RanxLike(v) for k, v in run_dict.items()}, "P@1", task="t"
         )
     pd.testing.assert_frame_equal(other, zero)
-    with pytest.warns(PairingWarning, match="task='u', system='six', queries=1"):
+    with (
+        pytest.warns(PairingWarning, match="task='u', system='six', queries=1"),
+        pytest.warns(PairingWarning, match="task='u', system='four', missing=1, judged=3"),
+    ):
         multi = metaeval.ir.evaluate(
             {"t": as_dict, "u": as_dict}, {s: {"t": r, "u": r} for s, r in run_dict.items()}, "P@1"
         )

@@ -195,38 +195,39 @@ def _check_values(df: pd.DataFrame, value: str, what: str, labels: pd.Index | No
     """Refuse grades that are not integers and scores that are not finite numbers.
 
     What :func:`metaeval.io.read_qrels` and :func:`metaeval.io.read_run` refuse in a
-    file (naming the line), refused here in a table, dict or records (naming the row,
-    the query and the document) instead of being cut to an integer or passed on as NaN.
+    file (naming the line), refused here in a table, dict or records (naming the column,
+    the row, the query and the document) instead of being cut to an integer or passed on.
     """
     number = pd.to_numeric(df[value], errors="coerce").to_numpy(dtype=float)  # "high" -> NaN
-    bad = ~np.isfinite(number)
     integer = value == "relevance"
-    if integer:
-        bad |= np.isfinite(number) & (number != np.round(number))
+    fraction = np.isfinite(number) & (number != np.round(number)) if integer else False
+    bad = ~np.isfinite(number) | fraction
     if not bad.any():
         return df.assign(**{value: number})
+    raw = pd.isna(df[value]).to_numpy()
+    problem = np.where(
+        raw, "missing (NaN)",
+        np.where(np.isnan(number), "not a number",
+                 np.where(np.isinf(number), "not finite", "not an integer")),
+    )[bad]  # fmt: skip
     rows = np.flatnonzero(bad)
     i = int(rows[0])
-    shown = df[value].iloc[i]
-    where = f"row {excerpt(labels[i])}, " if labels is not None else ""
+    where = f", row {excerpt(labels[i])}" if labels is not None else ""
     if integer:
-        kind = "not an integer"
         advice = (
             "relevance grades are integers, as in TREC qrels (0 not relevant; 1, 2, ... more "
-            "relevant): map or round the grades first (e.g. qrels['relevance'].round()), and "
+            "relevant): map or round the grades first (e.g. qrels['relevance'].round()) and "
             "leave out pairs without a judgment"
         )
     else:
-        kind = "not a finite number"
         advice = "a run ranks documents by finite scores: leave out documents without a score"
-    noun = "qrels" if integer else "run"
-    more = f" ({len(rows) - 1} more in `failure_cases`)" if len(rows) > 1 else ""
+    more = f" ({len(rows) - 1} more row(s) in `failure_cases`)" if len(rows) > 1 else ""
     raise SchemaError(
-        f"The {noun} {what} has {value} {excerpt(shown)} ({where}query "
-        f"{excerpt(df['query_id'].iloc[i])}, document {excerpt(df['doc_id'].iloc[i])}), "
-        f"which is {kind}{more}; {advice}.",
+        f"Column {value!r} of the {'qrels' if integer else 'run'} {what}{where} (query "
+        f"{excerpt(df['query_id'].iloc[i])}, document {excerpt(df['doc_id'].iloc[i])}): "
+        f"{excerpt(df[value].iloc[i])} is {problem[0]}{more}; {advice}.",
         pd.DataFrame({
-            "problem": kind, "column": value,
+            "problem": problem, "column": value,
             "row": labels[rows] if labels is not None else rows,
             "value": df[value].iloc[rows].to_numpy(),
         }),

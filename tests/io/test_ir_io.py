@@ -573,3 +573,41 @@ def test_to_and_from_ranx_round_trip(tmp_path):
         mio.to_ranx(judged, "judgments")
     with pytest.raises(SchemaError, match="Qrels or Run"):
         mio.from_ranx(judged)
+
+
+def test_to_ranx_refuses_fractional_and_missing_grades_and_empty_input():
+    pytest.importorskip("ranx")
+    table = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d2", "d3"],
+                          "relevance": [1, 1.7, 2]}, index=[10, 11, 12])  # fmt: skip
+    with pytest.raises(SchemaError) as err:  # was: relevance 1 in the Qrels
+        mio.to_ranx(table, "qrels")
+    assert str(err.value).startswith(
+        "Column 'relevance' of the qrels table, row 11 (query 'q1', document 'd2'): 1.7 is not "
+        "an integer; relevance grades are integers"
+    )
+    assert err.value.failure_cases.to_dict("list") == {
+        "problem": ["not an integer"],
+        "column": ["relevance"],
+        "row": [11],
+        "value": [1.7],
+    }
+    with pytest.raises(SchemaError, match=r"the qrels table, row 11 .* 1\.7 is not an integer"):
+        metaeval.ir.evaluate(table, {"r": {"q1": {"d1": 1.0}}}, "P@1", task="t")  # was: 1
+    with pytest.raises(SchemaError) as err:
+        mio.to_ranx({"q1": {"d1": 1, "d2": np.nan}, "q2": {"d3": "high"}}, "qrels")
+    assert str(err.value).startswith(
+        "Column 'relevance' of the qrels dict (query 'q1', document 'd2'): nan is missing (NaN) "
+        "(1 more row(s) in `failure_cases`)"
+    )
+    assert err.value.failure_cases["problem"].tolist() == ["missing (NaN)", "not a number"]
+    run = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [0.5, np.nan]})
+    with pytest.raises(SchemaError, match=r"^Column 'score' of the run table, row 1 \(query 'q1', "
+                       r"document 'd2'\): nan is missing \(NaN\); a run ranks documents by finite"):  # fmt: skip
+        mio.to_ranx(run, "run")  # was: a Run holding NaN
+    with pytest.raises(SchemaError, match=r"\(query .q1., document .d1.\): inf is not finite;"):
+        mio.to_ranx({"q1": {"d1": np.inf}}, "run")
+    for empty, kind in (({}, "qrels"), ({"q1": {}}, "qrels"), ({}, "run"),
+                        (pd.DataFrame(columns=["query_id", "doc_id", "score"]), "run")):  # fmt: skip
+        with pytest.raises(SchemaError, match=rf"to_ranx\(\) was given {kind} without any "
+                           r"\(query, document\) pair \(an empty (dict|DataFrame)"):  # fmt: skip
+            mio.to_ranx(empty, kind)  # was: ValueError: max() arg is an empty sequence

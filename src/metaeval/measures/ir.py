@@ -361,10 +361,11 @@ def evaluate(
         The task name for single-task inputs.
     missing : {"zero", "drop", "error"}, default "zero"
         Judged queries a run does not return: ``"zero"`` scores them 0 for
-        every measure (as ``trec_eval -c``, and ir_measures', ranx's and
-        pytrec_eval's means over all judged queries), ``"drop"`` leaves them
-        out (the run's mean is then over the queries it returned, as
-        ``trec_eval`` without ``-c``), ``"error"`` refuses such a run. With
+        every measure (as ``trec_eval -c``, ir_measures' ``calc_aggregate``
+        and ranx's ``make_comparable=True`` do), ``"drop"`` leaves them out
+        (the run's mean is then over the queries it returned, as
+        ``trec_eval`` without ``-c`` and pytrec_eval), ``"error"`` refuses
+        such a run (as ranx does by default). With
         ``"zero"`` and ``"drop"`` a :class:`~metaeval.PairingWarning` counts
         them per (task, system). Queries of a run without judgments are
         always left out, with a warning counting them.

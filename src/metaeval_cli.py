@@ -80,6 +80,16 @@ def _probability(text: str) -> float:
     return value
 
 
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1")
+    return value
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -183,7 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
         "lines ('true' for qrels, 'pred' for runs); others are TREC files, plain or "
         "gzip. Measure names are ir_measures' (nDCG@10, AP, RR, P@5, R@100, "
         "AP(rel=2), ...); elinor's names (precision@3, ap, rr, ndcg@10, recall@k, "
-        "success@k) are accepted too.",
+        "success@k) are accepted too. The statistics count, per run, the judged queries it "
+        "does not return (judged_missing) and the share of judged queries it returns "
+        "(coverage); see --missing and --min-coverage.",
         epilog="Examples:\n"
         "  metaeval evaluate --qrels qrels.txt --run bm25.run --measures nDCG@10\n"
         "  metaeval evaluate --qrels true.jsonl --run bm25=pred_1.jsonl --run "
@@ -216,9 +228,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--missing",
-        choices=["zero", "drop"],
+        choices=["zero", "drop", "error"],
         default="zero",
-        help="judged queries a run does not return: score 0 (as trec_eval -c) or leave out",
+        help="judged queries a run does not return: score 0 (as trec_eval -c), leave them out "
+        "(means over the queries a run returned), or refuse the run; zero and drop warn, "
+        "counting them",
+    )
+    ev.add_argument(
+        "--min-coverage",
+        type=_share,
+        default=0.5,
+        metavar="SHARE",
+        help="the share of a task's judged queries every run must return (0 to 1; a run "
+        "returning fewer is an error, whatever --missing says; 0 turns the check off)",
     )
     ev.add_argument(
         "--output",

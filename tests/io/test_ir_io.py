@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import warnings
 
 import metaeval.ir
@@ -106,8 +107,16 @@ def test_evaluate_input_forms_and_missing_queries(tmp_path):
     unjudged = (
         r"returned that the qrels do not judge were left out:\n  task='t', system='six', queries=1$"
     )
-    with pytest.warns(PairingWarning, match=unjudged):
+    lacking = (
+        "system='six', missing=1, judged=3, coverage=0.6667\n  task='t', system='four', missing=1"
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         zero = metaeval.ir.evaluate(d / "qrels.txt", runs, "P@1", task="t")
+    assert [w.category for w in caught] == [PairingWarning, PairingWarning]
+    assert re.search(unjudged, str(caught[0].message))
+    assert "did not return score 0 (missing='zero', as trec_eval -c)" in str(caught[1].message)
+    assert lacking in str(caught[1].message)
     table = zero.set_index(["system", "query"])["value"]
     assert table["six", "q1"] == 1.0 and table["four", "q2"] == 1.0
     assert table["six", "q3"] == 0.0 and table["four", "q3"] == 0.0  # judged, not returned: 0
@@ -116,10 +125,8 @@ def test_evaluate_input_forms_and_missing_queries(tmp_path):
         warnings.simplefilter("always")
         drop = metaeval.ir.evaluate(d / "qrels.txt", runs, "P@1", task="t", missing="drop")
     assert [w.category for w in caught] == [PairingWarning, PairingWarning]
-    assert (
-        "did not return were left out (missing='drop'):\n  task='t', system='six', queries=1\n  task='t', system='four', queries=1"
-        in str(caught[1].message)
-    )
+    assert "did not return were left out (missing='drop') in 2 run(s)" in str(caught[1].message)
+    assert lacking in str(caught[1].message)
     assert len(drop) == len(zero) - 2 and "q3" not in drop["query"].values  # q3: neither run has it
     # the same judgments as a DataFrame, a dict and ir_measures tuples; runs as dicts
     qrels = mio.read_qrels(d / "qrels.txt")
@@ -130,7 +137,10 @@ def test_evaluate_input_forms_and_missing_queries(tmp_path):
     run_dict = {"six": {"q1": {"d1": 3.0, "d2": 2.0}, "q2": {"d9": 1.0}, "q9": {"d1": 1.0}},
                 "four": {"q1": {"d2": 5.0}, "q2": {"d3": 4.0}}}  # fmt: skip
     for form in (qrels, as_dict, tuples):
-        with pytest.warns(PairingWarning, match=unjudged):
+        with (
+            pytest.warns(PairingWarning, match=unjudged),
+            pytest.warns(PairingWarning, match=lacking),
+        ):
             other = metaeval.ir.evaluate(form, run_dict, "P@1", task="t")
         pd.testing.assert_frame_equal(other, zero)
 
@@ -141,12 +151,15 @@ def test_evaluate_input_forms_and_missing_queries(tmp_path):
         def to_dict(self):
             return self.d
 
-    with pytest.warns(PairingWarning, match=unjudged):
+    with pytest.warns(PairingWarning, match=unjudged), pytest.warns(PairingWarning, match=lacking):
         other = metaeval.ir.evaluate(
             RanxLike(as_dict), {k: RanxLike(v) for k, v in run_dict.items()}, "P@1", task="t"
         )
     pd.testing.assert_frame_equal(other, zero)
-    with pytest.warns(PairingWarning, match="task='u', system='six', queries=1"):
+    with (
+        pytest.warns(PairingWarning, match="task='u', system='six', queries=1"),
+        pytest.warns(PairingWarning, match="task='u', system='four', missing=1, judged=3"),
+    ):
         multi = metaeval.ir.evaluate(
             {"t": as_dict, "u": as_dict}, {s: {"t": r, "u": r} for s, r in run_dict.items()}, "P@1"
         )
@@ -560,3 +573,41 @@ def test_to_and_from_ranx_round_trip(tmp_path):
         mio.to_ranx(judged, "judgments")
     with pytest.raises(SchemaError, match="Qrels or Run"):
         mio.from_ranx(judged)
+
+
+def test_to_ranx_refuses_fractional_and_missing_grades_and_empty_input():
+    pytest.importorskip("ranx")
+    table = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d2", "d3"],
+                          "relevance": [1, 1.7, 2]}, index=[10, 11, 12])  # fmt: skip
+    with pytest.raises(SchemaError) as err:  # was: relevance 1 in the Qrels
+        mio.to_ranx(table, "qrels")
+    assert str(err.value).startswith(
+        "Column 'relevance' of the qrels table, row 11 (query 'q1', document 'd2'): 1.7 is not "
+        "an integer; relevance grades are integers"
+    )
+    assert err.value.failure_cases.to_dict("list") == {
+        "problem": ["not an integer"],
+        "column": ["relevance"],
+        "row": [11],
+        "value": [1.7],
+    }
+    with pytest.raises(SchemaError, match=r"the qrels table, row 11 .* 1\.7 is not an integer"):
+        metaeval.ir.evaluate(table, {"r": {"q1": {"d1": 1.0}}}, "P@1", task="t")  # was: 1
+    with pytest.raises(SchemaError) as err:
+        mio.to_ranx({"q1": {"d1": 1, "d2": np.nan}, "q2": {"d3": "high"}}, "qrels")
+    assert str(err.value).startswith(
+        "Column 'relevance' of the qrels dict (query 'q1', document 'd2'): nan is missing (NaN) "
+        "(1 more row(s) in `failure_cases`)"
+    )
+    assert err.value.failure_cases["problem"].tolist() == ["missing (NaN)", "not a number"]
+    run = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [0.5, np.nan]})
+    with pytest.raises(SchemaError, match=r"^Column 'score' of the run table, row 1 \(query 'q1', "
+                       r"document 'd2'\): nan is missing \(NaN\); a run ranks documents by finite"):  # fmt: skip
+        mio.to_ranx(run, "run")  # was: a Run holding NaN
+    with pytest.raises(SchemaError, match=r"\(query .q1., document .d1.\): inf is not finite;"):
+        mio.to_ranx({"q1": {"d1": np.inf}}, "run")
+    for empty, kind in (({}, "qrels"), ({"q1": {}}, "qrels"), ({}, "run"),
+                        (pd.DataFrame(columns=["query_id", "doc_id", "score"]), "run")):  # fmt: skip
+        with pytest.raises(SchemaError, match=rf"to_ranx\(\) was given {kind} without any "
+                           r"\(query, document\) pair \(an empty (dict|DataFrame)"):  # fmt: skip
+            mio.to_ranx(empty, kind)  # was: ValueError: max() arg is an empty sequence

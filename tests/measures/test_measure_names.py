@@ -69,7 +69,10 @@ def test_unknown_names_get_the_closest_valid_ones(typed, suggested):
 
 def test_evaluate_and_the_command_take_every_dialect(tmp_path, capsys):
     qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
-    runs = {"a": {"q1": {"d1": 1.0, "d2": 0.5}, "q2": {"d3": 0.3}}, "b": {"q1": {"d2": 0.9}}}
+    runs = {
+        "a": {"q1": {"d1": 1.0, "d2": 0.5}, "q2": {"d3": 0.3}},
+        "b": {"q1": {"d2": 0.9}, "q2": {"d9": 0.1}},
+    }  # every judged query: no warning
     ours = metaeval.ir.evaluate(qrels, runs, ["ndcg@10", "P_1", "map@100", "MRR@10"], task="t")
     ref = metaeval.ir.evaluate(qrels, runs, ["nDCG@10", "P@1", "AP@100", "RR@10"], task="t")
     pd.testing.assert_frame_equal(ours, ref)

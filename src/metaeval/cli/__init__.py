@@ -24,7 +24,14 @@ from typing import Any
 import pandas as pd
 
 from .._options import resolve_ci
-from ..errors import FormatError, MetaEvalError, MetaEvalWarning, OptionError, quote_list
+from ..errors import (
+    FormatError,
+    MetaEvalError,
+    MetaEvalWarning,
+    OptionError,
+    PairingError,
+    quote_list,
+)
 from ..measures.ir import MEASURE_ALIASES, measure_name
 from ._console import Output
 
@@ -267,9 +274,6 @@ def _evaluate(args: argparse.Namespace) -> int:
     runs = {name: {task: _read_pairs(path, "pred") for task, path in by.items()}
             for name, by in run_files.items()}  # fmt: skip
     measures = [measure_name(m) for m in args.measures]
-    scores = ir.evaluate(qrels, runs, measures, missing=args.missing)
-
-    out = _output(args)
     several = len(qrels) > 1
 
     def stats(task: str, name: str, path: str, pairs: pd.DataFrame) -> dict[str, Any]:
@@ -278,10 +282,15 @@ def _evaluate(args: argparse.Namespace) -> int:
             judgments.loc[judgments["relevance"] > 0, ["query_id", "doc_id"]]
         )
         hit = pd.MultiIndex.from_frame(pairs[["query_id", "doc_id"]]).isin(relevant)
-        judged = pairs["query_id"].isin(set(judgments["query_id"]))
+        judged_ids = pd.unique(judgments["query_id"])
+        judged = pairs["query_id"].isin(set(judged_ids))
         row = {"task": task} if several else {}
+        lacking = (~pd.Index(judged_ids).isin(set(pairs["query_id"]))).sum()
+        is_run = pairs is not judgments  # the qrels' own row: no coverage
         return {**row, "input": name, "file": path, "queries": pairs["query_id"].nunique(),
                 "judged_queries": pairs.loc[judged, "query_id"].nunique(),
+                "judged_missing": int(lacking) if is_run else pd.NA,
+                "coverage": 1 - lacking / len(judged_ids) if is_run else float("nan"),
                 "queries_with_relevant": pairs.loc[hit, "query_id"].nunique(),
                 "documents": pairs["doc_id"].nunique(), "pairs": len(pairs),
                 "relevant_pairs": int(hit.sum())}  # fmt: skip
@@ -289,7 +298,13 @@ def _evaluate(args: argparse.Namespace) -> int:
     basic = pd.DataFrame(
         [stats(t, "qrels", qrels_files[t], qrels[t]) for t in qrels]
         + [stats(t, n, run_files[n][t], runs[n][t]) for t in qrels for n in runs]
+    ).astype({"judged_missing": "Int64"})
+    _check_coverage(basic, args)
+    scores = ir.evaluate(
+        qrels, runs, measures, missing=args.missing, min_coverage=args.min_coverage
     )
+
+    out = _output(args)
     out.table("Basic statistics", basic)
     title = ", ".join(qrels) if len(qrels) <= 3 else f"{len(qrels)} tasks"
     out.table(f"Means over the queries ({title})", _means_wide(scores, list(runs), measures))
@@ -297,6 +312,38 @@ def _evaluate(args: argparse.Namespace) -> int:
         write_scores(scores, args.output)
         out.note(f"wrote {len(scores):,} per-query scores to {args.output}")
     return 0
+
+
+def _check_coverage(basic: pd.DataFrame, args: argparse.Namespace) -> None:
+    """Refuse runs below --min-coverage (or lacking any judged query, with --missing error),
+    naming every such run and its file (the library's own check knows no file names)."""
+    runs = basic[basic["judged_missing"].notna()]
+    returned = runs["judged_queries"] > 0  # sharing no query: the library's error names both sides
+    low = runs[returned & (runs["coverage"] < args.min_coverage)]
+    refuse = low.empty and args.missing == "error"  # below the floor: that error, as the library's
+    if refuse:
+        low = runs[returned & (runs["judged_missing"] > 0)]
+    if low.empty:
+        return
+    listing = "\n".join(
+        f"  {'task ' + repr(row['task']) + ', ' if 'task' in row else ''}run {row['input']!r} "
+        f"({row['file']}): lacks {row['judged_missing']:,} judged queries (coverage "
+        f"{row['coverage']:.1%})"
+        for row in low.head(10).to_dict("records")
+    ) + (f"\n  ... and {len(low) - 10} more" if len(low) > 10 else "")
+    if refuse:
+        raise PairingError(
+            f"{len(low)} run(s) do not return every judged query, which --missing error "
+            f"refuses:\n{listing}\nPass --missing zero to score them 0 (as trec_eval -c) or "
+            "--missing drop to leave them out."
+        )
+    raise PairingError(
+        f"{len(low)} run(s) return less than --min-coverage {args.min_coverage:g} of the judged "
+        f"queries:\n{listing}\nAre the runs and the qrels of the same collection, and are the "
+        "runs complete? To score them anyway, lower --min-coverage (0 turns the check off) and "
+        "choose --missing zero (they score 0, as trec_eval -c) or --missing drop (they are left "
+        "out)."
+    )
 
 
 def _means_wide(

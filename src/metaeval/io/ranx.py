@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import SchemaError
+from ..errors import SchemaError, excerpt
 
 __all__ = ["from_ranx_scores", "to_ranx", "from_ranx"]
 
@@ -49,6 +49,16 @@ def to_ranx(data: Any, kind: str, *, name: str | None = None) -> Any:
     ------
     metaeval.OptionError
         For another ``kind``.
+    metaeval.SchemaError
+        For judgments or a run without any (query, document) pair, a relevance
+        that is not an integer (``1.7``, NaN, ``"high"``) or a score that is not
+        a finite number, naming the column, the row (of a DataFrame), the query
+        and the document (all offending rows in ``failure_cases``), as
+        :func:`metaeval.ir.as_qrels` and :func:`metaeval.ir.as_run` do; a
+        document listed twice for a query.
+    metaeval.FormatError
+        For a file, what :func:`metaeval.io.read_qrels` and
+        :func:`metaeval.io.read_run` refuse, naming the file and line.
     metaeval.MetaEvalError
         When ranx is not installed (``pip install "metaeval[ranx]"``).
 
@@ -69,6 +79,12 @@ def to_ranx(data: Any, kind: str, *, name: str | None = None) -> Any:
     ranx = _ranx()
     frame = as_qrels(data) if kind == "qrels" else as_run(data)
     value = "relevance" if kind == "qrels" else "score"
+    if frame.empty:  # ranx fails on it with "max() arg is an empty sequence"
+        raise SchemaError(
+            f"to_ranx() was given {kind} without any (query, document) pair (an empty "
+            f"{type(data).__name__}{'' if isinstance(data, pd.DataFrame) else ' ' + excerpt(data)}"
+            f"); ranx cannot hold empty {kind}: pass at least one row query_id, doc_id, {value}."
+        )
     nested: dict[str, dict[str, Any]] = {}
     for q, d, v in zip(frame["query_id"].astype(str), frame["doc_id"].astype(str),
                        frame[value].tolist(), strict=True):  # fmt: skip

@@ -27,6 +27,7 @@ from ..errors import (
     DegenerateWarning,
     MetaEvalError,
     OptionError,
+    PairingError,
     PairingWarning,
     SchemaError,
     check_option,
@@ -34,6 +35,7 @@ from ..errors import (
     format_groups,
     quote_list,
     warn,
+    warn_groups,
 )
 from ..io._text import first_repeat
 from ..io.trec import read_qrels, read_run
@@ -156,11 +158,12 @@ def _as_frame(obj: Any, value: str, reader) -> pd.DataFrame:
             )
         df = obj[["query_id", "doc_id", value]].astype({"query_id": str, "doc_id": str})
         _check_unique(df, value, "table", labels=obj.index)
-        return df
+        return _check_values(df, value, "table", labels=obj.index)
     if hasattr(obj, "to_dict") and callable(obj.to_dict) and not isinstance(obj, Mapping):  # ranx
-        return _from_mapping(obj.to_dict(), value)
+        df = _from_mapping(obj.to_dict(), value)
+        return _check_values(df, value, type(obj).__name__, labels=None)
     if isinstance(obj, Mapping):
-        return _from_mapping(obj, value)
+        return _check_values(_from_mapping(obj, value), value, "dict", labels=None)
     try:  # an iterable of ir_measures Qrel / ScoredDoc named tuples
         df = pd.DataFrame([(str(r.query_id), str(r.doc_id), getattr(r, value)) for r in obj],
                           columns=["query_id", "doc_id", value])  # fmt: skip
@@ -170,7 +173,7 @@ def _as_frame(obj: Any, value: str, reader) -> pd.DataFrame:
             f"(query_id, doc_id, {value}), a dict {{query: {{doc: {value}}}}}, or a ranx/ir_measures object."
         ) from err
     _check_unique(df, value, "records", labels=df.index)
-    return df
+    return _check_values(df, value, "records", labels=None)
 
 
 def _check_unique(df: pd.DataFrame, value: str, what: str, labels: pd.Index) -> None:
@@ -188,6 +191,49 @@ def _check_unique(df: pd.DataFrame, value: str, what: str, labels: pd.Index) -> 
         )  # fmt: skip
 
 
+def _check_values(df: pd.DataFrame, value: str, what: str, labels: pd.Index | None) -> pd.DataFrame:
+    """Refuse grades that are not integers and scores that are not finite numbers.
+
+    What :func:`metaeval.io.read_qrels` and :func:`metaeval.io.read_run` refuse in a
+    file (naming the line), refused here in a table, dict or records (naming the column,
+    the row, the query and the document) instead of being cut to an integer or passed on.
+    """
+    number = pd.to_numeric(df[value], errors="coerce").to_numpy(dtype=float)  # "high" -> NaN
+    integer = value == "relevance"
+    fraction = np.isfinite(number) & (number != np.round(number)) if integer else False
+    bad = ~np.isfinite(number) | fraction
+    if not bad.any():
+        return df.assign(**{value: number})
+    raw = pd.isna(df[value]).to_numpy()
+    problem = np.where(
+        raw, "missing (NaN)",
+        np.where(np.isnan(number), "not a number",
+                 np.where(np.isinf(number), "not finite", "not an integer")),
+    )[bad]  # fmt: skip
+    rows = np.flatnonzero(bad)
+    i = int(rows[0])
+    where = f", row {excerpt(labels[i])}" if labels is not None else ""
+    if integer:
+        advice = (
+            "relevance grades are integers, as in TREC qrels (0 not relevant; 1, 2, ... more "
+            "relevant): map or round the grades first (e.g. qrels['relevance'].round()) and "
+            "leave out pairs without a judgment"
+        )
+    else:
+        advice = "a run ranks documents by finite scores: leave out documents without a score"
+    more = f" ({len(rows) - 1} more row(s) in `failure_cases`)" if len(rows) > 1 else ""
+    raise SchemaError(
+        f"Column {value!r} of the {'qrels' if integer else 'run'} {what}{where} (query "
+        f"{excerpt(df['query_id'].iloc[i])}, document {excerpt(df['doc_id'].iloc[i])}): "
+        f"{excerpt(df[value].iloc[i])} is {problem[0]}{more}; {advice}.",
+        pd.DataFrame({
+            "problem": problem, "column": value,
+            "row": labels[rows] if labels is not None else rows,
+            "value": df[value].iloc[rows].to_numpy(),
+        }),
+    )  # fmt: skip
+
+
 def as_qrels(qrels: QrelsLike) -> pd.DataFrame:
     """Judgments as a DataFrame ``query_id, doc_id, relevance`` (ints).
 
@@ -195,7 +241,9 @@ def as_qrels(qrels: QrelsLike) -> pd.DataFrame:
     ------
     metaeval.SchemaError
         When a document is judged twice for a query (a
-        :class:`~metaeval.FormatError` naming the lines, for a file).
+        :class:`~metaeval.FormatError` naming the lines, for a file), or a
+        relevance is not an integer (``1.7``, NaN, ``"high"``; naming the
+        row, query and document; all in ``failure_cases``).
 
     Examples
     --------
@@ -217,7 +265,9 @@ def as_run(run: RunLike) -> pd.DataFrame:
     ------
     metaeval.SchemaError
         When a document is ranked twice for a query (a
-        :class:`~metaeval.FormatError` naming the lines, for a file).
+        :class:`~metaeval.FormatError` naming the lines, for a file), or a
+        score is not a finite number (NaN, infinite, text; naming the row,
+        query and document).
 
     Examples
     --------
@@ -249,6 +299,34 @@ def _is_qrels_dict(obj: Any) -> bool:
     )
 
 
+def _coverage_error(
+    task: str, system: Any, source: Any, absent: list, judged: int, min_coverage: float
+) -> PairingError:
+    """The error for a run that lacks judged queries (below ``min_coverage``, or any)."""
+    if isinstance(source, str | Path):
+        what = f"run file {excerpt(str(source), 200)}"
+    else:
+        what = f"a run passed as {type(source).__name__}"
+    returned = judged - len(absent)
+    coverage = returned / judged
+    head = (
+        f"Task {excerpt(task)}, system {excerpt(system)} ({what}): the run returns {returned:,} of "
+        f"the {judged:,} judged queries (coverage {coverage:.1%}); it lacks {len(absent):,}, e.g. "
+        f"{quote_list(absent, limit=5)}."
+    )
+    if coverage < min_coverage:
+        return PairingError(
+            f"{head} That is below min_coverage={min_coverage!r}: are the run and the qrels of the "
+            "same collection, and is the run complete? To score it anyway, lower min_coverage "
+            "(0 turns the check off) and choose missing='zero' (they score 0, as trec_eval -c) "
+            "or missing='drop' (they are left out)."
+        )
+    return PairingError(
+        f"{head} missing='error' refuses that; pass missing='zero' to score them 0 (as "
+        "trec_eval -c) or missing='drop' to leave them out."
+    )
+
+
 def evaluate(
     qrels: QrelsLike | Mapping[str, QrelsLike],
     runs: Mapping[str, RunLike] | Mapping[str, Mapping[str, RunLike]],
@@ -256,6 +334,7 @@ def evaluate(
     *,
     task: str | None = None,
     missing: str = "zero",
+    min_coverage: float = 0.5,
 ) -> pd.DataFrame:
     """Per-query IR measures of several runs, as a tidy scores table.
 
@@ -280,10 +359,22 @@ def evaluate(
         ``"map@100"``, ``"precision@5"``; see :func:`measure_name`).
     task : str, optional
         The task name for single-task inputs.
-    missing : {"zero", "drop"}, default "zero"
-        Judged queries a run does not return: score 0 (as ``trec_eval -c``), or
-        leave them out with a warning counting them. Queries of a run without
-        judgments are always left out, with a warning counting them.
+    missing : {"zero", "drop", "error"}, default "zero"
+        Judged queries a run does not return: ``"zero"`` scores them 0 for
+        every measure (as ``trec_eval -c``, ir_measures' ``calc_aggregate``
+        and ranx's ``make_comparable=True`` do), ``"drop"`` leaves them out
+        (the run's mean is then over the queries it returned, as
+        ``trec_eval`` without ``-c`` and pytrec_eval), ``"error"`` refuses
+        such a run (as ranx does by default). With
+        ``"zero"`` and ``"drop"`` a :class:`~metaeval.PairingWarning` counts
+        them per (task, system). Queries of a run without judgments are
+        always left out, with a warning counting them.
+    min_coverage : float, default 0.5
+        The share of a task's judged queries that each run must return,
+        between 0 and 1: a run returning fewer (a truncated run, a run of
+        another collection that shares a few query ids) is an error whatever
+        ``missing`` says; ``min_coverage=0`` turns the check off (a run that
+        shares no query at all is still refused).
 
     Returns
     -------
@@ -298,22 +389,32 @@ def evaluate(
         are empty; a run shares no query with the judged queries of its task
         (qrels of another collection, or ids written differently, ``q1`` and
         ``1``), naming the task, the system and examples of both sides' ids; a
-        table or list repeats a ``(query_id, doc_id)``; a system lacks the run
-        of a task, or has runs of tasks without qrels.
+        table or list repeats a ``(query_id, doc_id)``, or holds a relevance
+        that is not an integer or a score that is not a finite number (see
+        :func:`as_qrels`, :func:`as_run`); a system lacks the run of a task,
+        or has runs of tasks without qrels.
+    metaeval.PairingError
+        When a run returns less than ``min_coverage`` of the judged queries of
+        its task, or (with ``missing="error"``) not all of them: naming the
+        task, the system, the run file (or the kind of object), the number of
+        judged queries it lacks with examples, and the coverage.
     metaeval.FormatError
         A file that cannot be read (naming the file and the line): see
         :func:`metaeval.io.read_qrels` and :func:`metaeval.io.read_run`;
         a file without records, a document listed twice for a query.
     metaeval.OptionError
-        An unknown measure, ``missing`` value, an empty ``measures`` or
-        ``runs``, or single-task inputs without ``task``.
+        An unknown measure, ``missing`` value, a ``min_coverage`` outside
+        [0, 1], an empty ``measures`` or ``runs``, or single-task inputs
+        without ``task``.
 
     Warns
     -----
     metaeval.PairingWarning
         Counting, per task and system, the queries a run returned that have no
-        judgments (left out), and with ``missing="drop"`` the judged queries a
-        run did not return (left out).
+        judgments (left out); and the judged queries a run did not return
+        (scored 0 with ``missing="zero"``, left out with ``missing="drop"``):
+        ``groups`` holds ``task, system, missing`` (their number), ``judged``
+        (the task's judged queries) and ``coverage`` (the share returned).
     metaeval.DegenerateWarning
         When the qrels of a task judge no document relevant (relevance > 0):
         most measures are then 0 for every query (``Judged@k`` still means
@@ -323,13 +424,28 @@ def evaluate(
     --------
     >>> import metaeval.ir
     >>> qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
-    >>> runs = {"bm25": {"q1": {"d1": 1.0, "d2": 0.5}}, "dense": {"q1": {"d2": 0.9}, "q2": {"d3": 0.3}}}
+    >>> runs = {"bm25": {"q1": {"d1": 1.0, "d2": 0.5}, "q2": {"d4": 0.2}},
+    ...         "dense": {"q1": {"d2": 0.9}, "q2": {"d3": 0.3}}}
     >>> metaeval.ir.evaluate(qrels, runs, ["P@1"], task="toy")
        task query system metric  value
     0   toy    q1   bm25    P@1    1.0
     1   toy    q2   bm25    P@1    0.0
     2   toy    q1  dense    P@1    0.0
     3   toy    q2  dense    P@1    1.0
+
+    A run that lacks judged queries: they score 0 (``missing="zero"``, as
+    ``trec_eval -c``), with a warning counting them; ``missing="drop"`` leaves
+    them out, ``missing="error"`` refuses the run:
+
+    >>> import warnings
+    >>> short = {"bm25": {"q1": {"d1": 1.0}}}
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     metaeval.ir.evaluate(qrels, short, "P@1", task="toy")["value"].tolist()
+    [1.0, 0.0]
+    >>> print(caught[0].message)
+    Judged queries a run did not return score 0 (missing='zero', as trec_eval -c) in 1 run(s); pass missing='drop' to leave them out or missing='error' to refuse such runs:
+      task='toy', system='bm25', missing=1, judged=2, coverage=0.5
 
     Several collections at once: qrels keyed by task, runs by system and task (files
     work alike, e.g. ``{"bm25": {t: f"runs/bm25/{t}.trec" for t in tasks}}``):
@@ -346,7 +462,16 @@ def evaluate(
     Name: value, dtype: float64
     """
     irm = _ir_measures()
-    check_option("missing", missing, ["zero", "drop"])
+    check_option("missing", missing, ["zero", "drop", "error"])
+    if (
+        isinstance(min_coverage, bool)
+        or not isinstance(min_coverage, int | float | np.integer | np.floating)
+        or not 0 <= min_coverage <= 1
+    ):
+        raise OptionError(
+            "`min_coverage` must be a number between 0 and 1 (the share of the judged queries "
+            f"each run must return; 0 turns the check off), but {min_coverage!r} was passed."
+        )
     names = [measures] if isinstance(measures, str) else list(measures)
     if not names:
         raise OptionError(
@@ -389,7 +514,7 @@ def evaluate(
         per_task = {str(task): qrels}
         runs = {system: {str(task): run} for system, run in runs.items()}
 
-    frames, lost, unjudged = [], [], []
+    frames, short, unjudged = [], [], []
     for t, q in per_task.items():
         q_df = as_qrels(q)
         if q_df.empty:
@@ -407,7 +532,8 @@ def evaluate(
         for system, by_task in runs.items():
             if t not in {str(k) for k in by_task}:
                 raise SchemaError(f"System {excerpt(system)} has no run for task {excerpt(t)}.")
-            run = as_run(next(v for k, v in by_task.items() if str(k) == t))
+            source = next(v for k, v in by_task.items() if str(k) == t)
+            run = as_run(source)
             answered = set(run["query_id"])
             if not answered & judged_set:
                 raise SchemaError(
@@ -418,12 +544,16 @@ def evaluate(
                 )
             if answered - judged_set:
                 unjudged.append((t, str(system), len(answered - judged_set)))
+            absent = [x for x in judged if x not in answered]
+            if absent:
+                coverage = 1 - len(absent) / len(judged)
+                if coverage < min_coverage or missing == "error":
+                    raise _coverage_error(t, system, source, absent, len(judged), min_coverage)
+                short.append((t, str(system), len(absent), len(judged), round(coverage, 4)))
             result = pd.DataFrame(
                 [(m.query_id, str(m.measure), m.value) for m in irm.iter_calc(parsed, q_df, run)],
                 columns=["query", "metric", "value"],
             )
-            returned = set(run["query_id"])
-            absent = [x for x in judged if x not in returned]
             result = result[result["query"].isin(judged)]
             if absent and missing == "zero":
                 # ir_measures leaves out some judged queries without results (depending on the
@@ -436,8 +566,7 @@ def evaluate(
                 )
                 result = result.drop_duplicates(["query", "metric"], keep="first")
             if absent and missing == "drop":
-                result = result[result["query"].isin(returned)]
-                lost.append((t, system, len(absent)))
+                result = result[result["query"].isin(answered)]
             frames.append(result.assign(task=t, system=str(system)))
     if unjudged:
         warn(
@@ -445,10 +574,17 @@ def evaluate(
             + format_groups(pd.DataFrame(unjudged, columns=["task", "system", "queries"])),
             PairingWarning,
         )
-    if lost:
-        warn(
-            "Judged queries a run did not return were left out (missing='drop'):\n"
-            + format_groups(pd.DataFrame(lost, columns=["task", "system", "queries"])),
+    if short:
+        done = (
+            "score 0 (missing='zero', as trec_eval -c) in {n} run(s); pass missing='drop' to "
+            "leave them out"
+            if missing == "zero"
+            else "were left out (missing='drop') in {n} run(s): their means are over the "
+            "queries they returned; pass missing='zero' to score them 0 (as trec_eval -c)"
+        )
+        warn_groups(
+            f"Judged queries a run did not return {done} or missing='error' to refuse such runs",
+            pd.DataFrame(short, columns=["task", "system", "missing", "judged", "coverage"]),
             PairingWarning,
         )
     out = pd.concat(frames, ignore_index=True)[["task", "query", "system", "metric", "value"]]

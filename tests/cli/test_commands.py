@@ -760,3 +760,20 @@ def test_help_gives_every_option_a_text_and_each_default_once(capsys, command):
     text = " ".join(capsys.readouterr().out.split())  # help wraps lines
     assert "(default: None)" not in text and "(default: False)" not in text
     assert not re.search(r"\(default: [^)]*\) \(default:", text)
+
+
+def test_tables_show_input_paths_without_the_machines_tree(capsys, elinor, tmp_path, monkeypatch):
+    """issue 25, item 14: the basic statistics printed absolute paths."""
+    files = [str((elinor / f"pred_{i}.csv").resolve()) for i in (1, 2)]
+    code, out, err = run_cli(capsys, "compare", *files, "--seed", 1, "--n-resamples", 100,
+                             "--print-mode", "raw")  # fmt: skip
+    assert code == 0, err
+    shown = one(parse_raw(out), "Systems")["file"].tolist()
+    assert shown == ["…/elinor-sample/pred_1.csv", "…/elinor-sample/pred_2.csv"]
+    monkeypatch.chdir(elinor.parent)  # below the working folder: relative to it
+    code, out, err = run_cli(capsys, "evaluate", "--qrels", str((elinor / "true.jsonl").resolve()),
+                             "--run", f"a={files[0].replace('.csv', '.jsonl')}", "--measures",
+                             "ap", "--print-mode", "raw")  # fmt: skip
+    assert code == 0, err
+    assert one(parse_raw(out), "Basic statistics")["file"].tolist() == [
+        "elinor-sample/true.jsonl", "elinor-sample/pred_1.jsonl"]  # fmt: skip

@@ -228,6 +228,29 @@ def _unique(named: list[tuple[str, str]], what: str, option: str) -> None:
         raise UsageError(f"Two {what} are named {repeated}; name them with {option} NAME=FILE.")
 
 
+def _shown_paths(paths: list[str]) -> list[str]:
+    """Input paths for a printed table: as the user typed them where relative; absolute ones
+    below the working folder relative to it, others cut to the shortest tail (at least the
+    folder and the name) that still tells them apart — never the machine's whole tree."""
+    cwd = Path.cwd()
+    shown: list[str | None] = []
+    for text in paths:
+        path = Path(text)
+        if not path.is_absolute():
+            shown.append(text)
+        elif path.is_relative_to(cwd):
+            shown.append(str(path.relative_to(cwd)))
+        else:
+            shown.append(None)
+    absolute = [Path(p).parts for p, s in zip(paths, shown, strict=True) if s is None]
+    for depth in range(2, max((len(a) for a in absolute), default=2) + 1):
+        tails = ["/".join(parts[-depth:]) for parts in absolute]
+        if len(set(tails)) == len(set(absolute)):
+            break
+    tail = iter(tails if absolute else [])
+    return [s if s is not None else "…/" + next(tail) for s in shown]
+
+
 def _evaluate_files(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     """The qrels file of each task and the run file of each (system, task)."""
     qrels = [_named(spec, "--qrels") for spec in args.qrels]
@@ -299,7 +322,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         [stats(t, "qrels", qrels_files[t], qrels[t]) for t in qrels]
         + [stats(t, n, run_files[n][t], runs[n][t]) for t in qrels for n in runs]
     ).astype({"judged_missing": "Int64"})
-    _check_coverage(basic, args)
+    _check_coverage(basic, args)  # names the files as given
+    basic["file"] = _shown_paths(list(basic["file"]))
     scores = ir.evaluate(
         qrels, runs, measures, missing=args.missing, min_coverage=args.min_coverage
     )
@@ -406,7 +430,7 @@ def _compare_inputs(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFram
         scores = read_per_query_csv(dict(zip(systems, args.inputs, strict=True)), task=args.task)
         files = list(args.inputs)
     aliases = pd.DataFrame({"alias": [f"System_{i + 1}" for i in range(len(systems))],
-                            "system": systems, "file": files})  # fmt: skip
+                            "system": systems, "file": _shown_paths(files)})  # fmt: skip
     if args.metrics:
         found = list(pd.unique(scores["metric"]))
         unknown = [m for m in args.metrics if m not in found]

@@ -98,8 +98,10 @@ def read_ranger(
         files do not say it), e.g. ``"accuracy"``; required for those.
     measures : str or list of str, default ("nDCG@10", "Judged@10")
         For a retrieval config: the ir_measures measures computed from the
-        qrels and rankings (:func:`metaeval.ir.evaluate`; judged queries a run
-        misses score 0).
+        qrels and rankings (:func:`metaeval.ir.evaluate` with its defaults:
+        judged queries a run misses score 0, with a warning counting them, and a
+        run that returns less than half of a collection's judged queries is a
+        :class:`~metaeval.PairingError`).
     missing_files : {"error", "skip"}, default "error"
         Files the config names that do not exist: an error, or leave those
         (system, task) entries out with a warning naming them.
@@ -113,6 +115,9 @@ def read_ranger(
 
     Raises
     ------
+    metaeval.PairingError
+        From :func:`metaeval.ir.evaluate`: a run covering less than half of its
+        collection's judged queries (a truncated run, or one of another collection).
     metaeval.FormatError
         For a config of another layout (naming the key path, e.g.
         ``eval_metrics.bert``, its line and what was found there), a key given

@@ -284,21 +284,20 @@ def read_lm_eval(
         files = _task_logs(system, folder, scans[system], latest, reruns)
         for task, path in files.items():
             rows.extend(_records(path, task, system))
-    if reruns:
+    table = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
+    if primary is not False:
+        chosen = _primary_metrics(table, primary)
+        keep = table["metric"].to_numpy() == table["task"].map(chosen).to_numpy()
+        table = table[keep].assign(metric="primary").reset_index(drop=True)
+        table.attrs["primary"] = chosen
+    if reruns:  # once the table is made: no report before an error
         warn_groups(
             "latest=True read the newest log of {n} (system, task) pair(s) logged more than "
             "once; the older logs were left out",
             pd.DataFrame(reruns, columns=["system", "task", "read", "left_out"]),
             MetaEvalWarning,
         )
-    table = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
-    if primary is False:
-        return table
-    chosen = _primary_metrics(table, primary)
-    keep = table["metric"].to_numpy() == table["task"].map(chosen).to_numpy()
-    out = table[keep].assign(metric="primary").reset_index(drop=True)
-    out.attrs["primary"] = chosen
-    return out
+    return table
 
 
 @dataclass(frozen=True)

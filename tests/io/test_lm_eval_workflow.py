@@ -245,7 +245,9 @@ def test_primary_names_override_only_their_tasks(tmp_path, rng):
     pd.testing.assert_series_equal(_by_key(named), _expected(truth, chosen))
     with pytest.raises(SchemaError, match="names task.*'arc_eazy'.*which the logs do not have"):
         read_lm_eval(tmp_path / "out", primary={"arc_eazy": "acc"}, latest=True)
-    with pytest.raises(SchemaError, match=r"f1 of task 'arc_easy' \(named in `primary`\) is not"):
+    with pytest.raises(
+        SchemaError, match=r"f1 of task 'arc_easy' \(named in `primary` / --primary\) is not"
+    ):
         read_lm_eval(tmp_path / "out", primary={"arc_easy": "f1"}, latest=True)
     pooled = table.meta.effects(control=sanitized(MODELS[0]), effect="md").meta.pool()
     assert pooled["k"].tolist() == [3, 3]  # the three tasks pool together, per treatment

@@ -73,7 +73,7 @@ def _primary_metrics(table: pd.DataFrame, primary: Any) -> dict[str, str]:
     unknown = [task for task in named if task not in have]
     if unknown:
         raise SchemaError(
-            f"`primary` names task(s) {_listed(excerpt(t) for t in unknown)}, which the logs "
+            f"`primary` (--primary) names task(s) {_listed(excerpt(t) for t in unknown)}, which the logs "
             f"do not have; they have {_listed(have)}."
         )
     bad = {task: metric for task, metric in named.items() if not isinstance(metric, str)}
@@ -94,7 +94,7 @@ def _primary_metrics(table: pd.DataFrame, primary: Any) -> dict[str, str]:
                 "metric}; on the command line --primary TASK=METRIC)."
             )
         if metric not in metrics:
-            source = "named in `primary`" if task in named else "its default"
+            source = "named in `primary` / --primary" if task in named else "its default"
             raise SchemaError(
                 f"The primary metric {metric} of task {task!r} ({source}) is not in its logs, "
                 f"which have {_listed(metrics)}; name one of them, e.g. {task}={metrics[0]}."

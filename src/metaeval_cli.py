@@ -10,6 +10,7 @@ twice that takes one value, an output path whose folder does not exist).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 __all__ = ["main", "build_parser"]
@@ -369,15 +370,19 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="?",
         const=True,
         type=_mapping,
+        action=_Merge,
         metavar="TASK=METRIC,...",
         help="lm-eval output folders: one metric per task, named 'primary', so tasks pool "
         "together; alone, the common tasks' primary metrics (arc_challenge acc_norm, gsm8k "
-        "exact_match,strict-match, ...); or name them",
+        "exact_match,strict-match, ...); TASK=METRIC pairs (repeatable; metric names may "
+        "hold commas: gsm8k=exact_match,flexible-extract) override the tasks they name, the "
+        "others keep their defaults; the metric of each task is printed",
     )
     meta.add_argument(
         "--latest",
         action="store_true",
-        help="lm-eval output folders: the newest log of a task run more than once",
+        help="lm-eval output folders: of a task a model ran more than once, the newest log "
+        "(by the timestamp in its name; those read and left out are listed in a warning)",
     )
     meta.add_argument("--control", required=True, action=_Once, help="the control system")
     meta.add_argument("--treatment", nargs="+", help="default: every other system")
@@ -443,22 +448,61 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_NAME_PART = re.compile(r"^\s*[A-Za-z_][\w.@-]*\s*$")
+
+
 def _mapping(text: str) -> dict[str, str]:
-    """``task=dataset,query=qid`` as a dict; names are checked when the files are read."""
-    pairs = [part.strip() for part in text.split(",") if part.strip()]
-    bad = [p for p in pairs if p.count("=") != 1 or not all(s.strip() for s in p.split("="))]
+    """``task=dataset,query=qid`` as a dict; names are checked when the files are read.
+
+    A comma starts a new pair only where ``NAME=`` follows it (outside brackets), so that
+    values may hold commas, as lm-eval's metric names do:
+    ``gsm8k=exact_match,flexible-extract,arc_easy=acc`` is two pairs.
+    """
+    pairs: list[list[str]] = []
+    for part in text.split(","):
+        name, equals, value = part.partition("=")
+        opened = pairs[-1][1] if pairs else ""
+        balanced = all(opened.count(a) == opened.count(b) for a, b in ("()", "[]", "{}"))
+        if equals and _NAME_PART.match(name) and balanced:
+            pairs.append([name.strip(), value])
+        elif pairs:
+            pairs[-1][1] += "," + part
+        else:
+            pairs.append(["", part])  # no NAME= at the start: refused below
+    bad = [f"{k}={v}" if k else v for k, v in pairs if not k or not v.strip()]
     if not pairs or bad:
         raise argparse.ArgumentTypeError(
             f"expected NAME=VALUE pairs separated by commas (task=dataset,query=qid), not {text!r}"
         )
-    return {k.strip(): v.strip() for k, v in (p.split("=") for p in pairs)}
+    merged: dict[str, str] = {}
+    for name, value in pairs:
+        if name in merged and merged[name] != value.strip():
+            raise argparse.ArgumentTypeError(
+                f"{name} is given twice ({merged[name]} and {value.strip()}) in {text!r}; "
+                "give it once"
+            )
+        merged[name] = value.strip()
+    return merged
 
 
 class _Merge(argparse.Action):
-    """Repeatable ``NAME=VALUE,...`` options merged into one dict."""
+    """Repeatable ``NAME=VALUE,...`` options merged into one dict; a name given two
+    different values is an error, not a silent override. For ``--primary``, whose bare
+    form (``const=True``) stands for "the defaults": a bare one and named ones merge into
+    the named ones (the other tasks keep their defaults)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        merged = dict(getattr(namespace, self.dest) or {})
+        given = getattr(namespace, self.dest)
+        merged = dict(given) if isinstance(given, dict) else {}
+        if values is True:
+            setattr(namespace, self.dest, merged or True)
+            return
+        clash = {k: (merged[k], v) for k, v in values.items() if k in merged and merged[k] != v}
+        if clash:
+            name, (old, new) = next(iter(clash.items()))
+            raise argparse.ArgumentError(
+                self, f"{name} is given twice ({old} and {new}); give it once"
+            )
         merged.update(values)
         setattr(namespace, self.dest, merged)
 
@@ -478,7 +522,8 @@ def _column_options(parser: argparse.ArgumentParser) -> None:
         action=_Merge,
         metavar="NAME=VALUE,...",
         help="key columns the files do not have, with every row's value, e.g. "
-        "metric=nDCG@10 or task=robust04",
+        "metric=nDCG@10 or task=robust04 (repeatable; values may hold commas: "
+        "metric=exact_match,flexible-extract)",
     )
 
 

@@ -492,9 +492,9 @@ def test_evaluate_input_errors_and_warnings(tmp_path):
 def test_read_lm_eval_takes_one_folder_as_a_str_or_path(tmp_path):
     records = [{"doc_id": i, "acc": float(i % 2)} for i in range(3)]
     folder = _lm_eval_folder(tmp_path, "results", {"arc": records})
-    for given in (str(folder), folder):
+    for given in (str(folder), folder):  # lm-eval's --output_path: a system per model folder
         scores = mio.read_lm_eval(given)
-        assert set(scores["system"]) == {"results"} and len(scores) == 3
+        assert set(scores["system"]) == {"pretrained__x"} and len(scores) == 3
     assert set(mio.read_lm_eval([folder])["system"]) == {"results"}
     assert set(mio.read_lm_eval({"mine": str(folder)})["system"]) == {"mine"}
 

@@ -677,8 +677,8 @@ def _meta_scores(args: argparse.Namespace) -> pd.DataFrame:
 
         if args.columns or args.constant:
             raise UsageError("--columns and --constant are for scores files, not lm-eval logs.")
-        return read_lm_eval(_lm_eval_models(path), primary=args.primary or False,
-                            latest=args.latest)  # fmt: skip
+        # read_lm_eval names the systems (one per model sub-folder) and refuses mixes
+        return read_lm_eval(path, primary=args.primary or False, latest=args.latest)
     if args.primary or args.latest:
         raise UsageError("--primary and --latest are for an lm-eval output folder.")
     mapping = {"columns": args.columns, "constants": args.constant}
@@ -696,18 +696,15 @@ def _meta_scores(args: argparse.Namespace) -> pd.DataFrame:
         ) from None
 
 
-def _lm_eval_models(path: Path) -> dict[str, Path]:
-    """The model folders of an lm-eval output folder (one sub-folder per model, or the
-    folder itself), or {} when it holds no sample logs."""
-    if not path.is_dir() or next(path.rglob("samples_*.jsonl*"), None) is None:
-        return {}
-    if next(path.glob("samples_*.jsonl*"), None) is not None:
-        return {path.name: path}
-    return {
-        d.name: d
-        for d in sorted(path.iterdir())
-        if d.is_dir() and next(d.rglob("samples_*.jsonl*"), None) is not None
-    }
+def _lm_eval_models(path: Path) -> bool:
+    """Whether ``path`` is an lm-eval output folder: it holds sample logs or results files
+    (:func:`metaeval.io.read_lm_eval` then names its models, one system per sub-folder,
+    and says what is missing, e.g. ``--log_samples``)."""
+    if not path.is_dir():
+        return False
+    return any(
+        next(path.rglob(pattern), None) for pattern in ("samples_*.jsonl*", "results_*.json")
+    )
 
 
 def _inputs(paths: list[str]) -> str:
@@ -763,6 +760,7 @@ def _meta(args: argparse.Namespace) -> int:
             )
     scores = _meta_scores(args)
     lazy = not isinstance(scores, pd.DataFrame)
+    primary = None if lazy else scores.attrs.get("primary")  # --primary: {task: metric}
     survey = None
     if lazy:  # one pass over the names, shared with the effects below
         from ..scale import Survey
@@ -810,8 +808,13 @@ def _meta(args: argparse.Namespace) -> int:
              f"control: {args.control}")  # fmt: skip
     columns = ["treatment", "task", "n", "mean_control", "mean_treatment", "effect", "se",
                "ci_low", "ci_high", "p_value", "weight"]  # fmt: skip
+    if primary:
+        out.note(f"metric 'primary' of each task: {_pairs_text(primary)}")
     for metric, part in table.groupby("metric", sort=False):
-        out.table(f"Effects per task and summary: {metric}", part[columns])
+        out.table(
+            f"Effects per task and summary: {metric}",
+            _primary_column(part[columns], primary if metric == "primary" else None),
+        )
     heterogeneity = ["metric", "treatment", "k", "tau2", "i2", "q", "q_df", "q_p_value",
                      "pi_low", "pi_high"]  # fmt: skip
     out.table("Heterogeneity of the summaries", pooled[heterogeneity])
@@ -822,12 +825,12 @@ def _meta(args: argparse.Namespace) -> int:
                   by_pooled[["metric", "treatment", args.by, "k", "effect", "se", "ci_low",
                              "ci_high", "p_value", "tau2", "i2"]])  # fmt: skip
     if args.plot:
-        _meta_plots(effects, pooled, args, out)
+        _meta_plots(effects, pooled, args, out, primary)
     if args.latex:
         from ..report import to_latex
 
         latex = to_latex(effects, pooled=pooled, transpose=args.transpose, fit=args.fit)
-        Path(args.latex).write_text(latex, encoding="utf-8")
+        Path(args.latex).write_text(_primary_caption(latex, primary), encoding="utf-8")
         out.note(f"wrote {args.latex}")
         _check_latex_size(latex, effects, args)
     _finish(out, args)
@@ -852,7 +855,37 @@ def _check_latex_size(latex: str, effects: pd.DataFrame, args) -> None:
             + ("; ".join(ways) or "fewer tasks") + ".")  # fmt: skip
 
 
-def _meta_plots(effects: pd.DataFrame, pooled: pd.DataFrame, args, out: Output) -> None:
+def _pairs_text(mapping: dict[str, str]) -> str:
+    """``{task: metric}`` as ``task=metric, ...`` (the syntax of ``--primary``)."""
+    return ", ".join(f"{key}={value}" for key, value in mapping.items())
+
+
+def _primary_column(part: pd.DataFrame, primary: dict[str, str] | None) -> pd.DataFrame:
+    """The effects table with the metric behind 'primary' of each task after ``task``."""
+    if not primary:
+        return part
+    shown = part.copy()
+    at = shown.columns.get_loc("task") + 1
+    shown.insert(at, "primary_metric", shown["task"].map(primary).fillna(""))  # summary: ""
+    return shown
+
+
+def _primary_caption(latex: str, primary: dict[str, str] | None) -> str:
+    """``latex`` with the metric behind 'primary' of each task at the end of its caption."""
+    if not primary:
+        return latex
+    from ..report import escape
+
+    lines = latex.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("\\caption{"))
+    note = escape(f" Metric primary of each task: {_pairs_text(primary)}.", "latex")
+    lines[at] = lines[at][:-1] + note + "}"
+    return "\n".join(lines)
+
+
+def _meta_plots(
+    effects: pd.DataFrame, pooled: pd.DataFrame, args, out: Output, primary: dict | None = None
+) -> None:
     import matplotlib.pyplot as plt
 
     from ..plot import forest, save
@@ -870,8 +903,10 @@ def _meta_plots(effects: pd.DataFrame, pooled: pd.DataFrame, args, out: Output) 
             words = [w for w in (None if len(metrics) == 1 else metric, treatment) if w]
             stem = "-".join([path.stem, *map(_file_name, words)])
             target = path.with_name(stem + path.suffix)
+            labels = ({t: f"{t} ({m})" for t, m in (primary or {}).items()}
+                      if metric == "primary" else None)  # fmt: skip
             fig = forest(frame, method=args.method, ci=args.ci, alpha=args.alpha,
-                         pooled=pooled[pooled["metric"] == metric], by=args.by,
+                         pooled=pooled[pooled["metric"] == metric], by=args.by, labels=labels,
                          title=f"{metric}: effects ({args.effect}) against {args.control}")  # fmt: skip
             save(fig, target)
             _check_forest_size(frame, fig, target, args)

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..errors import FormatError, OptionError, SchemaError, excerpt
+from ..errors import (
+    FormatError,
+    MetaEvalWarning,
+    OptionError,
+    SchemaError,
+    excerpt,
+    warn,
+    warn_groups,
+)
 from ._text import iter_jsonl
 
 __all__ = ["read_lm_eval", "PRIMARY_METRICS"]
@@ -20,6 +30,8 @@ LAYOUT = (
     "when present, else every top-level number other than the bookkeeping keys"
 )
 _NAME = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[\d\-:.]+)\.jsonl(\.gz)?$")
+_BARE = re.compile(r"^samples_(?P<task>.+?)\.jsonl(\.gz)?$")  # no timestamp
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")  # ... nor part of one
 _BOOKKEEPING = {
     "doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
     "doc_hash", "prompt_hash", "target_hash",
@@ -41,30 +53,54 @@ first metric of the task's ``metric_list`` with the normalized accuracy where th
 has one. MMLU's subtasks (``mmlu_*``) use ``acc``."""
 
 
-def _primary_of(task: str, metrics: list[str], primary: Any) -> str:
-    """The primary metric of ``task`` among the ``metrics`` its logs have."""
-    if isinstance(primary, Mapping):
-        if task not in primary:
-            raise SchemaError(
-                f"`primary` has no metric for task {task!r}; its logs have {metrics}. Add "
-                f"{{{task!r}: ...}} to the mapping."
-            )
-        chosen = primary[task]
-    else:
-        chosen = PRIMARY_METRICS.get(task, "acc" if task.startswith("mmlu_") else None)
-        if chosen is None:
-            if len(metrics) == 1:
-                return metrics[0]
-            raise SchemaError(
-                f"No primary metric is known for task {task!r}, whose logs have {metrics}; pass "
-                f"primary={{{task!r}: {metrics[0]!r}, ...}}."
-            )
-    if chosen not in metrics:
+def _listed(values: Any) -> str:
+    """Names for a message, as plain text: ``acc, acc_norm``."""
+    return ", ".join(str(v) for v in values)
+
+
+def _default_primary(task: str) -> str | None:
+    return PRIMARY_METRICS.get(task, "acc" if task.startswith("mmlu_") else None)
+
+
+def _primary_metrics(table: pd.DataFrame, primary: Any) -> dict[str, str]:
+    """The primary metric of every task of ``table``: the one ``primary`` names for the
+    task, else its default (:data:`PRIMARY_METRICS`, or the task's only metric)."""
+    have = {
+        str(task): [str(m) for m in metrics]
+        for task, metrics in table.groupby("task", sort=False)["metric"].unique().items()
+    }
+    named = dict(primary) if isinstance(primary, Mapping) else {}
+    unknown = [task for task in named if task not in have]
+    if unknown:
         raise SchemaError(
-            f"The primary metric {chosen!r} of task {task!r} is not in its logs, which have "
-            f"{metrics}."
+            f"`primary` (--primary) names task(s) {_listed(excerpt(t) for t in unknown)}, which the logs "
+            f"do not have; they have {_listed(have)}."
         )
-    return str(chosen)
+    bad = {task: metric for task, metric in named.items() if not isinstance(metric, str)}
+    if bad:
+        raise OptionError(
+            f"`primary` maps a task to the name of its metric (a string), not "
+            f"{_listed(f'{t}={excerpt(m)}' for t, m in bad.items())}."
+        )
+    chosen: dict[str, str] = {}
+    for task, metrics in have.items():  # one name per task: a loop over names, not data
+        metric = named.get(task, _default_primary(task))
+        if metric is None and len(metrics) == 1:
+            metric = metrics[0]
+        if metric is None:
+            raise SchemaError(
+                f"No primary metric is known for task {task!r}, whose logs have "
+                f"{_listed(metrics)}; name it, e.g. {task}={metrics[0]} (primary={{task: "
+                "metric}; on the command line --primary TASK=METRIC)."
+            )
+        if metric not in metrics:
+            source = "named in `primary` / --primary" if task in named else "its default"
+            raise SchemaError(
+                f"The primary metric {metric} of task {task!r} ({source}) is not in its logs, "
+                f"which have {_listed(metrics)}; name one of them, e.g. {task}={metrics[0]}."
+            )
+        chosen[task] = metric
+    return chosen
 
 
 def _records(path: Path, task: str, system: str) -> list[tuple]:
@@ -115,26 +151,39 @@ def read_lm_eval(
     primary: bool | Mapping[str, str] = False,
     latest: bool = False,
 ) -> pd.DataFrame:
-    """Scores from lm-evaluation-harness sample logs, one results folder per model.
+    """Scores from lm-evaluation-harness sample logs, one system per model.
 
     Parameters
     ----------
     folders
-        ``{system: folder}``; a list of folders (each system is its folder's
-        name); or one folder (a ``str`` or path: one system, the folder's
-        name). Each folder (searched recursively) holds
-        ``samples_<task>_<timestamp>.jsonl`` files (or ``.jsonl.gz``) as
-        written by ``lm-eval --log_samples``, one per task.
+        One folder (a ``str`` or path): lm-eval's ``--output_path``, with one
+        sub-folder per model as lm-eval writes it
+        (``<output_path>/<model_name_sanitized>/samples_<task>_<timestamp>.jsonl``):
+        one system per sub-folder, named after it; a folder that holds the logs
+        itself is one system, named after the folder. Or ``{system: folder}``,
+        or a list of folders (each system named after its folder), each folder
+        one model's. A system's logs must lie in one folder (searched
+        recursively): logs in several folders would be several models' (or
+        runs') merged into one system, which is an error. Logs are
+        ``samples_<task>_<timestamp>.jsonl`` (or ``.jsonl.gz``) as written by
+        ``lm-eval --log_samples``; a ``samples_<task>.jsonl`` without a
+        timestamp is read as the log of ``<task>`` (the name leaves no doubt
+        about the task); any other ``samples_*`` file is left out with a
+        warning naming it.
     primary : bool or mapping of str to str, default False
         Keep one metric per task, named ``"primary"``, so that tasks with
         different metrics pool together: ``True`` takes each task's metric from
-        :data:`PRIMARY_METRICS` (or its only metric), a mapping ``{task:
-        metric}`` names them (``{"gsm8k": "exact_match,flexible-extract"}``).
-        ``attrs["primary"]`` records the metric of every task.
+        :data:`PRIMARY_METRICS` (or its only metric); a mapping ``{task:
+        metric}`` names the metric of the tasks it lists
+        (``{"gsm8k": "exact_match,flexible-extract"}``) and the other tasks
+        keep their defaults. ``attrs["primary"]`` records the metric of every
+        task.
     latest : bool, default False
-        When a folder holds several logs of a task (lm-eval run again into the
-        same output folder), keep the newest (by the timestamp in the file
-        name) instead of raising.
+        When a model's folder holds several logs of a task (lm-eval run again
+        into the same output folder), read the newest (by the timestamp in the
+        file name) instead of raising; a warning lists, per system and task,
+        the log read and the logs left out. Logs of one task with the same
+        timestamp, or without one, cannot be ordered: an error naming them.
 
     Returns
     -------
@@ -153,15 +202,19 @@ def read_lm_eval(
         or repeats a ``doc_id`` (naming file and line); a folder that does not
         exist.
     metaeval.SchemaError
-        A folder without sample logs, two logs of the same task in one folder
-        (without ``latest``), two folders of the same name in a list, or a task
-        whose primary metric is unknown or absent from its logs.
+        A folder without sample logs (with only ``results_*.json``: rerun
+        lm-eval with ``--log_samples``); a system whose logs lie in several
+        folders; two logs of the same task of one system (without ``latest``;
+        with it, when they share a timestamp or lack one); two folders of the
+        same name in a list; a task whose primary metric is unknown or absent
+        from its logs, or a task in ``primary`` that the logs do not have.
 
     Examples
     --------
-    Two models' logs of the same task, three samples each:
+    An lm-eval output folder with two models' logs of the same task, three
+    samples each:
 
-    >>> import json, pathlib, tempfile
+    >>> import json, pathlib, tempfile, warnings
     >>> from metaeval.io import read_lm_eval
     >>> tmp = tempfile.TemporaryDirectory()
     >>> for model, accuracy in {"llama": [1, 0, 1], "mistral": [1, 1, 1]}.items():
@@ -171,8 +224,7 @@ def read_lm_eval(
     ...                for i, a in enumerate(accuracy)]
     ...     log = folder / "samples_arc_easy_2024-05-01T12-00-00.jsonl"
     ...     _ = log.write_text("".join(json.dumps(r) + "\\n" for r in records))
-    >>> read_lm_eval({"llama": pathlib.Path(tmp.name) / "llama",
-    ...               "mistral": pathlib.Path(tmp.name) / "mistral"})
+    >>> read_lm_eval(tmp.name)
            task query   system metric  value
     0  arc_easy     0    llama    acc    1.0
     1  arc_easy     1    llama    acc    0.0
@@ -186,7 +238,12 @@ def read_lm_eval(
     >>> _ = (folder / "samples_arc_easy_2024-06-01T09-00-00.jsonl").write_text(
     ...     "".join(json.dumps({"doc_id": i, "metrics": ["acc", "acc_norm"], "acc": 0,
     ...                         "acc_norm": 1}) + "\\n" for i in range(3)))
-    >>> newest = read_lm_eval(folder, primary=True, latest=True)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     newest = read_lm_eval(folder, primary=True, latest=True)
+    >>> print(caught[0].message)
+    latest=True read the newest log of 1 (system, task) pair(s) logged more than once; the older logs were left out:
+      system='mistral', task='arc_easy', read='samples_arc_easy_2024-06-01T09-00-00.jsonl', left_out='samples_arc_easy_2024-05-01T12-00-00.jsonl'
     >>> newest[["task", "metric", "value"]].drop_duplicates()
            task   metric  value
     0  arc_easy  primary    0.0
@@ -194,56 +251,187 @@ def read_lm_eval(
     {'arc_easy': 'acc'}
     >>> tmp.cleanup()
     """
-    if isinstance(folders, str | Path):
-        folders = [folders]
-    if isinstance(folders, Mapping):
-        named = dict(folders)
-    else:
-        folders = list(folders)
-        named = {Path(f).name: f for f in folders}
-        if len(named) < len(folders):
-            raise SchemaError("Two folders have the same name; pass {system: folder}.")
-    rows: list[tuple] = []
-    for system, folder in named.items():
-        if not Path(folder).is_dir():
-            problem = "is a file, not a folder" if Path(folder).exists() else "no such folder"
-            raise FormatError(folder, None, problem, "a folder of lm-eval sample logs")
-        files: dict[str, Path] = {}
-        for path in sorted(Path(folder).rglob("samples_*.jsonl*")):
-            match = _NAME.match(path.name)
-            if not match:
-                continue
-            task = match.group("task")
-            if task in files and not latest:
-                raise SchemaError(
-                    f"{folder}: two sample logs of task {task!r} ({files[task].name}, "
-                    f"{path.name}); keep one run per folder, or pass latest=True (--latest) "
-                    "to read the newest."
-                )
-            if task not in files or _stamp(path) > _stamp(files[task]):
-                files[task] = path
-        if not files:
-            raise SchemaError(
-                f"{folder}: no samples_<task>_<timestamp>.jsonl files (run lm-eval with --log_samples)."
-            )
-        for task, path in files.items():
-            rows.extend(_records(path, task, str(system)))
-    table = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
-    if primary is False:
-        return table
-    if primary is not True and not isinstance(primary, Mapping):
+    if primary is not True and primary is not False and not isinstance(primary, Mapping):
         raise OptionError(
             f"`primary` must be True, False or a mapping {{task: metric}}, not {primary!r}."
         )
-    have = table.groupby("task", sort=False)["metric"].unique()
-    chosen = {task: _primary_of(task, list(metrics), primary) for task, metrics in have.items()}
-    keep = table["metric"].to_numpy() == table["task"].map(chosen).to_numpy()
-    out = table[keep].assign(metric="primary").reset_index(drop=True)
-    out.attrs["primary"] = chosen
-    return out
+    if isinstance(folders, str | Path):
+        root = _existing(Path(folders))
+        found = _scan(root)
+        named = _model_folders(root, found)
+        scans = {system: _below(found, folder) for system, folder in named.items()}
+    else:
+        if isinstance(folders, Mapping):
+            named = {str(system): Path(folder) for system, folder in folders.items()}
+        else:
+            folders = list(folders)
+            named = {Path(f).name: Path(f) for f in folders}
+            if len(named) < len(folders):
+                raise SchemaError("Two folders have the same name; pass {system: folder}.")
+        scans = {system: _scan(_existing(folder)) for system, folder in named.items()}
+    odd = sorted({path for scan in scans.values() for path in scan.odd})
+    if odd:
+        warn(
+            f"{len(odd)} file(s) named samples_* are not lm-eval sample logs "
+            f"(samples_<task>_<timestamp>.jsonl) and were left out: {_listed(odd[:10])}"
+            + (f" and {len(odd) - 10} more" if len(odd) > 10 else "")
+            + "; rename them samples_<task>.jsonl to read them.",
+            MetaEvalWarning,
+        )
+    rows: list[tuple] = []
+    reruns: list[tuple[str, str, str, str]] = []
+    for system, folder in named.items():
+        files = _task_logs(system, folder, scans[system], latest, reruns)
+        for task, path in files.items():
+            rows.extend(_records(path, task, system))
+    table = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
+    if primary is not False:
+        chosen = _primary_metrics(table, primary)
+        keep = table["metric"].to_numpy() == table["task"].map(chosen).to_numpy()
+        table = table[keep].assign(metric="primary").reset_index(drop=True)
+        table.attrs["primary"] = chosen
+    if reruns:  # once the table is made: no report before an error
+        warn_groups(
+            "latest=True read the newest log of {n} (system, task) pair(s) logged more than "
+            "once; the older logs were left out",
+            pd.DataFrame(reruns, columns=["system", "task", "read", "left_out"]),
+            MetaEvalWarning,
+        )
+    return table
 
 
-def _stamp(path: Path) -> str:
-    """The timestamp in a log's name (ISO-like, so that it sorts as text)."""
-    match = _NAME.match(path.name)
-    return match.group("stamp") if match else ""
+@dataclass(frozen=True)
+class _Scan:
+    """What a folder holds: sample logs ``(path, task, time)``, results files, odd names."""
+
+    logs: tuple[tuple[Path, str, datetime | None], ...]
+    results: tuple[Path, ...]
+    odd: tuple[Path, ...]
+
+
+def _existing(folder: Path) -> Path:
+    if not folder.is_dir():
+        problem = "is a file, not a folder" if folder.exists() else "no such folder"
+        raise FormatError(folder, None, problem, "a folder of lm-eval sample logs")
+    return folder
+
+
+def _scan(folder: Path) -> _Scan:
+    logs, odd = [], []
+    for path in sorted(p for p in folder.rglob("samples_*") if p.is_file()):
+        match = _NAME.match(path.name)
+        if match:
+            logs.append((path, match["task"], _when(match["stamp"])))
+            continue
+        bare = _BARE.match(path.name)
+        if bare and not _DATE.search(bare["task"]):
+            logs.append((path, bare["task"], None))
+        elif ".jsonl" in path.name:
+            odd.append(path)  # other files (samples_x.csv, ...) are not lm-eval's
+    results = sorted(p for p in folder.rglob("results_*.json") if p.is_file())
+    return _Scan(tuple(logs), tuple(results), tuple(odd))
+
+
+def _below(scan: _Scan, folder: Path) -> _Scan:
+    """The part of ``scan`` inside ``folder``."""
+
+    def inside(path: Path) -> bool:
+        return path.is_relative_to(folder)
+
+    return _Scan(
+        tuple(log for log in scan.logs if inside(log[0])),
+        tuple(p for p in scan.results if inside(p)),
+        tuple(p for p in scan.odd if inside(p)),
+    )
+
+
+def _model_folders(root: Path, scan: _Scan) -> dict[str, Path]:
+    """The systems of an lm-eval output folder: the folder itself when it holds the logs,
+    else each sub-folder holding logs (lm-eval's ``<output_path>/<model>/``)."""
+    holders = [log[0] for log in scan.logs] + list(scan.results)
+    if not holders:
+        _no_logs(root, scan)
+    if any(path.parent == root for path in holders):
+        deeper = sorted({p.relative_to(root).parts[0] for p in holders if p.parent != root})
+        if deeper:
+            raise SchemaError(
+                f"{root}: lm-eval logs lie both in the folder itself and in its sub-folder(s) "
+                f"{_listed(deeper)}, which would merge several models into one system; point "
+                "at one model's folder, or at an output folder whose sub-folders hold one "
+                "model each."
+            )
+        return {root.name: root}
+    return {name: root / name for name in sorted({p.relative_to(root).parts[0] for p in holders})}
+
+
+def _no_logs(folder: Path, scan: _Scan) -> None:
+    if scan.results:
+        raise SchemaError(
+            f"{folder}: lm-eval results ({_listed(p.name for p in scan.results[:3])}) but no "
+            "per-sample logs (samples_<task>_<timestamp>.jsonl); results files hold only the "
+            "means. Rerun lm-eval with --log_samples."
+        )
+    raise SchemaError(
+        f"{folder}: no samples_<task>_<timestamp>.jsonl files (run lm-eval with --log_samples)."
+    )
+
+
+def _task_logs(
+    system: str, folder: Path, scan: _Scan, latest: bool, reruns: list
+) -> dict[str, Path]:
+    """The log to read of each task of one system; with ``latest`` the reruns left out are
+    appended to ``reruns`` as ``(system, task, read, left_out)``."""
+    if not scan.logs:
+        _no_logs(folder, scan)
+    places = sorted({path.parent for path, _, _ in scan.logs})
+    if len(places) > 1:
+        where = _listed(str(p.relative_to(folder)) or "." for p in places)
+        raise SchemaError(
+            f"{folder}: the sample logs of system {system!r} lie in {len(places)} folders "
+            f"({where}): several models' or runs' logs, which would be merged into one "
+            "system. Point at one model's folder, or at an output folder whose sub-folders "
+            "hold one model each (runs of one model with several seeds are not read "
+            "together)."
+        )
+    by_task: dict[str, list[tuple[Path, datetime | None]]] = {}
+    for path, task, when in scan.logs:
+        by_task.setdefault(task, []).append((path, when))
+    files = {}
+    for task, logs in by_task.items():  # a loop over files, not over data
+        if len(logs) == 1:
+            files[task] = logs[0][0]
+            continue
+        names = _listed(path.name for path, _ in logs)
+        if not latest:
+            raise SchemaError(
+                f"{folder}: {len(logs)} sample logs of task {task!r} ({names}); keep one run "
+                "per folder, or pass latest=True (--latest) to read the newest."
+            )
+        untimed = [path.name for path, when in logs if when is None]
+        if untimed:
+            raise SchemaError(
+                f"{folder}: {len(logs)} sample logs of task {task!r} ({names}), and "
+                f"{_listed(untimed)} has no timestamp (samples_<task>_<YYYY-MM-DDTHH-MM-SS>"
+                ".jsonl), so latest=True cannot tell the newest; move the logs not to read "
+                "out of the folder."
+            )
+        logs.sort(key=lambda log: log[1])  # type: ignore[arg-type, return-value]
+        (second, t2), (newest, t1) = logs[-2], logs[-1]
+        if t1 == t2:
+            raise SchemaError(
+                f"{folder}: the sample logs {second.name} and {newest.name} of task {task!r} "
+                "have the same timestamp, so latest=True cannot tell which is newer; move the "
+                "one not to read out of the folder."
+            )
+        files[task] = newest
+        reruns.append((system, task, newest.name, _listed(p.name for p, _ in logs[:-1])))
+    return files
+
+
+def _when(stamp: str) -> datetime | None:
+    """The time in a log's name (``2024-05-02T10-00-00.123456``), or None if it is not one."""
+    day, _, clock = stamp.partition("T")
+    try:
+        return datetime.fromisoformat(f"{day}T{clock.replace('-', ':')}")
+    except ValueError:
+        return None

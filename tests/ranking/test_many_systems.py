@@ -428,3 +428,54 @@ def test_studentized_range_tail_is_accurate_far_out():
     for k in (3, 10, 100, 1000):
         ref = ss.studentized_range.sf(grid, k, np.inf)
         np.testing.assert_allclose(_friedman._range_sf(grid, k), ref, rtol=0, atol=1e-11)
+
+
+# ----------------------------------------------------------------- row order (issue 25, item 16)
+def _twins(rng, n_tasks=20, n_queries=9) -> pd.DataFrame:
+    """Systems A and B with identical per-query scores, B's rows in the reverse order; C other."""
+    rows = []
+    for t in range(n_tasks):
+        v = rng.uniform(size=n_queries)
+        w = rng.uniform(size=n_queries)
+        rows += [(f"t{t:02d}", f"q{q}", "A", "m", v[q]) for q in range(n_queries)]
+        rows += [(f"t{t:02d}", f"q{q}", "B", "m", v[q]) for q in reversed(range(n_queries))]
+        rows += [(f"t{t:02d}", f"q{q}", "C", "m", w[q]) for q in range(n_queries)]
+    return pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
+
+
+def _exact_pivot(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per-task means with a correctly rounded sum (math.fsum): equal data, equal means."""
+    import math
+
+    return (
+        scores.groupby(["task", "system"])["value"].agg(lambda v: math.fsum(v) / len(v)).unstack()
+    )
+
+
+def test_identical_systems_tie_whatever_the_row_order(rng):
+    scores = _twins(rng)
+    wide = _exact_pivot(scores)
+    assert (wide["A"] == wide["B"]).all()
+    ref = ss.friedmanchisquare(*wide.to_numpy().T)
+    test = friedman(scores).iloc[0]
+    assert test["chi2"] == pytest.approx(ref.statistic, rel=1e-12)
+    assert test["p_value"] == pytest.approx(ref.pvalue, rel=1e-10)
+    ranks = friedman(scores).attrs["ranks"].set_index("system")
+    assert ranks.loc["A", "mean_rank"] == ranks.loc["B", "mean_rank"]
+    assert ranks.loc["A", "mean"] == ranks.loc["B", "mean"]
+    pair = posthoc(scores).set_index(["system_a", "system_b"])
+    ab = pair.loc[("A", "B")] if ("A", "B") in pair.index else pair.loc[("B", "A")]
+    assert ab["rank_diff"] == 0 and ab["p_adjusted"] == pytest.approx(1.0, abs=1e-12)
+    report = rank_report(scores, force="nonparametric").ranks.set_index("system")
+    assert report.loc["A", "mean_rank"] == report.loc["B", "mean_rank"]
+
+
+def test_bayes_draws_do_not_depend_on_the_row_order(rng):
+    wide = random_wide(rng, 15, 3, shift=0.05) * 0.02
+    scores = wide_to_scores(wide)
+    kwargs = {"control": "s00", "seed": 5, "n_samples": 2000}
+    forward = bayes_signed_rank(scores, **kwargs)
+    for shuffled in (scores.iloc[::-1], scores.sample(frac=1, random_state=3)):
+        again = bayes_signed_rank(shuffled, **kwargs)
+        again = again.set_index("treatment").loc[forward["treatment"]].reset_index()
+        pd.testing.assert_frame_equal(again[forward.columns], forward, check_exact=True)

@@ -117,18 +117,25 @@ def metric_directions(higher_is_better: Any, metrics: Sequence[str]) -> dict[str
 def task_means(
     scores: pd.DataFrame,
 ) -> tuple[np.ndarray, pd.Index, pd.Index, pd.Index]:
-    """Mean value per ``(metric, task, system)`` as an array, NaN where absent."""
+    """Mean value per ``(metric, task, system)`` as an array, NaN where absent.
+
+    The tasks come in sorted order (metrics and systems in the table's order of
+    first appearance), and each cell's values are summed in increasing order:
+    equal data give exactly equal means and equal sums over tasks, whatever the
+    order of the rows (a sum in row order can differ in the last bit, and two
+    systems with the same per-query scores would then not tie).
+    """
     m_codes, metrics = pd.factorize(scores["metric"], sort=False)
-    t_codes, tasks = pd.factorize(scores["task"], sort=False)
+    t_codes, tasks = pd.factorize(scores["task"], sort=True)
     s_codes, systems = pd.factorize(scores["system"], sort=False)
-    means = (
-        pd.Series(scores["value"].to_numpy(dtype=float))
-        .groupby([m_codes, t_codes, s_codes], sort=False)
-        .mean()
-    )
+    value = scores["value"].to_numpy(dtype=float)
+    order = np.lexsort((value, s_codes, t_codes, m_codes))  # by cell, then by value
+    cell = np.stack([m_codes, t_codes, s_codes])[:, order]
+    value = value[order]
+    start = np.flatnonzero(np.r_[True, (cell[:, 1:] != cell[:, :-1]).any(axis=0)])
+    count = np.diff(np.r_[start, len(value)])
     x = np.full((len(metrics), len(tasks), len(systems)), np.nan)
-    idx = tuple(means.index.get_level_values(i).to_numpy() for i in range(3))
-    x[idx] = means.to_numpy()
+    x[tuple(cell[:, start])] = np.add.reduceat(value, start) / count
     return x, pd.Index(metrics), pd.Index(tasks), pd.Index(systems)
 
 

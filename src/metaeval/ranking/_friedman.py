@@ -222,8 +222,11 @@ def friedman(
 
     data = task_scores(scores, metric=metric, higher_is_better=higher_is_better, caller="friedman")
     k, n = data.k.astype(float), data.n.astype(float)
-    centred = np.where(data.sys_in, data.mean_ranks - ((k + 1) / 2)[:, None], 0.0)
-    chi2 = 12 * n / (k * (k + 1)) * (centred**2).sum(axis=1)
+    # from the rank sums R_j (multiples of 1/2): Σ (2 R_j − N(k + 1))² is a sum of integers,
+    # exact in any order, so equal data give exactly equal statistics whatever the row order
+    twice = np.rint(2 * np.nansum(data.ranks, axis=1)).astype(np.int64)
+    dev = np.where(data.sys_in, twice - (data.n * (data.k + 1))[:, None], 0)
+    chi2 = 3 * (dev**2).sum(axis=1) / (n * k * (k + 1))
     if correction:
         with np.errstate(invalid="ignore", divide="ignore"):
             chi2 = chi2 / (1 - _tie_sums(data) / (n * k * (k**2 - 1)))

@@ -59,7 +59,9 @@ _CONTROL_METHODS = ("holm", "bonferroni_dunn")
 class TaskScores:
     """Per-task scores of every metric, ranked: the input of every test here.
 
-    ``x[metric, task, system]`` is the mean value (NaN where absent); ``ranks``
+    ``x[metric, task, system]`` is the mean value (NaN where absent; tasks in
+    sorted order, each mean summed in a fixed order, so that equal data give
+    equal numbers whatever the order of the rows, see ``task_means``); ``ranks``
     the average ranks within each (metric, task), 1 = best; ``sys_in`` and
     ``task_in`` mark the systems and tasks of each metric; ``k`` and ``n``
     count them; ``sign`` is +1 where higher is better, −1 where lower is.

@@ -327,3 +327,41 @@ def test_pairing_errors():
         leaderboard(HAND.iloc[:0])
     with pytest.raises(metaeval.SchemaError):
         leaderboard(HAND.drop(columns="value"))
+
+
+# A bogus value of every option of leaderboard(): each must be an OptionError naming it,
+# whichever the method (also where the method does not use the option).
+BOGUS = {
+    "method": "plurality",
+    "metric": "no_such_metric",
+    "higher_is_better": "yes",
+    "control": 42,
+    "effect": "smd_typo",
+    "pool_method": "REML2",
+    "ci": "wald",
+    "alpha": 1.5,
+}
+
+
+@pytest.mark.parametrize("method", metaeval.ranking.AGGREGATIONS)
+@pytest.mark.parametrize("option", list(BOGUS))
+def test_every_option_rejects_a_bogus_value(method, option):
+    import inspect
+
+    options = [
+        name
+        for name, par in inspect.signature(leaderboard).parameters.items()
+        if par.kind is par.KEYWORD_ONLY
+    ]
+    assert sorted(options) == sorted(BOGUS)  # a new option needs a bogus value here
+    kwargs = {"method": method, "control": "A" if method == "meta" else None}
+    kwargs[option] = BOGUS[option]
+    with pytest.raises(OptionError, match=rf"`{option}`") as info:
+        leaderboard(HAND, **kwargs)
+    assert repr(BOGUS[option]) in str(info.value) or str(BOGUS[option]) in str(info.value)
+
+
+def test_an_unknown_control_is_an_error_for_every_method():
+    for method in metaeval.ranking.AGGREGATIONS:
+        with pytest.raises(PairingError, match=r"'Q' is not a system"):
+            leaderboard(HAND, method=method, control="Q")

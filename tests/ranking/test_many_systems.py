@@ -428,3 +428,203 @@ def test_studentized_range_tail_is_accurate_far_out():
     for k in (3, 10, 100, 1000):
         ref = ss.studentized_range.sf(grid, k, np.inf)
         np.testing.assert_allclose(_friedman._range_sf(grid, k), ref, rtol=0, atol=1e-11)
+
+
+# ----------------------------------------------------------------- row order (issue 25, item 16)
+def _twins(rng, n_tasks=20, n_queries=9) -> pd.DataFrame:
+    """Systems A and B with identical per-query scores, B's rows in the reverse order; C other."""
+    rows = []
+    for t in range(n_tasks):
+        v = rng.uniform(size=n_queries)
+        w = rng.uniform(size=n_queries)
+        rows += [(f"t{t:02d}", f"q{q}", "A", "m", v[q]) for q in range(n_queries)]
+        rows += [(f"t{t:02d}", f"q{q}", "B", "m", v[q]) for q in reversed(range(n_queries))]
+        rows += [(f"t{t:02d}", f"q{q}", "C", "m", w[q]) for q in range(n_queries)]
+    return pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
+
+
+def _exact_pivot(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per-task means with a correctly rounded sum (math.fsum): equal data, equal means."""
+    import math
+
+    return (
+        scores.groupby(["task", "system"])["value"].agg(lambda v: math.fsum(v) / len(v)).unstack()
+    )
+
+
+def test_identical_systems_tie_whatever_the_row_order(rng):
+    scores = _twins(rng)
+    wide = _exact_pivot(scores)
+    assert (wide["A"] == wide["B"]).all()
+    ref = ss.friedmanchisquare(*wide.to_numpy().T)
+    test = friedman(scores).iloc[0]
+    assert test["chi2"] == pytest.approx(ref.statistic, rel=1e-12)
+    assert test["p_value"] == pytest.approx(ref.pvalue, rel=1e-10)
+    ranks = friedman(scores).attrs["ranks"].set_index("system")
+    assert ranks.loc["A", "mean_rank"] == ranks.loc["B", "mean_rank"]
+    assert ranks.loc["A", "mean"] == ranks.loc["B", "mean"]
+    pair = posthoc(scores).set_index(["system_a", "system_b"])
+    ab = pair.loc[("A", "B")] if ("A", "B") in pair.index else pair.loc[("B", "A")]
+    assert ab["rank_diff"] == 0 and ab["p_adjusted"] == pytest.approx(1.0, abs=1e-12)
+    report = rank_report(scores, force="nonparametric").ranks.set_index("system")
+    assert report.loc["A", "mean_rank"] == report.loc["B", "mean_rank"]
+
+
+def test_bayes_draws_do_not_depend_on_the_row_order(rng):
+    wide = random_wide(rng, 15, 3, shift=0.05) * 0.02
+    scores = wide_to_scores(wide)
+    kwargs = {"control": "s00", "seed": 5, "n_samples": 2000}
+    forward = bayes_signed_rank(scores, **kwargs)
+    for shuffled in (scores.iloc[::-1], scores.sample(frac=1, random_state=3)):
+        again = bayes_signed_rank(shuffled, **kwargs)
+        again = again.set_index("treatment").loc[forward["treatment"]].reset_index()
+        pd.testing.assert_frame_equal(again[forward.columns], forward, check_exact=True)
+
+
+# ----------------------------------------------------------------- rank_report as autorank
+def _autorank(wide: pd.DataFrame, **kwargs):
+    autorank = pytest.importorskip("autorank")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return autorank.autorank(wide.reset_index(drop=True), alpha=0.05, **kwargs)
+
+
+def _check_per_system(report, wide, ref, *, ci: bool = True):
+    """The per-system summary against autorank's rankdf and its effect-size functions."""
+    from autorank._util import _akinshin_gamma, _cohen_d, _effect_level
+
+    got = report.ranks.set_index("system")
+    df = ref.rankdf
+    np.testing.assert_allclose(got.loc[df.index, "mean_rank"], df["meanrank"].astype(float))
+    cols = ["mean", "std"] if "mean" in df.columns else ["median", "mad"]
+    for col in cols:
+        np.testing.assert_allclose(got.loc[df.index, col], df[col].astype(float), rtol=1e-12)
+    if ci:
+        for ours, theirs in (("ci_low", "ci_lower"), ("ci_high", "ci_upper")):
+            np.testing.assert_allclose(got.loc[df.index, ours], df[theirs].astype(float),
+                                       rtol=1e-12)  # fmt: skip
+    # against the best ranked system, with autorank's own functions (its table relates every
+    # system to its first row, the worst ranked)
+    func, kind = (
+        (_cohen_d, "cohen_d") if "mean" in df.columns else (_akinshin_gamma, "akinshin_gamma")
+    )
+    assert report.summary["effect_size_type"].iloc[0] == kind
+    best = got.index[0]
+    expected = [func(wide[best], wide[s]) for s in got.index]
+    np.testing.assert_allclose(got["effect_size"], expected, rtol=1e-10, atol=1e-14)
+    assert got["magnitude"].tolist() == [_effect_level(e, kind) for e in expected]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rank_report_two_systems_as_autorank(seed):
+    rng = np.random.default_rng(seed)
+    wide = random_wide(rng, 16, 2, shift=0.6)
+    if seed % 2:  # skewed scores: not normal
+        wide = np.exp(2 * wide)
+    ref = _autorank(wide)
+    report = rank_report(wide_to_scores(wide))
+    row = report.summary.iloc[0]
+    assert row["omnibus"] == ref.omnibus and row["posthoc"] == "none"
+    assert row["normal"] == ref.all_normal
+    if ref.omnibus == "ttest":
+        assert row["p_value"] == pytest.approx(ref.pvalue, rel=1e-10)
+        pair = report.posthoc["m"].iloc[0]
+        assert row["statistic"] == pytest.approx(
+            ss.ttest_rel(wide[pair["treatment"]], wide[pair["control"]]).statistic, rel=1e-10
+        )
+    else:  # autorank: one-sided, in the direction of the larger median; here two-sided
+        assert ref.pvalue <= 0.5
+        assert row["p_value"] == pytest.approx(min(1.0, 2 * ref.pvalue), rel=1e-10)
+    assert "Friedman" not in report.text and "Nemenyi" not in report.text
+    _check_per_system(report, wide, ref)
+    assert r"$p$" in report.to_latex() and "Magnitude" in report.to_latex(table="systems")
+
+
+def test_rank_report_forced_two_system_tests():
+    rng = np.random.default_rng(7)
+    wide = random_wide(rng, 20, 2, shift=0.5)
+    scores = wide_to_scores(wide)
+    t = rank_report(scores, force="parametric").summary.iloc[0]
+    w = rank_report(scores, force="nonparametric").summary.iloc[0]
+    assert (t["omnibus"], w["omnibus"]) == ("ttest", "wilcoxon")
+    assert t["p_value"] == pytest.approx(ss.ttest_rel(wide["s00"], wide["s01"]).pvalue, rel=1e-10)
+    assert w["p_value"] == pytest.approx(ss.wilcoxon(wide["s00"], wide["s01"]).pvalue, rel=1e-10)
+
+
+@pytest.mark.parametrize("seed", [1, 3, 5])
+def test_rank_report_per_system_summary_after_friedman_equals_autoranks(seed):
+    rng = np.random.default_rng(seed)
+    wide = np.exp(2 * random_wide(rng, 25, 5, shift=0.3))  # skewed: Friedman and Nemenyi
+    ref = _autorank(wide)
+    assert ref.omnibus == "friedman"
+    report = rank_report(wide_to_scores(wide))
+    assert report.summary["ci_of"].iloc[0] == "median"
+    _check_per_system(report, wide, ref)
+
+
+def test_rank_report_per_system_summary_after_the_anova():
+    rng = np.random.default_rng(0)
+    wide = random_wide(rng, 20, 4, shift=0.4)
+    ref = _autorank(wide)
+    assert ref.omnibus == "anova"
+    report = rank_report(wide_to_scores(wide))
+    _check_per_system(report, wide, ref, ci=False)
+    # the intervals: mean ± q_α(k, df) √(MS/N) / 2; autorank's with the one-way residual,
+    # metaeval's with the residual of systems × tasks
+    x = wide.to_numpy()
+    n, k = x.shape
+    one_way = ((x - x.mean(axis=0)) ** 2).sum() / (n * k - k)
+    half = ss.studentized_range.isf(0.05, k, n * k - k) * np.sqrt(one_way / n) / 2
+    np.testing.assert_allclose((ref.rankdf["ci_upper"] - ref.rankdf["mean"]).astype(float), half)
+    res = x - x.mean(axis=0) - x.mean(axis=1, keepdims=True) + x.mean()
+    two_way = (res**2).sum() / ((n - 1) * (k - 1))
+    half = ss.studentized_range.isf(0.05, k, (n - 1) * (k - 1)) * np.sqrt(two_way / n) / 2
+    got = report.ranks
+    np.testing.assert_allclose(got["ci_high"] - got["mean"], half, rtol=1e-10)
+    np.testing.assert_allclose(got["mean"] - got["ci_low"], half, rtol=1e-10)
+
+
+def test_rank_report_prose_groups_by_cliques_and_figures_follow_the_ranks():
+    import re
+
+    rng = np.random.default_rng(11)
+    wide = np.exp(random_wide(rng, 30, 8, shift=0.35))
+    report = rank_report(wide_to_scores(wide), force="nonparametric")
+    text = report.text
+    assert "is better than" not in text
+    expected = cliques(posthoc(wide_to_scores(wide))).groupby("clique")["system"].agg(list)
+    assert len(expected) >= 2
+    found = re.findall(r"\{([^}]*)\}", text)
+    assert [re.split(r", | and ", g) for g in found] == expected.tolist()
+    # Tukey's heatmap lists the systems in order of average rank
+    normal = random_wide(np.random.default_rng(0), 20, 4, shift=0.4)
+    tukey_report = rank_report(wide_to_scores(normal), force="parametric")
+    fig = tukey_report.figure()
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels == tukey_report.ranks["system"].tolist()
+    pairs = tukey_report.posthoc["m"]
+    pos = {s: i for i, s in enumerate(tukey_report.ranks["system"])}
+    assert all(pos[a] < pos[b] for a, b in zip(pairs["system_a"], pairs["system_b"], strict=True))
+    mean = normal.mean()
+    np.testing.assert_allclose(pairs["diff"], mean[pairs["system_a"]].to_numpy()
+                               - mean[pairs["system_b"]].to_numpy(), rtol=1e-12)  # fmt: skip
+    tex = tukey_report.to_latex(table="systems")
+    assert tex.count(r"\\") == 5 and "Cohen's $d$" in tex
+    with pytest.raises(OptionError, match="`table`"):
+        tukey_report.to_latex(table="ranks")
+
+
+def test_rank_report_markdown_escapes_names():
+    markdown_it = pytest.importorskip("markdown_it")
+    rng = np.random.default_rng(2)
+    wide = random_wide(rng, 12, 3, shift=2.0)
+    names = ["<b>bold</b>", "*em* [link](http://x.org)", "a_b `code` <script>x</script>"]
+    wide.columns = names
+    report = rank_report(wide_to_scores(wide, metric="<i>m</i>"), force="nonparametric")
+    html = markdown_it.MarkdownIt("commonmark").render(report._repr_markdown_())
+    for tag in ("<b>", "<em>", "<a ", "<code>", "<script>", "<i>"):
+        assert tag not in html
+    for name in ["<b>bold</b>", "<script>x</script>", "<i>m</i>"]:
+        assert name.replace("<", "&lt;").replace(">", "&gt;") in html
+    assert "*em* [link](http://x.org)" in html
+    assert "<b>bold</b>" in report.text  # the plain text keeps the names as they are

@@ -20,15 +20,25 @@ import pandas as pd
 
 from .._options import (
     AGGREGATIONS,
+    CI_METHODS,
     DEFAULT_CI,
     DEFAULT_EFFECT,
     DEFAULT_POOL_METHOD,
+    EFFECT_TYPES,
+    POOL_METHODS,
     Aggregation,
     CIMethod,
     EffectType,
     PoolMethod,
 )
-from ..errors import OptionError, PairingError, check_option, format_groups, quote_list
+from ..errors import (
+    OptionError,
+    PairingError,
+    check_alpha,
+    check_option,
+    format_groups,
+    quote_list,
+)
 from ..paired.effect_size import effects
 from ..pooling import pool
 from ..schema import prepare_scores
@@ -107,18 +117,25 @@ def metric_directions(higher_is_better: Any, metrics: Sequence[str]) -> dict[str
 def task_means(
     scores: pd.DataFrame,
 ) -> tuple[np.ndarray, pd.Index, pd.Index, pd.Index]:
-    """Mean value per ``(metric, task, system)`` as an array, NaN where absent."""
+    """Mean value per ``(metric, task, system)`` as an array, NaN where absent.
+
+    The tasks come in sorted order (metrics and systems in the table's order of
+    first appearance), and each cell's values are summed in increasing order:
+    equal data give exactly equal means and equal sums over tasks, whatever the
+    order of the rows (a sum in row order can differ in the last bit, and two
+    systems with the same per-query scores would then not tie).
+    """
     m_codes, metrics = pd.factorize(scores["metric"], sort=False)
-    t_codes, tasks = pd.factorize(scores["task"], sort=False)
+    t_codes, tasks = pd.factorize(scores["task"], sort=True)
     s_codes, systems = pd.factorize(scores["system"], sort=False)
-    means = (
-        pd.Series(scores["value"].to_numpy(dtype=float))
-        .groupby([m_codes, t_codes, s_codes], sort=False)
-        .mean()
-    )
+    value = scores["value"].to_numpy(dtype=float)
+    order = np.lexsort((value, s_codes, t_codes, m_codes))  # by cell, then by value
+    cell = np.stack([m_codes, t_codes, s_codes])[:, order]
+    value = value[order]
+    start = np.flatnonzero(np.r_[True, (cell[:, 1:] != cell[:, :-1]).any(axis=0)])
+    count = np.diff(np.r_[start, len(value)])
     x = np.full((len(metrics), len(tasks), len(systems)), np.nan)
-    idx = tuple(means.index.get_level_values(i).to_numpy() for i in range(3))
-    x[idx] = means.to_numpy()
+    x[tuple(cell[:, start])] = np.add.reduceat(value, start) / count
     return x, pd.Index(metrics), pd.Index(tasks), pd.Index(systems)
 
 
@@ -333,15 +350,18 @@ def leaderboard(
         an entry).
     control : str, optional
         The common control (baseline) system; required by ``method="meta"``
-        and ignored by the other methods.
-    effect : {"md", "smd", "smcrp", "smcc", "rom"}, default "smcrp"
+        and not used by the other methods (but checked: a system of the table).
+    effect : {"md", "smd", "smcrp", "smcc", "rom", "corr"}, default "smcrp"
         ``method="meta"`` only: the effect size, see :func:`metaeval.effects`.
-    pool_method : str, default "REML"
+    pool_method : {"EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM"}, default "REML"
         ``method="meta"`` only: the τ² estimator, see :func:`metaeval.pool`.
-    ci : {"knha", "z"} or None, default None
+    ci : {"z", "knha", "hksj"} or None, default None
         ``method="meta"`` only: the test and interval, see :func:`metaeval.pool`.
     alpha : float, default 0.05
         ``method="meta"`` only: the intervals have level 1 − alpha.
+
+    Every option is checked whichever the method, so that a typo is an
+    error even where the option is not used.
 
     Returns
     -------
@@ -374,12 +394,16 @@ def leaderboard(
     metaeval.SchemaError
         If ``scores`` is not a valid scores table.
     metaeval.OptionError
-        An unknown ``method`` or metric, a ``higher_is_better`` mapping that
-        misses a ranked metric, or ``method="meta"`` without ``control``.
+        A bad value of any option (named in the message: ``method``,
+        ``effect``, ``pool_method``, ``ci``, ``alpha``, ``control``,
+        ``metric``, ``higher_is_better``), whichever the method; a
+        ``higher_is_better`` mapping that misses a ranked metric, or
+        ``method="meta"`` without ``control``.
     metaeval.PairingError
         A system without a score on some task of a metric (every missing
         ``(metric, task, system)`` is listed), fewer than 2 systems on a metric,
-        an empty table, or a ``control`` that is not a system of a metric.
+        an empty table, or a ``control`` that is not a system of the table (or,
+        for ``meta``, of a metric).
 
     Notes
     -----
@@ -454,13 +478,25 @@ def leaderboard(
     >>> board["system"].tolist(), board.attrs["kemeny_cost"]
     (['A', 'B', 'C'], {'acc': 2})
     """
+    # every option is checked, whether or not the method uses it
     check_option("method", method, AGGREGATIONS)
+    check_option("effect", effect, EFFECT_TYPES)
+    check_option("pool_method", pool_method, POOL_METHODS)
+    check_option("ci", ci, (*CI_METHODS, None))
+    alpha = check_alpha(alpha)
+    if control is not None and not isinstance(control, str):
+        raise OptionError(f"`control` must be one system name (a str), not {control!r}.")
     scores, directions = scores_of_metrics(scores, metric, higher_is_better)
 
     x, metrics, _tasks, systems = task_means(scores)
     metrics = metrics.astype(str)
     systems = systems.astype(str)
     sys_in, task_in = check_complete(x, metrics, _tasks.astype(str), systems)
+    if control is not None and control not in set(systems):
+        raise PairingError(
+            f"The control {control!r} is not a system of the table; the systems are "
+            f"{quote_list(list(systems))}."
+        )
     n_sys = sys_in.sum(axis=1)
     n_tasks = task_in.sum(axis=1)
     sign = np.array([1.0 if directions[m] else -1.0 for m in metrics])

@@ -15,8 +15,9 @@ per draw. Here the differences are sorted once per pair: then z_i + z_j > 2r hol
 for a suffix of j, whose length is counted once per pair, and each draw's double
 sum is a cumulative sum of its weights, O(N) instead of O(N²). The draws are
 shared by every pair of a metric (the same weights over its tasks), generated in
-blocks from streams keyed by the seed, the metric and the block, so that a pair's
-probabilities do not depend on which other pairs are computed.
+blocks from streams keyed by the seed, the metric and the block, and given to the
+metric's tasks in sorted order of their names, so that a pair's probabilities do not
+depend on which other pairs are computed nor on the order of the table's rows.
 
 References
 ----------
@@ -138,7 +139,8 @@ def bayes_signed_rank(
     seed : int, optional
         Seeds the draws; None draws fresh entropy (stored in ``attrs["seed"]``).
         The same seed gives the same probabilities for a pair, whichever other
-        pairs are computed with it.
+        pairs are computed with it and whatever the order of the rows (the
+        draws go to the tasks in sorted order of their names).
     threshold : float, default 0.95
         The posterior probability a ``decision`` needs.
     metric, higher_is_better

@@ -59,7 +59,9 @@ _CONTROL_METHODS = ("holm", "bonferroni_dunn")
 class TaskScores:
     """Per-task scores of every metric, ranked: the input of every test here.
 
-    ``x[metric, task, system]`` is the mean value (NaN where absent); ``ranks``
+    ``x[metric, task, system]`` is the mean value (NaN where absent; tasks in
+    sorted order, each mean summed in a fixed order, so that equal data give
+    equal numbers whatever the order of the rows, see ``task_means``); ``ranks``
     the average ranks within each (metric, task), 1 = best; ``sys_in`` and
     ``task_in`` mark the systems and tasks of each metric; ``k`` and ``n``
     count them; ``sign`` is +1 where higher is better, −1 where lower is.
@@ -222,8 +224,11 @@ def friedman(
 
     data = task_scores(scores, metric=metric, higher_is_better=higher_is_better, caller="friedman")
     k, n = data.k.astype(float), data.n.astype(float)
-    centred = np.where(data.sys_in, data.mean_ranks - ((k + 1) / 2)[:, None], 0.0)
-    chi2 = 12 * n / (k * (k + 1)) * (centred**2).sum(axis=1)
+    # from the rank sums R_j (multiples of 1/2): Σ (2 R_j − N(k + 1))² is a sum of integers,
+    # exact in any order, so equal data give exactly equal statistics whatever the row order
+    twice = np.rint(2 * np.nansum(data.ranks, axis=1)).astype(np.int64)
+    dev = np.where(data.sys_in, twice - (data.n * (data.k + 1))[:, None], 0)
+    chi2 = 3 * (dev**2).sum(axis=1) / (n * k * (k + 1))
     if correction:
         with np.errstate(invalid="ignore", divide="ignore"):
             chi2 = chi2 / (1 - _tie_sums(data) / (n * k * (k**2 - 1)))

@@ -214,13 +214,14 @@ class RegBatch:
 def _score(b: RegBatch, tau2: np.ndarray, reml: bool) -> tuple[np.ndarray, np.ndarray]:
     """metafor's ML/REML equation y'P²y − tr W (ML) or − tr P (REML), and its slope.
 
-    With u = P y = W r: y'P²y = u'u, d(y'P²y)/dτ² = −2 u'P u, d tr P/dτ² = −tr P²,
+    With u = P y = W r: y'P²y = u'u, d(y'P²y)/dτ² = −2 u'P u with
+    u'P u = u'W u − (X'W u)' A⁻¹ (X'W u), d tr P/dτ² = −tr P²,
     tr P² = Σw² − 2 tr(A⁻¹X'W³X) + tr((A⁻¹X'W²X)²) with A = X'WX.
     """
     w = b.weights(tau2)
     inv, _, r = b.wls(w)
     u = w * r
-    xu = np.einsum("gkp,gk->gp", b.x, u)
+    xu = np.einsum("gkp,gk->gp", b.x, w * u)
     upu = np.einsum("gk,gk,gk->g", w, u, u) - np.einsum("gp,gpq,gq->g", xu, inv, xu)
     a = np.einsum("gk,gk->g", u, u)
     if not reml:
@@ -253,10 +254,29 @@ def _tau2_he(b: RegBatch) -> np.ndarray:
 
 
 def _fixed_parts(b: RegBatch) -> tuple[np.ndarray, np.ndarray]:
-    """Q_E and tr P₀ with the weights 1/v."""
+    """Q_E and tr P₀ with the weights 1/v, from a QR decomposition of the weighted design.
+
+    With W^½X = Q R (complete: Q is K × K) and Q₂ the columns of Q past the p free
+    ones (an orthonormal basis of the complement of the design's span), I − H = Q₂Q₂',
+    so Q_E = ‖Q₂'W^½y‖² and tr P₀ = Σ_i w_i ‖Q₂[i]‖²: sums of squares, without the
+    cancellation of Σw − tr((X'WX)⁻¹X'W²X), which lost all digits of tr P₀ when one
+    variance was 1e-8 of the others (the rows are sorted by weight, heaviest first,
+    which keeps Householder QR accurate row by row). The columns that are not free
+    (all 0) are moved behind the free ones.
+    """
     w = b.weights(np.zeros(len(b.k)))
-    inv, _, r = b.wls(w)
-    return np.einsum("gk,gk,gk->g", w, r, r), b.trace_p(w, inv)
+    rows = np.argsort(-w, axis=1, kind="stable")
+    cols = np.argsort(~b.free, axis=1, kind="stable")
+    ws = np.take_along_axis(w, rows, axis=1)
+    root = np.sqrt(ws)
+    xs = np.take_along_axis(b.x, rows[:, :, None], axis=1)
+    xs = np.take_along_axis(xs, cols[:, None, :], axis=2) * root[:, :, None]
+    ys = np.take_along_axis(b.y, rows, axis=1) * root
+    q, _ = np.linalg.qr(xs, mode="complete")
+    rest = np.arange(q.shape[2])[None, :] >= b.p[:, None]  # the columns of Q₂
+    q2 = np.where(rest[:, None, :], q, 0.0)
+    qe = (np.einsum("gkj,gk->gj", q2, ys) ** 2).sum(axis=1)
+    return qe, np.einsum("gk,gkj,gkj->g", ws, q2, q2)
 
 
 def _log_lik(b: RegBatch, tau2: np.ndarray, reml: bool) -> np.ndarray:

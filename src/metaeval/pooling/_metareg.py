@@ -113,6 +113,8 @@ class Design:
     matrix: np.ndarray  # (rows, p), NaN where a moderator is missing
     scale: np.ndarray  # (p,) columns are divided by these while fitting
     numeric: dict[str, bool]  # moderator -> numeric?
+    #: factor -> (the indices of its term columns, its levels, the reference first)
+    factors: dict[str, tuple[np.ndarray, list[Any]]]
 
 
 def _factor_levels(values: pd.Series) -> list[Any]:
@@ -125,6 +127,7 @@ def _factor_levels(values: pd.Series) -> list[Any]:
 def design(table: pd.DataFrame, mods: list[str]) -> Design:
     """Treatment-coded model matrix of ``mods`` (see the module docstring)."""
     terms, columns, numeric = [INTERCEPT], [np.ones(len(table))], {}
+    factors: dict[str, tuple[np.ndarray, list[Any]]] = {}
     for mod in mods:
         values = table[mod]
         is_numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(
@@ -148,6 +151,7 @@ def design(table: pd.DataFrame, mods: list[str]) -> Design:
                 f"({quote_list([str(v) for v in levels])}); a factor needs at least two."
             )
         missing = values.isna().to_numpy()
+        factors[mod] = (np.arange(len(terms), len(terms) + len(levels) - 1), levels)
         for level in levels[1:]:
             terms.append(f"{mod}[T.{level}]")
             columns.append(np.where(missing, np.nan, (values == level).to_numpy(float)))
@@ -155,7 +159,7 @@ def design(table: pd.DataFrame, mods: list[str]) -> Design:
     with np.errstate(invalid="ignore"):
         scale = np.sqrt(np.nanmean(matrix**2, axis=0))
     scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
-    return Design(terms, matrix, scale, numeric)
+    return Design(terms, matrix, scale, numeric, factors)
 
 
 # ------------------------------------------------------------------ the batch
@@ -359,8 +363,13 @@ def _fit_batch(
         rss = np.einsum("gk,gk,gk->g", w, r, r)
         noise = (4 * b.k * np.finfo(float).eps * np.abs(b.y).max(axis=1)) ** 2 * w.sum(axis=1)
         s2w = np.where(rss <= noise, 0.0, rss / (k - p))
+        # Knapp–Hartung with moderators that fit the effects exactly: s² = 0 leaves no
+        # covariance (metafor gives se 0, t = ±Inf and Q_M NA): NaN, with a warning
+        exact = (s2w == 0) if knha else np.zeros(len(s2w), dtype=bool)
         vcov = inv * (s2w if knha else np.ones_like(s2w))[:, None, None]
-        vcov = np.where(b.free[:, :, None] & b.free[:, None, :], vcov, np.nan)
+        vcov = np.where(
+            b.free[:, :, None] & b.free[:, None, :] & ~exact[:, None, None], vcov, np.nan
+        )
         beta = np.where(b.free, beta, np.nan)
         qe, trace_p0 = _fixed_parts(b)
         qe = np.maximum(0.0, qe)
@@ -374,16 +383,18 @@ def _fit_batch(
         # Q_M over the free coefficients besides the intercept
         mod_free = b.free.copy()
         mod_free[:, 0] = False
-        sub = np.where(mod_free[:, :, None] & mod_free[:, None, :], vcov, 0.0)
-        sub = sub + np.where(mod_free, 0.0, 1.0)[:, :, None] * np.eye(sub.shape[1])
+        both = mod_free[:, :, None] & mod_free[:, None, :] & ~exact[:, None, None]
+        sub = np.where(both, vcov, 0.0)
+        sub = sub + np.where(both, 0.0, 1.0) * np.eye(sub.shape[1])
         beta_m = np.where(mod_free, beta, 0.0)
         qm = np.einsum("gp,gp->g", beta_m, np.linalg.solve(sub, beta_m[..., None])[..., 0])
+        qm = np.where(exact, np.nan, qm)
         m = mod_free.sum(axis=1).astype(float)
     stats = {
         "tau2": tau2, "k": k, "p": p, "m": m, "qm": qm, "qe": qe, "i2": i2, "h2": h2,
         "s2w": s2w,
     }  # fmt: skip
-    flags = {"failed": failed, "reset": reset}
+    flags = {"failed": failed, "reset": reset, "exact": exact}
     return stats, beta, vcov, w, flags
 
 
@@ -548,9 +559,10 @@ def metareg(
     beta = np.full((n_groups, n_terms), np.nan)
     vcov = np.full((n_groups, n_terms, n_terms), np.nan)
     weight = np.full(len(grp.table), np.nan)
-    flag_names = ("failed", "reset", "too_few", "collinear")
+    flag_names = ("failed", "reset", "too_few", "collinear", "exact")
     flags = {name: np.zeros(n_groups, dtype=bool) for name in flag_names}
     absent = np.zeros((n_groups, n_terms), dtype=bool)
+    new_refs: list[tuple[np.ndarray, str, np.ndarray]] = []
     y = grp.table["effect"].to_numpy(np.float64)
     v = grp.table["variance"].to_numpy(np.float64)
     x = np.where(np.isfinite(des.matrix), des.matrix, 0.0) / des.scale
@@ -561,12 +573,16 @@ def metareg(
         xx = np.zeros((*shape, n_terms))
         m[local, slot], yy[local, slot], vv[local, slot] = True, y[rows], v[rows]
         xx[local, slot] = x[rows]
-        free = np.abs(xx).max(axis=1) > 0
+        present = np.abs(xx).max(axis=1) > 0
+        free, rerefs = _rereference(des, xx, m, present)
+        xx = np.where(free[:, None, :], xx, 0.0)
         too_few = m.sum(axis=1) <= free.sum(axis=1)
         usable = ~too_few & _usable(xx, m, free)
         flags["too_few"][members] = too_few
         flags["collinear"][members] = ~usable & ~too_few
-        absent[members] = ~free & usable[:, None]
+        absent[members] = ~present & usable[:, None]
+        for mod, hit, level in rerefs:
+            new_refs.append((members[hit & usable], mod, level[usable[hit]]))
         ok = np.flatnonzero(usable)
         if not len(ok):
             continue
@@ -587,11 +603,14 @@ def metareg(
         stats[name][bad] = np.nan
     beta[bad], vcov[bad] = np.nan, np.nan
     _warn(grp, des, flags, absent, opts_method)
+    _warn_new_references(grp, des, new_refs)
     coefs = _coef_table(grp, des, beta, vcov, stats, test, alpha)
     fit_table = _fit_table(grp, stats, opts_method, test)
     data = grp.table.loc[valid, grp.keys + grp.over + mod_list + ["effect", "variance"]].copy()
     data["weight"] = weight[valid]
-    data["fitted"] = np.einsum("rp,rp->r", des.matrix[valid], beta[grp.code[valid]])
+    # a term that is not estimable in a group (absent level, reference there) adds nothing
+    fit_beta = np.where(np.isnan(beta) & ~bad[:, None], 0.0, beta)
+    data["fitted"] = np.einsum("rp,rp->r", des.matrix[valid], fit_beta[grp.code[valid]])
     coefs.attrs.update(
         fit=fit_table,
         data=data.reset_index(drop=True),
@@ -641,6 +660,33 @@ def _check_mods(table: pd.DataFrame, mods: list[str], taken: list[str]) -> None:
             f"Column(s) {reserved} cannot be moderators: they are keys of the model "
             f"({taken}) or results of metaeval."
         )
+
+
+def _rereference(
+    des: Design, x: np.ndarray, m: np.ndarray, present: np.ndarray
+) -> tuple[np.ndarray, list[tuple[str, np.ndarray, np.ndarray]]]:
+    """The estimable columns of each group, with a factor's first present level as its
+    reference where the reference level is absent (as metafor, which fits a group with
+    the levels present in it).
+
+    ``present`` marks the columns that are not 0 throughout a group. Where every effect
+    of a group has a non-reference level of a factor, that factor's first present
+    level's column is dropped (not free) and the others compare with it. Returns the
+    free columns and, per factor with such groups, (factor, the groups' mask, their
+    new reference level).
+    """
+    free = present.copy()
+    rerefs = []
+    for mod, (cols, levels) in des.factors.items():
+        some_level = (x[:, :, cols] != 0).any(axis=2)  # a non-reference level
+        lacking = (some_level | ~m).all(axis=1) & m.any(axis=1)
+        if not lacking.any():
+            continue
+        first = np.argmax(present[:, cols], axis=1)
+        hit = np.flatnonzero(lacking)
+        free[hit, cols[first[hit]]] = False
+        rerefs.append((mod, lacking, np.asarray(levels, dtype=object)[1 + first[hit]]))
+    return free, rerefs
 
 
 def _usable(x: np.ndarray, m: np.ndarray, free: np.ndarray) -> np.ndarray:
@@ -739,12 +785,38 @@ def _warn_left_out(grp, des: Design, valid: np.ndarray) -> None:
             )
 
 
+def _warn_new_references(grp, des: Design, new_refs) -> None:
+    if not any(len(g) for g, _, _ in new_refs):
+        return
+    tables = [
+        grp.key_frame.iloc[g].assign(
+            moderator=mod, reference=[str(level) for level in levels]
+        )  # fmt: skip
+        for g, mod, levels in new_refs
+        if len(g)
+    ]
+    table = pd.concat(tables, ignore_index=True)
+    warn_groups(
+        "{n} factor(s) lack their reference level in a group: there the first level "
+        "present is the reference (as metafor fits a group with the levels it has), the "
+        "factor's coefficients compare with that level and its own term is NaN",
+        table,
+        DegenerateWarning,
+    )
+
+
 def _warn(grp, des: Design, flags, absent, method: str) -> None:
     keys = grp.key_frame
     messages = (
         (flags["collinear"], "have collinear moderators: all results are NaN"),
         (flags["too_few"], "have no more effects than coefficients (k <= p): all results are NaN"),
         *solver_messages(flags, method),
+        (
+            flags["exact"],
+            "are fitted exactly by their moderators (s² = 0): their Knapp–Hartung standard "
+            "errors, tests, intervals and Q_M are NaN (metafor gives se 0); use ci='z' for "
+            "the model-based ones",
+        ),
     )
     warn_each(messages, keys, "meta-regression group(s)")
     if absent.any():

@@ -31,11 +31,16 @@ table are carried into it). A numeric column enters as it is; any other column
 (strings, categoricals, booleans) is a factor in treatment coding: one indicator
 per level but the first, the first level the reference (a categorical's own
 order; otherwise the sorted levels, as R's ``factor()``). Terms are named like
-statsmodels' formulas: ``domain[T.news]``.
+statsmodels' formulas: ``domain[T.news]``. Each group is fitted with the levels
+present in it, as metafor fits that group's data alone: an absent level's term is
+NaN there, and where the reference level is absent the first level present is the
+group's reference (its term NaN, the factor's other coefficients compared with it).
 
 The groups are laid out as ``(groups, tasks, terms)`` batches (groups of similar
 size together) and every step runs on all groups of a batch at once: batched
-``(p, p)`` solves, and the root search of :mod:`metaeval.pooling._estimators` in
+``(p, p)`` solves, batched QR decompositions of the weighted designs (Q_E and
+tr P₀ as sums of squares, accurate when the variances differ by many orders of
+magnitude), and the root search of :mod:`metaeval.pooling._estimators` in
 lockstep.
 
 References
@@ -451,7 +456,8 @@ def metareg(
         The moderator columns. Numeric columns enter as they are (transform them
         first, e.g. ``log_n = np.log(n_queries)``); other columns are factors in
         treatment coding with the first level as reference (a categorical's
-        order, else sorted).
+        order, else sorted); in a group that lacks it, the first level present
+        there.
     method : {"REML", "ML", "DL", "HE", "HS", "EE", "FE"}, default "REML"
         The estimator of the residual τ², with metafor's definitions for models
         with moderators; ``EE`` (alias ``FE``) fixes τ² at 0.
@@ -508,9 +514,13 @@ def metareg(
         Naming the groups: effects with a NaN effect, variance or moderator are
         left out; a group with k ≤ p effects, or with collinear moderators, is
         NaN; a factor level absent from a group leaves its coefficient NaN there
-        (the others are fitted, as metafor drops redundant terms); a fit that did
+        (the others are fitted, as metafor drops redundant terms); a factor whose
+        reference level is absent from a group has the first level present as its
+        reference there (the warning names it; its term is NaN); a fit that did
         not converge is NaN; a REML/ML fit reset to τ² = 0 by metafor's
-        likelihood check.
+        likelihood check; with ``ci="knha"``, moderators that fit the effects
+        exactly (s² = 0) leave the standard errors, tests, intervals and Q_M NaN
+        (metafor gives se 0).
 
     Notes
     -----

@@ -403,3 +403,30 @@ def test_dl_is_exact_when_one_variance_is_tiny(seed):
     pooled = metaeval.pool(eff.query("task != 't5'"), method="DL", ci="z")["tau2"].item()
     assert pooled > 0
     assert tau2 == pytest.approx(pooled, rel=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ee_coefficients_are_exact_when_one_variance_is_tiny(seed):
+    """One sampling variance 1e-8 of the others: the EE coefficients and their se as
+    exact arithmetic gives them to 1e-12 (the normal equations lost 7 digits)."""
+    rng = np.random.default_rng(seed)
+    k = 10
+    v = rng.uniform(0.5, 2.0, k)
+    v[3] = 1e-8 * v[3]
+    x = rng.normal(size=k)
+    f = rng.choice(["a", "b"], size=k)
+    f[:2] = ["a", "b"]
+    eff = pd.DataFrame({"task": [f"t{i}" for i in range(k)], "effect": rng.normal(size=k),
+                        "variance": v, "x": x, "f": f})  # fmt: skip
+    res = metaeval.metareg(eff, ["x", "f"], method="EE")
+    design = [
+        [Fraction(1), Fraction(a), Fraction(int(b == "b"))] for a, b in zip(x, f, strict=True)
+    ]
+    w = [1 / Fraction(t) for t in v]
+    y = [Fraction(t) for t in eff["effect"]]
+    gram = [[sum(w[i] * design[i][r] * design[i][c] for i in range(k)) for c in range(3)]
+            for r in range(3)]  # fmt: skip
+    beta = _solve_exact(gram, [sum(w[i] * design[i][r] * y[i] for i in range(k)) for r in range(3)])
+    var = [_solve_exact(gram, [Fraction(int(r == c)) for r in range(3)])[c] for c in range(3)]
+    np.testing.assert_allclose(res["estimate"], [float(b) for b in beta], rtol=1e-12)
+    np.testing.assert_allclose(res["se"], [float(t) ** 0.5 for t in var], rtol=1e-12)

@@ -215,6 +215,42 @@ class RegBatch:
     def weights(self, tau2: np.ndarray) -> np.ndarray:
         return 1.0 / (self.v + tau2[:, None])
 
+    def weighted_design(
+        self, w: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """W^½X and W^½y with the rows sorted by weight (heaviest first, which keeps
+        Householder QR accurate row by row) and the free columns first; the weights
+        in that order, and the column order."""
+        rows = np.argsort(-w, axis=1, kind="stable")
+        cols = np.argsort(~self.free, axis=1, kind="stable")
+        ws = np.take_along_axis(w, rows, axis=1)
+        root = np.sqrt(ws)
+        xs = np.take_along_axis(self.x, rows[:, :, None], axis=1)
+        xs = np.take_along_axis(xs, cols[:, None, :], axis=2) * root[:, :, None]
+        return xs, np.take_along_axis(self.y, rows, axis=1) * root, ws, cols
+
+    def lstsq(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """As :meth:`wls`, from the QR decomposition W^½X = QR: β̂ = R⁻¹Q'W^½y and
+        (X'WX)⁻¹ = R⁻¹R⁻ᵀ, accurate when the normal equations are ill-conditioned (one
+        variance 1e-8 of the others cost 7 digits of β̂ there)."""
+        xs, ys, _, cols = self.weighted_design(w)
+        q, r = np.linalg.qr(xs)
+        n, n_terms = r.shape[1], xs.shape[2]
+        block = np.arange(n_terms) < self.p[:, None]  # the free columns, in R's order
+        square = np.zeros((len(r), n_terms, n_terms))
+        square[:, :n] = r
+        square = np.where(block[:, :, None] & block[:, None, :], square, np.eye(n_terms))
+        qty = np.zeros((len(r), n_terms))
+        qty[:, :n] = np.einsum("gkj,gk->gj", q, ys)
+        r_inv = np.linalg.inv(square)
+        beta = np.einsum("gpq,gq->gp", r_inv, np.where(block, qty, 0.0))
+        back = np.argsort(cols, axis=1)
+        beta = np.take_along_axis(beta, back, axis=1)
+        inv = r_inv @ np.swapaxes(r_inv, 1, 2)
+        inv = np.take_along_axis(np.take_along_axis(inv, back[:, :, None], 1), back[:, None, :], 2)
+        res = (self.y - np.einsum("gkp,gp->gk", self.x, beta)) * self.m
+        return inv, beta, res
+
     def trace_p(self, w: np.ndarray, inv: np.ndarray) -> np.ndarray:
         """tr P = Σw − tr((X'WX)⁻¹ X'W²X)."""
         return w.sum(axis=1) - np.einsum("gpq,gqp->g", inv, self.gram(w, 2))
@@ -268,19 +304,10 @@ def _fixed_parts(b: RegBatch) -> tuple[np.ndarray, np.ndarray]:
     With W^½X = Q R (complete: Q is K × K) and Q₂ the columns of Q past the p free
     ones (an orthonormal basis of the complement of the design's span), I − H = Q₂Q₂',
     so Q_E = ‖Q₂'W^½y‖² and tr P₀ = Σ_i w_i ‖Q₂[i]‖²: sums of squares, without the
-    cancellation of Σw − tr((X'WX)⁻¹X'W²X), which lost all digits of tr P₀ when one
-    variance was 1e-8 of the others (the rows are sorted by weight, heaviest first,
-    which keeps Householder QR accurate row by row). The columns that are not free
-    (all 0) are moved behind the free ones.
+    cancellation of Σw − tr((X'WX)⁻¹X'W²X), which put tr P₀ (and DL's τ²) 2% off
+    when one variance was 1e-8 of the others.
     """
-    w = b.weights(np.zeros(len(b.k)))
-    rows = np.argsort(-w, axis=1, kind="stable")
-    cols = np.argsort(~b.free, axis=1, kind="stable")
-    ws = np.take_along_axis(w, rows, axis=1)
-    root = np.sqrt(ws)
-    xs = np.take_along_axis(b.x, rows[:, :, None], axis=1)
-    xs = np.take_along_axis(xs, cols[:, None, :], axis=2) * root[:, :, None]
-    ys = np.take_along_axis(b.y, rows, axis=1) * root
+    xs, ys, ws, _ = b.weighted_design(b.weights(np.zeros(len(b.k))))
     q, _ = np.linalg.qr(xs, mode="complete")
     rest = np.arange(q.shape[2])[None, :] >= b.p[:, None]  # the columns of Q₂
     q2 = np.where(rest[:, None, :], q, 0.0)
@@ -363,7 +390,7 @@ def _fit_batch(
     fit_tau2 = np.where(failed, 0.0, tau2)
     with np.errstate(invalid="ignore", divide="ignore"):
         w = b.weights(fit_tau2)
-        inv, beta, r = b.wls(w)
+        inv, beta, r = b.lstsq(w)
         k, p = b.k.astype(float), b.p.astype(float)
         rss = np.einsum("gk,gk,gk->g", w, r, r)
         noise = (4 * b.k * np.finfo(float).eps * np.abs(b.y).max(axis=1)) ** 2 * w.sum(axis=1)

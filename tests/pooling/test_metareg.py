@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -254,3 +255,178 @@ def test_data_and_vcov_attrs_describe_the_fit():
     x = np.column_stack([np.ones(len(eff)), eff["x"], eff["domain"] == "news",
                          eff["domain"] == "web"]).astype(float)  # fmt: skip
     np.testing.assert_allclose(data["fitted"], x @ res["estimate"].to_numpy(), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ absent levels
+LEVEL_FITS = {"tau2": "tau2", "qm": "QM", "qm_df": "QMdf1", "qm_p_value": "QMp", "qe": "QE",
+              "n_coef": "p", "k": "k"}  # fmt: skip
+
+
+@pytest.mark.parametrize("test", ["z", "knha"])
+@pytest.mark.parametrize("method", ["EE", "DL", "REML"])
+@pytest.mark.parametrize("formula", ["~ f", "~ x1 + f"])
+def test_absent_levels_match_rma(formula, method, test):
+    """Groups without the reference level (ids 2, 4, 6) or without other levels (3, 5, 6)
+    are fitted with the levels present, the first the reference, as metafor fits them
+    (fixtures/metafor/make_metareg_levels.R); the reference is named in a warning."""
+    d = _read("metareg_levels_data").rename(columns={"yi": "effect", "vi": "variance"})
+    d = d.assign(study=d.groupby("id").cumcount() + 1)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        res = metaeval.metareg(d, FORMULAS[formula], method=method, ci=test, over="study",
+                               groups="id")  # fmt: skip
+    sel = dict(formula=formula, method=method, test=test)
+    ref = _read("metareg_levels_coefs")
+    ref = ref.loc[(ref[list(sel)] == pd.Series(sel)).all(axis=1)]
+    ref = ref.assign(term=ref["term"].replace({"intrcpt": "intercept"})
+                     .str.replace(r"^f([a-d])$", r"f[T.\1]", regex=True))  # fmt: skip
+    merged = res.merge(ref, on=["id", "term"], how="outer", suffixes=("", "_R"), indicator=True)
+    ours_only = merged.loc[merged["_merge"] == "left_only"]
+    assert (merged["_merge"] != "right_only").all()
+    assert ours_only[list(COEFS)].isna().all(axis=None)
+    # the terms metafor does not have: absent levels, and the new reference of 2, 4 and 6
+    assert sorted(map(tuple, ours_only[["id", "term"]].values)) == [
+        (2, "f[T.b]"), (3, "f[T.b]"), (4, "f[T.b]"), (4, "f[T.c]"), (5, "f[T.d]"),
+        (6, "f[T.b]"), (6, "f[T.c]"),
+    ]  # fmt: skip
+    both = merged.loc[merged["_merge"] == "both"]
+    assert len(both) == len(ref)
+    for ours, theirs in COEFS.items():
+        col = f"{theirs}_R" if theirs in res.columns else theirs
+        _close(both[ours], both[col], 1e-6, 1e-300 if ours == "p_value" else 1e-9, ours)
+    fits = _read("metareg_levels_fits")
+    fits = fits.loc[(fits[list(sel)] == pd.Series(sel)).all(axis=1)]
+    fit = res.attrs["fit"].merge(fits, on="id", suffixes=("", "_R"))
+    assert len(fit) == 6
+    for ours, theirs in LEVEL_FITS.items():
+        col = f"{theirs}_R" if theirs in res.attrs["fit"].columns else theirs
+        _close(fit[ours], fit[col], 1e-6, 1e-10, ours)
+    new_ref = [w.message for w in record if "reference level" in str(w.message)]
+    assert len(new_ref) == 1 and issubclass(new_ref[0].__class__, DegenerateWarning)
+    named = new_ref[0].groups
+    assert named[["id", "moderator", "reference"]].values.tolist() == [
+        [2, "f", "b"],
+        [4, "f", "c"],
+        [6, "f", "b"],
+    ]
+
+
+# ------------------------------------------------------------------ numerical edges
+@pytest.mark.parametrize("method", ["ML", "REML"])
+def test_ml_reml_tau2_does_not_depend_on_the_unit(data, fits, method):
+    """Effects × c and variances × c² give τ² × c², for c from 1e-6 to 1e12 (the ML/REML
+    slope had a rounding term that dominated at large c: τ² ended 5% off); REML on the
+    unscaled data is metafor's."""
+    sel = (fits["formula"] == "~ x1 + x2") & (fits["method"] == method) & (fits["test"] == "z")
+    ref = fits.loc[sel].set_index("id")["tau2"]
+    got = {}
+    for c in (1e-6, 1.0, 1e6, 1e12):
+        scaled = data.assign(effect=data["effect"] * c, variance=data["variance"] * c**2)
+        res = _metareg(scaled, ["x1", "x2"], method=method, ci="z")
+        got[c] = res.attrs["fit"].set_index("id")["tau2"].reindex(ref.index) / c**2
+    assert (ref > 0).sum() > 100
+    for c, tau2 in got.items():
+        np.testing.assert_allclose(tau2, got[1.0], rtol=1e-10, atol=0, err_msg=str(c))
+    np.testing.assert_allclose(got[1.0], ref, rtol=1e-6, atol=1e-10)
+
+
+@pytest.mark.parametrize("line", [(1.0, 2.0), (0.3, 0.1)])
+def test_knha_with_an_exact_fit_is_nan_with_a_warning(line):
+    """Moderators that fit the effects exactly (s² = 0, also when only rounding is left):
+    the estimates are the line, the Knapp–Hartung se, tests, intervals and Q_M are NaN
+    with a warning naming the group (metafor: se 0, t = ±Inf, Q_M NA); was LinAlgError."""
+    x = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    exact = pd.DataFrame({"task": list("abcdef"), "effect": line[0] + line[1] * x,
+                          "variance": [0.1, 0.2, 0.1, 0.3, 0.1, 0.2], "x": x})  # fmt: skip
+    other = _toy(4, k=6).drop(columns="domain")
+    both = pd.concat([exact.assign(metric="exact"), other.assign(metric="other")])
+    with pytest.warns(DegenerateWarning, match="fitted exactly") as record:
+        res = metaeval.metareg(both, "x", method="REML", ci="knha")
+    named = [w.message.groups for w in record if "fitted exactly" in str(w.message)][0]
+    assert named["metric"].tolist() == ["exact"]
+    got = res.query("metric == 'exact'")
+    np.testing.assert_allclose(got["estimate"], line, rtol=1e-12, atol=1e-12)
+    assert got[["se", "statistic", "p_value", "ci_low", "ci_high"]].isna().all(axis=None)
+    fit = res.attrs["fit"].set_index("metric")
+    assert np.isnan(fit.loc["exact", "qm"]) and np.isnan(fit.loc["exact", "qm_p_value"])
+    alone = metaeval.metareg(other, "x", method="REML", ci="knha")
+    np.testing.assert_allclose(res.query("metric == 'other'")["se"], alone["se"], rtol=1e-12)
+
+
+def _solve_exact(a: list[list[Fraction]], b: list[Fraction]) -> list[Fraction]:
+    """Gauss–Jordan elimination in exact arithmetic."""
+    n = len(a)
+    rows = [[*a[i], b[i]] for i in range(n)]
+    for c in range(n):
+        pivot = next(r for r in range(c, n) if rows[r][c] != 0)
+        rows[c], rows[pivot] = rows[pivot], rows[c]
+        for r in range(n):
+            if r != c and rows[r][c] != 0:
+                f = rows[r][c] / rows[c][c]
+                rows[r] = [x - f * y for x, y in zip(rows[r], rows[c], strict=True)]
+    return [rows[i][n] / rows[i][i] for i in range(n)]
+
+
+def _dl_exact(y, v, x) -> float:
+    """metafor's DL τ² with moderators, (Q_E − (k − p)) / tr P₀, in exact arithmetic:
+    tr P₀ = Σ w_i (1 − h_i), h_i = w_i x_i'(X'WX)⁻¹x_i, Q_E = Σ w_i (y_i − x_iβ̂)²."""
+    k, p = x.shape
+    y, w = [Fraction(t) for t in y], [1 / Fraction(t) for t in v]
+    x = [[Fraction(t) for t in row] for row in x]
+    a = [[sum(w[i] * x[i][r] * x[i][c] for i in range(k)) for c in range(p)] for r in range(p)]
+    beta = _solve_exact(a, [sum(w[i] * x[i][r] * y[i] for i in range(k)) for r in range(p)])
+    qe = sum(w[i] * (y[i] - sum(x[i][r] * beta[r] for r in range(p))) ** 2 for i in range(k))
+    trace = sum(w[i] * (1 - w[i] * sum(x[i][r] * z for r, z in enumerate(_solve_exact(a, x[i]))))
+                for i in range(k))  # fmt: skip
+    return float(max(Fraction(0), (qe - (k - p)) / trace))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_dl_is_exact_when_one_variance_is_tiny(seed):
+    """One sampling variance 1e-8 of the others: DL τ² as exact arithmetic gives it to
+    1e-13 (tr P₀ was formed as Σw − tr((X'WX)⁻¹X'W²X), 2% off); and with a moderator
+    that only singles out one ordinary task, metareg's DL is pool's DL on the other
+    tasks (the same Q_E and tr P₀) to 1e-14."""
+    rng = np.random.default_rng(seed)
+    k = 9
+    v = rng.uniform(0.5, 2.0, k)
+    v[2] = 1e-8 * v[2]
+    x = rng.normal(size=k)
+    eff = pd.DataFrame({"task": [f"t{i}" for i in range(k)], "effect": 0.3 * x +
+                        rng.normal(0, 2, k), "variance": v, "x": x})  # fmt: skip
+    res = metaeval.metareg(eff, "x", method="DL", ci="z")
+    exact = _dl_exact(eff["effect"], v, np.column_stack([np.ones(k), x]))
+    assert exact > 0
+    assert res.attrs["fit"]["tau2"].item() == pytest.approx(exact, rel=1e-13)
+    single = eff.assign(only=(eff["task"] == "t5").astype(float))
+    tau2 = metaeval.metareg(single, "only", method="DL", ci="z").attrs["fit"]["tau2"].item()
+    pooled = metaeval.pool(eff.query("task != 't5'"), method="DL", ci="z")["tau2"].item()
+    assert pooled > 0
+    assert tau2 == pytest.approx(pooled, rel=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ee_coefficients_are_exact_when_one_variance_is_tiny(seed):
+    """One sampling variance 1e-8 of the others: the EE coefficients and their se as
+    exact arithmetic gives them to 1e-12 (the normal equations lost 7 digits)."""
+    rng = np.random.default_rng(seed)
+    k = 10
+    v = rng.uniform(0.5, 2.0, k)
+    v[3] = 1e-8 * v[3]
+    x = rng.normal(size=k)
+    f = rng.choice(["a", "b"], size=k)
+    f[:2] = ["a", "b"]
+    eff = pd.DataFrame({"task": [f"t{i}" for i in range(k)], "effect": rng.normal(size=k),
+                        "variance": v, "x": x, "f": f})  # fmt: skip
+    res = metaeval.metareg(eff, ["x", "f"], method="EE")
+    design = [
+        [Fraction(1), Fraction(a), Fraction(int(b == "b"))] for a, b in zip(x, f, strict=True)
+    ]
+    w = [1 / Fraction(t) for t in v]
+    y = [Fraction(t) for t in eff["effect"]]
+    gram = [[sum(w[i] * design[i][r] * design[i][c] for i in range(k)) for c in range(3)]
+            for r in range(3)]  # fmt: skip
+    beta = _solve_exact(gram, [sum(w[i] * design[i][r] * y[i] for i in range(k)) for r in range(3)])
+    var = [_solve_exact(gram, [Fraction(int(r == c)) for r in range(3)])[c] for c in range(3)]
+    np.testing.assert_allclose(res["estimate"], [float(b) for b in beta], rtol=1e-12)
+    np.testing.assert_allclose(res["se"], [float(t) ** 0.5 for t in var], rtol=1e-12)

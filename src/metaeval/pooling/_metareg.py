@@ -31,11 +31,16 @@ table are carried into it). A numeric column enters as it is; any other column
 (strings, categoricals, booleans) is a factor in treatment coding: one indicator
 per level but the first, the first level the reference (a categorical's own
 order; otherwise the sorted levels, as R's ``factor()``). Terms are named like
-statsmodels' formulas: ``domain[T.news]``.
+statsmodels' formulas: ``domain[T.news]``. Each group is fitted with the levels
+present in it, as metafor fits that group's data alone: an absent level's term is
+NaN there, and where the reference level is absent the first level present is the
+group's reference (its term NaN, the factor's other coefficients compared with it).
 
 The groups are laid out as ``(groups, tasks, terms)`` batches (groups of similar
 size together) and every step runs on all groups of a batch at once: batched
-``(p, p)`` solves, and the root search of :mod:`metaeval.pooling._estimators` in
+``(p, p)`` solves, batched QR decompositions of the weighted designs (Q_E and
+tr P₀ as sums of squares, accurate when the variances differ by many orders of
+magnitude), and the root search of :mod:`metaeval.pooling._estimators` in
 lockstep.
 
 References
@@ -113,6 +118,8 @@ class Design:
     matrix: np.ndarray  # (rows, p), NaN where a moderator is missing
     scale: np.ndarray  # (p,) columns are divided by these while fitting
     numeric: dict[str, bool]  # moderator -> numeric?
+    #: factor -> (the indices of its term columns, its levels, the reference first)
+    factors: dict[str, tuple[np.ndarray, list[Any]]]
 
 
 def _factor_levels(values: pd.Series) -> list[Any]:
@@ -125,6 +132,7 @@ def _factor_levels(values: pd.Series) -> list[Any]:
 def design(table: pd.DataFrame, mods: list[str]) -> Design:
     """Treatment-coded model matrix of ``mods`` (see the module docstring)."""
     terms, columns, numeric = [INTERCEPT], [np.ones(len(table))], {}
+    factors: dict[str, tuple[np.ndarray, list[Any]]] = {}
     for mod in mods:
         values = table[mod]
         is_numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(
@@ -148,6 +156,7 @@ def design(table: pd.DataFrame, mods: list[str]) -> Design:
                 f"({quote_list([str(v) for v in levels])}); a factor needs at least two."
             )
         missing = values.isna().to_numpy()
+        factors[mod] = (np.arange(len(terms), len(terms) + len(levels) - 1), levels)
         for level in levels[1:]:
             terms.append(f"{mod}[T.{level}]")
             columns.append(np.where(missing, np.nan, (values == level).to_numpy(float)))
@@ -155,7 +164,7 @@ def design(table: pd.DataFrame, mods: list[str]) -> Design:
     with np.errstate(invalid="ignore"):
         scale = np.sqrt(np.nanmean(matrix**2, axis=0))
     scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
-    return Design(terms, matrix, scale, numeric)
+    return Design(terms, matrix, scale, numeric, factors)
 
 
 # ------------------------------------------------------------------ the batch
@@ -206,6 +215,42 @@ class RegBatch:
     def weights(self, tau2: np.ndarray) -> np.ndarray:
         return 1.0 / (self.v + tau2[:, None])
 
+    def weighted_design(
+        self, w: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """W^½X and W^½y with the rows sorted by weight (heaviest first, which keeps
+        Householder QR accurate row by row) and the free columns first; the weights
+        in that order, and the column order."""
+        rows = np.argsort(-w, axis=1, kind="stable")
+        cols = np.argsort(~self.free, axis=1, kind="stable")
+        ws = np.take_along_axis(w, rows, axis=1)
+        root = np.sqrt(ws)
+        xs = np.take_along_axis(self.x, rows[:, :, None], axis=1)
+        xs = np.take_along_axis(xs, cols[:, None, :], axis=2) * root[:, :, None]
+        return xs, np.take_along_axis(self.y, rows, axis=1) * root, ws, cols
+
+    def lstsq(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """As :meth:`wls`, from the QR decomposition W^½X = QR: β̂ = R⁻¹Q'W^½y and
+        (X'WX)⁻¹ = R⁻¹R⁻ᵀ, accurate when the normal equations are ill-conditioned (one
+        variance 1e-8 of the others cost 7 digits of β̂ there)."""
+        xs, ys, _, cols = self.weighted_design(w)
+        q, r = np.linalg.qr(xs)
+        n, n_terms = r.shape[1], xs.shape[2]
+        block = np.arange(n_terms) < self.p[:, None]  # the free columns, in R's order
+        square = np.zeros((len(r), n_terms, n_terms))
+        square[:, :n] = r
+        square = np.where(block[:, :, None] & block[:, None, :], square, np.eye(n_terms))
+        qty = np.zeros((len(r), n_terms))
+        qty[:, :n] = np.einsum("gkj,gk->gj", q, ys)
+        r_inv = np.linalg.inv(square)
+        beta = np.einsum("gpq,gq->gp", r_inv, np.where(block, qty, 0.0))
+        back = np.argsort(cols, axis=1)
+        beta = np.take_along_axis(beta, back, axis=1)
+        inv = r_inv @ np.swapaxes(r_inv, 1, 2)
+        inv = np.take_along_axis(np.take_along_axis(inv, back[:, :, None], 1), back[:, None, :], 2)
+        res = (self.y - np.einsum("gkp,gp->gk", self.x, beta)) * self.m
+        return inv, beta, res
+
     def trace_p(self, w: np.ndarray, inv: np.ndarray) -> np.ndarray:
         """tr P = Σw − tr((X'WX)⁻¹ X'W²X)."""
         return w.sum(axis=1) - np.einsum("gpq,gqp->g", inv, self.gram(w, 2))
@@ -214,13 +259,14 @@ class RegBatch:
 def _score(b: RegBatch, tau2: np.ndarray, reml: bool) -> tuple[np.ndarray, np.ndarray]:
     """metafor's ML/REML equation y'P²y − tr W (ML) or − tr P (REML), and its slope.
 
-    With u = P y = W r: y'P²y = u'u, d(y'P²y)/dτ² = −2 u'P u, d tr P/dτ² = −tr P²,
+    With u = P y = W r: y'P²y = u'u, d(y'P²y)/dτ² = −2 u'P u with
+    u'P u = u'W u − (X'W u)' A⁻¹ (X'W u), d tr P/dτ² = −tr P²,
     tr P² = Σw² − 2 tr(A⁻¹X'W³X) + tr((A⁻¹X'W²X)²) with A = X'WX.
     """
     w = b.weights(tau2)
     inv, _, r = b.wls(w)
     u = w * r
-    xu = np.einsum("gkp,gk->gp", b.x, u)
+    xu = np.einsum("gkp,gk->gp", b.x, w * u)
     upu = np.einsum("gk,gk,gk->g", w, u, u) - np.einsum("gp,gpq,gq->g", xu, inv, xu)
     a = np.einsum("gk,gk->g", u, u)
     if not reml:
@@ -253,10 +299,20 @@ def _tau2_he(b: RegBatch) -> np.ndarray:
 
 
 def _fixed_parts(b: RegBatch) -> tuple[np.ndarray, np.ndarray]:
-    """Q_E and tr P₀ with the weights 1/v."""
-    w = b.weights(np.zeros(len(b.k)))
-    inv, _, r = b.wls(w)
-    return np.einsum("gk,gk,gk->g", w, r, r), b.trace_p(w, inv)
+    """Q_E and tr P₀ with the weights 1/v, from a QR decomposition of the weighted design.
+
+    With W^½X = Q R (complete: Q is K × K) and Q₂ the columns of Q past the p free
+    ones (an orthonormal basis of the complement of the design's span), I − H = Q₂Q₂',
+    so Q_E = ‖Q₂'W^½y‖² and tr P₀ = Σ_i w_i ‖Q₂[i]‖²: sums of squares, without the
+    cancellation of Σw − tr((X'WX)⁻¹X'W²X), which put tr P₀ (and DL's τ²) 2% off
+    when one variance was 1e-8 of the others.
+    """
+    xs, ys, ws, _ = b.weighted_design(b.weights(np.zeros(len(b.k))))
+    q, _ = np.linalg.qr(xs, mode="complete")
+    rest = np.arange(q.shape[2])[None, :] >= b.p[:, None]  # the columns of Q₂
+    q2 = np.where(rest[:, None, :], q, 0.0)
+    qe = (np.einsum("gkj,gk->gj", q2, ys) ** 2).sum(axis=1)
+    return qe, np.einsum("gk,gkj,gkj->g", ws, q2, q2)
 
 
 def _log_lik(b: RegBatch, tau2: np.ndarray, reml: bool) -> np.ndarray:
@@ -334,13 +390,18 @@ def _fit_batch(
     fit_tau2 = np.where(failed, 0.0, tau2)
     with np.errstate(invalid="ignore", divide="ignore"):
         w = b.weights(fit_tau2)
-        inv, beta, r = b.wls(w)
+        inv, beta, r = b.lstsq(w)
         k, p = b.k.astype(float), b.p.astype(float)
         rss = np.einsum("gk,gk,gk->g", w, r, r)
         noise = (4 * b.k * np.finfo(float).eps * np.abs(b.y).max(axis=1)) ** 2 * w.sum(axis=1)
         s2w = np.where(rss <= noise, 0.0, rss / (k - p))
+        # Knapp–Hartung with moderators that fit the effects exactly: s² = 0 leaves no
+        # covariance (metafor gives se 0, t = ±Inf and Q_M NA): NaN, with a warning
+        exact = (s2w == 0) if knha else np.zeros(len(s2w), dtype=bool)
         vcov = inv * (s2w if knha else np.ones_like(s2w))[:, None, None]
-        vcov = np.where(b.free[:, :, None] & b.free[:, None, :], vcov, np.nan)
+        vcov = np.where(
+            b.free[:, :, None] & b.free[:, None, :] & ~exact[:, None, None], vcov, np.nan
+        )
         beta = np.where(b.free, beta, np.nan)
         qe, trace_p0 = _fixed_parts(b)
         qe = np.maximum(0.0, qe)
@@ -354,16 +415,18 @@ def _fit_batch(
         # Q_M over the free coefficients besides the intercept
         mod_free = b.free.copy()
         mod_free[:, 0] = False
-        sub = np.where(mod_free[:, :, None] & mod_free[:, None, :], vcov, 0.0)
-        sub = sub + np.where(mod_free, 0.0, 1.0)[:, :, None] * np.eye(sub.shape[1])
+        both = mod_free[:, :, None] & mod_free[:, None, :] & ~exact[:, None, None]
+        sub = np.where(both, vcov, 0.0)
+        sub = sub + np.where(both, 0.0, 1.0) * np.eye(sub.shape[1])
         beta_m = np.where(mod_free, beta, 0.0)
         qm = np.einsum("gp,gp->g", beta_m, np.linalg.solve(sub, beta_m[..., None])[..., 0])
+        qm = np.where(exact, np.nan, qm)
         m = mod_free.sum(axis=1).astype(float)
     stats = {
         "tau2": tau2, "k": k, "p": p, "m": m, "qm": qm, "qe": qe, "i2": i2, "h2": h2,
         "s2w": s2w,
     }  # fmt: skip
-    flags = {"failed": failed, "reset": reset}
+    flags = {"failed": failed, "reset": reset, "exact": exact}
     return stats, beta, vcov, w, flags
 
 
@@ -420,7 +483,8 @@ def metareg(
         The moderator columns. Numeric columns enter as they are (transform them
         first, e.g. ``log_n = np.log(n_queries)``); other columns are factors in
         treatment coding with the first level as reference (a categorical's
-        order, else sorted).
+        order, else sorted); in a group that lacks it, the first level present
+        there.
     method : {"REML", "ML", "DL", "HE", "HS", "EE", "FE"}, default "REML"
         The estimator of the residual τ², with metafor's definitions for models
         with moderators; ``EE`` (alias ``FE``) fixes τ² at 0.
@@ -477,9 +541,13 @@ def metareg(
         Naming the groups: effects with a NaN effect, variance or moderator are
         left out; a group with k ≤ p effects, or with collinear moderators, is
         NaN; a factor level absent from a group leaves its coefficient NaN there
-        (the others are fitted, as metafor drops redundant terms); a fit that did
+        (the others are fitted, as metafor drops redundant terms); a factor whose
+        reference level is absent from a group has the first level present as its
+        reference there (the warning names it; its term is NaN); a fit that did
         not converge is NaN; a REML/ML fit reset to τ² = 0 by metafor's
-        likelihood check.
+        likelihood check; with ``ci="knha"``, moderators that fit the effects
+        exactly (s² = 0) leave the standard errors, tests, intervals and Q_M NaN
+        (metafor gives se 0).
 
     Notes
     -----
@@ -528,9 +596,10 @@ def metareg(
     beta = np.full((n_groups, n_terms), np.nan)
     vcov = np.full((n_groups, n_terms, n_terms), np.nan)
     weight = np.full(len(grp.table), np.nan)
-    flag_names = ("failed", "reset", "too_few", "collinear")
+    flag_names = ("failed", "reset", "too_few", "collinear", "exact")
     flags = {name: np.zeros(n_groups, dtype=bool) for name in flag_names}
     absent = np.zeros((n_groups, n_terms), dtype=bool)
+    new_refs: list[tuple[np.ndarray, str, np.ndarray]] = []
     y = grp.table["effect"].to_numpy(np.float64)
     v = grp.table["variance"].to_numpy(np.float64)
     x = np.where(np.isfinite(des.matrix), des.matrix, 0.0) / des.scale
@@ -541,12 +610,16 @@ def metareg(
         xx = np.zeros((*shape, n_terms))
         m[local, slot], yy[local, slot], vv[local, slot] = True, y[rows], v[rows]
         xx[local, slot] = x[rows]
-        free = np.abs(xx).max(axis=1) > 0
+        present = np.abs(xx).max(axis=1) > 0
+        free, rerefs = _rereference(des, xx, m, present)
+        xx = np.where(free[:, None, :], xx, 0.0)
         too_few = m.sum(axis=1) <= free.sum(axis=1)
         usable = ~too_few & _usable(xx, m, free)
         flags["too_few"][members] = too_few
         flags["collinear"][members] = ~usable & ~too_few
-        absent[members] = ~free & usable[:, None]
+        absent[members] = ~present & usable[:, None]
+        for mod, hit, level in rerefs:
+            new_refs.append((members[hit & usable], mod, level[usable[hit]]))
         ok = np.flatnonzero(usable)
         if not len(ok):
             continue
@@ -567,11 +640,14 @@ def metareg(
         stats[name][bad] = np.nan
     beta[bad], vcov[bad] = np.nan, np.nan
     _warn(grp, des, flags, absent, opts_method)
+    _warn_new_references(grp, des, new_refs)
     coefs = _coef_table(grp, des, beta, vcov, stats, test, alpha)
     fit_table = _fit_table(grp, stats, opts_method, test)
     data = grp.table.loc[valid, grp.keys + grp.over + mod_list + ["effect", "variance"]].copy()
     data["weight"] = weight[valid]
-    data["fitted"] = np.einsum("rp,rp->r", des.matrix[valid], beta[grp.code[valid]])
+    # a term that is not estimable in a group (absent level, reference there) adds nothing
+    fit_beta = np.where(np.isnan(beta) & ~bad[:, None], 0.0, beta)
+    data["fitted"] = np.einsum("rp,rp->r", des.matrix[valid], fit_beta[grp.code[valid]])
     coefs.attrs.update(
         fit=fit_table,
         data=data.reset_index(drop=True),
@@ -621,6 +697,33 @@ def _check_mods(table: pd.DataFrame, mods: list[str], taken: list[str]) -> None:
             f"Column(s) {reserved} cannot be moderators: they are keys of the model "
             f"({taken}) or results of metaeval."
         )
+
+
+def _rereference(
+    des: Design, x: np.ndarray, m: np.ndarray, present: np.ndarray
+) -> tuple[np.ndarray, list[tuple[str, np.ndarray, np.ndarray]]]:
+    """The estimable columns of each group, with a factor's first present level as its
+    reference where the reference level is absent (as metafor, which fits a group with
+    the levels present in it).
+
+    ``present`` marks the columns that are not 0 throughout a group. Where every effect
+    of a group has a non-reference level of a factor, that factor's first present
+    level's column is dropped (not free) and the others compare with it. Returns the
+    free columns and, per factor with such groups, (factor, the groups' mask, their
+    new reference level).
+    """
+    free = present.copy()
+    rerefs = []
+    for mod, (cols, levels) in des.factors.items():
+        some_level = (x[:, :, cols] != 0).any(axis=2)  # a non-reference level
+        lacking = (some_level | ~m).all(axis=1) & m.any(axis=1)
+        if not lacking.any():
+            continue
+        first = np.argmax(present[:, cols], axis=1)
+        hit = np.flatnonzero(lacking)
+        free[hit, cols[first[hit]]] = False
+        rerefs.append((mod, lacking, np.asarray(levels, dtype=object)[1 + first[hit]]))
+    return free, rerefs
 
 
 def _usable(x: np.ndarray, m: np.ndarray, free: np.ndarray) -> np.ndarray:
@@ -719,12 +822,38 @@ def _warn_left_out(grp, des: Design, valid: np.ndarray) -> None:
             )
 
 
+def _warn_new_references(grp, des: Design, new_refs) -> None:
+    if not any(len(g) for g, _, _ in new_refs):
+        return
+    tables = [
+        grp.key_frame.iloc[g].assign(
+            moderator=mod, reference=[str(level) for level in levels]
+        )  # fmt: skip
+        for g, mod, levels in new_refs
+        if len(g)
+    ]
+    table = pd.concat(tables, ignore_index=True)
+    warn_groups(
+        "{n} factor(s) lack their reference level in a group: there the first level "
+        "present is the reference (as metafor fits a group with the levels it has), the "
+        "factor's coefficients compare with that level and its own term is NaN",
+        table,
+        DegenerateWarning,
+    )
+
+
 def _warn(grp, des: Design, flags, absent, method: str) -> None:
     keys = grp.key_frame
     messages = (
         (flags["collinear"], "have collinear moderators: all results are NaN"),
         (flags["too_few"], "have no more effects than coefficients (k <= p): all results are NaN"),
         *solver_messages(flags, method),
+        (
+            flags["exact"],
+            "are fitted exactly by their moderators (s² = 0): their Knapp–Hartung standard "
+            "errors, tests, intervals and Q_M are NaN (metafor gives se 0); use ci='z' for "
+            "the model-based ones",
+        ),
     )
     warn_each(messages, keys, "meta-regression group(s)")
     if absent.any():

@@ -50,18 +50,31 @@ def test_compare_letters_bold_and_caption():
     assert r"\bfseries 0.612 (p = 0.010)" in tex
 
 
-def test_bold_is_decided_on_unrounded_values():
+def test_every_value_printed_as_the_best_is_bold():
+    """Issue 25, item 15: two values that print alike are bold alike (not one of them)."""
     table = _compare_table().assign(mean_treatment=[0.61234, 0.61231])
     tex = to_latex(table)
-    assert r"\bfseries 0.612\textsuperscript{a}" in tex
-    assert r"(c) c & 0.612 \\" in tex
+    assert f"{0.61234:.3f}" == f"{0.61231:.3f}" == "0.612"  # they print alike at 3 digits
+    assert r"(b) b & \bfseries 0.612\textsuperscript{a} \\" in tex
+    assert r"(c) c & \bfseries 0.612 \\" in tex
+    assert r"(a) a & 0.500 \\" in tex  # the control's mean is not the best
+    # at 5 digits they differ in print: only the larger is bold
+    assert f"{0.61234:.5f}" != f"{0.61231:.5f}"
+    tex = to_latex(table, digits=5)
+    assert r"\bfseries 0.61234" in tex and r"(c) c & 0.61231 \\" in tex
     assert to_latex(table, best=None).count(r"\bfseries") == 0
+    # lower is better: 0.5004 and 0.4996 both print 0.500 at 3 digits
+    low = _compare_table().assign(mean_treatment=[0.5004, 0.7], mean_control=0.4996)
+    tex = to_latex(low, best="min")
+    assert tex.count(r"\bfseries 0.500") == 2 and r"\bfseries 0.700" not in tex
+    rule = re.search(r"([^}]*)\{\s*font-weight: bold;", to_html(table)).group(1)
+    assert re.findall(r"_row(\d)_col0", rule) == ["1", "2"]  # rows (b) and (c) in HTML too
 
 
 def test_compare_from_the_library_matches_its_numbers(rng):
     scores = make_scores(rng, metrics=("m1",))
     cmp = scores.meta.compare(control="ctrl", adjust="holm")
-    tex = to_latex(cmp)
+    tex = to_latex(cmp, order=["ctrl", "a", "b"])  # the letters below
     assert "Holm correction" in tex
     means = scores.groupby(["system", "task"])["value"].mean()
     for task in scores["task"].unique():

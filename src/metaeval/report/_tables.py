@@ -8,6 +8,7 @@ column in bold — decided on the unrounded values.
 
 from __future__ import annotations
 
+import heapq
 import html
 import re
 from collections.abc import Iterable, Sequence
@@ -239,7 +240,7 @@ def _effects_layout(
     return _Layout(
         cells,
         _effect_rows([effects] if pooled is None else [effects, pooled], order),
-        _order_cols(cells["col"]),
+        _order_cols(pd.Series(_merged(parts[0]) + list(dict.fromkeys(cells["col"])), dtype=object)),
         col_levels,
         [],
         caption,
@@ -247,6 +248,34 @@ def _effects_layout(
         adjust,
         notes,
     )
+
+
+def _merged(cells: pd.DataFrame) -> list[Any]:
+    """The columns of ``cells`` in an order that keeps every row's order of its columns,
+    else their order of appearance: a task that the first system lacks keeps its place
+    among the others instead of moving to the end (rows in conflict: appearance order)."""
+    first = list(dict.fromkeys(cells["col"]))
+    rank = {c: i for i, c in enumerate(first)}
+    after: dict[Any, set[Any]] = {c: set() for c in first}
+    needs = dict.fromkeys(first, 0)
+    previous: dict[Any, Any] = {}
+    for row, col in zip(cells["row"], cells["col"], strict=True):  # display only: few cells
+        before = previous.get(row)
+        if before is not None and col not in after[before]:
+            after[before].add(col)
+            needs[col] += 1
+        previous[row] = col
+    ready = [rank[c] for c in first if needs[c] == 0]
+    heapq.heapify(ready)
+    merged = []
+    while ready:
+        col = first[heapq.heappop(ready)]
+        merged.append(col)
+        for nxt in after[col]:
+            needs[nxt] -= 1
+            if needs[nxt] == 0:
+                heapq.heappush(ready, rank[nxt])
+    return merged if len(merged) == len(first) else first
 
 
 def _effect_rows(frames: list[pd.DataFrame], order: list[str] | None) -> list[str]:

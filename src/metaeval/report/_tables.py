@@ -3,7 +3,7 @@
 Every table goes through one layout: a long frame of cells (row label, column
 label, value, interval, p-value, marks), pivoted to systems × columns, turned
 into display strings for the target format, with the best value of every
-column in bold — decided on the unrounded values.
+column in bold, and every value that prints as it does.
 """
 
 from __future__ import annotations
@@ -978,7 +978,7 @@ def to_latex(
     -----
     Every string that reaches the LaTeX source — task, system and metric
     names, headers, the caption — goes through :func:`escape` (``\ & % $ #
-    _ { } ~ ^`` escaped, line breaks made spaces), so names print as they are
+    _ { } ~ ^ < > | "`` escaped, line breaks made spaces), so names print as they are
     and cannot run commands (``\write18``) even under ``pdflatex
     -shell-escape``. Non-ASCII letters need a font that has them (pdflatex's
     default covers Latin accents). Effects of ``rom`` are reported as relative changes and

@@ -90,3 +90,19 @@ def test_errors():
     plain.attrs = {}
     with pytest.raises(SchemaError, match="as metareg"):
         bubble(plain)
+
+
+def test_names_with_dollars_are_shown_literally(tmp_path):
+    """Issue 25, item 21: a moderator (or system) named with ``$`` is no mathtext."""
+    from matplotlib import cbook
+
+    mod = "cost ($) per query ($)"
+    eff = _effects().rename(columns={"log_n": mod}).assign(treatment="$5 model", control="bm25$")
+    fig = bubble(metaeval.metareg(eff, mod, method="EE"))
+    ax = fig.axes[0]
+    for text, shown in ((ax.xaxis.label, mod), (ax.title, "nDCG@10: $5 model vs bm25$")):
+        assert not cbook.is_math_text(text.get_text()), text.get_text()  # no mathtext
+        assert text.get_text() == shown.replace("$", r"\$")
+        assert text._preprocess_math(text.get_text()) == (shown, False)  # what is drawn
+    fig.savefig(tmp_path / "bubble.png", dpi=80)
+    assert (tmp_path / "bubble.png").stat().st_size > 1000

@@ -370,3 +370,80 @@ def test_one_effect_gives_no_numpy_warnings(variance):
     assert got["effect"] == pytest.approx(0.4, rel=1e-14)
     assert got["se"] == pytest.approx(np.sqrt(variance))
     assert np.isnan(got["tau2"]) and np.isnan(got["tau2_low"]) and np.isnan(got["tau2_high"])
+
+
+# ------------------------------------------------- issue 25: a system missing a task
+BEIR = ("trec-covid", "nfcorpus", "fiqa", "arguana", "scidocs", "scifact")
+
+
+def _beir_scores(rng) -> pd.DataFrame:
+    """Six BEIR-like tasks; rrf has no scores on nfcorpus, splade none on fiqa and scidocs
+    (of nDCG@10 only: on recall@100 every system has every task)."""
+    scores = make_scores(rng, tasks={t: 25 for t in BEIR}, systems=("bm25", "tasb", "rrf", "splade"),
+                         metrics=("nDCG@10", "recall@100"))  # fmt: skip
+    absent = (scores["metric"] == "nDCG@10") & (
+        ((scores["system"] == "rrf") & (scores["task"] == "nfcorpus"))
+        | ((scores["system"] == "splade") & scores["task"].isin(["fiqa", "scidocs"]))
+    )
+    return scores[~absent].reset_index(drop=True)
+
+
+def test_a_system_without_a_task_is_named_with_k_of_k_total(rng):
+    scores = _beir_scores(rng)
+    with pytest.warns(metaeval.PairingWarning, match="Queries present for only one system"):
+        eff = scores.meta.effects(control="bm25", effect="md")
+    with pytest.warns(metaeval.PairingWarning, match="pools k of k_total tasks") as record:
+        pooled = eff.meta.pool(method="DL")
+    (warning,) = [w.message for w in record if "k_total" in str(w.message)]
+    assert "2 pooled group(s)" in str(warning)
+    assert "treatment='rrf'" in str(warning) and "missing='nfcorpus'" in str(warning)
+    groups = warning.groups
+    assert groups[["metric", "treatment", "k", "k_total", "missing"]].values.tolist() == [
+        ["nDCG@10", "rrf", 5, 6, "nfcorpus"],
+        ["nDCG@10", "splade", 4, 6, "fiqa, scidocs"],  # in the order of the table's tasks
+    ]
+    # k and k_total from the scores: tasks where both systems have scores, and all tasks
+    for row in pooled.itertuples():
+        part = scores[scores["metric"] == row.metric]
+        tasks = part.groupby("system")["task"].agg(set)
+        assert row.k == len(tasks[row.treatment] & tasks["bm25"]), row
+        assert row.k_total == len(set.union(*tasks)) == len(BEIR)
+    full = pooled[pooled["metric"] == "recall@100"]
+    assert (full["k"] == 6).all() and (full["k_total"] == 6).all()
+    # the summary of rrf pools its five tasks, the same as pooling them alone
+    mine = eff[(eff["treatment"] == "rrf") & (eff["metric"] == "nDCG@10")]
+    alone = metaeval.pool(mine, method="DL")
+    rrf = pooled[(pooled["treatment"] == "rrf") & (pooled["metric"] == "nDCG@10")].iloc[0]
+    assert rrf["effect"] == pytest.approx(alone["effect"].iloc[0], rel=1e-12)
+    assert alone["k"].iloc[0] == alone["k_total"].iloc[0] == 5  # alone: nothing to miss
+
+
+def test_k_total_counts_the_tasks_of_each_subgroup_and_nan_effects(rng):
+    scores = _beir_scores(rng)
+    with pytest.warns(metaeval.PairingWarning):
+        eff = scores.meta.effects(control="bm25", effect="md").query("metric == 'nDCG@10'")
+    domain = {t: ("bio" if t in ("trec-covid", "nfcorpus", "scifact") else "other") for t in BEIR}
+    with pytest.warns(metaeval.MetaEvalWarning) as record:  # and splade's "other": k = 1
+        pooled = eff.meta.pool(method="DL", by=domain)
+    (warning,) = [w.message for w in record if "k_total" in str(w.message)]
+    assert warning.groups[["treatment", "subgroup", "k", "k_total", "missing"]].values.tolist() == [
+        ["rrf", "bio", 2, 3, "nfcorpus"],
+        ["splade", "other", 1, 3, "fiqa, scidocs"],
+    ]
+    assert (pooled["k_total"] == 3).all()
+    # an effect that is NaN is missing from its summary as an absent one is
+    nan = eff.assign(effect=np.where((eff["treatment"] == "tasb") & (eff["task"] == "arguana"),
+                                     np.nan, eff["effect"]))  # fmt: skip
+    with pytest.warns(metaeval.MetaEvalWarning) as record:
+        pooled = nan.meta.pool(method="DL")
+    texts = [str(w.message) for w in record]
+    assert any("NaN effect or variance were left out" in t for t in texts)
+    assert any("treatment='tasb'" in t and "missing='arguana'" in t for t in texts)
+    # a task no system has an effect on is no task of the analysis
+    gone = eff.assign(effect=np.where(eff["task"] == "arguana", np.nan, eff["effect"]))
+    with pytest.warns(metaeval.MetaEvalWarning) as record:
+        pooled = gone.meta.pool(method="DL")
+    assert pooled["k_total"].tolist() == [5, 5, 5]
+    assert [w.message.groups["k"].tolist() for w in record if "k_total" in str(w.message)] == [
+        [4, 3]
+    ]

@@ -50,18 +50,31 @@ def test_compare_letters_bold_and_caption():
     assert r"\bfseries 0.612 (p = 0.010)" in tex
 
 
-def test_bold_is_decided_on_unrounded_values():
+def test_every_value_printed_as_the_best_is_bold():
+    """Issue 25, item 15: two values that print alike are bold alike (not one of them)."""
     table = _compare_table().assign(mean_treatment=[0.61234, 0.61231])
     tex = to_latex(table)
-    assert r"\bfseries 0.612\textsuperscript{a}" in tex
-    assert r"(c) c & 0.612 \\" in tex
+    assert f"{0.61234:.3f}" == f"{0.61231:.3f}" == "0.612"  # they print alike at 3 digits
+    assert r"(b) b & \bfseries 0.612\textsuperscript{a} \\" in tex
+    assert r"(c) c & \bfseries 0.612 \\" in tex
+    assert r"(a) a & 0.500 \\" in tex  # the control's mean is not the best
+    # at 5 digits they differ in print: only the larger is bold
+    assert f"{0.61234:.5f}" != f"{0.61231:.5f}"
+    tex = to_latex(table, digits=5)
+    assert r"\bfseries 0.61234" in tex and r"(c) c & 0.61231 \\" in tex
     assert to_latex(table, best=None).count(r"\bfseries") == 0
+    # lower is better: 0.5004 and 0.4996 both print 0.500 at 3 digits
+    low = _compare_table().assign(mean_treatment=[0.5004, 0.7], mean_control=0.4996)
+    tex = to_latex(low, best="min")
+    assert tex.count(r"\bfseries 0.500") == 2 and r"\bfseries 0.700" not in tex
+    rule = re.search(r"([^}]*)\{\s*font-weight: bold;", to_html(table)).group(1)
+    assert re.findall(r"_row(\d)_col0", rule) == ["1", "2"]  # rows (b) and (c) in HTML too
 
 
 def test_compare_from_the_library_matches_its_numbers(rng):
     scores = make_scores(rng, metrics=("m1",))
     cmp = scores.meta.compare(control="ctrl", adjust="holm")
-    tex = to_latex(cmp)
+    tex = to_latex(cmp, order=["ctrl", "a", "b"])  # the letters below
     assert "Holm correction" in tex
     means = scores.groupby(["system", "task"])["value"].mean()
     for task in scores["task"].unique():
@@ -260,3 +273,142 @@ def test_a_bound_just_below_zero_is_not_written_as_zero():
                         "ci_high": [0.0884]})  # fmt: skip
     assert "0.044 [$-$0.000, 0.088]" in to_latex(eff)
     assert "0.044 [\u22120.000, 0.088]" in to_html(eff)
+
+
+# ------------------------------------------- issue 25: rows pooled over fewer tasks
+BEIR = ("trec-covid", "nfcorpus", "fiqa", "arguana", "scidocs", "scifact")
+
+
+def _beir(rng):
+    """Six tasks; rrf has no scores on nfcorpus, splade none on fiqa and scidocs."""
+    scores = make_scores(rng, tasks={t: 25 for t in BEIR}, metrics=("nDCG@10",),
+                         systems=("bm25", "tasb", "rrf", "splade"))  # fmt: skip
+    absent = ((scores["system"] == "rrf") & (scores["task"] == "nfcorpus")) | (
+        (scores["system"] == "splade") & scores["task"].isin(["fiqa", "scidocs"])
+    )
+    scores = scores[~absent].reset_index(drop=True)
+    with pytest.warns(metaeval.PairingWarning):
+        eff = scores.meta.effects(control="bm25", effect="md")
+    with pytest.warns(metaeval.PairingWarning, match="k of k_total"):
+        pooled = eff.meta.pool(method="DL")
+    return scores, eff, pooled
+
+
+def _row(tex: str, name: str) -> list[str]:
+    line = next(line for line in tex.splitlines() if line.startswith(name + " &"))
+    return [c.strip() for c in line.rstrip("\\ ").split("&")]
+
+
+def test_rows_pooled_over_fewer_tasks_carry_a_footnote(rng, tmp_path):
+    scores, eff, pooled = _beir(rng)
+    tasks = scores.groupby("system")["task"].agg(set)
+    k_rrf = len(tasks["rrf"] & tasks["bm25"])  # the tasks both systems have: 5
+    k_splade = len(tasks["splade"] & tasks["bm25"])
+    assert (k_rrf, k_splade, len(BEIR)) == (5, 4, 6)
+    tex = to_latex(eff, pooled=pooled)
+    rrf_note = rf"\ddag{{}} Pooled over {k_rrf} of 6 tasks; missing: nfcorpus."
+    splade_note = rf"\S{{}} Pooled over {k_splade} of 6 tasks; missing: fiqa, scidocs."
+    assert rrf_note in tex and splade_note in tex
+    # the marks sit on the pooled cells of those rows only (after a dagger, if any)
+    assert re.search(r"\\textsuperscript\{(\\dag\{\})?\\ddag\{\}\}", _row(tex, "rrf")[-1])
+    assert re.search(r"\\textsuperscript\{(\\dag\{\})?\\S\{\}\}", _row(tex, "splade")[-1])
+    assert "ddag" not in _row(tex, "tasb")[-1] and "ddag" not in "".join(_row(tex, "rrf")[:-1])
+    header = [c.strip() for c in tex.split(r"\toprule")[1].split("\\\\")[0].split("&")]
+    assert _row(tex, "rrf")[header.index("nfcorpus")] == ""  # the missing cell stays empty
+    assert header[1:] == sorted(BEIR) + ["Pooled"]  # where effects() put them, not moved
+    # the notes come under the tabular, inside the table float
+    assert tex.index(r"\end{tabular}") < tex.index(rrf_note) < tex.index(r"\end{table}")
+    # a pooled table alone cannot name the tasks; an analyze() table can
+    alone = to_latex(pooled)
+    assert rf"\ddag{{}} Pooled over {k_rrf} of 6 tasks." in alone and "missing" not in alone
+    with pytest.warns(metaeval.PairingWarning):
+        table = scores.meta.analyze("bm25", effect="md", method="DL")
+    assert rrf_note in to_latex(table) and splade_note in to_latex(table)
+    page = to_html(eff, pooled=pooled)
+    assert "‡ Pooled over 5 of 6 tasks; missing: nfcorpus." in page and "<sup>" in page
+    # nothing is marked where every system has every task
+    full = pooled[pooled["treatment"] == "tasb"]
+    assert "Pooled over" not in to_latex(eff[eff["treatment"] == "tasb"], pooled=full)
+    if shutil.which("pdflatex") is None:
+        pytest.skip("no pdflatex installed")
+    log = _compile(tmp_path, [tex, alone])
+    assert "Missing character" not in log and "Undefined control sequence" not in log
+    if shutil.which("pdftotext") is not None:
+        text = _pdftext(tmp_path)  # (pdftotext drops the marks of LaTeX's symbol font)
+        assert "Pooled over 5 of 6 tasks; missing: nfcorpus." in text
+        assert "§ Pooled over 4 of 6 tasks; missing: fiqa, scidocs." in text
+
+
+def _pdftext(tmp_path) -> str:
+    run = subprocess.run(["pdftotext", "-layout", "t.pdf", "-"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+# ------------------------------------------------------ issue 25: the order of rows
+def _body_rows(tex: str) -> list[str]:
+    body = tex.split(r"\midrule")[1].split(r"\bottomrule")[0].strip().splitlines()
+    return [line.split("&")[0].strip() for line in body]
+
+
+def test_compare_rows_keep_one_order_whichever_the_control(rng):
+    scores = make_scores(rng, systems=("bm25", "tasb", "rrf"), metrics=("m1",))
+    by_rrf = to_latex(scores.meta.compare(control="rrf"))
+    by_bm25 = to_latex(scores.meta.compare(control="bm25"))
+    every = to_latex(scores.meta.compare())
+    expected = ["(a) bm25", "(b) rrf", "(c) tasb"]  # compare()'s order: by name
+    assert _body_rows(by_rrf) == _body_rows(by_bm25) == _body_rows(every) == expected
+    # order= chooses: here the order of the scores
+    order = list(scores["system"].unique())
+    assert order == ["bm25", "tasb", "rrf"]
+    cmp = scores.meta.compare(control="rrf")
+    assert _body_rows(to_latex(cmp, order=order)) == ["(a) bm25", "(b) tasb", "(c) rrf"]
+    assert "(c) rrf" in to_html(cmp, order=order)
+    # categorical systems keep their category order
+    cat = pd.CategoricalDtype(["tasb", "rrf", "bm25"])
+    typed = cmp.astype({"treatment": cat, "control": cat})
+    assert _body_rows(to_latex(typed)) == ["(a) tasb", "(b) rrf", "(c) bm25"]
+    # effects tables: the treatments (names the table lacks, like the control, are skipped)
+    eff = scores.meta.effects(control="bm25")
+    assert _body_rows(to_latex(eff)) == ["rrf", "tasb"]
+    assert _body_rows(to_latex(eff, order=order)) == ["tasb", "rrf"]
+    with pytest.raises(OptionError, match=r"lacks \['rrf'\]"):
+        to_latex(cmp, order=["bm25", "tasb"])
+    with pytest.raises(OptionError, match=r"names system\(s\) \['tasb'\] more than once"):
+        to_latex(cmp, order=["bm25", "tasb", "rrf", "tasb"])
+    with pytest.raises(OptionError, match="list of the systems' names"):
+        to_latex(cmp, order="bm25")
+
+
+# ------------------------------------------------------ issue 25: escaping, collisions
+def test_angle_brackets_bars_and_quotes_print_as_themselves(tmp_path):
+    name = 'a<b> | "q"'
+    table = _compare_table().assign(task=name, control="ctl>x")
+    tex = to_latex(table)
+    assert name not in tex and "ctl>x" not in tex
+    assert r"a\textless{}b\textgreater{} \textbar{} \texttt{\char34}q\texttt{\char34}" in tex
+    if shutil.which("pdflatex") is None or shutil.which("pdftotext") is None:
+        pytest.skip("no pdflatex or pdftotext installed")
+    log = _compile(tmp_path, [tex])
+    assert "Missing character" not in log
+    text = _pdftext(tmp_path)
+    assert name in text and "ctl>x" in text
+    for wrong in "¡¿—”":  # what OT1 prints for < > | "
+        assert wrong not in text
+
+
+def test_names_that_print_alike_are_refused():
+    eff = pd.DataFrame({"task": "t", "treatment": ["a\nb", "a b"], "control": "c",
+                        "effect": [0.1, 0.2], "variance": 0.01,
+                        "ci_low": [-0.1, 0.0], "ci_high": [0.3, 0.4]})  # fmt: skip
+    for render in (to_latex, to_html):
+        with pytest.raises(SchemaError, match=r"rows 'a\\nb' and 'a b' .*print alike"):
+            render(eff)
+    with pytest.raises(SchemaError, match="print alike"):
+        to_latex(eff, best=None, transpose=True)
+    tasks = eff.assign(task=["x\ny", "x  y"], treatment="a")
+    with pytest.raises(SchemaError, match=r"columns 'x\\ny' and 'x  y' .*task column"):
+        to_latex(tasks)
+    # names that print differently are fine
+    assert "a\\_b" in to_latex(eff.assign(treatment=["a_b", "a b"]))

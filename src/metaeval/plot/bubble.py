@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..errors import OptionError, SchemaError, format_groups, quote_list
 from ._figure import new_figure
+from ._text import literal
 
 __all__ = ["bubble"]
 
@@ -91,6 +92,8 @@ def bubble(
     Returns
     -------
     matplotlib.figure.Figure, or the Axes when ``ax`` is given.
+        The axis labels and title show the names of the data as they are: a
+        ``$`` is escaped, never read as mathtext.
         A notebook draws it once. Artists carry gids: ``bubble-points`` (the
         scatter), ``bubble-fit`` (the line) and ``bubble-ci`` (the band).
 
@@ -165,11 +168,12 @@ def bubble(
         target.fill_between(grid, fitted - crit * se, fitted + crit * se, color="0.8",
                             alpha=0.6, linewidth=0, gid="bubble-ci", zorder=1)  # fmt: skip
     target.axhline(0, color="0.5", linewidth=0.8, linestyle=":", zorder=0)
-    target.set_xlabel(mod)
+    # names come from the data: shown literally, never as mathtext (a `$` is escaped)
+    target.set_xlabel(literal(mod))
     effect_type = data["effect_type"].iloc[0] if "effect_type" in data.columns else None
-    target.set_ylabel(f"effect ({effect_type})" if effect_type else "effect")
+    target.set_ylabel(literal(f"effect ({effect_type})" if effect_type else "effect"))
     if keys:
-        target.set_title(_title(coefs.iloc[0], keys), fontsize=10)
+        target.set_title(literal(_title(coefs.iloc[0], keys)), fontsize=10)
     if fig is None:
         return target
     fig.tight_layout()

@@ -30,6 +30,7 @@ from .._options import (
 from ..errors import (
     DegenerateWarning,
     MetaEvalWarning,
+    PairingWarning,
     check_alpha,
     check_option,
     warn,
@@ -38,7 +39,7 @@ from ..errors import (
 from ..paired.effect_size import add_display
 from ..paired.multiplicity import adjust_in_table
 from . import _estimators as est
-from ._grouping import POOLED_COLUMNS, Grouped, group, slots, valid_rows
+from ._grouping import POOLED_COLUMNS, Grouped, coverage, group, slots, valid_rows
 
 __all__ = ["Fit", "fit", "batches", "POOL_PARAMS", "solver_messages", "warn_each"]
 
@@ -200,6 +201,7 @@ def fit(
     heterogeneity_ci: bool = True,
     quiet_single: bool = False,
     warn_dependence: bool = True,
+    warn_coverage: bool = False,
 ) -> Fit:
     """Pool every group; the engine behind :func:`pool` and its relatives.
 
@@ -207,7 +209,8 @@ def fit(
     fit τ² and the sums every output needs for all groups at once, derive the
     tests, intervals and heterogeneity, blank what a single effect or a failed
     fit cannot give, add the subgroup test, adjusted p-values and reporting-
-    scale columns, and warn about degenerate groups.
+    scale columns, and warn about degenerate groups (and, with ``warn_coverage``,
+    about groups that pool fewer tasks than their analysis has).
     """
     opts = _Options.checked(method, ci, alpha, adjust)
     grp = group(effects, over, groups, by, warn_dependence=warn_dependence)
@@ -217,12 +220,16 @@ def fit(
     )
     k = np.bincount(grp.code[valid], minlength=grp.n_groups)
     columns, s2w = _inference(g, k, opts)
+    k_total, missing = coverage(grp, valid)
     pooled = grp.key_frame.assign(**columns)
+    pooled.insert(pooled.columns.get_loc("k") + 1, "k_total", k_total)
     _blank_undefined(pooled, k, flags["failed"], opts, list(columns))
     _add_extras(pooled, grp, opts)
     pooled = answer_first(pooled, POOLED_FIRST, POOLED_COLUMNS)
     _warn_groups(pooled, grp.keys, np.where(quiet_single & (k == 1), -1, k), flags,
                  opts.method, opts.test)  # fmt: skip
+    if warn_coverage:
+        _warn_coverage(pooled, grp, missing)
     weights = np.where(valid & ~flags["failed"][grp.code], 100 * w_row / g["sw"][grp.code], np.nan)
     return Fit(pooled, weights, s2w, grp)
 
@@ -396,6 +403,29 @@ def _warn_groups(
         *solver_messages(flags, method),
     )
     warn_each(messages, pooled[keys], "pooled group(s)")
+
+
+def _warn_coverage(pooled: pd.DataFrame, grp: Grouped, missing: pd.DataFrame) -> None:
+    """One :class:`~metaeval.PairingWarning` naming the groups that pool fewer tasks than
+    the other groups of their analysis: k of k_total, and the tasks they miss."""
+    if missing.empty:
+        return
+    names = missing.groupby("group", sort=True)["name"].agg(", ".join)
+    short = names.index.to_numpy()
+    what = "tasks" if grp.over == ["task"] else f"{' / '.join(grp.over)} values"
+    groups = pooled.loc[short, grp.keys].assign(
+        k=pooled["k"].to_numpy()[short],
+        k_total=pooled["k_total"].to_numpy()[short],
+        missing=names.to_numpy(),
+    )
+    warn_groups(
+        f"{{n}} pooled group(s) have no effect on {what} that other systems of their analysis "
+        f"have (no paired scores there, or a NaN effect): each summary pools k of k_total "
+        f"{what} (missing: those named) and is not comparable with the summaries over all "
+        f"k_total",
+        groups,
+        PairingWarning,
+    )
 
 
 def solver_messages(

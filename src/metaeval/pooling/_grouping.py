@@ -23,6 +23,7 @@ __all__ = [
     "valid_rows",
     "slots",
     "pairs_within",
+    "coverage",
 ]
 
 
@@ -38,7 +39,7 @@ RESULT_COLUMNS = {
 
 #: The columns :func:`pool` writes besides the group keys (no key may use them).
 POOLED_COLUMNS = (
-    "method", "test", "k", "effect", "se", "statistic", "df", "p_value", "p_adjusted",
+    "method", "test", "k", "k_total", "effect", "se", "statistic", "df", "p_value", "p_adjusted",
     "ci_low", "ci_high", "pi_low", "pi_high", "p_gain", "tau2", "tau", "tau2_low",
     "tau2_high", "i2", "i2_low", "i2_high", "h2", "q", "q_df", "q_p_value", "q_between",
     "q_between_df", "q_between_p_value",
@@ -209,3 +210,47 @@ def pairs_within(code: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.nd
     start = np.arange(len(rows)) - slot  # where each row's group begins in `rows`
     j = np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)  # 0..k-1 for each i
     return np.repeat(rows, reps), rows[np.repeat(start, reps) + j]
+
+
+def coverage(grp: Grouped, valid: np.ndarray) -> tuple[np.ndarray, pd.DataFrame]:
+    """How many ``over`` values (tasks) each group pools of those its analysis has.
+
+    The groups of one analysis share every key but ``treatment`` and ``control``
+    (one metric, effect type, subgroup, ...); ``k_total`` of a group is the number
+    of ``over`` values with a usable effect in any group of its analysis, so that a
+    group with k < k_total lacks tasks that other systems have. Returns ``k_total``
+    per group and the missing (``group``, ``name``) pairs of those groups, ``name``
+    the ``over`` value as text (several ``over`` columns joined by " / "), in the
+    order the values first appear in the table.
+    """
+    df = grp.table
+    n = len(df)
+    if n == 0:
+        return np.zeros(grp.n_groups, dtype=np.int64), pd.DataFrame({"group": [], "name": []})
+
+    def codes(columns: list[str]) -> np.ndarray:
+        return _combine([pd.factorize(df[c], use_na_sentinel=False)[0] for c in columns], n)
+
+    family = codes([c for c in grp.keys if c not in ("treatment", "control")])
+    over = codes(grp.over)
+    n_family, n_over = int(family.max()) + 1, int(over.max()) + 1
+    family_of_group = np.zeros(grp.n_groups, dtype=np.int64)
+    family_of_group[grp.code] = family
+    present = np.unique(family[valid] * n_over + over[valid])  # (family, over) with an effect
+    k_total = np.bincount(present // n_over, minlength=n_family)[family_of_group]
+    have = np.unique(grp.code[valid] * n_over + over[valid])  # (group, over) with an effect
+    k = np.bincount(have // n_over, minlength=grp.n_groups)
+    short = np.flatnonzero((k > 0) & (k < k_total))
+    expected = pd.DataFrame({"family": present // n_over, "over": present % n_over})
+    pairs = pd.DataFrame({"group": short, "family": family_of_group[short]}).merge(
+        expected, on="family", sort=False
+    )
+    lacking = ~np.isin(pairs["group"].to_numpy() * n_over + pairs["over"].to_numpy(), have)
+    first = np.full(n_over, n)
+    np.minimum.at(first, over, np.arange(n))
+    labels = df[grp.over].iloc[first].astype(str).agg(" / ".join, axis=1).to_numpy()
+    missing = pairs.loc[lacking, ["group", "over"]].sort_values(["group", "over"], kind="stable")
+    names = pd.DataFrame(
+        {"group": missing["group"].to_numpy(), "name": labels[missing["over"].to_numpy()]}
+    )
+    return k_total.astype(np.int64), names

@@ -81,7 +81,10 @@ def pool(
         columns, the answer first:
 
         - the group keys (and the subgroup column);
-        - ``k`` (effects pooled), ``effect`` (the summary effect on the
+        - ``k`` (effects pooled), ``k_total`` (the ``over`` values — tasks — with a
+          usable effect in any group of the same analysis: the groups that share
+          every key but ``treatment`` and ``control``; k < k_total marks a
+          system that lacks tasks other systems have), ``effect`` (the summary effect on the
           analysis scale), ``ci_low, ci_high`` (its confidence interval),
           ``p_value`` (``p_adjusted``) (the z or t test of effect = 0),
           ``pi_low, pi_high`` (the prediction interval for the true effect on
@@ -128,6 +131,10 @@ def pool(
         REML/ML fit stuck in a local maximum is reset to τ² = 0 (as metafor).
     metaeval.DependenceWarning
         When pooling over metrics.
+    metaeval.PairingWarning
+        Naming the groups that pool fewer tasks than the other groups of their
+        analysis (k < k_total, a system without scores on a task), with the
+        tasks they miss in ``.groups["missing"]``.
 
     Examples
     --------
@@ -143,8 +150,9 @@ def pool(
     if model == "multilevel":
         return _multilevel(effects, method, ci, alpha, over, groups, by, adjust, cov, robust)
     pooled = fit(
-        effects, method=method, ci=ci, alpha=alpha, over=over, groups=groups, by=by, adjust=adjust
-    ).pooled
+        effects, method=method, ci=ci, alpha=alpha, over=over, groups=groups, by=by,
+        adjust=adjust, warn_coverage=True,
+    ).pooled  # fmt: skip
     pooled.attrs.update(method=method, ci=ci, alpha=alpha, adjust=adjust)
     return pooled
 

@@ -108,8 +108,9 @@ def analysis_table(
     by a dask scores table's ``.meta.effects()``, say); ``effect`` names the effect
     type of an empty one."""
     result = fit(
-        eff, method=method, ci=ci, alpha=alpha, over="task", groups=None, heterogeneity_ci=False
-    )
+        eff, method=method, ci=ci, alpha=alpha, over="task", groups=None, heterogeneity_ci=False,
+        warn_coverage=True,
+    )  # fmt: skip
     pooled, weights = result.pooled, result.row_weight
     keys = ["metric", "treatment", "control"]
     prefixes = [scale.report_prefix for scale in REPORTED.values()]

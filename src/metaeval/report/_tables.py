@@ -3,21 +3,23 @@
 Every table goes through one layout: a long frame of cells (row label, column
 label, value, interval, p-value, marks), pivoted to systems × columns, turned
 into display strings for the target format, with the best value of every
-column in bold — decided on the unrounded values.
+column in bold, and every value that prints as it does.
 """
 
 from __future__ import annotations
 
+import heapq
 import html
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, get_args
 
 import numpy as np
 import pandas as pd
 
 from .._options import MINUS, Best, TableCells, effect_scale, format_number, literal_signature
-from ..errors import OptionError, SchemaError, check_alpha, check_option, excerpt
+from ..errors import OptionError, SchemaError, check_alpha, check_option, excerpt, quote_list
 from ..pooling._grouping import POOLED_COLUMNS
 
 __all__ = ["Markup", "escape", "escape_latex", "style", "to_html", "to_latex"]
@@ -45,6 +47,11 @@ _LATEX = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    # glyphs that the default OT1 font encoding puts elsewhere (< prints ¡, > ¿, | —, " ”)
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+    '"': r"\texttt{\char34}",  # OT1 has no straight double quote but in typewriter
 }
 
 
@@ -52,6 +59,9 @@ def escape_latex(text: Any) -> str:
     r"""``text`` with LaTeX's special characters ``\ & % $ # _ { } ~ ^`` escaped.
 
     Line breaks become spaces (a blank line would end a table cell's paragraph).
+    ``< > | "``, which the default (OT1) font encoding prints as other glyphs
+    (¡ ¿ — ”), become ``\textless{}``, ``\textgreater{}``, ``\textbar{}`` and a
+    typewriter ``"`` (``\texttt{\char34}``), all in plain LaTeX without packages.
     Everything then reads as the literal text: a name such as ``\write18{...}``
     prints as itself instead of running.
 
@@ -60,6 +70,8 @@ def escape_latex(text: Any) -> str:
     >>> from metaeval.report import escape_latex
     >>> print(escape_latex("50% of R&D_{x}~^#$\\"))
     50\% of R\&D\_\{x\}\textasciitilde{}\textasciicircum{}\#\$\textbackslash{}
+    >>> print(escape_latex('<a|"b">'))
+    \textless{}a\textbar{}\texttt{\char34}b\texttt{\char34}\textgreater{}
     """
     return "".join(_LATEX.get(c, c) for c in str(text))
 
@@ -86,7 +98,7 @@ def escape(text: Any, fmt: str) -> str:
     --------
     >>> from metaeval.report import Markup, escape
     >>> escape("bm25_v2 <b>", "latex"), escape("bm25_v2 <b>", "html")
-    ('bm25\\_v2 <b>', 'bm25_v2 &lt;b&gt;')
+    ('bm25\\_v2 \\textless{}b\\textgreater{}', 'bm25_v2 &lt;b&gt;')
     >>> escape(Markup("$x$"), "latex")
     '$x$'
     """
@@ -148,6 +160,7 @@ class _Layout:
     caption: str  # default caption in the target format
     kind: str
     adjust: str | None = None  # the correction behind p_adjusted, if any
+    notes: list[str] = field(default_factory=list)  # footnotes, marked "note:<i>" in cells
 
 
 def _kind(table: pd.DataFrame) -> str:
@@ -187,12 +200,28 @@ def _pair_label(frame: pd.DataFrame) -> pd.Series:
 
 
 def _effects_layout(
-    effects: pd.DataFrame, pooled: pd.DataFrame | None, alpha: float, mk: _Markup
+    effects: pd.DataFrame,
+    pooled: pd.DataFrame | None,
+    alpha: float,
+    mk: _Markup,
+    order: list[str] | None = None,
+    *,
+    pooled_only: bool = False,
 ) -> _Layout:
+    """The layout of an effects table (with a pooled column), or of a pooled table alone
+    (``pooled_only``: its rows are the pooled rows, with their footnotes)."""
     col_levels = _levels(effects, ["metric", "task"])
-    parts = [_effect_cells(effects, col_levels, alpha)]
+    notes: list[str] = []
+    if pooled_only:
+        note_of, notes = _coverage_notes(effects, None, mk)
+        parts = [_effect_cells(effects, col_levels, alpha, note_of)]
+    else:
+        parts = [_effect_cells(effects, col_levels, alpha)]
     if pooled is not None:
-        parts.append(_effect_cells(pooled.assign(task=_pooled_label(pooled)), col_levels, alpha))
+        note_of, notes = _coverage_notes(pooled, effects, mk)
+        parts.append(
+            _effect_cells(pooled.assign(task=_pooled_label(pooled)), col_levels, alpha, note_of)
+        )
     cells = pd.concat(parts, ignore_index=True)
     _check_one_cell_each(cells)
     effect_type = _single(effects, "effect_type", "md")
@@ -210,22 +239,173 @@ def _effects_layout(
     adjust = (adjusted[0].attrs.get("adjust") or "multiplicity") if adjusted else None
     return _Layout(
         cells,
-        _order(cells["row"]),
-        _order_cols(cells["col"]),
+        _effect_rows([effects] if pooled is None else [effects, pooled], order),
+        _order_cols(pd.Series(_merged(parts[0]) + list(dict.fromkeys(cells["col"])), dtype=object)),
         col_levels,
         [],
         caption,
         "effects",
         adjust,
+        notes,
     )
+
+
+def _merged(cells: pd.DataFrame) -> list[Any]:
+    """The columns of ``cells`` in an order that keeps every row's order of its columns,
+    else their order of appearance: a task that the first system lacks keeps its place
+    among the others instead of moving to the end (rows in conflict: appearance order)."""
+    first = list(dict.fromkeys(cells["col"]))
+    rank = {c: i for i, c in enumerate(first)}
+    after: dict[Any, set[Any]] = {c: set() for c in first}
+    needs = dict.fromkeys(first, 0)
+    previous: dict[Any, Any] = {}
+    for row, col in zip(cells["row"], cells["col"], strict=True):  # display only: few cells
+        before = previous.get(row)
+        if before is not None and col not in after[before]:
+            after[before].add(col)
+            needs[col] += 1
+        previous[row] = col
+    ready = [rank[c] for c in first if needs[c] == 0]
+    heapq.heapify(ready)
+    merged = []
+    while ready:
+        col = first[heapq.heappop(ready)]
+        merged.append(col)
+        for nxt in after[col]:
+            needs[nxt] -= 1
+            if needs[nxt] == 0:
+                heapq.heappush(ready, rank[nxt])
+    return merged if len(merged) == len(first) else first
+
+
+def _effect_rows(frames: list[pd.DataFrame], order: list[str] | None) -> list[str]:
+    """The row labels of effect rows in order of appearance, or by the systems' places in
+    ``order``: treatment first, then control (rows "treatment vs control")."""
+    pairs = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "row": _pair_label(f).to_numpy(),
+                    "treatment": f["treatment"].astype(str).to_numpy(),
+                    "control": f["control"].astype(str).to_numpy() if "control" in f else "",
+                }
+            )
+            for f in frames
+        ],
+        ignore_index=True,
+    ).drop_duplicates("row")
+    if order is None:
+        return pairs["row"].tolist()
+    several = pairs["row"].ne(pairs["treatment"]).any()  # labels name the control too
+    names = _order(pairs["treatment"]) + (_order(pairs["control"]) if several else [])
+    rank = {n: i for i, n in enumerate(_ranked(list(dict.fromkeys(names)), order))}
+    key = pairs["treatment"].map(rank) * (len(rank) + 1) + (
+        pairs["control"].map(rank) if several else 0
+    )
+    return pairs.assign(_key=key).sort_values("_key", kind="stable")["row"].tolist()
+
+
+def _check_order(order: Any) -> list[str] | None:
+    """``order`` as a list of distinct names (text), or an error saying what it should be."""
+    if order is None:
+        return None
+    if isinstance(order, str) or not isinstance(order, Iterable):
+        raise OptionError(
+            "`order` is a list of the systems' names in the order of the table's rows (e.g. "
+            f"list(scores['system'].unique())), but {excerpt(order)} was passed."
+        )
+    names = [str(n) for n in order]
+    repeated = [n for n in dict.fromkeys(names) if names.count(n) > 1]
+    if repeated:
+        raise OptionError(f"`order` names system(s) {quote_list(repeated)} more than once.")
+    return names
+
+
+def _ranked(names: list[str], order: list[str] | None) -> list[str]:
+    """``names`` (the table's systems) in the order of ``order``, which must list them all
+    (names in ``order`` that the table does not have are skipped: the scores' systems can
+    be passed for any table made from them)."""
+    if order is None:
+        return names
+    listed = set(order)
+    lacking = [n for n in names if n not in listed]
+    if lacking:
+        raise OptionError(
+            f"`order` must list every system of the table, but lacks {quote_list(lacking)} "
+            f"(it lists {quote_list(order)})."
+        )
+    rank = {n: i for i, n in enumerate(order)}
+    return sorted(names, key=rank.__getitem__)
+
+
+_NOTE_MARKS = {"latex": (r"\ddag{}", r"\S{}", r"\P{}"), "html": ("‡", "§", "¶")}
+"""Footnote marks: ‡ § ¶, then doubled (‡‡ §§ ¶¶), ..."""
+
+
+def _note_mark(i: int, fmt: str) -> str:
+    marks = _NOTE_MARKS[fmt]
+    return marks[i % len(marks)] * (i // len(marks) + 1)
+
+
+def _coverage_notes(
+    pooled: pd.DataFrame, effects: pd.DataFrame | None, mk: _Markup
+) -> tuple[np.ndarray, list[str]]:
+    """The footnote of every pooled row with k < k_total (-1 for the others), and the notes:
+    "Pooled over k of K tasks; missing: ..." (the tasks named when ``effects`` tells them)."""
+    note_of = np.full(len(pooled), -1)
+    if not {"k", "k_total"} <= set(pooled.columns):
+        return note_of, []
+    k = pooled["k"].to_numpy(float)
+    total = pooled["k_total"].to_numpy(float)
+    bodies: list[str] = []
+    for i in np.flatnonzero((k > 0) & (k < total)):  # the few rows pooled over fewer tasks
+        body = f"Pooled over {int(k[i])} of {int(total[i])} tasks"
+        names = _missing_tasks(effects, pooled, i) if effects is not None else None
+        if names is not None and len(names) == total[i] - k[i]:
+            body += "; missing: " + ", ".join(mk.esc(t) for t in names)
+        if body not in bodies:
+            bodies.append(body)
+        note_of[i] = bodies.index(body)
+    return note_of, [f"{_note_mark(j, mk.fmt)} {b}." for j, b in enumerate(bodies)]
+
+
+def _missing_tasks(effects: pd.DataFrame, pooled: pd.DataFrame, i: int) -> list[str] | None:
+    """The tasks of pooled row ``i``'s analysis (its keys but treatment and control) with an
+    effect in ``effects`` that the row's own effects lack; None when the keys are not there."""
+    keys = _pooled_keys(pooled)
+    if "task" not in effects.columns or not {"treatment", "control"} <= set(keys):
+        return None
+    row = pooled.iloc[i]
+    ok = np.isfinite(effects["effect"].to_numpy(float)) & np.isfinite(
+        effects["variance"].to_numpy(float)
+    )
+    family = ok.copy()
+    for c in keys:
+        if c in ("treatment", "control"):
+            continue
+        if c not in effects.columns:
+            return None  # a subgroup of a mapping: the effects do not say which tasks are in it
+        family &= (effects[c] == row[c]).to_numpy()
+    mine = family & (effects["treatment"] == row["treatment"]).to_numpy()
+    mine &= (effects["control"] == row["control"]).to_numpy()
+    have = set(effects.loc[mine, "task"].astype(str))
+    return [t for t in _order(effects.loc[family, "task"]) if t not in have]
+
+
+def _pooled_keys(pooled: pd.DataFrame) -> list[str]:
+    """The key columns of a pooled table: those before its results."""
+    results = [i for i, c in enumerate(pooled.columns) if c in POOLED_COLUMNS]
+    return list(pooled.columns[: results[0]]) if results else []
 
 
 def _pooled_label(pooled: pd.DataFrame) -> pd.Series | str:
     """Column label of pooled rows: "Pooled", or "Pooled: <subgroup>" for the key columns that
     :func:`metaeval.pool` added with ``by=`` or ``groups=`` (the columns before its results)."""
-    results = [i for i, c in enumerate(pooled.columns) if c in POOLED_COLUMNS]
-    keys = list(pooled.columns[: results[0]]) if results else []
-    extra = [c for c in keys if c not in ("effect_type", "metric", "treatment", "control")]
+    extra = [
+        c
+        for c in _pooled_keys(pooled)
+        if c not in ("effect_type", "metric", "treatment", "control")
+    ]
     if not extra:
         return "Pooled"
     return "Pooled: " + pooled[extra].astype(str).agg(", ".join, axis=1)
@@ -244,7 +424,9 @@ def _check_one_cell_each(cells: pd.DataFrame) -> None:
         )
 
 
-def _effect_cells(frame: pd.DataFrame, col_levels: list[str], alpha: float) -> pd.DataFrame:
+def _effect_cells(
+    frame: pd.DataFrame, col_levels: list[str], alpha: float, note_of: np.ndarray | None = None
+) -> pd.DataFrame:
     effect_type = _single(frame, "effect_type", "md")
     forward = effect_scale(effect_type).report
     p = (
@@ -253,6 +435,9 @@ def _effect_cells(frame: pd.DataFrame, col_levels: list[str], alpha: float) -> p
         else np.full(len(frame), np.nan)
     )
     marks = [["dagger"] if np.isfinite(v) and v < alpha else [] for v in p]
+    if note_of is not None:
+        for i in np.flatnonzero(note_of >= 0):
+            marks[i].append(f"note:{note_of[i]}")
     return pd.DataFrame(
         {
             "row": _pair_label(frame).to_numpy(),
@@ -274,10 +459,12 @@ def _effect_cells(frame: pd.DataFrame, col_levels: list[str], alpha: float) -> p
     )
 
 
-def _compare_layout(table: pd.DataFrame, alpha: float, best: str | None, mk: _Markup) -> _Layout:
+def _compare_layout(
+    table: pd.DataFrame, alpha: float, best: str | None, mk: _Markup, order: list[str] | None
+) -> _Layout:
     col_levels = _levels(table, ["metric", "task"])
     col = list(zip(*(table[c].astype(str) for c in col_levels), strict=True))
-    systems = _order(pd.concat([table["control"].astype(str), table["treatment"].astype(str)]))
+    systems = _ranked(_systems(table), order)
     letters = {s: _letter(i) for i, s in enumerate(systems)}
     p = table[_p_column(table)].to_numpy(float)
     diff = table["diff"].to_numpy(float)
@@ -351,6 +538,24 @@ def _compare_layout(table: pd.DataFrame, alpha: float, best: str | None, mk: _Ma
     )
 
 
+def _systems(table: pd.DataFrame) -> list[str]:
+    """The systems of a compare table in :func:`metaeval.compare`'s order, whichever is the
+    control: the category order of categorical columns, else sorted by name."""
+    treatment, control = table["treatment"], table["control"]
+    if isinstance(treatment.dtype, pd.CategoricalDtype) and isinstance(
+        control.dtype, pd.CategoricalDtype
+    ):
+        present = set(treatment.astype(str)) | set(control.astype(str))
+        categories = [*treatment.cat.categories, *control.cat.categories]
+        return [n for n in dict.fromkeys(map(str, categories)) if n in present]
+    names = pd.unique(pd.concat([treatment, control], ignore_index=True).astype(object))
+    try:
+        ordered = sorted(names)
+    except TypeError:  # names of different types: by their text
+        ordered = sorted(names, key=str)
+    return list(dict.fromkeys(str(n) for n in ordered))
+
+
 def _model(pooled: pd.DataFrame) -> str:
     method = pooled.attrs.get("method") or _single(pooled, "method", "")
     test = pooled.attrs.get("ci") or _single(pooled, "test", "z")
@@ -404,10 +609,12 @@ def _layout(
     alpha: float | None,
     best: str | None,
     mk: _Markup,
+    order: Any = None,
 ) -> tuple[_Layout, float]:
     if not isinstance(table, pd.DataFrame):
         raise SchemaError(f"Expected a pandas DataFrame, got {type(table).__name__}.")
     kind = _kind(table)
+    order = _check_order(order)
     if alpha is None:
         alpha = float(
             table.attrs.get(
@@ -425,13 +632,15 @@ def _layout(
             "`pooled=` adds a pooled column to an effects table; this is a " + kind + " table."
         )
     if kind == "compare":
-        return _compare_layout(table, alpha, best, mk), alpha
+        return _compare_layout(table, alpha, best, mk, order), alpha
     if kind == "pooled":
         frame = table.assign(task=_pooled_label(table))
-        lay = _effects_layout(frame.assign(variance=frame["se"] ** 2), None, alpha, mk)
+        lay = _effects_layout(
+            frame.assign(variance=frame["se"] ** 2), None, alpha, mk, order, pooled_only=True
+        )
         lay.caption = lay.caption.replace(" per task", f" pooled over tasks ({_model(table)})")
         return lay, alpha
-    return _effects_layout(table, pooled, alpha, mk), alpha
+    return _effects_layout(table, pooled, alpha, mk, order), alpha
 
 
 def _split_analysis(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -446,6 +655,20 @@ def _split_analysis(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         "test": table.attrs.get("ci", "z"),
     }
     pooled = summary[keys].assign(**model).join(summary.drop(columns=keys))
+    # k and k_total of each summary (as pool() reports them) from its task rows
+    valid = effects[np.isfinite(effects["effect"].to_numpy(float))
+                    & np.isfinite(effects["variance"].to_numpy(float))]  # fmt: skip
+    family = [c for c in keys if c not in ("treatment", "control")]
+    k = valid.groupby(keys, sort=False, dropna=False).size().rename("k")
+    total = (
+        valid.groupby(family, sort=False, dropna=False)["task"].nunique().rename("k_total")
+        if family
+        else pd.Series([valid["task"].nunique()], index=[0], name="k_total")
+    )
+    counts = pooled[keys].join(k, on=keys)
+    counts = counts.join(total, on=family) if family else counts.assign(k_total=total.iloc[0])
+    pooled.insert(len(keys) + 2, "k", counts["k"].fillna(0).astype(np.int64).to_numpy())
+    pooled.insert(len(keys) + 3, "k_total", counts["k_total"].fillna(0).astype(np.int64).to_numpy())
     pooled.attrs.update(table.attrs)
     return effects, pooled
 
@@ -461,11 +684,19 @@ def _text(x: float, digits: int, fmt: str, signed: bool = False, bound: bool = F
 
 
 def _marks(marks: list[str], fmt: str) -> str:
+    """Superscript marks: "dagger" (p < α), "note:<i>" (the i-th footnote) or letters."""
     if not marks:
         return ""
-    text = "".join("†" if m == "dagger" else m for m in marks)
+
+    def mark(m: str) -> str:
+        if m == "dagger":
+            return r"\dag{}" if fmt == "latex" else "†"
+        if m.startswith("note:"):
+            return _note_mark(int(m[5:]), fmt)
+        return m
+
+    text = "".join(mark(m) for m in marks)
     if fmt == "latex":
-        text = "".join(r"\dag{}" if m == "dagger" else m for m in marks)
         return r"\textsuperscript{" + text + "}"
     return f"<sup>{html.escape(text)}</sup>"
 
@@ -498,27 +729,57 @@ def _frames(lay: _Layout, show: str, digits: int, fmt: str, best: str | None, tr
     )
     bold = pd.DataFrame(False, index=value.index, columns=value.columns)
     if best is not None:
-        arr = value.to_numpy(float)
-        finite = np.isfinite(arr)
-        enough = finite.sum(axis=0) >= 2
-        filled = np.where(finite, arr, -np.inf if best == "max" else np.inf)
-        target = filled.max(axis=0) if best == "max" else filled.min(axis=0)
-        bold.iloc[:, :] = finite & enough[None, :] & (arr == target[None, :])
+        bold.iloc[:, :] = _best(value.to_numpy(float), best, digits)
     text = text.fillna("")
     escape = escape_latex if fmt == "latex" else html.escape
-    index = pd.Index([escape(r) for r in text.index], name=None)
+    row_labels = [escape(r) for r in text.index]
+    col_labels = [tuple(escape(x) for x in c) for c in text.columns]
+    _check_distinct(list(text.index), row_labels, "rows", "treatment or control")
+    _check_distinct(list(text.columns), col_labels, "columns", " or ".join(lay.col_names))
+    index = pd.Index(row_labels, name=None)
     columns: pd.Index
     if len(lay.col_names) == 1:
-        columns = pd.Index([escape(c[0]) for c in text.columns], name=None)
+        columns = pd.Index([c[0] for c in col_labels], name=None)
     else:
-        columns = pd.MultiIndex.from_tuples(
-            [tuple(escape(x) for x in c) for c in text.columns], names=[None] * len(lay.col_names)
-        )
+        columns = pd.MultiIndex.from_tuples(col_labels, names=[None] * len(lay.col_names))
     text.index = bold.index = index
     text.columns = bold.columns = columns
     if transpose:
         text, bold = text.T, bold.T
     return text, bold
+
+
+def _best(arr: np.ndarray, best: str, digits: int) -> np.ndarray:
+    """Which values of each column are bold: all that print as the best one does (at
+    ``digits`` decimals), where the column has at least two values."""
+    finite = np.isfinite(arr)
+    enough = finite.sum(axis=0) >= 2
+    filled = np.where(finite, arr, -np.inf if best == "max" else np.inf)
+    target = filled.max(axis=0) if best == "max" else filled.min(axis=0)
+    printed = np.vectorize(lambda x: format_number(x, digits), otypes=[object])
+    return finite & enough[None, :] & (printed(arr) == printed(target)[None, :])
+
+
+def _check_distinct(names: list[Any], labels: list[Any], what: str, column: str) -> None:
+    """Two rows (columns) whose labels print alike cannot be told apart: an error naming them.
+
+    A line break and runs of spaces print as one space in LaTeX and HTML alike."""
+    shown = [
+        " ".join(" ".join(str(x).split()) for x in (label if isinstance(label, tuple) else [label]))
+        for label in labels
+    ]
+    seen: dict[str, int] = {}
+    for i, text in enumerate(shown):
+        j = seen.setdefault(text, i)
+        if j != i:
+            a, b = (
+                n[0] if isinstance(n, tuple) and len(n) == 1 else n for n in (names[j], names[i])
+            )
+            raise SchemaError(
+                f"The {what} {a!r} and {b!r} of the table print alike ({text!r}: a line break "
+                "or several spaces print as one space), so a reader could not tell them apart. "
+                f"Rename one of them in the table's {column} column first."
+            )
 
 
 FIT_OPEN = "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n"
@@ -561,9 +822,11 @@ def latex_table(
     position: str | None = None,
     centering: bool = False,
     fit: bool = False,
+    notes: list[str] | None = None,
 ) -> str:
     """``styler`` as a LaTeX ``table`` float with booktabs rules and ``caption`` (LaTeX);
-    ``fit`` shrinks the tabular to ``\\linewidth`` when it is wider (graphicx)."""
+    ``fit`` shrinks the tabular to ``\\linewidth`` when it is wider (graphicx); ``notes``
+    (LaTeX) are set in small type under the tabular, one per line."""
     text: str = styler.to_latex(
         hrules=True,
         caption=caption,
@@ -582,6 +845,10 @@ def latex_table(
             text.index("\\end{tabular}") + len("\\end{tabular}"),
         )
         text = text[:start] + FIT_OPEN + text[start:end] + "}" + text[end:]
+    if notes:
+        end = text.rindex("\\end{table}")
+        lines = "".join(f"{note}\\par\n" for note in notes)
+        text = text[:end] + "\\par\\smallskip{\\footnotesize\n" + lines + "}\n" + text[end:]
     return text
 
 
@@ -642,6 +909,7 @@ def to_latex(
     label: str | None = None,
     position: str | None = None,
     fit: bool = True,
+    order: Sequence[str] | None = None,
 ) -> str:
     r"""A result table as a LaTeX ``table`` with booktabs rules.
 
@@ -669,7 +937,8 @@ def to_latex(
         table with one control.
     best : {"max", "min", None}, default "max"
         Bold the highest (lowest) value of each column (row when
-        ``transpose``) among the rows, decided on the unrounded values; only
+        ``transpose``) among the rows, and every value that prints as it does
+        at ``digits`` decimals (equal printed values are bold alike); only
         where at least two rows have values. For compare tables it also
         decides which system a significant difference favours.
     alpha : float, optional
@@ -692,6 +961,14 @@ def to_latex(
     label, position : str, optional
         ``\label`` (letters, digits and ``: . _ + / -``) and float position
         (e.g. ``"t"``); anything else is refused, since neither can be escaped.
+    order : list of str, optional
+        The order of the rows' systems, e.g. ``list(scores["system"].unique())``
+        for the order of the scores; it must list every system of the table
+        (names the table lacks are skipped). Rows "treatment vs control" follow
+        the treatment, then the control. Default: a compare table's systems in
+        :func:`metaeval.compare`'s order, whichever is the control (the category
+        order of a categorical ``system`` column, else sorted by name); other
+        tables' rows in the order they appear.
 
     Returns
     -------
@@ -701,11 +978,18 @@ def to_latex(
     -----
     Every string that reaches the LaTeX source — task, system and metric
     names, headers, the caption — goes through :func:`escape` (``\ & % $ #
-    _ { } ~ ^`` escaped, line breaks made spaces), so names print as they are
+    _ { } ~ ^ < > | "`` escaped, line breaks made spaces), so names print as they are
     and cannot run commands (``\write18``) even under ``pdflatex
     -shell-escape``. Non-ASCII letters need a font that has them (pdflatex's
     default covers Latin accents). Effects of ``rom`` are reported as relative changes and
     of ``corr`` as r (their CIs transformed the same way).
+
+    A pooled row over fewer tasks than the other rows of its metric (``k <
+    k_total`` of :func:`metaeval.pool`: a system without scores on a task)
+    carries a mark (‡, §, ¶, ...) and a footnote under the table, "Pooled over
+    5 of 6 tasks; missing: nfcorpus." (the tasks named when the effects table
+    is there to tell them). Two rows or columns whose names print alike (a line
+    break prints as a space) are refused with :class:`metaeval.SchemaError`.
 
     Examples
     --------
@@ -729,7 +1013,7 @@ def to_latex(
     """
     mk = _Markup("latex")
     _check_latex_options(label, position)
-    lay, alpha = _layout(table, pooled, alpha, best, mk)
+    lay, alpha = _layout(table, pooled, alpha, best, mk, order)
     cells = _check(show, best, digits, lay.kind)
     _check_show(lay, cells, table)
     styler, any_bold = _styler(lay, cells, digits, "latex", best, transpose)
@@ -745,6 +1029,7 @@ def to_latex(
         label=label,
         position=position,
         fit=fit,
+        notes=lay.notes,
     )
 
 
@@ -768,8 +1053,12 @@ def style(
     digits: int = 3,
     transpose: bool = False,
     caption: str | None = None,
+    order: Sequence[str] | None = None,
 ):
     """The table of :func:`to_latex` as a pandas Styler with HTML cells (displays in notebooks).
+
+    The same options as :func:`to_latex` but ``label``, ``position`` and ``fit``;
+    footnotes follow the caption, under the table.
 
     Examples
     --------
@@ -784,7 +1073,7 @@ def style(
     'Standardized mean change (pooled SD) of each system over logistic_regression per task and pooled over tasks (random-effects model, REML, Knapp-Hartung t-test), ...'
     """
     mk = _Markup("html")
-    lay, alpha = _layout(table, pooled, alpha, best, mk)
+    lay, alpha = _layout(table, pooled, alpha, best, mk, order)
     cells = _check(show, best, digits, lay.kind)
     _check_show(lay, cells, table)
     styler, any_bold = _styler(lay, cells, digits, "html", best, transpose)
@@ -792,6 +1081,7 @@ def style(
         caption = _caption(lay, cells, best if any_bold else None, alpha, transpose, mk)
     else:
         caption = escape(caption, "html")
+    caption = " ".join([caption, *lay.notes])
     return styler.set_caption(caption).set_table_styles(
         [
             {
@@ -814,8 +1104,10 @@ def to_html(
     digits: int = 3,
     transpose: bool = False,
     caption: str | None = None,
+    order: Sequence[str] | None = None,
 ) -> str:
-    """The table of :func:`to_latex` as an HTML ``<table>`` (same options but ``label``, ``position``).
+    """The table of :func:`to_latex` as an HTML ``<table>`` (same options but ``label``,
+    ``position`` and ``fit``).
 
     Examples
     --------
@@ -830,5 +1122,5 @@ def to_html(
     """
     return style(
         table, pooled=pooled, show=show, best=best, alpha=alpha, digits=digits,
-        transpose=transpose, caption=caption,
+        transpose=transpose, caption=caption, order=order,
     ).to_html()  # fmt: skip

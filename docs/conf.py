@@ -100,8 +100,16 @@ numpydoc_xref_param_type = False
 # -- HTML ----------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"metaeval {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+# a wider column, scrolling outputs, wrapped print() text, figures that open full size
+html_css_files = ["metaeval.css"]
+html_js_files = ["metaeval.js"]
+# The page's table of contents sits under the section navigation, on the left: without a
+# right-hand column the text column is wide enough for figures and result tables
+# (tests/test_docs_render.py checks the pages at 1400 and 420 px).
+html_sidebars = {"**": ["sidebar-nav-bs", "page-toc"]}
 html_theme_options = {
+    "secondary_sidebar_items": [],
     "navbar_align": "left",
     "header_links_before_dropdown": 6,
     "show_toc_level": 2,

@@ -388,3 +388,26 @@ def test_bootstrap_reports_the_t_tests_statistic_and_a_zero_mean_is_zero(rng):
                           "metric": "m", "value": np.array([0.5, 0.25, 0.375, 0.375]) * 1e-300})  # fmt: skip
     res = metaeval.compare(table, treatment="b", control="a", test="bootstrap", seed=3)
     assert res["statistic"].item() == 0 and res["p_value"].item() == 1
+
+
+def test_means_and_tukey_follow_categorical_task_and_metric_orders(rng):
+    """Rows metric by metric, task by task in the categories' order (as effects(), compare()
+    and anova() give them), systems in the table's order; the numbers unchanged."""
+    scores = make_scores(rng, systems=("ctrl", "a", "b"))
+    tasks, metrics, systems = ["t4", "t2", "t1", "t3"], ["m2", "m1"], ["a", "b", "ctrl"]
+    ordered = scores.astype({"task": pd.CategoricalDtype(tasks),
+                             "metric": pd.CategoricalDtype(metrics)})  # fmt: skip
+    assert list(pd.unique(metaeval.anova(ordered)["task"])) == tasks  # what the others do
+    keys = ["metric", "task", "system"]
+    got = metaeval.means(ordered)
+    want = [(m, t, s) for m in metrics for t in tasks for s in systems]
+    assert list(got[keys].itertuples(index=False, name=None)) == want
+    plain = metaeval.means(scores).set_index(keys).loc[want].reset_index()
+    pd.testing.assert_frame_equal(got[plain.columns], plain, check_exact=True)
+    keys = ["metric", "task", "system_a", "system_b"]
+    got = metaeval.tukey(ordered)
+    pairs = list(itertools.combinations(systems, 2))
+    want = [(m, t, a, b) for m in metrics for t in tasks for a, b in pairs]
+    assert list(got[keys].itertuples(index=False, name=None)) == want
+    plain = metaeval.tukey(scores).set_index(keys).loc[want].reset_index()
+    pd.testing.assert_frame_equal(got[plain.columns], plain, check_exact=True)

@@ -203,7 +203,9 @@ def means(scores: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
     -------
     pandas.DataFrame
         ``task, metric, system, n, mean, moe, ci_low, ci_high, variance_from``
-        (``"anova"`` or ``"system"``).
+        (``"anova"`` or ``"system"``). Rows by metric, then task, then system,
+        each in the table's order (a categorical's categories, else sorted), as
+        in :func:`metaeval.effects`.
 
     Examples
     --------
@@ -245,23 +247,19 @@ def means(scores: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
         df = np.where(use_anova, two.df_residual[:, None, :], own_n - 1)
         var = np.where(use_anova, two.ms_residual[:, None, :], own_var)
         moe = sps.t.isf(alpha / 2, df) * np.sqrt(var / n) * unit
-    m, s, t = np.nonzero(two.present)
-    return (
-        pd.DataFrame(
-            {
-                "task": lay.tasks[t].astype(str),
-                "metric": lay.metrics[m].astype(str),
-                "system": lay.systems[s].astype(str),
-                "n": n[m, s, t].astype(int),
-                "mean": mean[m, s, t],
-                "moe": moe[m, s, t],
-                "ci_low": mean[m, s, t] - moe[m, s, t],
-                "ci_high": mean[m, s, t] + moe[m, s, t],
-                "variance_from": np.where(use_anova[m, s, t], "anova", "system"),
-            }  # fmt: skip
-        )
-        .sort_values(["metric", "task"], kind="stable")
-        .reset_index(drop=True)
+    m, t, s = np.nonzero(two.present.transpose(0, 2, 1))  # by metric, task, system
+    return pd.DataFrame(
+        {
+            "task": lay.tasks[t].astype(str),
+            "metric": lay.metrics[m].astype(str),
+            "system": lay.systems[s].astype(str),
+            "n": n[m, s, t].astype(int),
+            "mean": mean[m, s, t],
+            "moe": moe[m, s, t],
+            "ci_low": mean[m, s, t] - moe[m, s, t],
+            "ci_high": mean[m, s, t] + moe[m, s, t],
+            "variance_from": np.where(use_anova[m, s, t], "anova", "system"),
+        }  # fmt: skip
     )
 
 
@@ -300,6 +298,8 @@ def tukey(
         column (seeds, folds), ``replicates``: each system's scores are averaged
         per query over its replicates first, and the variance between replicates
         is not part of V_E (use :func:`metaeval.effects`, which adds it).
+        Rows by metric, then task, then pair, each in the table's order (a
+        categorical's categories, else sorted), as in :func:`metaeval.effects`.
 
     Raises
     ------
@@ -355,26 +355,22 @@ def tukey(
         p = _randomized_tukey(two, np.abs(diff), n_resamples, seed, progress)
         test = "randomized_tukey"
     keep = two.present[:, a, :] & two.present[:, b, :]
-    m, pair, t = np.nonzero(keep)
-    frame = (
-        pd.DataFrame(
-            {
-                "task": lay.tasks[t].astype(str),
-                "metric": lay.metrics[m].astype(str),
-                "system_a": lay.systems[a[pair]].astype(str),
-                "system_b": lay.systems[b[pair]].astype(str),
-                "test": test,
-                "n": two.q[m, t].astype(int),
-                "diff": diff[m, pair, t],
-                "effect_size": effect_size[m, pair, t],
-                "statistic": stat[m, pair, t],
-                "p_value": p[m, pair, t],
-                "ci_low": diff[m, pair, t] - crit[m, pair, t] * scale[m, 0, t],
-                "ci_high": diff[m, pair, t] + crit[m, pair, t] * scale[m, 0, t],
-            }  # fmt: skip
-        )
-        .sort_values(["metric", "task"], kind="stable")
-        .reset_index(drop=True)
+    m, t, pair = np.nonzero(keep.transpose(0, 2, 1))  # by metric, task, pair
+    frame = pd.DataFrame(
+        {
+            "task": lay.tasks[t].astype(str),
+            "metric": lay.metrics[m].astype(str),
+            "system_a": lay.systems[a[pair]].astype(str),
+            "system_b": lay.systems[b[pair]].astype(str),
+            "test": test,
+            "n": two.q[m, t].astype(int),
+            "diff": diff[m, pair, t],
+            "effect_size": effect_size[m, pair, t],
+            "statistic": stat[m, pair, t],
+            "p_value": p[m, pair, t],
+            "ci_low": diff[m, pair, t] - crit[m, pair, t] * scale[m, 0, t],
+            "ci_high": diff[m, pair, t] + crit[m, pair, t] * scale[m, 0, t],
+        }  # fmt: skip
     )
     frame.attrs.update(
         alpha=alpha,

@@ -117,6 +117,20 @@ def test_bad_input_gets_the_in_memory_errors(client, rng):
         _by_task(scores).meta.effects("nope")
 
 
+def test_extra_columns_named_like_outputs_get_the_in_memory_schema_error(client, rng):
+    scores = make_scores(rng)
+    # r: was overwritten by tanh(effect); n: was pandas' "cannot insert n, already exists"
+    for column, effect in (("r", "corr"), ("n", "md")):
+        named = scores.assign(**{column: 1.0})
+        with pytest.raises(SchemaError) as want:
+            named.meta.effects("ctrl", effect=effect)
+        for call in ("effects", "analyze"):
+            with pytest.raises(SchemaError) as got:
+                getattr(_by_task(named).meta, call)("ctrl", effect=effect)
+            assert str(got.value) == str(want.value)
+            assert f"[{column!r}], which effects() adds" in str(got.value)
+
+
 def _with_gaps(rng: np.random.Generator, drop: float) -> pd.DataFrame:
     """Four systems, one of them missing on task t3, ``drop`` of the rows gone."""
     scores = make_scores(rng, systems=("ctrl", "a", "b", "c"), drop=drop)

@@ -304,9 +304,10 @@ def effects(
     survey: Survey | None = None,
 ) -> pd.DataFrame:
     """``ddf.meta.effects()``; ``survey``: the first pass's result, if the caller has it."""
-    from .paired.effect_size import checked_options, effects_table
+    from .paired.effect_size import check_extra_columns, checked_options, effects_table
 
     effect, alpha = checked_options(effect, alpha)
+    check_extra_columns(list((survey.ddf if survey is not None else ddf).columns))
     stats, attrs = statistics(ddf, control, treatment, survey)
     return effects_table(stats, attrs, effect=effect, alpha=alpha, correct=correct)
 

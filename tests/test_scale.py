@@ -273,6 +273,42 @@ def test_parquet_files_splitting_tasks_read_lazily_give_the_in_memory_results(
     np.testing.assert_array_equal(got["p_value"].to_numpy(), want["p_value"].to_numpy())
 
 
+def _outcome(func, *args, **kwargs):
+    """``func``'s result or error (type and message), with its warnings' messages."""
+    try:
+        result, messages = _caught(func, *args, **kwargs)
+    except metaeval.MetaEvalError as err:
+        with warnings.catch_warnings(record=True) as record:  # the warnings before the error
+            warnings.simplefilter("always")
+            try:
+                func(*args, **kwargs)
+            except metaeval.MetaEvalError:
+                pass
+        return (type(err), str(err)), sorted(str(w.message) for w in record)
+    return result, messages
+
+
+def test_compare_over_parquet_files_per_task_with_only_the_control_on_one(client, rng, tmp_path):
+    scores = make_scores(rng)
+    scores = scores[(scores["task"] != "t3") | (scores["system"] == "ctrl")]
+    for task, part in scores.groupby("task"):
+        metaeval.io.write_scores(part, tmp_path / f"{task}.parquet")
+    lazy = metaeval.io.read_scores(tmp_path, lazy=True)
+    for kwargs in ({"control": "ctrl"}, {"control": "ctrl", "treatment": "a", "test": "sign"}):
+        want, want_w = _caught(scores.meta.compare, **kwargs)
+        got, got_w = _caught(lazy.meta.compare, **kwargs)  # was a PairingError
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
+        assert got_w == want_w
+        assert "t3" not in set(got["task"]) and "task='t3'" in got_w[0]  # the control alone
+    # no pair on any task: the in-memory PairingError, after the in-memory warning
+    apart = scores[((scores["system"] == "a") & (scores["task"] <= "t2"))
+                   | ((scores["system"] == "ctrl") & (scores["task"] > "t2"))]  # fmt: skip
+    got, got_w = _outcome(_by_task(apart).meta.compare, "ctrl", treatment="a")
+    want, want_w = _outcome(apart.meta.compare, "ctrl", treatment="a")
+    assert got == want and got_w == want_w
+    assert got[0] is PairingError and len(got_w) == 1
+
+
 @pytest.mark.parametrize(
     "name",
     ["sufficient_statistics", "effects", "analyze", "compare", "anova", "tukey", "means"],

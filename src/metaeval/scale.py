@@ -344,7 +344,9 @@ def _per_task(ddf: Any, func: Any, kwargs: dict[str, Any], *, pairs: tuple[str, 
     root, _ = _reduce(survey.ddf, func, kwargs, _concat_frames, (survey.systems, survey.metrics))
     frame, held = root.result, root.held
     orders: dict[str, list[str]] = {"metric": survey.metrics}
-    systems = {"system": survey.systems, "system_a": survey.systems, "system_b": survey.systems}
+    # the systems' order for the warnings' groups (means() warns by treatment and control)
+    named = ("system", "system_a", "system_b", "treatment", "control")
+    systems = {column: survey.systems for column in named}
     if pairs is not None:
         systems = {pairs[0]: _order(treatment, survey.systems),
                    pairs[1]: _order(control, survey.systems)}  # fmt: skip

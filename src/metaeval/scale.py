@@ -18,7 +18,8 @@ streams keyed by the seed and the task's name). So a dask table is analysed as:
    order and issues the warnings once, merged.
 
 Errors are the in-memory ones, raised on a worker and re-raised by dask on the
-client. ``import metaeval`` does not import dask: the accessor is registered on
+client; but a :class:`~metaeval.PairingError` of a partition without a pair to compare
+travels up the tree as data, raised only if no partition has a pair (as in memory). ``import metaeval`` does not import dask: the accessor is registered on
 ``dask.dataframe.DataFrame`` when dask.dataframe is imported (see :func:`install`).
 """
 
@@ -186,11 +187,10 @@ def _combine(pieces: list[Piece], join: Any) -> Piece:
     split = any(p.split for p in pieces) or len(tasks) < sum(len(p.tasks) for p in pieces)
     if split:  # the result is thrown away: save the work
         return Piece(None, [], tasks, True)
-    unpaired = (
-        None if results else next((p.unpaired for p in pieces if p.unpaired is not None), None)
-    )
-    return Piece(join(results) if results else None, [w for p in pieces for w in p.held],
-                 tasks, False, unpaired)  # fmt: skip
+    held = [w for p in pieces for w in p.held]
+    if results:
+        return Piece(join(results), held, tasks, False)
+    return Piece(None, held, tasks, False, next((p.unpaired for p in pieces if p.unpaired), None))
 
 
 def _concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -344,7 +344,7 @@ def _per_task(ddf: Any, func: Any, kwargs: dict[str, Any], *, pairs: tuple[str, 
     root, _ = _reduce(survey.ddf, func, kwargs, _concat_frames, (survey.systems, survey.metrics))
     frame, held = root.result, root.held
     orders: dict[str, list[str]] = {"metric": survey.metrics}
-    # the systems' order for the warnings' groups (means() warns by treatment and control)
+    # the systems' order for the warnings' groups, whichever system columns they have
     named = ("system", "system_a", "system_b", "treatment", "control")
     systems = {column: survey.systems for column in named}
     if pairs is not None:

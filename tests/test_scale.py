@@ -13,6 +13,8 @@ import pandas as pd
 import pytest
 import xarray as xr
 from _helpers import make_scores
+from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis import strategies as st
 
 import metaeval
 from metaeval import PairingError, SchemaError
@@ -115,6 +117,20 @@ def test_bad_input_gets_the_in_memory_errors(client, rng):
         chunks.meta.effects("ctrl")
     with pytest.raises(PairingError, match=r"\['nope'\] are not in the scores table"):
         _by_task(scores).meta.effects("nope")
+
+
+def test_extra_columns_named_like_outputs_get_the_in_memory_schema_error(client, rng):
+    scores = make_scores(rng)
+    # r: was overwritten by tanh(effect); n: was pandas' "cannot insert n, already exists"
+    for column, effect in (("r", "corr"), ("n", "md")):
+        named = scores.assign(**{column: 1.0})
+        with pytest.raises(SchemaError) as want:
+            named.meta.effects("ctrl", effect=effect)
+        for call in ("effects", "analyze"):
+            with pytest.raises(SchemaError) as got:
+                getattr(_by_task(named).meta, call)("ctrl", effect=effect)
+            assert str(got.value) == str(want.value)
+            assert f"[{column!r}], which effects() adds" in str(got.value)
 
 
 def _with_gaps(rng: np.random.Generator, drop: float) -> pd.DataFrame:
@@ -259,6 +275,38 @@ def test_parquet_files_splitting_tasks_read_lazily_give_the_in_memory_results(
     np.testing.assert_array_equal(got["p_value"].to_numpy(), want["p_value"].to_numpy())
 
 
+def _outcome(func, *args, **kwargs):
+    """``func``'s result, or its error's type and message; and its warnings' messages."""
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        try:
+            result = func(*args, **kwargs)
+        except metaeval.MetaEvalError as err:
+            result = (type(err), str(err))
+    return result, sorted(str(w.message) for w in record)
+
+
+def test_compare_over_parquet_files_per_task_with_only_the_control_on_one(client, rng, tmp_path):
+    scores = make_scores(rng)
+    scores = scores[(scores["task"] != "t3") | (scores["system"] == "ctrl")]
+    for task, part in scores.groupby("task"):
+        metaeval.io.write_scores(part, tmp_path / f"{task}.parquet")
+    lazy = metaeval.io.read_scores(tmp_path, lazy=True)
+    for kwargs in ({"control": "ctrl"}, {"control": "ctrl", "treatment": "a", "test": "sign"}):
+        want, want_w = _caught(scores.meta.compare, **kwargs)
+        got, got_w = _caught(lazy.meta.compare, **kwargs)  # was a PairingError
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
+        assert got_w == want_w
+        assert "t3" not in set(got["task"]) and "task='t3'" in got_w[0]  # the control alone
+    # no pair on any task: the in-memory PairingError, after the in-memory warning
+    apart = scores[((scores["system"] == "a") & (scores["task"] <= "t2"))
+                   | ((scores["system"] == "ctrl") & (scores["task"] > "t2"))]  # fmt: skip
+    got, got_w = _outcome(_by_task(apart).meta.compare, "ctrl", treatment="a")
+    want, want_w = _outcome(apart.meta.compare, "ctrl", treatment="a")
+    assert got == want and got_w == want_w
+    assert got[0] is PairingError and len(got_w) == 1
+
+
 @pytest.mark.parametrize(
     "name",
     ["sufficient_statistics", "effects", "analyze", "compare", "anova", "tukey", "means"],
@@ -274,3 +322,74 @@ def test_dask_methods_take_the_in_memory_parameters(name):
         return [(p.name, p.kind, p.default) for p in found if p.name != "progress"]
 
     assert parameters(getattr(DaskMetaAccessor, name), 1) == parameters(getattr(metaeval, name), 1)
+
+
+def test_tables_follow_a_categorical_task_order_as_in_memory(client, rng):
+    order = pd.CategoricalDtype(["t4", "t2", "t1", "t3"])
+    scores = make_scores(rng).astype({"task": order, "metric": pd.CategoricalDtype(["m2", "m1"])})
+    ddf = _by_task(scores)
+    for name in ("means", "tukey", "anova", "compare"):
+        want = getattr(scores.meta, name)()  # means(), tukey(): were by task name
+        pd.testing.assert_frame_equal(getattr(ddf.meta, name)(), want, check_exact=True)
+        assert list(pd.unique(want["task"])) == list(order.categories), name
+
+
+# ---------------------------------------------------------------------- fuzzing
+SYSTEMS, TASKS, METRICS = ("ctrl", "a", "b", "c"), ("t1", "t2", "t3", "t4"), ("m1", "m2")
+
+
+@st.composite
+def _tables(draw) -> tuple[pd.DataFrame, dict[str, pd.CategoricalDtype]]:
+    """A scores table — systems (the control too) missing on some tasks, queries missing
+    for some systems, tied scores — and categorical orders for some key columns (with an
+    unused category at times)."""
+    tasks = TASKS[: draw(st.integers(1, 4))]
+    systems = SYSTEMS[: draw(st.integers(2, 4))]
+    metrics = METRICS[: draw(st.integers(1, 2))]
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    frames = []
+    for task in tasks:
+        n = draw(st.integers(1, 9))
+        present = [s for s in systems if draw(st.integers(0, 4)) > 0]  # each gone 1 time in 5
+        for metric in metrics:
+            base = rng.normal(0.5, 0.2, n)
+            for system in present:
+                value = np.round(base + rng.normal(0, 0.1, n), draw(st.sampled_from([1, 8])))
+                keep = rng.random(n) >= draw(st.sampled_from([0.0, 0.0, 0.3]))
+                frames.append(pd.DataFrame({"task": task, "query": [f"q{i}" for i in range(n)],
+                                            "system": system, "metric": metric,
+                                            "value": value})[keep])  # fmt: skip
+    assume(frames)
+    scores = pd.concat(frames, ignore_index=True)
+    assume(len(scores) > 0)
+    dtypes = {}
+    for column in ("task", "system", "metric"):
+        if draw(st.booleans()):
+            names = list(draw(st.permutations(sorted(scores[column].unique()))))
+            if draw(st.booleans()):
+                names.insert(draw(st.integers(0, len(names))), "unused")
+            dtypes[column] = pd.CategoricalDtype(names)
+    return scores, dtypes
+
+
+@pytest.mark.fuzz
+@settings(max_examples=10, deadline=None, derandomize=True, report_multiple_bugs=False,
+          phases=[Phase.explicit, Phase.generate],  # no shrinking: a cluster call each step
+          suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+@given(table=_tables())
+def test_fuzz_parquet_files_per_task_give_the_in_memory_results(client, tmp_path_factory, table):
+    scores, dtypes = table
+    folder = tmp_path_factory.mktemp("fuzz")
+    for task, part in scores.groupby("task"):
+        metaeval.io.write_scores(part, folder / f"{task}.parquet")
+    lazy = metaeval.io.read_scores(folder, lazy=True).astype(dtypes)
+    scores = scores.astype(dtypes)
+    for name, args in (("effects", ("ctrl",)), ("compare", ("ctrl",)), ("means", ())):
+        want, want_w = _outcome(getattr(scores.meta, name), *args)
+        got, got_w = _outcome(getattr(lazy.meta, name), *args)
+        if isinstance(want, pd.DataFrame):
+            pd.testing.assert_frame_equal(got, want, check_exact=True)
+            assert got.attrs == want.attrs
+        else:
+            assert got == want
+        assert got_w == want_w, name

@@ -18,7 +18,8 @@ streams keyed by the seed and the task's name). So a dask table is analysed as:
    order and issues the warnings once, merged.
 
 Errors are the in-memory ones, raised on a worker and re-raised by dask on the
-client. ``import metaeval`` does not import dask: the accessor is registered on
+client; but a :class:`~metaeval.PairingError` of a partition without a pair to compare
+travels up the tree as data, raised only if no partition has a pair (as in memory). ``import metaeval`` does not import dask: the accessor is registered on
 ``dask.dataframe.DataFrame`` when dask.dataframe is imported (see :func:`install`).
 """
 
@@ -142,40 +143,54 @@ def _categorical(column: pd.Series, names: list[str]) -> pd.Categorical:
 class Piece(NamedTuple):
     """A partition's result, or several joined: what travels up the reduction tree."""
 
-    result: Any  # None: no rows
+    result: Any  # None: no rows, or no pair to compare
     held: list[Any]  # warnings, issued by the client
     tasks: frozenset[str]  # the tasks whose rows were there
     split: bool  # a task's rows were in two of the joined partitions
+    unpaired: Any = None  # a PairingError: no pair to compare in any of them
 
 
 def _partition(part: pd.DataFrame, func: Any, kwargs: dict[str, Any],
                names: tuple[list[str], list[str]]) -> Piece:  # fmt: skip
     """``func`` of one partition, with the warnings it held and the tasks it saw;
-    ``names``: the whole table's systems and metrics, to lay the partition out with."""
-    from .errors import MetaEvalError, collected_warnings
+    ``names``: the whole table's systems and metrics, to lay the partition out with.
+
+    A :class:`~metaeval.PairingError` — no pair of systems shares a query in the
+    partition (a task with only the control, say) — is held, not raised: in memory it
+    is raised only when no task of the whole table has a pair (see :func:`_combine`).
+    Its message is the whole table's, as the partition is laid out with the whole
+    table's systems; the warnings issued before it are kept, as in memory.
+    """
+    from .errors import MetaEvalError, PairingError, collected_warnings
     from .paired._layout import whole_table_names
 
     if part.empty:
         return Piece(None, [], frozenset(), False)
+    tasks = frozenset(str(t) for t in pd.unique(part["task"]))
     try:
         with collected_warnings() as held, whole_table_names():
             out = func(_as_in_memory(part, *names), **kwargs)
     except MetaEvalError as err:  # travels to the client alone: not with pandera's context
         err.__context__ = err.__cause__ = None
+        if isinstance(err, PairingError):
+            return Piece(None, held, tasks, False, err)
         raise err
-    return Piece(out, held, frozenset(str(t) for t in pd.unique(part["task"])), False)
+    return Piece(out, held, tasks, False)
 
 
 def _combine(pieces: list[Piece], join: Any) -> Piece:
     """One node of the reduction tree: the pieces' results joined, their warnings kept,
-    and whether two of them had rows of the same task."""
+    and whether two of them had rows of the same task; a held PairingError is kept
+    only while no piece has a result."""
     results = [p.result for p in pieces if p.result is not None]
     tasks: frozenset[str] = frozenset().union(*(p.tasks for p in pieces))
     split = any(p.split for p in pieces) or len(tasks) < sum(len(p.tasks) for p in pieces)
     if split:  # the result is thrown away: save the work
         return Piece(None, [], tasks, True)
-    return Piece(join(results) if results else None, [w for p in pieces for w in p.held],
-                 tasks, False)  # fmt: skip
+    held = [w for p in pieces for w in p.held]
+    if results:
+        return Piece(join(results), held, tasks, False)
+    return Piece(None, held, tasks, False, next((p.unpaired for p in pieces if p.unpaired), None))
 
 
 def _concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -304,9 +319,10 @@ def effects(
     survey: Survey | None = None,
 ) -> pd.DataFrame:
     """``ddf.meta.effects()``; ``survey``: the first pass's result, if the caller has it."""
-    from .paired.effect_size import checked_options, effects_table
+    from .paired.effect_size import check_extra_columns, checked_options, effects_table
 
     effect, alpha = checked_options(effect, alpha)
+    check_extra_columns(list((survey.ddf if survey is not None else ddf).columns))
     stats, attrs = statistics(ddf, control, treatment, survey)
     return effects_table(stats, attrs, effect=effect, alpha=alpha, correct=correct)
 
@@ -325,17 +341,23 @@ def _per_task(ddf: Any, func: Any, kwargs: dict[str, Any], *, pairs: tuple[str, 
     survey = Survey(ddf)
     if pairs is not None:
         _select(survey, control, treatment)
-    (frame, held, _, _), _ = _reduce(survey.ddf, func, kwargs, _concat_frames,
-                                     (survey.systems, survey.metrics))  # fmt: skip
-    if frame is None:
-        raise _nothing()
+    root, _ = _reduce(survey.ddf, func, kwargs, _concat_frames, (survey.systems, survey.metrics))
+    frame, held = root.result, root.held
     orders: dict[str, list[str]] = {"metric": survey.metrics}
-    systems = {"system": survey.systems, "system_a": survey.systems, "system_b": survey.systems}
+    # the systems' order for the warnings' groups, whichever system columns they have
+    named = ("system", "system_a", "system_b", "treatment", "control")
+    systems = {column: survey.systems for column in named}
     if pairs is not None:
         systems = {pairs[0]: _order(treatment, survey.systems),
                    pairs[1]: _order(control, survey.systems)}  # fmt: skip
         orders.update(systems)
     orders["task"] = survey.tasks
+    if frame is None:
+        if root.unpaired is None:
+            raise _nothing()
+        # no pair anywhere: the in-memory warnings, then its error
+        reissue(held, {"task": survey.tasks, "metric": survey.metrics, **systems})
+        raise root.unpaired
     attrs = dict(frame.attrs)
     frame = _sorted(frame, orders)
     frame.attrs = attrs

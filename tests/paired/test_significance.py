@@ -388,3 +388,53 @@ def test_bootstrap_reports_the_t_tests_statistic_and_a_zero_mean_is_zero(rng):
                           "metric": "m", "value": np.array([0.5, 0.25, 0.375, 0.375]) * 1e-300})  # fmt: skip
     res = metaeval.compare(table, treatment="b", control="a", test="bootstrap", seed=3)
     assert res["statistic"].item() == 0 and res["p_value"].item() == 1
+
+
+def test_means_and_tukey_follow_categorical_task_and_metric_orders(rng):
+    """Rows metric by metric, task by task in the categories' order (as effects(), compare()
+    and anova() give them), systems in the table's order; the numbers unchanged."""
+    scores = make_scores(rng, systems=("ctrl", "a", "b"))
+    tasks, metrics, systems = ["t4", "t2", "t1", "t3"], ["m2", "m1"], ["a", "b", "ctrl"]
+    ordered = scores.astype({"task": pd.CategoricalDtype(tasks),
+                             "metric": pd.CategoricalDtype(metrics)})  # fmt: skip
+    assert list(pd.unique(metaeval.anova(ordered)["task"])) == tasks  # what the others do
+    keys = ["metric", "task", "system"]
+    got = metaeval.means(ordered)
+    want = [(m, t, s) for m in metrics for t in tasks for s in systems]
+    assert list(got[keys].itertuples(index=False, name=None)) == want
+    plain = metaeval.means(scores).set_index(keys).loc[want].reset_index()
+    pd.testing.assert_frame_equal(got[plain.columns], plain, check_exact=True)
+    keys = ["metric", "task", "system_a", "system_b"]
+    got = metaeval.tukey(ordered)
+    pairs = list(itertools.combinations(systems, 2))
+    want = [(m, t, a, b) for m in metrics for t in tasks for a, b in pairs]
+    assert list(got[keys].itertuples(index=False, name=None)) == want
+    plain = metaeval.tukey(scores).set_index(keys).loc[want].reset_index()
+    pd.testing.assert_frame_equal(got[plain.columns], plain, check_exact=True)
+
+
+def test_means_warns_only_about_what_it_leaves_out(rng):
+    """Queries left out on tasks with 3 or more systems (complete queries); none on a task
+    with 2 (each system's own queries) whatever other tasks have; nothing about pairs."""
+    three = make_scores(rng, tasks={"t1": 6}, metrics=("m",))
+    two = make_scores(rng, tasks={"t2": 5}, systems=("ctrl", "a"), metrics=("m",))
+    one = make_scores(rng, tasks={"t3": 1}, systems=("ctrl", "a"), metrics=("m",))
+    scores = pd.concat([three.drop(index=[0]), two.drop(index=[0]), one], ignore_index=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = metaeval.means(scores).set_index(["task", "system"])
+    by_kind = {w.category: str(w.message) for w in caught}
+    assert len(caught) == 2 and set(by_kind) == {PairingWarning, DegenerateWarning}
+    left_out = by_kind[PairingWarning]
+    assert left_out.startswith("means() uses the queries every system has")
+    assert "task='t1', metric='m', queries_left_out=1, queries_used=5" in left_out
+    assert "t2" not in left_out and "t3" not in left_out
+    assert "NaN margin of error for 2 (task, metric, system)" in by_kind[DegenerateWarning]
+    assert "task='t3', metric='m', system='a'" in by_kind[DegenerateWarning]
+    # t2: each system's own queries, mean and t interval, as documented
+    for system in ("ctrl", "a"):
+        x = scores.query("task == 't2' and system == @system")["value"]
+        assert res.loc[("t2", system), "n"] == len(x)
+        ci = stats.ttest_1samp(x, 0).confidence_interval(0.95)
+        assert res.loc[("t2", system), "ci_low"] == pytest.approx(ci.low, rel=1e-10)
+    assert res.loc["t3", "moe"].isna().all() and res.loc["t1", "moe"].notna().all()

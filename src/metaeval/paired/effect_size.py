@@ -118,6 +118,13 @@ OUTPUT_COLUMNS = (
 )  # fmt: skip
 
 
+def check_extra_columns(columns: Sequence[object]) -> None:
+    """A :class:`~metaeval.SchemaError` for extra columns of a scores table (``columns``: all
+    of its columns) that :func:`effects` would overwrite: those in :data:`OUTPUT_COLUMNS`."""
+    extra = [c for c in columns if c not in (*SCORE_COLUMNS, REPLICATE)]
+    check_no_clash(extra, OUTPUT_COLUMNS, what="effects()")
+
+
 def checked_options(effect: str, alpha: float) -> tuple[EffectType, float]:
     """``effect`` (case-insensitive) and ``alpha`` checked, as :func:`effects` takes them."""
     lowered = str(effect).lower()
@@ -488,8 +495,7 @@ def effects(
     """
     effect, alpha = checked_options(effect, alpha)
     if isinstance(scores, pd.DataFrame):
-        extra = [c for c in scores.columns if c not in (*SCORE_COLUMNS, REPLICATE)]
-        check_no_clash(extra, OUTPUT_COLUMNS, what="effects()")
+        check_extra_columns(list(scores.columns))
     stats = sufficient_statistics(scores, control=control, treatment=treatment)
     table = effects_table(
         stats, task_attributes(scores), effect=effect, alpha=alpha, correct=correct

@@ -89,9 +89,13 @@ class TwoWay:
         m, t = np.nonzero(self.k > 0)
         return m, t
 
-    def check(self, what: str, minimum: int = 3) -> None:
+    def check(self, what: str, minimum: int = 3, among: np.ndarray | None = None) -> None:
+        """An OptionError for groups with fewer than ``minimum`` systems; warnings for
+        queries left out and for fewer than 2 complete queries. ``among``: the
+        ``[metric, task]`` groups to check (default: every group with scores)."""
         lay = self.lay
-        few = (self.k > 0) & (self.k < minimum)
+        among = self.k > 0 if among is None else among
+        few = among & (self.k < minimum)
         if few.any():
             t, m = np.nonzero(few.T)  # groups listed task by task
             groups = pd.DataFrame(
@@ -101,13 +105,14 @@ class TwoWay:
                 f"{what} needs at least {minimum} systems on a task, but these (task, metric) "
                 f"groups have fewer:\n{format_groups(groups)}\nUse compare() for two systems."
             )
-        if self.dropped.any():
-            t, m = np.nonzero(self.dropped.T)
+        dropped = np.where(among, self.dropped, 0)
+        if dropped.any():
+            t, m = np.nonzero(dropped.T)
             groups = pd.DataFrame(
                 {
                     "task": lay.tasks[t],
                     "metric": lay.metrics[m],
-                    "queries_left_out": self.dropped[m, t],
+                    "queries_left_out": dropped[m, t],
                     "queries_used": self.q[m, t].astype(int),
                 }  # fmt: skip
             )
@@ -117,7 +122,7 @@ class TwoWay:
                 groups,
                 PairingWarning,
             )
-        small = (self.k > 0) & (self.q < 2)
+        small = among & (self.q < 2)
         if small.any():
             t, m = np.nonzero(small.T)
             warn_groups(
@@ -199,11 +204,30 @@ def means(scores: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
     with fewer, each system's own queries and standard deviation:
     t_{α/2, n−1}·s/√n.
 
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        A scores table: ``task, query, system, metric, value``.
+    alpha : float, default 0.05
+        The intervals have level 1 − alpha.
+
     Returns
     -------
     pandas.DataFrame
         ``task, metric, system, n, mean, moe, ci_low, ci_high, variance_from``
-        (``"anova"`` or ``"system"``).
+        (``"anova"`` or ``"system"``). Rows by metric, then task, then system,
+        each in the table's order (a categorical's categories, else sorted), as
+        in :func:`metaeval.effects`.
+
+    Warns
+    -----
+    metaeval.PairingWarning
+        Naming the (task, metric) groups with 3 or more systems whose queries
+        missing for some system were left out.
+    metaeval.DegenerateWarning
+        Naming the groups whose margin of error is NaN: (task, metric) groups
+        with 3 or more systems and fewer than 2 complete queries, and (task,
+        metric, system) groups with fewer than 3 systems and 1 query.
 
     Examples
     --------
@@ -223,9 +247,8 @@ def means(scores: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
     alpha = check_alpha(alpha)
     lay = layout(scores)
     two = TwoWay(lay)
-    if (two.k >= 3).any():
-        two.check("means()", minimum=1)
-    ds = statistics_of(lay)
+    two.check("means()", among=two.k >= 3)  # the groups on complete queries only
+    ds = statistics_of(lay, warn=False)  # each system on its own queries: nothing is paired
     own_n = np.einsum(
         "tmss->mst", ds["n"].transpose("task", "metric", "treatment", "control").values
     )
@@ -245,23 +268,30 @@ def means(scores: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
         df = np.where(use_anova, two.df_residual[:, None, :], own_n - 1)
         var = np.where(use_anova, two.ms_residual[:, None, :], own_var)
         moe = sps.t.isf(alpha / 2, df) * np.sqrt(var / n) * unit
-    m, s, t = np.nonzero(two.present)
-    return (
-        pd.DataFrame(
-            {
-                "task": lay.tasks[t].astype(str),
-                "metric": lay.metrics[m].astype(str),
-                "system": lay.systems[s].astype(str),
-                "n": n[m, s, t].astype(int),
-                "mean": mean[m, s, t],
-                "moe": moe[m, s, t],
-                "ci_low": mean[m, s, t] - moe[m, s, t],
-                "ci_high": mean[m, s, t] + moe[m, s, t],
-                "variance_from": np.where(use_anova[m, s, t], "anova", "system"),
-            }  # fmt: skip
+    alone = two.present & ~use_anova & (own_n < 2)
+    if alone.any():
+        t, m, s = np.nonzero(alone.transpose(2, 0, 1))  # groups listed task by task
+        warn_groups(
+            "means() gives a NaN margin of error for {n} (task, metric, system) group(s) with "
+            "fewer than 3 systems on the task and 1 query",
+            pd.DataFrame(
+                {"task": lay.tasks[t], "metric": lay.metrics[m], "system": lay.systems[s]}
+            ),  # fmt: skip
+            DegenerateWarning,
         )
-        .sort_values(["metric", "task"], kind="stable")
-        .reset_index(drop=True)
+    m, t, s = np.nonzero(two.present.transpose(0, 2, 1))  # by metric, task, system
+    return pd.DataFrame(
+        {
+            "task": lay.tasks[t].astype(str),
+            "metric": lay.metrics[m].astype(str),
+            "system": lay.systems[s].astype(str),
+            "n": n[m, s, t].astype(int),
+            "mean": mean[m, s, t],
+            "moe": moe[m, s, t],
+            "ci_low": mean[m, s, t] - moe[m, s, t],
+            "ci_high": mean[m, s, t] + moe[m, s, t],
+            "variance_from": np.where(use_anova[m, s, t], "anova", "system"),
+        }  # fmt: skip
     )
 
 
@@ -300,6 +330,8 @@ def tukey(
         column (seeds, folds), ``replicates``: each system's scores are averaged
         per query over its replicates first, and the variance between replicates
         is not part of V_E (use :func:`metaeval.effects`, which adds it).
+        Rows by metric, then task, then pair, each in the table's order (a
+        categorical's categories, else sorted), as in :func:`metaeval.effects`.
 
     Raises
     ------
@@ -355,26 +387,22 @@ def tukey(
         p = _randomized_tukey(two, np.abs(diff), n_resamples, seed, progress)
         test = "randomized_tukey"
     keep = two.present[:, a, :] & two.present[:, b, :]
-    m, pair, t = np.nonzero(keep)
-    frame = (
-        pd.DataFrame(
-            {
-                "task": lay.tasks[t].astype(str),
-                "metric": lay.metrics[m].astype(str),
-                "system_a": lay.systems[a[pair]].astype(str),
-                "system_b": lay.systems[b[pair]].astype(str),
-                "test": test,
-                "n": two.q[m, t].astype(int),
-                "diff": diff[m, pair, t],
-                "effect_size": effect_size[m, pair, t],
-                "statistic": stat[m, pair, t],
-                "p_value": p[m, pair, t],
-                "ci_low": diff[m, pair, t] - crit[m, pair, t] * scale[m, 0, t],
-                "ci_high": diff[m, pair, t] + crit[m, pair, t] * scale[m, 0, t],
-            }  # fmt: skip
-        )
-        .sort_values(["metric", "task"], kind="stable")
-        .reset_index(drop=True)
+    m, t, pair = np.nonzero(keep.transpose(0, 2, 1))  # by metric, task, pair
+    frame = pd.DataFrame(
+        {
+            "task": lay.tasks[t].astype(str),
+            "metric": lay.metrics[m].astype(str),
+            "system_a": lay.systems[a[pair]].astype(str),
+            "system_b": lay.systems[b[pair]].astype(str),
+            "test": test,
+            "n": two.q[m, t].astype(int),
+            "diff": diff[m, pair, t],
+            "effect_size": effect_size[m, pair, t],
+            "statistic": stat[m, pair, t],
+            "p_value": p[m, pair, t],
+            "ci_low": diff[m, pair, t] - crit[m, pair, t] * scale[m, 0, t],
+            "ci_high": diff[m, pair, t] + crit[m, pair, t] * scale[m, 0, t],
+        }  # fmt: skip
     )
     frame.attrs.update(
         alpha=alpha,

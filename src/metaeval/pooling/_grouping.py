@@ -212,6 +212,16 @@ def pairs_within(code: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.nd
     return np.repeat(rows, reps), rows[np.repeat(start, reps) + j]
 
 
+def _distinct(codes: np.ndarray, size: int) -> np.ndarray:
+    """The distinct values of ``codes`` (integers in [0, size)), sorted: a presence mask
+    where ``size`` is small next to the codes (no sort or hash), else ``np.unique``."""
+    if size <= max(4 * len(codes), 1 << 20):
+        seen = np.zeros(size, dtype=bool)
+        seen[codes] = True
+        return np.flatnonzero(seen)
+    return np.unique(codes)
+
+
 def coverage(grp: Grouped, valid: np.ndarray) -> tuple[np.ndarray, pd.DataFrame]:
     """How many ``over`` values (tasks) each group pools of those its analysis has.
 
@@ -236,11 +246,13 @@ def coverage(grp: Grouped, valid: np.ndarray) -> tuple[np.ndarray, pd.DataFrame]
     n_family, n_over = int(family.max()) + 1, int(over.max()) + 1
     family_of_group = np.zeros(grp.n_groups, dtype=np.int64)
     family_of_group[grp.code] = family
-    present = np.unique(family[valid] * n_over + over[valid])  # (family, over) with an effect
+    present = _distinct(family[valid] * n_over + over[valid], n_family * n_over)
     k_total = np.bincount(present // n_over, minlength=n_family)[family_of_group]
-    have = np.unique(grp.code[valid] * n_over + over[valid])  # (group, over) with an effect
+    have = _distinct(grp.code[valid] * n_over + over[valid], grp.n_groups * n_over)
     k = np.bincount(have // n_over, minlength=grp.n_groups)
     short = np.flatnonzero((k > 0) & (k < k_total))
+    if not len(short):  # the usual case: every system has every task
+        return k_total.astype(np.int64), pd.DataFrame({"group": [], "name": []})
     expected = pd.DataFrame({"family": present // n_over, "over": present % n_over})
     pairs = pd.DataFrame({"group": short, "family": family_of_group[short]}).merge(
         expected, on="family", sort=False

@@ -129,13 +129,18 @@ def task_means(
     t_codes, tasks = pd.factorize(scores["task"], sort=True)
     s_codes, systems = pd.factorize(scores["system"], sort=False)
     value = scores["value"].to_numpy(dtype=float)
-    order = np.lexsort((value, s_codes, t_codes, m_codes))  # by cell, then by value
-    cell = np.stack([m_codes, t_codes, s_codes])[:, order]
-    value = value[order]
-    start = np.flatnonzero(np.r_[True, (cell[:, 1:] != cell[:, :-1]).any(axis=0)])
+    shape = (len(metrics), len(tasks), len(systems))
+    cell = np.ravel_multi_index((m_codes, t_codes, s_codes), shape)
+    # by cell, then by value: a sort by value (equal values are interchangeable, so an
+    # unstable one does), then a stable one by cell, a radix sort on 16-bit codes
+    order = np.argsort(value)
+    small = np.uint16 if cell.size == 0 or np.prod(shape) <= 1 << 16 else np.int64
+    order = order[np.argsort(cell[order].astype(small), kind="stable")]
+    cell, value = cell[order], value[order]
+    start = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
     count = np.diff(np.r_[start, len(value)])
-    x = np.full((len(metrics), len(tasks), len(systems)), np.nan)
-    x[tuple(cell[:, start])] = np.add.reduceat(value, start) / count
+    x = np.full(shape, np.nan)
+    x.flat[cell[start]] = np.add.reduceat(value, start) / count
     return x, pd.Index(metrics), pd.Index(tasks), pd.Index(systems)
 
 

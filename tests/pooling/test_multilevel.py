@@ -159,3 +159,35 @@ def test_errors():
     short = cov[~((cov["task"] == "iris") & (cov["metric"] != cov["metric_b"]))]
     with pytest.warns(DependenceWarning, match="lacks pairs"):
         eff.meta.pool(over=("task", "metric"), model="multilevel", cov=short)
+
+
+@pytest.mark.parametrize("shared", [0, 1])
+def test_metrics_sharing_too_few_queries_give_nan_with_a_warning(shared):
+    """effect_covariance() is NaN for two metrics of a task that share fewer than 2
+    queries; pool_metrics() then gives NaN for that group, with a warning naming it, and
+    fits the other groups as before (issue 25, 17b: it raised LinAlgError)."""
+    rng = np.random.default_rng(25)
+    rows = []
+    for task in ("a", "b", "c", "d", "e"):
+        for q in range(8):
+            for system in ("x", "y", "z"):
+                for metric in ("m1", "m2", "m3"):
+                    # on task a, system z has m1 on q0..q3 and m2 on q(4 - shared)..q7
+                    if task == "a" and system == "z" and (
+                        (metric == "m1" and q >= 4) or (metric == "m2" and q < 4 - shared)
+                    ):
+                        continue
+                    rows.append((task, f"q{q}", system, metric, rng.normal()))
+    scores = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
+    with pytest.warns(metaeval.PairingWarning):
+        cov = metaeval.effect_covariance(scores, "x", effect="md")
+    assert cov.query("treatment == 'z' and task == 'a' and metric != metric_b and "
+                     "metric in ['m1', 'm2'] and metric_b in ['m1', 'm2']")["cov"].isna().all()  # fmt: skip
+    with pytest.warns(metaeval.PairingWarning):
+        with pytest.warns(DegenerateWarning, match="NaN sampling covariance") as record:
+            res = metaeval.pool_metrics(scores, "x", effect="md", ci="z").set_index("treatment")
+    text = " ".join(str(w.message) for w in record if issubclass(w.category, DegenerateWarning))
+    assert "treatment='z'" in text and "treatment='y'" not in text
+    assert res.loc["z", ["effect", "se", "sigma2_task"]].isna().all()
+    full = metaeval.pool_metrics(scores[scores["system"] != "z"], "x", effect="md", ci="z")
+    assert res.loc["y", "effect"] == pytest.approx(full["effect"].item(), rel=1e-12)

@@ -327,7 +327,9 @@ def _assemble(lay, eff, pairs, gram, sums, counts, effect: str) -> pd.DataFrame:
             cov = rho * overlap * np.sqrt(variance[..., :, None] * variance[..., None, :])
         # the diagonal is the effects' variance, exactly
         diag = np.arange(n_metrics)
-        cov = np.where((n_ab >= 2) & np.isfinite(cov), cov, np.nan)
+        # NaN where either effect's variance is NaN (effects() warns about those)
+        known = np.isfinite(variance[..., :, None]) & np.isfinite(variance[..., None, :])
+        cov = np.where((n_ab >= 2) & known & np.isfinite(cov), cov, np.nan)
         cov[:, :, diag, diag] = variance
         corr = cov / np.sqrt(variance[..., :, None] * variance[..., None, :])
 

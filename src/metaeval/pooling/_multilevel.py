@@ -11,10 +11,13 @@ is M_t = V_t + σ²_task·11' + σ²_metric·I. With X = 1 (an intercept):
 
 - μ̂ = 1'M⁻¹y / 1'M⁻¹1 with variance 1/(1'M⁻¹1); ``ci="knha"`` multiplies it by
   s² = (y − μ̂)'M⁻¹(y − μ̂)/(k − 1) and uses t with k − 1 df (metafor's ``test="knha"``);
-- σ²_task, σ²_metric maximize the REML (or ML) likelihood, found by Fisher scoring on
-  both components for every group in lockstep, projected onto σ² ≥ 0 and with step
-  halving, from metafor's start (half of the variance of the effects beyond the mean
-  sampling variance each). With P = M⁻¹ − M⁻¹1(1'M⁻¹1)⁻¹1'M⁻¹ and Z_task, Z_metric the
+- σ²_task, σ²_metric maximize the REML (or ML) likelihood over σ² ≥ 0, found by
+  projected Newton steps (Fisher scoring where the observed information is not positive
+  definite) with step halving, for every group in lockstep; the likelihood can have
+  more than one local maximum, so the search runs on each boundary and inside, from
+  metafor's start (half of the variance of the effects beyond the mean sampling
+  variance each), from the best point of a coarse grid and from the boundary maxima,
+  and keeps the highest maximum (see :func:`_estimate`). With P = M⁻¹ − M⁻¹1(1'M⁻¹1)⁻¹1'M⁻¹ and Z_task, Z_metric the
   derivatives of M, the REML score is −½tr(PZ_j) + ½y'PZ_jPy and the information
   ½tr(PZ_jPZ_k) (ML: M⁻¹ in the trace terms);
 - Q_E = y'(V⁻¹ − V⁻¹1(1'V⁻¹1)⁻¹1'V⁻¹)y with k − 1 df, the test of heterogeneity at both
@@ -110,8 +113,8 @@ def _gls(b: Blocks, minv: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def _score_info(b: Blocks, theta: np.ndarray, reml: bool):
-    """Log-likelihood, score (G, 2) and information (G, 2, 2) at θ: the observed
-    information where it is positive definite, else the expected one.
+    """Log-likelihood, score (G, 2) and information (G, 2, 2, 2): the observed and
+    the expected information at θ.
 
     With u = Py = M⁻¹(y − 1μ̂), a = M⁻¹1 and Q_jk = y'PZ_jPZ_kPy the score is
     ½(u'Z_ju − tr(PZ_j)), the expected information E_jk = ½tr(PZ_jPZ_k) and the
@@ -146,10 +149,7 @@ def _score_info(b: Blocks, theta: np.ndarray, reml: bool):
                 - np.einsum("gts,gts->g", a, zu[j]) * np.einsum("gts,gts->g", a, zu[k]) / sxx
             )
             quad[:, j, k] = quad[:, k, j] = q
-    observed = quad - expected
-    det = observed[:, 0, 0] * observed[:, 1, 1] - observed[:, 0, 1] ** 2
-    use_observed = (observed[:, 0, 0] > 0) & (observed[:, 1, 1] > 0) & (det > 0)
-    info = np.where(use_observed[:, None, None], observed, expected)
+    info = np.stack([quad - expected, expected], axis=1)
     _, logdet = np.linalg.slogdet(mat)
     ll = -0.5 * (logdet.sum(axis=1) + np.einsum("gts,gts->g", r, u))
     if reml:
@@ -183,7 +183,12 @@ def _newton(b: Blocks, start: np.ndarray, free: np.ndarray, reml: bool):
         th, sc, inf = theta[act], score[act], info[act]
         fr = free[act] & ~((th <= 0) & (sc <= 0))  # components off their bound
         both = fr[:, :, None] & fr[:, None, :]
-        reduced = np.where(both, inf, 0.0) + np.where(fr, 0.0, 1.0)[:, :, None] * np.eye(2)
+        held = np.where(fr, 0.0, 1.0)[:, :, None] * np.eye(2)
+        # the observed information on the free components where it is positive definite
+        observed, expected = (np.where(both, inf[:, j], 0.0) + held for j in (0, 1))
+        det = observed[:, 0, 0] * observed[:, 1, 1] - observed[:, 0, 1] ** 2
+        use_observed = (observed[:, 0, 0] > 0) & (observed[:, 1, 1] > 0) & (det > 0)
+        reduced = np.where(use_observed[:, None, None], observed, expected)
         with np.errstate(invalid="ignore", divide="ignore"):
             newton = np.linalg.solve(reduced, np.where(fr, sc, 0.0)[..., None])[..., 0]
             diag = np.diagonal(reduced, axis1=1, axis2=2)
@@ -203,7 +208,7 @@ def _line_search(b: Blocks, th, ll, newton, ascent, reml: bool):
     direction, then along the scaled score, that does not lower the likelihood; θ itself
     where none does, flagged ``stuck`` (every group in lockstep)."""
     new, best_ll = th.copy(), ll.copy()
-    best_sc, best_inf = np.empty((len(ll), 2)), np.empty((len(ll), 2, 2))
+    best_sc, best_inf = np.empty((len(ll), 2)), np.empty((len(ll), 2, 2, 2))
     todo = np.arange(len(ll))
     for direction in (newton, ascent):
         t = 1.0

@@ -191,3 +191,14 @@ def test_metrics_sharing_too_few_queries_give_nan_with_a_warning(shared):
     assert res.loc["z", ["effect", "se", "sigma2_task"]].isna().all()
     full = metaeval.pool_metrics(scores[scores["system"] != "z"], "x", effect="md", ci="z")
     assert res.loc["y", "effect"] == pytest.approx(full["effect"].item(), rel=1e-12)
+
+
+def test_knha_with_equal_effects_warns_and_gives_nan():
+    """Every effect equal: Knapp–Hartung's s² is 0, and se, p-value and interval are NaN
+    with a warning, not se = 0 (issue 25, 17d)."""
+    eff = pd.DataFrame({"task": ["a", "a", "b", "b", "c"], "metric": ["m1", "m2"] * 2 + ["m1"],
+                        "effect": 0.25, "variance": [0.01, 0.02, 0.015, 0.01, 0.02]})  # fmt: skip
+    with pytest.warns(DependenceWarning), pytest.warns(DegenerateWarning, match="s² is 0"):
+        res = metaeval.pool(eff, over=("task", "metric"), model="multilevel", ci="knha")
+    assert res["effect"].item() == pytest.approx(0.25, rel=1e-12)
+    assert res[["se", "statistic", "p_value", "ci_low", "ci_high"]].isna().all(axis=None)

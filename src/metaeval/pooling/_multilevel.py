@@ -65,7 +65,7 @@ from ..errors import (
     warn_groups,
 )
 from ..paired.effect_size import add_display
-from ._engine import warn_each
+from ._engine import ZERO_S2_TEXT, warn_each
 from ._grouping import Grouped, group, valid_rows
 
 __all__ = ["fit_multilevel", "MULTILEVEL_METHODS"]
@@ -450,10 +450,11 @@ def fit_multilevel(
         est, fail = _estimate(sub, method, identified[idx])
         theta[idx], failed[idx] = est, fail
     ok = usable & ~failed
-    out = _inference(blocks, theta, ok, test, alpha, robust, method)
+    out, zero_s2 = _inference(blocks, theta, ok, test, alpha, robust, method)
     pooled = grp.key_frame.assign(model="multilevel", method=method, test=test, **out)
     add_display(pooled, ("effect", "ci_low", "ci_high"))
     _warn(pooled, grp.keys, not_pd, nan_cov, blocks.n_task, failed, identified, method)
+    warn_each(((zero_s2, ZERO_S2_TEXT),), pooled[grp.keys], "multilevel group(s)")
     return pooled
 
 
@@ -467,6 +468,7 @@ def _inference(b: Blocks, theta, ok, test: str, alpha: float, robust: bool, meth
     cols: dict[str, Any] = {"k": b.k.astype(np.int64), "k_task": b.n_task.astype(np.int64)}
     effect, se, stat, df, p, low, high = (nan.copy() for _ in range(7))
     qe = nan.copy()
+    zero_s2 = np.zeros(n, dtype=bool)
     rob = {name: nan.copy() for name in ("robust_se", "robust_df", "robust_p_value",
                                          "robust_ci_low", "robust_ci_high")}  # fmt: skip
     idx = np.flatnonzero(ok)
@@ -481,7 +483,8 @@ def _inference(b: Blocks, theta, ok, test: str, alpha: float, robust: bool, meth
             if test == "knha":
                 rss = np.einsum("gts,gts->g", g["r"], g["u"])
                 s2w = np.where(rss <= np.finfo(float).eps, 0.0, rss / (kk - 1))
-                var = var * s2w
+                var = np.where(s2w == 0, np.nan, var * s2w)  # se 0 would claim certainty
+                zero_s2[idx] = s2w == 0
                 dfs = kk - 1
                 crit = sps.t.isf(alpha / 2, dfs)
             else:
@@ -516,7 +519,7 @@ def _inference(b: Blocks, theta, ok, test: str, alpha: float, robust: bool, meth
     )  # fmt: skip
     if robust:
         cols.update(rob)
-    return cols
+    return cols, zero_s2
 
 
 def _warn(pooled, keys, not_pd, nan_cov, n_task, failed, identified, method) -> None:

@@ -110,25 +110,29 @@ def _gram(lay: Layout, left: np.ndarray | None, right: np.ndarray | None) -> dic
         name: np.zeros((n_metrics, n_tasks, n_left, n_right))
         for name in ("n", "sum_x", "sum_y", "sum_xx", "sum_yy", "sum_xy")
     }
-    per_block = n_metrics * (n_left + n_right) * BLOCK * 8 * 3
-    step = max(1, _CHUNK_BYTES // per_block // 2)
-    k = n_right
+    # Each sum is an elementwise product summed along the block's B rows (numpy's
+    # pairwise sum over a contiguous axis): the order of its additions depends on the
+    # block's rows only, never on how many systems or tasks the table has, so a task's
+    # statistics are the same, bit for bit, in a subset of the table (a matrix product
+    # would pick its BLAS kernel, and its order of additions, by the number of systems).
+    per_block = n_metrics * n_left * (5 * n_right + 2) * BLOCK * 8
+    step = max(1, _CHUNK_BYTES // per_block)
     for sl in task_chunks(lay.block_task, step):  # memory-bounded chunks of row blocks
-        # left factors: (metric, block, left, B); right factors: (metric, block, B, right)
-        xl = xl_b[:, :, sl].transpose(0, 2, 1, 3)
-        wl = wl_b[:, :, sl].transpose(0, 2, 1, 3).astype(np.float64)
-        xr = xr_b[:, :, sl].transpose(0, 2, 3, 1)
-        wr = wr_b[:, :, sl].transpose(0, 2, 3, 1).astype(np.float64)
-        # three products with stacked right factors instead of six
-        by_mask = wl @ np.concatenate([wr, xr, xr * xr], axis=-1)
-        by_value = xl @ np.concatenate([wr, xr], axis=-1)
+        # (metric, block, system, 1 or B) factors, broadcast to (metric, block, left, right, B)
+        xl = xl_b[:, :, sl].transpose(0, 2, 1, 3)[:, :, :, None, :]
+        wl = wl_b[:, :, sl].transpose(0, 2, 1, 3)[:, :, :, None, :]
+        xr = xr_b[:, :, sl].transpose(0, 2, 1, 3)[:, :, None, :, :]
+        wr = wr_b[:, :, sl].transpose(0, 2, 1, 3)[:, :, None, :, :]
+        both = wl & wr
+        x = np.where(both, xl, 0.0)  # treatment scores on the pair's common rows
+        y = np.where(both, xr, 0.0)
         products = {
-            "n": by_mask[..., :k],
-            "sum_y": by_mask[..., k : 2 * k],
-            "sum_yy": by_mask[..., 2 * k :],
-            "sum_x": by_value[..., :k],
-            "sum_xy": by_value[..., k:],
-            "sum_xx": (xl * xl) @ wr,
+            "n": both.sum(axis=-1, dtype=np.float64),
+            "sum_x": x.sum(axis=-1),
+            "sum_y": y.sum(axis=-1),
+            "sum_xx": (x * x).sum(axis=-1),
+            "sum_yy": (y * y).sum(axis=-1),
+            "sum_xy": (x * y).sum(axis=-1),
         }
         for name, prod in products.items():
             add_segments(out[name], prod, lay.block_task[sl], axis=1)

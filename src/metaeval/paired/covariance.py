@@ -76,6 +76,12 @@ import pandas as pd
 from .._options import DEFAULT_EFFECT, EffectType, literal_signature
 from ._layout import BLOCK, Layout, add_segments, layout
 from .effect_size import checked_options, effects_table
+from .replicates import (
+    add_replicate_covariance,
+    add_replicate_variance,
+    has_replicates,
+    pair_variances,
+)
 from .sufficient import statistics_of, task_chunks
 
 __all__ = ["effect_covariance"]
@@ -266,6 +272,10 @@ def effect_covariance(
     c_idx = pairs["control"].map(lookup).to_numpy()
     gram, sums, counts = _cross_sums(lay, t_idx, c_idx)
     table = _assemble(lay, eff, pairs, gram, sums, counts, effect)
+    if has_replicates(scores):  # effects() adds the replicates' variance: so does its cov
+        variances = pair_variances(stats)
+        with_rep = add_replicate_variance(eff, scores, variances, 0.05)
+        table = add_replicate_covariance(table, with_rep, scores, variances)
     table.attrs.update(effect=effect, correct=correct)
     return table
 

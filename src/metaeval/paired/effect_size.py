@@ -82,7 +82,13 @@ from ..errors import (
     warn_groups,
 )
 from ..schema import REPLICATE, SCORE_COLUMNS
-from .replicates import REPLICATES_ADDED, add_replicate_variance, has_replicates, pair_variances
+from .replicates import (
+    REPLICATE_COLUMNS,
+    REPLICATES_ADDED,
+    add_replicate_variance,
+    has_replicates,
+    pair_variances,
+)
 from .sufficient import sufficient_statistics
 
 __all__ = ["EFFECT_TYPES", "effects", "effect_sizes"]
@@ -489,7 +495,8 @@ def effects(
     effect, alpha = checked_options(effect, alpha)
     if isinstance(scores, pd.DataFrame):
         extra = [c for c in scores.columns if c not in (*SCORE_COLUMNS, REPLICATE)]
-        check_no_clash(extra, OUTPUT_COLUMNS, what="effects()")
+        reserved = (*OUTPUT_COLUMNS, *REPLICATE_COLUMNS) if has_replicates(scores) else OUTPUT_COLUMNS
+        check_no_clash(extra, reserved, what="effects()")
     stats = sufficient_statistics(scores, control=control, treatment=treatment)
     table = effects_table(
         stats, task_attributes(scores), effect=effect, alpha=alpha, correct=correct

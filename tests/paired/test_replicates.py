@@ -200,8 +200,10 @@ def test_covariance_with_replicates_matches_the_spread_of_simulated_estimates(tw
     # the queries' part alone (the replicates averaged away) misses by many standard errors
     alone = metaeval.effect_covariance(averaged(two_metrics), "control", effect=effect)
     query_part = alone.query("metric == 'm1' and metric_b == 'm2'")["cov"].mean()
-    print(f"\n{effect}: computed {got:.6f}, queries' part {query_part:.6f}, empirical "
-          f"{s_ab:.6f} (MC SE {mc_se:.6f})")
+    print(
+        f"\n{effect}: computed {got:.6f}, queries' part {query_part:.6f}, empirical "
+        f"{s_ab:.6f} (MC SE {mc_se:.6f})"
+    )
     assert abs(query_part - s_ab) > 4 * mc_se
 
 

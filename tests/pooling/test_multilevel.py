@@ -173,8 +173,10 @@ def test_metrics_sharing_too_few_queries_give_nan_with_a_warning(shared):
             for system in ("x", "y", "z"):
                 for metric in ("m1", "m2", "m3"):
                     # on task a, system z has m1 on q0..q3 and m2 on q(4 - shared)..q7
-                    if task == "a" and system == "z" and (
-                        (metric == "m1" and q >= 4) or (metric == "m2" and q < 4 - shared)
+                    if (
+                        task == "a"
+                        and system == "z"
+                        and ((metric == "m1" and q >= 4) or (metric == "m2" and q < 4 - shared))
                     ):
                         continue
                     rows.append((task, f"q{q}", system, metric, rng.normal()))
@@ -237,9 +239,12 @@ def test_ml_and_reml_find_the_highest_maximum(method):
         reml = method == "REML"
         scale = y.var() + d["variance"].mean()
         best = -np.inf
+
+        def negative(t, y=y, v=v, task=task, reml=reml):
+            return -_loglik(np.maximum(t, 0), y, v, task, reml)
+
         for s0 in [(a, b) for a in (0.0, 0.3, 3.0) for b in (0.0, 0.3, 3.0)]:
-            r = optimize.minimize(lambda t: -_loglik(np.maximum(t, 0), y, v, task, reml),
-                                  np.array(s0) * scale, bounds=[(0, None)] * 2,
+            r = optimize.minimize(negative, np.array(s0) * scale, bounds=[(0, None)] * 2,
                                   method="L-BFGS-B", options={"ftol": 1e-15, "gtol": 1e-12})  # fmt: skip
             best = max(best, -r.fun)
         got = res.loc[i, ["sigma2_task", "sigma2_metric"]].to_numpy(float)

@@ -495,7 +495,9 @@ def effects(
     effect, alpha = checked_options(effect, alpha)
     if isinstance(scores, pd.DataFrame):
         extra = [c for c in scores.columns if c not in (*SCORE_COLUMNS, REPLICATE)]
-        reserved = (*OUTPUT_COLUMNS, *REPLICATE_COLUMNS) if has_replicates(scores) else OUTPUT_COLUMNS
+        reserved = (
+            (*OUTPUT_COLUMNS, *REPLICATE_COLUMNS) if has_replicates(scores) else OUTPUT_COLUMNS
+        )
         check_no_clash(extra, reserved, what="effects()")
     stats = sufficient_statistics(scores, control=control, treatment=treatment)
     table = effects_table(

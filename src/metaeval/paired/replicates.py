@@ -36,6 +36,10 @@ each system's part by its squared mean (delta method); ``corr`` is unaffected (a
 shift common to every query does not change a correlation over queries) and gets
 nothing added.
 
+Across metrics (:func:`metaeval.effect_covariance`): a replicate's shift is common to
+the metrics of a system's run, so the averaged shifts of two metrics covary; their
+covariance is estimated by the same method of moments (:func:`replicate_covariance`).
+
 References
 ----------
 Bouthillier, X., Delaunay, P., Bronzi, M., Trofimov, A., Nichyporuk, B., Szeto, J.,
@@ -71,13 +75,19 @@ REPLICATES_ADDED = (
 )
 
 
+def _in_sum_order(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows sorted by (query, replicate): every sum over a replicate's queries or a
+    query's replicates then adds in one order, whatever the order of the table's rows."""
+    return df.sort_values(["query", REPLICATE], kind="stable")
+
+
 def replicate_variance(scores: pd.DataFrame) -> pd.DataFrame:
     """Per ``(task, metric, system)``: ``replicates`` (R) and ``sigma2_rep`` (σ̂²_rep).
 
     See the module docstring. Vectorized with group-bys; a system with one replicate
     has σ̂²_rep = 0.
     """
-    df = checked_replicates(coerce_scores(scores))
+    df = _in_sum_order(checked_replicates(coerce_scores(scores)))
     cols = ["task", "metric", "system"]
     per_rep = df.groupby([*cols, REPLICATE], observed=True, sort=False)["value"]
     means = per_rep.mean()
@@ -251,7 +261,7 @@ def replicate_covariance(scores: pd.DataFrame) -> pd.DataFrame:
     (over R_b) is σ̂_rep,ab · R_ab / (R_a R_b), R_ab the replicates with both metrics
     (σ̂_rep,ab / R when every replicate has both). Vectorized over every group.
     """
-    df = checked_replicates(coerce_scores(scores))
+    df = _in_sum_order(checked_replicates(coerce_scores(scores)))
     metric_codes, metrics = pd.factorize(df["metric"], sort=True)
     n_metrics = len(metrics)
     key = ["task", "system"]

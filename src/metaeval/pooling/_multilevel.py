@@ -220,7 +220,10 @@ def _line_search(b: Blocks, th, ll, newton, ascent, reml: bool):
             ok = c_ll >= ll[todo] - 1e-13 * np.abs(ll[todo])
             hit = todo[ok]
             new[hit], best_ll[hit], best_sc[hit], best_inf[hit] = (
-                cand[ok], c_ll[ok], c_sc[ok], c_inf[ok]
+                cand[ok],
+                c_ll[ok],
+                c_sc[ok],
+                c_inf[ok],
             )
             todo = todo[~ok]
             t /= 2

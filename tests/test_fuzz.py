@@ -461,7 +461,8 @@ def exact_pool(y: np.ndarray, v: np.ndarray, method: str, ci: str) -> dict[str, 
     if ci == "knha":
         var *= sum(a * (b - mu) ** 2 for a, b in zip(ws, fy, strict=True)) / (k - 1)
     crit = stats.t.isf(0.025, k - 1) if ci == "knha" else stats.norm.isf(0.025)
-    se = float(var) ** 0.5
+    # documented: Knapp–Hartung's s² = 0 (every effect equal to μ̂) gives NaN, not se = 0
+    se = float(var) ** 0.5 if var > 0 else float("nan")
     return {"effect": float(mu), "se": se, "tau2": float(tau2), "q": float(q),
             "ci_low": float(mu) - crit * se, "ci_high": float(mu) + crit * se}  # fmt: skip
 
@@ -517,6 +518,8 @@ def test_pool_matches_exact_and_root_finding_references(eff, method, ci):
         outcome("pool", "correct")
         return
     want = exact_pool(y, v, method, ci)
+    if np.isnan(want["se"]):
+        assert any("s² is 0" in str(w.message) for w in caught)
     size = max(np.abs(y).max(), np.sqrt(v.min()))
     for col in ("effect", "ci_low", "ci_high"):
         assert close(row[col], want[col], rtol=1e-9, atol=1e-12 * size), (col, row[col], want[col])

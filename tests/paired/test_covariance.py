@@ -147,3 +147,25 @@ def test_errors_and_input_untouched():
         metaeval.effect_covariance(scores, "knn", effect="cohen")
     metaeval.effect_covariance(scores, "knn")
     pd.testing.assert_frame_equal(scores, before)
+
+
+def test_covariance_is_nan_where_an_effect_variance_is_nan():
+    """An md effect with zero variance of the differences has a NaN variance (effects()
+    warns); its covariances with the other metrics are NaN too, never 0 (issue 25, 17c)."""
+    rng = np.random.default_rng(5)
+    n = 12
+    base = rng.integers(0, 100, size=(n, 2)).astype(float)
+    rows = []
+    for system, m1, m2 in (("a", base[:, 0], base[:, 1]),
+                           ("b", base[:, 0] + 1.0, base[:, 1] + rng.normal(0, 1, n))):  # fmt: skip
+        for metric, values in (("m1", m1), ("m2", m2)):
+            rows.append(pd.DataFrame({"task": "t", "query": [f"q{i}" for i in range(n)],
+                                      "system": system, "metric": metric, "value": values}))  # fmt: skip
+    scores = pd.concat(rows, ignore_index=True)
+    with pytest.warns(metaeval.DegenerateWarning, match="zero variance of the differences"):
+        cov = metaeval.effect_covariance(scores, "a", effect="md")
+    got = cov.set_index(["metric", "metric_b"])
+    assert np.isnan(got.loc[("m1", "m1"), "cov"])  # the effect's variance
+    assert np.isnan(got.loc[("m1", "m2"), "cov"]) and np.isnan(got.loc[("m2", "m1"), "cov"])
+    assert np.isnan(got.loc[("m1", "m2"), "corr"])
+    assert got.loc[("m2", "m2"), "cov"] > 0

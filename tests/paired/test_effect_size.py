@@ -242,3 +242,40 @@ def test_large_offsets_keep_precision(rng, effect):
     ref = reference.effects_loop(scores, "ctrl", effect)
     np.testing.assert_allclose(ours["effect"], ref["effect"], rtol=1e-6, atol=1e-12)
     np.testing.assert_allclose(ours["variance"], ref["variance"], rtol=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_task_alone_is_bit_identical_to_it_in_the_whole_table(seed):
+    """effects() of df[df.task == t] equals, with np.array_equal, task t inside the whole
+    table, with ``system`` a categorical holding unused categories (a system of other
+    tasks is an unused category of the subset), unpaired queries and tasks of different
+    sizes (issue 25, 17e: the sums were matrix products whose order of additions followed
+    the number of systems, and differed in the last bits)."""
+    rng = np.random.default_rng(seed)
+    systems = ["a", "b", "c", "d"]
+    rows = []
+    for t in range(4):
+        n_queries = int(rng.integers(3, 700))
+        drop = rng.uniform(0, 0.3)
+        other = rng.choice(systems[1:])
+        for system in [s for s in systems if s in ("a", other) or rng.random() < 0.5]:
+            keep = rng.random(n_queries) >= drop  # unpaired queries
+            for metric in ("m1", "m2"):
+                rows.append(pd.DataFrame({
+                    "task": f"t{t}", "query": [f"q{i}" for i in np.flatnonzero(keep)],
+                    "system": system, "metric": metric,
+                    "value": rng.normal(0.5, 0.2, keep.sum()) * (1 + t),
+                }))  # fmt: skip
+    scores = pd.concat(rows, ignore_index=True)
+    scores["system"] = pd.Categorical(scores["system"], categories=[*systems, "unused"])
+    for effect in ("md", "smcrp"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", metaeval.MetaEvalWarning)
+            whole = metaeval.effects(scores, "a", effect=effect)
+            for task in scores["task"].unique():
+                part = metaeval.effects(scores[scores["task"] == task], "a", effect=effect)
+                inside = whole[whole["task"] == task].reset_index(drop=True)
+                assert len(part) == len(inside) > 0
+                for col in ("effect", "variance", "z", "p_value"):
+                    a, b = inside[col].to_numpy(), part[col].to_numpy()
+                    assert np.array_equal(a, b, equal_nan=True), (effect, task, col, a - b)

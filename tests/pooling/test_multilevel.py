@@ -159,3 +159,97 @@ def test_errors():
     short = cov[~((cov["task"] == "iris") & (cov["metric"] != cov["metric_b"]))]
     with pytest.warns(DependenceWarning, match="lacks pairs"):
         eff.meta.pool(over=("task", "metric"), model="multilevel", cov=short)
+
+
+@pytest.mark.parametrize("shared", [0, 1])
+def test_metrics_sharing_too_few_queries_give_nan_with_a_warning(shared):
+    """effect_covariance() is NaN for two metrics of a task that share fewer than 2
+    queries; pool_metrics() then gives NaN for that group, with a warning naming it, and
+    fits the other groups as before (issue 25, 17b: it raised LinAlgError)."""
+    rng = np.random.default_rng(25)
+    rows = []
+    for task in ("a", "b", "c", "d", "e"):
+        for q in range(8):
+            for system in ("x", "y", "z"):
+                for metric in ("m1", "m2", "m3"):
+                    # on task a, system z has m1 on q0..q3 and m2 on q(4 - shared)..q7
+                    if (
+                        task == "a"
+                        and system == "z"
+                        and ((metric == "m1" and q >= 4) or (metric == "m2" and q < 4 - shared))
+                    ):
+                        continue
+                    rows.append((task, f"q{q}", system, metric, rng.normal()))
+    scores = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
+    with pytest.warns(metaeval.PairingWarning):
+        cov = metaeval.effect_covariance(scores, "x", effect="md")
+    assert cov.query("treatment == 'z' and task == 'a' and metric != metric_b and "
+                     "metric in ['m1', 'm2'] and metric_b in ['m1', 'm2']")["cov"].isna().all()  # fmt: skip
+    with pytest.warns(metaeval.PairingWarning):
+        with pytest.warns(DegenerateWarning, match="NaN sampling covariance") as record:
+            res = metaeval.pool_metrics(scores, "x", effect="md", ci="z").set_index("treatment")
+    text = " ".join(str(w.message) for w in record if issubclass(w.category, DegenerateWarning))
+    assert "treatment='z'" in text and "treatment='y'" not in text
+    assert res.loc["z", ["effect", "se", "sigma2_task"]].isna().all()
+    full = metaeval.pool_metrics(scores[scores["system"] != "z"], "x", effect="md", ci="z")
+    assert res.loc["y", "effect"] == pytest.approx(full["effect"].item(), rel=1e-12)
+
+
+def test_knha_with_equal_effects_warns_and_gives_nan():
+    """Every effect equal: Knapp–Hartung's s² is 0, and se, p-value and interval are NaN
+    with a warning, not se = 0 (issue 25, 17d)."""
+    eff = pd.DataFrame({"task": ["a", "a", "b", "b", "c"], "metric": ["m1", "m2"] * 2 + ["m1"],
+                        "effect": 0.25, "variance": [0.01, 0.02, 0.015, 0.01, 0.02]})  # fmt: skip
+    with pytest.warns(DependenceWarning), pytest.warns(DegenerateWarning, match="s² is 0"):
+        res = metaeval.pool(eff, over=("task", "metric"), model="multilevel", ci="knha")
+    assert res["effect"].item() == pytest.approx(0.25, rel=1e-12)
+    assert res[["se", "statistic", "p_value", "ci_low", "ci_high"]].isna().all(axis=None)
+
+
+def _loglik(theta, y, v, task, reml):
+    """The (RE)ML log-likelihood of the module docstring, μ profiled out (no constants)."""
+    m = v + theta[0] * np.equal.outer(task, task) + theta[1] * np.eye(len(y))
+    ones = np.ones(len(y))
+    sxx = ones @ np.linalg.solve(m, ones)
+    e = y - ones @ np.linalg.solve(m, y) / sxx
+    ll = -0.5 * (np.linalg.slogdet(m)[1] + e @ np.linalg.solve(m, e))
+    return ll - 0.5 * np.log(sxx) if reml else ll
+
+
+@pytest.mark.parametrize("method", ["ML", "REML"])
+def test_ml_and_reml_find_the_highest_maximum(method):
+    """Seven small data sets (fixtures/metafor/make_multilevel_hard.R) on which the search
+    stopped below the maximum (ML on six, REML on one: a projected Newton step halved to
+    nothing, or a local maximum on a boundary): the likelihood at metaeval's estimate is
+    the highest scipy finds from nine starts over σ² ≥ 0, and the variances are metafor's
+    (rma.mv from five starts) (issue 25, 17a)."""
+    from scipy import optimize
+
+    data = pd.read_csv(DIR / "multilevel_hard_data.csv")
+    cov = pd.read_csv(DIR / "multilevel_hard_cov.csv")
+    ref = pd.read_csv(DIR / "multilevel_hard_fits.csv").query("method == @method").set_index("id")
+    res = _pool(data, cov, method=method, ci="z").set_index("id")
+    for i, d in data.groupby("id"):
+        c = cov[cov["id"] == i]
+        pos = {key: j for j, key in enumerate(zip(d["task"], d["metric"], strict=True))}
+        v = np.zeros((len(d), len(d)))
+        for task, a, b, value in c[["task", "metric", "metric_b", "cov"]].itertuples(index=False):
+            v[pos[(task, a)], pos[(task, b)]] = value
+        y, task = d["effect"].to_numpy(), d["task"].to_numpy()
+        reml = method == "REML"
+        scale = y.var() + d["variance"].mean()
+        best = -np.inf
+
+        def negative(t, y=y, v=v, task=task, reml=reml):
+            return -_loglik(np.maximum(t, 0), y, v, task, reml)
+
+        for s0 in [(a, b) for a in (0.0, 0.3, 3.0) for b in (0.0, 0.3, 3.0)]:
+            r = optimize.minimize(negative, np.array(s0) * scale, bounds=[(0, None)] * 2,
+                                  method="L-BFGS-B", options={"ftol": 1e-15, "gtol": 1e-12})  # fmt: skip
+            best = max(best, -r.fun)
+        got = res.loc[i, ["sigma2_task", "sigma2_metric"]].to_numpy(float)
+        assert _loglik(got, y, v, task, reml) >= best - 1e-9, (i, got)
+        np.testing.assert_allclose(
+            got, ref.loc[i, ["sigma2_task", "sigma2_metric"]].to_numpy(float),
+            rtol=1e-3, atol=1e-5 * d["variance"].median(), err_msg=str(i),
+        )  # fmt: skip

@@ -447,3 +447,29 @@ def test_k_total_counts_the_tasks_of_each_subgroup_and_nan_effects(rng):
     assert [w.message.groups["k"].tolist() for w in record if "k_total" in str(w.message)] == [
         [4, 3]
     ]
+
+
+@pytest.mark.parametrize("method", ["REML", "DL"])
+def test_knha_with_equal_effects_warns_and_gives_nan(method):
+    """Effects that all equal the pooled one make Knapp–Hartung's s² = 0: metafor 3.8.1
+    (fixtures/metafor/knha_zero_effects.R) gives se 0, the interval [0, 0] and p NaN
+    without a warning; metaeval keeps the effect (0), and gives NaN se, statistic,
+    p-value and intervals with a DegenerateWarning naming the group (issue 25, 17d)."""
+    eff = pd.DataFrame({
+        "g": ["zero"] * 4 + ["spread"] * 4, "task": list("abcd") * 2,
+        "effect": [0.0] * 4 + [0.1, 0.3, 0.2, 0.6], "variance": [0.01, 0.02, 0.015, 0.01] * 2,
+    })  # fmt: skip
+    with pytest.warns(DegenerateWarning, match="s² is 0") as record:
+        res = metaeval.pool(eff, groups="g", method=method, ci="knha").set_index("g")
+    text = " ".join(str(w.message) for w in record)
+    assert "g='zero'" in text and "g='spread'" not in text
+    zero = res.loc["zero"]
+    assert zero["effect"] == 0 and zero["tau2"] == 0 and zero["q"] == 0
+    assert zero[["se", "statistic", "p_value", "ci_low", "ci_high", "pi_low", "pi_high",
+                 "p_gain"]].isna().all()  # fmt: skip
+    spread = metaeval.pool(eff[eff["g"] == "spread"], method=method, ci="knha")
+    assert res.loc["spread", "se"] == spread["se"].item() > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        z = metaeval.pool(eff[eff["g"] == "zero"], method=method, ci="z")
+    assert z["se"].item() > 0 and z["p_value"].item() == 1

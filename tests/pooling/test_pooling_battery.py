@@ -72,8 +72,16 @@ def test_battery_matches_rma(data, fits, method, test):
             _close(
                 got, pm.loc[ours.loc[failed, "id"], ref_col].to_numpy(), 1e-6, 1e-10, f"EB=PM {col}"
             )
-    ok = ours[~failed]
+    ok = ours[~failed].copy()
     np.testing.assert_array_equal(ok["k"], ok["R_k"])
+    if test == "knha":
+        # equal effects: Knapp–Hartung's s² is 0; metafor gives se 0, the interval [μ̂, μ̂]
+        # and p 0 (or NaN), metaeval NaN with a warning (tests/pooling/test_pooling.py)
+        zero = (ok["R_se"] == 0).to_numpy()
+        assert zero.sum() == 10
+        inference = ["se", "statistic", "p_value", "ci_low", "ci_high", "pi_low", "pi_high"]
+        assert ok.loc[zero, inference].isna().all(axis=None)
+        ok.loc[zero, [f"R_{COLUMNS[c]}" for c in inference]] = np.nan
     rtol = 1e-8 if method in CLOSED else 1e-6
     for col, ref_col in COLUMNS.items():
         ours_v, theirs = ok[col].to_numpy(float), ok[f"R_{ref_col}"].to_numpy(float)

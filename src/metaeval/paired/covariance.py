@@ -76,6 +76,12 @@ import pandas as pd
 from .._options import DEFAULT_EFFECT, EffectType, literal_signature
 from ._layout import BLOCK, Layout, add_segments, layout
 from .effect_size import checked_options, effects_table
+from .replicates import (
+    add_replicate_covariance,
+    add_replicate_variance,
+    has_replicates,
+    pair_variances,
+)
 from .sufficient import statistics_of, task_chunks
 
 __all__ = ["effect_covariance"]
@@ -209,8 +215,11 @@ def effect_covariance(
         effects (on the diagonal exactly the effect's ``variance``); ``corr``,
         cov / √(v_a v_b). ``cov`` and ``corr`` are NaN where an effect or its
         variance is (:func:`metaeval.effects` warns about those) or fewer than two
-        queries are paired for both metrics. ``attrs`` hold ``effect`` and
-        ``correct``.
+        queries are paired for both metrics. With a ``replicate`` column,
+        ``cov`` also holds the replicates' part: on the diagonal exactly the
+        variance :func:`metaeval.effects` gives (with its ``variance_replicates``),
+        off it the covariance of the two metrics' replicate shifts (see Notes).
+        ``attrs`` hold ``effect`` and ``correct``.
 
     Raises
     ------
@@ -238,7 +247,18 @@ def effect_covariance(
     log x̄ − log ȳ; ``corr`` atanh(s_xy/√(s_xx s_yy)). Covariances of the means
     are the scores' covariances, those of the second moments follow Isserlis'
     theorem, Cov(s_uv, s_wz) = c(u,w)c(v,z) + c(u,z)c(v,w); the small-sample
-    corrections scale an effect by a constant and leave ρ̂ unchanged. A simulation of 2,000
+    corrections scale an effect by a constant and leave ρ̂ unchanged.
+
+    Replicates (a ``replicate`` column): the shift a seed gives a system's whole run is
+    shared by its metrics, so their averaged shifts are correlated. Each system adds
+    σ̂_rep,ab·R_ab/(R_a R_b)·√(w_a w_b) to the covariance of metrics a and b, with
+    σ̂_rep,ab the method-of-moments covariance of the replicate shifts (the estimator of
+    σ̂²_rep in :mod:`metaeval.paired.replicates` for two metrics, kept within
+    ±√(σ̂²_rep,a σ̂²_rep,b)), R the replicates (R_ab those with both metrics) and w the
+    weight that puts the scores' units on the effect's scale (1 for ``md``, as for the
+    variance). A simulation (``tests/paired/test_replicates.py``) checks it.
+
+    A simulation of 2,000
     tasks (``tests/paired/test_covariance.py``) checks that the covariance matches
     the empirical covariance of the estimates.
 
@@ -266,6 +286,10 @@ def effect_covariance(
     c_idx = pairs["control"].map(lookup).to_numpy()
     gram, sums, counts = _cross_sums(lay, t_idx, c_idx)
     table = _assemble(lay, eff, pairs, gram, sums, counts, effect)
+    if has_replicates(scores):  # effects() adds the replicates' variance: so does its cov
+        variances = pair_variances(stats)
+        with_rep = add_replicate_variance(eff, scores, variances, 0.05)
+        table = add_replicate_covariance(table, with_rep, scores, variances)
     table.attrs.update(effect=effect, correct=correct)
     return table
 
@@ -327,7 +351,9 @@ def _assemble(lay, eff, pairs, gram, sums, counts, effect: str) -> pd.DataFrame:
             cov = rho * overlap * np.sqrt(variance[..., :, None] * variance[..., None, :])
         # the diagonal is the effects' variance, exactly
         diag = np.arange(n_metrics)
-        cov = np.where((n_ab >= 2) & np.isfinite(cov), cov, np.nan)
+        # NaN where either effect's variance is NaN (effects() warns about those)
+        known = np.isfinite(variance[..., :, None]) & np.isfinite(variance[..., None, :])
+        cov = np.where((n_ab >= 2) & known & np.isfinite(cov), cov, np.nan)
         cov[:, :, diag, diag] = variance
         corr = cov / np.sqrt(variance[..., :, None] * variance[..., None, :])
 

@@ -82,7 +82,13 @@ from ..errors import (
     warn_groups,
 )
 from ..schema import REPLICATE, SCORE_COLUMNS
-from .replicates import REPLICATES_ADDED, add_replicate_variance, has_replicates, pair_variances
+from .replicates import (
+    REPLICATE_COLUMNS,
+    REPLICATES_ADDED,
+    add_replicate_variance,
+    has_replicates,
+    pair_variances,
+)
 from .sufficient import sufficient_statistics
 
 __all__ = ["EFFECT_TYPES", "effects", "effect_sizes"]
@@ -118,11 +124,13 @@ OUTPUT_COLUMNS = (
 )  # fmt: skip
 
 
-def check_extra_columns(columns: Sequence[object]) -> None:
+def check_extra_columns(columns: Sequence[object], *, replicates: bool = False) -> None:
     """A :class:`~metaeval.SchemaError` for extra columns of a scores table (``columns``: all
-    of its columns) that :func:`effects` would overwrite: those in :data:`OUTPUT_COLUMNS`."""
+    of its columns) that :func:`effects` would overwrite: those in :data:`OUTPUT_COLUMNS`,
+    and with ``replicates`` (a table with a ``replicate`` column) :data:`REPLICATE_COLUMNS`."""
     extra = [c for c in columns if c not in (*SCORE_COLUMNS, REPLICATE)]
-    check_no_clash(extra, OUTPUT_COLUMNS, what="effects()")
+    reserved = (*OUTPUT_COLUMNS, *REPLICATE_COLUMNS) if replicates else OUTPUT_COLUMNS
+    check_no_clash(extra, reserved, what="effects()")
 
 
 def checked_options(effect: str, alpha: float) -> tuple[EffectType, float]:
@@ -495,7 +503,7 @@ def effects(
     """
     effect, alpha = checked_options(effect, alpha)
     if isinstance(scores, pd.DataFrame):
-        check_extra_columns(list(scores.columns))
+        check_extra_columns(list(scores.columns), replicates=has_replicates(scores))
     stats = sufficient_statistics(scores, control=control, treatment=treatment)
     table = effects_table(
         stats, task_attributes(scores), effect=effect, alpha=alpha, correct=correct

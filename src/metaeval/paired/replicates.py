@@ -36,6 +36,10 @@ each system's part by its squared mean (delta method); ``corr`` is unaffected (a
 shift common to every query does not change a correlation over queries) and gets
 nothing added.
 
+Across metrics (:func:`metaeval.effect_covariance`): a replicate's shift is common to
+the metrics of a system's run, so the averaged shifts of two metrics covary; their
+covariance is estimated by the same method of moments (:func:`replicate_covariance`).
+
 References
 ----------
 Bouthillier, X., Delaunay, P., Bronzi, M., Trofimov, A., Nichyporuk, B., Szeto, J.,
@@ -56,8 +60,11 @@ from ..schema import REPLICATE, checked_replicates, coerce_scores
 
 __all__ = [
     "replicate_variance", "add_replicate_variance", "has_replicates", "pair_variances",
-    "REPLICATES_AVERAGED", "REPLICATES_ADDED",
+    "REPLICATES_AVERAGED", "REPLICATES_ADDED", "REPLICATE_COLUMNS", "add_replicate_covariance",
 ]  # fmt: skip
+
+#: The columns :func:`add_replicate_variance` adds to the effects table.
+REPLICATE_COLUMNS = ("variance_replicates", "replicates_treatment", "replicates_control", "df")
 
 #: ``attrs["replicates"]`` of a result computed from replicate-averaged scores.
 REPLICATES_AVERAGED = "averaged per query over each system's replicates"
@@ -68,13 +75,19 @@ REPLICATES_ADDED = (
 )
 
 
+def _in_sum_order(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows sorted by (query, replicate): every sum over a replicate's queries or a
+    query's replicates then adds in one order, whatever the order of the table's rows."""
+    return df.sort_values(["query", REPLICATE], kind="stable")
+
+
 def replicate_variance(scores: pd.DataFrame) -> pd.DataFrame:
     """Per ``(task, metric, system)``: ``replicates`` (R) and ``sigma2_rep`` (σ̂²_rep).
 
     See the module docstring. Vectorized with group-bys; a system with one replicate
     has σ̂²_rep = 0.
     """
-    df = checked_replicates(coerce_scores(scores))
+    df = _in_sum_order(checked_replicates(coerce_scores(scores)))
     cols = ["task", "metric", "system"]
     per_rep = df.groupby([*cols, REPLICATE], observed=True, sort=False)["value"]
     means = per_rep.mean()
@@ -200,3 +213,162 @@ def pair_variances(stats) -> pd.DataFrame:
 def has_replicates(scores: pd.DataFrame) -> bool:
     """Whether a scores table has repeated runs (a ``replicate`` column)."""
     return isinstance(scores, pd.DataFrame) and REPLICATE in scores.columns
+
+
+def _pair_sums(x: np.ndarray, group: np.ndarray, n_groups: int):
+    """For rows of ``x`` (row, metric) with NaN where absent, per group and metric pair:
+    the count of rows both metrics have, Σ x_a over them, and Σ x_a x_b over them."""
+    present = np.isfinite(x)
+    v = np.where(present, x, 0.0)
+    p = present.astype(float)
+    m = x.shape[1]
+
+    def per_group(a: np.ndarray) -> np.ndarray:  # (row, m, m) summed by group
+        out = np.zeros((n_groups, m * m))
+        np.add.at(out, group, a.reshape(len(a), -1))
+        return out.reshape(n_groups, m, m)
+
+    count = per_group(np.einsum("ra,rb->rab", p, p))
+    sum_a = per_group(np.einsum("ra,rb->rab", v, p))  # Σ x_a where both are present
+    cross = per_group(np.einsum("ra,rb->rab", v, v))
+    return count, sum_a, cross
+
+
+def _pair_covariance(count, sum_a, cross) -> np.ndarray:
+    """Sample covariances (ddof = 1) over the rows both metrics have; NaN below 2."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cov = (cross - sum_a * np.swapaxes(sum_a, 1, 2) / count) / (count - 1)
+    return np.where(count >= 2, cov, np.nan)
+
+
+def replicate_covariance(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per ``(task, system, metric, metric_b)``: ``cov_rep``, the covariance of the two
+    metrics' replicate-averaged shifts ū (the replicate part of their effects'
+    covariance, in the scores' units).
+
+    The method of moments of :func:`replicate_variance` for two metrics a, b measured
+    in the same replicates: with M_r^a, M_r^b the replicate's means over its queries,
+
+        σ̂_rep,ab = c(M^a, M^b) − w_ab · n̄_ab / (n̄_a n̄_b),
+
+    c the sample covariance over the replicates having both metrics, w_ab the mean over
+    queries of the sample covariance of x_qr^a and x_qr^b across replicates (estimating
+    the noise's covariance σ_e,ab), n̄_ab the mean number of queries a replicate has for
+    both metrics, n̄_a, n̄_b for each; on the diagonal this is σ̂²_rep. σ̂_rep,ab is kept
+    within ±√(σ̂²_rep,a σ̂²_rep,b) (σ̂² clipped at 0 as :func:`replicate_variance` does),
+    so each metric pair's 2×2 matrix is a covariance matrix, and is 0 with fewer than two
+    common replicates. The covariance of the averages ū^a (over R_a replicates) and ū^b
+    (over R_b) is σ̂_rep,ab · R_ab / (R_a R_b), R_ab the replicates with both metrics
+    (σ̂_rep,ab / R when every replicate has both). Vectorized over every group.
+    """
+    df = _in_sum_order(checked_replicates(coerce_scores(scores)))
+    metric_codes, metrics = pd.factorize(df["metric"], sort=True)
+    n_metrics = len(metrics)
+    key = ["task", "system"]
+    g0_codes, g0 = pd.factorize(pd.MultiIndex.from_frame(df[key].astype(str)))
+    rep_codes = pd.factorize(df[REPLICATE])[0]
+    query_codes = pd.factorize(df["query"].astype(str))[0]
+    # (task, system, replicate) rows: replicate means and query counts per metric
+    g1 = pd.factorize(pd.MultiIndex.from_arrays([g0_codes, rep_codes]))[0]
+    n1 = g1.max() + 1 if len(g1) else 0
+    sums = np.zeros((n1, n_metrics))
+    counts = np.zeros((n1, n_metrics))
+    np.add.at(sums, (g1, metric_codes), df["value"].to_numpy(float))
+    np.add.at(counts, (g1, metric_codes), 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(counts > 0, sums / counts, np.nan)
+    g1_owner = np.zeros(n1, dtype=np.intp)
+    g1_owner[g1] = g0_codes
+    n_g0 = len(g0)
+    rep_count, rep_sum, rep_cross = _pair_sums(means, g1_owner, n_g0)
+    s_m = _pair_covariance(rep_count, rep_sum, rep_cross)
+    # queries a replicate has for both metrics, averaged over the replicates with both
+    g2 = pd.factorize(pd.MultiIndex.from_arrays([g0_codes, rep_codes, query_codes]))[0]
+    n2 = g2.max() + 1 if len(g2) else 0
+    cell = np.full((n2, n_metrics), np.nan)
+    cell[g2, metric_codes] = df["value"].to_numpy(float)
+    g2_rep = np.zeros(n2, dtype=np.intp)
+    g2_rep[g2] = g1
+    both = np.isfinite(cell).astype(float)
+    common = np.zeros((n1, n_metrics * n_metrics))
+    np.add.at(common, g2_rep, np.einsum("ra,rb->rab", both, both).reshape(n2, -1))
+    common = common.reshape(n1, n_metrics, n_metrics)
+    per_g0 = np.zeros((n_g0, n_metrics * n_metrics))
+    np.add.at(per_g0, g1_owner, common.reshape(n1, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        n_bar_ab = per_g0.reshape(n_g0, n_metrics, n_metrics) / rep_count
+    n_bar = np.diagonal(n_bar_ab, axis1=1, axis2=2)
+    # within-query covariance across replicates, averaged over the queries that have one
+    g3 = pd.factorize(pd.MultiIndex.from_arrays([g0_codes, query_codes]))[0]
+    n3 = g3.max() + 1 if len(g3) else 0
+    g2_query = np.zeros(n2, dtype=np.intp)
+    g2_query[g2] = g3
+    q_cov = _pair_covariance(*_pair_sums(cell, g2_query, n3))
+    g3_owner = np.zeros(n3, dtype=np.intp)
+    g3_owner[g3] = g0_codes
+    q_sum = np.zeros((n_g0, n_metrics * n_metrics))
+    q_num = np.zeros((n_g0, n_metrics * n_metrics))
+    flat = q_cov.reshape(n3, -1)
+    np.add.at(q_sum, g3_owner, np.nan_to_num(flat))
+    np.add.at(q_num, g3_owner, np.isfinite(flat).astype(float))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        within = np.where(q_num > 0, q_sum / q_num, 0.0).reshape(n_g0, n_metrics, n_metrics)
+        sigma = s_m - within * n_bar_ab / (n_bar[:, :, None] * n_bar[:, None, :])
+        var = np.maximum(np.nan_to_num(np.diagonal(sigma, axis1=1, axis2=2)), 0.0)
+        bound = np.sqrt(var[:, :, None] * var[:, None, :])
+        sigma = np.clip(np.nan_to_num(sigma), -bound, bound)
+        r = rep_count[:, np.arange(n_metrics), np.arange(n_metrics)]  # R of each metric
+        cov = sigma * rep_count / (r[:, :, None] * r[:, None, :])
+    cov = np.where(rep_count >= 2, cov, 0.0)
+    g, a, b = np.indices((n_g0, n_metrics, n_metrics)).reshape(3, -1)
+    names = pd.DataFrame(list(g0), columns=key)
+    return pd.DataFrame({
+        "task": names["task"].to_numpy()[g], "system": names["system"].to_numpy()[g],
+        "metric": np.asarray(metrics, dtype=object)[a].astype(str),
+        "metric_b": np.asarray(metrics, dtype=object)[b].astype(str),
+        "cov_rep": cov[g, a, b],
+    })  # fmt: skip
+
+
+def add_replicate_covariance(
+    cov: pd.DataFrame, effects_rep: pd.DataFrame, scores: pd.DataFrame, stats_frame: pd.DataFrame
+) -> pd.DataFrame:
+    """:func:`metaeval.effect_covariance`'s table with the replicates' part added.
+
+    ``effects_rep`` is the effects table with the replicate variance added
+    (:func:`add_replicate_variance`): its ``variance`` becomes the diagonal, exactly.
+    Off the diagonal, each system's covariance of its averaged shifts
+    (:func:`replicate_covariance`) is put on the effects' scale by √(w_a w_b), w the
+    weights of :func:`add_replicate_variance` (1 for ``md``, 1/standardizer², …), and
+    the treatment's and control's parts are added to the queries' covariance.
+    """
+    rep = replicate_covariance(scores)
+    keys = ["task", "metric", "treatment", "control"]
+    eff = effects_rep
+    stats = stats_frame.set_index(keys).reindex(pd.MultiIndex.from_frame(eff[keys]))
+    effect_type = str(eff["effect_type"].iloc[0]) if len(eff) else "md"
+    w_t, w_c = _standardizers(effect_type, stats, eff)
+    weights = eff[keys + ["variance"]].assign(
+        _wt=np.broadcast_to(w_t, len(eff)), _wc=np.broadcast_to(w_c, len(eff))
+    )
+    out = cov.copy()
+    left = weights.rename(columns={"variance": "_va", "_wt": "_wta", "_wc": "_wca"})
+    right = weights.rename(columns={"metric": "metric_b", "variance": "_vb", "_wt": "_wtb",
+                                    "_wc": "_wcb"})  # fmt: skip
+    joined = out.merge(left, on=keys, how="left").merge(
+        right, on=["task", "metric_b", "treatment", "control"], how="left"
+    )
+    c_t = joined.merge(rep.rename(columns={"system": "treatment"}),
+                       on=["task", "treatment", "metric", "metric_b"], how="left")["cov_rep"]  # fmt: skip
+    c_c = joined.merge(rep.rename(columns={"system": "control"}),
+                       on=["task", "control", "metric", "metric_b"], how="left")["cov_rep"]  # fmt: skip
+    with np.errstate(invalid="ignore"):
+        added = c_t.to_numpy(float) * np.sqrt(joined["_wta"] * joined["_wtb"]).to_numpy() + (
+            c_c.to_numpy(float) * np.sqrt(joined["_wca"] * joined["_wcb"]).to_numpy()
+        )
+        diag = (out["metric"] == out["metric_b"]).to_numpy()
+        va, vb = joined["_va"].to_numpy(float), joined["_vb"].to_numpy(float)
+        new = np.where(diag, va, out["cov"].to_numpy(float) + added)
+        out["cov"] = new
+        out["corr"] = new / np.sqrt(va * vb)
+    return out

@@ -88,6 +88,11 @@ def task_chunks(block_task: np.ndarray, step: int) -> list[slice]:
     return [slice(int(a), int(b)) for a, b in zip(bounds, np.r_[bounds[1:], nb], strict=True)]
 
 
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` over the last axis of both, ``(m, k, i, B) x (m, k, j, B) -> (m, k, i, j)``."""
+    return np.einsum("mkiq,mkjq->mkij", a, b)
+
+
 def _gram(lay: Layout, left: np.ndarray | None, right: np.ndarray | None) -> dict[str, np.ndarray]:
     """The six sums (of shifted scores) for every (left, right) system pair, per (metric, task).
 
@@ -114,21 +119,26 @@ def _gram(lay: Layout, left: np.ndarray | None, right: np.ndarray | None) -> dic
     step = max(1, _CHUNK_BYTES // per_block // 2)
     k = n_right
     for sl in task_chunks(lay.block_task, step):  # memory-bounded chunks of row blocks
-        # left factors: (metric, block, left, B); right factors: (metric, block, B, right)
+        # factors (metric, block, system, B), the block's B rows last
         xl = xl_b[:, :, sl].transpose(0, 2, 1, 3)
         wl = wl_b[:, :, sl].transpose(0, 2, 1, 3).astype(np.float64)
-        xr = xr_b[:, :, sl].transpose(0, 2, 3, 1)
-        wr = wr_b[:, :, sl].transpose(0, 2, 3, 1).astype(np.float64)
-        # three products with stacked right factors instead of six
-        by_mask = wl @ np.concatenate([wr, xr, xr * xr], axis=-1)
-        by_value = xl @ np.concatenate([wr, xr], axis=-1)
+        xr = xr_b[:, :, sl].transpose(0, 2, 1, 3)
+        wr = wr_b[:, :, sl].transpose(0, 2, 1, 3).astype(np.float64)
+        # Products over the B rows by einsum, not matmul: every sum is a dot product of
+        # two contiguous rows of length B in numpy's own kernel, whose order of additions
+        # depends on B only. A matrix product picks its BLAS kernel, and so its order of
+        # additions, by the number of systems: a task in a subset with fewer systems then
+        # differed from itself in the whole table in the last bits (issue 25).
+        # Three products with stacked right factors instead of six.
+        by_mask = _dot(wl, np.concatenate([wr, xr, xr * xr], axis=2))
+        by_value = _dot(xl, np.concatenate([wr, xr], axis=2))
         products = {
             "n": by_mask[..., :k],
             "sum_y": by_mask[..., k : 2 * k],
             "sum_yy": by_mask[..., 2 * k :],
             "sum_x": by_value[..., :k],
             "sum_xy": by_value[..., k:],
-            "sum_xx": (xl * xl) @ wr,
+            "sum_xx": _dot(xl * xl, wr),
         }
         for name, prod in products.items():
             add_segments(out[name], prod, lay.block_task[sl], axis=1)

@@ -221,6 +221,7 @@ def fit(
     k = np.bincount(grp.code[valid], minlength=grp.n_groups)
     columns, s2w = _inference(g, k, opts)
     k_total, missing = coverage(grp, valid)
+    flags["zero_s2"] = (opts.test == "knha") & (k >= 2) & (s2w == 0) & ~flags["failed"]
     pooled = grp.key_frame.assign(**columns)
     pooled.insert(pooled.columns.get_loc("k") + 1, "k_total", k_total)
     _blank_undefined(pooled, k, flags["failed"], opts, list(columns))
@@ -265,7 +266,8 @@ def _inference(
         single = k < 2
         knha = (opts.test == "knha") & ~single  # k = 1: no t distribution with 0 df, use z
         s2w = np.where(knha, g["s2w"], 1.0)
-        se = np.sqrt(s2w / g["sw"])
+        # s² = 0 (every effect equals μ̂) would claim certainty, se = 0: NaN (with a warning)
+        se = np.where(knha & (s2w == 0), np.nan, np.sqrt(s2w / g["sw"]))
         df_t = np.where(knha, k - 1.0, np.nan)
         crit = np.where(
             knha, est.per_value(lambda df: sps.t.isf(alpha / 2, df), df_t), sps.norm.isf(alpha / 2)
@@ -401,6 +403,7 @@ def _warn_groups(
         (k == 0, "have no usable effects (k = 0): all results are NaN"),
         (k == 1, single_text),
         *solver_messages(flags, method),
+        (flags.get("zero_s2", np.zeros(len(k), dtype=bool)), ZERO_S2_TEXT),
     )
     warn_each(messages, pooled[keys], "pooled group(s)")
 
@@ -426,6 +429,14 @@ def _warn_coverage(pooled: pd.DataFrame, grp: Grouped, missing: pd.DataFrame) ->
         groups,
         PairingWarning,
     )
+
+
+#: The warning for Knapp–Hartung with every effect equal to the pooled mean.
+ZERO_S2_TEXT = (
+    "have effects that all equal the pooled effect, so Knapp–Hartung's scale s² is 0 and "
+    "the standard error would be 0: se, statistic, p-value, confidence and prediction "
+    "intervals and p_gain are NaN (ci='z' gives the normal test)"
+)
 
 
 def solver_messages(

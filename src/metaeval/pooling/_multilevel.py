@@ -11,10 +11,13 @@ is M_t = V_t + σ²_task·11' + σ²_metric·I. With X = 1 (an intercept):
 
 - μ̂ = 1'M⁻¹y / 1'M⁻¹1 with variance 1/(1'M⁻¹1); ``ci="knha"`` multiplies it by
   s² = (y − μ̂)'M⁻¹(y − μ̂)/(k − 1) and uses t with k − 1 df (metafor's ``test="knha"``);
-- σ²_task, σ²_metric maximize the REML (or ML) likelihood, found by Fisher scoring on
-  both components for every group in lockstep, projected onto σ² ≥ 0 and with step
-  halving, from metafor's start (half of the variance of the effects beyond the mean
-  sampling variance each). With P = M⁻¹ − M⁻¹1(1'M⁻¹1)⁻¹1'M⁻¹ and Z_task, Z_metric the
+- σ²_task, σ²_metric maximize the REML (or ML) likelihood over σ² ≥ 0, found by
+  projected Newton steps (Fisher scoring where the observed information is not positive
+  definite) with step halving, for every group in lockstep; the likelihood can have
+  more than one local maximum, so the search runs on each boundary and inside, from
+  metafor's start (half of the variance of the effects beyond the mean sampling
+  variance each), from the best point of a coarse grid and from the boundary maxima,
+  and keeps the highest maximum (see :func:`_estimate`). With P = M⁻¹ − M⁻¹1(1'M⁻¹1)⁻¹1'M⁻¹ and Z_task, Z_metric the
   derivatives of M, the REML score is −½tr(PZ_j) + ½y'PZ_jPy and the information
   ½tr(PZ_jPZ_k) (ML: M⁻¹ in the trace terms);
 - Q_E = y'(V⁻¹ − V⁻¹1(1'V⁻¹1)⁻¹1'V⁻¹)y with k − 1 df, the test of heterogeneity at both
@@ -62,7 +65,7 @@ from ..errors import (
     warn_groups,
 )
 from ..paired.effect_size import add_display
-from ._engine import warn_each
+from ._engine import ZERO_S2_TEXT, warn_each
 from ._grouping import Grouped, group, valid_rows
 
 __all__ = ["fit_multilevel", "MULTILEVEL_METHODS"]
@@ -110,8 +113,8 @@ def _gls(b: Blocks, minv: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def _score_info(b: Blocks, theta: np.ndarray, reml: bool):
-    """Log-likelihood, score (G, 2) and information (G, 2, 2) at θ: the observed
-    information where it is positive definite, else the expected one.
+    """Log-likelihood, score (G, 2) and information (G, 2, 2, 2): the observed and
+    the expected information at θ.
 
     With u = Py = M⁻¹(y − 1μ̂), a = M⁻¹1 and Q_jk = y'PZ_jPZ_kPy the score is
     ½(u'Z_ju − tr(PZ_j)), the expected information E_jk = ½tr(PZ_jPZ_k) and the
@@ -146,10 +149,7 @@ def _score_info(b: Blocks, theta: np.ndarray, reml: bool):
                 - np.einsum("gts,gts->g", a, zu[j]) * np.einsum("gts,gts->g", a, zu[k]) / sxx
             )
             quad[:, j, k] = quad[:, k, j] = q
-    observed = quad - expected
-    det = observed[:, 0, 0] * observed[:, 1, 1] - observed[:, 0, 1] ** 2
-    use_observed = (observed[:, 0, 0] > 0) & (observed[:, 1, 1] > 0) & (det > 0)
-    info = np.where(use_observed[:, None, None], observed, expected)
+    info = np.stack([quad - expected, expected], axis=1)
     _, logdet = np.linalg.slogdet(mat)
     ll = -0.5 * (logdet.sum(axis=1) + np.einsum("gts,gts->g", r, u))
     if reml:
@@ -159,47 +159,117 @@ def _score_info(b: Blocks, theta: np.ndarray, reml: bool):
 
 def _newton(b: Blocks, start: np.ndarray, free: np.ndarray, reml: bool):
     """Maximize the likelihood over the ``free`` components (the others stay at 0) for
-    every group in lockstep: Newton steps (Fisher scoring where the observed information
-    is not positive definite), kept at σ² ≥ 0, halved while the likelihood falls.
+    every group in lockstep by projected Newton steps.
+
+    Each step holds at 0 the components that sit at 0 with a score pointing below it
+    (the active bound), takes the Newton step on the others (Fisher scoring where the
+    observed information is not positive definite), projects it onto σ² ≥ 0 and halves
+    it while the likelihood falls. If no Newton step raises it (projection can turn the
+    Newton direction downhill), the score itself, scaled by the information's diagonal,
+    is halved instead: on the free components it points uphill and, for a short enough
+    step, into σ² ≥ 0, so every step that moves raises the likelihood. The search ends
+    when the full projected Newton step is below TOL·max(σ², v_min).
     Returns θ, the log-likelihood and which groups converged."""
     n = len(b.k)
     theta = np.where(free, start, 0.0)
     ll, score, info = _score_info(b, theta, reml)
     done = np.zeros(n, dtype=bool)
+    failed = np.zeros(n, dtype=bool)
     for _ in range(MAXITER):
         act = np.flatnonzero(~done)
         if not len(act):
             break
         sub = _take(b, act)
-        th, sc, inf, fr = theta[act], score[act], info[act], free[act]
+        th, sc, inf = theta[act], score[act], info[act]
+        fr = free[act] & ~((th <= 0) & (sc <= 0))  # components off their bound
         both = fr[:, :, None] & fr[:, None, :]
-        reduced = np.where(both, inf, 0.0) + np.where(fr, 0.0, 1.0)[:, :, None] * np.eye(2)
+        held = np.where(fr, 0.0, 1.0)[:, :, None] * np.eye(2)
+        # the observed information on the free components where it is positive definite
+        observed, expected = (np.where(both, inf[:, j], 0.0) + held for j in (0, 1))
+        det = observed[:, 0, 0] * observed[:, 1, 1] - observed[:, 0, 1] ** 2
+        use_observed = (observed[:, 0, 0] > 0) & (observed[:, 1, 1] > 0) & (det > 0)
+        reduced = np.where(use_observed[:, None, None], observed, expected)
         with np.errstate(invalid="ignore", divide="ignore"):
-            step = np.linalg.solve(reduced, np.where(fr, sc, 0.0)[..., None])[..., 0]
-        new = np.maximum(th + step, 0.0)
-        new_ll, new_sc, new_inf = _score_info(sub, new, reml)
-        for _halving in range(50):  # halve while the likelihood falls
-            worse = ~(new_ll >= ll[act] - 1e-13 * np.abs(ll[act]))
-            if not worse.any():
-                break
-            w = np.flatnonzero(worse)
-            new[w] = np.maximum(th[w] + 0.5 * (new[w] - th[w]), 0.0)
-            part = _score_info(_take(sub, w), new[w], reml)
-            new_ll[w], new_sc[w], new_inf[w] = part
-        moved = np.abs(new - th).max(axis=1)
-        scale = np.maximum(np.maximum(new, th).max(axis=1), b.v_min[act])
+            newton = np.linalg.solve(reduced, np.where(fr, sc, 0.0)[..., None])[..., 0]
+            diag = np.diagonal(reduced, axis1=1, axis2=2)
+            ascent = np.where(fr, sc / diag, 0.0)
+        full = np.maximum(th + newton, 0.0)
+        scale = np.maximum(th.max(axis=1), b.v_min[act])
+        converged = np.abs(full - th).max(axis=1) <= TOL * scale
+        new, new_ll, new_sc, new_inf, stuck = _line_search(sub, th, ll[act], newton, ascent, reml)
         theta[act], ll[act], score[act], info[act] = new, new_ll, new_sc, new_inf
-        done[act[moved <= TOL * scale]] = True
-    return theta, ll, done
+        done[act[converged | stuck]] = True
+        failed[act[stuck & ~converged]] = True
+    return theta, ll, done & ~failed
+
+
+def _line_search(b: Blocks, th, ll, newton, ascent, reml: bool):
+    """The first of the projected steps θ + t·d, t = 1, ½, ¼, … along the Newton
+    direction, then along the scaled score, that does not lower the likelihood; θ itself
+    where none does, flagged ``stuck`` (every group in lockstep)."""
+    new, best_ll = th.copy(), ll.copy()
+    best_sc, best_inf = np.empty((len(ll), 2)), np.empty((len(ll), 2, 2, 2))
+    todo = np.arange(len(ll))
+    for direction in (newton, ascent):
+        t = 1.0
+        for _halving in range(60):
+            if not len(todo):
+                break
+            cand = np.maximum(th[todo] + t * direction[todo], 0.0)
+            c_ll, c_sc, c_inf = _score_info(_take(b, todo), cand, reml)
+            ok = c_ll >= ll[todo] - 1e-13 * np.abs(ll[todo])
+            hit = todo[ok]
+            new[hit], best_ll[hit], best_sc[hit], best_inf[hit] = (
+                cand[ok],
+                c_ll[ok],
+                c_sc[ok],
+                c_inf[ok],
+            )
+            todo = todo[~ok]
+            t /= 2
+    stuck = np.zeros(len(ll), dtype=bool)
+    if len(todo):  # no step keeps the likelihood: stay
+        _, best_sc[todo], best_inf[todo] = _score_info(_take(b, todo), th[todo], reml)
+        stuck[todo] = True
+    return new, best_ll, best_sc, best_inf, stuck
+
+
+def _loglik(b: Blocks, theta: np.ndarray, reml: bool) -> np.ndarray:
+    """The (RE)ML log-likelihood at θ (the value of :func:`_score_info`), per group."""
+    mat = b.marginal(theta)
+    g = _gls(b, np.linalg.inv(mat))
+    ll = -0.5 * (np.linalg.slogdet(mat)[1].sum(axis=1) + np.einsum("gts,gts->g", g["r"], g["u"]))
+    return ll - 0.5 * np.log(g["sxx"]) if reml else ll
+
+
+def _grid_starts(b: Blocks, reml: bool, scale: np.ndarray) -> list[np.ndarray]:
+    """The best point of a coarse grid, σ² ∈ {0} ∪ scale·4^{-6..1} on each axis, on each
+    of the boundaries σ²_metric = 0 and σ²_task = 0 and inside: a start near each
+    basin of the likelihood, which can have more than one local maximum."""
+    values = np.concatenate([[0.0], 4.0 ** np.arange(-6, 2)])
+    pairs = np.array([(a, c) for a in values for c in values])
+    ll = np.stack([_loglik(b, scale[:, None] * pair, reml) for pair in pairs], axis=1)
+    ll = np.where(np.isfinite(ll), ll, -np.inf)
+    out = []
+    for face in (
+        (pairs[:, 0] > 0) & (pairs[:, 1] == 0),
+        (pairs[:, 0] == 0) & (pairs[:, 1] > 0),
+        (pairs[:, 0] > 0) & (pairs[:, 1] > 0),
+    ):
+        pick = np.flatnonzero(face)[np.argmax(ll[:, face], axis=1)]
+        out.append(scale[:, None] * pairs[pick])
+    return out
 
 
 def _estimate(b: Blocks, method: str, identified: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(σ²_task, σ²_metric) for every group, and which did not converge.
 
-    The maximum over σ² ≥ 0 lies inside or on one of the boundaries, so the likelihood
-    is maximized four ways — both components free, each alone with the other at 0,
-    both at 0 — and the best converged candidate is kept. ``identified`` False (every
-    task has one metric) leaves σ²_metric at 0.
+    The maximum over σ² ≥ 0 lies inside or on one of the boundaries, and the likelihood
+    can have more than one local maximum, so it is maximized with both components at 0,
+    each alone with the other at 0 (from metafor's start and from the best point of a
+    coarse grid on that boundary), and both free (from metafor's start, the best inner
+    grid point and each one-component maximum); the best converged candidate is kept.
+    ``identified`` False (every task has one metric) leaves σ²_metric at 0.
     """
     n = len(b.k)
     if method == "EE":
@@ -208,20 +278,28 @@ def _estimate(b: Blocks, method: str, identified: np.ndarray) -> tuple[np.ndarra
     y = np.where(b.m, b.y, np.nan)
     diag = np.where(b.m, np.diagonal(b.v, axis1=2, axis2=3), np.nan)
     with np.errstate(invalid="ignore"):
-        spread = np.nanvar(y, axis=(1, 2), ddof=1) - np.nanmean(diag, axis=(1, 2))
+        total = np.nanvar(y, axis=(1, 2), ddof=1)
+        spread = total - np.nanmean(diag, axis=(1, 2))
     start = np.repeat(np.maximum(spread, 0.01 * b.v_min)[:, None] / 2, 2, axis=1)
+    grid = _grid_starts(b, reml, np.maximum(total, b.v_min))
     best = np.zeros((n, 2))
-    best_ll = _score_info(b, best, reml)[0]  # both at 0
+    best_ll = _loglik(b, best, reml)  # both at 0
     searched = np.zeros(n, dtype=bool)
-    for free in ((True, False), (False, True), (True, True)):
-        free_mask = np.broadcast_to(np.array(free), (n, 2))
+    inner = [start, grid[2]]  # starts of the search with both free
+    for face, free in enumerate(((True, False), (False, True), (True, True))):
         rows = np.flatnonzero(identified | (not free[1]))
         if not len(rows):
             continue
-        theta, ll, ok = _newton(_take(b, rows), start[rows], free_mask[rows], reml)
-        better = ok & (ll > best_ll[rows])
-        best[rows[better]], best_ll[rows[better]] = theta[better], ll[better]
-        searched[rows] |= ok
+        free_mask = np.broadcast_to(np.array(free), (len(rows), 2))
+        for first in inner if face == 2 else [start, grid[face]]:
+            theta, ll, ok = _newton(_take(b, rows), first[rows], free_mask, reml)
+            better = ok & (ll > best_ll[rows])
+            best[rows[better]], best_ll[rows[better]] = theta[better], ll[better]
+            searched[rows] |= ok
+            if face < 2:  # both free again, from this one-component maximum
+                again = start.copy()
+                again[rows] = np.where(ok[:, None], theta, start[rows])
+                inner.append(again)
     return best, ~searched
 
 
@@ -356,11 +434,17 @@ def fit_multilevel(
         )
     n = grp.n_groups
     identified = (blocks.m.sum(axis=2) > 1).any(axis=1)
+    # NaN covariances (effect_covariance() of metrics sharing fewer than 2 queries): the
+    # group's results are NaN; its blocks are made inert so that nothing else meets a NaN
+    nan_task = ~np.isfinite(blocks.v).all(axis=(2, 3))
+    nan_cov = nan_task.any(axis=1)
+    blocks.v[nan_task] = np.eye(blocks.v.shape[-1])
     eig_min = np.linalg.eigvalsh(blocks.v)[..., 0]
     not_pd = ((eig_min <= 1e-12 * np.abs(blocks.v).max(axis=(2, 3))) & blocks.m.any(axis=2)).any(
         axis=1
     )
-    usable = ~not_pd & (blocks.n_task >= 2)
+    not_pd &= ~nan_cov
+    usable = ~not_pd & ~nan_cov & (blocks.n_task >= 2)
     theta = np.full((n, 2), np.nan)
     failed = np.zeros(n, dtype=bool)
     idx = np.flatnonzero(usable)
@@ -369,10 +453,11 @@ def fit_multilevel(
         est, fail = _estimate(sub, method, identified[idx])
         theta[idx], failed[idx] = est, fail
     ok = usable & ~failed
-    out = _inference(blocks, theta, ok, test, alpha, robust, method)
+    out, zero_s2 = _inference(blocks, theta, ok, test, alpha, robust, method)
     pooled = grp.key_frame.assign(model="multilevel", method=method, test=test, **out)
     add_display(pooled, ("effect", "ci_low", "ci_high"))
-    _warn(pooled, grp.keys, not_pd, blocks.n_task, failed, identified, method)
+    _warn(pooled, grp.keys, not_pd, nan_cov, blocks.n_task, failed, identified, method)
+    warn_each(((zero_s2, ZERO_S2_TEXT),), pooled[grp.keys], "multilevel group(s)")
     return pooled
 
 
@@ -386,6 +471,7 @@ def _inference(b: Blocks, theta, ok, test: str, alpha: float, robust: bool, meth
     cols: dict[str, Any] = {"k": b.k.astype(np.int64), "k_task": b.n_task.astype(np.int64)}
     effect, se, stat, df, p, low, high = (nan.copy() for _ in range(7))
     qe = nan.copy()
+    zero_s2 = np.zeros(n, dtype=bool)
     rob = {name: nan.copy() for name in ("robust_se", "robust_df", "robust_p_value",
                                          "robust_ci_low", "robust_ci_high")}  # fmt: skip
     idx = np.flatnonzero(ok)
@@ -400,7 +486,8 @@ def _inference(b: Blocks, theta, ok, test: str, alpha: float, robust: bool, meth
             if test == "knha":
                 rss = np.einsum("gts,gts->g", g["r"], g["u"])
                 s2w = np.where(rss <= np.finfo(float).eps, 0.0, rss / (kk - 1))
-                var = var * s2w
+                var = np.where(s2w == 0, np.nan, var * s2w)  # se 0 would claim certainty
+                zero_s2[idx] = s2w == 0
                 dfs = kk - 1
                 crit = sps.t.isf(alpha / 2, dfs)
             else:
@@ -435,14 +522,18 @@ def _inference(b: Blocks, theta, ok, test: str, alpha: float, robust: bool, meth
     )  # fmt: skip
     if robust:
         cols.update(rob)
-    return cols
+    return cols, zero_s2
 
 
-def _warn(pooled, keys, not_pd, n_task, failed, identified, method) -> None:
+def _warn(pooled, keys, not_pd, nan_cov, n_task, failed, identified, method) -> None:
     messages = (
         (not_pd, "have a sampling covariance block V that is not positive definite: "
                  "all results are NaN"),
-        ((n_task < 2) & ~not_pd, "have fewer than two tasks, too few to estimate the "
+        (nan_cov, "have a NaN sampling covariance in `cov` (effect_covariance() gives NaN "
+                  "for two metrics of a task that share fewer than 2 queries): all results "
+                  "are NaN; pool the metrics separately or leave out the metric that lacks "
+                  "the task's queries"),
+        ((n_task < 2) & ~not_pd & ~nan_cov, "have fewer than two tasks, too few to estimate the "
                                  "task-level variance: all results are NaN"),
         (failed, f"did not converge ({method}): all results are NaN"),
         (~identified & (n_task >= 2) & (method != "EE"),

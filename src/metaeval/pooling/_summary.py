@@ -128,7 +128,11 @@ def pool(
         Naming the groups: effects with NaN effect or variance are left out;
         k = 1 keeps the task's effect and its normal interval with NaN τ² and
         heterogeneity; iterative estimators that do not converge give NaN; a
-        REML/ML fit stuck in a local maximum is reset to τ² = 0 (as metafor).
+        REML/ML fit stuck in a local maximum is reset to τ² = 0 (as metafor);
+        with ``ci="knha"``, effects that all equal the pooled one (s² = 0) give NaN
+        se, statistic, p-value and intervals (metafor gives se 0); with
+        ``model="multilevel"``, a NaN in ``cov`` (two metrics sharing fewer than 2
+        queries) makes the group's results NaN.
     metaeval.DependenceWarning
         When pooling over metrics.
     metaeval.PairingWarning

@@ -417,7 +417,9 @@ def rank_report(
     checks = _checks(data, alpha)
     fried = friedman(scores, metric=list(data.metrics), higher_is_better=higher_is_better)
     ranks = fried.attrs["ranks"]
-    summary_rows, shapiro_of, paragraphs, markdown, per_system = [], {}, [], [], []
+    summary_rows, shapiro_of, per_system = [], {}, []
+    paragraphs: list[str] = []
+    markdown: list[str] = []
     tables: dict[str, pd.DataFrame] = {}
     order = data.order()
     for m, (name, cols, shapiro, normal, htest, hp) in enumerate(checks):

@@ -360,7 +360,7 @@ def _coverage_notes(
     bodies: list[str] = []
     for i in np.flatnonzero((k > 0) & (k < total)):  # the few rows pooled over fewer tasks
         body = f"Pooled over {int(k[i])} of {int(total[i])} tasks"
-        names = _missing_tasks(effects, pooled, i) if effects is not None else None
+        names = _missing_tasks(effects, pooled, int(i)) if effects is not None else None
         if names is not None and len(names) == total[i] - k[i]:
             body += "; missing: " + ", ".join(mk.esc(t) for t in names)
         if body not in bodies:

@@ -200,6 +200,8 @@ def average_replicates(df: pd.DataFrame) -> pd.DataFrame:
     keys = [c for c in KEY_COLUMNS if c in df.columns]
     numeric = "value" in df.columns and pd.api.types.is_numeric_dtype(df["value"])
     if len(keys) == len(KEY_COLUMNS) and numeric:
+        # each mean summed in replicate order, whatever the order of the rows
+        df = df.sort_values(REPLICATE, kind="stable")
         grouped = df.groupby(keys, sort=False, observed=True, dropna=False)
         extra = [c for c in df.columns if c not in (*keys, "value", REPLICATE)]
         out = grouped["value"].mean().to_frame()

@@ -190,3 +190,32 @@ def test_unknown_systems(scores):
         metaeval.sufficient_statistics(scores, control="ctrl", treatment=["a", "zzz"])
     with pytest.raises(PairingError, match="twice"):
         metaeval.sufficient_statistics(scores, control=["a", "a"])
+
+
+def test_a_tasks_sums_do_not_depend_on_the_memory_chunks(monkeypatch):
+    """A task longer than a memory chunk was summed in pieces whose length followed the
+    number of systems and metrics, so its statistics differed in the last bits between a
+    table and its subset (issue 25, 17e). Pieces of a fixed length, added in order, make
+    them the same for every chunk size."""
+    import warnings
+
+    import metaeval.paired.sufficient as sufficient
+
+    rng = np.random.default_rng(5)
+    frames = []
+    for task, n in (("long", 9_000), ("short", 300)):
+        for system in ("a", "b", "c"):
+            keep = rng.random(n) > 0.05  # unpaired queries
+            frames.append(pd.DataFrame({"task": task, "query": np.flatnonzero(keep).astype(str),
+                                        "system": system, "metric": "m",
+                                        "value": rng.normal(0.5, 0.3, keep.sum())}))  # fmt: skip
+    scores = pd.concat(frames, ignore_index=True)
+    results = []
+    for chunk in (2**14, 2**17, sufficient._CHUNK_BYTES):
+        monkeypatch.setattr(sufficient, "_CHUNK_BYTES", chunk)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", metaeval.MetaEvalWarning)
+            results.append(metaeval.effects(scores, None, effect="md"))
+    for other in results[1:]:
+        for column in ("effect", "variance", "mean_treatment", "n"):
+            assert np.array_equal(other[column], results[0][column]), column

@@ -35,7 +35,7 @@ import pandas as pd
 import xarray as xr
 
 from ..errors import PairingError, PairingWarning, quote_list, warn_groups
-from ._layout import BLOCK, Layout, add_segments, layout
+from ._layout import BLOCK, Layout, layout
 
 __all__ = ["sufficient_statistics", "statistics_of", "raw_sums"]
 
@@ -65,27 +65,42 @@ def select_systems(
     return idx
 
 
-def task_chunks(block_task: np.ndarray, step: int) -> list[slice]:
-    """Chunks of row blocks, at most ``2·step`` long, that cut a task only ``step`` blocks
-    from its own start: a task's sums are then the same to the last bit whatever tables
-    it is laid out with (alone in a dask partition, or with every other task).
+#: A task is summed in pieces of this many row blocks, counted from its own first block, and
+#: the pieces are added in order: its sums then do not depend on how the table's blocks
+#: are cut into memory-bounded chunks (which follows the number of systems and metrics).
+PIECE = 8
 
-    Pieces (the tasks, cut every ``step`` blocks) go into the chunk of the
-    ``step``-window they start in.
+
+def task_pieces(block_task: np.ndarray, size: int = PIECE) -> np.ndarray:
+    """The first block of every piece: each task cut every ``size`` blocks from its start.
+
+    >>> task_pieces(np.array([0, 0, 0, 1, 2, 2, 2, 2, 2]), 2)
+    array([0, 2, 3, 4, 6, 8])
+    """
+    nb = len(block_task)
+    if nb == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, block_task[1:] != block_task[:-1]])
+    cuts = (np.diff(np.r_[starts, nb]) - 1) // size  # cuts inside each task
+    nth = np.arange(cuts.sum()) - np.repeat(np.cumsum(cuts) - cuts, cuts) + 1
+    return np.sort(np.r_[starts, np.repeat(starts, cuts) + nth * size])
+
+
+def task_chunks(block_task: np.ndarray, step: int, size: int | None = None) -> list[slice]:
+    """Chunks of row blocks, at most ``step + size`` long, made of whole pieces
+    (:func:`task_pieces`; ``size`` defaults to ``step``): a piece goes into the chunk of
+    the ``step``-window it starts in.
 
     >>> task_chunks(np.array([0, 0, 0, 1, 2, 2, 2, 2, 2]), 2)
     [slice(0, 2, None), slice(2, 4, None), slice(4, 6, None), slice(6, 8, None), slice(8, 9, None)]
     """
-    nb = len(block_task)
-    if nb == 0:
+    pieces = task_pieces(block_task, step if size is None else size)
+    if not len(pieces):
         return []
-    starts = np.flatnonzero(np.r_[True, block_task[1:] != block_task[:-1]])
-    cuts = (np.diff(np.r_[starts, nb]) - 1) // step  # cuts inside each task
-    nth = np.arange(cuts.sum()) - np.repeat(np.cumsum(cuts) - cuts, cuts) + 1
-    pieces = np.sort(np.r_[starts, np.repeat(starts, cuts) + nth * step])
-    window = pieces // step
+    window = pieces // max(step, 1)
     bounds = pieces[np.r_[True, window[1:] != window[:-1]]]
-    return [slice(int(a), int(b)) for a, b in zip(bounds, np.r_[bounds[1:], nb], strict=True)]
+    return [slice(int(a), int(b)) for a, b in zip(bounds, np.r_[bounds[1:], len(block_task)],
+                                                  strict=True)]  # fmt: skip
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -118,7 +133,9 @@ def _gram(lay: Layout, left: np.ndarray | None, right: np.ndarray | None) -> dic
     per_block = n_metrics * (n_left + n_right) * BLOCK * 8 * 3
     step = max(1, _CHUNK_BYTES // per_block // 2)
     k = n_right
-    for sl in task_chunks(lay.block_task, step):  # memory-bounded chunks of row blocks
+    pieces = task_pieces(lay.block_task)
+    piece_task = lay.block_task[pieces]
+    for sl in task_chunks(lay.block_task, step, PIECE):  # memory-bounded, whole pieces
         # factors (metric, block, system, B), the block's B rows last
         xl = xl_b[:, :, sl].transpose(0, 2, 1, 3)
         wl = wl_b[:, :, sl].transpose(0, 2, 1, 3).astype(np.float64)
@@ -140,8 +157,15 @@ def _gram(lay: Layout, left: np.ndarray | None, right: np.ndarray | None) -> dic
             "sum_xy": by_value[..., k:],
             "sum_xx": _dot(xl * xl, wr),
         }
+        # each piece summed over its blocks, then the pieces added to their task in order
+        # (np.add.at: one after the other), whatever chunk they fell into
+        first = np.searchsorted(pieces, sl.start)
+        last = np.searchsorted(pieces, sl.stop)
+        where = (slice(None), piece_task[first:last])
         for name, prod in products.items():
-            add_segments(out[name], prod, lay.block_task[sl], axis=1)
+            np.add.at(
+                out[name], where, np.add.reduceat(prod, pieces[first:last] - sl.start, axis=1)
+            )
     return out
 
 

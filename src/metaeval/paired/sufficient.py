@@ -161,11 +161,10 @@ def _gram(lay: Layout, left: np.ndarray | None, right: np.ndarray | None) -> dic
         # (np.add.at: one after the other), whatever chunk they fell into
         first = np.searchsorted(pieces, sl.start)
         last = np.searchsorted(pieces, sl.stop)
-        where = (slice(None), piece_task[first:last])
         for name, prod in products.items():
-            np.add.at(
-                out[name], where, np.add.reduceat(prod, pieces[first:last] - sl.start, axis=1)
-            )
+            partial = np.add.reduceat(prod, pieces[first:last] - sl.start, axis=1)
+            # tasks first in a view of out, so that the index is one array
+            np.add.at(out[name].swapaxes(0, 1), piece_task[first:last], partial.swapaxes(0, 1))
     return out
 
 

@@ -1,8 +1,8 @@
 """The built documentation site, rendered by headless Chromium at a desktop and a phone width.
 
 For every main page, at 1400 and 420 CSS pixels: no element reaches past the viewport
-(wide code, tables and outputs scroll inside their own box instead), the page itself does
-not scroll sideways, and no figure is shrunk so far that its text cannot be read: on the
+(wide code, outputs and tables of four or more columns scroll inside their own box instead;
+tables of up to three columns and shell commands wrap and fit), the page itself does not scroll sideways, and no figure is shrunk so far that its text cannot be read: on the
 desktop none is shown at less than 75% of its size (its text stays above about 9 px), and on
 the phone each one that is opens at full size on a click. A screenshot of each
 page and width is written to ``docs/_build/screenshots`` for a person to look at.
@@ -85,6 +85,19 @@ window.addEventListener("load", () => setTimeout(() => {
                  text: (el.innerText || "").slice(0, 60)});
     }
   }
+  // tables of prose (up to three columns) and shell commands must fit: they wrap
+  const wide = [];
+  for (const el of document.querySelectorAll(
+      ".bd-article table.table, div.highlight-bash pre, div.highlight-shell pre")) {
+    if (hidden(el)) continue;
+    // a table of four or more columns (numbers, mostly) may scroll in its own box
+    if (el.tagName === "TABLE" && el.rows.length && el.rows[0].cells.length > 3) continue;
+    const r = el.getBoundingClientRect();
+    if (el.scrollWidth > el.clientWidth + 1 || r.right > vw + 1) {
+      wide.push({el: name(el), width: Math.round(r.width), scroll: el.scrollWidth,
+                 text: (el.innerText || "").slice(0, 60)});
+    }
+  }
   const small = [];
   for (const img of document.querySelectorAll("img")) {
     const r = img.getBoundingClientRect();
@@ -97,7 +110,7 @@ window.addEventListener("load", () => setTimeout(() => {
     }
   }
   const report = {width: vw, scroll_width: document.documentElement.scrollWidth,
-                  overflow: over, small_images: small};
+                  overflow: over, wide: wide, small_images: small};
   const pre = document.createElement("pre");
   pre.id = "render-report";
   pre.textContent = JSON.stringify(report);
@@ -157,6 +170,7 @@ def test_page_fits_the_window_and_its_figures_can_be_read(name, width, profile):
     report = _report(page, width, profile)
     assert report["scroll_width"] <= report["width"] + 1, report
     assert not report["overflow"], json.dumps(report["overflow"][:10], indent=1)
+    assert not report["wide"], json.dumps(report["wide"][:10], indent=1)
     if width >= 1400:  # a desktop shows every figure large enough to read in place
         assert not report["small_images"], report["small_images"]
     else:  # a phone cannot: each figure shown small opens at full size on a click

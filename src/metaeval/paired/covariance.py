@@ -253,7 +253,7 @@ def effect_covariance(
     shared by its metrics, so their averaged shifts are correlated. Each system adds
     σ̂_rep,ab·R_ab/(R_a R_b)·√(w_a w_b) to the covariance of metrics a and b, with
     σ̂_rep,ab the method-of-moments covariance of the replicate shifts (the estimator of
-    σ̂²_rep in :mod:`metaeval.paired.replicates` for two metrics, kept within
+    σ̂²_rep of :func:`metaeval.effects` (the guide's "Repeated runs") for two metrics, kept within
     ±√(σ̂²_rep,a σ̂²_rep,b)), R the replicates (R_ab those with both metrics) and w the
     weight that puts the scores' units on the effect's scale (1 for ``md``, as for the
     variance). A simulation (``tests/paired/test_replicates.py``) checks it.

@@ -665,8 +665,6 @@ def test_compare_against_a_control_prints_one_compact_table(capsys, tmp_path):
 
     scores = metaeval.load_example().query("metric == 'accuracy'")
     write_scores(scores, tmp_path / "s.parquet")
-    _, elinor_out, _ = run_cli(capsys, "compare", tmp_path / "s.parquet", "--seed", 1,
-                               "--n-resamples", 200)  # fmt: skip
     control, treatments = "logistic_regression", ["knn", "naive_bayes"]
     code, out, err = run_cli(capsys, "compare", tmp_path / "s.parquet", "--control", control,
                              "--treatment", *treatments, "--adjust", "holm", "--print-mode",
@@ -677,7 +675,8 @@ def test_compare_against_a_control_prints_one_compact_table(capsys, tmp_path):
     tasks = list(pd.unique(scores["task"]))
     assert table["task"].tolist() == [t for t in tasks for _ in treatments]  # the scores' order
     assert table["treatment"].tolist() == treatments * len(tasks)
-    assert len(out.splitlines()) < len(elinor_out.splitlines()) / 5
+    # a note, a title, a header and the rows: elinor's layout prints 178 lines for this input
+    assert len(out.splitlines()) <= len(tasks) * len(treatments) + 4
     wide = scores.pivot_table(index=["task", "query"], columns="system", values="value")
     for row in table.itertuples():
         part = wide.loc[row.task]

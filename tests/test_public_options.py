@@ -1,0 +1,127 @@
+"""Every option typed with a ``Literal`` of every public function rejects a bogus value with
+an :class:`~metaeval.OptionError` that names the option (scikit-learn's
+``test_public_functions`` in spirit; issue 26, part 4).
+
+The options are found from the functions' type hints, so a new public function or option
+is covered without editing this file; each is called with a valid table for its first
+argument and every other option at its default.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import typing
+import warnings
+
+import numpy as np
+import pytest
+
+import metaeval
+
+STAGES = ["metaeval", "metaeval.io", "metaeval.measures", "metaeval.paired",
+          "metaeval.pooling", "metaeval.ranking", "metaeval.plot", "metaeval.report",
+          "metaeval.schema", "metaeval.datasets", "metaeval.classification"]  # fmt: skip
+BOGUS = "bogus_value"
+
+
+def _is_literal(hint: typing.Any) -> bool:
+    if typing.get_origin(hint) is typing.Literal:
+        return True
+    return any(_is_literal(arg) for arg in typing.get_args(hint))
+
+
+def _options() -> list[tuple[str, typing.Callable[..., typing.Any], str]]:
+    found: dict[tuple[str, str], typing.Callable[..., typing.Any]] = {}
+    for stage in STAGES:
+        module = importlib.import_module(stage)
+        for name in getattr(module, "__all__", []):
+            func = getattr(module, name, None)
+            if not inspect.isfunction(func):
+                continue
+            for param, hint in typing.get_type_hints(func).items():
+                if param != "return" and _is_literal(hint):
+                    found[(f"{func.__module__}.{func.__qualname__}", param)] = func
+    return [(qual, func, param) for (qual, param), func in sorted(found.items())]
+
+
+OPTIONS = _options()
+
+
+def _first_argument(func: typing.Callable[..., typing.Any]) -> tuple[list, dict]:
+    """Valid positional and keyword arguments for ``func``, its options at their defaults."""
+    scores = metaeval.load_example().query("task in ['iris', 'wine']")
+    first = next(iter(inspect.signature(func).parameters))
+    name = func.__name__
+    if name in ("correlation", "fisher_z_variance"):
+        return ([np.arange(5.0), np.arange(5.0)[::-1]] if name == "correlation" else [10]), {}
+    if name == "adjust_pvalues":
+        return [np.array([0.01, 0.2])], {}
+    if name == "fetch_ranger":
+        return [], {}
+    if name == "bootstrap_effects":
+        return [scores], {"control": "logistic_regression"}
+    if name == "correlation_effects":
+        return [scores, "logistic_regression"], {}
+    if name == "pairwise":
+        return [metaeval.tukey(scores)], {}
+    if name == "metareg":
+        effects = metaeval.effects(scores, "logistic_regression")
+        return [effects.assign(size=effects["n"])], {"mods": ["size"]}
+    effects = metaeval.effects(scores, "logistic_regression")
+    if name == "forest":  # one metric per figure
+        return [effects.query("metric == 'accuracy'")], {}
+    if first in ("scores", "data"):
+        needs = "control" in inspect.signature(func).parameters
+        return [scores], ({"control": "logistic_regression"} if needs else {})
+    return [effects], {}
+
+
+def test_every_literal_option_is_found():
+    """The search itself: the options named in the issue are among those tested."""
+    names = {(qual.rsplit(".", 1)[-1], param) for qual, _, param in OPTIONS}
+    assert {("pool", "method"), ("effects", "effect"), ("compare", "test"),
+            ("leaderboard", "pool_method"), ("to_latex", "show")} <= names  # fmt: skip
+    assert len(OPTIONS) >= 30
+    assert len(ACCESSOR_OPTIONS) >= 25  # defined below, at import
+
+
+@pytest.mark.parametrize(
+    ("qual", "func", "param"), OPTIONS, ids=[f"{q}-{p}" for q, _, p in OPTIONS]
+)
+def test_a_bogus_option_is_an_option_error_naming_it(qual, func, param):
+    args, kwargs = _first_argument(func)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", metaeval.MetaEvalWarning)
+        with pytest.raises(metaeval.OptionError, match=rf"`{param}`"):
+            func(*args, **{**kwargs, param: BOGUS})
+
+
+def _accessor_options() -> list[tuple[str, str, typing.Callable[..., typing.Any], str]]:
+    """(accessor method, function, option) for every method forwarding to a tested function."""
+    from metaeval.accessor import ACCESSOR_METHODS
+
+    out = []
+    for method, (target, _, _) in sorted(ACCESSOR_METHODS.items()):
+        module, name = target.split(":")
+        func = getattr(importlib.import_module(module), name)
+        for qual, tested, param in OPTIONS:
+            if tested is func:
+                out.append((method, qual, func, param))
+    return [(m, p, f, q) for m, q, f, p in out]
+
+
+ACCESSOR_OPTIONS = _accessor_options()
+
+
+@pytest.mark.parametrize(("method", "param", "func", "qual"), ACCESSOR_OPTIONS,
+                         ids=[f"meta.{m}-{p}" for m, p, _, _ in ACCESSOR_OPTIONS])  # fmt: skip
+def test_a_bogus_option_of_an_accessor_method_is_an_option_error_naming_it(
+    method, param, func, qual
+):
+    args, kwargs = _first_argument(func)
+    table, rest = args[0], args[1:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", metaeval.MetaEvalWarning)
+        with pytest.raises(metaeval.OptionError, match=rf"`{param}`"):
+            getattr(table.meta, method)(*rest, **{**kwargs, param: BOGUS})

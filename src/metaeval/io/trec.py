@@ -68,13 +68,26 @@ _FIELDS = re.compile(r"[ \t]+")  # the separators of pandas' sep=r"\s+"
 _EOL = "\r\n"
 
 
-def _numeric(
-    path, values: pd.Series, lines: np.ndarray, layout: str, what: str, integer: bool = False
-) -> np.ndarray:
+def invalid_numbers(values: pd.Series, integer: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` as floats (text that is no number becomes NaN) and where they are not finite
+    numbers (with ``integer``: not integers): the one rule for relevance grades and run
+    scores, in files (:func:`read_qrels`, :func:`read_run`) and in tables
+    (:func:`metaeval.ir.as_qrels`, :func:`metaeval.ir.as_run`).
+
+    >>> invalid_numbers(pd.Series(["1", "1.7", "high"]), integer=True)[1]
+    array([False,  True,  True])
+    """
     number = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(number)
     if integer:
         bad |= np.isfinite(number) & (number != np.round(number))
+    return number, bad
+
+
+def _numeric(
+    path, values: pd.Series, lines: np.ndarray, layout: str, what: str, integer: bool = False
+) -> np.ndarray:
+    number, bad = invalid_numbers(values, integer)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise FormatError(

@@ -38,7 +38,7 @@ from ..errors import (
     warn_groups,
 )
 from ..io._text import first_repeat
-from ..io.trec import read_qrels, read_run
+from ..io.trec import invalid_numbers, read_qrels, read_run
 
 __all__ = ["evaluate", "as_qrels", "as_run", "measure_name", "MEASURE_ALIASES"]
 
@@ -198,10 +198,8 @@ def _check_values(df: pd.DataFrame, value: str, what: str, labels: pd.Index | No
     file (naming the line), refused here in a table, dict or records (naming the column,
     the row, the query and the document) instead of being cut to an integer or passed on.
     """
-    number = pd.to_numeric(df[value], errors="coerce").to_numpy(dtype=float)  # "high" -> NaN
     integer = value == "relevance"
-    fraction = np.isfinite(number) & (number != np.round(number)) if integer else False
-    bad = ~np.isfinite(number) | fraction
+    number, bad = invalid_numbers(df[value], integer)  # "high" -> NaN
     if not bad.any():
         return df.assign(**{value: number})
     raw = pd.isna(df[value]).to_numpy()

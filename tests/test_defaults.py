@@ -97,7 +97,7 @@ def test_result_tables_put_the_answer_first(scores):
     assert list(eff.columns[:9]) == [*keys, "effect", "ci_low", "ci_high", "p_value"]
     pooled = eff.meta.pool(adjust="holm")
     first = ["k", "k_total", "effect", "ci_low", "ci_high", "p_value", "p_adjusted", "pi_low",
-             "pi_high", "p_gain", "tau2", "i2"]  # fmt: skip
+             "pi_high", "prob_gain", "tau2", "i2"]  # fmt: skip
     assert list(pooled.columns) == [
         "effect_type", "metric", "treatment", "control", *first,
         "method", "test", "se", "statistic", "df", "tau", "tau2_low", "tau2_high", "i2_low",

@@ -255,7 +255,7 @@ def renamed(module: str, name: str) -> tuple[str, ...]:
 # ----------------------------------------------------------------- column order
 POOLED_FIRST = (
     "k", "k_total", "effect", "ci_low", "ci_high", "p_value", "p_adjusted", "pi_low", "pi_high",
-    "p_gain", "tau2", "i2",
+    "prob_gain", "tau2", "i2",
 )  # fmt: skip
 """The columns of :func:`metaeval.pool` right after the group keys: the answer first."""
 EFFECTS_FIRST = ("effect", "ci_low", "ci_high", "p_value")

@@ -67,7 +67,7 @@ def test_k1_and_nan_effects_warn(rng):
         for m in messages
     )
     assert any(
-        "have one effect (k = 1): q, q_p_value, i2, h2, the prediction interval and p_gain, tau2 and its interval are NaN:"
+        "have one effect (k = 1): q, q_p_value, i2, h2, the prediction interval and prob_gain, tau2 and its interval are NaN:"
         in m
         and "metric='n'" in m
         for m in messages
@@ -223,7 +223,7 @@ def test_knha_with_one_task_uses_z_and_ee_knha_warns():
         two.meta.pool(method="EE", ci="knha")
 
 
-def test_p_gain_follows_the_prediction_distribution(rng):
+def test_prob_gain_follows_the_prediction_distribution(rng):
     eff = _many(rng)
     for ci, dist in (("z", stats.norm), ("knha", None)):
         pooled = eff.meta.pool(method="REML", ci=ci)
@@ -233,7 +233,7 @@ def test_p_gain_follows_the_prediction_distribution(rng):
             crit = stats.t.isf(0.025, pooled["k"] - 1)
         else:
             expected, crit = stats.norm.cdf(pooled["effect"] / sd), stats.norm.isf(0.025)
-        np.testing.assert_allclose(pooled["p_gain"], expected, rtol=1e-12)
+        np.testing.assert_allclose(pooled["prob_gain"], expected, rtol=1e-12)
         np.testing.assert_allclose(pooled["pi_high"] - pooled["effect"], crit * sd, rtol=1e-12)
 
 
@@ -293,7 +293,7 @@ def test_permuting_tasks_changes_nothing(eff, method_test, random):
     method, ci = method_test
     a = _fit_quiet(eff, method, ci)
     b = _fit_quiet(eff.sample(frac=1.0, random_state=random.randint(0, 2**31)), method, ci)
-    for col in LOCATION + SCALE2 + ["se", "i2", "q", "p_gain"]:
+    for col in LOCATION + SCALE2 + ["se", "i2", "q", "prob_gain"]:
         assert a[col] == pytest.approx(b[col], rel=1e-7, abs=1e-10, nan_ok=True), col
 
 
@@ -466,7 +466,7 @@ def test_knha_with_equal_effects_warns_and_gives_nan(method):
     zero = res.loc["zero"]
     assert zero["effect"] == 0 and zero["tau2"] == 0 and zero["q"] == 0
     assert zero[["se", "statistic", "p_value", "ci_low", "ci_high", "pi_low", "pi_high",
-                 "p_gain"]].isna().all()  # fmt: skip
+                 "prob_gain"]].isna().all()  # fmt: skip
     spread = metaeval.pool(eff[eff["g"] == "spread"], method=method, ci="knha")
     assert res.loc["spread", "se"] == spread["se"].item() > 0
     with warnings.catch_warnings():

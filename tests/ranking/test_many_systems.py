@@ -94,7 +94,7 @@ def test_friedman_equals_scipy_and_the_formulas(rng, grid):
         assert plain.loc[name, "chi2"] == pytest.approx(chi2, rel=1e-12)
         f = (n - 1) * row["chi2"] / (n * (k - 1) - row["chi2"])
         assert row["f"] == pytest.approx(f, rel=1e-12)
-        assert row["f_pvalue"] == pytest.approx(ss.f.sf(f, k - 1, (k - 1) * (n - 1)), rel=1e-10)
+        assert row["f_p_value"] == pytest.approx(ss.f.sf(f, k - 1, (k - 1) * (n - 1)), rel=1e-10)
         assert row["kendall_w"] == pytest.approx(row["chi2"] / (n * (k - 1)), rel=1e-12)
         if grid is None:  # W from its own definition (no ties): 12 S / (N² (k³ − k))
             sums = wide.rank(axis=1).sum().to_numpy()
@@ -364,7 +364,7 @@ def test_rank_report_chooses_as_autorank(seed):
     row = report.summary.iloc[0]
     assert row["omnibus"] == {"anova": "rm_anova", "friedman": "friedman"}[ref.omnibus]
     assert row["normal"] == ref.all_normal
-    assert row["homogeneity_p"] == pytest.approx(ref.pval_homogeneity, rel=1e-10)
+    assert row["homogeneity_p_value"] == pytest.approx(ref.pval_homogeneity, rel=1e-10)
     assert row["p_value"] == pytest.approx(ref.pvalue, rel=1e-9)
     if ref.omnibus == "friedman":
         assert row["cd"] == pytest.approx(ref.cd, rel=2e-5)  # qsturng's table, see above

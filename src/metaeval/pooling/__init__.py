@@ -21,7 +21,7 @@ between-task variance and weights w*_i = 1/(v_i + τ̂²):
   I² = max(0, 100 (Q − (k − 1))/Q) and H² = Q/(k − 1) for the common-effect model;
 - prediction interval μ̂ ∓ c √(SE² + τ̂²), c the same normal or t quantile as
   the confidence interval (metafor's ``predict()``);
-- ``p_gain`` = F(μ̂ / √(SE² + τ̂²)), F the standard normal (``ci="z"``) or t_{k−1}
+- ``prob_gain`` = F(μ̂ / √(SE² + τ̂²)), F the standard normal (``ci="z"``) or t_{k−1}
   (``ci="knha"``) distribution function: the probability that the true effect
   on a new task is positive under the predictive distribution whose central
   interval is the prediction interval;

@@ -276,7 +276,7 @@ def _inference(
         p = np.where(knha, 2 * sps.t.sf(np.abs(stat), df_t), 2 * sps.norm.sf(np.abs(stat)))
         tau2 = np.where(opts.method == "EE", 0.0, g["tau2"])
         pred_sd = np.sqrt(se**2 + tau2)
-        p_gain = np.where(
+        prob_gain = np.where(
             knha, sps.t.cdf(g["effect"] / pred_sd, df_t), sps.norm.cdf(g["effect"] / pred_sd)
         )
         q_df = k - 1.0
@@ -301,7 +301,7 @@ def _inference(
             "ci_high": g["effect"] + crit * se,
             "pi_low": g["effect"] - crit * pred_sd,
             "pi_high": g["effect"] + crit * pred_sd,
-            "p_gain": p_gain,
+            "prob_gain": prob_gain,
             "tau2": tau2,
             "tau": np.sqrt(tau2),
             "tau2_low": g["tau2_low"],
@@ -319,7 +319,7 @@ def _inference(
 
 #: What one effect cannot give: heterogeneity and prediction (and τ² but for EE).
 _NONE_FOR_SINGLE = (
-    "pi_low", "pi_high", "p_gain", "i2", "i2_low", "i2_high", "h2", "q", "q_df", "q_p_value",
+    "pi_low", "pi_high", "prob_gain", "i2", "i2_low", "i2_high", "h2", "q", "q_df", "q_p_value",
 )  # fmt: skip
 
 
@@ -390,7 +390,7 @@ def _warn_groups(
     method: str,
     test: str,
 ) -> None:
-    single_what = "q, q_p_value, i2, h2, the prediction interval and p_gain" + (
+    single_what = "q, q_p_value, i2, h2, the prediction interval and prob_gain" + (
         "" if method == "EE" else ", tau2 and its interval"
     )
     single_text = f"have one effect (k = 1): {single_what} are NaN"
@@ -435,7 +435,7 @@ def _warn_coverage(pooled: pd.DataFrame, grp: Grouped, missing: pd.DataFrame) ->
 ZERO_S2_TEXT = (
     "have effects that all equal the pooled effect, so Knapp–Hartung's scale s² is 0 and "
     "the standard error would be 0: se, statistic, p-value, confidence and prediction "
-    "intervals and p_gain are NaN (ci='z' gives the normal test)"
+    "intervals and prob_gain are NaN (ci='z' gives the normal test)"
 )
 
 

@@ -40,7 +40,7 @@ RESULT_COLUMNS = {
 #: The columns :func:`pool` writes besides the group keys (no key may use them).
 POOLED_COLUMNS = (
     "method", "test", "k", "k_total", "effect", "se", "statistic", "df", "p_value", "p_adjusted",
-    "ci_low", "ci_high", "pi_low", "pi_high", "p_gain", "tau2", "tau", "tau2_low",
+    "ci_low", "ci_high", "pi_low", "pi_high", "prob_gain", "tau2", "tau", "tau2_low",
     "tau2_high", "i2", "i2_low", "i2_high", "h2", "q", "q_df", "q_p_value", "q_between",
     "q_between_df", "q_between_p_value",
     *display_columns(("effect", "ci_low", "ci_high", "pi_low", "pi_high")),

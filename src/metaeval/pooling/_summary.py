@@ -88,7 +88,7 @@ def pool(
           analysis scale), ``ci_low, ci_high`` (its confidence interval),
           ``p_value`` (``p_adjusted``) (the z or t test of effect = 0),
           ``pi_low, pi_high`` (the prediction interval for the true effect on
-          a new task), ``p_gain`` (the probability that it is positive),
+          a new task), ``prob_gain`` (the probability that it is positive),
           ``tau2`` (the between-task variance, 0 for ``EE``), ``i2`` (percent);
         - then ``method``, ``test`` (``"z"`` or ``"knha"``), ``se``,
           ``statistic, df`` (``df`` NaN for z), ``tau`` and the Q-profile

@@ -160,7 +160,7 @@ def friedman(
         One row per metric (in the table's order): ``metric``; ``k``
         (systems) and ``n_tasks``; ``chi2``, ``df`` (k − 1) and ``p_value``
         (χ² distribution); Iman–Davenport's ``f``, ``df1`` (k − 1), ``df2``
-        ((k − 1)(N − 1)) and ``f_pvalue``; Kendall's ``kendall_w``.
+        ((k − 1)(N − 1)) and ``f_p_value``; Kendall's ``kendall_w``.
         ``attrs["ranks"]`` holds the average ranks: one row per (metric,
         system), best first, with ``mean_rank`` and ``mean`` (the mean of
         the per-task scores). ``attrs`` also hold ``higher_is_better`` and
@@ -205,8 +205,8 @@ def friedman(
     >>> from metaeval.ranking import friedman
     >>> auc = metaeval.datasets.load_demsar()
     >>> test = friedman(auc)
-    >>> test[["k", "n_tasks", "chi2", "p_value", "f", "f_pvalue"]].round(4)
-       k  n_tasks     chi2  p_value       f  f_pvalue
+    >>> test[["k", "n_tasks", "chi2", "p_value", "f", "f_p_value"]].round(4)
+       k  n_tasks     chi2  p_value       f  f_p_value
     0  4       14  10.9524    0.012  4.5859    0.0076
     >>> test.attrs["ranks"][["system", "mean_rank"]].round(3)
           system  mean_rank
@@ -254,7 +254,7 @@ def friedman(
             "f": f,
             "df1": df1.astype(np.int64),
             "df2": df2.astype(np.int64),
-            "f_pvalue": stats.f.sf(f, df1, df2),
+            "f_p_value": stats.f.sf(f, df1, df2),
             "kendall_w": chi2 / (n * (k - 1)),
         }
     )

@@ -60,12 +60,12 @@ class RankReport:
     summary : pandas.DataFrame
         One row per metric: ``metric, k, n_tasks``; the checks
         (``normal``: every system's per-task scores pass Shapiro–Wilk at
-        α/k; ``shapiro_min_p``; ``homogeneity_test`` "bartlett" or
-        "levene" and ``homogeneity_p``); the choice (``omnibus``
+        α/k; ``shapiro_min_p_value``; ``homogeneity_test`` "bartlett" or
+        "levene" and ``homogeneity_p_value``); the choice (``omnibus``
         "friedman", "rm_anova", or with two systems "ttest" or "wilcoxon";
         ``posthoc`` "nemenyi", "tukey", or "none" with two systems) and the
         test (``statistic`` χ², F, t or Wilcoxon's W, ``df1, df2, p_value``;
-        for Friedman also ``f`` and ``f_pvalue``, Iman–Davenport's); ``cd``
+        for Friedman also ``f`` and ``f_p_value``, Iman–Davenport's); ``cd``
         (Nemenyi's critical difference, NaN otherwise); ``effect_size_type``
         ("cohen_d" on the parametric route, "akinshin_gamma" on the other)
         and ``ci_of`` ("mean" or "median") of the per-system summary.
@@ -75,7 +75,7 @@ class RankReport:
         of the per-task scores; ``ci_low, ci_high``, the confidence interval
         of the mean or median (``summary.ci_of``, see :func:`rank_report`);
         ``effect_size`` against the best ranked system (positive: the best is
-        better) and its ``magnitude``; ``shapiro_p``.
+        better) and its ``magnitude``; ``shapiro_p_value``.
     posthoc : dict of str to pandas.DataFrame
         Per metric, the post-hoc table: :func:`posthoc` (Nemenyi) or
         :func:`metaeval.tukey` over tasks (systems × tasks, tasks as blocks,
@@ -430,8 +430,8 @@ def rank_report(
         else:
             parametric = normal and (hp >= alpha or k == 2)
         row: dict[str, Any] = {"metric": name, "k": k, "n_tasks": n, "normal": normal,
-                               "shapiro_min_p": float(np.nanmin(shapiro)) if np.isfinite(shapiro).any() else np.nan,
-                               "homogeneity_test": htest, "homogeneity_p": hp}  # fmt: skip
+                               "shapiro_min_p_value": float(np.nanmin(shapiro)) if np.isfinite(shapiro).any() else np.nan,
+                               "homogeneity_test": htest, "homogeneity_p_value": hp}  # fmt: skip
         mine = ranks[ranks["metric"] == name]
         best_first = order[m, :k]  # systems by average rank
         block = _task_level(data, m)
@@ -445,21 +445,21 @@ def rank_report(
             res = table.iloc[0]
             row.update(omnibus="ttest" if parametric else "wilcoxon", posthoc="none",
                        statistic=res["statistic"], df1=n - 1 if parametric else np.nan,
-                       df2=np.nan, p_value=res["p_value"], f=np.nan, f_pvalue=np.nan, cd=np.nan)  # fmt: skip
+                       df2=np.nan, p_value=res["p_value"], f=np.nan, f_p_value=np.nan, cd=np.nan)  # fmt: skip
         elif parametric:
             aov = _anova(block)
             ms_residual, df_residual = aov["ms_residual"], aov["df2"]
             table = _in_rank_order(tukey(block, alpha=alpha).drop(columns="task"), mine["system"])
             tables[name] = table
             row.update(omnibus="rm_anova", posthoc="tukey", statistic=aov["f"], df1=aov["df1"],
-                       df2=aov["df2"], p_value=aov["p_value"], f=np.nan, f_pvalue=np.nan, cd=np.nan)  # fmt: skip
+                       df2=aov["df2"], p_value=aov["p_value"], f=np.nan, f_p_value=np.nan, cd=np.nan)  # fmt: skip
         else:
             table = posthoc(scores, method="nemenyi", alpha=alpha, metric=name,
                             higher_is_better=higher_is_better)  # fmt: skip
             tables[name] = table
             fr = fried.iloc[m]
             row.update(omnibus="friedman", posthoc="nemenyi", statistic=fr["chi2"], df1=fr["df"],
-                       df2=np.nan, p_value=fr["p_value"], f=fr["f"], f_pvalue=fr["f_pvalue"],
+                       df2=np.nan, p_value=fr["p_value"], f=fr["f"], f_p_value=fr["f_p_value"],
                        cd=float(table["cd"].iloc[0]))  # fmt: skip
         row.update(effect_size_type="cohen_d" if parametric else "akinshin_gamma",
                    ci_of="mean" if parametric else "median")  # fmt: skip
@@ -476,7 +476,7 @@ def rank_report(
     summary = pd.DataFrame(summary_rows)
     ranks = ranks.merge(pd.concat(per_system, ignore_index=True), on=["metric", "system"],
                         how="left", suffixes=("", "_x")).drop(columns="mean_x")  # fmt: skip
-    ranks["shapiro_p"] = [
+    ranks["shapiro_p_value"] = [
         shapiro_of.get((a, b), np.nan)
         for a, b in zip(ranks["metric"], ranks["system"], strict=True)
     ]
@@ -635,15 +635,15 @@ def _paragraph(
             )
         else:
             name = "Bartlett" if row["homogeneity_test"] == "bartlett" else "Levene"
-            verdict = "did not reject" if row["homogeneity_p"] >= alpha else "rejected"
+            verdict = "did not reject" if row["homogeneity_p_value"] >= alpha else "rejected"
             out.append(
                 f"Shapiro–Wilk did not reject normality for any system (α/k = {level:.3f}) and "
-                f"{name}'s test {verdict} equal variances ({_p(row['homogeneity_p'])})."
+                f"{name}'s test {verdict} equal variances ({_p(row['homogeneity_p_value'])})."
             )
     else:
         out.append(
             "Shapiro–Wilk rejected normality for at least one system "
-            f"(smallest {_p(row['shapiro_min_p'])}, α/k = {level:.3f})."
+            f"(smallest {_p(row['shapiro_min_p_value'])}, α/k = {level:.3f})."
         )
     how = "We therefore used" if force is None else f"As requested ({force}), we used"
     rejected = row["p_value"] < alpha
@@ -671,7 +671,7 @@ def _paragraph(
             f"{verdict} the hypothesis that all systems perform alike "
             f"(χ²({row['df1']:.0f}) = {row['statistic']:.2f}, {_p(row['p_value'])}; "
             f"Iman–Davenport F({k - 1}, {(k - 1) * (n - 1)}) = {row['f']:.2f}, "
-            f"{_p(row['f_pvalue'])})."
+            f"{_p(row['f_p_value'])})."
         )
         listed = _names(
             [

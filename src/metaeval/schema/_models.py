@@ -99,7 +99,7 @@ class Pooled(pa.DataFrameModel):
     q_p_value: Series[float] = pa.Field(nullable=True, ge=0, le=1)
     pi_low: Series[float] = pa.Field(nullable=True)
     pi_high: Series[float] = pa.Field(nullable=True)
-    p_gain: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    prob_gain: Series[float] = pa.Field(nullable=True, ge=0, le=1)
     tau2_low: Series[float] = pa.Field(nullable=True, ge=0)
     tau2_high: Series[float] = pa.Field(nullable=True, ge=0)
     statistic: Series[float] = pa.Field(nullable=True)

@@ -5,8 +5,9 @@ that ``help()`` and notebook tooltips list the values; each tuple of valid value
 is derived from its alias and named after the parameter it checks
 (``EFFECT_TYPES`` for ``effect=``, ``POOL_METHODS`` for ``method=``, ...).
 :data:`EFFECT_SCALES` is the one table of what each effect type is called and on
-which scale it is reported; :func:`format_number` the one way numbers become
-text in tables, figures and the command.
+which scale it is reported; :func:`format_number` and :func:`format_p` the one way
+numbers and p-values become text in tables, figures, running text and the command
+(:data:`SIGNS` their minus, plus and less-than signs in text, figures/HTML and LaTeX).
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ import pandas as pd
 
 __all__ = [
     "EffectType", "PoolMethod", "CIMethod", "CompareTest", "Alternative", "Adjustment",
-    "Correlation", "Statistic", "Aggregation", "TableCells", "Best", "ForestSort",
+    "Correlation", "Statistic", "Aggregation", "TableCells", "TableLayout", "Best", "ForestSort",
     "PairwiseValue", "PosthocMethod", "PoolModel", "POOL_MODELS",
     "EFFECT_TYPES", "POOL_METHODS", "CI_METHODS", "COMPARE_TESTS", "ALTERNATIVES",
     "ADJUSTMENTS", "CORRELATIONS", "STATISTICS", "AGGREGATIONS",
-    "EffectScale", "EFFECT_SCALES", "effect_scale", "format_number", "MINUS",
+    "EffectScale", "EFFECT_SCALES", "effect_scale", "format_number", "format_p", "format_cell",
+    "is_p_column", "counts_as_int", "COUNT_COLUMNS", "MINUS", "SIGNS", "TextTarget",
     "literal_signature", "RENAMED", "renamed",
     "DEFAULT_EFFECT", "DEFAULT_POOL_METHOD", "DEFAULT_CI", "resolve_ci", "RANGER",
     "POOLED_FIRST", "EFFECTS_FIRST", "COMPARE_FIRST", "answer_first",
@@ -52,6 +54,9 @@ Aggregation = Literal["borda", "mean_rank", "copeland", "kemeny", "meta"]
 """``method=`` of :func:`metaeval.ranking.leaderboard`."""
 TableCells = Literal["value", "ci", "p_value"]
 """``show=`` of :func:`metaeval.report.to_latex`: what a cell shows besides the value."""
+TableLayout = Literal["auto", "table"]
+"""``layout=`` of :func:`metaeval.report.to_latex`: the layout of the table's kind, or the
+table as it is."""
 Best = Literal["max", "min"]
 """``best=`` of :func:`metaeval.report.to_latex`: which value of a column is bold."""
 ForestSort = Literal["effect", "weight", "name"]
@@ -106,14 +111,25 @@ d with Hedges' J, DerSimonian–Laird τ², normal intervals. ``scores.meta.anal
 MINUS = "\u2212"
 """The minus sign of text that people read (figures, HTML); LaTeX writes ``$-$``."""
 
+TextTarget = Literal["text", "unicode", "latex"]
+"""Where formatted text goes: plain text (the command's tables, running text: ``-``), text
+that people read in figures and HTML (``−``, U+2212), or LaTeX (``$-$``)."""
+SIGNS: dict[str, tuple[str, str, str]] = {
+    "text": ("-", "+", "<"),
+    "unicode": (MINUS, "+", "<"),
+    "latex": ("$-$", "$+$", "$<$"),
+}
+"""The minus, plus and less-than signs of each :data:`TextTarget`: the one place that
+knows how LaTeX writes them."""
+
 
 def format_number(
     x: float,
-    digits: int,
+    digits: int | None = None,
     *,
+    significant: bool = False,
     signed: bool = False,
-    minus: str = "-",
-    plus: str = "+",
+    to: TextTarget = "text",
     missing: str = "",
     keep_sign: bool = False,
 ) -> str:
@@ -122,23 +138,123 @@ def format_number(
     Rounded without a negative zero (``-0.0004`` → ``0.000``) unless ``keep_sign``:
     then a negative number that rounds to zero keeps its minus (``-0.000``), so that
     an interval bound just below zero does not read as zero or above (the bounds of
-    every interval shown are written so). ``signed`` writes ``+`` before positive
-    numbers; ``minus`` and ``plus`` are the signs to use (``"$-$"`` in LaTeX, ``"−"``
-    in figures and HTML); NaN and ±inf give ``missing``.
+    every interval shown are written so). With ``significant``, ``digits`` counts
+    significant digits instead (``0.0123`` → ``0.0123`` at 3); without ``digits``, the
+    shortest text of up to six significant digits (``0.05``, ``95``: levels, options).
+    ``signed`` writes ``+`` before positive numbers; ``to`` picks the signs (see
+    :data:`SIGNS`: ``"$-$"`` in LaTeX, ``"−"`` in figures and HTML); NaN and ±inf give
+    ``missing``.
 
-    >>> format_number(-0.0004, 3), format_number(0.1, 3, signed=True), format_number(-2.5, 1, minus="−")
+    >>> format_number(-0.0004, 3), format_number(0.1, 3, signed=True), format_number(-2.5, 1, to="unicode")
     ('0.000', '+0.100', '−2.5')
     >>> format_number(-0.0004, 3, keep_sign=True), format_number(0.0004, 3, keep_sign=True)
     ('-0.000', '0.000')
+    >>> format_number(0.05), format_number(100 * (1 - 0.05)), format_number(0.012345, 3, significant=True)
+    ('0.05', '95', '0.0123')
+    >>> format_number(-1.5, 2, signed=True, to="latex"), format_number(float("nan"), 2, missing="--")
+    ('$-$1.50', '--')
     """
     if not np.isfinite(x):
         return missing
     value = float(x)
-    x = round(value, digits) + 0.0  # + 0.0: no "-0.000"
-    text = f"{x:+.{digits}f}" if signed and x != 0 else f"{x:.{digits}f}"
-    if keep_sign and x == 0 and value < 0:
-        text = "-" + text.lstrip("+")
+    sign = "+" if signed else ""
+    if digits is None or significant:
+        x = value + 0.0  # + 0.0: no "-0"
+        text = format(x, (sign if x != 0 else "") + ("g" if digits is None else f".{digits}g"))
+    else:
+        x = round(value, digits) + 0.0  # + 0.0: no "-0.000"
+        text = format(x, (sign if x != 0 else "") + f".{digits}f")
+        if keep_sign and x == 0 and value < 0:
+            text = "-" + text
+    minus, plus, _ = SIGNS[to]
     return text.replace("-", minus).replace("+", plus)
+
+
+def format_p(
+    p: float, digits: int = 3, *, to: TextTarget = "text", missing: str = "", equals: bool = False
+) -> str:
+    """A p-value with ``digits`` decimals; below 10^-digits, ``"< 0.001"`` (at 3 digits).
+
+    The one rule for p-values in tables, figures, running text and the command: a
+    p-value that would round to zero or to the smallest shown value reads as below it
+    (never ``0.000``, never scientific notation). ``equals`` puts ``"= "`` before a
+    shown value, for running text (``"p " + format_p(p, equals=True)``); ``to`` picks
+    the signs (``"$<$"`` in LaTeX, see :data:`SIGNS`); NaN gives ``missing``.
+
+    >>> format_p(0.0123), format_p(0.0009), format_p(0.001), format_p(0.99996)
+    ('0.012', '< 0.001', '0.001', '1.000')
+    >>> format_p(2e-9, 4, to="latex"), "p " + format_p(0.05, equals=True), format_p(float("nan"), missing="--")
+    ('$<$ 0.0001', 'p = 0.050', '--')
+    """
+    if not np.isfinite(p):
+        return missing
+    floor = 10.0**-digits
+    if p < floor:
+        return f"{SIGNS[to][2]} {format_number(floor, digits)}"
+    text = format_number(p, digits, to=to)
+    return f"= {text}" if equals else text
+
+
+def is_p_column(name: Any) -> bool:
+    """Whether a column holds p-values by its name: ``p_value``, ``<stat>_p_value`` or
+    ``p_adjusted`` (the naming rule; probabilities of events are ``prob_<event>``).
+
+    >>> [is_p_column(c) for c in ("p_value", "q_p_value", "p_adjusted", "prob_gain")]
+    [True, True, True, False]
+    """
+    name = str(name)
+    return name == "p_value" or name.endswith("_p_value") or name == "p_adjusted"
+
+
+def format_cell(
+    value: Any, digits: int, *, p: bool = False, to: TextTarget = "text", missing: str = ""
+) -> str:
+    """A table cell of any type as text: numbers through :func:`format_number` (a negative
+    number that rounds to zero keeps its sign), p-values (``p``) through :func:`format_p`,
+    integers and booleans as they are, infinities as ``inf``, anything else as ``str``;
+    NaN, None and NA give ``missing``. Text is not escaped (see :func:`metaeval.report.escape`).
+
+    >>> [format_cell(v, 3) for v in (-0.00004, 7, True, float("-inf"), "bm25")]
+    ['-0.000', '7', 'True', '-inf', 'bm25']
+    >>> format_cell(0.00002, 3, p=True), format_cell(-2, 3, to="latex"), format_cell(None, 3)
+    ('< 0.001', '$-$2', '')
+    """
+    minus = SIGNS[to][0]
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+        return missing
+    if isinstance(value, bool | np.bool_):
+        return str(bool(value))
+    if isinstance(value, int | np.integer):
+        return str(int(value)).replace("-", minus)
+    if isinstance(value, float | np.floating):
+        v = float(value)
+        if np.isinf(v):
+            return "inf" if v > 0 else minus + "inf"
+        if p:
+            return format_p(v, digits, to=to, missing=missing)
+        return format_number(v, digits, to=to, missing=missing, keep_sign=True)
+    return str(value)
+
+
+COUNT_COLUMNS = ("n", "k", "df", "q_df", "n_systems", "n_queries", "n_metrics")
+"""Counts that the library keeps as floats (NaN where undefined) and tables show as integers."""
+
+
+def counts_as_int(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the :data:`COUNT_COLUMNS` kept as floats shown as integers where every
+    value is whole (``Int64``, NaN as missing); the input is not changed.
+
+    >>> counts_as_int(pd.DataFrame({"df": [3.0, None], "f": [1.0, 2.0]})).dtypes.astype(str).tolist()
+    ['Int64', 'float64']
+    """
+    changes = {}
+    for column in frame.columns:
+        values = frame[column]
+        if column in COUNT_COLUMNS and pd.api.types.is_float_dtype(values.dtype):
+            finite = values.dropna()
+            if len(finite) and np.isfinite(finite).all() and (finite == np.round(finite)).all():
+                changes[column] = values.astype("Int64")
+    return frame.assign(**changes) if changes else frame
 
 
 def _percent(v: float) -> str:
@@ -201,7 +317,7 @@ EFFECT_SCALES: dict[str, EffectScale] = {
     ),
     "corr": EffectScale(
         "Correlation", "r", np.tanh, np.arctanh,
-        lambda v, digits: format_number(v, 2, minus=MINUS), _r_tick,
+        lambda v, digits: format_number(v, 2, to="unicode"), _r_tick,
     ),
     "corr_diff": EffectScale("Difference of correlations (Fisher's z)"),
     "bootstrap": EffectScale("Difference"),

@@ -341,7 +341,7 @@ def test_pairwise_p_values_from_compare_with_adjustment(rng):
         for t in ax.texts
     }
     row = cmp[(cmp.task == "t4") & (cmp.treatment == "b")].iloc[0]
-    expected = "<0.01" if row["p_adjusted"] < 0.01 else f"{row['p_adjusted']:.2f}"
+    expected = "< 0.01" if row["p_adjusted"] < 0.01 else f"{row['p_adjusted']:.2f}"
     cell = texts[(systems.index("b"), systems.index("ctrl"))]
     assert cell.rstrip("★") == expected
     assert cell.endswith("★") == (row["p_adjusted"] < 0.05)

@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from .._options import resolve_ci
+from .._options import format_number, resolve_ci
 from ..errors import (
     FormatError,
     MetaEvalError,
@@ -158,7 +158,7 @@ def _demo(args: argparse.Namespace) -> int:
         f"classifiers on {scores['task'].nunique()} data sets "
         f"({len(scores):,} per-sample scores), control = {args.control}\n"
         f"effect = {args.effect}, pooling = {args.method} with {args.ci} intervals, "
-        f"{100 * (1 - args.alpha):g}% level\n"
+        f"{format_number(100 * (1 - args.alpha))}% level\n"
     )
     table = scores.meta.analyze(
         control=args.control, effect=args.effect, method=args.method, ci=args.ci, alpha=args.alpha
@@ -167,7 +167,11 @@ def _demo(args: argparse.Namespace) -> int:
         columns=["effect_type", "metric", "control", "row"]
     )
     with pd.option_context("display.width", 120, "display.max_rows", 200):
-        print(table.to_string(index=False, na_rep="", float_format=lambda v: f"{v:.4g}"))
+        print(
+            table.to_string(
+                index=False, na_rep="", float_format=lambda v: format_number(v, 4, significant=True)
+            )
+        )
     if args.output is not None:
         _demo_files(scores, args)
     return 0
@@ -352,7 +356,7 @@ def _check_coverage(basic: pd.DataFrame, args: argparse.Namespace) -> None:
     listing = "\n".join(
         f"  {'task ' + repr(row['task']) + ', ' if 'task' in row else ''}run {row['input']!r} "
         f"({row['file']}): lacks {row['judged_missing']:,} judged queries (coverage "
-        f"{row['coverage']:.1%})"
+        f"{format_number(100 * row['coverage'], 1)}%)"
         for row in low.head(10).to_dict("records")
     ) + (f"\n  ... and {len(low) - 10} more" if len(low) > 10 else "")
     if refuse:
@@ -362,7 +366,7 @@ def _check_coverage(basic: pd.DataFrame, args: argparse.Namespace) -> None:
             "--missing drop to leave them out."
         )
     raise PairingError(
-        f"{len(low)} run(s) return less than --min-coverage {args.min_coverage:g} of the judged "
+        f"{len(low)} run(s) return less than --min-coverage {format_number(args.min_coverage)} of the judged "
         f"queries:\n{listing}\nAre the runs and the qrels of the same collection, and are the "
         "runs complete? To score them anyway, lower --min-coverage (0 turns the check off) and "
         "choose --missing zero (they score 0, as trec_eval -c) or --missing drop (they are left "
@@ -463,7 +467,7 @@ def _compare_elinor(scores, aliases, args, seed, out: Output) -> None:
     """elinor-compare's layout: statistics, systems, means, then the tests of two or more."""
     systems = list(aliases["system"])
     metrics = list(pd.unique(scores["metric"]))
-    level = f"{100 * (1 - args.alpha):g}%"
+    level = f"{format_number(100 * (1 - args.alpha))}%"
     basic = scores.groupby("task", sort=False).agg(
         n_systems=("system", "nunique"), n_queries=("query", "nunique"), n_metrics=("metric", "nunique")
     ).reset_index()  # fmt: skip
@@ -497,7 +501,7 @@ def _compare_compact(scores: pd.DataFrame, aliases: pd.DataFrame, args, seed: in
                               adjust=args.adjust, alpha=args.alpha,
                               progress=args.progress)  # fmt: skip
     out = _output(args)
-    level = f"{100 * (1 - args.alpha):g}%"
+    level = f"{format_number(100 * (1 - args.alpha))}%"
     multi = scores["task"].nunique() > 1
     several = len(args.control) > 1
     out.note(f"test: {args.test}" + (f", p adjusted by {args.adjust} over the pairs of each "
@@ -803,7 +807,7 @@ def _meta(args: argparse.Namespace) -> int:
     pooled = metaeval.pool(effects, **kw)
     table = analysis_table(effects, effect=args.effect, **kw)
     out = _output(args)
-    level = f"{100 * (1 - args.alpha):g}%"
+    level = f"{format_number(100 * (1 - args.alpha))}%"
     out.note(f"effect: {args.effect}; pooling: {args.method} with {args.ci} intervals at {level}; "
              f"control: {args.control}")  # fmt: skip
     columns = ["treatment", "task", "n", "mean_control", "mean_treatment", "effect", "se",
@@ -920,7 +924,7 @@ def _check_forest_size(frame: pd.DataFrame, fig: Any, target: Path, args) -> Non
     if panels <= FOREST_PANELS and tasks <= FOREST_TASKS:
         return
     w, h = fig.get_size_inches()
-    size = f"{w:.0f} x {h:.0f} in"
+    size = f"{format_number(w, 0)} x {format_number(h, 0)} in"
     if target.suffix.lower() in (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp"):
         size += f", {round(w * fig.dpi)} x {round(h * fig.dpi)} px"
     ways = []

@@ -4,15 +4,16 @@ Every command builds a list of :class:`Table` objects (a title and a DataFrame
 whose columns are shown as they are) and hands them to :class:`Output`; the
 format decides the rendering only. ``raw``, ``tsv`` and ``csv`` write numbers at
 full precision (``repr``), so that a script reading them gets the library's
-values; ``pretty``, ``markdown`` and ``latex`` round to ``digits`` decimals
-(p-values below the last shown decimal in scientific notation).
+values; ``pretty``, ``markdown`` and ``latex`` round to ``digits`` decimals through
+the library's one formatter (:func:`metaeval._options.format_cell`: p-values below the
+last shown decimal as ``< 0.0001``); LaTeX tables are :func:`metaeval.report.to_latex`'s
+tables as they are (``layout="table"``).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from typing import Any, TextIO
 import numpy as np
 import pandas as pd
 
-from .._options import format_number
+from .._options import counts_as_int, format_cell, is_p_column
 from ..errors import OptionError
 
 __all__ = ["Table", "Output", "render", "FORMAT_BY_SUFFIX"]
@@ -37,52 +38,21 @@ class Table:
     frame: pd.DataFrame
 
 
-def _is_p(column: str) -> bool:
-    return column.endswith("p_value") or column == "p_adjusted"
-
-
-def _text(value: Any, digits: int | None, p_like: bool = False) -> str:
+def _text(value: Any, digits: int | None, p: bool = False) -> str:
     """A cell: rounded to ``digits`` decimals, or at full precision (``repr``) for None."""
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, bool | np.bool_):
-        return str(bool(value))
-    if isinstance(value, int | np.integer):
-        return str(int(value))
-    if isinstance(value, float | np.floating):
-        v = float(value)
-        if digits is None:
-            return repr(v)
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        if p_like and 0 < abs(v) < 0.5 * 10.0**-digits:
-            return f"{v:.{max(digits - 2, 1)}e}"
-        return format_number(v, digits, keep_sign=True)  # -0.0000: below zero, not zero
-    text = str(value)
-    return text.replace("\t", " ").replace("\n", " ") if digits is None else text
+    if digits is not None:
+        return format_cell(value, digits, p=p)
+    if isinstance(value, float | np.floating) and not np.isnan(value):
+        return repr(float(value))
+    return format_cell(value, 0).replace("\t", " ").replace("\n", " ")
 
 
 def _cells(frame: pd.DataFrame, digits: int | None) -> list[list[str]]:
-    columns = [str(c) for c in frame.columns]
-    rows = []
-    for record in frame.itertuples(index=False, name=None):
-        rows.append([_text(v, digits, _is_p(c)) for v, c in zip(record, columns, strict=True)])
-    return rows
-
-
-COUNT_COLUMNS = ("n", "k", "df", "q_df", "n_systems", "n_queries", "n_metrics")
-
-
-def _counts_as_int(frame: pd.DataFrame) -> pd.DataFrame:
-    """Counts kept as floats by the library (df, k, q_df) shown as integers where whole."""
-    changes = {}
-    for column in frame.columns:
-        values = frame[column]
-        if column in COUNT_COLUMNS and pd.api.types.is_float_dtype(values.dtype):
-            finite = values.dropna()
-            if len(finite) and np.isfinite(finite).all() and (finite == np.round(finite)).all():
-                changes[column] = values.astype("Int64")
-    return frame.assign(**changes) if changes else frame
+    p = [is_p_column(c) for c in frame.columns]
+    return [
+        [_text(v, digits, is_p) for v, is_p in zip(record, p, strict=True)]
+        for record in frame.itertuples(index=False, name=None)
+    ]
 
 
 def _numeric(frame: pd.DataFrame) -> list[bool]:
@@ -118,32 +88,14 @@ def _markdown(tables: Sequence[Table], notes: Sequence[str], digits: int) -> str
 
 
 def _latex(tables: Sequence[Table], notes: Sequence[str], digits: int) -> str:
-    """LaTeX through the same Styler path as :func:`metaeval.report.to_latex`."""
-    from ..report import escape
-    from ..report._tables import latex_table, text_styler
+    """Every table through :func:`metaeval.report.to_latex`, as it is (``layout="table"``)."""
+    from .. import report
 
-    def number(text: str) -> str:
-        return "$-$" + text[1:] if text.startswith("-") else text
-
-    parts = [f"% {escape(note, 'latex')}" for note in notes]  # escaped: one line, nothing to run
+    parts = [f"% {report.escape(note, 'latex')}" for note in notes]  # one line, nothing to run
     for table in tables:
-        numeric = _numeric(table.frame)
-        rows = [
-            [number(v) if n else escape(v, "latex") for v, n in zip(row, numeric, strict=True)]
-            for row in _cells(table.frame, digits)
-        ]
-        heads = [escape(c, "latex") for c in table.frame.columns]
-        text = pd.DataFrame(rows, columns=heads, dtype=object)
-        styler = text_styler(text).hide(axis="index")
-        parts.append(
-            latex_table(
-                styler,
-                escape(table.title, "latex"),
-                column_format="".join("r" if n else "l" for n in numeric),
-                position="htbp",
-                centering=True,
-            ).rstrip("\n")
-        )
+        tex = report.to_latex(table.frame, layout="table", caption=table.title, digits=digits,
+                              position="htbp", fit=False)  # fmt: skip
+        parts.append(tex.rstrip("\n"))
     return "\n\n".join(parts) + "\n"
 
 
@@ -199,7 +151,7 @@ class Output:
             self.stream.write(f"{prefix}{' '.join(str(text).splitlines())}\n")
 
     def table(self, title: str, frame: pd.DataFrame) -> None:
-        table = Table(title, _counts_as_int(frame.reset_index(drop=True)))
+        table = Table(title, counts_as_int(frame.reset_index(drop=True)))
         self.tables.append(table)
         if self.mode != "pretty":
             text = render([table], self.mode, digits=self.digits)

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._options import format_number
 from ..errors import (
     DegenerateWarning,
     MetaEvalError,
@@ -309,7 +310,7 @@ def _coverage_error(
     coverage = returned / judged
     head = (
         f"Task {excerpt(task)}, system {excerpt(system)} ({what}): the run returns {returned:,} of "
-        f"the {judged:,} judged queries (coverage {coverage:.1%}); it lacks {len(absent):,}, e.g. "
+        f"the {judged:,} judged queries (coverage {format_number(100 * coverage, 1)}%); it lacks {len(absent):,}, e.g. "
         f"{quote_list(absent, limit=5)}."
     )
     if coverage < min_coverage:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._options import format_number
 from ..errors import OptionError, SchemaError, check_alpha
 from ._figure import new_figure
 from ._text import literal, text_width
@@ -160,7 +161,7 @@ def _panels(results: pd.DataFrame, alpha: float | None) -> list[_Panel]:
 
 
 def _label(system: str, rank: float) -> str:
-    return f"{literal(system)} ({rank:.2f})"
+    return f"{literal(system)} ({format_number(rank, 2, to='unicode')})"
 
 
 @dataclass
@@ -203,7 +204,7 @@ def _geometry(
     bar = panel.bar
     if bar is not None:  # a CD bar beyond the axis's ends needs room (and its label half a width)
         per = scale / k1
-        cd_text = text_width([f"CD = {panel.cd:.2f}"], {"fontsize": FONT}) / 2 + OUTER
+        cd_text = text_width([f"CD = {format_number(panel.cd, 2)}"], {"fontsize": FONT}) / 2 + OUTER
         left = max(left, (1 - bar[0]) * per + OUTER, cd_text - (sum(bar) / 2 - 1) * per)
         right = max(
             right, (bar[1] - panel.k) * per + OUTER, cd_text - (panel.k - sum(bar) / 2) * per
@@ -423,7 +424,7 @@ def _draw(ax: Any, panel: _Panel, geo: _Geometry, props: dict[str, Any], height:
         ax.text(
             (lo + hi) / 2,
             BAR_Y - 0.07,
-            f"CD = {panel.cd:.2f}",
+            f"CD = {format_number(panel.cd, 2)}",
             ha="center",
             va="bottom",
             fontsize=FONT,

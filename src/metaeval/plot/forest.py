@@ -19,13 +19,13 @@ import pandas as pd
 from .._options import (
     DEFAULT_CI,
     DEFAULT_POOL_METHOD,
-    MINUS,
     CIMethod,
     EffectScale,
     ForestSort,
     PoolMethod,
     effect_scale,
     format_number,
+    format_p,
     literal_signature,
 )
 from ..errors import OptionError, SchemaError, check_option, quote_list
@@ -40,7 +40,7 @@ SORTS: tuple[str | None, ...] = (None, *get_args(ForestSort))
 
 
 def _fmt(x: float, digits: int, bound: bool = False) -> str:
-    return format_number(x, digits, minus=MINUS, keep_sign=bound)
+    return format_number(x, digits, to="unicode", keep_sign=bound)
 
 
 def _interval(e: float, lo: float, hi: float, display: EffectScale | None, digits: int) -> str:
@@ -558,7 +558,7 @@ def _measure_columns(fig: Any, spec: _ForestSpec) -> _Columns:
     right = []
     for t in spec.treatments:
         weight = [
-            f"{r.values[t]['weight']:.1f}%"
+            _fmt(r.values[t]["weight"], 1) + "%"
             if r.kind == "task" and np.isfinite(r.values.get(t, {}).get("weight", np.nan))
             else ("100%" if r.kind == "summary" else "")
             for r in rows
@@ -708,7 +708,8 @@ def _notes(rows, treatments, level, named: bool) -> list[str]:
             if v.get("k", 0) >= 2 and np.isfinite(v.get("q", np.nan)):
                 tau2 = v.get("tau2", np.nan)
                 notes.append(
-                    f"{prefix}heterogeneity τ² = {tau2:.3g}, I² = {v.get('i2', np.nan):.1f}%, "
+                    f"{prefix}heterogeneity τ² = {format_number(tau2, 3, significant=True)}, "
+                    f"I² = {format_number(v.get('i2', np.nan), 1, missing='nan')}%, "
                     f"Q-test {_p(v.get('q_p_value', np.nan))}; thin line: {level}% prediction interval"
                 )
             else:
@@ -717,16 +718,14 @@ def _notes(rows, treatments, level, named: bool) -> list[str]:
         if between and np.isfinite(between[0].get("q_between", np.nan)):
             v = between[0]
             notes.append(
-                f"{prefix}test of subgroup differences: Q = {v['q_between']:.2f}, "
-                f"df = {v['q_between_df']:.0f}, {_p(v['q_between_p_value'])}"
+                f"{prefix}test of subgroup differences: Q = {_fmt(v['q_between'], 2)}, "
+                f"df = {_fmt(v['q_between_df'], 0)}, {_p(v['q_between_p_value'])}"
             )
     return notes
 
 
 def _p(p: float) -> str:
-    if not np.isfinite(p):
-        return "p = –"
-    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+    return "p " + format_p(p, 3, equals=True, missing="= –")
 
 
 def _panel(ax, rows, treatment, limits, display, xlabel, **kwargs):
@@ -916,10 +915,10 @@ def ir_columns(
             )
     means = scores.groupby(["task", "system", "metric"], observed=True)["value"].mean()
     out = {}
-    wanted = [(metric, metric, lambda v: f"{v:.{digits}f}")]
+    wanted = [(metric, metric, lambda v: _fmt(v, digits))]
     if judged is not None:
         short = judged.replace("Judged", "J")
-        wanted.append((judged, short, lambda v: f"{100 * v:.0f}%"))
+        wanted.append((judged, short, lambda v: _fmt(100 * v, 0) + "%"))
     for name, header, fmt in wanted:
         if name not in set(scores["metric"]):
             raise SchemaError(

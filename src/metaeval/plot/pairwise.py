@@ -7,7 +7,7 @@ from typing import Any, get_args
 import numpy as np
 import pandas as pd
 
-from .._options import PairwiseValue, literal_signature
+from .._options import PairwiseValue, format_number, format_p, literal_signature
 from ..errors import OptionError, SchemaError, check_option
 from ._figure import new_figure
 from ._text import literal
@@ -163,7 +163,7 @@ def pairwise(
             return ax
         what = "row − column" if value != "p_value" else "row vs column"
         fig.suptitle(f"{'Tukey HSD' if source == 'tukey' else 'Paired comparisons'}: {label}, {what}; "
-                     f"★ p < {alpha:g}", fontsize=10)  # fmt: skip
+                     f"★ p < {format_number(alpha)}", fontsize=10)  # fmt: skip
         fig.tight_layout()
         return fig
 
@@ -172,13 +172,12 @@ def _annotations(
     grid: np.ndarray, p: np.ndarray, value: str, alpha: float, digits: int
 ) -> np.ndarray:
     out = np.full(grid.shape, "", dtype=object)
-    floor = 10.0**-digits
     for i, j in zip(*np.nonzero(np.isfinite(grid)), strict=True):
         x = grid[i, j]
-        if value == "p_value" and x < floor:
-            text = f"<{floor:.{digits}f}"
+        if value == "p_value":
+            text = format_p(x, digits, to="unicode")
         else:
-            text = f"{x:.{digits}f}".replace("-", "\u2212")
+            text = format_number(x, digits, to="unicode")
         if np.isfinite(p[i, j]) and p[i, j] < alpha:
             text += "★"
         out[i, j] = text

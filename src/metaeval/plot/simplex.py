@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._options import format_number
 from ..errors import OptionError, SchemaError
 from ._figure import new_figure
 from ._text import literal, text_width
@@ -161,9 +162,11 @@ def simplex(result: pd.DataFrame, *, row: int = 0, ax: Any = None, **kwargs: Any
     treatment, control = literal(line["treatment"]), literal(line["control"])
     rope = result.attrs.get("rope")
     probs = line[["p_worse", "p_equivalent", "p_better"]].to_numpy(float)
-    equivalent = f"equivalent (ROPE ±{float(rope):g})" if rope is not None else "equivalent"
+    equivalent = (
+        f"equivalent (ROPE ±{format_number(float(rope))})" if rope is not None else "equivalent"
+    )
     names = (f"{treatment} worse", equivalent, f"{treatment} better")
-    labels = [f"{name}\nP = {p:.3f}" for name, p in zip(names, probs, strict=True)]
+    labels = [f"{name}\nP = {format_number(p, 3)}" for name, p in zip(names, probs, strict=True)]
 
     # room around the triangle for the labels: below the bottom corners, above the top
     plain = [names[0].replace(r"\$", "$"), names[2].replace(r"\$", "$")]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import string
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -11,6 +12,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from .._options import format_number, format_p
 from ..errors import OptionError, check_alpha, check_option
 from ._friedman import TaskScores, cliques, friedman, posthoc, task_scores
 
@@ -27,10 +29,12 @@ _MD_SPECIAL = set(string.punctuation)
 
 
 def _p(p: float) -> str:
-    """A p-value in running text."""
-    if not np.isfinite(p):
-        return "p = NaN"
-    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+    """A p-value in running text: "p = 0.012", "p < 0.001"."""
+    return "p " + format_p(p, 3, equals=True, missing="= NaN")
+
+
+_num = functools.partial(format_number, missing="NaN")
+"""A number in running text (:func:`format_number`, NaN written out)."""
 
 
 def _names(names: Sequence[str]) -> str:
@@ -149,9 +153,8 @@ class RankReport:
         return self._pairs_latex(metric, digits, label)
 
     def _num(self, digits: int) -> Callable[..., str]:
-        def num(x: float, signed: bool = False) -> str:
-            text = f"{x:.{digits}f}" if np.isfinite(x) else "--"
-            return "$-$" + text[1:] if signed and text.startswith("-") else text
+        def num(x: float, signed: bool = False) -> str:  # signed: may be below zero
+            return format_number(x, digits, to="latex", missing="--")
 
         return num
 
@@ -181,14 +184,16 @@ class RankReport:
         ).reset_index(drop=True)
         k, n = int(row["k"]), int(row["n_tasks"])
         if row["ci_of"] == "median":
-            ci = rf"the {100 * (1 - self.alpha / k):.4g}\% confidence interval of the median (order statistics, $\alpha/k$)"
+            level = format_number(100 * (1 - self.alpha / k), 4, significant=True)
+            ci = rf"the {level}\% confidence interval of the median (order statistics, $\alpha/k$)"
         elif row["omnibus"] == "rm_anova":
             ci = (
                 "intervals of the mean from Tukey's HSD over systems $\\times$ tasks "
                 "(non-overlapping intervals: a significant difference)"
             )
         else:
-            ci = rf"the {100 * (1 - self.alpha / k):.4g}\% $t$ confidence interval of the mean ($\alpha/k$)"
+            level = format_number(100 * (1 - self.alpha / k), 4, significant=True)
+            ci = rf"the {level}\% $t$ confidence interval of the mean ($\alpha/k$)"
         what = (
             "mean (M) and standard deviation (SD)"
             if on_mean
@@ -214,8 +219,7 @@ class RankReport:
         num = self._num(digits)
 
         def pval(p: float) -> str:
-            floor = 10.0**-digits
-            return f"$<${floor:.{digits}f}" if p < floor else num(p)
+            return format_p(p, digits, to="latex", missing="--")
 
         a, b = ("system_a", "system_b") if "system_a" in table.columns else ("treatment", "control")
         if "rank_a" in table.columns:
@@ -257,7 +261,7 @@ class RankReport:
         )
         sig = table["significant"] if "significant" in table else table["p_value"] < self.alpha
         cells.loc[sig.to_numpy(), list(cols)[-1]] += r"$^{*}$"
-        caption = what + rf"; $^{{*}}$ $p < {self.alpha:g}$."
+        caption = what + rf"; $^{{*}}$ $p < {format_number(self.alpha)}$."
         return latex_table(
             text_styler(cells).hide(axis="index"),
             caption,
@@ -631,19 +635,19 @@ def _paragraph(
     if row["normal"]:
         if k == 2:
             out.append(
-                f"Shapiro–Wilk did not reject normality for either system (α/k = {level:.3f})."
+                f"Shapiro–Wilk did not reject normality for either system (α/k = {_num(level, 3)})."
             )
         else:
             name = "Bartlett" if row["homogeneity_test"] == "bartlett" else "Levene"
             verdict = "did not reject" if row["homogeneity_p_value"] >= alpha else "rejected"
             out.append(
-                f"Shapiro–Wilk did not reject normality for any system (α/k = {level:.3f}) and "
+                f"Shapiro–Wilk did not reject normality for any system (α/k = {_num(level, 3)}) and "
                 f"{name}'s test {verdict} equal variances ({_p(row['homogeneity_p_value'])})."
             )
     else:
         out.append(
             "Shapiro–Wilk rejected normality for at least one system "
-            f"(smallest {_p(row['shapiro_min_p_value'])}, α/k = {level:.3f})."
+            f"(smallest {_p(row['shapiro_min_p_value'])}, α/k = {_num(level, 3)})."
         )
     how = "We therefore used" if force is None else f"As requested ({force}), we used"
     rejected = row["p_value"] < alpha
@@ -652,14 +656,14 @@ def _paragraph(
         res = table.iloc[0]
         better, worse = fmt(res["treatment"]), fmt(res["control"])
         if row["omnibus"] == "ttest":
-            test, stat = "the paired t-test", f"t({n - 1}) = {row['statistic']:.2f}"
+            test, stat = "the paired t-test", f"t({n - 1}) = {_num(row['statistic'], 2)}"
         else:
-            test, stat = "Wilcoxon's signed-rank test (two-sided)", f"W = {row['statistic']:g}"
+            test, stat = "Wilcoxon's signed-rank test (two-sided)", f"W = {_num(row['statistic'])}"
         out.append(
             f"{how} {test} over the tasks (Demšar 2006). It {verdict} the hypothesis that both "
             f"systems perform alike ({stat}, {_p(row['p_value'])})"
             + (
-                f": {better} is better than {worse} (mean difference {res['diff']:+.3g})."
+                f": {better} is better than {worse} (mean difference {_num(res['diff'], 3, significant=True, signed=True)})."
                 if rejected
                 else "."
             )
@@ -669,30 +673,31 @@ def _paragraph(
         out.append(
             f"{how} Friedman's test with Nemenyi's post-hoc test (Demšar 2006). Friedman's test "
             f"{verdict} the hypothesis that all systems perform alike "
-            f"(χ²({row['df1']:.0f}) = {row['statistic']:.2f}, {_p(row['p_value'])}; "
-            f"Iman–Davenport F({k - 1}, {(k - 1) * (n - 1)}) = {row['f']:.2f}, "
+            f"(χ²({_num(row['df1'], 0)}) = {_num(row['statistic'], 2)}, {_p(row['p_value'])}; "
+            f"Iman–Davenport F({k - 1}, {(k - 1) * (n - 1)}) = {_num(row['f'], 2)}, "
             f"{_p(row['f_p_value'])})."
         )
         listed = _names(
             [
-                f"{fmt(s)} ({r:.2f})"
+                f"{fmt(s)} ({_num(r, 2)})"
                 for s, r in zip(ranks["system"], ranks["mean_rank"], strict=True)
             ]
         )
         out.append(
             f"Average ranks (1 = best): {listed}. Systems whose average ranks differ by more "
-            f"than the critical difference CD = {row['cd']:.2f} differ significantly."
+            f"than the critical difference CD = {_num(row['cd'], 2)} differ significantly."
         )
         test = "Nemenyi's test"
     else:
         out.append(
             f"{how} a repeated-measures ANOVA (systems × tasks) with Tukey's HSD. The ANOVA "
             f"{verdict} the hypothesis that all systems perform alike "
-            f"(F({row['df1']:.0f}, {row['df2']:.0f}) = {row['statistic']:.2f}, {_p(row['p_value'])})."
+            f"(F({_num(row['df1'], 0)}, {_num(row['df2'], 0)}) = {_num(row['statistic'], 2)}, "
+            f"{_p(row['p_value'])})."
         )
         listed = _names(
             [
-                f"{fmt(s)} ({v:.3f})"
+                f"{fmt(s)} ({_num(v, 3)})"
                 for s, v in zip(per_system["system"], per_system["mean"], strict=True)
             ]
         )
@@ -702,13 +707,17 @@ def _paragraph(
         out.append("As the omnibus test does not reject, the post-hoc results are not interpreted.")
         return " ".join(out)
     if len(groups) == 1 and len(groups[0]) == k:
-        out.append(f"{test} (α = {alpha:g}) finds no pair of systems that differs significantly.")
+        out.append(
+            f"{test} (α = {_num(alpha)}) finds no pair of systems that differs significantly."
+        )
     elif not groups:
-        out.append(f"{test} (α = {alpha:g}) finds every pair of systems to differ significantly.")
+        out.append(
+            f"{test} (α = {_num(alpha)}) finds every pair of systems to differ significantly."
+        )
     else:
         within = " and within ".join("{" + _names([fmt(s) for s in g]) + "}" for g in groups)
         out.append(
-            f"{test} (α = {alpha:g}) finds no significant differences within {within}; the "
+            f"{test} (α = {_num(alpha)}) finds no significant differences within {within}; the "
             "other pairs differ significantly."
         )
     return " ".join(out)

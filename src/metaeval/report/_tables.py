@@ -1,9 +1,12 @@
 """Result tables as LaTeX (booktabs) and HTML, built on pandas' Styler.
 
-Every table goes through one layout: a long frame of cells (row label, column
-label, value, interval, p-value, marks), pivoted to systems × columns, turned
-into display strings for the target format, with the best value of every
-column in bold, and every value that prints as it does.
+Effects, pooled, analyze() and compare() tables go through one layout: a long frame
+of cells (row label, column label, value, interval, p-value, marks), pivoted to
+systems × columns, turned into display strings for the target format, with the
+best value of every column in bold, and every value that prints as it does. Every
+other result (a :class:`metaeval._results.Result` or a result table of another kind)
+is shown as it is: its columns as they are, every cell through the one formatter
+(:func:`metaeval._options.format_cell`; p-value columns through ``format_p``).
 """
 
 from __future__ import annotations
@@ -18,7 +21,19 @@ from typing import Any, get_args
 import numpy as np
 import pandas as pd
 
-from .._options import MINUS, Best, TableCells, effect_scale, format_number, literal_signature
+from .._options import (
+    Best,
+    TableCells,
+    TableLayout,
+    counts_as_int,
+    effect_scale,
+    format_cell,
+    format_number,
+    format_p,
+    is_p_column,
+    literal_signature,
+)
+from .._results import Result
 from ..errors import OptionError, SchemaError, check_alpha, check_option, excerpt, quote_list
 from ..pooling._grouping import POOLED_COLUMNS
 
@@ -26,6 +41,9 @@ __all__ = ["Markup", "escape", "escape_latex", "style", "to_html", "to_latex"]
 
 SHOWS: tuple[str, ...] = get_args(TableCells)
 BESTS: tuple[str | None, ...] = (*get_args(Best), None)
+TABLE_LAYOUTS: tuple[str, ...] = get_args(TableLayout)
+LAYOUTS = ("effects", "pooled", "compare", "analysis")
+"""The table kinds with a layout of their own; other results are shown as they are."""
 TEST_NAMES = {
     "t": "paired t-test",
     "wilcoxon": "Wilcoxon signed-rank test",
@@ -596,11 +614,11 @@ def _names(names: list[str]) -> str:
 
 
 def _level(alpha: float) -> str:
-    return f"{100 * (1 - alpha):g}"
+    return format_number(100 * (1 - alpha))
 
 
 def _num(x: float) -> str:
-    return f"{x:g}"
+    return format_number(x)
 
 
 def _layout(
@@ -676,11 +694,9 @@ def _split_analysis(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 # --------------------------------------------------------------- formatting
 def _text(x: float, digits: int, fmt: str, signed: bool = False, bound: bool = False) -> str:
     """A number of a cell; ``bound``: an interval bound (a negative one keeps its sign)."""
-    if fmt == "latex":
-        return format_number(
-            x, digits, signed=signed, minus="$-$", plus="$+$", missing="--", keep_sign=bound
-        )
-    return format_number(x, digits, signed=signed, minus=MINUS, missing="–", keep_sign=bound)
+    to = "latex" if fmt == "latex" else "unicode"
+    missing = "--" if fmt == "latex" else "–"
+    return format_number(x, digits, signed=signed, to=to, missing=missing, keep_sign=bound)
 
 
 def _marks(marks: list[str], fmt: str) -> str:
@@ -708,10 +724,7 @@ def _cell(row: pd.Series, show: str, digits: int, fmt: str, kind: str) -> str:
         low, high = (_text(row[b], digits, fmt, signed, bound=True) for b in ("low", "high"))
         text += f" [{low}, {high}]"
     elif show == "p_value" and np.isfinite(row["p"]):
-        p = row["p"]
-        ptext = f"< {10.0**-digits:.{digits}f}" if p < 10.0**-digits else f"= {p:.{digits}f}"
-        if fmt == "latex":
-            ptext = ptext.replace("<", "$<$")
+        ptext = format_p(row["p"], digits, to="latex" if fmt == "latex" else "unicode", equals=True)
         text += f" (p {ptext})"
     return text
 
@@ -815,7 +828,7 @@ def text_styler(text: pd.DataFrame, bold: pd.DataFrame | None = None) -> Any:
 
 def latex_table(
     styler: Any,
-    caption: str,
+    caption: str | None,
     *,
     column_format: str,
     label: str | None = None,
@@ -862,9 +875,13 @@ def _check(show: str | None, best: str | None, digits: int, lay_kind: str) -> st
     show = show or ("value" if lay_kind == "compare" else "ci")
     check_option("show", show, SHOWS)
     check_option("best", best, BESTS)
+    _check_digits(digits)
+    return show
+
+
+def _check_digits(digits: Any) -> None:
     if not isinstance(digits, int) or not 0 <= digits <= 10:
         raise OptionError(f"`digits` must be an integer from 0 to 10, but {digits!r} was passed.")
-    return show
 
 
 def _caption(
@@ -895,9 +912,74 @@ def _caption_tail(
     return tail + "."
 
 
+def _table_and_kind(x: Any, layout: str) -> tuple[pd.DataFrame, str | None, str | None]:
+    """The table of ``x`` (a DataFrame or a :class:`~metaeval._results.Result`), the kind
+    whose layout it gets (None: shown as it is) and, for a result, its class's name."""
+    check_option("layout", layout, TABLE_LAYOUTS)
+    if isinstance(x, Result):
+        kind = x.kind if layout == "auto" and x.kind in LAYOUTS else None
+        return x.table, kind, type(x).__name__
+    if not isinstance(x, pd.DataFrame):
+        raise SchemaError(
+            "to_latex()/to_html() take a result table (a pandas DataFrame) or a metaeval "
+            f"result (an object with .table), got {type(x).__name__}."
+        )
+    if layout == "table":
+        return x, None, None
+    try:
+        return x, _kind(x), None
+    except SchemaError:
+        if "value" in x.columns:  # a scores table is not a result: compute one first
+            raise
+        return x, None, None
+
+
+def _check_as_is(
+    pooled: Any, show: Any, order: Any, transpose: bool, digits: int, name: str | None
+) -> None:
+    """The options of the layouts have no meaning for a table shown as it is: refuse them."""
+    what = f"a {name}" if name else "a table shown as it is"
+    for option, value, default in (("pooled", pooled, None), ("show", show, None),
+                                   ("order", order, None), ("transpose", transpose, False)):  # fmt: skip
+        if (value is not None) if default is None else bool(value):
+            raise OptionError(
+                f"`{option}` applies to effects, pooled, analyze() and compare() tables; "
+                f"{what} is shown with its columns as they are, so leave `{option}` out "
+                f"(it was {excerpt(value)})."
+            )
+    _check_digits(digits)
+
+
+def _as_is(table: pd.DataFrame, digits: int, fmt: str) -> tuple[pd.DataFrame, list[bool]]:
+    """The cells of ``table`` as display text for ``fmt`` (names escaped, numbers through
+    the one formatter, p-value columns through ``format_p``) and which columns are numeric."""
+    frame = counts_as_int(table.reset_index(drop=True))
+    to = "latex" if fmt == "latex" else "unicode"
+    p = [is_p_column(c) for c in frame.columns]
+    numbers = (int, float, np.integer, np.floating, np.bool_)
+    rows = [
+        [
+            format_cell(v, digits, p=is_p, to=to)
+            if isinstance(v, numbers)
+            else escape(format_cell(v, digits), fmt)
+            for v, is_p in zip(record, p, strict=True)
+        ]
+        for record in frame.itertuples(index=False, name=None)
+    ]  # display only: one string per cell
+    heads = [escape(c, fmt) for c in frame.columns]
+    numeric = [pd.api.types.is_numeric_dtype(d) for d in frame.dtypes]
+    return pd.DataFrame(rows, columns=heads, dtype=object), numeric
+
+
+def _caption_as_is(caption: str | None, name: str | None, fmt: str) -> str | None:
+    if caption is not None:
+        return escape(caption, fmt)
+    return escape(name, fmt) if name else None
+
+
 @literal_signature
 def to_latex(
-    table: pd.DataFrame,
+    table: pd.DataFrame | Result,
     *,
     pooled: pd.DataFrame | None = None,
     show: TableCells | None = None,
@@ -910,6 +992,7 @@ def to_latex(
     position: str | None = None,
     fit: bool = True,
     order: Sequence[str] | None = None,
+    layout: TableLayout = "auto",
 ) -> str:
     r"""A result table as a LaTeX ``table`` with booktabs rules.
 
@@ -918,14 +1001,21 @@ def to_latex(
 
     Parameters
     ----------
-    table : pandas.DataFrame
+    table : pandas.DataFrame or metaeval result
         An effects table (:func:`metaeval.effects`), a pooled table
-        (:func:`metaeval.pool`) or a :func:`metaeval.compare` table.
-        Rows: the systems (treatments; with several controls "treatment vs
-        control"; for compare tables every system, lettered (a), (b), …).
-        Columns: the tasks and/or metrics present (levels that do not vary
-        are dropped), for an effects table plus a "Pooled" column when
-        ``pooled`` is given.
+        (:func:`metaeval.pool`), an :func:`metaeval.analyze` table or a
+        :func:`metaeval.compare` table, in their layout: rows the systems
+        (treatments; with several controls "treatment vs control"; for
+        compare tables every system, lettered (a), (b), …), columns the tasks
+        and/or metrics present (levels that do not vary are dropped), for an
+        effects table plus a "Pooled" column when ``pooled`` is given.
+        Any other result — a result object with parts (its ``.table``, e.g.
+        of :func:`metaeval.metareg`) or a result table of another kind
+        (:func:`metaeval.tukey`, :func:`metaeval.ranking.leaderboard`, ...) —
+        is shown as it is: its columns as they are, numbers with ``digits``
+        decimals, p-value columns (``p_value``, ``*_p_value``, ``p_adjusted``)
+        as p-values (below 10^-digits: ``< 0.001``), counts as integers, the
+        index left out; the caption defaults to the result's class name.
     pooled : pandas.DataFrame, optional
         The pooled result of ``table`` (an effects table), shown as an extra
         column.
@@ -969,6 +1059,13 @@ def to_latex(
         :func:`metaeval.compare`'s order, whichever is the control (the category
         order of a categorical ``system`` column, else sorted by name); other
         tables' rows in the order they appear.
+    layout : {"auto", "table"}, default "auto"
+        ``"auto"``: the layout of the table's kind (effects, pooled, analysis,
+        compare), any other result as it is; ``"table"``: the table as it is
+        whatever its kind (the ``metaeval`` command's tables). ``pooled``,
+        ``show``, ``order`` and ``transpose`` belong to the layouts and are
+        refused for a table shown as it is; ``best`` and ``alpha`` are not used
+        there.
 
     Returns
     -------
@@ -1010,9 +1107,31 @@ def to_latex(
     \bottomrule
     \end{tabular}}
     \end{table}
+
+    Any other result is shown as it is, e.g. a Tukey HSD table:
+
+    >>> import metaeval
+    >>> hsd = metaeval.load_example().query("task == 'iris' and metric == 'accuracy'")
+    >>> tex = to_latex(metaeval.tukey(hsd)[["system_a", "system_b", "diff", "p_value"]],
+    ...                caption="Tukey's HSD on iris.", fit=False)
+    >>> print(tex.splitlines()[5])
+    system\_a & system\_b & diff & p\_value \\
     """
-    mk = _Markup("latex")
     _check_latex_options(label, position)
+    table, kind, name = _table_and_kind(table, layout)
+    if kind is None:
+        _check_as_is(pooled, show, order, transpose, digits, name)
+        text, numeric = _as_is(table, digits, "latex")
+        return latex_table(
+            text_styler(text).hide(axis="index"),
+            _caption_as_is(caption, name, "latex"),
+            column_format="".join("r" if n else "l" for n in numeric) or "l",
+            label=label,
+            position=position,
+            centering=True,
+            fit=fit,
+        )
+    mk = _Markup("latex")
     lay, alpha = _layout(table, pooled, alpha, best, mk, order)
     cells = _check(show, best, digits, lay.kind)
     _check_show(lay, cells, table)
@@ -1044,7 +1163,7 @@ def _check_show(lay: _Layout, show: str, table: pd.DataFrame) -> None:
 
 @literal_signature
 def style(
-    table: pd.DataFrame,
+    table: pd.DataFrame | Result,
     *,
     pooled: pd.DataFrame | None = None,
     show: TableCells | None = None,
@@ -1054,11 +1173,13 @@ def style(
     transpose: bool = False,
     caption: str | None = None,
     order: Sequence[str] | None = None,
+    layout: TableLayout = "auto",
 ):
     """The table of :func:`to_latex` as a pandas Styler with HTML cells (displays in notebooks).
 
     The same options as :func:`to_latex` but ``label``, ``position`` and ``fit``;
-    footnotes follow the caption, under the table.
+    footnotes follow the caption, under the table. A result without a layout of its
+    own is shown as it is (names escaped, numbers through the one formatter).
 
     Examples
     --------
@@ -1072,6 +1193,13 @@ def style(
     >>> styler.caption  # doctest: +ELLIPSIS
     'Standardized mean change (pooled SD) of each system over logistic_regression per task and pooled over tasks (random-effects model, REML, Knapp-Hartung t-test), ...'
     """
+    table, kind, name = _table_and_kind(table, layout)
+    if kind is None:
+        _check_as_is(pooled, show, order, transpose, digits, name)
+        text, _ = _as_is(table, digits, "html")
+        styler = text_styler(text).hide(axis="index")
+        head = _caption_as_is(caption, name, "html")
+        return _html_look(styler if head is None else styler.set_caption(head))
     mk = _Markup("html")
     lay, alpha = _layout(table, pooled, alpha, best, mk, order)
     cells = _check(show, best, digits, lay.kind)
@@ -1082,7 +1210,12 @@ def style(
     else:
         caption = escape(caption, "html")
     caption = " ".join([caption, *lay.notes])
-    return styler.set_caption(caption).set_table_styles(
+    return _html_look(styler.set_caption(caption))
+
+
+def _html_look(styler: Any) -> Any:
+    """The caption under the table, cells right-aligned."""
+    return styler.set_table_styles(
         [
             {
                 "selector": "caption",
@@ -1095,7 +1228,7 @@ def style(
 
 @literal_signature
 def to_html(
-    table: pd.DataFrame,
+    table: pd.DataFrame | Result,
     *,
     pooled: pd.DataFrame | None = None,
     show: TableCells | None = None,
@@ -1105,6 +1238,7 @@ def to_html(
     transpose: bool = False,
     caption: str | None = None,
     order: Sequence[str] | None = None,
+    layout: TableLayout = "auto",
 ) -> str:
     """The table of :func:`to_latex` as an HTML ``<table>`` (same options but ``label``,
     ``position`` and ``fit``).
@@ -1122,5 +1256,5 @@ def to_html(
     """
     return style(
         table, pooled=pooled, show=show, best=best, alpha=alpha, digits=digits,
-        transpose=transpose, caption=caption, order=order,
+        transpose=transpose, caption=caption, order=order, layout=layout,
     ).to_html()  # fmt: skip

@@ -960,8 +960,8 @@ def _as_is(table: pd.DataFrame, digits: int, fmt: str) -> tuple[pd.DataFrame, li
     rows = [
         [
             format_cell(v, digits, p=is_p, to=to)
-            if isinstance(v, numbers)
-            else escape(format_cell(v, digits), fmt)
+            if fmt == "latex" and isinstance(v, numbers)  # "$-$", "$<$": markup on purpose
+            else escape(format_cell(v, digits, p=is_p, to=to), fmt)
             for v, is_p in zip(record, p, strict=True)
         ]
         for record in frame.itertuples(index=False, name=None)

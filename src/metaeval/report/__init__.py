@@ -1,8 +1,9 @@
 """Result tables for papers and notebooks: LaTeX (booktabs) and HTML.
 
-:func:`to_latex` and :func:`to_html` take an effects table, a pooled table or
-a :func:`metaeval.compare` table; :func:`style` gives the HTML table as a
-pandas Styler, which notebooks display. Every string written into LaTeX or
+:func:`to_latex` and :func:`to_html` lay out an effects table, a pooled table, an
+:func:`metaeval.analyze` table or a :func:`metaeval.compare` table, and write any other
+result (a result object's ``.table``, a ``tukey()`` or ``leaderboard()`` table, ...) as it
+is; :func:`style` gives the HTML table as a pandas Styler, which notebooks display. Every string written into LaTeX or
 HTML goes through :func:`escape` (wrap deliberate markup in :class:`Markup`).
 """
 

@@ -187,3 +187,15 @@ def test_format_cell_and_the_p_column_rule():
     assert format_cell(0.00001, 3, p=True) == "< 0.001" and format_cell(0.2, 3, p=True) == "0.200"
     names = ["p_value", "q_p_value", "robust_p_value", "p_adjusted", "prob_gain", "p", "pvalue"]
     assert [is_p_column(n) for n in names] == [True, True, True, True, False, False, False]
+
+
+def test_the_forest_states_its_level_as_it_is():
+    """alpha = 0.025 is a 97.5% interval: the forest said "98% CI" (rounded to an integer)."""
+    from matplotlib.text import Text
+
+    scores = metaeval.load_example().query("metric == 'accuracy'")
+    eff = scores.meta.effects(control="logistic_regression", treatment="knn", alpha=0.025)
+    fig = metaeval.plot.forest(eff, alpha=0.025)
+    texts = [t.get_text() for t in fig.findobj(Text) if t.get_visible()]
+    assert "Effect [97.5% CI]" in texts
+    assert any("97.5% prediction interval" in t for t in texts)

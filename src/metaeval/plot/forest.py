@@ -474,8 +474,9 @@ class _ForestSpec:
     named: bool = False  # notes name their treatment (the figure has several)
 
     @property
-    def level(self) -> int:
-        return int(round(100 * (1 - self.alpha)))
+    def level(self) -> str:
+        """The confidence level in percent as text: 95, 97.5 (not rounded to 98)."""
+        return format_number(100 * (1 - self.alpha))
 
     @property
     def grouped(self) -> bool:

@@ -25,6 +25,7 @@ from .._options import (
     Best,
     TableCells,
     TableLayout,
+    TextTarget,
     counts_as_int,
     effect_scale,
     format_cell,
@@ -694,7 +695,7 @@ def _split_analysis(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 # --------------------------------------------------------------- formatting
 def _text(x: float, digits: int, fmt: str, signed: bool = False, bound: bool = False) -> str:
     """A number of a cell; ``bound``: an interval bound (a negative one keeps its sign)."""
-    to = "latex" if fmt == "latex" else "unicode"
+    to: TextTarget = "latex" if fmt == "latex" else "unicode"
     missing = "--" if fmt == "latex" else "–"
     return format_number(x, digits, signed=signed, to=to, missing=missing, keep_sign=bound)
 
@@ -954,7 +955,7 @@ def _as_is(table: pd.DataFrame, digits: int, fmt: str) -> tuple[pd.DataFrame, li
     """The cells of ``table`` as display text for ``fmt`` (names escaped, numbers through
     the one formatter, p-value columns through ``format_p``) and which columns are numeric."""
     frame = counts_as_int(table.reset_index(drop=True))
-    to = "latex" if fmt == "latex" else "unicode"
+    to: TextTarget = "latex" if fmt == "latex" else "unicode"
     p = [is_p_column(c) for c in frame.columns]
     numbers = (int, float, np.integer, np.floating, np.bool_)
     rows = [

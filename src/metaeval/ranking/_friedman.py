@@ -34,7 +34,7 @@ from typing import get_args
 import numpy as np
 import pandas as pd
 
-from .._options import PosthocMethod
+from .._options import PosthocMethod, literal_signature
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -426,6 +426,7 @@ def _wilcoxon(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return stat, p
 
 
+@literal_signature
 def posthoc(
     scores: pd.DataFrame,
     *,

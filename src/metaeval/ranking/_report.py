@@ -6,17 +6,17 @@ import string
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
 
+from .._options import RankForce, literal_signature
 from ..errors import OptionError, check_alpha, check_option
 from ._friedman import TaskScores, cliques, friedman, posthoc, task_scores
 
 __all__ = ["RankReport", "rank_report"]
 
-Force = Literal["parametric", "nonparametric"]
 LatexTable = Literal["pairs", "systems"]
 
 # |effect| below these: negligible, small, medium; else large (Cohen 1988; autorank's levels
@@ -286,13 +286,14 @@ def _checks(data: TaskScores, alpha: float) -> list[tuple[Any, ...]]:
     return rows
 
 
+@literal_signature
 def rank_report(
     scores: pd.DataFrame,
     *,
     alpha: float = 0.05,
     metric: str | Sequence[str] | None = None,
     higher_is_better: bool | Mapping[str, bool] = True,
-    force: Force | None = None,
+    force: RankForce | None = None,
 ) -> RankReport:
     """Compare every system over the tasks as autorank does, and say it in words.
 
@@ -410,7 +411,7 @@ def rank_report(
 
     alpha = check_alpha(alpha)
     if force is not None:
-        check_option("force", force, ("parametric", "nonparametric"))
+        check_option("force", force, get_args(RankForce))
     data = task_scores(
         scores, metric=metric, higher_is_better=higher_is_better, caller="rank_report"
     )

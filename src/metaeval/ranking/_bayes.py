@@ -85,6 +85,18 @@ class BayesResult(Result):
     stay in ``samples``, unused). Every row of the table must have its draws, and
     the rows' keys must be distinct (the tables of two results concatenate, but
     are one result only when they compare different pairs).
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> from metaeval.ranking import bayes_signed_rank
+    >>> auc = metaeval.datasets.load_demsar()
+    >>> res = bayes_signed_rank(auc, control="C4.5", seed=1, n_samples=2000, samples=True)
+    >>> better = res.replace(table=res.table[res.table["decision"] == "better"])
+    >>> better.table["treatment"].tolist()
+    ['C4.5+m+cf']
+    >>> bool((better.draws(0) == res.draws(2)).all())  # its own draws, found by its key
+    True
     """
 
     samples: Mapping[tuple[Any, ...], np.ndarray] | None = None

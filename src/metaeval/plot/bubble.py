@@ -39,8 +39,9 @@ def _one_group(result: Any) -> tuple[list[str], pd.DataFrame, pd.DataFrame, pd.D
             f"fit, data and covariance), but {what} was passed; pass what "
             "effects.meta.metareg(mods=...) returned, or call its .plot()."
         )
-    coefs, fit = result.table, result.fit
-    keys = [c for c in fit.columns if c in result.vcov.columns and c in coefs.columns]
+    res: Any = result  # a MetaRegResult (its class lives in the pooling stage)
+    coefs, fit = res.table, res.fit
+    keys = [c for c in fit.columns if c in res.vcov.columns and c in coefs.columns]
     groups = coefs[keys].drop_duplicates() if keys else pd.DataFrame(index=[0])
     if len(groups) != 1:
         first = groups.iloc[0]
@@ -58,7 +59,7 @@ def _one_group(result: Any) -> tuple[list[str], pd.DataFrame, pd.DataFrame, pd.D
         ).all(axis=1)
         return table.loc[match]
 
-    return keys, coefs, select(result.data), select(result.vcov)
+    return keys, coefs, select(res.data), select(res.vcov)
 
 
 def _options(result: Any) -> tuple[list[str], float]:

@@ -52,8 +52,9 @@ def _samples(result: Any, row: Any) -> tuple[pd.Series, np.ndarray]:
             f"samples=True) (a BayesResult: the table and the draws), but {what} was passed; "
             "pass what bayes_signed_rank() returned, or call its .plot(row=...)."
         )
-    draws = result.draws(row)  # OptionError: no draws, or a row out of range
-    return result.table.iloc[int(row)], draws
+    res: Any = result  # a BayesResult (its class lives in the ranking stage)
+    draws = res.draws(row)  # OptionError: no draws, or a row out of range
+    return res.table.iloc[int(row)], draws
 
 
 def simplex(result: Result, *, row: int = 0, ax: Any = None, **kwargs: Any) -> Any:

@@ -54,7 +54,16 @@ from .paired import (
     sufficient_statistics,
     tukey,
 )
-from .pooling import analyze, influence, leave_one_out, metareg, pool, pool_metrics, weights
+from .pooling import (
+    MetaRegResult,
+    analyze,
+    influence,
+    leave_one_out,
+    metareg,
+    pool,
+    pool_metrics,
+    weights,
+)
 from .schema import from_wide, scores, validate_effects, validate_scores
 
 _aliases.install()
@@ -102,6 +111,8 @@ __all__ = [
     "bootstrap_effects",
     "adjust_pvalues",
     "load_example",
+    # classes
+    "MetaRegResult",
     # modules
     *_SUBMODULES,
     # constants

@@ -1,10 +1,9 @@
-"""Critical-difference diagrams and the Bayesian simplex, checked through their artists."""
+"""Critical-difference diagrams, checked through their artists."""
 
 from __future__ import annotations
 
 import io
 import math
-import warnings
 
 import matplotlib
 import numpy as np
@@ -15,8 +14,8 @@ from matplotlib.text import Text
 
 import metaeval
 from metaeval import OptionError, SchemaError
-from metaeval.plot import critical_difference, save, simplex
-from metaeval.ranking import bayes_signed_rank, cliques, posthoc
+from metaeval.plot import critical_difference, save
+from metaeval.ranking import cliques, posthoc
 
 matplotlib.use("Agg")
 H = math.sqrt(3) / 2
@@ -279,103 +278,3 @@ def test_pdf_embeds_its_fonts_and_rcparams_are_left_alone(demsar, tmp_path):
     assert b"/FontFile2" in pdf and b"/Type3" not in pdf
     after = dict(matplotlib.rcParams)
     assert {k for k in before if before[k] != after[k]} == set()
-
-
-# ------------------------------------------------------------------ simplex
-def _bayes(rng, n=4000, rope=0.01) -> pd.DataFrame:
-    """A bayes_signed_rank()-shaped table whose draws are Dirichlet samples."""
-    draws = np.stack(
-        [rng.dirichlet(a, size=n) for a in ([2, 3, 14], [1, 9, 2], [12, 1, 1])]
-    )  # (rows, draws, 3): better, equivalent, worse most of the time
-    share = np.stack([np.bincount(d.argmax(axis=1), minlength=3) / n for d in draws])
-    table = pd.DataFrame(
-        {
-            "metric": "nDCG@10",
-            "treatment": ["monoT5", "SPLADE$", "BM25+RM3"],
-            "control": "BM25",
-            "p_worse": share[:, 0],
-            "p_equivalent": share[:, 1],
-            "p_better": share[:, 2],
-            "decision": "inconclusive",
-        }
-    )
-    table.attrs = {"rope": rope, "samples": draws}
-    return table
-
-
-def test_simplex_points_are_the_draws_inside_the_triangle(rng):
-    table = _bayes(rng)
-    for row in range(3):
-        fig = simplex(table, row=row)
-        ax = fig.axes[0]
-        (scatter,) = _gid(ax, "simplex-draws")
-        xy = scatter.get_offsets()
-        theta = table.attrs["samples"][row]
-        assert len(xy) == len(theta)
-        # back from (x, y) to the barycentric coordinates: the draws, all within the triangle
-        equivalent = xy[:, 1] / H
-        better = xy[:, 0] - equivalent / 2
-        worse = 1 - better - equivalent
-        np.testing.assert_allclose(np.c_[worse, equivalent, better], theta, atol=1e-12)
-        assert (np.c_[worse, equivalent, better] >= -1e-12).all()
-        # the region boundaries: from the centre to the three sides' midpoints
-        boundaries = _gid(ax, "simplex-boundary")
-        assert len(boundaries) == 3
-        ends = sorted((round(b.get_xdata()[1], 9), round(b.get_ydata()[1], 9)) for b in boundaries)
-        assert ends == sorted([(0.25, round(H / 2, 9)), (0.75, round(H / 2, 9)), (0.5, 0.0)])
-        for b in boundaries:
-            assert (b.get_xdata()[0], b.get_ydata()[0]) == pytest.approx((0.5, H / 3))
-
-
-def test_simplex_labels_give_the_probabilities(rng):
-    table = _bayes(rng, rope=0.02)
-    fig = simplex(table, row=1)
-    texts = [t.get_text() for t in _gid(fig.axes[0], "simplex-vertex")]
-    row = table.iloc[1]
-    assert texts == [
-        f"SPLADE\\$ worse\nP = {row['p_worse']:.3f}",
-        f"equivalent (ROPE ±0.02)\nP = {row['p_equivalent']:.3f}",
-        f"SPLADE\\$ better\nP = {row['p_better']:.3f}",
-    ]
-    assert row["p_equivalent"] > 0.5  # the row drawn is row 1, not row 0
-    assert "SPLADE\\$ vs BM25 · nDCG@10" in [t.get_text() for t in _texts(fig)]
-    fig.canvas.draw()
-    box = fig.bbox
-    renderer = fig.canvas.get_renderer()
-    assert len(_texts(fig)) == 4
-    for t in _texts(fig):
-        ext = t.get_window_extent(renderer)
-        assert box.x0 - 1 <= ext.x0 and ext.x1 <= box.x1 + 1, t.get_text()
-        assert box.y0 - 1 <= ext.y0 and ext.y1 <= box.y1 + 1, t.get_text()
-
-
-def test_simplex_errors_and_axes(rng):
-    table = _bayes(rng)
-    bare = table.copy()
-    bare.attrs = {"rope": 0.01}
-    with pytest.raises(OptionError, match="samples=True"):
-        simplex(bare)
-    with pytest.raises(OptionError, match="row"):
-        simplex(table, row=3)
-    with pytest.raises(SchemaError, match="reordered"):
-        simplex(table.iloc[[1, 0, 2]])  # attrs follow, the draws no longer match
-    with pytest.raises(SchemaError, match="shape"):
-        simplex(table.iloc[[0, 1]])
-    with pytest.raises(SchemaError, match="p_worse"):
-        simplex(posthoc(metaeval.datasets.load_demsar()))
-    ax = Figure().subplots()
-    assert simplex(table, row=-1, ax=ax, color="black") is ax
-    (scatter,) = _gid(ax, "simplex-draws")
-    assert len(np.unique(scatter.get_facecolors()[:, :3], axis=0)) == 1
-
-
-def test_simplex_of_a_bayes_signed_rank_result(demsar):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = bayes_signed_rank(demsar, control="C4.5", n_samples=3000, seed=3, samples=True)
-    fig = simplex(res, row=2)
-    (scatter,) = _gid(fig.axes[0], "simplex-draws")
-    assert len(scatter.get_offsets()) == 3000
-    texts = [t.get_text() for t in _gid(fig.axes[0], "simplex-vertex")]
-    assert texts[2].startswith(f"{res['treatment'].iloc[2]} better\nP = ")
-    assert texts[2].endswith(f"{res['p_better'].iloc[2]:.3f}")

@@ -281,13 +281,14 @@ def test_bayes_signed_rank_agrees_with_baycomp(rng, rope, grid):
         wide = (wide / grid).round() * grid
     n = 20_000
     res = bayes_signed_rank(wide_to_scores(wide), control="s00", rope=rope, n_samples=n, seed=3)
+    res = res.table
     for _, row in res.iterrows():
         ref = baycomp.SignedRankTest.probs(wide["s00"].to_numpy(), wide[row["treatment"]].to_numpy(),
                                            rope=rope, nsamples=n, random_state=5)  # fmt: skip
         ref = ref if rope > 0 else (ref[0], 0.0, ref[1])
-        got = (row["p_worse"], row["p_equivalent"], row["p_better"])
+        got = (row["prob_worse"], row["prob_equivalent"], row["prob_better"])
         assert all(_mc_close(g, r, n) for g, r in zip(got, ref, strict=True)), (got, ref)
-    assert np.allclose(res[["p_worse", "p_equivalent", "p_better"]].sum(axis=1), 1.0)
+    assert np.allclose(res[["prob_worse", "prob_equivalent", "prob_better"]].sum(axis=1), 1.0)
 
 
 def test_bayes_draws_match_the_quadratic_form():
@@ -300,8 +301,8 @@ def test_bayes_draws_match_the_quadratic_form():
     rope = 2 / 64  # differences (2, 0, 3, −4, 4)/64: sums hit ±2·rope exactly
     res = bayes_signed_rank(wide_to_scores(wide), control="c", rope=rope, n_samples=300, seed=9,
                             samples=True)  # fmt: skip
-    draws = res.attrs["samples"][0]
-    w = _bayes._weights(res.attrs["seed"], "m", 0, 300, 5, 0.5)
+    draws = res.draws(0)
+    w = _bayes._weights(res.table.attrs["seed"], "m", 0, 300, 5, 0.5)
     z = np.r_[0.0, (wide["t"] - wide["c"]).to_numpy()]
     s = z[:, None] + z[None, :]
     above = (s > 2 * rope) + 0.5 * (s == 2 * rope)
@@ -317,18 +318,19 @@ def test_bayes_draws_match_the_quadratic_form():
 def test_bayes_seed_pairs_and_direction(rng):
     wide = random_wide(rng, 12, 4, shift=0.1) * 0.02
     scores = wide_to_scores(wide)
-    full = bayes_signed_rank(scores, control="s00", seed=11, n_samples=3000)
-    one = bayes_signed_rank(scores, control="s00", treatment="s02", seed=11, n_samples=3000)
+    result = bayes_signed_rank(scores, control="s00", seed=11, n_samples=3000)
+    full = result.table
+    one = bayes_signed_rank(scores, control="s00", treatment="s02", seed=11, n_samples=3000).table
     pd.testing.assert_frame_equal(
         full[full["treatment"] == "s02"].reset_index(drop=True), one, check_exact=True
     )
     flipped = bayes_signed_rank(scores.assign(value=-scores["value"]), control="s00", seed=11,
-                                n_samples=3000, higher_is_better=False)  # fmt: skip
-    cols = ["p_worse", "p_equivalent", "p_better", "mean_diff"]
+                                n_samples=3000, higher_is_better=False).table  # fmt: skip
+    cols = ["prob_worse", "prob_equivalent", "prob_better", "mean_diff"]
     pd.testing.assert_frame_equal(full[cols], flipped[cols], check_exact=False, rtol=1e-12)
-    other = bayes_signed_rank(scores, control="s00", seed=12, n_samples=3000)
-    assert not other["p_better"].equals(full["p_better"])
-    assert full.attrs["seed"] == 11 and "samples" not in full.attrs
+    other = bayes_signed_rank(scores, control="s00", seed=12, n_samples=3000).table
+    assert not other["prob_better"].equals(full["prob_better"])
+    assert full.attrs["seed"] == 11 and result.samples is None
 
 
 def test_bayes_decision_and_errors(rng):
@@ -336,7 +338,7 @@ def test_bayes_decision_and_errors(rng):
     wide["better"] = wide["c"] + 0.1
     wide["same"] = wide["c"] + 0.001
     res = bayes_signed_rank(wide_to_scores(wide), control="c", seed=0, n_samples=2000)
-    assert res.set_index("treatment")["decision"].to_dict() == {
+    assert res.table.set_index("treatment")["decision"].to_dict() == {
         "better": "better",
         "same": "equivalent",
     }
@@ -474,9 +476,9 @@ def test_bayes_draws_do_not_depend_on_the_row_order(rng):
     wide = random_wide(rng, 15, 3, shift=0.05) * 0.02
     scores = wide_to_scores(wide)
     kwargs = {"control": "s00", "seed": 5, "n_samples": 2000}
-    forward = bayes_signed_rank(scores, **kwargs)
+    forward = bayes_signed_rank(scores, **kwargs).table
     for shuffled in (scores.iloc[::-1], scores.sample(frac=1, random_state=3)):
-        again = bayes_signed_rank(shuffled, **kwargs)
+        again = bayes_signed_rank(shuffled, **kwargs).table
         again = again.set_index("treatment").loc[forward["treatment"]].reset_index()
         pd.testing.assert_frame_equal(again[forward.columns], forward, check_exact=True)
 

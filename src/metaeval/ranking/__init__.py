@@ -39,7 +39,7 @@ from ..measures.segments import (
 )
 from ..paired.correlation import correlation_effects, fisher_z_variance
 from ._aggregate import leaderboard
-from ._bayes import bayes_signed_rank
+from ._bayes import BayesResult, bayes_signed_rank
 from ._friedman import POSTHOC_METHODS, cliques, friedman, posthoc
 from ._report import RankReport, rank_report
 
@@ -67,6 +67,7 @@ __all__ = [
     "posthoc",
     "cliques",
     "bayes_signed_rank",
+    "BayesResult",
     "rank_report",
     "RankReport",
 ]

@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the ``metaeval`` command; returns the exit code.
+    r"""Run the ``metaeval`` command; returns the exit code.
 
     Parameters
     ----------
@@ -98,6 +98,21 @@ def main(argv: list[str] | None = None) -> int:
         0 success, 1 a data error, 2 a usage error (a usage error found while parsing
         exits with 2 through :class:`SystemExit`, as argparse does; so do ``--help``
         and ``--version``, with 0).
+
+    Examples
+    --------
+    TREC qrels to elinor's JSON lines (``metaeval convert qrels.txt true.jsonl
+    --rel-type true`` in a shell):
+
+    >>> import pathlib, tempfile
+    >>> from metaeval_cli import main
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    >>> main(["convert", str(folder / "qrels.txt"), str(folder / "true.jsonl"), "--rel-type", "true"])
+    0
+    >>> print((folder / "true.jsonl").read_text())
+    {"query_id": "q1", "doc_id": "d1", "score": 1}
+    {"query_id": "q1", "doc_id": "d2", "score": 0}
     """
     parser = build_parser()
     args = parser.parse_args(argv)  # exits with 2 on a usage error

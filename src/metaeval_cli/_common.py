@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a light --help
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
+
     import pandas as pd
 
     from ._console import Output
@@ -94,6 +96,8 @@ def check_outputs(
     folder, whose folder does not exist, that is one of the ``inputs`` or
     another option's path is a usage error naming the option.
     """
+    from pathlib import Path
+
     given = {option: path for option, path in outputs.items() if path}
     seen: dict[Path, str] = {Path(p).resolve(): "an input" for p in inputs}
     for option, value in given.items():
@@ -143,6 +147,8 @@ def shown_paths(paths: list[str]) -> list[str]:
     """Input paths for a printed table: as the user typed them where relative; absolute ones
     below the working folder relative to it, others cut to the shortest tail (at least the
     folder and the name) that still tells them apart — never the machine's whole tree."""
+    from pathlib import Path
+
     cwd = Path.cwd()
     shown: list[str | None] = []
     for text in paths:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ._common import UsageError, check_outputs, finish, means_wide, output, shown_paths
 from ._parser import (
@@ -17,6 +15,7 @@ from ._parser import (
     seed_value,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a light --help
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -95,6 +94,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def _compare_inputs(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The scores and the table of systems (alias, system, file)."""
+    from pathlib import Path
+
     import pandas as pd
 
     from metaeval.errors import FormatError, quote_list

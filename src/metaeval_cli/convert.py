@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from ._common import UsageError, check_outputs, is_jsonl
 from ._parser import Formatter
@@ -39,6 +38,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``metaeval convert`` on the parsed ``args``; returns the exit code."""
+    from pathlib import Path
+
     from metaeval.io import jsonl_to_trec, trec_to_jsonl
 
     source, target = is_jsonl(args.input), is_jsonl(args.output)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ._common import UsageError
 from ._parser import Formatter, model_options, probability
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a light --help
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -44,6 +43,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``metaeval demo`` on the parsed ``args``; returns the exit code."""
+    from pathlib import Path
+
     import pandas as pd
 
     import metaeval
@@ -73,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _demo_files(scores: pd.DataFrame, args: argparse.Namespace) -> None:
     """forest.pdf, forest.png and table.tex of the demo's analysis in ``args.output``."""
+    from pathlib import Path
+
     from metaeval.plot import forest, save
     from metaeval.report import to_latex
 

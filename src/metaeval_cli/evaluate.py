@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ._common import UsageError, check_outputs, is_jsonl, means_wide, output, shown_paths
 from ._parser import Formatter, Once, output_options, share
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a light --help
 if TYPE_CHECKING:
+    from typing import Any
+
     import pandas as pd
 
 __all__ = ["add_parser", "run"]
@@ -98,6 +99,8 @@ def _read_pairs(path: str, rel_type: str) -> pd.DataFrame:
 
 def _named(spec: str, option: str = "--run") -> tuple[str, str]:
     """``NAME=FILE`` or ``FILE`` (the name is the file name without its suffixes)."""
+    from pathlib import Path
+
     if "=" in spec and not Path(spec).exists():
         name, path = spec.split("=", 1)
         if not name or not path:
@@ -118,6 +121,8 @@ def _unique(named: list[tuple[str, str]], what: str, option: str) -> None:
 
 def _evaluate_files(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     """The qrels file of each task and the run file of each (system, task)."""
+    from pathlib import Path
+
     qrels = [_named(spec, "--qrels") for spec in args.qrels]
     runs = [_named(spec) for spec in args.run]
     _unique(qrels, "qrels", "--qrels")
@@ -143,6 +148,8 @@ def _evaluate_files(args: argparse.Namespace) -> tuple[dict[str, str], dict[str,
 
 def run(args: argparse.Namespace) -> int:
     """Run ``metaeval evaluate`` on the parsed ``args``; returns the exit code."""
+    from pathlib import Path
+
     import pandas as pd
 
     from metaeval.errors import FormatError

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import re
 import sys
-from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ._common import UsageError, check_outputs, finish, output
 from ._parser import (
@@ -23,7 +19,12 @@ from ._parser import (
     probability,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a light --help
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+    from typing import Any
+
     import pandas as pd
 
     from ._console import Output
@@ -158,6 +159,8 @@ def _advise(text: str) -> None:
 
 
 def _meta_scores(args: argparse.Namespace) -> pd.DataFrame:
+    from pathlib import Path
+
     from metaeval.errors import FormatError, MetaEvalError, OptionError
     from metaeval.io import read_ranger, read_scores
     from metaeval.measures.ir import measure_name
@@ -227,6 +230,9 @@ def _inputs(paths: list[str]) -> str:
 def _lazy(text: str) -> bool:
     """Whether to read a folder or pattern with dask: its files are all Parquet and dask is
     installed (else the files are read into memory, with the same results)."""
+    import importlib.util
+    from pathlib import Path
+
     from metaeval.io.tidy import scores_files, scores_format
 
     if not (Path(text).is_dir() or any(ch in text for ch in "*?[")):
@@ -254,6 +260,8 @@ def _file_name(text: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``metaeval meta`` on the parsed ``args``; returns the exit code."""
+    from pathlib import Path
+
     import pandas as pd
 
     import metaeval
@@ -402,6 +410,8 @@ def _primary_caption(latex: str, primary: dict[str, str] | None) -> str:
 def _meta_plots(
     effects: pd.DataFrame, pooled: pd.DataFrame, args, out: Output, primary: dict | None = None
 ) -> None:
+    from pathlib import Path
+
     import matplotlib.pyplot as plt
     import pandas as pd
 

@@ -1,11 +1,12 @@
 """What the commands' parsers share: the option vocabulary, argument types and option groups.
 
-Standard library only, like every parser module of :mod:`metaeval_cli`, so that
-``metaeval --help`` imports no pandas. The choices of ``--effect``, ``--method``,
-``--ci``, ``--test`` and ``--adjust`` repeat the library's ``Literal`` option types
-(:mod:`metaeval._options`), which import pandas; ``tests/cli/test_layout.py`` checks
-that each tuple here equals ``typing.get_args`` of its type, and that :data:`DEFAULTS`
-and :data:`RANGER` equal the library's defaults and :data:`metaeval.RANGER`.
+Standard library only, like every module of :mod:`metaeval_cli` at import time, so
+that ``metaeval --help`` imports no pandas. The choices of ``--effect``, ``--method``,
+``--ci``, ``--test`` and ``--adjust`` are written here once and repeat the library's
+``Literal`` option types (:mod:`metaeval._options`, which imports pandas);
+``tests/cli/test_layout.py`` checks that each option's choices equal ``typing.get_args``
+of the type of the parameter it is passed to, and that :data:`DEFAULTS` and
+:data:`RANGER` equal the library's defaults and :data:`metaeval.RANGER`.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class Once(argparse.Action):
 
 
 def probability(text: str) -> float:
+    """An argument type: a number strictly between 0 and 1 (``--alpha``)."""
     try:
         value = float(text)
     except ValueError:
@@ -71,6 +73,7 @@ def probability(text: str) -> float:
 
 
 def share(text: str) -> float:
+    """An argument type: a number from 0 to 1 (``--min-coverage``)."""
     try:
         value = float(text)
     except ValueError:
@@ -81,6 +84,7 @@ def share(text: str) -> float:
 
 
 def positive(text: str) -> int:
+    """An argument type: an integer >= 1 (``--digits``, ``--n-resamples``)."""
     try:
         value = int(text)
     except ValueError:
@@ -91,6 +95,7 @@ def positive(text: str) -> int:
 
 
 def seed_value(text: str) -> int:
+    """An argument type: a seed, an integer >= 0 (``--seed``)."""
     try:
         value = int(text)
     except ValueError:
@@ -101,6 +106,7 @@ def seed_value(text: str) -> int:
 
 
 def output_options(parser: argparse.ArgumentParser, *, tables: bool = True) -> None:
+    """--print-mode and --digits; with ``tables``, --format and --tables FILE too."""
     group = parser.add_argument_group("output")
     group.add_argument(
         "--print-mode",
@@ -188,6 +194,7 @@ class Merge(argparse.Action):
 
 
 def column_options(parser: argparse.ArgumentParser) -> None:
+    """--columns and --constant: the scores files' own column names, and missing keys."""
     parser.add_argument(
         "--columns",
         type=mapping,

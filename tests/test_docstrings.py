@@ -35,6 +35,7 @@ PUBLIC_MODULES = (
     "metaeval.paired",
     "metaeval.pooling",
     "metaeval.schema",
+    "metaeval_cli",
 )
 
 _SECTION = re.compile(r"^(\S[^\n]*)\n-{3,}[ \t]*$", re.M)  # numpydoc "Title\n-----"
@@ -87,7 +88,7 @@ def test_the_public_api_is_enumerated():
     names = {f.__name__ for f in functions.values()}
     assert {"effects", "pool", "analyze", "read_run", "forest", "evaluate", "to_latex", "friedman",
             "posthoc", "bayes_signed_rank", "critical_difference"} <= names  # fmt: skip
-    assert all(name.startswith("metaeval.") for name in functions)
+    assert all(name.startswith(("metaeval.", "metaeval_cli.")) for name in functions)
 
 
 def test_the_section_parser():

@@ -8,8 +8,9 @@ The package is one subpackage per stage of the pipeline
 scores → paired statistics → effects → pooled → figures and tables:
 :mod:`~metaeval.schema`, :mod:`~metaeval.io`, :mod:`~metaeval.measures`,
 :mod:`~metaeval.paired`, :mod:`~metaeval.pooling`, :mod:`~metaeval.ranking`,
-:mod:`~metaeval.plot`, :mod:`~metaeval.report`, :mod:`~metaeval.cli`. The
-functions most analyses need are here at the top; submodules load on first use.
+:mod:`~metaeval.plot`, :mod:`~metaeval.report`; the ``metaeval`` command is the
+package :mod:`metaeval_cli` beside it. The functions most analyses need are here at
+the top; submodules load on first use.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def _version() -> str:
 __version__ = _version()
 
 _SUBMODULES = (
-    "cli", "classification", "datasets", "errors", "io", "ir", "measures", "paired", "plot",
+    "classification", "datasets", "errors", "io", "ir", "measures", "paired", "plot",
     "pooling", "ranking", "report", "schema",
 )  # fmt: skip
 """Submodules reachable as attributes; the ones not loaded yet load on first use."""

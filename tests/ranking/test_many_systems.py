@@ -741,3 +741,11 @@ def test_results_write_latex():
     auc = metaeval.datasets.load_demsar()
     for res in (friedman(auc), posthoc(auc)):
         assert isinstance(res.to_latex(), str)
+
+
+def test_a_posthoc_result_checks_its_options(rng):
+    res = posthoc(wide_to_scores(random_wide(rng, 8, 3)))
+    with pytest.raises(OptionError, match="`method`.*'tukey'"):
+        res.replace(method="tukey")
+    with pytest.raises(OptionError, match="alpha"):
+        res.replace(alpha=1.5)

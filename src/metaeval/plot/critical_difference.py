@@ -81,7 +81,10 @@ class _Panel:
         return out
 
 
-def _check(result: Any) -> Result:
+def _check(result: Any) -> Any:
+    """``result`` itself, a posthoc() result (a :class:`Result` of kind "posthoc": the
+    plot stage reads its parts, ``ranks``, ``control``, ``cd()`` and ``cliques()``,
+    without importing the ranking stage)."""
     if isinstance(result, pd.DataFrame):
         raise SchemaError(
             "critical_difference() draws the result of metaeval.ranking.posthoc(), not a "
@@ -94,7 +97,7 @@ def _check(result: Any) -> Result:
             "critical_difference() draws the result of metaeval.ranking.posthoc(); pass "
             f"posthoc(...)'s result, not a {type(result).__name__}."
         )
-    if result.table.empty or result.ranks.empty:
+    if result.table.empty:
         raise SchemaError("critical_difference() was given a posthoc() result without rows.")
     return result
 

@@ -196,7 +196,7 @@ class PosthocResult(Result):
     >>> from metaeval.ranking import posthoc
     >>> nemenyi = posthoc(metaeval.datasets.load_demsar())
     >>> round(nemenyi.cd(), 3), round(nemenyi.cd(0.10), 3)  # Demšar: 1.25 and 1.12
-    (1.254, 1.121)
+    (1.254, 1.118)
     >>> nemenyi.cliques(0.10).groupby("clique")["system"].agg(list)
     clique
     0    [C4.5+m+cf, C4.5+m, C4.5+cf]
@@ -210,6 +210,11 @@ class PosthocResult(Result):
     alpha: float
     control: str | None = None
     kind: ClassVar[str] = "posthoc"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_option("method", self.method, POSTHOC_METHODS)
+        check_alpha(self.alpha)
 
     def _level(self, alpha: float | None) -> float:
         return self.alpha if alpha is None else check_alpha(alpha)

@@ -182,7 +182,7 @@ class PosthocResult(Result):
         ``attrs`` hold the options ``method, control, alpha, higher_is_better``.
     ranks : pandas.DataFrame
         One row per (metric, system), best average rank first: ``metric,
-        system, mean_rank, mean``, as :attr:`FriedmanResult.ranks`.
+        system, mean_rank, mean``, as ``FriedmanResult.ranks``.
     method : str
         The post-hoc test: "nemenyi", "holm", "bonferroni_dunn" or "wilcoxon_holm".
     alpha : float
@@ -228,7 +228,7 @@ class PosthocResult(Result):
         Parameters
         ----------
         alpha : float, optional
-            The level; defaults to the test's :attr:`alpha`.
+            The level; defaults to the test's ``alpha``.
         metric : str, optional
             The metric; required when the result holds several (their
             numbers of systems and tasks, and so their CDs, differ).
@@ -290,7 +290,7 @@ class PosthocResult(Result):
         ----------
         alpha : float, optional
             Pairs with ``p_adjusted < alpha`` differ; defaults to the test's
-            :attr:`alpha`.
+            ``alpha``.
 
         Returns
         -------
@@ -686,7 +686,7 @@ def posthoc(
           (z_{1 − α / (2(k − 1))} √(k(k + 1) / (6N))); NaN for the others.
 
         The table's ``attrs``: ``method, control, alpha, higher_is_better``.
-        ``ranks``: the average ranks, as :attr:`FriedmanResult.ranks`;
+        ``ranks``: the average ranks, as ``FriedmanResult.ranks``;
         ``method``, ``alpha`` and ``control`` as passed. Its
         :meth:`~PosthocResult.cd` and :meth:`~PosthocResult.cliques` give the
         critical difference and the cliques at any level, and

@@ -749,3 +749,18 @@ def test_a_posthoc_result_checks_its_options(rng):
         res.replace(method="tukey")
     with pytest.raises(OptionError, match="alpha"):
         res.replace(alpha=1.5)
+
+
+def test_rank_report_keeps_the_posthoc_result_and_draws_it():
+    auc = metaeval.datasets.load_demsar()
+    report = rank_report(auc, force="nonparametric", alpha=0.10)
+    found = report.posthoc["AUC"]
+    assert isinstance(found, PosthocResult) and found.alpha == 0.10
+    # Demšar's Table 5(b): q_0.10 = 2.291 for k = 4, N = 14
+    assert report.summary["cd"].iloc[0] == pytest.approx(2.291 * np.sqrt(20 / 84), abs=5e-4)
+    ax = report.figure().axes[0]
+    (bar,) = [line for line in ax.lines if line.get_gid() == "cd-bar"]
+    assert bar.get_xdata()[1] - bar.get_xdata()[0] == pytest.approx(report.summary["cd"].iloc[0])
+    cliques = [line for line in ax.lines if line.get_gid() == "cd-clique"]
+    assert len(cliques) == 2  # at 0.10: {C4.5+m+cf, C4.5+m, C4.5+cf} and {C4.5+cf, C4.5}
+    assert "CD = 1.118" in report.to_latex()

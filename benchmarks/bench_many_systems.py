@@ -92,7 +92,7 @@ def main() -> None:
             refs, t_ref = timed(every, repeat=3)
         worst = 0.0
         for metric, ref in refs.items():  # the same p-values
-            part = ours[ours["metric"] == metric]
+            part = ours.table[ours.table["metric"] == metric]
             a = part["system_a"].str[1:].astype(int).to_numpy()
             b = part["system_b"].str[1:].astype(int).to_numpy()
             worst = max(worst, float(np.abs(ref.to_numpy()[a, b] - part["p_adjusted"]).max()))

@@ -113,10 +113,6 @@ ACCESSOR_METHODS: dict[str, tuple[str, tuple[str, ...], str]] = {
         "metaeval.ranking:rank_report", ("scores",),
         "rank_report() ranks systems from per-query or per-task scores.",
     ),
-    "cliques": ("metaeval.ranking:cliques", ("posthoc",), "Run scores.meta.posthoc() first."),
-    "critical_difference": (
-        "metaeval.plot:critical_difference", ("posthoc",), "Run scores.meta.posthoc() first.",
-    ),
     "forest": ("metaeval.plot:forest", ("effects",), _EFFECTS_HINT),
     "pairwise": (
         "metaeval.plot:pairwise", ("compare", "tukey"),
@@ -256,8 +252,6 @@ class MetaAccessor:
     posthoc = _Method(*ACCESSOR_METHODS["posthoc"])
     bayes_signed_rank = _Method(*ACCESSOR_METHODS["bayes_signed_rank"])
     rank_report = _Method(*ACCESSOR_METHODS["rank_report"])
-    cliques = _Method(*ACCESSOR_METHODS["cliques"])
-    critical_difference = _Method(*ACCESSOR_METHODS["critical_difference"])
     forest = _Method(*ACCESSOR_METHODS["forest"])
     pairwise = _Method(*ACCESSOR_METHODS["pairwise"])
     to_latex = _Method(*ACCESSOR_METHODS["to_latex"])

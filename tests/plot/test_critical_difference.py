@@ -15,7 +15,7 @@ from matplotlib.text import Text
 import metaeval
 from metaeval import OptionError, SchemaError
 from metaeval.plot import critical_difference, save
-from metaeval.ranking import cliques, posthoc
+from metaeval.ranking import friedman, posthoc
 
 matplotlib.use("Agg")
 H = math.sqrt(3) / 2
@@ -25,8 +25,9 @@ def _gid(container, gid):
     return [a for a in container.findobj() if getattr(a, "get_gid", lambda: None)() == gid]
 
 
-def _ranks(table: pd.DataFrame, metric: str | None = None) -> dict[str, float]:
-    """System → average rank, from a posthoc() table."""
+def _ranks(result, metric: str | None = None) -> dict[str, float]:
+    """System → average rank, from the pairs of a posthoc() result."""
+    table = result.table
     if metric is not None:
         table = table[table["metric"] == metric]
     a = dict(zip(table["system_a"], table["rank_a"], strict=True))
@@ -87,7 +88,7 @@ def test_one_label_and_one_line_per_system_at_its_average_rank(demsar):
 
 def test_nemenyi_bar_is_the_critical_difference_from_rank_one(demsar):
     table = posthoc(demsar, method="nemenyi")
-    cd = table["cd"].iloc[0]
+    cd = table.table["cd"].iloc[0]
     ax = critical_difference(table).axes[0]
     (bar,) = _gid(ax, "cd-bar")
     np.testing.assert_allclose(bar.get_xdata(), [1, 1 + cd], rtol=1e-12)
@@ -98,7 +99,7 @@ def test_nemenyi_bar_is_the_critical_difference_from_rank_one(demsar):
 
 def test_bonferroni_dunn_interval_is_around_the_control(demsar):
     table = posthoc(demsar, method="bonferroni_dunn", control="C4.5")
-    cd = table["cd"].iloc[0]
+    cd = table.table["cd"].iloc[0]
     rc = _ranks(table)["C4.5"]
     ax = critical_difference(table).axes[0]
     (bar,) = _gid(ax, "cd-bar")
@@ -108,11 +109,6 @@ def test_bonferroni_dunn_interval_is_around_the_control(demsar):
     assert control.get_fontweight() == "bold"
     others = [t for t in _gid(ax, "cd-label") if t is not control]
     assert {t.get_fontweight() for t in others} == {"normal"}
-    # the same without attrs (a table that lost them): the control is the one system_b
-    bare = table.copy()
-    bare.attrs = {}
-    (bar,) = _gid(critical_difference(bare).axes[0], "cd-bar")
-    np.testing.assert_allclose(bar.get_xdata(), [rc - cd, rc + cd], rtol=1e-12)
 
 
 @pytest.mark.parametrize("method", ["holm", "wilcoxon_holm"])
@@ -137,10 +133,10 @@ def _tables(rng, demsar):
 
 def test_one_thick_line_per_clique_spanning_its_ranks(rng, demsar):
     for table in _tables(rng, demsar):
-        expected = cliques(table).groupby("clique")["rank"].agg(["min", "max"])
+        expected = table.cliques().groupby("clique")["rank"].agg(["min", "max"])
         ax = critical_difference(table).axes[0]
         drawn = _gid(ax, "cd-clique")
-        assert len(drawn) == len(expected) >= 1, table.attrs["method"]
+        assert len(drawn) == len(expected) >= 1, table.method
         spans = sorted((line.get_xdata()[0], line.get_xdata()[1]) for line in drawn)
         np.testing.assert_allclose(spans, sorted(expected.itertuples(index=False)), rtol=1e-12)
         # below the axis, and two cliques on one line are apart
@@ -154,17 +150,61 @@ def test_one_thick_line_per_clique_spanning_its_ranks(rng, demsar):
     assert len(_gid(critical_difference(_tables(rng, demsar)[0]).axes[0], "cd-clique")) == 2
 
 
-def test_alpha_rescales_the_critical_difference_as_the_cliques(demsar):
-    for method, control in (("nemenyi", None), ("bonferroni_dunn", "C4.5")):
-        at05 = posthoc(demsar, method=method, control=control, alpha=0.05)
-        at10 = posthoc(demsar, method=method, control=control, alpha=0.10)
-        ax = critical_difference(at05, alpha=0.10).axes[0]
-        (bar,) = _gid(ax, "cd-bar")
-        length = (bar.get_xdata()[1] - bar.get_xdata()[0]) / (1 if control is None else 2)
-        assert length == pytest.approx(at10["cd"].iloc[0], rel=1e-9)
-        assert at10["cd"].iloc[0] < at05["cd"].iloc[0]
-        expected = cliques(at10).groupby("clique")["rank"].agg(["min", "max"])
-        assert len(_gid(ax, "cd-clique")) == len(expected)
+def _drawn(ax) -> tuple[float, list[tuple[float, float]]]:
+    """The CD bar's half-length or length (NaN without a bar) and the clique spans drawn."""
+    bars = _gid(ax, "cd-bar")
+    length = np.nan
+    if bars:
+        (bar,) = bars
+        length = float(bar.get_xdata()[1] - bar.get_xdata()[0])
+    spans = sorted(
+        (float(c.get_xdata()[0]), float(c.get_xdata()[1])) for c in _gid(ax, "cd-clique")
+    )
+    return length, spans
+
+
+@pytest.mark.parametrize(
+    ("method", "control"),
+    [("nemenyi", None), ("bonferroni_dunn", "C4.5"), ("holm", "C4.5"), ("wilcoxon_holm", None)],
+)
+def test_cd_bar_and_cliques_are_drawn_at_one_level(demsar, method, control):
+    """Issue 26: the bar and the cliques of a diagram at alpha=0.10 are both at 0.10, whether
+    the test ran at 0.05 or 0.10, drawn by critical_difference() or by the result's plot()."""
+    at05 = posthoc(demsar, method=method, control=control, alpha=0.05)
+    at10 = posthoc(demsar, method=method, control=control, alpha=0.10)
+    # the Nemenyi CD at 0.10 from Demšar's Table 5(b), q_0.10 = 2.291 (k = 4, N = 14)
+    if method == "nemenyi":
+        assert at05.cd(0.10) == pytest.approx(2.291 * np.sqrt(20 / 84), abs=5e-4)
+        assert len(at05.cliques(0.10)["clique"].unique()) == 2  # two cliques at 0.10, one at 0.05
+        assert len(at05.cliques()["clique"].unique()) == 1
+    for ax in (
+        critical_difference(at05, alpha=0.10).axes[0],
+        at05.plot(alpha=0.10).axes[0],
+        at10.plot().axes[0],
+        critical_difference(at10).axes[0],
+    ):
+        length, spans = _drawn(ax)
+        cd = at05.cd(0.10)
+        if np.isnan(cd):
+            assert np.isnan(length)
+        else:
+            assert length / (1 if control is None else 2) == pytest.approx(cd, rel=1e-12)
+            assert cd == pytest.approx(at10.table["cd"].iloc[0], rel=1e-9)
+        expected = at05.cliques(0.10).groupby("clique")["rank"].agg(["min", "max"])
+        np.testing.assert_allclose(spans, sorted(expected.itertuples(index=False)), rtol=1e-12)
+    if method in ("nemenyi", "bonferroni_dunn"):  # and the level tells: 0.05 draws another bar
+        assert _drawn(at05.plot().axes[0])[0] > _drawn(at10.plot().axes[0])[0]
+
+
+def test_a_bare_or_concatenated_table_is_refused(demsar):
+    """A table alone has lost the test's method, level and control: drawing it could put the
+    cliques and the CD bar at two levels (issue 26), so the diagram takes the result only."""
+    res = posthoc(demsar, method="nemenyi")
+    for table in (res.table, pd.concat([res.table, res.table.iloc[:0]]), res.table.copy()):
+        with pytest.raises(SchemaError, match=r"[Pp]ass posthoc\(\.\.\.\)'s result"):
+            critical_difference(table, alpha=0.10)
+    with pytest.raises(SchemaError, match=r"posthoc\(\.\.\.\)'s result, not a FriedmanResult"):
+        critical_difference(friedman(demsar))
 
 
 def test_one_panel_per_metric_wrapped(rng):
@@ -197,13 +237,13 @@ def test_into_a_given_axes(demsar):
 
 def test_errors(rng, demsar):
     compare = metaeval.load_example().meta.compare(control="knn")
-    with pytest.raises(SchemaError, match="system_a, system_b, rank_a, rank_b"):
+    with pytest.raises(SchemaError, match="posthoc"):
         critical_difference(compare)
     with pytest.raises(SchemaError, match="posthoc"):
         critical_difference(demsar)
     table = posthoc(demsar)
     with pytest.raises(SchemaError, match="without rows"):
-        critical_difference(table.iloc[:0])
+        critical_difference(table.replace(table=table.table.iloc[:0]))
     with pytest.raises(OptionError, match="col_wrap"):
         critical_difference(table, col_wrap=0)
     with pytest.raises(OptionError, match="alpha"):

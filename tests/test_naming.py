@@ -20,10 +20,6 @@ from metaeval import ranking
 
 CONTROL = "logistic_regression"
 RULE = re.compile(r"^(p_value|[a-z0-9]+(_[a-z0-9]+)*_p_value|p_adjusted)$")
-# Renamed prob_worse, prob_equivalent, prob_better by another change of issue 26 (the
-# helper that owns ranking/_bayes.py). Once that is merged, these names are gone and
-# test_pending_names_are_still_there fails: delete PENDING and that test then.
-PENDING = {"bayes_signed_rank": {"p_worse", "p_equivalent", "p_better"}}
 
 
 def looks_like_p(name: str) -> bool:
@@ -122,10 +118,7 @@ def test_the_outputs_cover_the_public_functions(outputs):
 
 
 def test_every_p_value_column_follows_the_naming_rule(outputs):
-    bad = {
-        name: [c for c in bad_p_names(t.columns) if c not in PENDING.get(name, set())]
-        for name, t in outputs.items()
-    }
+    bad = {name: bad_p_names(t.columns) for name, t in outputs.items()}
     bad = {name: cols for name, cols in bad.items() if cols}
     assert not bad, (
         "p-value columns are named p_value, <stat>_p_value or p_adjusted; probabilities "
@@ -146,12 +139,3 @@ def test_the_renamed_columns_hold_what_they_did(outputs):
         values = outputs[name][col].to_numpy(float)
         values = values[np.isfinite(values)]
         assert len(values) and ((values >= 0) & (values <= 1)).all(), (name, col)
-
-
-def test_pending_names_are_still_there(outputs):
-    """PENDING only excuses names that exist: once renamed, delete the entry."""
-    for name, columns in PENDING.items():
-        assert columns <= set(outputs[name].columns), (
-            f"{name} no longer has {sorted(columns - set(outputs[name].columns))}: "
-            "delete its PENDING entry in tests/test_naming.py."
-        )

@@ -30,7 +30,7 @@ _KINDS = {
     "tukey": "a tukey() table (columns system_a, system_b, diff, p_value)",
     "analysis": "an analyze() table (columns row, task, effect, se)",
     "posthoc": "a posthoc() table (columns system_a, system_b, rank_a, rank_b, p_adjusted)",
-    "bayes": "a bayes_signed_rank() table (columns treatment, control, p_worse, p_better)",
+    "bayes": "a bayes_signed_rank() table (columns treatment, control, prob_worse, prob_better)",
     "metareg": "a metareg() table (columns term, estimate, se, p_value)",
 }
 
@@ -42,13 +42,13 @@ def table_kind(df: pd.DataFrame) -> str | None:
     ``"scores"`` (``value``), ``"compare"`` (``treatment, control, diff,
     p_value``), ``"tukey"`` (``system_a, system_b, diff, p_value``),
     ``"analysis"``, ``"posthoc"`` (``system_a, system_b, rank_a, rank_b,
-    p_adjusted``), ``"bayes"`` (``treatment, control, p_worse, p_better``) or
+    p_adjusted``), ``"bayes"`` (``treatment, control, prob_worse, prob_better``) or
     ``"metareg"`` (``term, estimate, se, p_value``).
     """
     cols = set(df.columns)
     if {"system_a", "system_b", "rank_a", "rank_b", "p_adjusted"} <= cols:
         return "posthoc"
-    if {"treatment", "control", "p_worse", "p_better"} <= cols:
+    if {"treatment", "control", "prob_worse", "prob_better"} <= cols:
         return "bayes"
     if {"term", "estimate", "se", "p_value"} <= cols:
         return "metareg"
@@ -113,16 +113,7 @@ ACCESSOR_METHODS: dict[str, tuple[str, tuple[str, ...], str]] = {
         "metaeval.ranking:rank_report", ("scores",),
         "rank_report() ranks systems from per-query or per-task scores.",
     ),
-    "cliques": ("metaeval.ranking:cliques", ("posthoc",), "Run scores.meta.posthoc() first."),
-    "critical_difference": (
-        "metaeval.plot:critical_difference", ("posthoc",), "Run scores.meta.posthoc() first.",
-    ),
-    "simplex": (
-        "metaeval.plot:simplex", ("bayes",),
-        "Run scores.meta.bayes_signed_rank(control=..., samples=True) first.",
-    ),
     "forest": ("metaeval.plot:forest", ("effects",), _EFFECTS_HINT),
-    "bubble": ("metaeval.plot:bubble", ("metareg",), "Run effects.meta.metareg(mods=...) first."),
     "pairwise": (
         "metaeval.plot:pairwise", ("compare", "tukey"),
         "Run scores.meta.compare() or .meta.tukey() first.",
@@ -261,11 +252,7 @@ class MetaAccessor:
     posthoc = _Method(*ACCESSOR_METHODS["posthoc"])
     bayes_signed_rank = _Method(*ACCESSOR_METHODS["bayes_signed_rank"])
     rank_report = _Method(*ACCESSOR_METHODS["rank_report"])
-    cliques = _Method(*ACCESSOR_METHODS["cliques"])
-    critical_difference = _Method(*ACCESSOR_METHODS["critical_difference"])
-    simplex = _Method(*ACCESSOR_METHODS["simplex"])
     forest = _Method(*ACCESSOR_METHODS["forest"])
-    bubble = _Method(*ACCESSOR_METHODS["bubble"])
     pairwise = _Method(*ACCESSOR_METHODS["pairwise"])
     to_latex = _Method(*ACCESSOR_METHODS["to_latex"])
     to_html = _Method(*ACCESSOR_METHODS["to_html"])

@@ -127,7 +127,7 @@ def test_html_escapes_names_and_values():
 
 
 def test_the_command_writes_the_reports_table():
-    from metaeval.cli._console import Table, render
+    from metaeval_cli._console import Table, render
 
     frame = _coefficients()
     tex = render([Table("Fit & more", frame)], "latex", digits=3)

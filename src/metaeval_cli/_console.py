@@ -22,8 +22,8 @@ from typing import Any, TextIO
 import numpy as np
 import pandas as pd
 
-from .._options import counts_as_int, format_cell, is_p_column
-from ..errors import OptionError
+from metaeval._options import counts_as_int, format_cell, is_p_column
+from metaeval.errors import OptionError
 
 __all__ = ["Table", "Output", "render", "FORMAT_BY_SUFFIX"]
 
@@ -89,7 +89,7 @@ def _markdown(tables: Sequence[Table], notes: Sequence[str], digits: int) -> str
 
 def _latex(tables: Sequence[Table], notes: Sequence[str], digits: int) -> str:
     """Every table through :func:`metaeval.report.to_latex`, as it is (``layout="table"``)."""
-    from .. import report
+    from metaeval import report
 
     parts = [f"% {report.escape(note, 'latex')}" for note in notes]  # one line, nothing to run
     for table in tables:
@@ -145,7 +145,7 @@ class Output:
         else:
             prefix = {"markdown": "", "latex": "% "}.get(self.mode, "# ")
             if self.mode == "latex":
-                from ..report import escape
+                from metaeval.report import escape
 
                 text = escape(text, "latex")
             self.stream.write(f"{prefix}{' '.join(str(text).splitlines())}\n")

@@ -110,7 +110,6 @@ def test_defaults_and_the_ranger_preset_are_the_librarys():
 # stage's public face (issue 26, item 4). Empty this list as they do.
 KNOWN = {
     "metaeval.paired._resampling": "resolve_seed: moves to a core module (helper seams)",
-    "metaeval.report._tables": "latex_table/text_styler: the generic table moves into report",
 }
 
 

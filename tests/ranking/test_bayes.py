@@ -93,6 +93,7 @@ def test_repr_shows_the_table(result):
     assert "<table" in result._repr_html_()
 
 
-@pytest.mark.xfail(strict=True, reason="report renders Result tables (H6)")
 def test_to_latex(result):
-    assert isinstance(result.to_latex(), str)
+    tex = result.to_latex()
+    assert r"\caption{BayesResult}" in tex and "prob\\_better" in tex
+    assert tex.count(r"\\") == len(result.table) + 1  # the header and one line per row

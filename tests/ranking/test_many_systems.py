@@ -738,11 +738,12 @@ def test_cliques_at_a_level_equal_the_test_run_at_that_level(rng, method, contro
                 assert g["rank"].max() - g["rank"].min() <= at05.cd(alpha)
 
 
-@pytest.mark.xfail(strict=True, reason="report renders Result tables (H6)")
 def test_results_write_latex():
     auc = metaeval.datasets.load_demsar()
     for res in (friedman(auc), posthoc(auc)):
-        assert isinstance(res.to_latex(), str)
+        tex = res.to_latex()
+        assert f"\\caption{{{type(res).__name__}}}" in tex
+        assert tex.count(r"\\") == len(res.table) + 1  # the header and one line per row
 
 
 def test_a_posthoc_result_checks_its_options(rng):

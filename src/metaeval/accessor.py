@@ -90,7 +90,7 @@ ACCESSOR_METHODS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "influence": ("metaeval.pooling:influence", ("effects",), _EFFECTS_HINT),
     "metareg": ("metaeval.pooling:metareg", ("effects",), _EFFECTS_HINT),
     "correlation_effects": (
-        "metaeval.ranking:correlation_effects", ("scores",),
+        "metaeval.paired:correlation_effects", ("scores",),
         "correlation_effects() correlates per-query scores with a reference system.",
     ),
     "leaderboard": (

@@ -32,10 +32,10 @@ from ..errors import (
     PairingError,
     quote_list,
 )
-from ..measures.ir import MEASURE_ALIASES, measure_name
+from ..measures.ir import measure_name
 from ._console import Output
 
-__all__ = ["run", "UsageError", "MEASURE_ALIASES"]
+__all__ = ["run", "UsageError"]
 
 
 class UsageError(Exception):

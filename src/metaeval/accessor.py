@@ -18,58 +18,13 @@ from typing import Any
 
 import pandas as pd
 
+from ._kinds import KINDS, REPORT_KINDS, describe_kinds, table_kind
 from .errors import TableKindError
 
 __all__ = ["MetaAccessor", "table_kind", "ACCESSOR_METHODS"]
 
-_KINDS = {
-    "scores": "a scores table (columns task, query, system, metric, value)",
-    "effects": "an effects table (columns effect, variance)",
-    "pooled": "a pooled table (columns effect, se, k)",
-    "compare": "a compare() table (columns treatment, control, diff, p_value)",
-    "tukey": "a tukey() table (columns system_a, system_b, diff, p_value)",
-    "analysis": "an analyze() table (columns row, task, effect, se)",
-    "posthoc": "a posthoc() table (columns system_a, system_b, rank_a, rank_b, p_adjusted)",
-    "bayes": "a bayes_signed_rank() table (columns treatment, control, p_worse, p_better)",
-    "metareg": "a metareg() table (columns term, estimate, se, p_value)",
-}
-
-
-def table_kind(df: pd.DataFrame) -> str | None:
-    """The kind of a table, told from its columns, or None.
-
-    ``"effects"`` (``effect, variance``), ``"pooled"`` (``effect, se, k``),
-    ``"scores"`` (``value``), ``"compare"`` (``treatment, control, diff,
-    p_value``), ``"tukey"`` (``system_a, system_b, diff, p_value``),
-    ``"analysis"``, ``"posthoc"`` (``system_a, system_b, rank_a, rank_b,
-    p_adjusted``), ``"bayes"`` (``treatment, control, p_worse, p_better``) or
-    ``"metareg"`` (``term, estimate, se, p_value``).
-    """
-    cols = set(df.columns)
-    if {"system_a", "system_b", "rank_a", "rank_b", "p_adjusted"} <= cols:
-        return "posthoc"
-    if {"treatment", "control", "p_worse", "p_better"} <= cols:
-        return "bayes"
-    if {"term", "estimate", "se", "p_value"} <= cols:
-        return "metareg"
-    if {"effect", "variance"} <= cols:
-        return "effects"
-    if {"effect", "se", "k"} <= cols:
-        return "pooled"
-    if "value" in cols:
-        return "scores"
-    if {"treatment", "control", "diff", "p_value"} <= cols:
-        return "compare"
-    if {"system_a", "system_b", "diff", "p_value"} <= cols:
-        return "tukey"
-    if {"row", "task", "effect", "se"} <= cols:
-        return "analysis"
-    return None
-
-
 _SCORES_HINT = "Map your column names with metaeval.scores(df, value=..., ...)."
 _EFFECTS_HINT = "Compute effects first: scores.meta.effects(control=...).meta.{name}()."
-_REPORT_KINDS = ("effects", "pooled", "compare", "analysis")
 
 ACCESSOR_METHODS: dict[str, tuple[str, tuple[str, ...], str]] = {
     # name: (function, table kinds accepted, hint when the kind is wrong)
@@ -127,17 +82,12 @@ ACCESSOR_METHODS: dict[str, tuple[str, tuple[str, ...], str]] = {
         "metaeval.plot:pairwise", ("compare", "tukey"),
         "Run scores.meta.compare() or .meta.tukey() first.",
     ),
-    "to_latex": ("metaeval.report:to_latex", _REPORT_KINDS, ""),
-    "to_html": ("metaeval.report:to_html", _REPORT_KINDS, ""),
-    "style": ("metaeval.report:style", _REPORT_KINDS, ""),
+    "to_latex": ("metaeval.report:to_latex", REPORT_KINDS, ""),
+    "to_html": ("metaeval.report:to_html", REPORT_KINDS, ""),
+    "style": ("metaeval.report:style", REPORT_KINDS, ""),
 }  # fmt: skip
 """Every accessor method but ``validate``: the function it calls (``module:name``), the
 table kinds it accepts and the hint its error gives for another kind."""
-
-
-def _needed(kinds: tuple[str, ...]) -> str:
-    names = [_KINDS[k] for k in kinds]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
 class _Method:
@@ -202,7 +152,7 @@ class MetaAccessor:
     def __init__(self, obj: pd.DataFrame) -> None:
         if table_kind(obj) is None:
             raise TableKindError(
-                f"DataFrame.meta needs {_KINDS['scores']}, {_KINDS['effects']} or a result "
+                f"DataFrame.meta needs {KINDS['scores']}, {KINDS['effects']} or a result "
                 "table of metaeval (pooled, analysis, compare, tukey, posthoc, bayes); this "
                 f"table has columns {list(obj.columns)[:12]}. Map other column names "
                 "with metaeval.scores(df, task=..., query=..., system=..., metric=..., value=..., "
@@ -215,7 +165,7 @@ class MetaAccessor:
         found = table_kind(self._obj)
         if found not in kinds:
             raise TableKindError(
-                f".meta.{method}() needs {_needed(kinds)}, but this is {_KINDS[str(found)]}. "
+                f".meta.{method}() needs {describe_kinds(kinds)}, but this is {KINDS[str(found)]}. "
                 f"{hint}".rstrip()
             )
         return self._obj

@@ -153,3 +153,37 @@ def test_a_result_is_asked_for_its_kind_not_sniffed(scores):
         to_latex(posthoc)
     with pytest.raises(metaeval.SchemaError, match="got a list"):
         to_latex([1, 2])
+
+
+# --------------------------------------- the dask accessor, from the same entries
+def test_the_dask_accessor_has_the_per_task_methods_with_their_functions_face(scores):
+    """``DaskMetaAccessor`` is generated from the entries marked ``per_task``: the same
+    signature (but ``progress``: dask shows its own), docstring and name as the function;
+    ``help(ddf.meta.effects)`` gives ``metaeval.effects``'s docstring."""
+    import pydoc
+
+    dd = pytest.importorskip("dask.dataframe")
+    from metaeval.scale import DaskMetaAccessor
+
+    marked = {name for name, entry in ACCESSOR_METHODS.items() if entry.per_task}
+    assert marked == {"sufficient_statistics", "effects", "analyze", "compare", "anova",
+                      "tukey", "means"}  # what the dask path computes  # fmt: skip
+    public = {n for n in dir(DaskMetaAccessor) if not n.startswith("_")}
+    assert public == marked | {"validate"}
+    meta = dd.from_pandas(scores, npartitions=2).meta
+    assert type(meta) is DaskMetaAccessor
+    for name in sorted(marked):
+        func = _function(ACCESSOR_METHODS[name].function)
+        bound = getattr(meta, name)
+        expected = [p for p in list(inspect.signature(func).parameters.values())[1:]
+                    if p.name != "progress"]  # fmt: skip
+        assert list(inspect.signature(bound).parameters.values()) == expected, name
+        assert (
+            inspect.signature(bound).return_annotation == inspect.signature(func).return_annotation
+        )
+        assert bound.__doc__ == func.__doc__ and bound.__name__ == func.__name__
+        assert inspect.getdoc(func).splitlines()[0] in pydoc.render_doc(bound)
+        unbound = getattr(DaskMetaAccessor, name)
+        assert list(inspect.signature(unbound).parameters)[0] == "self"
+    with pytest.raises(TypeError, match="progress"):
+        meta.compare("ctrl", progress=True)

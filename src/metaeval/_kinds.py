@@ -16,6 +16,7 @@ scores     ``value``
 compare    ``treatment, control, diff, p_value, mean_treatment, mean_control``
 tukey      ``system_a, system_b, diff, p_value``
 analysis   ``row, task, effect, se``
+friedman   ``chi2, kendall_w``
 ========== ==================================================================
 
 This module is the core layer: it imports no stage.
@@ -44,6 +45,7 @@ KINDS: dict[str, str] = {
     "posthoc": "a posthoc() table (columns system_a, system_b, rank_a, rank_b, p_adjusted)",
     "bayes": "a bayes_signed_rank() table (columns treatment, control, prob_worse, prob_better)",
     "metareg": "a metareg() table (columns term, estimate, se, p_value)",
+    "friedman": "a friedman() table (columns chi2, kendall_w)",
 }
 """Every table kind, with the words an error message describes it in."""
 
@@ -63,6 +65,7 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
     ),  # fmt: skip
     ("tukey", frozenset({"system_a", "system_b", "diff", "p_value"})),
     ("analysis", frozenset({"row", "task", "effect", "se"})),
+    ("friedman", frozenset({"chi2", "kendall_w"})),
 )
 """``(kind, columns)`` in the order they are tried: a table with all the columns of a rule
 is of its kind. More specific rules come first (a posthoc table has a ``p_value`` too)."""
@@ -73,8 +76,8 @@ def table_kind(table: Any) -> str | None:
 
     A :class:`~metaeval._results.Result` says its kind (``result.kind``); a DataFrame is
     told from its columns by :data:`RULES`: ``"posthoc"``, ``"bayes"``, ``"metareg"``,
-    ``"effects"``, ``"pooled"``, ``"scores"``, ``"compare"``, ``"tukey"`` or
-    ``"analysis"``. Anything else is None.
+    ``"effects"``, ``"pooled"``, ``"scores"``, ``"compare"``, ``"tukey"``,
+    ``"analysis"`` or ``"friedman"``. Anything else is None.
 
     Examples
     --------

@@ -62,6 +62,10 @@ PosthocMethod = Literal["nemenyi", "holm", "bonferroni_dunn", "wilcoxon_holm"]
 """``method=`` of :func:`metaeval.ranking.posthoc`."""
 PoolModel = Literal["univariate", "multilevel"]
 """``model=`` of :func:`metaeval.pool`: one level of heterogeneity, or tasks and metrics."""
+RankForce = Literal["parametric", "nonparametric"]
+"""``force=`` of :func:`metaeval.ranking.rank_report`: the route of the tests."""
+RangerExample = Literal["classification-glue-data", "retrieval-colberter-data"]
+"""``name=`` of :func:`metaeval.datasets.fetch_ranger`: the folders of Ranger's ``examples/``."""
 
 EFFECT_TYPES: tuple[str, ...] = get_args(EffectType)
 POOL_METHODS: tuple[str, ...] = get_args(PoolMethod)

@@ -98,16 +98,7 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
         "metaeval.ranking:rank_report", ("scores",),
         "rank_report() ranks systems from per-query or per-task scores.",
     ),
-    "cliques": _M("metaeval.ranking:cliques", ("posthoc",), "Run scores.meta.posthoc() first."),
-    "critical_difference": _M(
-        "metaeval.plot:critical_difference", ("posthoc",), "Run scores.meta.posthoc() first.",
-    ),
-    "simplex": _M(
-        "metaeval.plot:simplex", ("bayes",),
-        "Run scores.meta.bayes_signed_rank(control=..., samples=True) first.",
-    ),
     "forest": _M("metaeval.plot:forest", ("effects",), _EFFECTS_HINT),
-    "bubble": _M("metaeval.plot:bubble", ("metareg",), "Run effects.meta.metareg(mods=...) first."),
     "pairwise": _M(
         "metaeval.plot:pairwise", ("compare", "tukey"),
         "Run scores.meta.compare() or .meta.tukey() first.",
@@ -278,11 +269,7 @@ class MetaAccessor:
     posthoc = _Method(*ACCESSOR_METHODS["posthoc"])
     bayes_signed_rank = _Method(*ACCESSOR_METHODS["bayes_signed_rank"])
     rank_report = _Method(*ACCESSOR_METHODS["rank_report"])
-    cliques = _Method(*ACCESSOR_METHODS["cliques"])
-    critical_difference = _Method(*ACCESSOR_METHODS["critical_difference"])
-    simplex = _Method(*ACCESSOR_METHODS["simplex"])
     forest = _Method(*ACCESSOR_METHODS["forest"])
-    bubble = _Method(*ACCESSOR_METHODS["bubble"])
     pairwise = _Method(*ACCESSOR_METHODS["pairwise"])
     to_latex = _Method(*ACCESSOR_METHODS["to_latex"])
     to_html = _Method(*ACCESSOR_METHODS["to_html"])

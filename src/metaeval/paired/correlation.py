@@ -29,6 +29,7 @@ from .effect_size import add_display, normal_inference
 __all__ = ["fisher_z_variance", "correlation_effects"]
 
 
+@literal_signature
 def fisher_z_variance(n: Any, method: Correlation = "pearson") -> Any:
     """Sampling variance of Fisher's z = atanh(r) of a correlation from n pairs.
 

@@ -168,6 +168,7 @@ def add_display(table: pd.DataFrame, columns: Sequence[str]) -> None:
             table[dst] = np.where(rows, scale.report(table[col].to_numpy()), np.nan)
 
 
+@literal_signature
 def effect_sizes(
     stats: xr.Dataset,
     *,

@@ -56,6 +56,7 @@ from ._grouping import GROUP_KEYS
 from ._metareg import metareg
 from ._summary import pool, weights
 from .analysis import analyze, pool_metrics
+from .results import MetaRegResult
 
 __all__ = [
     "pool",
@@ -64,6 +65,7 @@ __all__ = [
     "influence",
     "analyze",
     "metareg",
+    "MetaRegResult",
     "pool_metrics",
     "POOL_METHODS",
     "CI_METHODS",

@@ -2,9 +2,11 @@
 
 - leaderboards over tasks (Borda, mean rank, Copeland, Kemeny–Young,
   meta-analytic): :func:`leaderboard`;
-- many systems over many tasks (Demšar 2006): :func:`friedman`,
-  :func:`posthoc` (Nemenyi, Holm, Bonferroni–Dunn, Wilcoxon–Holm),
-  :func:`cliques` (the groups of a critical-difference diagram),
+- many systems over many tasks (Demšar 2006): :func:`friedman`
+  (a :class:`FriedmanResult`), :func:`posthoc` (Nemenyi, Holm,
+  Bonferroni–Dunn, Wilcoxon–Holm; a :class:`PosthocResult`, whose ``cd()``,
+  ``cliques()`` and ``plot()`` give the critical difference, the groups and the
+  critical-difference diagram),
   :func:`bayes_signed_rank` (Benavoli et al. 2017), and :func:`rank_report`,
   which chooses the tests as autorank does and writes them up.
 
@@ -19,8 +21,8 @@ from __future__ import annotations
 
 from .._options import AGGREGATIONS
 from ._aggregate import leaderboard
-from ._bayes import bayes_signed_rank
-from ._friedman import POSTHOC_METHODS, cliques, friedman, posthoc
+from ._bayes import BayesResult, bayes_signed_rank
+from ._friedman import POSTHOC_METHODS, FriedmanResult, PosthocResult, friedman, posthoc
 from ._report import RankReport, rank_report
 
 __all__ = [
@@ -28,9 +30,11 @@ __all__ = [
     "leaderboard",
     "POSTHOC_METHODS",
     "friedman",
+    "FriedmanResult",
     "posthoc",
-    "cliques",
+    "PosthocResult",
     "bayes_signed_rank",
+    "BayesResult",
     "rank_report",
     "RankReport",
 ]

@@ -187,3 +187,18 @@ def test_the_dask_accessor_has_the_per_task_methods_with_their_functions_face(sc
         assert list(inspect.signature(unbound).parameters)[0] == "self"
     with pytest.raises(TypeError, match="progress"):
         meta.compare("ctrl", progress=True)
+
+
+def test_tab_completion_offers_the_methods_of_the_tables_kind():
+    """``dir(df.meta)`` lists what the table can do (ARCHITECTURE.md §3.2): a scores table
+    is not offered ``pool`` or ``forest``; an effects table is not offered ``effects``; the
+    hidden methods stay reachable and say what they need."""
+    scores = metaeval.load_example().query("task in ['iris', 'wine']")
+    effects = scores.meta.effects("logistic_regression")
+    for table, kind in ((scores, "scores"), (effects, "effects")):
+        offered = {n for n in dir(table.meta) if not n.startswith("_")}
+        wanted = {n for n, e in ACCESSOR_METHODS.items() if kind in e.kinds} | {"validate"}
+        assert offered == wanted
+    assert "pool" not in dir(scores.meta) and "effects" not in dir(effects.meta)
+    with pytest.raises(metaeval.TableKindError, match="effects table"):
+        scores.meta.pool()

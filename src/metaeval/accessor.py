@@ -191,6 +191,7 @@ def with_methods(*, per_task: bool = False, hide: tuple[str, ...] = ()) -> Calla
 
 
 @pd.api.extensions.register_dataframe_accessor("meta")
+@with_methods()
 class MetaAccessor:
     """Meta-analysis methods on scores and effects tables (``df.meta``).
 
@@ -213,6 +214,13 @@ class MetaAccessor:
                 "metaeval.from_wide(df, ...)."
             )
         self._obj = obj
+
+    def __dir__(self) -> list[str]:
+        """Tab completion offers the methods of this table's kind (and ``validate``); the
+        others stay callable and say what they need."""
+        kind = table_kind(self._obj)
+        hidden = {name for name, entry in ACCESSOR_METHODS.items() if kind not in entry.kinds}
+        return sorted(set(super().__dir__()) - hidden)
 
     def _call(self, method: _Method, func: Callable[..., Any], args: tuple[Any, ...],
               kwargs: dict[str, Any]) -> Any:  # fmt: skip
@@ -248,29 +256,3 @@ class MetaAccessor:
         if table_kind(self._obj) == "effects":
             return validate_effects(self._obj)
         return validate_scores(self._obj)
-
-    sufficient_statistics = _Method(*ACCESSOR_METHODS["sufficient_statistics"])
-    effects = _Method(*ACCESSOR_METHODS["effects"])
-    effect_covariance = _Method(*ACCESSOR_METHODS["effect_covariance"])
-    compare = _Method(*ACCESSOR_METHODS["compare"])
-    anova = _Method(*ACCESSOR_METHODS["anova"])
-    tukey = _Method(*ACCESSOR_METHODS["tukey"])
-    means = _Method(*ACCESSOR_METHODS["means"])
-    analyze = _Method(*ACCESSOR_METHODS["analyze"])
-    pool_metrics = _Method(*ACCESSOR_METHODS["pool_metrics"])
-    pool = _Method(*ACCESSOR_METHODS["pool"])
-    weights = _Method(*ACCESSOR_METHODS["weights"])
-    leave_one_out = _Method(*ACCESSOR_METHODS["leave_one_out"])
-    influence = _Method(*ACCESSOR_METHODS["influence"])
-    metareg = _Method(*ACCESSOR_METHODS["metareg"])
-    correlation_effects = _Method(*ACCESSOR_METHODS["correlation_effects"])
-    leaderboard = _Method(*ACCESSOR_METHODS["leaderboard"])
-    friedman = _Method(*ACCESSOR_METHODS["friedman"])
-    posthoc = _Method(*ACCESSOR_METHODS["posthoc"])
-    bayes_signed_rank = _Method(*ACCESSOR_METHODS["bayes_signed_rank"])
-    rank_report = _Method(*ACCESSOR_METHODS["rank_report"])
-    forest = _Method(*ACCESSOR_METHODS["forest"])
-    pairwise = _Method(*ACCESSOR_METHODS["pairwise"])
-    to_latex = _Method(*ACCESSOR_METHODS["to_latex"])
-    to_html = _Method(*ACCESSOR_METHODS["to_html"])
-    style = _Method(*ACCESSOR_METHODS["style"])

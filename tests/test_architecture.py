@@ -221,3 +221,42 @@ def test_renamed_constants_warn_at_the_callers_line_and_keep_their_values(module
         value = getattr(mod, old)
     assert value == getattr(metaeval, new) and value == getattr(mod, new)
     assert rec[0].filename == __file__  # the warning points at the user's code
+
+
+# ------------------------------------------------------- one home per public name
+STAGE_PACKAGES = ("schema", "io", "measures", "paired", "pooling", "ranking", "plot", "report")
+"""The stages' packages; the top-level ``metaeval`` namespace may re-export their names."""
+
+
+def _exported(stage: str) -> dict[str, set[str]]:
+    """Name → the modules of a stage (its ``__init__`` and public submodules) that list it in
+    their ``__all__``."""
+    found: dict[str, set[str]] = {}
+    prefix = f"metaeval.{stage}"
+    for module in MODULES:
+        if module != prefix and not module.startswith(prefix + "."):
+            continue
+        if any(part.startswith("_") for part in module.split(".")):
+            continue  # private modules export nothing
+        for name in getattr(importlib.import_module(module), "__all__", ()):
+            found.setdefault(name, set()).add(module)
+    return found
+
+
+def test_every_public_name_has_one_home_stage():
+    """A name is exported by exactly one stage (issue 26, item 3): ``ranking`` re-exported
+    fifteen names of ``measures`` and ``paired``, ``pooling`` ``adjust_pvalues`` of
+    ``paired``."""
+    homes: dict[str, set[str]] = {}
+    for stage in STAGE_PACKAGES:
+        for name, modules in _exported(stage).items():
+            homes.setdefault(name, set()).update(modules)
+    shared = {
+        name: sorted(modules)
+        for name, modules in homes.items()
+        if len({m.split(".")[1] for m in modules}) > 1
+    }
+    assert not shared, shared
+    # the check sees the stages' names: the ranking functions and the moved measures
+    assert homes["kendall_tau"] == {"metaeval.measures", "metaeval.measures.segments"}
+    assert homes["leaderboard"] == {"metaeval.ranking"}

@@ -78,11 +78,13 @@ def _outputs() -> dict[str, pd.DataFrame]:
         "leaderboard(meta)": ranking.leaderboard(
             scores, method="meta", control=CONTROL, metric="accuracy"
         ),
-        "correlation_effects": ranking.correlation_effects(acc, reference=CONTROL),
-        "kendall_tau_set": ranking.kendall_tau_set([[1, 2, 3], [3, 2, 1]], [[1, 2, 3], [1, 3, 2]])
+        "correlation_effects": metaeval.paired.correlation_effects(acc, reference=CONTROL),
+        "kendall_tau_set": metaeval.measures.kendall_tau_set(
+            [[1, 2, 3], [3, 2, 1]], [[1, 2, 3], [1, 3, 2]]
+        )
         .to_frame()
         .T,
-        "kendall_tau": ranking.kendall_tau([[1, 2, 3]], [[1, 3, 2]]).to_frame(),
+        "kendall_tau": metaeval.measures.kendall_tau([[1, 2, 3]], [[1, 3, 2]]).to_frame(),
         "rank_report.summary": report.summary,
         "rank_report.ranks": report.ranks,
     }

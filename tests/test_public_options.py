@@ -103,8 +103,8 @@ def _accessor_options() -> list[tuple[str, str, typing.Callable[..., typing.Any]
     from metaeval.accessor import ACCESSOR_METHODS
 
     out = []
-    for method, (target, _, _) in sorted(ACCESSOR_METHODS.items()):
-        module, name = target.split(":")
+    for method, entry in sorted(ACCESSOR_METHODS.items()):
+        module, name = entry.function.split(":")
         func = getattr(importlib.import_module(module), name)
         for qual, tested, param in OPTIONS:
             if tested is func:

@@ -327,7 +327,7 @@ EFFECT_SCALES: dict[str, EffectScale] = {
     "bootstrap": EffectScale("Difference"),
 }  # fmt: skip
 """Every effect type's :class:`EffectScale` (also those of :func:`metaeval.bootstrap_effects`
-and :func:`metaeval.ranking.correlation_effects`)."""
+and :func:`metaeval.paired.correlation_effects`)."""
 
 
 def effect_scale(effect_type: str) -> EffectScale:

@@ -110,7 +110,7 @@ def test_options_of_the_layouts_are_refused_for_a_table_as_it_is():
         to_latex(hsd, digits=11)
     with pytest.raises(SchemaError, match="effects table"):  # scores are not a result
         to_latex(scores)
-    with pytest.raises(SchemaError, match="got list"):
+    with pytest.raises(SchemaError, match="got a list"):
         to_latex([1, 2])
 
 

@@ -50,8 +50,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._options import ADJUSTMENTS, CI_METHODS, POOL_METHODS, RENAMED, renamed
-from ..paired.multiplicity import adjust_pvalues
+from .._options import CI_METHODS, POOL_METHODS, RENAMED, renamed
 from ._diagnostics import influence, leave_one_out
 from ._grouping import GROUP_KEYS
 from ._metareg import metareg
@@ -68,10 +67,8 @@ __all__ = [
     "metareg",
     "MetaRegResult",
     "pool_metrics",
-    "adjust_pvalues",
     "POOL_METHODS",
     "CI_METHODS",
-    "ADJUSTMENTS",
     "GROUP_KEYS",
 ]
 

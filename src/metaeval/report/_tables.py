@@ -21,6 +21,7 @@ from typing import Any, get_args
 import numpy as np
 import pandas as pd
 
+from .._kinds import KINDS, REPORT_KINDS, describe_kinds, table_kind
 from .._options import (
     Best,
     TableCells,
@@ -43,8 +44,6 @@ __all__ = ["Markup", "escape", "escape_latex", "style", "to_html", "to_latex"]
 SHOWS: tuple[str, ...] = get_args(TableCells)
 BESTS: tuple[str | None, ...] = (*get_args(Best), None)
 TABLE_LAYOUTS: tuple[str, ...] = get_args(TableLayout)
-LAYOUTS = ("effects", "pooled", "compare", "analysis")
-"""The table kinds with a layout of their own; other results are shown as they are."""
 TEST_NAMES = {
     "t": "paired t-test",
     "wilcoxon": "Wilcoxon signed-rank test",
@@ -182,20 +181,20 @@ class _Layout:
     notes: list[str] = field(default_factory=list)  # footnotes, marked "note:<i>" in cells
 
 
-def _kind(table: pd.DataFrame) -> str:
-    cols = set(table.columns)
-    if {"effect", "variance"} <= cols:
-        return "effects"
-    if {"effect", "se", "k"} <= cols:
-        return "pooled"
-    if {"mean_treatment", "mean_control", "diff", "p_value"} <= cols:
-        return "compare"
-    if {"row", "task", "effect", "se"} <= cols:
-        return "analysis"
+def _kind(table: Any) -> tuple[pd.DataFrame, str]:
+    """The table to write (a result's ``.table``) and its kind, one the report writes."""
+    kind = table_kind(table)
+    if kind in REPORT_KINDS:
+        return (table.table if isinstance(table, Result) else table), kind
+    if kind is not None:
+        found = f"this is {KINDS[kind]}"
+    elif isinstance(table, pd.DataFrame):
+        found = f"this table has columns {list(table.columns)[:12]}"
+    else:
+        found = f"got a {type(table).__name__}"
     raise SchemaError(
-        "to_latex()/to_html() take an effects table (.meta.effects()), a pooled table "
-        "(.meta.pool()), an analyze() table or a compare() table; this table has columns "
-        f"{list(table.columns)[:12]}."
+        f"to_latex(), to_html() and style() take {describe_kinds(REPORT_KINDS)}; {found}. "
+        "Make one with .meta.effects(), .meta.pool(), .meta.compare() or .meta.analyze()."
     )
 
 
@@ -630,9 +629,7 @@ def _layout(
     mk: _Markup,
     order: Any = None,
 ) -> tuple[_Layout, float]:
-    if not isinstance(table, pd.DataFrame):
-        raise SchemaError(f"Expected a pandas DataFrame, got {type(table).__name__}.")
-    kind = _kind(table)
+    table, kind = _kind(table)
     order = _check_order(order)
     if alpha is None:
         alpha = float(
@@ -917,22 +914,16 @@ def _table_and_kind(x: Any, layout: str) -> tuple[pd.DataFrame, str | None, str 
     """The table of ``x`` (a DataFrame or a :class:`~metaeval._results.Result`), the kind
     whose layout it gets (None: shown as it is) and, for a result, its class's name."""
     check_option("layout", layout, TABLE_LAYOUTS)
-    if isinstance(x, Result):
-        kind = x.kind if layout == "auto" and x.kind in LAYOUTS else None
-        return x.table, kind, type(x).__name__
-    if not isinstance(x, pd.DataFrame):
-        raise SchemaError(
-            "to_latex()/to_html() take a result table (a pandas DataFrame) or a metaeval "
-            f"result (an object with .table), got {type(x).__name__}."
-        )
+    if not isinstance(x, Result | pd.DataFrame):
+        _kind(x)  # the report's error, naming what it got
+    table = x.table if isinstance(x, Result) else x
+    name = type(x).__name__ if isinstance(x, Result) else None
     if layout == "table":
-        return x, None, None
-    try:
-        return x, _kind(x), None
-    except SchemaError:
-        if "value" in x.columns:  # a scores table is not a result: compute one first
-            raise
-        return x, None, None
+        return table, None, name
+    kind = table_kind(x)
+    if kind == "scores":  # a scores table is not a result: the error says what to make
+        _kind(x)
+    return table, (kind if kind in REPORT_KINDS else None), name
 
 
 def _check_as_is(
@@ -1154,6 +1145,7 @@ def to_latex(
 
 
 def _check_show(lay: _Layout, show: str, table: pd.DataFrame) -> None:
+    table = table.table if isinstance(table, Result) else table
     if lay.kind == "compare" and show != "value" and table["control"].nunique() > 1:
         raise OptionError(
             f"show={show!r} puts the difference to the control in each cell, but this compare "

@@ -230,10 +230,7 @@ def _r2(b: t2.Batch, method: str, stats: dict[str, np.ndarray]) -> np.ndarray:
             y = np.where(b.m, b.y, np.nan)
             constant = np.nanmax(y, axis=1) == np.nanmin(y, axis=1)
             return np.where(constant, 0.0, np.maximum(0.0, 100 * adj))
-        # the model without moderators, as a design of its intercept column: the
-        # intercept-only fast path agrees to ~1e-11, but R² near 0 amplifies that
-        only = t2.Batch(b.y, b.v, b.m, b.x[:, :, :1], b.free[:, :1])
-        tau2_re, failed, _ = t2.estimate(only, method)
+        tau2_re, failed, _ = t2.estimate(b.intercept(), method)  # without moderators
         tau2 = stats["tau2"]
         r2 = np.where(tau2_re == 0, 0.0, np.maximum(0.0, 100 * (tau2_re - tau2) / tau2_re))
         return np.where(failed, np.nan, r2)

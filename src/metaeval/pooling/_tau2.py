@@ -94,10 +94,14 @@ class Batch:
     Without ``x`` the model is intercept-only (p = 1) and every piece is a
     closed-form sum. With ``x`` (``(G, K, P)``, 0 in empty slots) columns that are
     0 in every slot of a model (a factor level absent from it) are not estimable
-    there: ``free`` marks the others (all columns when None), and the normal
+    there: ``free`` marks the others (all columns when None; the one column of the
+    intercept-only model without ``x``), and the normal
     equations get a 1 on the diagonal of the others, which leaves their
     coefficient at 0.
     """
+
+    x: np.ndarray | None
+    fixed: np.ndarray | None
 
     def __init__(
         self,
@@ -112,7 +116,8 @@ class Batch:
         self.v = np.where(m, v, np.inf)  # empty slots get weight 1/inf = 0
         self.k = m.sum(axis=1)
         if x is None:
-            self.x = self.free = self.fixed = None
+            self.x = self.fixed = None
+            self.free = np.ones((len(self.k), 1), dtype=bool)
             self.p = np.ones(len(self.k), dtype=self.k.dtype)
         else:
             self.x = np.where(m[..., None], x, 0.0)
@@ -163,7 +168,7 @@ class Batch:
         """W^½X and W^½y with the rows sorted by weight (heaviest first, which keeps
         Householder QR accurate row by row) and the free columns first; the weights
         in that order, and the column order."""
-        assert self.x is not None and self.free is not None
+        assert self.x is not None
         rows = np.argsort(-w, axis=1, kind="stable")
         cols = np.argsort(~self.free, axis=1, kind="stable")
         ws = np.take_along_axis(w, rows, axis=1)
@@ -194,6 +199,13 @@ class Batch:
         assert self.x is not None
         res = (self.y - np.einsum("gkp,gp->gk", self.x, beta)) * self.m
         return inv, beta, res
+
+    def intercept(self) -> Batch:
+        """The model without moderators, as the design of the intercept column (the
+        first; metareg's R²). Not the fast path: that agrees to ~1e-11, which R² near
+        0, a difference of two τ², would amplify."""
+        assert self.x is not None
+        return Batch(self.y, self.v, self.m, self.x[:, :, :1], self.free[:, :1])
 
     # -- the pieces every estimator is written in (closed forms without ``x``)
     def residuals(self, w: np.ndarray) -> np.ndarray:

@@ -92,12 +92,11 @@ class Batch:
     """G models padded to K slots (see the module docstring).
 
     Without ``x`` the model is intercept-only (p = 1) and every piece is a
-    closed-form sum. With ``x`` (``(G, K, P)``, 0 in empty slots) columns that are
-    0 in every slot of a model (a factor level absent from it) are not estimable
-    there: ``free`` marks the others (all columns when None; the one column of the
-    intercept-only model without ``x``), and the normal
-    equations get a 1 on the diagonal of the others, which leaves their
-    coefficient at 0.
+    closed-form sum (``free`` is then the intercept's one column). With ``x``
+    (``(G, K, P)``, 0 in empty slots) columns that are 0 in every slot of a model
+    (a factor level absent from it) are not estimable there: ``free`` marks the
+    others (all columns when None), and the normal equations get a 1 on the
+    diagonal of the others, which leaves their coefficient at 0.
     """
 
     x: np.ndarray | None
@@ -570,24 +569,35 @@ def ll0_check(b: Batch, tau2: np.ndarray, method: str) -> np.ndarray:
     return reset
 
 
-def _iterative(method: str) -> Callable[[Batch], tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    def estimator(b: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        tau2, failed = root(b, method)
-        reset = ll0_check(b, tau2, method)
-        return np.where(reset, 0.0, tau2), failed, reset
-
-    estimator.__name__ = f"tau2_{method.lower()}"
-    estimator.__doc__ = (
-        f"{method}: τ² from :func:`root`, with :func:`ll0_check` (ML and REML); "
-        "returns τ², the failed fits and the fits reset to 0."
-    )
-    return estimator
+def _iterative(b: Batch, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    tau2, failed = root(b, method)
+    reset = ll0_check(b, tau2, method)
+    return np.where(reset, 0.0, tau2), failed, reset
 
 
-tau2_ml = _iterative("ML")
-tau2_reml = _iterative("REML")
-tau2_eb = _iterative("EB")
-tau2_pm = _iterative("PM")
+def tau2_ml(b: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ML: the root of y'P²y = tr W, 0 where metafor's likelihood check says so;
+    τ², the failed fits and the fits reset to 0."""
+    return _iterative(b, "ML")
+
+
+def tau2_reml(b: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """REML: the root of y'P²y = tr P, 0 where metafor's likelihood check says so;
+    τ², the failed fits and the fits reset to 0."""
+    return _iterative(b, "REML")
+
+
+def tau2_eb(b: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Empirical Bayes: the root of Q(τ²) = k − p started from max(0, HE); τ², the
+    failed fits and (none) reset."""
+    return _iterative(b, "EB")
+
+
+def tau2_pm(b: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Paule–Mandel: the root of Q(τ²) = k − p in [0, τ²_max]; τ², the failed fits
+    and (none) reset."""
+    return _iterative(b, "PM")
+
 
 _CLOSED: dict[str, Callable[[Batch], np.ndarray]] = {
     "DL": tau2_dl,

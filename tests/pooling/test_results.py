@@ -91,6 +91,10 @@ def test_repr_shows_the_table(result):
     assert "<table" in result._repr_html_()
 
 
-@pytest.mark.xfail(strict=True, reason="report renders Result tables (H6)")
 def test_to_latex(result):
-    assert isinstance(result.to_latex(), str)
+    """The coefficient table as a booktabs table: one line per term, p-values by the rule."""
+    tex = result.to_latex()
+    assert r"\caption{MetaRegResult}" in tex and "p\\_value" in tex
+    assert tex.count(r"\\") == len(result.table) + 1  # the header and one line per row
+    for term in result.table["term"]:
+        assert str(term).replace("_", r"\_") in tex

@@ -443,7 +443,7 @@ def _compare_inputs(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFram
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from ..paired._resampling import resolve_seed
+    from ..errors import resolve_seed
 
     _check_outputs(args, {"--tables": args.tables}, list(args.inputs))
     if args.control is None and (args.treatment or args.test != "t"):

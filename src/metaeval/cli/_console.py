@@ -119,8 +119,7 @@ def _markdown(tables: Sequence[Table], notes: Sequence[str], digits: int) -> str
 
 def _latex(tables: Sequence[Table], notes: Sequence[str], digits: int) -> str:
     """LaTeX through the same Styler path as :func:`metaeval.report.to_latex`."""
-    from ..report import escape
-    from ..report._tables import latex_table, text_styler
+    from ..report import escape, latex_table, text_styler
 
     def number(text: str) -> str:
         return "$-$" + text[1:] if text.startswith("-") else text

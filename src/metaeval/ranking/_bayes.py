@@ -41,8 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import OptionError, PairingError, quote_list
-from ..paired._resampling import resolve_seed
+from ..errors import OptionError, PairingError, quote_list, resolve_seed
 from ._friedman import task_scores
 
 __all__ = ["bayes_signed_rank", "SAMPLE_BLOCK"]

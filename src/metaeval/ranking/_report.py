@@ -406,7 +406,7 @@ def rank_report(
     >>> print(report.to_latex(table="systems").splitlines()[4])  # the per-system summary
     System & Mean rank & M & SD & CI & $d$ & Magnitude \\\\
     """
-    from .. import compare, tukey
+    from ..paired import compare, tukey
 
     alpha = check_alpha(alpha)
     if force is not None:
@@ -501,7 +501,7 @@ def _task_level(data: TaskScores, m: int) -> pd.DataFrame:
 
 
 def _anova(block: pd.DataFrame) -> dict[str, float]:
-    from .. import anova
+    from ..paired import anova
 
     row = anova(block).set_index("source")
     return {

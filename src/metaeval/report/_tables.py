@@ -18,9 +18,16 @@ from typing import Any, get_args
 import numpy as np
 import pandas as pd
 
-from .._options import MINUS, Best, TableCells, effect_scale, format_number, literal_signature
+from .._options import (
+    MINUS,
+    POOLED_COLUMNS,
+    Best,
+    TableCells,
+    effect_scale,
+    format_number,
+    literal_signature,
+)
 from ..errors import OptionError, SchemaError, check_alpha, check_option, excerpt, quote_list
-from ..pooling._grouping import POOLED_COLUMNS
 
 __all__ = ["Markup", "escape", "escape_latex", "style", "to_html", "to_latex"]
 

@@ -62,7 +62,9 @@ def _imports(module: str) -> list[tuple[str, list[str], bool, int, str | None]]:
                 found.append((_resolve(module, child), names, at_top, child.lineno, function))
             elif isinstance(child, ast.Import):
                 found.extend((a.name, [], at_top, child.lineno, function) for a in child.names)
-            inner = child.name if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) else None
+            inner = (
+                child.name if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) else None
+            )
             walk(child, inner or function)
 
     walk(tree, None)
@@ -233,6 +235,54 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         if node not in state:
             visit(node, [node])
     return cycles
+
+
+# ------------------------------------------------------------- the documented tree
+DOC = SRC.parents[1] / "docs" / "architecture.md"
+
+
+def _documented_modules() -> dict[str, int]:
+    """The modules the tree of ``docs/architecture.md`` names (a directory ``x/`` is the
+    package ``x``; a line may name several modules), with the line of each."""
+    text = DOC.read_text()
+    block = text.split("## The tree", 1)[1].split("```", 2)[1]
+    out: dict[str, int] = {}
+    stack: list[str] = []
+    first = text[: text.index(block)].count("\n") + 1
+    for offset, line in enumerate(block.splitlines()):
+        if line.startswith("src/metaeval/"):
+            stack = ["metaeval"]
+            continue
+        if not stack or not line.strip() or line.startswith("src/"):
+            continue
+        start = next(i for i, ch in enumerate(line) if ch.isalnum() or ch == "_")
+        depth = start // 4  # "├── " and "│   " are four characters a level
+        stack = stack[:depth]
+        for token in line[start:].split():
+            if token.endswith("/"):
+                stack.append(token[:-1])
+                out[".".join(stack)] = first + offset
+                break
+            if not token.endswith(".py"):
+                break
+            name = token[:-3]
+            if name == "__main__":
+                continue
+            dotted = ".".join(stack if name == "__init__" else [*stack, name])
+            out[dotted] = first + offset
+    return out
+
+
+def test_the_documented_tree_names_every_module_and_no_other():
+    """``docs/architecture.md``'s tree is checked against ``src/metaeval``: a module added,
+    moved or removed fails here until the page says so."""
+    documented = _documented_modules()
+    missing = sorted(set(MODULES) - set(documented))
+    extra = sorted(set(documented) - set(MODULES))
+    assert not missing and not extra, (
+        f"docs/architecture.md's tree lacks {missing} and names modules that do not exist: "
+        f"{[(m, f'line {documented[m]}') for m in extra]}"
+    )
 
 
 def test_every_import_of_a_metaeval_module_names_one_that_exists():

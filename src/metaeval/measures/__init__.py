@@ -18,8 +18,15 @@ DCG from the qrels), RankEval's (gains from human ranks) and the textbook one of
 
 from __future__ import annotations
 
-from .classification import correlation, metrics, per_sample
+from .classification import confusion_matrix, correlation, metrics, per_sample
 from .lists import list_measures
 from .segments import segment_scores
 
-__all__ = ["segment_scores", "list_measures", "per_sample", "metrics", "correlation"]
+__all__ = [
+    "segment_scores",
+    "list_measures",
+    "per_sample",
+    "metrics",
+    "confusion_matrix",
+    "correlation",
+]

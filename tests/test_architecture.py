@@ -49,12 +49,14 @@ def _top_level_imports(module: str) -> list[tuple[str, list[str], bool]]:
 
 
 def _imports(module: str) -> list[tuple[str, list[str], bool, int, str | None]]:
-    """``(target, names, at module level, line, enclosing function)`` for every import."""
+    """``(target, names, at module level, line, enclosing function)`` for every import; a
+    method is named ``Class.method``."""
     tree = ast.parse(MODULES[module].read_text())
     found = []
     top = set(map(id, tree.body))
 
     def walk(node: ast.AST, function: str | None) -> None:
+        owner = f"{node.name}." if isinstance(node, ast.ClassDef) else ""
         for child in ast.iter_child_nodes(node):
             at_top = id(child) in top
             if isinstance(child, ast.ImportFrom):
@@ -62,10 +64,8 @@ def _imports(module: str) -> list[tuple[str, list[str], bool, int, str | None]]:
                 found.append((_resolve(module, child), names, at_top, child.lineno, function))
             elif isinstance(child, ast.Import):
                 found.extend((a.name, [], at_top, child.lineno, function) for a in child.names)
-            inner = (
-                child.name if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) else None
-            )
-            walk(child, inner or function)
+            is_function = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+            walk(child, owner + child.name if is_function else function)
 
     walk(tree, None)
     return found
@@ -161,7 +161,9 @@ def _edges() -> list[tuple[str, str, bool, int, str | None]]:
 
 
 def _presentation(module: str, target: str, lazy: bool, function: str | None) -> bool:
-    return lazy and function in PRESENTATION_METHODS and _stage(target) in PRESENTATION_STAGES
+    """A lazy import of ``plot``/``report`` inside a presentation *method* of a class."""
+    method = function.split(".")[-1] if function and "." in function else None
+    return lazy and method in PRESENTATION_METHODS and _stage(target) in PRESENTATION_STAGES
 
 
 def test_every_module_belongs_to_a_declared_stage():

@@ -101,3 +101,20 @@ def test_left_out_rows_and_single_tasks(acc):
     got = _weighted(eff, pooled)["weight"].to_numpy()
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
     assert np.isnan(got[0]) and 100.0 in got
+
+
+@pytest.mark.parametrize("by", ["domain", "mapping"])
+def test_subgroups_draw_each_subgroups_weights(acc, by):
+    """With ``by=``, the weights are those within each subgroup's own fit."""
+    domain = {"breast_cancer": "medical", "digits": "vision", "iris": "botany", "wine": "food"}
+    domain = {t: ("small" if t in ("iris", "wine") else "large") for t in domain}
+    eff = acc.assign(domain=acc["task"].map(domain))
+    option = "domain" if by == "domain" else domain
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", metaeval.MetaEvalWarning)  # two tasks a subgroup
+        want = metaeval.weights(eff, by=option)
+        fig = forest(eff, by=option)
+    drawn = _drawn(fig)
+    assert len(drawn) == len(TREATMENTS)
+    for d, (_, w) in zip(drawn, want.groupby("treatment", sort=False)["weight"], strict=True):
+        assert sorted(d.round(12)) == sorted((w / w.max()).round(12))

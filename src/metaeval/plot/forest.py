@@ -263,7 +263,12 @@ def forest(
         table = _weighted(effects, summary)
     else:  # the subgroups' own fits (the weights within each subgroup), then the overall
         table = weights(effects, **model, by=by)
-        subgroup = next(c for c in table.columns if c not in effects.columns and c != "weight")
+        # a column named by `by`, or the one a mapping `by` added
+        subgroup = (
+            by
+            if isinstance(by, str)
+            else next(c for c in table.columns if c not in effects.columns and c != "weight")
+        )
         summary = pool(effects, **model, by=by)
         overall = pool(effects, **model) if pooled is None else pooled
     if not {"ci_low", "ci_high"} <= set(table.columns):  # a bare (task, effect, variance) table

@@ -92,7 +92,7 @@ def main() -> None:
             refs, t_ref = timed(every, repeat=3)
         worst = 0.0
         for metric, ref in refs.items():  # the same p-values
-            part = ours[ours["metric"] == metric]
+            part = ours.table[ours.table["metric"] == metric]
             a = part["system_a"].str[1:].astype(int).to_numpy()
             b = part["system_b"].str[1:].astype(int).to_numpy()
             worst = max(worst, float(np.abs(ref.to_numpy()[a, b] - part["p_adjusted"]).max()))
@@ -109,7 +109,8 @@ def main() -> None:
     ]  # fmt: skip
     t_pair = (time.perf_counter() - start) / len(timed_pairs)
     t_ref = t_pair * len(pairs)
-    got = ours.set_index(["metric", "treatment"])[["p_worse", "p_equivalent", "p_better"]]
+    probs_of = ["prob_worse", "prob_equivalent", "prob_better"]
+    got = ours.table.set_index(["metric", "treatment"])[probs_of]
     worst = max(
         float(np.abs(np.array(p) - got.loc[(m, f"s{j:03d}")].to_numpy()).max())
         for (m, j), p in zip(timed_pairs, probs, strict=True)

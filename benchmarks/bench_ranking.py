@@ -25,7 +25,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from metaeval.ranking import err, kendall_tau, leaderboard, ndcg, reciprocal_rank, segment_scores
+from metaeval.measures import err, kendall_tau, ndcg, reciprocal_rank, segment_scores
+from metaeval.ranking import leaderboard
 
 
 def make_judgments(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 
 import numpy as np
 import pandas as pd
@@ -71,3 +72,133 @@ def test_the_accessor_does_not_change_the_table(scores):
     scores.meta.effects("ctrl").meta.pool()
     pd.testing.assert_frame_equal(scores, before)
     assert np.all(scores.columns == before.columns)
+
+
+# ------------------------------------------------- one table kind (issue 26, item 2)
+def _real(kind: str):
+    """A table (or result) of ``kind`` made by the library, from the bundled example."""
+    scores = metaeval.load_example().query("task in ['iris', 'wine', 'digits']")
+    effects = scores.meta.effects("logistic_regression")
+    made = {
+        "scores": lambda: scores,
+        "effects": lambda: effects,
+        "pooled": lambda: effects.meta.pool(),
+        "compare": lambda: scores.meta.compare("logistic_regression"),
+        "tukey": lambda: scores.meta.tukey(),
+        "analysis": lambda: scores.meta.analyze("logistic_regression"),
+        "posthoc": lambda: scores.meta.posthoc(),
+        "bayes": lambda: scores.meta.bayes_signed_rank(control="logistic_regression"),
+        "metareg": lambda: effects.assign(x=np.arange(len(effects)) % 3).meta.metareg(mods="x"),
+        "friedman": lambda: scores.meta.friedman(),
+    }
+    return made[kind]()
+
+
+# what each kind is called in the accessor's and the report's messages
+WORDS = {"scores": "a scores table", "effects": "an effects table", "pooled": "a pooled table",
+         "compare": "a compare() table", "tukey": "a tukey() table",
+         "analysis": "an analyze() table", "posthoc": "a posthoc() table",
+         "bayes": "a bayes_signed_rank() table", "metareg": "a metareg() table",
+         "friedman": "a friedman() table"}  # fmt: skip
+WRITTEN = ("effects", "pooled", "compare", "analysis")  # what to_latex() writes
+
+
+@pytest.mark.parametrize("kind", sorted(WORDS))
+def test_the_accessor_and_the_report_tell_a_real_table_of_every_kind_alike(kind):
+    """One rule: the kind the accessor finds is the one the report writes, or the one the
+    report names when it refuses the table (before, the report had rules of its own and
+    refused a tukey() or posthoc() table as "a table with columns [...]")."""
+    from metaeval.accessor import table_kind
+    from metaeval.report import to_latex
+
+    obj = _real(kind)
+    frame = getattr(obj, "table", obj)  # a result class (issue 26, item 1) or a DataFrame
+    assert table_kind(obj) == kind
+    assert table_kind(frame) == kind
+    if kind in WRITTEN:
+        assert frame.meta.to_latex() == to_latex(obj) == to_latex(frame)
+        return
+    with pytest.raises(metaeval.SchemaError) as refused:
+        to_latex(obj)
+    assert f"this is {WORDS[kind]}" in str(refused.value)
+    for written in WRITTEN:  # and it says which kinds it takes
+        assert WORDS[written] in str(refused.value)
+    with pytest.raises(metaeval.TableKindError, match=re.escape(f"but this is {WORDS[kind]}")):
+        frame.meta.to_latex()
+
+
+def test_a_result_is_asked_for_its_kind_not_sniffed(scores):
+    """A result object says its kind; the report writes its table and names its kind."""
+    import dataclasses
+
+    from metaeval._results import Result
+    from metaeval.accessor import table_kind
+    from metaeval.report import to_html, to_latex
+
+    @dataclasses.dataclass(frozen=True, eq=False, repr=False)
+    class Effects(Result):
+        kind = "effects"
+
+    @dataclasses.dataclass(frozen=True, eq=False, repr=False)
+    class Posthoc(Result):
+        kind = "posthoc"
+
+    eff = scores.meta.effects("ctrl")
+    assert table_kind(Effects(eff)) == "effects"
+    assert to_latex(Effects(eff)) == to_latex(eff) == Effects(eff).to_latex()
+    assert "<table" in to_html(Effects(eff))  # (its style ids are random: not compared)
+    posthoc = Posthoc(scores.meta.effects("ctrl"))  # asked, not told from the columns
+    assert table_kind(posthoc) == "posthoc"
+    with pytest.raises(metaeval.SchemaError, match=re.escape("this is a posthoc() table")):
+        to_latex(posthoc)
+    with pytest.raises(metaeval.SchemaError, match="got a list"):
+        to_latex([1, 2])
+
+
+# --------------------------------------- the dask accessor, from the same entries
+def test_the_dask_accessor_has_the_per_task_methods_with_their_functions_face(scores):
+    """``DaskMetaAccessor`` is generated from the entries marked ``per_task``: the same
+    signature (but ``progress``: dask shows its own), docstring and name as the function;
+    ``help(ddf.meta.effects)`` gives ``metaeval.effects``'s docstring."""
+    import pydoc
+
+    dd = pytest.importorskip("dask.dataframe")
+    from metaeval.scale import DaskMetaAccessor
+
+    marked = {name for name, entry in ACCESSOR_METHODS.items() if entry.per_task}
+    assert marked == {"sufficient_statistics", "effects", "analyze", "compare", "anova",
+                      "tukey", "means"}  # what the dask path computes  # fmt: skip
+    public = {n for n in dir(DaskMetaAccessor) if not n.startswith("_")}
+    assert public == marked | {"validate"}
+    meta = dd.from_pandas(scores, npartitions=2).meta
+    assert type(meta) is DaskMetaAccessor
+    for name in sorted(marked):
+        func = _function(ACCESSOR_METHODS[name].function)
+        bound = getattr(meta, name)
+        expected = [p for p in list(inspect.signature(func).parameters.values())[1:]
+                    if p.name != "progress"]  # fmt: skip
+        assert list(inspect.signature(bound).parameters.values()) == expected, name
+        assert (
+            inspect.signature(bound).return_annotation == inspect.signature(func).return_annotation
+        )
+        assert bound.__doc__ == func.__doc__ and bound.__name__ == func.__name__
+        assert inspect.getdoc(func).splitlines()[0] in pydoc.render_doc(bound)
+        unbound = getattr(DaskMetaAccessor, name)
+        assert list(inspect.signature(unbound).parameters)[0] == "self"
+    with pytest.raises(TypeError, match="progress"):
+        meta.compare("ctrl", progress=True)
+
+
+def test_tab_completion_offers_the_methods_of_the_tables_kind():
+    """``dir(df.meta)`` lists what the table can do (ARCHITECTURE.md §3.2): a scores table
+    is not offered ``pool`` or ``forest``; an effects table is not offered ``effects``; the
+    hidden methods stay reachable and say what they need."""
+    scores = metaeval.load_example().query("task in ['iris', 'wine']")
+    effects = scores.meta.effects("logistic_regression")
+    for table, kind in ((scores, "scores"), (effects, "effects")):
+        offered = {n for n in dir(table.meta) if not n.startswith("_")}
+        wanted = {n for n, e in ACCESSOR_METHODS.items() if kind in e.kinds} | {"validate"}
+        assert offered == wanted
+    assert "pool" not in dir(scores.meta) and "effects" not in dir(effects.meta)
+    with pytest.raises(metaeval.TableKindError, match="effects table"):
+        scores.meta.pool()

@@ -15,6 +15,7 @@ import metaeval_cli
 from metaeval import _options
 from metaeval.plot import forest
 from metaeval.ranking import leaderboard
+from metaeval_cli._parser import DEFAULTS, RANGER, resolve_model
 
 NOTEBOOKS = Path(__file__).parents[1] / "notebooks"
 
@@ -56,22 +57,22 @@ def test_the_default_fit_is_reml_knapp_hartung(scores):
 def test_the_command_has_the_librarys_defaults_and_the_ranger_preset(command):
     parser = metaeval_cli.build_parser()
     args = parser.parse_args(command)
-    metaeval_cli._resolve_model(parser, args)
+    resolve_model(parser, args)
     assert (args.effect, args.method, args.ci) == ("smcrp", "REML", None)
     args = parser.parse_args([*command, "--ranger"])
-    metaeval_cli._resolve_model(parser, args)
+    resolve_model(parser, args)
     assert vars(args) | metaeval.RANGER == vars(args)
-    assert metaeval_cli.RANGER == metaeval.RANGER
-    assert metaeval_cli.DEFAULTS == {
+    assert RANGER == metaeval.RANGER
+    assert DEFAULTS == {
         "effect": _options.DEFAULT_EFFECT,
         "method": _options.DEFAULT_POOL_METHOD,
         "ci": _options.DEFAULT_CI,
     }
     args = parser.parse_args([*command, "--ranger", "--method", "DL"])  # agrees: fine
-    metaeval_cli._resolve_model(parser, args)
+    resolve_model(parser, args)
     with pytest.raises(SystemExit) as stop:
         args = parser.parse_args([*command, "--ranger", "--effect", "md"])
-        metaeval_cli._resolve_model(parser, args)
+        resolve_model(parser, args)
     assert stop.value.code == 2
     with pytest.raises(SystemExit):
         parser.parse_args([*command, "--effect", "md", "--effect", "smd"])  # once only

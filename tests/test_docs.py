@@ -29,7 +29,7 @@ REFERENCES = ROOT / "docs" / "user_guide" / "formulas.md"
 PUBLIC_MODULES = (
     "metaeval", "metaeval.io", "metaeval.ir", "metaeval.ranking", "metaeval.classification",
     "metaeval.plot", "metaeval.report", "metaeval.datasets", "metaeval.schema",
-    "metaeval.paired", "metaeval.pooling", "metaeval.measures", "metaeval.cli",
+    "metaeval.paired", "metaeval.pooling", "metaeval.measures", "metaeval_cli",
     "metaeval.errors",
 )  # fmt: skip
 

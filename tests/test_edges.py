@@ -449,7 +449,7 @@ def test_figures_show_names_with_dollar_signs_literally(rng):
 
 
 def test_console_latex_notes_are_one_escaped_line():
-    from metaeval.cli._console import Table, render
+    from metaeval_cli._console import Table, render
 
     text = render(
         [Table("t\\write18{x}", pd.DataFrame({"a": ["x\ny"]}))],

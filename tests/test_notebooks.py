@@ -63,7 +63,7 @@ def test_notebook_runs(path, request, monkeypatch, tmp_path):
         if cell.cell_type != "code":
             continue
         images = sum("image/png" in o.get("data", {}) for o in cell.outputs)
-        figures = (".forest(", ".pairwise(", "forest(effects", ".critical_difference(", ".simplex(")
+        figures = (".forest(", ".pairwise(", "forest(effects", ".critical_difference(", ".plot(")
         draws = sum(cell.source.count(f) for f in figures)
         assert images == draws, (path.name, i, cell.source, images)
 

@@ -10,6 +10,7 @@ added to one of them."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import warnings
@@ -24,6 +25,7 @@ import xarray as xr
 
 import metaeval
 from metaeval import io as mio
+from metaeval._results import Result
 
 MODULES = ["metaeval", "metaeval.schema", "metaeval.io", "metaeval.measures", "metaeval.ir",
            "metaeval.paired", "metaeval.pooling", "metaeval.ranking", "metaeval.datasets",
@@ -54,10 +56,6 @@ NOT_TABLES = {
     "cliques": "a list of cliques",
     "effect_sizes": "a Dataset of effects and a dict of DataArrays (effects() tabulates them)",
 }  # fmt: skip
-
-# issue 26: these return Result objects once the result classes are merged; their tables
-# then carry scalar options only
-PENDING = {"metareg", "friedman", "bayes_signed_rank"}  # posthoc's attrs: scalars already
 
 
 def _public_functions() -> dict[str, Callable[..., Any]]:
@@ -172,7 +170,7 @@ def _cases(scores: pd.DataFrame, effects: pd.DataFrame, tmp: Path) -> dict[str, 
         "per_sample": lambda: metaeval.measures.per_sample(labels, {"a": predictions}, task="t"),
         "segment_scores": lambda: metaeval.measures.segment_scores(judgments),
         "list_measures": lambda: metaeval.measures.list_measures([[2, 3, 0], [0, 1], []], k=3),
-        "kendall_tau_set": lambda: metaeval.ranking.kendall_tau_set(
+        "kendall_tau_set": lambda: metaeval.measures.kendall_tau_set(
             [[1, 2, 3], [2, 1, 3]], [[1, 2, 3], [1, 2, 3]]
         ),
         # paired
@@ -221,9 +219,12 @@ def _predictions() -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def _tables(out: Any) -> list[tuple[str, pd.DataFrame]]:
-    """The tables of an output: itself, a Result's ``table``, a report's tables."""
-    out = getattr(out, "table", out)
+def _tables(out: Any) -> list[tuple[str, Any]]:
+    """The tables of an output: itself, a Result's ``table`` and its other table parts, a
+    report's tables."""
+    if isinstance(out, Result):
+        return [(f".{f.name}", getattr(out, f.name)) for f in dataclasses.fields(out)
+                if isinstance(getattr(out, f.name), pd.DataFrame | pd.Series)]  # fmt: skip
     if isinstance(out, pd.DataFrame | pd.Series | xr.Dataset):
         return [("", out)]
     found = []
@@ -260,12 +261,7 @@ def test_every_public_function_is_run_or_said_to_return_no_table(scores, effects
     )
 
 
-@pytest.mark.parametrize(
-    "name",
-    [pytest.param(n, marks=pytest.mark.xfail(
-        strict=True, reason="Result classes (issue 26) not merged yet")) if n in PENDING else n
-     for n in CASE_NAMES],
-)  # fmt: skip
+@pytest.mark.parametrize("name", CASE_NAMES)
 def test_no_table_or_array_in_the_attrs_of_an_output(name, scores, effects, tmp_path):
     case = _cases(scores, effects, tmp_path)[name]
     with warnings.catch_warnings():

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import metaeval
+from metaeval import _options as vocabulary
 
 STAGES = ["metaeval", "metaeval.io", "metaeval.measures", "metaeval.paired",
           "metaeval.pooling", "metaeval.ranking", "metaeval.plot", "metaeval.report",
@@ -102,8 +103,8 @@ def _accessor_options() -> list[tuple[str, str, typing.Callable[..., typing.Any]
     from metaeval.accessor import ACCESSOR_METHODS
 
     out = []
-    for method, (target, _, _) in sorted(ACCESSOR_METHODS.items()):
-        module, name = target.split(":")
+    for method, entry in sorted(ACCESSOR_METHODS.items()):
+        module, name = entry.function.split(":")
         func = getattr(importlib.import_module(module), name)
         for qual, tested, param in OPTIONS:
             if tested is func:
@@ -125,3 +126,58 @@ def test_a_bogus_option_of_an_accessor_method_is_an_option_error_naming_it(
         warnings.simplefilter("ignore", metaeval.MetaEvalWarning)
         with pytest.raises(metaeval.OptionError, match=rf"`{param}`"):
             getattr(table.meta, method)(*rest, **{**kwargs, param: BOGUS})
+
+
+# ---------------------------------------------------------------- the vocabulary
+# Every option typed with a Literal in a public signature takes its values from a Literal
+# alias of metaeval._options, and help() shows it evaluated (issue 26; ARCHITECTURE.md §3.3).
+
+
+def _literals(hint: typing.Any) -> list[tuple[typing.Any, ...]]:
+    """The value tuples of every ``Literal`` inside ``hint`` (``Literal[...] | None`` too)."""
+    if typing.get_origin(hint) is typing.Literal:
+        return [typing.get_args(hint)]
+    return [values for arg in typing.get_args(hint) for values in _literals(arg)]
+
+
+VOCABULARY = {
+    typing.get_args(alias): name
+    for name, alias in vars(vocabulary).items()
+    if typing.get_origin(alias) is typing.Literal
+}
+
+
+def _public_options() -> list[tuple[str, typing.Callable[..., typing.Any], str, typing.Any]]:
+    found = {}
+    for stage in STAGES:
+        module = importlib.import_module(stage)
+        for name in getattr(module, "__all__", []):
+            func = getattr(module, name, None)
+            if not inspect.isfunction(func):
+                continue
+            for param, hint in typing.get_type_hints(func).items():
+                if param != "return" and _is_literal(hint):
+                    found[(f"{func.__module__}.{func.__qualname__}", param)] = (func, hint)
+    return [(qual, func, param, hint) for (qual, param), (func, hint) in sorted(found.items())]
+
+
+LITERALS = _public_options()
+
+
+def test_literal_options_are_found():
+    assert len(LITERALS) > 30, len(LITERALS)
+
+
+@pytest.mark.parametrize(
+    ("qual", "func", "param", "hint"), LITERALS, ids=[f"{o[0]}:{o[2]}" for o in LITERALS]
+)
+def test_every_literal_comes_from_options_and_shows_evaluated(qual, func, param, hint):
+    for values in _literals(hint):
+        assert values in VOCABULARY, (
+            f"{qual}({param}=...) spells its own Literal{list(values)}; define it in "
+            "metaeval._options and import it"
+        )
+    shown = inspect.signature(func).parameters[param].annotation
+    assert not isinstance(shown, str), (
+        f"help({qual}) shows {param}: {shown!r}; decorate it with _options.literal_signature"
+    )

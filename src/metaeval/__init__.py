@@ -8,8 +8,9 @@ The package is one subpackage per stage of the pipeline
 scores → paired statistics → effects → pooled → figures and tables:
 :mod:`~metaeval.schema`, :mod:`~metaeval.io`, :mod:`~metaeval.measures`,
 :mod:`~metaeval.paired`, :mod:`~metaeval.pooling`, :mod:`~metaeval.ranking`,
-:mod:`~metaeval.plot`, :mod:`~metaeval.report`, :mod:`~metaeval.cli`. The
-functions most analyses need are here at the top; submodules load on first use.
+:mod:`~metaeval.plot`, :mod:`~metaeval.report`; the ``metaeval`` command is the
+package :mod:`metaeval_cli` beside it. The functions most analyses need are here at
+the top; submodules load on first use.
 """
 
 from __future__ import annotations
@@ -54,7 +55,16 @@ from .paired import (
     sufficient_statistics,
     tukey,
 )
-from .pooling import analyze, influence, leave_one_out, metareg, pool, pool_metrics, weights
+from .pooling import (
+    MetaRegResult,
+    analyze,
+    influence,
+    leave_one_out,
+    metareg,
+    pool,
+    pool_metrics,
+    weights,
+)
 from .schema import from_wide, scores, validate_effects, validate_scores
 
 _aliases.install()
@@ -73,7 +83,7 @@ def _version() -> str:
 __version__ = _version()
 
 _SUBMODULES = (
-    "cli", "classification", "datasets", "errors", "io", "ir", "measures", "paired", "plot",
+    "classification", "datasets", "errors", "io", "ir", "measures", "paired", "plot",
     "pooling", "ranking", "report", "schema",
 )  # fmt: skip
 """Submodules reachable as attributes; the ones not loaded yet load on first use."""
@@ -102,6 +112,8 @@ __all__ = [
     "bootstrap_effects",
     "adjust_pvalues",
     "load_example",
+    # classes
+    "MetaRegResult",
     # modules
     *_SUBMODULES,
     # constants

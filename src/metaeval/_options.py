@@ -63,6 +63,10 @@ PosthocMethod = Literal["nemenyi", "holm", "bonferroni_dunn", "wilcoxon_holm"]
 """``method=`` of :func:`metaeval.ranking.posthoc`."""
 PoolModel = Literal["univariate", "multilevel"]
 """``model=`` of :func:`metaeval.pool`: one level of heterogeneity, or tasks and metrics."""
+RankForce = Literal["parametric", "nonparametric"]
+"""``force=`` of :func:`metaeval.ranking.rank_report`: the route of the tests."""
+RangerExample = Literal["classification-glue-data", "retrieval-colberter-data"]
+"""``name=`` of :func:`metaeval.datasets.fetch_ranger`: the folders of Ranger's ``examples/``."""
 
 EFFECT_TYPES: tuple[str, ...] = get_args(EffectType)
 POOL_METHODS: tuple[str, ...] = get_args(PoolMethod)
@@ -208,7 +212,7 @@ EFFECT_SCALES: dict[str, EffectScale] = {
     "bootstrap": EffectScale("Difference"),
 }  # fmt: skip
 """Every effect type's :class:`EffectScale` (also those of :func:`metaeval.bootstrap_effects`
-and :func:`metaeval.ranking.correlation_effects`)."""
+and :func:`metaeval.paired.correlation_effects`)."""
 
 
 def effect_scale(effect_type: str) -> EffectScale:

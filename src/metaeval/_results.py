@@ -51,8 +51,9 @@ class Result:
     """A result with several parts; ``table`` is the tidy table a user reads first.
 
     Subclasses are frozen dataclasses that name their other parts as fields and set
-    ``kind`` (the table kind :func:`metaeval.accessor.table_kind` reports for
-    ``table``). Equality is identity (the parts are tables); compare ``r.table``.
+    ``kind`` (the kind of ``table``: :func:`metaeval.accessor.table_kind` and the report
+    ask the result for it). Equality is identity (the parts are tables); compare
+    ``r.table``.
     """
 
     table: pd.DataFrame

@@ -14,130 +14,102 @@ import functools
 import importlib
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
+from ._kinds import KINDS, REPORT_KINDS, describe_kinds, table_kind
 from .errors import TableKindError
 
-__all__ = ["MetaAccessor", "table_kind", "ACCESSOR_METHODS"]
-
-_KINDS = {
-    "scores": "a scores table (columns task, query, system, metric, value)",
-    "effects": "an effects table (columns effect, variance)",
-    "pooled": "a pooled table (columns effect, se, k)",
-    "compare": "a compare() table (columns treatment, control, diff, p_value)",
-    "tukey": "a tukey() table (columns system_a, system_b, diff, p_value)",
-    "analysis": "an analyze() table (columns row, task, effect, se)",
-    "posthoc": "a posthoc() table (columns system_a, system_b, rank_a, rank_b, p_adjusted)",
-    "bayes": "a bayes_signed_rank() table (columns treatment, control, p_worse, p_better)",
-    "metareg": "a metareg() table (columns term, estimate, se, p_value)",
-}
-
-
-def table_kind(df: pd.DataFrame) -> str | None:
-    """The kind of a table, told from its columns, or None.
-
-    ``"effects"`` (``effect, variance``), ``"pooled"`` (``effect, se, k``),
-    ``"scores"`` (``value``), ``"compare"`` (``treatment, control, diff,
-    p_value``), ``"tukey"`` (``system_a, system_b, diff, p_value``),
-    ``"analysis"``, ``"posthoc"`` (``system_a, system_b, rank_a, rank_b,
-    p_adjusted``), ``"bayes"`` (``treatment, control, p_worse, p_better``) or
-    ``"metareg"`` (``term, estimate, se, p_value``).
-    """
-    cols = set(df.columns)
-    if {"system_a", "system_b", "rank_a", "rank_b", "p_adjusted"} <= cols:
-        return "posthoc"
-    if {"treatment", "control", "p_worse", "p_better"} <= cols:
-        return "bayes"
-    if {"term", "estimate", "se", "p_value"} <= cols:
-        return "metareg"
-    if {"effect", "variance"} <= cols:
-        return "effects"
-    if {"effect", "se", "k"} <= cols:
-        return "pooled"
-    if "value" in cols:
-        return "scores"
-    if {"treatment", "control", "diff", "p_value"} <= cols:
-        return "compare"
-    if {"system_a", "system_b", "diff", "p_value"} <= cols:
-        return "tukey"
-    if {"row", "task", "effect", "se"} <= cols:
-        return "analysis"
-    return None
-
+__all__ = ["MetaAccessor", "table_kind", "ACCESSOR_METHODS", "AccessorMethod", "with_methods"]
 
 _SCORES_HINT = "Map your column names with metaeval.scores(df, value=..., ...)."
 _EFFECTS_HINT = "Compute effects first: scores.meta.effects(control=...).meta.{name}()."
-_REPORT_KINDS = ("effects", "pooled", "compare", "analysis")
 
-ACCESSOR_METHODS: dict[str, tuple[str, tuple[str, ...], str]] = {
-    # name: (function, table kinds accepted, hint when the kind is wrong)
-    "sufficient_statistics": ("metaeval.paired:sufficient_statistics", ("scores",), _SCORES_HINT),
-    "effects": ("metaeval.paired:effects", ("scores",), _SCORES_HINT),
-    "effect_covariance": ("metaeval.paired:effect_covariance", ("scores",), _SCORES_HINT),
-    "compare": ("metaeval.paired:compare", ("scores",), "compare() starts from per-query scores."),
-    "anova": ("metaeval.paired:anova", ("scores",), "anova() starts from per-query scores."),
-    "tukey": ("metaeval.paired:tukey", ("scores",), "tukey() starts from per-query scores."),
-    "means": ("metaeval.paired:means", ("scores",), "means() starts from per-query scores."),
-    "analyze": ("metaeval.pooling:analyze", ("scores",), "analyze() starts from per-query scores."),
-    "pool_metrics": (
+
+class AccessorMethod(NamedTuple):
+    """An entry of :data:`ACCESSOR_METHODS`."""
+
+    function: str
+    """The module function the method calls, as ``"module:name"``."""
+    kinds: tuple[str, ...]
+    """The table kinds the method accepts (see :func:`table_kind`)."""
+    hint: str
+    """What the error for a table of another kind advises (``{name}``: the method)."""
+    per_task: bool = False
+    """The function treats each task on its own (or pools what it found per task): it is
+    a method of ``.meta`` on a dask DataFrame too (:class:`metaeval.scale.DaskMetaAccessor`)."""
+
+
+_M = AccessorMethod
+ACCESSOR_METHODS: dict[str, AccessorMethod] = {
+    # name: (function, table kinds accepted, hint when the kind is wrong, per_task=...)
+    "sufficient_statistics": _M(
+        "metaeval.paired:sufficient_statistics", ("scores",), _SCORES_HINT, per_task=True,
+    ),
+    "effects": _M("metaeval.paired:effects", ("scores",), _SCORES_HINT, per_task=True),
+    "effect_covariance": _M("metaeval.paired:effect_covariance", ("scores",), _SCORES_HINT),
+    "compare": _M(
+        "metaeval.paired:compare", ("scores",), "compare() starts from per-query scores.",
+        per_task=True,
+    ),
+    "anova": _M(
+        "metaeval.paired:anova", ("scores",), "anova() starts from per-query scores.", per_task=True,
+    ),
+    "tukey": _M(
+        "metaeval.paired:tukey", ("scores",), "tukey() starts from per-query scores.", per_task=True,
+    ),
+    "means": _M(
+        "metaeval.paired:means", ("scores",), "means() starts from per-query scores.", per_task=True,
+    ),
+    "analyze": _M(
+        "metaeval.pooling:analyze", ("scores",), "analyze() starts from per-query scores.",
+        per_task=True,
+    ),
+    "pool_metrics": _M(
         "metaeval.pooling:pool_metrics", ("scores",), "pool_metrics() starts from per-query scores.",
     ),
-    "pool": ("metaeval.pooling:pool", ("effects",), _EFFECTS_HINT),
-    "weights": ("metaeval.pooling:weights", ("effects",), _EFFECTS_HINT),
-    "leave_one_out": ("metaeval.pooling:leave_one_out", ("effects",), _EFFECTS_HINT),
-    "influence": ("metaeval.pooling:influence", ("effects",), _EFFECTS_HINT),
-    "metareg": ("metaeval.pooling:metareg", ("effects",), _EFFECTS_HINT),
-    "correlation_effects": (
-        "metaeval.ranking:correlation_effects", ("scores",),
+    "pool": _M("metaeval.pooling:pool", ("effects",), _EFFECTS_HINT),
+    "weights": _M("metaeval.pooling:weights", ("effects",), _EFFECTS_HINT),
+    "leave_one_out": _M("metaeval.pooling:leave_one_out", ("effects",), _EFFECTS_HINT),
+    "influence": _M("metaeval.pooling:influence", ("effects",), _EFFECTS_HINT),
+    "metareg": _M("metaeval.pooling:metareg", ("effects",), _EFFECTS_HINT),
+    "correlation_effects": _M(
+        "metaeval.paired:correlation_effects", ("scores",),
         "correlation_effects() correlates per-query scores with a reference system.",
     ),
-    "leaderboard": (
+    "leaderboard": _M(
         "metaeval.ranking:leaderboard", ("scores",),
         "leaderboard() ranks systems from per-query scores.",
     ),
-    "friedman": (
+    "friedman": _M(
         "metaeval.ranking:friedman", ("scores",),
         "friedman() ranks systems from per-query or per-task scores.",
     ),
-    "posthoc": (
+    "posthoc": _M(
         "metaeval.ranking:posthoc", ("scores",),
         "posthoc() ranks systems from per-query or per-task scores.",
     ),
-    "bayes_signed_rank": (
+    "bayes_signed_rank": _M(
         "metaeval.ranking:bayes_signed_rank", ("scores",),
         "bayes_signed_rank() compares systems from per-query or per-task scores.",
     ),
-    "rank_report": (
+    "rank_report": _M(
         "metaeval.ranking:rank_report", ("scores",),
         "rank_report() ranks systems from per-query or per-task scores.",
     ),
-    "cliques": ("metaeval.ranking:cliques", ("posthoc",), "Run scores.meta.posthoc() first."),
-    "critical_difference": (
-        "metaeval.plot:critical_difference", ("posthoc",), "Run scores.meta.posthoc() first.",
-    ),
-    "simplex": (
-        "metaeval.plot:simplex", ("bayes",),
-        "Run scores.meta.bayes_signed_rank(control=..., samples=True) first.",
-    ),
-    "forest": ("metaeval.plot:forest", ("effects",), _EFFECTS_HINT),
-    "bubble": ("metaeval.plot:bubble", ("metareg",), "Run effects.meta.metareg(mods=...) first."),
-    "pairwise": (
+    "forest": _M("metaeval.plot:forest", ("effects",), _EFFECTS_HINT),
+    "pairwise": _M(
         "metaeval.plot:pairwise", ("compare", "tukey"),
         "Run scores.meta.compare() or .meta.tukey() first.",
     ),
-    "to_latex": ("metaeval.report:to_latex", _REPORT_KINDS, ""),
-    "to_html": ("metaeval.report:to_html", _REPORT_KINDS, ""),
-    "style": ("metaeval.report:style", _REPORT_KINDS, ""),
+    "to_latex": _M("metaeval.report:to_latex", REPORT_KINDS, ""),
+    "to_html": _M("metaeval.report:to_html", REPORT_KINDS, ""),
+    "style": _M("metaeval.report:style", REPORT_KINDS, ""),
 }  # fmt: skip
 """Every accessor method but ``validate``: the function it calls (``module:name``), the
-table kinds it accepts and the hint its error gives for another kind."""
-
-
-def _needed(kinds: tuple[str, ...]) -> str:
-    names = [_KINDS[k] for k in kinds]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+table kinds it accepts, the hint its error gives for another kind, and whether it works
+per task on a dask DataFrame (:class:`AccessorMethod`)."""
 
 
 class _Method:
@@ -146,16 +118,23 @@ class _Method:
     On the instance (``df.meta.pool``) it gives a bound method; on the class
     (``pd.DataFrame.meta.pool``, what Sphinx documents) a function whose first
     parameter is ``self``. Both carry the function's name, docstring and
-    signature (``functools.wraps`` plus ``__signature__``).
+    signature (``functools.wraps`` plus ``__signature__``; ``hide``: parameters the
+    method leaves out). The method calls ``self._call(descriptor, func, args,
+    kwargs)``: the accessor class says how the function meets its table.
     """
 
-    def __init__(self, target: str, kinds: tuple[str, ...], hint: str) -> None:
-        self.target, self.kinds, self.hint = target, kinds, hint
+    def __init__(self, target: str, kinds: tuple[str, ...], hint: str, per_task: bool = False,
+                 *, hide: tuple[str, ...] = ()) -> None:  # fmt: skip
+        self.target, self.kinds, self.hint, self.per_task = target, kinds, hint, per_task
+        self.hide = hide
         self.name = ""
+        self.owner, self.module = "MetaAccessor", __name__
+        self.signature: inspect.Signature | None = None  # as shown, with ``self`` first
         self._method: Callable[..., Any] | None = None
 
     def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
+        self.name, self.owner = name, owner.__name__
+        self.module = owner.__module__
 
     def function(self) -> Callable[..., Any]:
         """The module function this method calls."""
@@ -164,22 +143,25 @@ class _Method:
 
     def _build(self) -> Callable[..., Any]:
         func = self.function()
-        name, kinds, hint = self.name, self.kinds, self.hint.format(name=self.name)
+        me = self
 
         @functools.wraps(func)
-        def method(self: MetaAccessor, *args: Any, **kwargs: Any) -> Any:
-            return func(self._need(kinds, name, hint), *args, **kwargs)
+        def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return self._call(me, func, args, kwargs)
 
         sig = inspect.signature(func)
         table, *rest = sig.parameters.values()
-        me = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        method.__signature__ = sig.replace(parameters=[me, *rest])  # type: ignore[attr-defined]
-        method.__qualname__ = f"MetaAccessor.{name}"
-        method.__module__ = __name__
+        this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        self.signature = sig.replace(
+            parameters=[this, *(p for p in rest if p.name not in self.hide)]
+        )
+        method.__signature__ = self.signature  # type: ignore[attr-defined]
+        method.__qualname__ = f"{self.owner}.{self.name}"
+        method.__module__ = self.module
         del method.__wrapped__  # inspect would follow it back to the table argument
         return method
 
-    def __get__(self, obj: MetaAccessor | None, objtype: type | None = None) -> Any:
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
         if self._method is None:
             self._method = self._build()
         if obj is None:
@@ -187,7 +169,29 @@ class _Method:
         return self._method.__get__(obj, objtype)
 
 
+def with_methods(*, per_task: bool = False, hide: tuple[str, ...] = ()) -> Callable[[type], type]:
+    """A class decorator that gives an accessor class the methods of :data:`ACCESSOR_METHODS`
+    (those marked ``per_task`` only, with ``per_task=True``), each with its function's face
+    (signature without the table argument and the parameters in ``hide``; docstring).
+
+    The class defines ``_call(method, func, args, kwargs)``: what a call of a method does
+    with its table (``method.name``, ``method.kinds``, ``method.signature`` describe it).
+    """
+
+    def decorate(cls: type) -> type:
+        for name, entry in ACCESSOR_METHODS.items():
+            if per_task and not entry.per_task:
+                continue
+            method = _Method(*entry, hide=hide)
+            method.__set_name__(cls, name)
+            setattr(cls, name, method)
+        return cls
+
+    return decorate
+
+
 @pd.api.extensions.register_dataframe_accessor("meta")
+@with_methods()
 class MetaAccessor:
     """Meta-analysis methods on scores and effects tables (``df.meta``).
 
@@ -202,7 +206,7 @@ class MetaAccessor:
     def __init__(self, obj: pd.DataFrame) -> None:
         if table_kind(obj) is None:
             raise TableKindError(
-                f"DataFrame.meta needs {_KINDS['scores']}, {_KINDS['effects']} or a result "
+                f"DataFrame.meta needs {KINDS['scores']}, {KINDS['effects']} or a result "
                 "table of metaeval (pooled, analysis, compare, tukey, posthoc, bayes); this "
                 f"table has columns {list(obj.columns)[:12]}. Map other column names "
                 "with metaeval.scores(df, task=..., query=..., system=..., metric=..., value=..., "
@@ -211,11 +215,23 @@ class MetaAccessor:
             )
         self._obj = obj
 
+    def __dir__(self) -> list[str]:
+        """Tab completion offers the methods of this table's kind (and ``validate``); the
+        others stay callable and say what they need."""
+        kind = table_kind(self._obj)
+        hidden = {name for name, entry in ACCESSOR_METHODS.items() if kind not in entry.kinds}
+        return sorted(set(super().__dir__()) - hidden)
+
+    def _call(self, method: _Method, func: Callable[..., Any], args: tuple[Any, ...],
+              kwargs: dict[str, Any]) -> Any:  # fmt: skip
+        hint = method.hint.format(name=method.name)
+        return func(self._need(method.kinds, method.name, hint), *args, **kwargs)
+
     def _need(self, kinds: tuple[str, ...], method: str, hint: str) -> pd.DataFrame:
         found = table_kind(self._obj)
         if found not in kinds:
             raise TableKindError(
-                f".meta.{method}() needs {_needed(kinds)}, but this is {_KINDS[str(found)]}. "
+                f".meta.{method}() needs {describe_kinds(kinds)}, but this is {KINDS[str(found)]}. "
                 f"{hint}".rstrip()
             )
         return self._obj
@@ -240,33 +256,3 @@ class MetaAccessor:
         if table_kind(self._obj) == "effects":
             return validate_effects(self._obj)
         return validate_scores(self._obj)
-
-    sufficient_statistics = _Method(*ACCESSOR_METHODS["sufficient_statistics"])
-    effects = _Method(*ACCESSOR_METHODS["effects"])
-    effect_covariance = _Method(*ACCESSOR_METHODS["effect_covariance"])
-    compare = _Method(*ACCESSOR_METHODS["compare"])
-    anova = _Method(*ACCESSOR_METHODS["anova"])
-    tukey = _Method(*ACCESSOR_METHODS["tukey"])
-    means = _Method(*ACCESSOR_METHODS["means"])
-    analyze = _Method(*ACCESSOR_METHODS["analyze"])
-    pool_metrics = _Method(*ACCESSOR_METHODS["pool_metrics"])
-    pool = _Method(*ACCESSOR_METHODS["pool"])
-    weights = _Method(*ACCESSOR_METHODS["weights"])
-    leave_one_out = _Method(*ACCESSOR_METHODS["leave_one_out"])
-    influence = _Method(*ACCESSOR_METHODS["influence"])
-    metareg = _Method(*ACCESSOR_METHODS["metareg"])
-    correlation_effects = _Method(*ACCESSOR_METHODS["correlation_effects"])
-    leaderboard = _Method(*ACCESSOR_METHODS["leaderboard"])
-    friedman = _Method(*ACCESSOR_METHODS["friedman"])
-    posthoc = _Method(*ACCESSOR_METHODS["posthoc"])
-    bayes_signed_rank = _Method(*ACCESSOR_METHODS["bayes_signed_rank"])
-    rank_report = _Method(*ACCESSOR_METHODS["rank_report"])
-    cliques = _Method(*ACCESSOR_METHODS["cliques"])
-    critical_difference = _Method(*ACCESSOR_METHODS["critical_difference"])
-    simplex = _Method(*ACCESSOR_METHODS["simplex"])
-    forest = _Method(*ACCESSOR_METHODS["forest"])
-    bubble = _Method(*ACCESSOR_METHODS["bubble"])
-    pairwise = _Method(*ACCESSOR_METHODS["pairwise"])
-    to_latex = _Method(*ACCESSOR_METHODS["to_latex"])
-    to_html = _Method(*ACCESSOR_METHODS["to_html"])
-    style = _Method(*ACCESSOR_METHODS["style"])

@@ -47,6 +47,7 @@ from ._options import (
     EffectType,
     PoolMethod,
 )
+from .accessor import with_methods
 from .errors import SchemaError, check_alpha, check_resamples, quote_list
 from .schema import KEY_COLUMNS, SCORE_COLUMNS
 
@@ -365,17 +366,30 @@ def _per_task(ddf: Any, func: Any, kwargs: dict[str, Any], *, pairs: tuple[str, 
     return frame
 
 
+@with_methods(per_task=True, hide=("progress",))
 class DaskMetaAccessor:
     """``.meta`` on a dask DataFrame of scores: the same results as in memory.
 
-    Each method computes (the results are small: per task, metric and pair) and
-    returns what the pandas method returns; see :mod:`metaeval.scale` for how.
+    Its methods are the pandas accessor's that work per task (those marked
+    ``per_task`` in :data:`metaeval.accessor.ACCESSOR_METHODS`), with their functions'
+    signatures and docstrings, but ``progress`` (dask's diagnostics show progress).
+    Each computes (the results are small: per task, metric and pair) and returns what
+    the pandas method returns; see :mod:`metaeval.scale` for how.
     """
 
     def __init__(self, obj: Any) -> None:
         self._obj = obj
 
-    def sufficient_statistics(
+    def _call(self, method: Any, func: Any, args: tuple[Any, ...],
+              kwargs: dict[str, Any]) -> Any:  # fmt: skip
+        """A method's call: its arguments bound as the function takes them, to the dask
+        way of computing it (``_<name>``)."""
+        bound = method.signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        arguments = {k: v for k, v in bound.arguments.items() if k != "self"}
+        return getattr(self, f"_{method.name}")(**arguments)
+
+    def _sufficient_statistics(
         self,
         control: str | Sequence[str] | None = None,
         *,
@@ -384,7 +398,7 @@ class DaskMetaAccessor:
         """:func:`metaeval.sufficient_statistics` of the whole table, reduced per partition."""
         return statistics(self._obj, control, treatment)[0]
 
-    def effects(
+    def _effects(
         self,
         control: str | Sequence[str] | None,
         *,
@@ -397,7 +411,7 @@ class DaskMetaAccessor:
         return effects(self._obj, control, treatment=treatment, effect=effect, alpha=alpha,
                        correct=correct)  # fmt: skip
 
-    def analyze(
+    def _analyze(
         self,
         control: str | Sequence[str] | None,
         *,
@@ -414,10 +428,10 @@ class DaskMetaAccessor:
 
         checked_options(effect, alpha)
         pool_options(method, ci, alpha)  # before the work, not after
-        eff = self.effects(control, treatment=treatment, effect=effect, alpha=alpha)
+        eff = self._effects(control, treatment=treatment, effect=effect, alpha=alpha)
         return analysis_table(eff, method=method, ci=ci, alpha=alpha, effect=effect)
 
-    def compare(
+    def _compare(
         self,
         control: str | Sequence[str] | None = None,
         *,
@@ -443,20 +457,20 @@ class DaskMetaAccessor:
         return _per_task(self._obj, compare, kwargs, pairs=("treatment", "control"),
                          control=control, treatment=treatment)  # fmt: skip
 
-    def anova(self) -> pd.DataFrame:
+    def _anova(self) -> pd.DataFrame:
         """:func:`metaeval.anova` of the whole table."""
         from .paired.twoway import anova
 
         return _per_task(self._obj, anova, {}, pairs=None)
 
-    def means(self, *, alpha: float = 0.05) -> pd.DataFrame:
+    def _means(self, *, alpha: float = 0.05) -> pd.DataFrame:
         """:func:`metaeval.means` of the whole table."""
         from .paired.twoway import means
 
         check_alpha(alpha)
         return _per_task(self._obj, means, {"alpha": alpha}, pairs=None)
 
-    def tukey(
+    def _tukey(
         self,
         *,
         randomized: bool = False,

@@ -68,7 +68,7 @@ def test_demo_usage_and_data_error_exit_codes(capsys):
 
 def test_console_script_runs():
     done = subprocess.run(
-        [sys.executable, "-m", "metaeval.cli", "demo", "--effect", "md", "--no-output"],
+        [sys.executable, "-m", "metaeval", "demo", "--effect", "md", "--no-output"],
         capture_output=True,
         text=True,
         check=False,

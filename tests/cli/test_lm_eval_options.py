@@ -9,7 +9,8 @@ import pytest
 from _helpers import parse_raw
 
 import metaeval
-from metaeval_cli import _mapping, build_parser, main
+from metaeval_cli import build_parser, main
+from metaeval_cli._parser import mapping
 
 
 @pytest.mark.parametrize(
@@ -28,13 +29,13 @@ from metaeval_cli import _mapping, build_parser, main
     ],
 )  # fmt: skip
 def test_values_may_hold_commas_and_equals_signs(text, expected):
-    assert _mapping(text) == expected
+    assert mapping(text) == expected
 
 
 @pytest.mark.parametrize("text", ["", ",", "acc", "=acc", "task=", "acc,task=t", "a=1,a=2"])
 def test_malformed_pairs_are_refused(text):
     with pytest.raises(argparse.ArgumentTypeError, match=repr(text).replace("(", r"\(")):
-        _mapping(text)
+        mapping(text)
 
 
 def _meta(*extra: str) -> argparse.Namespace:

@@ -1,4 +1,4 @@
-"""metaeval.ranking: RankEval's segment measures, segment_scores, correlation meta-evaluation."""
+"""metaeval.measures.segments: RankEval's segment measures, segment_scores, correlation meta-evaluation."""
 
 from __future__ import annotations
 
@@ -10,12 +10,10 @@ import pytest
 from scipy import stats
 
 import metaeval
-from metaeval.ranking import (
+from metaeval.measures import (
     best_human_rank,
     best_predicted_vs_human,
-    correlation_effects,
     err,
-    fisher_z_variance,
     kendall_tau,
     kendall_tau_set,
     ndcg,
@@ -23,6 +21,7 @@ from metaeval.ranking import (
     reciprocal_rank,
     segment_scores,
 )
+from metaeval.paired import correlation_effects, fisher_z_variance
 
 
 # ------------------------------------------------------------ normalization

@@ -54,42 +54,68 @@ def test_points_sized_by_weight_and_other_moderators_at_their_means():
     ax = bubble(res, "log_n").axes[0]
     points = _artist(ax, "bubble-points")
     np.testing.assert_allclose(points.get_offsets()[:, 1], eff["effect"])
-    weight = res.attrs["data"]["weight"].to_numpy()
+    weight = res.data["weight"].to_numpy()
     np.testing.assert_allclose(points.get_sizes() / points.get_sizes().sum(), weight / weight.sum())
     xs, ys = _artist(ax, "bubble-fit").get_data()
-    b = res.set_index("term")["estimate"]
+    b = res.table.set_index("term")["estimate"]
     share = (eff["domain"] == "web").mean()  # domain[T.web] held at its share
     np.testing.assert_allclose(ys, b["intercept"] + b["log_n"] * xs + b["domain[T.web]"] * share)
     assert ax.get_title() == "nDCG@10: new vs bm25"
     assert ax.get_ylabel() == "effect"
 
 
-def test_accessor_and_ax():
+def test_plot_method_and_ax():
     import matplotlib.pyplot as plt
 
     res = _effects().meta.metareg("log_n")
     fig, ax = plt.subplots()
-    assert res.meta.bubble(ax=ax, ci=False) is ax
+    assert res.plot(ax=ax, ci=False) is ax
     assert not [c for c in ax.collections if c.get_gid() == "bubble-ci"]
+    assert len(_artist(ax, "bubble-points").get_offsets()) == len(res.data) == 15
+
+
+def test_drawn_from_the_object_alone():
+    """The figure needs nothing but the result, not its table's attrs (a concat of tables
+    with other options loses them): the object's own ``mods`` and ``alpha`` serve."""
+    res = metaeval.metareg(_effects(2), "log_n", method="EE", alpha=0.10)
+    bare = res.table.copy()
+    bare.attrs = {}
+    ax = res.replace(table=bare).plot().axes[0]
+    xs, ys = _artist(ax, "bubble-fit").get_data()
+    band = _artist(ax, "bubble-ci").get_paths()[0].vertices
+    # the band's half-width at the first x: z(0.95) times the fitted value's se
+    cov = res.vcov.pivot(index="term", columns="term_b", values="cov")
+    row = np.array([1.0, xs[0]])
+    se = np.sqrt(row @ cov.loc[["intercept", "log_n"], ["intercept", "log_n"]].to_numpy() @ row)
+    low = band[np.isclose(band[:, 0], xs[0])][:, 1].min()
+    assert ys[0] - low == pytest.approx(1.6448536269514722 * se, rel=1e-9)  # z at 1 − 0.10/2
+
+
+def test_a_table_is_not_a_result():
+    """bubble() takes the result; its table alone, or another result, is refused by name."""
+    res = metaeval.metareg(_effects(), "log_n")
+    with pytest.raises(SchemaError, match="MetaRegResult.*a DataFrame was passed"):
+        bubble(res.table)
+    with pytest.raises(SchemaError, match="MetaRegResult.*int was passed"):
+        bubble(3)
 
 
 def test_errors():
     eff = pd.concat([_effects(0), _effects(1).assign(metric="AP")], ignore_index=True)
     res = metaeval.metareg(eff, ["log_n", "domain"])
-    with pytest.raises(OptionError, match="holds 2"):
+    with pytest.raises(OptionError, match=r"holds 2(.|\n)*result.select\(metric='nDCG@10'"):
         bubble(res)
-    one = res[res["metric"] == "AP"]
+    one = res.select(metric="AP")
     assert bubble(one, "log_n").axes[0].get_title().startswith("AP")
+    # the table's rows of one group choose the group too (the other parts follow by key)
+    rows = res.replace(table=res.table[res.table["metric"] == "AP"])
+    assert len(_artist(rows.plot("log_n").axes[0], "bubble-points").get_offsets()) == 15
     with pytest.raises(OptionError, match="numeric moderator"):
         bubble(one, "domain")
     with pytest.raises(OptionError, match="numeric moderators of the model"):
         bubble(metaeval.metareg(_effects().assign(x=1.0 * np.arange(15)), ["log_n", "x"]))
     with pytest.raises(OptionError, match="factors only"):
         bubble(metaeval.metareg(_effects(), "domain"))
-    plain = res.copy()
-    plain.attrs = {}
-    with pytest.raises(SchemaError, match="as metareg"):
-        bubble(plain)
 
 
 def test_names_with_dollars_are_shown_literally(tmp_path):

@@ -1,10 +1,9 @@
-"""Critical-difference diagrams and the Bayesian simplex, checked through their artists."""
+"""Critical-difference diagrams, checked through their artists."""
 
 from __future__ import annotations
 
 import io
 import math
-import warnings
 
 import matplotlib
 import numpy as np
@@ -15,8 +14,8 @@ from matplotlib.text import Text
 
 import metaeval
 from metaeval import OptionError, SchemaError
-from metaeval.plot import critical_difference, save, simplex
-from metaeval.ranking import bayes_signed_rank, cliques, posthoc
+from metaeval.plot import critical_difference, save
+from metaeval.ranking import friedman, posthoc
 
 matplotlib.use("Agg")
 H = math.sqrt(3) / 2
@@ -26,8 +25,9 @@ def _gid(container, gid):
     return [a for a in container.findobj() if getattr(a, "get_gid", lambda: None)() == gid]
 
 
-def _ranks(table: pd.DataFrame, metric: str | None = None) -> dict[str, float]:
-    """System → average rank, from a posthoc() table."""
+def _ranks(result, metric: str | None = None) -> dict[str, float]:
+    """System → average rank, from the pairs of a posthoc() result."""
+    table = result.table
     if metric is not None:
         table = table[table["metric"] == metric]
     a = dict(zip(table["system_a"], table["rank_a"], strict=True))
@@ -88,7 +88,7 @@ def test_one_label_and_one_line_per_system_at_its_average_rank(demsar):
 
 def test_nemenyi_bar_is_the_critical_difference_from_rank_one(demsar):
     table = posthoc(demsar, method="nemenyi")
-    cd = table["cd"].iloc[0]
+    cd = table.table["cd"].iloc[0]
     ax = critical_difference(table).axes[0]
     (bar,) = _gid(ax, "cd-bar")
     np.testing.assert_allclose(bar.get_xdata(), [1, 1 + cd], rtol=1e-12)
@@ -99,7 +99,7 @@ def test_nemenyi_bar_is_the_critical_difference_from_rank_one(demsar):
 
 def test_bonferroni_dunn_interval_is_around_the_control(demsar):
     table = posthoc(demsar, method="bonferroni_dunn", control="C4.5")
-    cd = table["cd"].iloc[0]
+    cd = table.table["cd"].iloc[0]
     rc = _ranks(table)["C4.5"]
     ax = critical_difference(table).axes[0]
     (bar,) = _gid(ax, "cd-bar")
@@ -109,11 +109,6 @@ def test_bonferroni_dunn_interval_is_around_the_control(demsar):
     assert control.get_fontweight() == "bold"
     others = [t for t in _gid(ax, "cd-label") if t is not control]
     assert {t.get_fontweight() for t in others} == {"normal"}
-    # the same without attrs (a table that lost them): the control is the one system_b
-    bare = table.copy()
-    bare.attrs = {}
-    (bar,) = _gid(critical_difference(bare).axes[0], "cd-bar")
-    np.testing.assert_allclose(bar.get_xdata(), [rc - cd, rc + cd], rtol=1e-12)
 
 
 @pytest.mark.parametrize("method", ["holm", "wilcoxon_holm"])
@@ -138,10 +133,10 @@ def _tables(rng, demsar):
 
 def test_one_thick_line_per_clique_spanning_its_ranks(rng, demsar):
     for table in _tables(rng, demsar):
-        expected = cliques(table).groupby("clique")["rank"].agg(["min", "max"])
+        expected = table.cliques().groupby("clique")["rank"].agg(["min", "max"])
         ax = critical_difference(table).axes[0]
         drawn = _gid(ax, "cd-clique")
-        assert len(drawn) == len(expected) >= 1, table.attrs["method"]
+        assert len(drawn) == len(expected) >= 1, table.method
         spans = sorted((line.get_xdata()[0], line.get_xdata()[1]) for line in drawn)
         np.testing.assert_allclose(spans, sorted(expected.itertuples(index=False)), rtol=1e-12)
         # below the axis, and two cliques on one line are apart
@@ -155,17 +150,61 @@ def test_one_thick_line_per_clique_spanning_its_ranks(rng, demsar):
     assert len(_gid(critical_difference(_tables(rng, demsar)[0]).axes[0], "cd-clique")) == 2
 
 
-def test_alpha_rescales_the_critical_difference_as_the_cliques(demsar):
-    for method, control in (("nemenyi", None), ("bonferroni_dunn", "C4.5")):
-        at05 = posthoc(demsar, method=method, control=control, alpha=0.05)
-        at10 = posthoc(demsar, method=method, control=control, alpha=0.10)
-        ax = critical_difference(at05, alpha=0.10).axes[0]
-        (bar,) = _gid(ax, "cd-bar")
-        length = (bar.get_xdata()[1] - bar.get_xdata()[0]) / (1 if control is None else 2)
-        assert length == pytest.approx(at10["cd"].iloc[0], rel=1e-9)
-        assert at10["cd"].iloc[0] < at05["cd"].iloc[0]
-        expected = cliques(at10).groupby("clique")["rank"].agg(["min", "max"])
-        assert len(_gid(ax, "cd-clique")) == len(expected)
+def _drawn(ax) -> tuple[float, list[tuple[float, float]]]:
+    """The CD bar's half-length or length (NaN without a bar) and the clique spans drawn."""
+    bars = _gid(ax, "cd-bar")
+    length = np.nan
+    if bars:
+        (bar,) = bars
+        length = float(bar.get_xdata()[1] - bar.get_xdata()[0])
+    spans = sorted(
+        (float(c.get_xdata()[0]), float(c.get_xdata()[1])) for c in _gid(ax, "cd-clique")
+    )
+    return length, spans
+
+
+@pytest.mark.parametrize(
+    ("method", "control"),
+    [("nemenyi", None), ("bonferroni_dunn", "C4.5"), ("holm", "C4.5"), ("wilcoxon_holm", None)],
+)
+def test_cd_bar_and_cliques_are_drawn_at_one_level(demsar, method, control):
+    """Issue 26: the bar and the cliques of a diagram at alpha=0.10 are both at 0.10, whether
+    the test ran at 0.05 or 0.10, drawn by critical_difference() or by the result's plot()."""
+    at05 = posthoc(demsar, method=method, control=control, alpha=0.05)
+    at10 = posthoc(demsar, method=method, control=control, alpha=0.10)
+    # the Nemenyi CD at 0.10 from Demšar's Table 5(b), q_0.10 = 2.291 (k = 4, N = 14)
+    if method == "nemenyi":
+        assert at05.cd(0.10) == pytest.approx(2.291 * np.sqrt(20 / 84), abs=5e-4)
+        assert len(at05.cliques(0.10)["clique"].unique()) == 2  # two cliques at 0.10, one at 0.05
+        assert len(at05.cliques()["clique"].unique()) == 1
+    for ax in (
+        critical_difference(at05, alpha=0.10).axes[0],
+        at05.plot(alpha=0.10).axes[0],
+        at10.plot().axes[0],
+        critical_difference(at10).axes[0],
+    ):
+        length, spans = _drawn(ax)
+        cd = at05.cd(0.10)
+        if np.isnan(cd):
+            assert np.isnan(length)
+        else:
+            assert length / (1 if control is None else 2) == pytest.approx(cd, rel=1e-12)
+            assert cd == pytest.approx(at10.table["cd"].iloc[0], rel=1e-9)
+        expected = at05.cliques(0.10).groupby("clique")["rank"].agg(["min", "max"])
+        np.testing.assert_allclose(spans, sorted(expected.itertuples(index=False)), rtol=1e-12)
+    if method in ("nemenyi", "bonferroni_dunn"):  # and the level tells: 0.05 draws another bar
+        assert _drawn(at05.plot().axes[0])[0] > _drawn(at10.plot().axes[0])[0]
+
+
+def test_a_bare_or_concatenated_table_is_refused(demsar):
+    """A table alone has lost the test's method, level and control: drawing it could put the
+    cliques and the CD bar at two levels (issue 26), so the diagram takes the result only."""
+    res = posthoc(demsar, method="nemenyi")
+    for table in (res.table, pd.concat([res.table, res.table.iloc[:0]]), res.table.copy()):
+        with pytest.raises(SchemaError, match=r"[Pp]ass posthoc\(\.\.\.\)'s result"):
+            critical_difference(table, alpha=0.10)
+    with pytest.raises(SchemaError, match=r"posthoc\(\.\.\.\)'s result, not a FriedmanResult"):
+        critical_difference(friedman(demsar))
 
 
 def test_one_panel_per_metric_wrapped(rng):
@@ -198,13 +237,13 @@ def test_into_a_given_axes(demsar):
 
 def test_errors(rng, demsar):
     compare = metaeval.load_example().meta.compare(control="knn")
-    with pytest.raises(SchemaError, match="system_a, system_b, rank_a, rank_b"):
+    with pytest.raises(SchemaError, match="posthoc"):
         critical_difference(compare)
     with pytest.raises(SchemaError, match="posthoc"):
         critical_difference(demsar)
     table = posthoc(demsar)
     with pytest.raises(SchemaError, match="without rows"):
-        critical_difference(table.iloc[:0])
+        critical_difference(table.replace(table=table.table.iloc[:0]))
     with pytest.raises(OptionError, match="col_wrap"):
         critical_difference(table, col_wrap=0)
     with pytest.raises(OptionError, match="alpha"):
@@ -279,103 +318,3 @@ def test_pdf_embeds_its_fonts_and_rcparams_are_left_alone(demsar, tmp_path):
     assert b"/FontFile2" in pdf and b"/Type3" not in pdf
     after = dict(matplotlib.rcParams)
     assert {k for k in before if before[k] != after[k]} == set()
-
-
-# ------------------------------------------------------------------ simplex
-def _bayes(rng, n=4000, rope=0.01) -> pd.DataFrame:
-    """A bayes_signed_rank()-shaped table whose draws are Dirichlet samples."""
-    draws = np.stack(
-        [rng.dirichlet(a, size=n) for a in ([2, 3, 14], [1, 9, 2], [12, 1, 1])]
-    )  # (rows, draws, 3): better, equivalent, worse most of the time
-    share = np.stack([np.bincount(d.argmax(axis=1), minlength=3) / n for d in draws])
-    table = pd.DataFrame(
-        {
-            "metric": "nDCG@10",
-            "treatment": ["monoT5", "SPLADE$", "BM25+RM3"],
-            "control": "BM25",
-            "p_worse": share[:, 0],
-            "p_equivalent": share[:, 1],
-            "p_better": share[:, 2],
-            "decision": "inconclusive",
-        }
-    )
-    table.attrs = {"rope": rope, "samples": draws}
-    return table
-
-
-def test_simplex_points_are_the_draws_inside_the_triangle(rng):
-    table = _bayes(rng)
-    for row in range(3):
-        fig = simplex(table, row=row)
-        ax = fig.axes[0]
-        (scatter,) = _gid(ax, "simplex-draws")
-        xy = scatter.get_offsets()
-        theta = table.attrs["samples"][row]
-        assert len(xy) == len(theta)
-        # back from (x, y) to the barycentric coordinates: the draws, all within the triangle
-        equivalent = xy[:, 1] / H
-        better = xy[:, 0] - equivalent / 2
-        worse = 1 - better - equivalent
-        np.testing.assert_allclose(np.c_[worse, equivalent, better], theta, atol=1e-12)
-        assert (np.c_[worse, equivalent, better] >= -1e-12).all()
-        # the region boundaries: from the centre to the three sides' midpoints
-        boundaries = _gid(ax, "simplex-boundary")
-        assert len(boundaries) == 3
-        ends = sorted((round(b.get_xdata()[1], 9), round(b.get_ydata()[1], 9)) for b in boundaries)
-        assert ends == sorted([(0.25, round(H / 2, 9)), (0.75, round(H / 2, 9)), (0.5, 0.0)])
-        for b in boundaries:
-            assert (b.get_xdata()[0], b.get_ydata()[0]) == pytest.approx((0.5, H / 3))
-
-
-def test_simplex_labels_give_the_probabilities(rng):
-    table = _bayes(rng, rope=0.02)
-    fig = simplex(table, row=1)
-    texts = [t.get_text() for t in _gid(fig.axes[0], "simplex-vertex")]
-    row = table.iloc[1]
-    assert texts == [
-        f"SPLADE\\$ worse\nP = {row['p_worse']:.3f}",
-        f"equivalent (ROPE ±0.02)\nP = {row['p_equivalent']:.3f}",
-        f"SPLADE\\$ better\nP = {row['p_better']:.3f}",
-    ]
-    assert row["p_equivalent"] > 0.5  # the row drawn is row 1, not row 0
-    assert "SPLADE\\$ vs BM25 · nDCG@10" in [t.get_text() for t in _texts(fig)]
-    fig.canvas.draw()
-    box = fig.bbox
-    renderer = fig.canvas.get_renderer()
-    assert len(_texts(fig)) == 4
-    for t in _texts(fig):
-        ext = t.get_window_extent(renderer)
-        assert box.x0 - 1 <= ext.x0 and ext.x1 <= box.x1 + 1, t.get_text()
-        assert box.y0 - 1 <= ext.y0 and ext.y1 <= box.y1 + 1, t.get_text()
-
-
-def test_simplex_errors_and_axes(rng):
-    table = _bayes(rng)
-    bare = table.copy()
-    bare.attrs = {"rope": 0.01}
-    with pytest.raises(OptionError, match="samples=True"):
-        simplex(bare)
-    with pytest.raises(OptionError, match="row"):
-        simplex(table, row=3)
-    with pytest.raises(SchemaError, match="reordered"):
-        simplex(table.iloc[[1, 0, 2]])  # attrs follow, the draws no longer match
-    with pytest.raises(SchemaError, match="shape"):
-        simplex(table.iloc[[0, 1]])
-    with pytest.raises(SchemaError, match="p_worse"):
-        simplex(posthoc(metaeval.datasets.load_demsar()))
-    ax = Figure().subplots()
-    assert simplex(table, row=-1, ax=ax, color="black") is ax
-    (scatter,) = _gid(ax, "simplex-draws")
-    assert len(np.unique(scatter.get_facecolors()[:, :3], axis=0)) == 1
-
-
-def test_simplex_of_a_bayes_signed_rank_result(demsar):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = bayes_signed_rank(demsar, control="C4.5", n_samples=3000, seed=3, samples=True)
-    fig = simplex(res, row=2)
-    (scatter,) = _gid(fig.axes[0], "simplex-draws")
-    assert len(scatter.get_offsets()) == 3000
-    texts = [t.get_text() for t in _gid(fig.axes[0], "simplex-vertex")]
-    assert texts[2].startswith(f"{res['treatment'].iloc[2]} better\nP = ")
-    assert texts[2].endswith(f"{res['p_better'].iloc[2]:.3f}")

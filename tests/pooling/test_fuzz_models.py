@@ -107,7 +107,7 @@ def _fit(eff: pd.DataFrame, mods: list[str], method: str):
         warnings.simplefilter("always")
         res = metaeval.metareg(eff, mods, method=method, ci="z")
     assert all(isinstance(w.message, MetaEvalWarning) for w in record), record
-    return res, res.attrs["fit"].set_index("metric"), record
+    return res.table, res.fit.set_index("metric"), record
 
 
 def _groups(eff, mods, res, fit, record):

@@ -45,7 +45,7 @@ def fits() -> pd.DataFrame:
     return _read("metareg_fits")
 
 
-def _metareg(data, mods, **kwargs) -> pd.DataFrame:
+def _metareg(data, mods, **kwargs) -> metaeval.MetaRegResult:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MetaEvalWarning)
         return metaeval.metareg(data, mods, over="study", groups="id", **kwargs)
@@ -72,7 +72,9 @@ def test_metareg_matches_rma(data, coefs, fits, formula, method, test):
     res = _metareg(data, FORMULAS[formula], method=method, ci=test)
     sel = dict(formula=formula, method=method, test=test)
     ref = coefs.loc[(coefs[list(sel)] == pd.Series(sel)).all(axis=1)]
-    merged = res.merge(ref, on=["id", "term"], how="outer", suffixes=("", "_R"), indicator=True)
+    merged = res.table.merge(
+        ref, on=["id", "term"], how="outer", suffixes=("", "_R"), indicator=True
+    )
     # factor levels absent from a data set are terms of ours with NaN results (R has no row)
     absent = merged["_merge"] == "left_only"
     assert merged.loc[absent, list(COEFS)].isna().all().all()
@@ -81,13 +83,13 @@ def test_metareg_matches_rma(data, coefs, fits, formula, method, test):
     assert (merged["_merge"] == "both").all(), merged.loc[merged["_merge"] != "both"].head()
     assert len(merged) == len(ref) > 240
     for ours, theirs in COEFS.items():
-        col = f"{theirs}_R" if theirs in res.columns else theirs
+        col = f"{theirs}_R" if theirs in res.table.columns else theirs
         atol = 1e-300 if ours == "p_value" else 1e-9
         _close(merged[ours], merged[col], 1e-6, atol, f"{formula} {method} {test} {ours}")
     ref_fit = fits.loc[(fits[list(sel)] == pd.Series(sel)).all(axis=1)]
     expected_df = merged["id"].map(ref_fit.set_index("id")["QMdf2"])
     _close(merged["df"], expected_df, 0, 0, "df")  # k − p for knha, NaN for z
-    fit = res.attrs["fit"]
+    fit = res.fit
     assert ref_fit["error"].isna().all()
     both = fit.merge(ref_fit, on="id", suffixes=("", "_R"))
     assert len(both) == 240
@@ -129,31 +131,24 @@ def test_ee_coefficients_equal_weighted_least_squares():
     dummies = pd.get_dummies(eff["domain"], dtype=float)[["news", "web"]]  # "bio" first: reference
     design = sm.add_constant(pd.concat([eff[["x"]], dummies], axis=1))
     wls = sm.WLS(eff["effect"], design, weights=1 / eff["variance"]).fit()
-    assert res["term"].tolist() == ["intercept", "x", "domain[T.news]", "domain[T.web]"]
-    np.testing.assert_allclose(res["estimate"], wls.params.to_numpy(), rtol=1e-10)
-    np.testing.assert_allclose(res["se"], wls.bse.to_numpy() / np.sqrt(wls.scale), rtol=1e-10)
-    fit = res.attrs["fit"].iloc[0]
+    assert res.table["term"].tolist() == ["intercept", "x", "domain[T.news]", "domain[T.web]"]
+    np.testing.assert_allclose(res.table["estimate"], wls.params.to_numpy(), rtol=1e-10)
+    np.testing.assert_allclose(res.table["se"], wls.bse.to_numpy() / np.sqrt(wls.scale), rtol=1e-10)
+    fit = res.fit.iloc[0]
     assert fit["qe"] == pytest.approx(wls.ssr, rel=1e-10)  # Q_E: the weighted RSS
 
 
-def _plain(table: pd.DataFrame) -> pd.DataFrame:
-    """The table without attrs: pandas compares attrs with == when it concatenates, which
-    fails for attrs that hold tables."""
-    table = table.copy()
-    table.attrs = {}
-    return table
-
-
 def test_groups_fitted_together_equal_fitted_alone():
-    """Batched over groups of different sizes: each group as if fitted on its own."""
+    """Batched over groups of different sizes: each group as if fitted on its own (and the
+    tables of several results concatenate as they are)."""
     parts = [_toy(seed, k).assign(metric=f"m{seed}") for seed, k in [(1, 8), (2, 30), (3, 15)]]
-    together = _plain(metaeval.metareg(pd.concat(parts, ignore_index=True), ["x", "domain"]))
+    together = metaeval.metareg(pd.concat(parts, ignore_index=True), ["x", "domain"]).table
     alone = pd.concat(
-        [_plain(metaeval.metareg(p, ["x", "domain"])) for p in parts], ignore_index=True
+        [metaeval.metareg(p, ["x", "domain"]).table for p in parts], ignore_index=True
     )
     pd.testing.assert_frame_equal(together, alone, check_exact=False, rtol=1e-9)
-    fits = pd.concat([metaeval.metareg(p, "x").attrs["fit"] for p in parts], ignore_index=True)
-    both = metaeval.metareg(pd.concat(parts, ignore_index=True), "x").attrs["fit"]
+    fits = pd.concat([metaeval.metareg(p, "x").fit for p in parts], ignore_index=True)
+    both = metaeval.metareg(pd.concat(parts, ignore_index=True), "x").fit
     pd.testing.assert_frame_equal(both, fits, check_exact=False, rtol=1e-9)
 
 
@@ -162,17 +157,17 @@ def test_input_not_mutated_and_order_kept():
     before = eff.copy()
     res = eff.meta.metareg(["domain", "x"])
     pd.testing.assert_frame_equal(eff, before)
-    assert res["term"].tolist() == ["intercept", "domain[T.news]", "domain[T.web]", "x"]
+    assert res.table["term"].tolist() == ["intercept", "domain[T.news]", "domain[T.web]", "x"]
 
 
 def test_categorical_order_sets_the_reference():
     eff = _toy()
     eff["domain"] = pd.Categorical(eff["domain"], categories=["web", "news", "bio"])
     res = metaeval.metareg(eff, "domain", method="EE")
-    assert res["term"].tolist() == ["intercept", "domain[T.news]", "domain[T.bio]"]
+    assert res.table["term"].tolist() == ["intercept", "domain[T.news]", "domain[T.bio]"]
     web = eff.query("domain == 'web'")
     w = 1 / web["variance"]
-    assert res["estimate"].iloc[0] == pytest.approx((w * web["effect"]).sum() / w.sum())
+    assert res.table["estimate"].iloc[0] == pytest.approx((w * web["effect"]).sum() / w.sum())
 
 
 def test_absent_level_is_nan_in_its_group_with_a_warning():
@@ -183,12 +178,12 @@ def test_absent_level_is_nan_in_its_group_with_a_warning():
         res = metaeval.metareg(pd.concat([a, b], ignore_index=True), ["x", "domain"])
     groups = [w.message.groups for w in record if "not estimable" in str(w.message)][0]
     assert groups[["metric", "term"]].values.tolist() == [["b", "domain[T.news]"]]
-    row = res.query("metric == 'b' and term == 'domain[T.news]'")
+    row = res.table.query("metric == 'b' and term == 'domain[T.news]'")
     assert row[["estimate", "se", "p_value"]].isna().all(axis=None)
     alone = metaeval.metareg(b, ["x", "domain"])  # bio/web only: no news term at all
-    got = res.query("metric == 'b'").dropna(subset=["estimate"])
-    np.testing.assert_allclose(got["estimate"], alone["estimate"], rtol=1e-10)
-    assert res.attrs["fit"].set_index("metric").loc["b", "qm_df"] == 2
+    got = res.table.query("metric == 'b'").dropna(subset=["estimate"])
+    np.testing.assert_allclose(got["estimate"], alone.table["estimate"], rtol=1e-10)
+    assert res.fit.set_index("metric").loc["b", "qm_df"] == 2
 
 
 def test_missing_moderator_rows_left_out_with_a_warning():
@@ -196,20 +191,20 @@ def test_missing_moderator_rows_left_out_with_a_warning():
     eff.loc[3, "x"] = np.nan
     with pytest.warns(DegenerateWarning, match="missing moderator"):
         res = metaeval.metareg(eff, "x")
-    assert res.attrs["fit"]["k"].item() == len(eff) - 1
+    assert res.fit["k"].item() == len(eff) - 1
     expected = metaeval.metareg(eff.drop(index=3), "x")
-    np.testing.assert_allclose(res["estimate"], expected["estimate"], rtol=1e-12)
+    np.testing.assert_allclose(res.table["estimate"], expected.table["estimate"], rtol=1e-12)
 
 
 def test_too_few_effects_and_collinear_moderators_are_nan():
     eff = _toy(k=3)
     with pytest.warns(DegenerateWarning, match="k <= p"):
         res = metaeval.metareg(eff, ["x", "domain"])
-    assert res["estimate"].isna().all()
+    assert res.table["estimate"].isna().all()
     eff = _toy().assign(x2=lambda d: 2 * d["x"] + 1)
     with pytest.warns(DegenerateWarning, match="collinear"):
         res = metaeval.metareg(eff, ["x", "x2"])
-    assert res["estimate"].isna().all() and res.attrs["fit"]["tau2"].isna().all()
+    assert res.table["estimate"].isna().all() and res.fit["tau2"].isna().all()
 
 
 @pytest.mark.parametrize(
@@ -240,21 +235,23 @@ def test_r2_is_the_share_of_tau2_explained():
     eff = _toy(5, k=40)
     res = metaeval.metareg(eff, "x", method="REML", ci="z")
     tau2_re = metaeval.pool(eff, method="REML", ci="z")["tau2"].item()
-    fit = res.attrs["fit"].iloc[0]
+    fit = res.fit.iloc[0]
     assert tau2_re > 0
     assert fit["r2"] == pytest.approx(max(0, 100 * (tau2_re - fit["tau2"]) / tau2_re), rel=1e-12)
 
 
-def test_data_and_vcov_attrs_describe_the_fit():
+def test_data_and_vcov_describe_the_fit():
     eff = _toy()
     res = metaeval.metareg(eff, ["x", "domain"])
-    data, vcov = res.attrs["data"], res.attrs["vcov"]
+    data, vcov = res.data, res.vcov
     assert data["weight"].sum() == pytest.approx(100)
-    cov = vcov.pivot(index="term", columns="term_b", values="cov").loc[res["term"], res["term"]]
-    np.testing.assert_allclose(np.sqrt(np.diag(cov)), res["se"], rtol=1e-12)
+    cov = vcov.pivot(index="term", columns="term_b", values="cov").loc[
+        res.table["term"], res.table["term"]
+    ]
+    np.testing.assert_allclose(np.sqrt(np.diag(cov)), res.table["se"], rtol=1e-12)
     x = np.column_stack([np.ones(len(eff)), eff["x"], eff["domain"] == "news",
                          eff["domain"] == "web"]).astype(float)  # fmt: skip
-    np.testing.assert_allclose(data["fitted"], x @ res["estimate"].to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(data["fitted"], x @ res.table["estimate"].to_numpy(), rtol=1e-12)
 
 
 # ------------------------------------------------------------------ absent levels
@@ -280,7 +277,9 @@ def test_absent_levels_match_rma(formula, method, test):
     ref = ref.loc[(ref[list(sel)] == pd.Series(sel)).all(axis=1)]
     ref = ref.assign(term=ref["term"].replace({"intrcpt": "intercept"})
                      .str.replace(r"^f([a-d])$", r"f[T.\1]", regex=True))  # fmt: skip
-    merged = res.merge(ref, on=["id", "term"], how="outer", suffixes=("", "_R"), indicator=True)
+    merged = res.table.merge(
+        ref, on=["id", "term"], how="outer", suffixes=("", "_R"), indicator=True
+    )
     ours_only = merged.loc[merged["_merge"] == "left_only"]
     assert (merged["_merge"] != "right_only").all()
     assert ours_only[list(COEFS)].isna().all(axis=None)
@@ -292,14 +291,14 @@ def test_absent_levels_match_rma(formula, method, test):
     both = merged.loc[merged["_merge"] == "both"]
     assert len(both) == len(ref)
     for ours, theirs in COEFS.items():
-        col = f"{theirs}_R" if theirs in res.columns else theirs
+        col = f"{theirs}_R" if theirs in res.table.columns else theirs
         _close(both[ours], both[col], 1e-6, 1e-300 if ours == "p_value" else 1e-9, ours)
     fits = _read("metareg_levels_fits")
     fits = fits.loc[(fits[list(sel)] == pd.Series(sel)).all(axis=1)]
-    fit = res.attrs["fit"].merge(fits, on="id", suffixes=("", "_R"))
+    fit = res.fit.merge(fits, on="id", suffixes=("", "_R"))
     assert len(fit) == 6
     for ours, theirs in LEVEL_FITS.items():
-        col = f"{theirs}_R" if theirs in res.attrs["fit"].columns else theirs
+        col = f"{theirs}_R" if theirs in res.fit.columns else theirs
         _close(fit[ours], fit[col], 1e-6, 1e-10, ours)
     new_ref = [w.message for w in record if "reference level" in str(w.message)]
     assert len(new_ref) == 1 and issubclass(new_ref[0].__class__, DegenerateWarning)
@@ -323,7 +322,7 @@ def test_ml_reml_tau2_does_not_depend_on_the_unit(data, fits, method):
     for c in (1e-6, 1.0, 1e6, 1e12):
         scaled = data.assign(effect=data["effect"] * c, variance=data["variance"] * c**2)
         res = _metareg(scaled, ["x1", "x2"], method=method, ci="z")
-        got[c] = res.attrs["fit"].set_index("id")["tau2"].reindex(ref.index) / c**2
+        got[c] = res.fit.set_index("id")["tau2"].reindex(ref.index) / c**2
     assert (ref > 0).sum() > 100
     for c, tau2 in got.items():
         np.testing.assert_allclose(tau2, got[1.0], rtol=1e-10, atol=0, err_msg=str(c))
@@ -344,13 +343,15 @@ def test_knha_with_an_exact_fit_is_nan_with_a_warning(line):
         res = metaeval.metareg(both, "x", method="REML", ci="knha")
     named = [w.message.groups for w in record if "fitted exactly" in str(w.message)][0]
     assert named["metric"].tolist() == ["exact"]
-    got = res.query("metric == 'exact'")
+    got = res.table.query("metric == 'exact'")
     np.testing.assert_allclose(got["estimate"], line, rtol=1e-12, atol=1e-12)
     assert got[["se", "statistic", "p_value", "ci_low", "ci_high"]].isna().all(axis=None)
-    fit = res.attrs["fit"].set_index("metric")
+    fit = res.fit.set_index("metric")
     assert np.isnan(fit.loc["exact", "qm"]) and np.isnan(fit.loc["exact", "qm_p_value"])
     alone = metaeval.metareg(other, "x", method="REML", ci="knha")
-    np.testing.assert_allclose(res.query("metric == 'other'")["se"], alone["se"], rtol=1e-12)
+    np.testing.assert_allclose(
+        res.table.query("metric == 'other'")["se"], alone.table["se"], rtol=1e-12
+    )
 
 
 def _solve_exact(a: list[list[Fraction]], b: list[Fraction]) -> list[Fraction]:
@@ -397,9 +398,9 @@ def test_dl_is_exact_when_one_variance_is_tiny(seed):
     res = metaeval.metareg(eff, "x", method="DL", ci="z")
     exact = _dl_exact(eff["effect"], v, np.column_stack([np.ones(k), x]))
     assert exact > 0
-    assert res.attrs["fit"]["tau2"].item() == pytest.approx(exact, rel=1e-13)
+    assert res.fit["tau2"].item() == pytest.approx(exact, rel=1e-13)
     single = eff.assign(only=(eff["task"] == "t5").astype(float))
-    tau2 = metaeval.metareg(single, "only", method="DL", ci="z").attrs["fit"]["tau2"].item()
+    tau2 = metaeval.metareg(single, "only", method="DL", ci="z").fit["tau2"].item()
     pooled = metaeval.pool(eff.query("task != 't5'"), method="DL", ci="z")["tau2"].item()
     assert pooled > 0
     assert tau2 == pytest.approx(pooled, rel=1e-14)
@@ -428,5 +429,5 @@ def test_ee_coefficients_are_exact_when_one_variance_is_tiny(seed):
             for r in range(3)]  # fmt: skip
     beta = _solve_exact(gram, [sum(w[i] * design[i][r] * y[i] for i in range(k)) for r in range(3)])
     var = [_solve_exact(gram, [Fraction(int(r == c)) for r in range(3)])[c] for c in range(3)]
-    np.testing.assert_allclose(res["estimate"], [float(b) for b in beta], rtol=1e-12)
-    np.testing.assert_allclose(res["se"], [float(t) ** 0.5 for t in var], rtol=1e-12)
+    np.testing.assert_allclose(res.table["estimate"], [float(b) for b in beta], rtol=1e-12)
+    np.testing.assert_allclose(res.table["se"], [float(t) ** 0.5 for t in var], rtol=1e-12)

@@ -85,13 +85,14 @@ def canonical_pairs(table: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["metric", "system_a", "system_b"]).reset_index(drop=True)
 
 
-def run(scores: pd.DataFrame, flat: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+def run(scores: pd.DataFrame, flat: bool) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Friedman's table, its ranks and the Nemenyi table."""
     if flat:
         with pytest.warns(DegenerateWarning):
             test = friedman(scores)
     else:
         test = friedman(scores)
-    return test, posthoc(scores, method="nemenyi")
+    return test.table, test.ranks, posthoc(scores, method="nemenyi").table
 
 
 @given(tables())
@@ -100,7 +101,7 @@ def test_friedman_and_nemenyi_against_scipy_and_scikit_posthocs(drawn):
     metrics = list(pd.unique(scores["metric"]))
     wides = {m: pivot(scores, m) for m in metrics}
     flat = any((w.nunique(axis=1) == 1).all() for w in wides.values())
-    test, res = run(scores, flat)
+    test, ranks_of, res = run(scores, flat)
     test = test.set_index("metric")
     for m, wide in wides.items():
         row = test.loc[m]
@@ -119,18 +120,18 @@ def test_friedman_and_nemenyi_against_scipy_and_scikit_posthocs(drawn):
         np.testing.assert_allclose(part["p_adjusted"], expected, rtol=0, atol=1e-10)
         # copies tie: equal per-task means give equal average ranks
         same = wide.T.duplicated(keep=False)
-        ranks = test.attrs["ranks"].query("metric == @m").set_index("system")["mean_rank"]
+        ranks = ranks_of.query("metric == @m").set_index("system")["mean_rank"]
         for _, group in wide.T[same].groupby(list(wide.index)):
             assert ranks[group.index].nunique() == 1
 
     # the rows in their first order (the drawn table is a permutation of it)
     original = scores.iloc[np.argsort(perm)].reset_index(drop=True)
-    test2, res2 = run(original, flat)
+    test2, ranks2, res2 = run(original, flat)
     pd.testing.assert_frame_equal(test2.set_index("metric").loc[test.index], test, check_exact=True)
     rank_cols = ["metric", "system"]
     pd.testing.assert_frame_equal(
-        test2.attrs["ranks"].sort_values(rank_cols).reset_index(drop=True),
-        test.attrs["ranks"].sort_values(rank_cols).reset_index(drop=True),
+        ranks2.sort_values(rank_cols).reset_index(drop=True),
+        ranks_of.sort_values(rank_cols).reset_index(drop=True),
         check_exact=True,
     )
     pd.testing.assert_frame_equal(canonical_pairs(res2), canonical_pairs(res), check_exact=True)

@@ -150,7 +150,7 @@ def test_from_wide_one_value_per_task_needs_no_query_column():
     same = metaeval.from_wide(acc.set_index("dataset"), task="dataset", query=None,
                               constants={"metric": "accuracy"})  # fmt: skip
     pd.testing.assert_frame_equal(same, table)
-    chi2 = table.meta.friedman(correction=True)["chi2"].iloc[0]
+    chi2 = table.meta.friedman(correction=True).table["chi2"].iloc[0]
     assert chi2 == pytest.approx(stats.friedmanchisquare(acc.svm, acc.knn, acc.tree).statistic)
     with pytest.raises(SchemaError, match=r"no query column.*2 rows repeat.*'iris'.*query="):
         metaeval.from_wide(pd.concat([acc, acc.head(1)]), task="dataset",

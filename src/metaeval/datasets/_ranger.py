@@ -14,14 +14,13 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal, get_args
+from typing import get_args
 
+from .._options import RangerExample, literal_signature
 from ..errors import MESSAGE_LIMIT, FormatError, check_option
 
 __all__ = ["RangerExample", "EXAMPLES", "COMMIT", "BASE_URL", "REGISTRY", "fetch_ranger"]
 
-RangerExample = Literal["classification-glue-data", "retrieval-colberter-data"]
-"""``name=`` of :func:`fetch_ranger`: the folders of Ranger's ``examples/``."""
 EXAMPLES: tuple[str, ...] = get_args(RangerExample)
 
 COMMIT = "171134191cfa76255492893508ae7c089dc3d448"
@@ -72,6 +71,7 @@ REGISTRY: dict[str, str] = {
 }
 
 
+@literal_signature
 def fetch_ranger(
     name: RangerExample | None = None,
     *,

@@ -5,7 +5,7 @@
   reachable as ``metaeval.ir``.
 - :mod:`~metaeval.measures.segments`: RankEval's segment-level measures of a
   system's ranking against the humans' (Kendall's τ with WMT's ties, reciprocal
-  rank, nDCG and ERR of human ranks) and :func:`segment_scores`.
+  rank, nDCG and ERR of human ranks) and :func:`segment_scores`; all exported here.
 - :mod:`~metaeval.measures.lists`: textbook list measures (P@k, AP@k, RR,
   nDCG@k with linear or exponential gain) from the grades of ranked lists.
 - :mod:`~metaeval.measures.classification`: per-sample correctness, metrics
@@ -20,10 +20,34 @@ from __future__ import annotations
 
 from .classification import confusion_matrix, correlation, metrics, per_sample
 from .lists import list_measures
-from .segments import segment_scores
+from .segments import (
+    MEASURES,
+    TIES,
+    KendallTauResult,
+    best_human_rank,
+    best_predicted_vs_human,
+    err,
+    kendall_tau,
+    kendall_tau_set,
+    ndcg,
+    normalize_ranks,
+    reciprocal_rank,
+    segment_scores,
+)
 
 __all__ = [
     "segment_scores",
+    "TIES",
+    "MEASURES",
+    "normalize_ranks",
+    "KendallTauResult",
+    "kendall_tau",
+    "kendall_tau_set",
+    "reciprocal_rank",
+    "ndcg",
+    "err",
+    "best_human_rank",
+    "best_predicted_vs_human",
     "list_measures",
     "per_sample",
     "metrics",

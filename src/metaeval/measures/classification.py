@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._options import CORRELATIONS, Correlation
+from .._options import CORRELATIONS, Correlation, literal_signature
 from ..errors import (
     DegenerateWarning,
     MetaEvalError,
@@ -529,6 +529,7 @@ def _finite(values: Any, name: str) -> np.ndarray:
     return arr
 
 
+@literal_signature
 def correlation(
     x: Any, y: Any, *, method: Correlation = "pearson", alpha: float = 0.05
 ) -> pd.Series:

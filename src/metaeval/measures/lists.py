@@ -190,7 +190,7 @@ def list_measures(
     Examples
     --------
     >>> import pandas as pd
-    >>> from metaeval.ranking import list_measures
+    >>> from metaeval.measures import list_measures
     >>> runs = pd.Series({"q1": [1, 0, 1, 0, 1], "q2": [0, 0, 1, 1, 0]})
     >>> table = list_measures(runs, k=5)
     >>> table.round(4)

@@ -131,7 +131,7 @@ def normalize_ranks(ranks: Any, method: str = "ceiling") -> np.ndarray:
 
     Examples
     --------
-    >>> from metaeval.ranking import normalize_ranks
+    >>> from metaeval.measures import normalize_ranks
     >>> [normalize_ranks([1, 2, 2, 3, 4], m).tolist() for m in ("minimize", "floor", "ceiling", "middle")]
     [[1.0, 2.0, 2.0, 3.0, 4.0], [1.0, 2.0, 2.0, 4.0, 5.0], [1.0, 3.0, 3.0, 4.0, 5.0], [1.0, 2.5, 2.5, 4.0, 5.0]]
     """
@@ -244,7 +244,7 @@ def kendall_tau(
 
     Examples
     --------
-    >>> from metaeval.ranking import kendall_tau
+    >>> from metaeval.measures import kendall_tau
     >>> res = kendall_tau([1, 2, 2, 4], [1, 2, 3, 3])  # one human tie, one predicted tie
     >>> res.tau, res.concordant, res.discordant, res.human_ties, res.predicted_ties
     (0.6, 4, 1, 1, 1)
@@ -330,7 +330,7 @@ def kendall_tau_set(predicted: Any, human: Any, **kwargs: Any) -> pd.Series:
 
     Examples
     --------
-    >>> from metaeval.ranking import kendall_tau_set
+    >>> from metaeval.measures import kendall_tau_set
     >>> kendall_tau_set([[1, 2, 3], [2, 1, 3]], [[1, 2, 3], [1, 2, 3]])[["micro_tau", "macro_tau"]].tolist()
     [0.6666666666666666, 0.6666666666666666]
     """
@@ -366,7 +366,7 @@ def reciprocal_rank(predicted: Any, human: Any, *, ties: str = "ceiling") -> Any
 
     Examples
     --------
-    >>> from metaeval.ranking import reciprocal_rank
+    >>> from metaeval.measures import reciprocal_rank
     >>> reciprocal_rank([[2, 1, 3], [1, 1, 2]], [[1, 2, 3], [1, 2, 3]]).tolist()
     [0.5, 0.5]
     """
@@ -471,7 +471,7 @@ def ndcg(
 
     Examples
     --------
-    >>> from metaeval.ranking import ndcg
+    >>> from metaeval.measures import ndcg
     >>> round(ndcg([1, 2, 3], [1, 2, 3]), 12), round(ndcg([3, 2, 1], relevance=[0, 1, 2]), 12)
     (1.0, 1.0)
     """
@@ -513,7 +513,7 @@ def err(predicted: Any, human: Any = None, *, relevance: Any = None, k: int | No
 
     Examples
     --------
-    >>> from metaeval.ranking import err
+    >>> from metaeval.measures import err
     >>> err([1, 2], relevance=[1, 0])  # R = (2 - 1)/2 for the first item
     0.5
     """
@@ -538,7 +538,7 @@ def best_human_rank(predicted: Any, human: Any, *, ties: str = "ceiling") -> Any
 
     Examples
     --------
-    >>> from metaeval.ranking import best_human_rank
+    >>> from metaeval.measures import best_human_rank
     >>> best_human_rank([[2, 1, 3], [1, 1, 3]], [[1, 2, 3], [1, 2, 3]], ties="floor").tolist()
     [2.0, 2.0]
     """
@@ -562,7 +562,7 @@ def best_predicted_vs_human(predicted: Any, human: Any, *, ties: str = "ceiling"
     --------
     Four segments of three items each, ranked by a metric and by humans:
 
-    >>> from metaeval.ranking import best_predicted_vs_human
+    >>> from metaeval.measures import best_predicted_vs_human
     >>> predicted = [[1, 2, 3], [2, 1, 3], [1, 3, 2], [3, 1, 2]]
     >>> human = [[1, 2, 3], [1, 2, 3], [2, 1, 3], [1, 2, 3]]
     >>> bph = best_predicted_vs_human(predicted, human)
@@ -653,7 +653,7 @@ def segment_scores(
     Examples
     --------
     >>> import pandas as pd
-    >>> from metaeval.ranking import segment_scores
+    >>> from metaeval.measures import segment_scores
     >>> j = pd.DataFrame({"task": "wmt", "segment": ["s1"] * 6, "system": ["a"] * 3 + ["b"] * 3,
     ...                   "item": ["x", "y", "z"] * 2, "human_rank": [1, 2, 3] * 2,
     ...                   "predicted_rank": [1, 2, 3, 3, 2, 1]})

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from .._options import EFFECTS_FIRST, STATISTICS, Statistic, answer_first
+from .._options import EFFECTS_FIRST, STATISTICS, Statistic, answer_first, literal_signature
 from ..errors import (
     PairingError,
     PairingWarning,
@@ -164,6 +164,7 @@ def _statistic(
 
 
 # --------------------------------------------------------------------- public
+@literal_signature
 def bootstrap_effects(
     data: pd.DataFrame,
     statistic: Statistic | Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],

@@ -29,6 +29,7 @@ from .effect_size import normal_inference
 __all__ = ["fisher_z_variance", "correlation_effects"]
 
 
+@literal_signature
 def fisher_z_variance(n: Any, method: Correlation = "pearson") -> Any:
     """Sampling variance of Fisher's z = atanh(r) of a correlation from n pairs.
 
@@ -44,7 +45,7 @@ def fisher_z_variance(n: Any, method: Correlation = "pearson") -> Any:
 
     Examples
     --------
-    >>> from metaeval.ranking import fisher_z_variance
+    >>> from metaeval.paired import fisher_z_variance
     >>> fisher_z_variance([13, 3], "pearson").tolist(), fisher_z_variance(14, "kendall")
     ([0.1, nan], 0.0437)
     """
@@ -204,7 +205,7 @@ def correlation_effects(
     Examples
     --------
     >>> import metaeval
-    >>> from metaeval.ranking import correlation_effects
+    >>> from metaeval.paired import correlation_effects
     >>> scores = metaeval.load_example().query("metric == 'p_true_class'")
     >>> eff = correlation_effects(scores, reference="logistic_regression", method="spearman",
     ...                           treatment="knn")

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._results import Result
 from ..errors import OptionError, SchemaError, format_groups, quote_list
 from ._figure import new_figure
 from ._text import literal
@@ -28,22 +29,26 @@ def _design_column(data: pd.DataFrame, term: str) -> np.ndarray:
     return (data[name].astype(str) == level[:-1]).to_numpy(float)
 
 
-def _one_group(result: pd.DataFrame) -> tuple[list[str], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """The group keys, the coefficient rows, the effects and the covariance of one group."""
-    needed = ("fit", "data", "vcov", "mods")
-    if "term" not in result.columns or any(key not in result.attrs for key in needed):
+def _one_group(result: Any) -> tuple[list[str], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The group keys, the coefficient rows, the effects and the covariance of one group
+    (``result`` a MetaRegResult, told by its kind: the plot stage imports no other stage)."""
+    if not (isinstance(result, Result) and result.kind == "metareg"):
+        what = "a DataFrame" if isinstance(result, pd.DataFrame) else type(result).__name__
         raise SchemaError(
-            "bubble() draws a metareg() table as metareg() returned it (with its attrs "
-            "'fit', 'data' and 'vcov'); run effects.meta.metareg(mods=...) first."
+            "bubble() draws the result of metaeval.metareg() (a MetaRegResult: coefficients, "
+            f"fit, data and covariance), but {what} was passed; pass what "
+            "effects.meta.metareg(mods=...) returned, or call its .plot()."
         )
-    fit = result.attrs["fit"]
-    keys = [c for c in fit.columns if c in result.columns and c not in ("method", "test")]
-    groups = result[keys].drop_duplicates() if keys else pd.DataFrame(index=[0])
+    res: Any = result  # a MetaRegResult (its class lives in the pooling stage)
+    coefs, fit = res.table, res.fit
+    keys = [c for c in fit.columns if c in res.vcov.columns and c in coefs.columns]
+    groups = coefs[keys].drop_duplicates() if keys else pd.DataFrame(index=[0])
     if len(groups) != 1:
+        first = groups.iloc[0]
         raise OptionError(
-            f"bubble() draws one meta-regression, but this table holds {len(groups)}:\n"
-            f"{format_groups(groups)}\nSelect the rows of one, e.g. "
-            f"res[res[{keys[0]!r}] == {groups[keys[0]].iloc[0]!r}]."
+            f"bubble() draws one meta-regression, but this result holds {len(groups)}:\n"
+            f"{format_groups(groups)}\nSelect one, e.g. "
+            f"result.select({', '.join(f'{k}={first[k]!r}' for k in keys)}).plot()."
         )
 
     def select(table: pd.DataFrame) -> pd.DataFrame:
@@ -54,11 +59,16 @@ def _one_group(result: pd.DataFrame) -> tuple[list[str], pd.DataFrame, pd.DataFr
         ).all(axis=1)
         return table.loc[match]
 
-    return keys, result, select(result.attrs["data"]), select(result.attrs["vcov"])
+    return keys, coefs, select(res.data), select(res.vcov)
+
+
+def _options(result: Any) -> tuple[list[str], float]:
+    """The moderators and alpha of a MetaRegResult."""
+    return list(result.mods), float(result.alpha)
 
 
 def bubble(
-    result: pd.DataFrame,
+    result: Result,
     mod: str | None = None,
     *,
     ci: bool = True,
@@ -77,9 +87,10 @@ def bubble(
 
     Parameters
     ----------
-    result : pandas.DataFrame
-        A :func:`metaeval.metareg` table of one group (select its rows when it
-        has several), as returned (the figure reads ``attrs``).
+    result : MetaRegResult
+        What :func:`metaeval.metareg` returned, of one group (when it has
+        several, choose one with ``result.select(metric=...)``).
+        ``result.plot()`` is ``bubble(result)``.
     mod : str, optional
         The numeric moderator on the x axis; needed when the model has several.
     ci : bool, default True
@@ -100,7 +111,7 @@ def bubble(
     Raises
     ------
     metaeval.SchemaError
-        Not a metareg() table with its attrs.
+        Not a :class:`metaeval.MetaRegResult` (e.g. its ``.table`` alone).
     metaeval.OptionError
         Several groups; ``mod`` not a numeric moderator of the model, or missing
         when there are several.
@@ -113,15 +124,18 @@ def bubble(
     ...     "effect": [0.05, 0.12, 0.30, 0.21, 0.42, 0.38, 0.55, 0.49],
     ...     "variance": [0.004, 0.006, 0.005, 0.003, 0.008, 0.004, 0.006, 0.005],
     ...     "log_n": [3.0, 3.4, 4.1, 4.0, 5.2, 5.0, 6.1, 5.9]})
-    >>> fig = metaeval.plot.bubble(eff.meta.metareg("log_n"))
+    >>> res = eff.meta.metareg("log_n")
+    >>> fig = metaeval.plot.bubble(res)  # or res.plot()
     >>> ax = fig.axes[0]
     >>> [line.get_gid() for line in ax.lines if line.get_gid()]
     ['bubble-fit']
     >>> ax.get_xlabel()
     'log_n'
+    >>> len(ax.collections[0].get_offsets()) == len(res.data)  # one bubble per effect
+    True
     """
     keys, coefs, data, vcov = _one_group(result)
-    mods = list(result.attrs["mods"])
+    mods, alpha = _options(result)
     numeric = [m for m in mods if pd.api.types.is_numeric_dtype(data[m])
                and not pd.api.types.is_bool_dtype(data[m])]  # fmt: skip
     if mod is None:
@@ -151,7 +165,7 @@ def bubble(
     rows, b, c = rows[:, free], beta[free], cov[np.ix_(free, free)]
     fitted = rows @ b
     se = np.sqrt(np.einsum("np,pq,nq->n", rows, c, rows))
-    crit = _critical(coefs, float(result.attrs.get("alpha", 0.05)))
+    crit = _critical(coefs, alpha)
 
     if ax is None:
         fig = new_figure(figsize=(5.5, 4.0))

@@ -1,10 +1,15 @@
-"""Critical-difference diagrams of posthoc() tables: average ranks, cliques and the CD.
+"""Critical-difference diagrams of posthoc() results: average ranks, cliques and the CD.
 
 The diagram is laid out in inches, as the forest plot: its width follows the measured
 width of the system labels and the number of systems, its height the number of
 label rows and of clique lines, so that nothing overlaps or is clipped. Each panel
 is one Axes without axis decorations whose x axis is the average rank and whose
 y axis runs in inches from the top of the panel down.
+
+The diagram draws a :class:`metaeval.ranking.PosthocResult` and computes nothing: the
+ranks, the critical difference and the cliques at the level asked for come from the
+result's ``ranks``, ``cd(alpha)`` and ``cliques(alpha)``, so that the CD bar and the
+cliques are at one level. This module imports no other stage.
 """
 
 from __future__ import annotations
@@ -16,13 +21,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._results import Result
 from ..errors import OptionError, SchemaError, check_alpha
 from ._figure import new_figure
 from ._text import literal, text_width
 
 __all__ = ["critical_difference"]
 
-NEED = ("metric", "system_a", "system_b", "rank_a", "rank_b", "p_adjusted")
 FONT = 9.0  # points: tick labels, system labels and the CD
 TITLE_FONT = 10.0
 TITLE = 0.3  # inches above a panel for its title
@@ -76,71 +81,36 @@ class _Panel:
         return out
 
 
-def _check(results: Any) -> pd.DataFrame:
-    if not isinstance(results, pd.DataFrame) or not set(NEED) <= set(results.columns):
-        has = list(results.columns)[:12] if isinstance(results, pd.DataFrame) else type(results)
+def _check(result: Any) -> Any:
+    """``result`` itself, a posthoc() result (a :class:`Result` of kind "posthoc": the
+    plot stage reads its parts, ``ranks``, ``control``, ``cd()`` and ``cliques()``,
+    without importing the ranking stage)."""
+    if isinstance(result, pd.DataFrame):
         raise SchemaError(
-            "critical_difference() draws a metaeval.ranking.posthoc() table, with the "
-            f"columns {', '.join(NEED)} (and cd); this one has {has}."
+            "critical_difference() draws the result of metaeval.ranking.posthoc(), not a "
+            f"DataFrame (columns {list(result.columns)[:12]}): a table alone has lost the "
+            "test's method, level and control. Pass posthoc(...)'s result (or call its "
+            ".plot()), not its .table."
         )
-    if results.empty:
-        raise SchemaError("critical_difference() was given a posthoc() table without rows.")
-    return results
+    if not isinstance(result, Result) or result.kind != "posthoc":
+        raise SchemaError(
+            "critical_difference() draws the result of metaeval.ranking.posthoc(); pass "
+            f"posthoc(...)'s result, not a {type(result).__name__}."
+        )
+    if result.table.empty:
+        raise SchemaError("critical_difference() was given a posthoc() result without rows.")
+    return result
 
 
-def _control(results: pd.DataFrame) -> str | None:
-    """The control of a table against one: ``attrs["control"]``, else the one system_b of
-    every row when there are k − 1 rows of k ≥ 3 systems per metric."""
-    control = results.attrs.get("control")
-    if control is not None or results.attrs.get("method") is not None:
-        return None if control is None else str(control)
-    b = results["system_b"].astype(str)
-    if b.nunique() != 1:
-        return None
-    for _, part in results.groupby("metric", sort=False):
-        k = len(set(part["system_a"].astype(str)) | set(part["system_b"].astype(str)))
-        if k < 3 or len(part) != k - 1:
-            return None
-    return str(b.iloc[0])
-
-
-def _cd_at(cd: float, method: Any, k: int, old: Any, new: float | None) -> float:
-    """The critical difference at level ``new`` from the one at the table's level ``old``."""
-    if new is None or old is None or not np.isfinite(cd) or float(old) == new:
-        return cd
-    from scipy import stats
-
-    if method == "nemenyi":
-        q = stats.studentized_range.isf([new, float(old)], k, np.inf)
-        return float(cd * q[0] / q[1])
-    if method == "bonferroni_dunn":
-        z = stats.norm.isf(np.array([new, float(old)]) / (2 * (k - 1)))
-        return float(cd * z[0] / z[1])
-    return cd
-
-
-def _panels(results: pd.DataFrame, alpha: float | None) -> list[_Panel]:
-    from ..ranking import cliques
-
-    control = _control(results)
-    table = results
-    if control is not None and results.attrs.get("control") is None:
-        table = results.copy()  # cliques() reads the control from attrs
-        table.attrs = {**results.attrs, "control": control}
-    groups = cliques(table, alpha=alpha)
-    method, old = results.attrs.get("method"), results.attrs.get("alpha")
+def _panels(result: Any, alpha: float | None) -> list[_Panel]:
+    """One panel per metric, from the result alone: its ranks, its CD and its cliques at
+    ``alpha`` (the result's own level when None)."""
+    groups = result.cliques(alpha)
+    control = result.control
     panels = []
-    for metric, part in results.groupby("metric", sort=False):
-        names = pd.concat([part["system_a"], part["system_b"]]).astype(str).to_numpy()
-        ranks = pd.concat([part["rank_a"], part["rank_b"]]).to_numpy(float)
-        first = pd.Series(ranks, index=names).groupby(level=0, sort=False).first()
-        first = first.sort_values(kind="stable")
-        cd = np.nan
-        if "cd" in part.columns:
-            finite = part["cd"].to_numpy(float)
-            finite = finite[np.isfinite(finite)]
-            cd = float(finite[0]) if len(finite) else np.nan
-        cd = _cd_at(cd, method, len(first), old, alpha)
+    for metric, part in result.ranks.groupby("metric", sort=False):
+        part = part.sort_values("mean_rank", kind="stable")
+        systems = [str(s) for s in part["system"]]
         own = groups[groups["metric"].astype(str) == str(metric)]
         spans = [
             (float(g["rank"].min()), float(g["rank"].max()))
@@ -149,10 +119,10 @@ def _panels(results: pd.DataFrame, alpha: float | None) -> list[_Panel]:
         panels.append(
             _Panel(
                 str(metric),
-                [str(s) for s in first.index],
-                first.to_numpy(float),
-                cd,
-                control if control in set(first.index) else None,
+                systems,
+                part["mean_rank"].to_numpy(float),
+                result.cd(alpha, metric=str(metric)),
+                None if control is None or str(control) not in systems else str(control),
                 spans,
             )
         )
@@ -230,20 +200,20 @@ def _scale(k: int) -> float:
 
 
 def critical_difference(
-    results: pd.DataFrame,
+    result: Any,
     *,
     alpha: float | None = None,
     col_wrap: int = 2,
     ax: Any = None,
     **kwargs: Any,
 ) -> Any:
-    """Critical-difference diagram of a :func:`metaeval.ranking.posthoc` table (Demšar 2006).
+    """Critical-difference diagram of a :func:`metaeval.ranking.posthoc` result (Demšar 2006).
 
     The systems' average ranks on one axis, **the best (rank 1) at the left**;
     every system a line down to its label (name and average rank), the better
     half labelled on the left, the worse half on the right. Thick lines join
-    the systems of each clique of :func:`metaeval.ranking.cliques`: systems
-    the post-hoc test does not tell apart. Above the axis, the critical
+    the systems of each clique (:meth:`metaeval.ranking.PosthocResult.cliques`):
+    systems the post-hoc test does not tell apart. Above the axis, the critical
     difference: for ``nemenyi`` a bar of that length from rank 1 (two systems
     further apart differ); for ``bonferroni_dunn`` an interval of ± CD around
     the control's rank (systems outside it differ from the control; Demšar
@@ -252,17 +222,18 @@ def critical_difference(
 
     Parameters
     ----------
-    results : pandas.DataFrame
-        A posthoc() table, any method. Several metrics give one panel each.
+    result : metaeval.ranking.PosthocResult
+        What :func:`metaeval.ranking.posthoc` returns, any method (its
+        :meth:`~metaeval.ranking.PosthocResult.plot` calls this function).
+        Several metrics give one panel each.
     alpha : float, optional
-        The level of the cliques and of the critical difference; defaults to
-        the table's ``attrs["alpha"]``, else 0.05. Another level than the
-        table's rescales its CD (for ``nemenyi`` and ``bonferroni_dunn``, whose
-        method and level the table's ``attrs`` tell).
+        The level of the cliques and of the critical difference, both
+        (``result.cliques(alpha)`` and ``result.cd(alpha)``); defaults to the
+        test's ``result.alpha``.
     col_wrap : int, default 2
         Panels per row of the figure.
     ax : matplotlib Axes, optional
-        Draw into this Axes (the table must hold one metric); its size sets
+        Draw into this Axes (the result must hold one metric); its size sets
         the length of the rank axis.
     **kwargs
         Text properties of the system labels (e.g. ``fontsize=10``,
@@ -278,13 +249,14 @@ def critical_difference(
     Raises
     ------
     metaeval.SchemaError
-        A table that is not a posthoc() table (or has no rows).
+        Anything but a posthoc() result (a DataFrame, such as its ``table``,
+        has lost the test's method, level and control).
     metaeval.OptionError
         ``ax`` with several metrics; a ``col_wrap`` below 1; a bad ``alpha``.
 
     Notes
     -----
-    The size follows the table: the rank axis is 0.36 in per rank (2.4 to
+    The size follows the result: the rank axis is 0.36 in per rank (2.4 to
     6 in) and the label rows 0.19 in apart, so that up to about 30 systems
     fit with no overlapping labels; text is 9 pt (titles 10 pt). The cliques
     are those of the test: for ``nemenyi`` the runs of systems within one CD,
@@ -306,7 +278,7 @@ def critical_difference(
     >>> from metaeval.plot import critical_difference
     >>> from metaeval.ranking import posthoc
     >>> auc = metaeval.datasets.load_demsar()
-    >>> fig = critical_difference(posthoc(auc, method="nemenyi", alpha=0.10))
+    >>> fig = critical_difference(posthoc(auc, method="nemenyi"), alpha=0.10)
     >>> ax = fig.axes[0]
     >>> sorted(t.get_text() for t in ax.texts if t.get_gid() == "cd-label")
     ['C4.5 (3.14)', 'C4.5+cf (2.93)', 'C4.5+m (2.00)', 'C4.5+m+cf (1.93)']
@@ -325,16 +297,17 @@ def critical_difference(
     >>> [line.get_xdata().round(3) for line in ax.lines if line.get_gid() == "cd-bar"]
     [array([1.975, 4.311])]
     """
-    results = _check(results)
+    result = _check(result)
     if alpha is not None:
         alpha = check_alpha(alpha)
     if isinstance(col_wrap, bool) or not isinstance(col_wrap, int | np.integer) or col_wrap < 1:
         raise OptionError(f"`col_wrap` must be a whole number of panels ≥ 1, not {col_wrap!r}.")
-    panels = _panels(results, alpha)
+    panels = _panels(result, alpha)
     if ax is not None and len(panels) > 1:
         raise OptionError(
-            f"With ax=, critical_difference() draws one metric; this table has {len(panels)} "
-            f"({', '.join(p.metric for p in panels)}): select one, or leave out ax."
+            f"With ax=, critical_difference() draws one metric; this result has {len(panels)} "
+            f"({', '.join(p.metric for p in panels)}): run posthoc(..., metric=...) for one, "
+            "or leave out ax."
         )
     props: dict[str, Any] = {"fontsize": FONT, **kwargs}
 

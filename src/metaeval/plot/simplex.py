@@ -5,7 +5,7 @@ probability simplex, shown by its barycentric coordinates in an equilateral
 triangle: "worse" at the bottom left, "better" at the bottom right,
 "equivalent" at the top. The lines from the centre to the midpoints of the
 sides bound the regions where each outcome is the most probable; the share of
-draws in a region is the row's ``p_worse``, ``p_equivalent`` or ``p_better``.
+draws in a region is the row's ``prob_worse``, ``prob_equivalent`` or ``prob_better``.
 """
 
 from __future__ import annotations
@@ -15,19 +15,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import OptionError, SchemaError
+from .._results import Result
+from ..errors import SchemaError
 from ._figure import new_figure
 from ._text import literal, text_width
 
 __all__ = ["simplex"]
 
-NEED = ("treatment", "control", "p_worse", "p_equivalent", "p_better")
+PROBS = ["prob_worse", "prob_equivalent", "prob_better"]
 H = float(np.sqrt(3) / 2)  # the triangle's height (side 1)
 VERTICES = np.array([[0.0, 0.0], [0.5, H], [1.0, 0.0]])  # worse, equivalent, better
 COLOURS = ("#c44e52", "#8c8c8c", "#4c72b0")  # worse, equivalent, better
 FONT = 9.0
 SIDE = 3.2  # inches: the triangle's side
-MATCH = 0.02  # how far the row's probabilities may be from the draws' shares (rounding)
 
 
 def project(theta: np.ndarray) -> np.ndarray:
@@ -42,43 +42,22 @@ def project(theta: np.ndarray) -> np.ndarray:
     return theta @ VERTICES
 
 
-def _samples(result: pd.DataFrame, row: Any) -> tuple[pd.Series, np.ndarray]:
-    if not isinstance(result, pd.DataFrame) or not set(NEED) <= set(result.columns):
-        has = list(result.columns)[:12] if isinstance(result, pd.DataFrame) else type(result)
+def _samples(result: Any, row: Any) -> tuple[pd.Series, np.ndarray]:
+    """The row and its draws (``result`` a BayesResult, told by its kind: the plot stage
+    imports no other stage)."""
+    if not (isinstance(result, Result) and result.kind == "bayes"):
+        what = "a DataFrame" if isinstance(result, pd.DataFrame) else type(result).__name__
         raise SchemaError(
-            "simplex() draws a metaeval.ranking.bayes_signed_rank() table, with the columns "
-            f"{', '.join(NEED)}; this one has {has}."
+            "simplex() draws the result of metaeval.ranking.bayes_signed_rank(..., "
+            f"samples=True) (a BayesResult: the table and the draws), but {what} was passed; "
+            "pass what bayes_signed_rank() returned, or call its .plot(row=...)."
         )
-    samples = result.attrs.get("samples")
-    if samples is None:
-        raise OptionError(
-            "simplex() draws the posterior's Monte-Carlo draws, which this table does not keep: "
-            "call bayes_signed_rank(..., samples=True)."
-        )
-    samples = np.asarray(samples, dtype=float)
-    if samples.ndim != 3 or samples.shape[2] != 3 or samples.shape[0] != len(result):
-        raise SchemaError(
-            f"attrs['samples'] has the shape {samples.shape}, not (rows, draws, 3) for the "
-            f"table's {len(result)} rows: the draws belong to the table bayes_signed_rank() "
-            "returned (filtering it keeps all of them); pass that table and choose with row=."
-        )
-    n = len(result)
-    if isinstance(row, bool) or not isinstance(row, int | np.integer) or not -n <= row < n:
-        raise OptionError(f"`row` must be a row position from {-n} to {n - 1}, not {row!r}.")
-    line = result.iloc[int(row)]
-    draws = samples[int(row)]
-    share = np.bincount(draws.argmax(axis=1), minlength=3) / len(draws)
-    stated = line[["p_worse", "p_equivalent", "p_better"]].to_numpy(float)
-    if np.any(np.abs(share - stated) > MATCH):
-        raise SchemaError(
-            f"Row {row}'s probabilities {np.round(stated, 3).tolist()} are not those of its "
-            f"draws in attrs['samples'] ({np.round(share, 3).tolist()}): the table was "
-            "reordered or filtered after bayes_signed_rank(); pass the table it returned."
-        )
-    return line, draws
+    res: Any = result  # a BayesResult (its class lives in the ranking stage)
+    draws = res.draws(row)  # OptionError: no draws, or a row out of range
+    return res.table.iloc[int(row)], draws
 
 
-def simplex(result: pd.DataFrame, *, row: int = 0, ax: Any = None, **kwargs: Any) -> Any:
+def simplex(result: Result, *, row: int = 0, ax: Any = None, **kwargs: Any) -> Any:
     """The posterior of one row of :func:`metaeval.ranking.bayes_signed_rank`, in a triangle.
 
     Each Monte-Carlo draw of the probabilities (worse, practically equivalent,
@@ -86,16 +65,18 @@ def simplex(result: pd.DataFrame, *, row: int = 0, ax: Any = None, **kwargs: Any
     vertex, the more probable that outcome. Lines from the centre to the
     sides' midpoints bound the regions where each outcome is the most
     probable; points are coloured by region, and each vertex's label gives
-    the share of draws in its region (``p_worse``, ``p_equivalent``,
-    ``p_better``), as baycomp's ``plot_simplex``.
+    the share of draws in its region (``prob_worse``, ``prob_equivalent``,
+    ``prob_better``), as baycomp's ``plot_simplex``.
 
     Parameters
     ----------
-    result : pandas.DataFrame
-        A bayes_signed_rank() table computed with ``samples=True``, as it was
-        returned (its draws in ``attrs["samples"]`` follow the rows by position).
+    result : BayesResult
+        What :func:`metaeval.ranking.bayes_signed_rank` returned with
+        ``samples=True``; its table may be filtered or reordered
+        (``result.replace(table=...)``): each row's draws follow it by key.
+        ``result.plot(row)`` is ``simplex(result, row=row)``.
     row : int, default 0
-        The position of the row (a treatment and metric) to draw.
+        The position of the row (a treatment and metric) in ``result.table``.
     ax : matplotlib Axes, optional
         Draw into this Axes.
     **kwargs
@@ -111,16 +92,15 @@ def simplex(result: pd.DataFrame, *, row: int = 0, ax: Any = None, **kwargs: Any
     Raises
     ------
     metaeval.OptionError
-        A table without draws (computed without ``samples=True``); a ``row``
+        A result without draws (computed without ``samples=True``); a ``row``
         out of range.
     metaeval.SchemaError
-        Not a bayes_signed_rank() table; draws that do not match the rows
-        (the table was filtered or reordered).
+        Not a :class:`metaeval.ranking.BayesResult` (e.g. its ``.table`` alone).
 
     Notes
     -----
     The vertex "equivalent" is the region of practical equivalence, ±``rope``
-    (``attrs["rope"]``) on the metric's scale. A cloud near one vertex is a
+    (the table's ``attrs["rope"]``) on the metric's scale. A cloud near one vertex is a
     confident conclusion; a cloud across a boundary is an inconclusive one
     (Benavoli et al. 2017, sec. 4).
 
@@ -137,12 +117,12 @@ def simplex(result: pd.DataFrame, *, row: int = 0, ax: Any = None, **kwargs: Any
     >>> from metaeval.ranking import bayes_signed_rank
     >>> auc = metaeval.datasets.load_demsar()
     >>> res = bayes_signed_rank(auc, control="C4.5", seed=1, n_samples=2000, samples=True)
-    >>> fig = simplex(res, row=2)
+    >>> fig = simplex(res, row=2)  # or res.plot(row=2)
     >>> ax = fig.axes[0]
     >>> labels = [t.get_text() for t in ax.texts if t.get_gid() == "simplex-vertex"]
     >>> [label.splitlines()[0] for label in labels]
     ['C4.5+m+cf worse', 'equivalent (ROPE ±0.01)', 'C4.5+m+cf better']
-    >>> labels[2].splitlines()[1] == f"P = {res['p_better'].iloc[2]:.3f}"
+    >>> labels[2].splitlines()[1] == f"P = {res.table['prob_better'].iloc[2]:.3f}"
     True
     >>> len(ax.collections[0].get_offsets())  # one point per draw
     2000
@@ -152,15 +132,15 @@ def simplex(result: pd.DataFrame, *, row: int = 0, ax: Any = None, **kwargs: Any
     >>> simplex(bayes_signed_rank(auc, control="C4.5", seed=1, n_samples=2000))
     Traceback (most recent call last):
     ...
-    metaeval.errors.OptionError: simplex() draws the posterior's Monte-Carlo draws, which this table does not keep: call bayes_signed_rank(..., samples=True).
+    metaeval.errors.OptionError: This result does not keep the posterior's Monte-Carlo draws: call bayes_signed_rank(..., samples=True).
     """
     from matplotlib.lines import Line2D
     from matplotlib.patches import Polygon
 
     line, draws = _samples(result, row)
     treatment, control = literal(line["treatment"]), literal(line["control"])
-    rope = result.attrs.get("rope")
-    probs = line[["p_worse", "p_equivalent", "p_better"]].to_numpy(float)
+    rope = result.table.attrs.get("rope")
+    probs = line[PROBS].to_numpy(float)
     equivalent = f"equivalent (ROPE ±{float(rope):g})" if rope is not None else "equivalent"
     names = (f"{treatment} worse", equivalent, f"{treatment} better")
     labels = [f"{name}\nP = {p:.3f}" for name, p in zip(names, probs, strict=True)]

@@ -50,8 +50,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._options import ADJUSTMENTS, CI_METHODS, POOL_METHODS, RENAMED, renamed
-from ..paired.multiplicity import adjust_pvalues
+from .._options import CI_METHODS, POOL_METHODS, RENAMED, renamed
 from ._diagnostics import influence, leave_one_out
 
 # pool()'s option check for callers that check before other work (metaeval.scale checks
@@ -61,6 +60,7 @@ from ._grouping import GROUP_KEYS
 from ._metareg import metareg
 from ._summary import pool, weights
 from .analysis import analyze, pool_metrics
+from .results import MetaRegResult
 
 __all__ = [
     "pool",
@@ -69,11 +69,10 @@ __all__ = [
     "influence",
     "analyze",
     "metareg",
+    "MetaRegResult",
     "pool_metrics",
-    "adjust_pvalues",
     "POOL_METHODS",
     "CI_METHODS",
-    "ADJUSTMENTS",
     "GROUP_KEYS",
 ]
 

@@ -88,6 +88,7 @@ from ..errors import (
 from . import _estimators as est
 from ._engine import batches, solver_messages, warn_each
 from ._grouping import RESULT_COLUMNS, as_list, group, valid_rows
+from .results import MetaRegResult
 
 __all__ = ["metareg", "METAREG_METHODS", "COEF_COLUMNS", "FIT_COLUMNS"]
 
@@ -97,7 +98,7 @@ METAREG_METHODS = ("EE", "FE", "DL", "HE", "HS", "ML", "REML")
 #: The columns of the coefficient table besides the group keys.
 COEF_COLUMNS = ("term", "estimate", "se", "statistic", "df", "p_value", "ci_low", "ci_high")
 
-#: The columns of ``attrs["fit"]`` besides the group keys.
+#: The columns of :attr:`MetaRegResult.fit` besides the group keys.
 FIT_COLUMNS = (
     "method", "test", "k", "n_coef", "tau2", "tau", "i2", "h2", "r2", "qm", "qm_df",
     "qm_df2", "qm_p_value", "qe", "qe_df", "qe_p_value",
@@ -466,7 +467,7 @@ def metareg(
     alpha: float = 0.05,
     over: str = "task",
     groups: str | Sequence[str] | None = None,
-) -> pd.DataFrame:
+) -> MetaRegResult:
     """Meta-regression: how the effect depends on task-level moderators, per group.
 
     One mixed-effects model (metafor's ``rma(yi, vi, mods = ~ ...)``) per group of
@@ -504,29 +505,30 @@ def metareg(
 
     Returns
     -------
-    pandas.DataFrame
-        One row per (group, term), the groups in the order they first appear,
-        the intercept first and then the terms in the order of ``mods`` (a
-        factor's levels in order), RangeIndex. Columns: the group keys;
-        ``term`` (``"intercept"``, the moderator, or ``mod[T.level]``);
+    MetaRegResult
+        ``.table``, the coefficients: one row per (group, term), the groups in the
+        order they first appear, the intercept first and then the terms in the
+        order of ``mods`` (a factor's levels in order), RangeIndex. Columns: the
+        group keys; ``term`` (``"intercept"``, the moderator, or ``mod[T.level]``);
         ``estimate`` (the coefficient on the analysis scale of the effects);
         ``se``; ``statistic`` (z or t); ``df`` (k − p under Knapp–Hartung, else
-        NaN); ``p_value``; ``ci_low, ci_high``.
+        NaN); ``p_value``; ``ci_low, ci_high``. Its ``attrs``: ``method, ci,
+        alpha, mods``.
 
-        ``attrs["fit"]``: one row per group with the keys and ``method, test, k``
+        ``.fit``: one row per group with the keys and ``method, test, k``
         (effects used), ``n_coef`` (p, the estimable coefficients), ``tau2,
         tau`` (residual heterogeneity), ``i2, h2``, ``r2`` (percent of the
         heterogeneity of the intercept-only model that the moderators account
         for), ``qm, qm_df, qm_df2, qm_p_value`` (the omnibus test of the
         moderators; ``qm_df2`` = k − p for the F test of Knapp–Hartung, else
         NaN), ``qe, qe_df, qe_p_value`` (the test of residual heterogeneity).
-        ``attrs["data"]``: the effects used, with each one's ``weight`` in the
-        fit (percent) and ``fitted`` value; ``attrs["vcov"]``: the coefficients'
-        covariance, long (keys, ``term, term_b, cov``); and ``method, ci,
-        alpha, mods``. :func:`metaeval.plot.bubble` draws the fit. (pandas
-        compares ``attrs`` with ``==`` when it concatenates tables, which fails
-        for attrs holding tables: clear them first, ``res.attrs = {}``, to
-        ``pd.concat`` several results.)
+        ``.data``: the effects used, with each one's ``weight`` in the fit
+        (percent) and ``fitted`` value. ``.vcov``: the coefficients'
+        covariance, long (keys, ``term, term_b, cov``). ``.mods`` and
+        ``.alpha``: the options the figure needs. ``.plot()`` draws the bubble
+        plot (:func:`metaeval.plot.bubble`) of one group; ``.select(metric=...)``
+        keeps some groups in every part. The tables of several results
+        concatenate: ``pd.concat([a.table, b.table])``.
 
     Raises
     ------
@@ -572,11 +574,11 @@ def metareg(
     ...     "variance": [0.004, 0.006, 0.005, 0.003, 0.008, 0.004, 0.006, 0.005],
     ...     "log_n": [3.0, 3.4, 4.1, 4.0, 5.2, 5.0, 6.1, 5.9]})
     >>> res = eff.meta.metareg("log_n")
-    >>> res[["term", "estimate", "se", "p_value"]].round(4)
+    >>> res.table[["term", "estimate", "se", "p_value"]].round(4)
             term  estimate      se  p_value
     0  intercept   -0.3972  0.0456   0.0001
     1      log_n    0.1548  0.0099   0.0000
-    >>> res.attrs["fit"][["k", "tau2", "r2", "qm", "qm_p_value", "qe"]].round(4)
+    >>> res.fit[["k", "tau2", "r2", "qm", "qm_p_value", "qe"]].round(4)
        k  tau2     r2        qm  qm_p_value      qe
     0  8   0.0  100.0  243.2396         0.0  1.0767
 
@@ -649,16 +651,15 @@ def metareg(
     # a term that is not estimable in a group (absent level, reference there) adds nothing
     fit_beta = np.where(np.isnan(beta) & ~bad[:, None], 0.0, beta)
     data["fitted"] = np.einsum("rp,rp->r", des.matrix[valid], fit_beta[grp.code[valid]])
-    coefs.attrs.update(
+    coefs.attrs.update(method=method, ci=ci, alpha=alpha, mods=mod_list)
+    return MetaRegResult(
+        coefs,
         fit=fit_table,
         data=data.reset_index(drop=True),
         vcov=_vcov_table(grp, des, vcov),
-        method=method,
-        ci=ci,
+        mods=tuple(mod_list),
         alpha=alpha,
-        mods=mod_list,
     )
-    return coefs
 
 
 def _checked(method: str, ci: str | None, alpha: float) -> tuple[str, str, float]:

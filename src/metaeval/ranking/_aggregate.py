@@ -30,6 +30,7 @@ from .._options import (
     CIMethod,
     EffectType,
     PoolMethod,
+    literal_signature,
 )
 from ..errors import (
     OptionError,
@@ -321,6 +322,7 @@ def _meta_columns(
 
 
 # ----------------------------------------------------------------- main
+@literal_signature
 def leaderboard(
     scores: pd.DataFrame,
     *,

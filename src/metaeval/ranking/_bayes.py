@@ -31,20 +31,22 @@ Machine Learning Research*, 18(77), 1–36.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import zlib
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from ..errors import OptionError, PairingError, quote_list, resolve_seed
+from .._results import Result
+from ..errors import OptionError, PairingError, SchemaError, quote_list, resolve_seed
 from ._friedman import task_scores
 
-__all__ = ["bayes_signed_rank", "SAMPLE_BLOCK"]
+__all__ = ["bayes_signed_rank", "BayesResult", "SAMPLE_BLOCK"]
 
 SAMPLE_BLOCK = 1024
 """Posterior draws per random stream (and per step of the computation)."""
@@ -52,6 +54,125 @@ SAMPLE_BLOCK = 1024
 _CHUNK_BYTES = 64 * 2**20
 _THREADS = min(4, os.cpu_count() or 1)
 _OUTCOMES = ("worse", "equivalent", "better")
+
+#: The columns that name a row of a :func:`bayes_signed_rank` table: the key of its draws.
+ROW_KEY = ("metric", "treatment", "control")
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class BayesResult(Result):
+    """A Bayesian signed-rank test (:func:`bayes_signed_rank`): probabilities and draws.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per (metric, treatment): ``metric, treatment, control,
+        prob_worse, prob_equivalent, prob_better, decision, mean_diff, n_tasks``;
+        ``attrs`` holds the options ``rope, prior, n_samples, seed, threshold,
+        higher_is_better``.
+    samples : dict or None
+        The posterior's Monte-Carlo draws, by row: keyed by the row's
+        ``(metric, treatment, control)``, each an
+        ``(n_samples, 3)`` array of the draws' (θ_worse, θ_equivalent,
+        θ_better). None unless computed with ``samples=True``.
+
+    Notes
+    -----
+    The draws follow their rows by key, not by position: sort, filter or
+    reorder the table and replace it, ``res.replace(table=res.table[mask])``, and
+    :meth:`plot` still draws each row's own posterior (draws of rows left out
+    stay in ``samples``, unused). Every row of the table must have its draws, and
+    the rows' keys must be distinct (the tables of two results concatenate, but
+    are one result only when they compare different pairs).
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> from metaeval.ranking import bayes_signed_rank
+    >>> auc = metaeval.datasets.load_demsar()
+    >>> res = bayes_signed_rank(auc, control="C4.5", seed=1, n_samples=2000, samples=True)
+    >>> better = res.replace(table=res.table[res.table["decision"] == "better"])
+    >>> better.table["treatment"].tolist()
+    ['C4.5+m+cf']
+    >>> bool((better.draws(0) == res.draws(2)).all())  # its own draws, found by its key
+    True
+    """
+
+    samples: Mapping[tuple[Any, ...], np.ndarray] | None = None
+    kind: ClassVar[str] = "bayes"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.samples is None:
+            return
+        lacking = [c for c in ROW_KEY if c not in self.table.columns]
+        if lacking:
+            raise SchemaError(
+                f"The table of a BayesResult with draws needs the columns {quote_list(ROW_KEY)} "
+                f"(the draws' key); it lacks {quote_list(lacking)}."
+            )
+        keys = self.table[list(ROW_KEY)]
+        repeated = keys[keys.duplicated(keep=False)].drop_duplicates()
+        if len(repeated):
+            raise SchemaError(
+                "The rows of a BayesResult with draws are keyed by (metric, treatment, "
+                f"control), but {len(repeated)} key(s) repeat, e.g. "
+                f"{tuple(repeated.iloc[0])}: keep one row per key (the draws are one per key)."
+            )
+        missing = [k for k in keys.itertuples(index=False, name=None) if k not in self.samples]
+        if missing:
+            raise SchemaError(
+                f"No draws for {len(missing)} row(s) of the table, e.g. {missing[0]}: "
+                "samples= holds the draws of bayes_signed_rank()'s rows, keyed by "
+                "(metric, treatment, control); keep the samples of the result the rows "
+                "come from."
+            )
+
+    def draws(self, row: int = 0) -> np.ndarray:
+        """The ``(n_samples, 3)`` draws of (θ_worse, θ_equivalent, θ_better) of one row.
+
+        Parameters
+        ----------
+        row : int, default 0
+            The position of the row in :attr:`table` (negative counts from the end).
+
+        Returns
+        -------
+        numpy.ndarray
+
+        Raises
+        ------
+        metaeval.OptionError
+            No draws (computed without ``samples=True``); a ``row`` out of range.
+        """
+        if self.samples is None:
+            raise OptionError(
+                "This result does not keep the posterior's Monte-Carlo draws: "
+                "call bayes_signed_rank(..., samples=True)."
+            )
+        n = len(self.table)
+        if isinstance(row, bool) or not isinstance(row, int | np.integer) or not -n <= row < n:
+            raise OptionError(f"`row` must be a row position from {-n} to {n - 1}, not {row!r}.")
+        key = tuple(self.table[list(ROW_KEY)].iloc[int(row)])
+        return np.asarray(self.samples[key], dtype=float)
+
+    def plot(self, row: int = 0, **kwargs: Any) -> Any:
+        """The posterior of one row in the probability simplex (:func:`metaeval.plot.simplex`).
+
+        Parameters
+        ----------
+        row : int, default 0
+            The position of the row in :attr:`table`.
+        **kwargs
+            Passed to :func:`metaeval.plot.simplex` (``ax``, scatter options).
+
+        Returns
+        -------
+        matplotlib.figure.Figure, or the Axes when ``ax`` is given.
+        """
+        from ..plot import simplex
+
+        return simplex(self, row=row, **kwargs)
 
 
 def _weights(seed: int, metric: str, block: int, size: int, n: int, prior: float) -> np.ndarray:
@@ -107,7 +228,7 @@ def bayes_signed_rank(
     metric: str | Sequence[str] | None = None,
     higher_is_better: bool | Mapping[str, bool] = True,
     samples: bool = False,
-) -> pd.DataFrame:
+) -> BayesResult:
     """Bayesian signed-rank test over tasks: P(worse), P(practically equivalent), P(better).
 
     For every treatment and metric, the posterior probabilities that the
@@ -128,7 +249,7 @@ def bayes_signed_rank(
     rope : float, default 0.01
         Half-width of the region of practical equivalence, on the metric's
         scale: differences within ±rope do not matter in practice (0.01 is one
-        point of accuracy or nDCG). 0 gives no region: p_equivalent is 0.
+        point of accuracy or nDCG). 0 gives no region: prob_equivalent is 0.
     prior : float, default 0.5
         Strength of the Dirichlet process prior, a pseudo-observation at 0
         (baycomp's default).
@@ -136,7 +257,8 @@ def bayes_signed_rank(
         Monte-Carlo draws from the posterior; the probabilities have a Monte-Carlo
         standard error of at most 0.5/√n_samples (0.0022 at the default).
     seed : int, optional
-        Seeds the draws; None draws fresh entropy (stored in ``attrs["seed"]``).
+        Seeds the draws; None draws fresh entropy (stored in the table's
+        ``attrs["seed"]``).
         The same seed gives the same probabilities for a pair, whichever other
         pairs are computed with it and whatever the order of the rows (the
         draws go to the tasks in sorted order of their names).
@@ -146,22 +268,25 @@ def bayes_signed_rank(
         As for :func:`friedman`; with ``higher_is_better=False`` "better" means
         lower.
     samples : bool, default False
-        Keep the draws: ``attrs["samples"]``, a ``(rows, n_samples, 3)`` array of
-        each draw's (θ_worse, θ_equivalent, θ_better), for
-        :func:`metaeval.plot.simplex` (24 bytes per draw and row).
+        Keep the draws: the result's ``samples``, each row's ``(n_samples, 3)``
+        array of the draws' (θ_worse, θ_equivalent, θ_better), keyed by the
+        row's (metric, treatment, control), for ``.plot()``
+        (:func:`metaeval.plot.simplex`; 24 bytes per draw and row).
 
     Returns
     -------
-    pandas.DataFrame
-        One row per (metric, treatment), treatments in the table's order:
-        ``metric, treatment, control``; ``p_worse, p_equivalent, p_better``
-        (the share of draws in which that outcome is the most probable, as
-        baycomp's ``probs()``; they sum to 1); ``decision`` ("better",
-        "worse", "equivalent" when its probability reaches ``threshold``,
-        else "inconclusive"); ``mean_diff`` (the mean per-task difference
-        treatment − control, oriented so that positive is better) and
-        ``n_tasks``. ``attrs``: ``rope, prior, n_samples, seed, threshold,
-        higher_is_better`` (and ``samples``).
+    BayesResult
+        Always a :class:`BayesResult`, with ``samples`` None unless
+        ``samples=True``. Its ``table``: one row per (metric, treatment),
+        treatments in the table's order: ``metric, treatment, control``;
+        ``prob_worse, prob_equivalent, prob_better`` (the share of draws in
+        which that outcome is the most probable, as baycomp's ``probs()``; they
+        sum to 1); ``decision`` ("better", "worse", "equivalent" when its
+        probability reaches ``threshold``, else "inconclusive"); ``mean_diff``
+        (the mean per-task difference treatment − control, oriented so that
+        positive is better) and ``n_tasks``. The table's ``attrs``: ``rope,
+        prior, n_samples, seed, threshold, higher_is_better``. ``.plot(row)``
+        draws a row's posterior in the simplex.
 
     Raises
     ------
@@ -188,11 +313,12 @@ def bayes_signed_rank(
     >>> from metaeval.ranking import bayes_signed_rank
     >>> auc = metaeval.datasets.load_demsar()
     >>> res = bayes_signed_rank(auc, control="C4.5", rope=0.01, seed=1)
-    >>> res[["treatment", "p_worse", "p_equivalent", "p_better", "decision"]].round(2)
-       treatment  p_worse  p_equivalent  p_better      decision
-    0     C4.5+m     0.00          0.33      0.67  inconclusive
-    1    C4.5+cf     0.12          0.69      0.19  inconclusive
-    2  C4.5+m+cf     0.00          0.03      0.97        better
+    >>> cols = ["treatment", "prob_worse", "prob_equivalent", "prob_better", "decision"]
+    >>> res.table[cols].round(2)
+       treatment  prob_worse  prob_equivalent  prob_better      decision
+    0     C4.5+m        0.00             0.33         0.67  inconclusive
+    1    C4.5+cf        0.12             0.69         0.19  inconclusive
+    2  C4.5+m+cf        0.00             0.03         0.97        better
     """
     rope, prior, n_samples, threshold = _check(rope, prior, n_samples, threshold)
     seed = resolve_seed(seed)
@@ -306,9 +432,9 @@ def bayes_signed_rank(
             "metric": data.metrics[m].to_numpy(dtype=object),
             "treatment": data.systems[t].to_numpy(dtype=object),
             "control": control,
-            "p_worse": p[:, 0],
-            "p_equivalent": p[:, 1],
-            "p_better": p[:, 2],
+            "prob_worse": p[:, 0],
+            "prob_equivalent": p[:, 1],
+            "prob_better": p[:, 2],
             "decision": decision.astype(object),
             "mean_diff": np.where(valid, diff, 0.0).sum(axis=1) / data.n[m],
             "n_tasks": data.n[m].astype(np.int64),
@@ -322,6 +448,7 @@ def bayes_signed_rank(
         "threshold": threshold,
         "higher_is_better": data.directions,
     }
-    if kept is not None:
-        table.attrs["samples"] = kept
-    return table
+    if kept is None:
+        return BayesResult(table)
+    keys = table[list(ROW_KEY)].itertuples(index=False, name=None)
+    return BayesResult(table, samples=dict(zip(keys, kept, strict=True)))

@@ -29,12 +29,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import get_args
+from typing import Any, ClassVar, get_args
 
 import numpy as np
 import pandas as pd
 
-from .._options import PosthocMethod
+from .._options import PosthocMethod, literal_signature
+from .._results import Result
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -48,7 +49,16 @@ from ..errors import (
 from ..paired.multiplicity import adjust_pvalues
 from ._aggregate import check_complete, scores_of_metrics, task_means, task_ranks
 
-__all__ = ["POSTHOC_METHODS", "TaskScores", "task_scores", "friedman", "posthoc", "cliques"]
+__all__ = [
+    "POSTHOC_METHODS",
+    "TaskScores",
+    "task_scores",
+    "FriedmanResult",
+    "PosthocResult",
+    "friedman",
+    "posthoc",
+    "clique_runs",
+]
 
 POSTHOC_METHODS: tuple[str, ...] = get_args(PosthocMethod)
 _CONTROL_METHODS = ("holm", "bonferroni_dunn")
@@ -128,6 +138,202 @@ def _tie_sums(data: TaskScores) -> np.ndarray:
     return np.where(present, size**2 - 1, 0.0).sum(axis=(1, 2))
 
 
+# ----------------------------------------------------------------- results
+@dataclass(frozen=True, eq=False, repr=False)
+class FriedmanResult(Result):
+    """What :func:`friedman` found: the test per metric and the systems' average ranks.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per metric: the test (see :func:`friedman`, *Returns*);
+        ``attrs`` hold the options ``higher_is_better`` and ``correction``.
+    ranks : pandas.DataFrame
+        One row per (metric, system), best average rank first: ``metric,
+        system, mean_rank`` (1 = best) and ``mean`` (the mean of the per-task
+        scores).
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> from metaeval.ranking import friedman
+    >>> test = friedman(metaeval.datasets.load_demsar())
+    >>> test.table["p_value"].round(3).tolist(), test.ranks["system"].iloc[0]
+    ([0.012], 'C4.5+m+cf')
+    """
+
+    ranks: pd.DataFrame
+    kind: ClassVar[str] = "friedman"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class PosthocResult(Result):
+    """What :func:`posthoc` found: the pairs, the average ranks and the test's options.
+
+    The critical difference (:meth:`cd`), the cliques (:meth:`cliques`) and the
+    critical-difference diagram (:meth:`plot`) come from the object alone, each
+    at the level asked for (by default the test's own ``alpha``): the CD bar and
+    the cliques of a diagram are always at one level.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per compared pair, per metric (see :func:`posthoc`, *Returns*);
+        ``attrs`` hold the options ``method, control, alpha, higher_is_better``.
+    ranks : pandas.DataFrame
+        One row per (metric, system), best average rank first: ``metric,
+        system, mean_rank, mean``, as ``FriedmanResult.ranks``.
+    method : str
+        The post-hoc test: "nemenyi", "holm", "bonferroni_dunn" or "wilcoxon_holm".
+    alpha : float
+        The level of the table's ``significant`` and ``cd`` columns.
+    control : str or None
+        The control system, or None when all pairs are compared.
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> from metaeval.ranking import posthoc
+    >>> nemenyi = posthoc(metaeval.datasets.load_demsar())
+    >>> round(nemenyi.cd(), 3), round(nemenyi.cd(0.10), 3)  # Demšar: 1.25 and 1.12
+    (1.254, 1.118)
+    >>> nemenyi.cliques(0.10).groupby("clique")["system"].agg(list)
+    clique
+    0    [C4.5+m+cf, C4.5+m, C4.5+cf]
+    1                 [C4.5+cf, C4.5]
+    Name: system, dtype: object
+    >>> fig = nemenyi.plot(alpha=0.10)  # the diagram: CD bar and cliques at α = 0.10
+    """
+
+    ranks: pd.DataFrame
+    method: str
+    alpha: float
+    control: str | None = None
+    kind: ClassVar[str] = "posthoc"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_option("method", self.method, POSTHOC_METHODS)
+        check_alpha(self.alpha)
+
+    def _level(self, alpha: float | None) -> float:
+        return self.alpha if alpha is None else check_alpha(alpha)
+
+    def _metrics(self) -> list[str]:
+        return list(pd.unique(self.ranks["metric"].astype(str)))
+
+    def cd(self, alpha: float | None = None, *, metric: str | None = None) -> float:
+        """The critical difference of average ranks at level ``alpha``.
+
+        Parameters
+        ----------
+        alpha : float, optional
+            The level; defaults to the test's ``alpha``.
+        metric : str, optional
+            The metric; required when the result holds several (their
+            numbers of systems and tasks, and so their CDs, differ).
+
+        Returns
+        -------
+        float
+            For ``nemenyi`` q_α √(k(k + 1) / (6N)) / √2, q_α the upper α point
+            of the studentized range with k means and ∞ degrees of freedom; for
+            ``bonferroni_dunn`` z_{1 − α / (2(k − 1))} √(k(k + 1) / (6N)); NaN
+            for ``holm`` and ``wilcoxon_holm``, which have no critical
+            difference (their cliques come from the adjusted p-values).
+
+        Raises
+        ------
+        metaeval.OptionError
+            A bad ``alpha``; no ``metric`` with several metrics, or an unknown one.
+
+        Examples
+        --------
+        >>> import metaeval
+        >>> from metaeval.ranking import posthoc
+        >>> auc = metaeval.datasets.load_demsar()
+        >>> round(posthoc(auc, method="bonferroni_dunn", control="C4.5").cd(), 3)  # Demšar: 1.17
+        1.168
+        """
+        from scipy import stats
+
+        level = self._level(alpha)
+        metrics = self._metrics()
+        if metric is None:
+            if len(metrics) > 1:
+                raise OptionError(
+                    f"This post-hoc result has {len(metrics)} metrics, each with its own "
+                    f"critical difference; pass `metric` (one of {quote_list(metrics)})."
+                )
+            metric = metrics[0]
+        elif str(metric) not in metrics:
+            raise OptionError(
+                f"`metric` must be one of {quote_list(metrics)}, but {metric!r} was passed."
+            )
+        if self.method not in ("nemenyi", "bonferroni_dunn"):
+            return float("nan")
+        own = self.table[self.table["metric"].astype(str) == str(metric)]
+        cd = float(own["cd"].iloc[0])  # at the test's level: rescaled to ``level`` below
+        if level == self.alpha:
+            return cd
+        k = int((self.ranks["metric"].astype(str) == str(metric)).sum())
+        if self.method == "nemenyi":
+            q = stats.studentized_range.isf([level, self.alpha], k, np.inf)
+        else:
+            q = stats.norm.isf(np.array([level, self.alpha]) / (2 * (k - 1)))
+        return float(cd * q[0] / q[1])
+
+    def cliques(self, alpha: float | None = None) -> pd.DataFrame:
+        """The groups of systems a critical-difference diagram joins with a line.
+
+        Parameters
+        ----------
+        alpha : float, optional
+            Pairs with ``p_adjusted < alpha`` differ; defaults to the test's
+            ``alpha``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per (metric, clique, system): ``metric``, ``clique`` (0, 1, …
+            within the metric, from the best ranked), ``system``, ``rank`` (its
+            average rank). Systems in no clique have no row.
+
+        Raises
+        ------
+        metaeval.OptionError
+            A bad ``alpha``.
+
+        Notes
+        -----
+        All pairs: with the systems ordered by average rank, a clique is a
+        maximal run of consecutive systems of which no two differ
+        significantly; runs inside another are left out (as in Demšar 2006,
+        Fig. 1, and autorank). For ``nemenyi`` that is a run whose first and
+        last average ranks are at most :meth:`cd` apart (at the same level);
+        for ``wilcoxon_holm`` every pair in the run is checked, so its cliques
+        can differ from any rank-based rule. Against a control: one clique,
+        the control and the run of systems next to it in rank order that do
+        not differ from it significantly.
+
+        Examples
+        --------
+        >>> import metaeval
+        >>> from metaeval.ranking import posthoc
+        >>> res = posthoc(metaeval.datasets.load_demsar(), method="wilcoxon_holm")
+        >>> res.cliques()["system"].tolist()  # no pair differs on 14 tasks
+        ['C4.5+m+cf', 'C4.5+m', 'C4.5+cf', 'C4.5']
+        """
+        return clique_runs(self.table, alpha=self._level(alpha), control=self.control)
+
+    def plot(self, alpha: float | None = None, **kwargs: Any) -> Any:
+        """The critical-difference diagram (:func:`metaeval.plot.critical_difference`),
+        its CD bar and cliques at level ``alpha`` (default: the test's)."""
+        from ..plot import critical_difference
+
+        return critical_difference(self, alpha=alpha, **kwargs)
+
+
 # ----------------------------------------------------------------- Friedman
 def friedman(
     scores: pd.DataFrame,
@@ -135,7 +341,7 @@ def friedman(
     metric: str | Sequence[str] | None = None,
     higher_is_better: bool | Mapping[str, bool] = True,
     correction: bool = True,
-) -> pd.DataFrame:
+) -> FriedmanResult:
     """Friedman's test of equal average ranks over tasks, with Iman–Davenport's F.
 
     Parameters
@@ -156,15 +362,15 @@ def friedman(
 
     Returns
     -------
-    pandas.DataFrame
-        One row per metric (in the table's order): ``metric``; ``k``
-        (systems) and ``n_tasks``; ``chi2``, ``df`` (k − 1) and ``p_value``
-        (χ² distribution); Iman–Davenport's ``f``, ``df1`` (k − 1), ``df2``
-        ((k − 1)(N − 1)) and ``f_pvalue``; Kendall's ``kendall_w``.
-        ``attrs["ranks"]`` holds the average ranks: one row per (metric,
-        system), best first, with ``mean_rank`` and ``mean`` (the mean of
-        the per-task scores). ``attrs`` also hold ``higher_is_better`` and
-        ``correction``.
+    FriedmanResult
+        ``table``: one row per metric (in the table's order): ``metric``;
+        ``k`` (systems) and ``n_tasks``; ``chi2``, ``df`` (k − 1) and
+        ``p_value`` (χ² distribution); Iman–Davenport's ``f``, ``df1``
+        (k − 1), ``df2`` ((k − 1)(N − 1)) and ``f_pvalue``; Kendall's
+        ``kendall_w``; its ``attrs`` hold ``higher_is_better`` and
+        ``correction``. ``ranks``: the average ranks, one row per (metric,
+        system), best first, with ``mean_rank`` and ``mean`` (the mean of the
+        per-task scores).
 
     Raises
     ------
@@ -205,10 +411,10 @@ def friedman(
     >>> from metaeval.ranking import friedman
     >>> auc = metaeval.datasets.load_demsar()
     >>> test = friedman(auc)
-    >>> test[["k", "n_tasks", "chi2", "p_value", "f", "f_pvalue"]].round(4)
+    >>> test.table[["k", "n_tasks", "chi2", "p_value", "f", "f_pvalue"]].round(4)
        k  n_tasks     chi2  p_value       f  f_pvalue
     0  4       14  10.9524    0.012  4.5859    0.0076
-    >>> test.attrs["ranks"][["system", "mean_rank"]].round(3)
+    >>> test.ranks[["system", "mean_rank"]].round(3)
           system  mean_rank
     0  C4.5+m+cf      1.929
     1     C4.5+m      2.000
@@ -258,12 +464,8 @@ def friedman(
             "kendall_w": chi2 / (n * (k - 1)),
         }
     )
-    table.attrs = {
-        "ranks": _rank_table(data),
-        "higher_is_better": data.directions,
-        "correction": correction,
-    }
-    return table
+    table.attrs = {"higher_is_better": data.directions, "correction": correction}
+    return FriedmanResult(table, _rank_table(data))
 
 
 def _rank_table(data: TaskScores) -> pd.DataFrame:
@@ -426,6 +628,7 @@ def _wilcoxon(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return stat, p
 
 
+@literal_signature
 def posthoc(
     scores: pd.DataFrame,
     *,
@@ -434,7 +637,7 @@ def posthoc(
     alpha: float = 0.05,
     metric: str | Sequence[str] | None = None,
     higher_is_better: bool | Mapping[str, bool] = True,
-) -> pd.DataFrame:
+) -> PosthocResult:
     """Which systems differ: post-hoc tests after :func:`friedman`, all pairs or vs a control.
 
     Parameters
@@ -453,14 +656,16 @@ def posthoc(
         The control system; required by ``holm`` and ``bonferroni_dunn``,
         optional for ``wilcoxon_holm``; ``nemenyi`` compares all pairs.
     alpha : float, default 0.05
-        The level of the ``significant`` column and of the critical difference.
+        The level of the ``significant`` and ``cd`` columns, and the default
+        level of the result's :meth:`~PosthocResult.cd`,
+        :meth:`~PosthocResult.cliques` and :meth:`~PosthocResult.plot`.
     metric, higher_is_better
         As for :func:`friedman`.
 
     Returns
     -------
-    pandas.DataFrame
-        One row per compared pair, per metric. Within a metric the systems
+    PosthocResult
+        ``table``: one row per compared pair, per metric. Within a metric the systems
         come from the best average rank down; all pairs are (a, b) with a
         ranked better, and with a control every other system is a and the
         control b. Columns:
@@ -481,7 +686,12 @@ def posthoc(
           at k and ∞ degrees of freedom, over √2) and ``bonferroni_dunn``
           (z_{1 − α / (2(k − 1))} √(k(k + 1) / (6N))); NaN for the others.
 
-        ``attrs``: ``method, control, alpha, higher_is_better``.
+        The table's ``attrs``: ``method, control, alpha, higher_is_better``.
+        ``ranks``: the average ranks, as ``FriedmanResult.ranks``;
+        ``method``, ``alpha`` and ``control`` as passed. Its
+        :meth:`~PosthocResult.cd` and :meth:`~PosthocResult.cliques` give the
+        critical difference and the cliques at any level, and
+        :meth:`~PosthocResult.plot` draws the critical-difference diagram.
 
     Raises
     ------
@@ -496,7 +706,7 @@ def posthoc(
     Rank tests compare average ranks: whether systems A and B differ then
     depends on the other systems in the comparison (Benavoli et al. 2016).
     ``wilcoxon_holm`` compares the per-task scores of A and B only.
-    :func:`cliques` turns the table into the groups of systems a
+    :meth:`PosthocResult.cliques` gives the groups of systems a
     critical-difference diagram joins (:func:`metaeval.plot.critical_difference`).
 
     Examples
@@ -505,15 +715,15 @@ def posthoc(
     >>> from metaeval.ranking import posthoc
     >>> auc = metaeval.datasets.load_demsar()
     >>> nemenyi = posthoc(auc, method="nemenyi")
-    >>> nemenyi["cd"].iloc[0].round(3)  # Demšar: CD = 1.25
+    >>> nemenyi.table["cd"].iloc[0].round(3)  # Demšar: CD = 1.25
     np.float64(1.254)
-    >>> nemenyi[["system_a", "system_b", "rank_diff", "significant"]].head(3)
+    >>> nemenyi.table[["system_a", "system_b", "rank_diff", "significant"]].head(3)
         system_a system_b  rank_diff  significant
     0  C4.5+m+cf   C4.5+m  -0.071429        False
     1  C4.5+m+cf  C4.5+cf  -1.000000        False
     2  C4.5+m+cf     C4.5  -1.214286        False
     >>> dunn = posthoc(auc, method="bonferroni_dunn", control="C4.5")
-    >>> dunn["cd"].iloc[0].round(3)  # Demšar: CD = 1.17
+    >>> dunn.table["cd"].iloc[0].round(3)  # Demšar: CD = 1.17
     np.float64(1.168)
     """
     from scipy import stats
@@ -590,67 +800,28 @@ def posthoc(
         "alpha": alpha,
         "higher_is_better": data.directions,
     }
-    return table
+    return PosthocResult(table, _rank_table(data), method, alpha, control)
 
 
 # ----------------------------------------------------------------- cliques
-def cliques(results: pd.DataFrame, *, alpha: float | None = None) -> pd.DataFrame:
-    """The groups of systems a critical-difference diagram joins with a line.
+def clique_runs(pairs: pd.DataFrame, *, alpha: float, control: str | None) -> pd.DataFrame:
+    """The cliques of a table of pairs (:meth:`PosthocResult.cliques` documents them).
 
-    Parameters
-    ----------
-    results : pandas.DataFrame
-        A :func:`posthoc` table.
-    alpha : float, optional
-        Pairs with ``p_adjusted < alpha`` differ; defaults to the table's
-        ``attrs["alpha"]``, else 0.05.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per (metric, clique, system): ``metric``, ``clique`` (0, 1, …
-        within the metric, from the best ranked), ``system``, ``rank`` (its
-        average rank). Systems in no clique have no row.
-
-    Raises
-    ------
-    metaeval.SchemaError
-        If ``results`` is not a :func:`posthoc` table.
-
-    Notes
-    -----
-    All-pairs tables: with the systems ordered by average rank, a clique is a
-    maximal run of consecutive systems of which no two differ significantly;
-    runs inside another are left out (as in Demšar 2006, Fig. 1, and
-    autorank). For ``nemenyi`` that is a run whose first and last average ranks
-    are at most the critical difference apart; for ``wilcoxon_holm`` every
-    pair in the run is checked, so its cliques can differ from any rank-based
-    rule. Tables against a control: one clique, the control and the run of
-    systems next to it in rank order that do not differ from it significantly.
-
-    Examples
-    --------
-    >>> import metaeval
-    >>> from metaeval.ranking import cliques, posthoc
-    >>> auc = metaeval.datasets.load_demsar()
-    >>> cliques(posthoc(auc, alpha=0.10)).groupby("clique")["system"].agg(list)
-    clique
-    0    [C4.5+m+cf, C4.5+m, C4.5+cf]
-    1                 [C4.5+cf, C4.5]
-    Name: system, dtype: object
+    ``pairs`` has the columns ``metric, system_a, system_b, rank_a, rank_b,
+    p_adjusted`` (a :func:`posthoc` table, or the pairs of another test with the
+    systems' positions as ranks: :func:`rank_report` after Tukey's HSD); pairs
+    with ``p_adjusted < alpha`` differ; ``control`` is the control of a table
+    against one, None for all pairs.
     """
     need = {"metric", "system_a", "system_b", "rank_a", "rank_b", "p_adjusted"}
-    if not need <= set(results.columns):
+    if not need <= set(pairs.columns):  # a programming error of metaeval
         raise SchemaError(
-            "cliques() takes a posthoc() table (columns "
-            f"{quote_list(sorted(need))}); this one has {quote_list(list(results.columns))}."
+            f"clique_runs() needs the columns {quote_list(sorted(need))}; this table has "
+            f"{quote_list(list(pairs.columns))}."
         )
-    if alpha is None:
-        alpha = float(results.attrs.get("alpha", 0.05))
     alpha = check_alpha(alpha)
-    control = results.attrs.get("control")
     rows: list[pd.DataFrame] = []
-    for metric, part in results.groupby("metric", sort=False):  # one small matrix each
+    for metric, part in pairs.groupby("metric", sort=False):  # one small matrix each
         names = pd.concat([part["system_a"], part["system_b"]])
         ranks = pd.concat([part["rank_a"], part["rank_b"]]).set_axis(names.to_numpy())
         ranks = ranks.groupby(level=0, sort=False).first().sort_values(kind="stable")

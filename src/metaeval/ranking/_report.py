@@ -6,17 +6,17 @@ import string
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
 
+from .._options import RankForce, literal_signature
 from ..errors import OptionError, check_alpha, check_option
-from ._friedman import TaskScores, cliques, friedman, posthoc, task_scores
+from ._friedman import PosthocResult, TaskScores, clique_runs, friedman, posthoc, task_scores
 
 __all__ = ["RankReport", "rank_report"]
 
-Force = Literal["parametric", "nonparametric"]
 LatexTable = Literal["pairs", "systems"]
 
 # |effect| below these: negligible, small, medium; else large (Cohen 1988; autorank's levels
@@ -76,11 +76,12 @@ class RankReport:
         of the mean or median (``summary.ci_of``, see :func:`rank_report`);
         ``effect_size`` against the best ranked system (positive: the best is
         better) and its ``magnitude``; ``shapiro_p``.
-    posthoc : dict of str to pandas.DataFrame
-        Per metric, the post-hoc table: :func:`posthoc` (Nemenyi) or
-        :func:`metaeval.tukey` over tasks (systems × tasks, tasks as blocks,
-        pairs in order of average rank), or with two systems
-        :func:`metaeval.compare` over tasks (the t-test or Wilcoxon's test).
+    posthoc : dict of str to PosthocResult or pandas.DataFrame
+        Per metric, the post-hoc test: the :class:`PosthocResult` of
+        :func:`posthoc` (Nemenyi), or the table of :func:`metaeval.tukey` over
+        tasks (systems × tasks, tasks as blocks, pairs in order of average
+        rank), or with two systems of :func:`metaeval.compare` over tasks (the
+        t-test or Wilcoxon's test).
     alpha : float
         The level of every test.
     markdown : str
@@ -91,7 +92,7 @@ class RankReport:
     text: str
     summary: pd.DataFrame
     ranks: pd.DataFrame
-    posthoc: dict[str, pd.DataFrame] = field(repr=False)
+    posthoc: dict[str, PosthocResult | pd.DataFrame] = field(repr=False)
     alpha: float = 0.05
     markdown: str = field(default="", repr=False)
 
@@ -121,10 +122,10 @@ class RankReport:
         from .. import plot
 
         metric = self._metric(metric)
-        table = self.posthoc[metric]
-        if "rank_a" in table.columns:
-            return plot.critical_difference(table, **kwargs)
-        return plot.pairwise(table, **kwargs)
+        found = self.posthoc[metric]
+        if isinstance(found, PosthocResult):
+            return found.plot(**kwargs)
+        return plot.pairwise(found, **kwargs)
 
     def to_latex(
         self,
@@ -209,7 +210,8 @@ class RankReport:
         from ..report import escape
         from ..report._tables import latex_table, text_styler
 
-        table = self.posthoc[metric]
+        found = self.posthoc[metric]
+        table = found.table if isinstance(found, PosthocResult) else found
         row = self.summary.set_index("metric").loc[metric]
         num = self._num(digits)
 
@@ -286,13 +288,14 @@ def _checks(data: TaskScores, alpha: float) -> list[tuple[Any, ...]]:
     return rows
 
 
+@literal_signature
 def rank_report(
     scores: pd.DataFrame,
     *,
     alpha: float = 0.05,
     metric: str | Sequence[str] | None = None,
     higher_is_better: bool | Mapping[str, bool] = True,
-    force: Force | None = None,
+    force: RankForce | None = None,
 ) -> RankReport:
     """Compare every system over the tasks as autorank does, and say it in words.
 
@@ -410,17 +413,17 @@ def rank_report(
 
     alpha = check_alpha(alpha)
     if force is not None:
-        check_option("force", force, ("parametric", "nonparametric"))
+        check_option("force", force, get_args(RankForce))
     data = task_scores(
         scores, metric=metric, higher_is_better=higher_is_better, caller="rank_report"
     )
     checks = _checks(data, alpha)
     fried = friedman(scores, metric=list(data.metrics), higher_is_better=higher_is_better)
-    ranks = fried.attrs["ranks"]
+    ranks = fried.ranks
     summary_rows, shapiro_of, per_system = [], {}, []
     paragraphs: list[str] = []
     markdown: list[str] = []
-    tables: dict[str, pd.DataFrame] = {}
+    tables: dict[str, PosthocResult | pd.DataFrame] = {}
     order = data.order()
     for m, (name, cols, shapiro, normal, htest, hp) in enumerate(checks):
         shapiro_of.update({(name, data.systems[c]): p for c, p in zip(cols, shapiro, strict=True)})
@@ -457,10 +460,10 @@ def rank_report(
             table = posthoc(scores, method="nemenyi", alpha=alpha, metric=name,
                             higher_is_better=higher_is_better)  # fmt: skip
             tables[name] = table
-            fr = fried.iloc[m]
+            fr = fried.table.iloc[m]
             row.update(omnibus="friedman", posthoc="nemenyi", statistic=fr["chi2"], df1=fr["df"],
                        df2=np.nan, p_value=fr["p_value"], f=fr["f"], f_pvalue=fr["f_pvalue"],
-                       cd=float(table["cd"].iloc[0]))  # fmt: skip
+                       cd=table.cd())  # fmt: skip
         row.update(effect_size_type="cohen_d" if parametric else "akinshin_gamma",
                    ci_of="mean" if parametric else "median")  # fmt: skip
         summary_rows.append(row)
@@ -584,7 +587,7 @@ def _per_system(
 
 def _groups(
     row: dict[str, Any],
-    table: pd.DataFrame,
+    table: PosthocResult | pd.DataFrame,
     per_system: pd.DataFrame,
     sign: float,
     alpha: float,
@@ -593,11 +596,11 @@ def _groups(
     Friedman, by mean after the ANOVA) of which no two differ significantly."""
     if row["posthoc"] == "none":
         return []
-    if row["posthoc"] == "nemenyi":
-        found = cliques(table, alpha=alpha)
+    if isinstance(table, PosthocResult):  # Nemenyi
+        found = table.cliques(alpha)
     else:  # Tukey: runs in order of the mean (best first)
         position = pd.Series(-sign * per_system["mean"].to_numpy(), index=per_system["system"])
-        found = cliques(
+        found = clique_runs(
             pd.DataFrame(
                 {
                     "metric": row["metric"],
@@ -609,6 +612,7 @@ def _groups(
                 }
             ),
             alpha=alpha,
+            control=None,
         )
     return [list(part["system"]) for _, part in found.groupby("clique", sort=True)]
 
@@ -618,7 +622,7 @@ def _paragraph(
     ranks: pd.DataFrame,
     per_system: pd.DataFrame,
     groups: list[list[str]],
-    table: pd.DataFrame,
+    table: PosthocResult | pd.DataFrame,
     higher: bool,
     alpha: float,
     force: str | None,
@@ -648,7 +652,7 @@ def _paragraph(
     how = "We therefore used" if force is None else f"As requested ({force}), we used"
     rejected = row["p_value"] < alpha
     verdict = "rejects" if rejected else "does not reject"
-    if row["omnibus"] in ("ttest", "wilcoxon"):
+    if row["omnibus"] in ("ttest", "wilcoxon") and isinstance(table, pd.DataFrame):
         res = table.iloc[0]
         better, worse = fmt(res["treatment"]), fmt(res["control"])
         if row["omnibus"] == "ttest":

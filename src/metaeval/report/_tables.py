@@ -18,6 +18,7 @@ from typing import Any, get_args
 import numpy as np
 import pandas as pd
 
+from .._kinds import KINDS, REPORT_KINDS, describe_kinds, table_kind
 from .._options import (
     MINUS,
     POOLED_COLUMNS,
@@ -27,6 +28,7 @@ from .._options import (
     format_number,
     literal_signature,
 )
+from .._results import Result
 from ..errors import OptionError, SchemaError, check_alpha, check_option, excerpt, quote_list
 
 __all__ = ["Markup", "escape", "escape_latex", "style", "to_html", "to_latex"]
@@ -170,20 +172,20 @@ class _Layout:
     notes: list[str] = field(default_factory=list)  # footnotes, marked "note:<i>" in cells
 
 
-def _kind(table: pd.DataFrame) -> str:
-    cols = set(table.columns)
-    if {"effect", "variance"} <= cols:
-        return "effects"
-    if {"effect", "se", "k"} <= cols:
-        return "pooled"
-    if {"mean_treatment", "mean_control", "diff", "p_value"} <= cols:
-        return "compare"
-    if {"row", "task", "effect", "se"} <= cols:
-        return "analysis"
+def _kind(table: Any) -> tuple[pd.DataFrame, str]:
+    """The table to write (a result's ``.table``) and its kind, one the report writes."""
+    kind = table_kind(table)
+    if kind in REPORT_KINDS:
+        return (table.table if isinstance(table, Result) else table), kind
+    if kind is not None:
+        found = f"this is {KINDS[kind]}"
+    elif isinstance(table, pd.DataFrame):
+        found = f"this table has columns {list(table.columns)[:12]}"
+    else:
+        found = f"got a {type(table).__name__}"
     raise SchemaError(
-        "to_latex()/to_html() take an effects table (.meta.effects()), a pooled table "
-        "(.meta.pool()), an analyze() table or a compare() table; this table has columns "
-        f"{list(table.columns)[:12]}."
+        f"to_latex(), to_html() and style() take {describe_kinds(REPORT_KINDS)}; {found}. "
+        "Make one with .meta.effects(), .meta.pool(), .meta.compare() or .meta.analyze()."
     )
 
 
@@ -618,9 +620,7 @@ def _layout(
     mk: _Markup,
     order: Any = None,
 ) -> tuple[_Layout, float]:
-    if not isinstance(table, pd.DataFrame):
-        raise SchemaError(f"Expected a pandas DataFrame, got {type(table).__name__}.")
-    kind = _kind(table)
+    table, kind = _kind(table)
     order = _check_order(order)
     if alpha is None:
         alpha = float(
@@ -1041,6 +1041,7 @@ def to_latex(
 
 
 def _check_show(lay: _Layout, show: str, table: pd.DataFrame) -> None:
+    table = table.table if isinstance(table, Result) else table
     if lay.kind == "compare" and show != "value" and table["control"].nunique() > 1:
         raise OptionError(
             f"show={show!r} puts the difference to the control in each cell, but this compare "

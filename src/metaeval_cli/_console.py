@@ -21,8 +21,8 @@ from typing import Any, TextIO
 import numpy as np
 import pandas as pd
 
-from .._options import format_number
-from ..errors import OptionError
+from metaeval._options import format_number
+from metaeval.errors import OptionError
 
 __all__ = ["Table", "Output", "render", "FORMAT_BY_SUFFIX"]
 
@@ -119,7 +119,7 @@ def _markdown(tables: Sequence[Table], notes: Sequence[str], digits: int) -> str
 
 def _latex(tables: Sequence[Table], notes: Sequence[str], digits: int) -> str:
     """LaTeX through the same Styler path as :func:`metaeval.report.to_latex`."""
-    from ..report import escape, latex_table, text_styler
+    from metaeval.report import escape, latex_table, text_styler
 
     def number(text: str) -> str:
         return "$-$" + text[1:] if text.startswith("-") else text
@@ -192,7 +192,7 @@ class Output:
         else:
             prefix = {"markdown": "", "latex": "% "}.get(self.mode, "# ")
             if self.mode == "latex":
-                from ..report import escape
+                from metaeval.report import escape
 
                 text = escape(text, "latex")
             self.stream.write(f"{prefix}{' '.join(str(text).splitlines())}\n")

@@ -1,7 +1,0 @@
-"""``python -m metaeval.cli``: the ``metaeval`` command (as ``python -m metaeval``)."""
-
-import sys
-
-from metaeval_cli import main
-
-sys.exit(main())

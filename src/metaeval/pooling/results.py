@@ -1,0 +1,143 @@
+"""The results of the pooling stage that have several parts: :class:`MetaRegResult`.
+
+A :class:`metaeval._results.Result` keeps a tidy ``table`` (with only scalar options in
+its ``attrs``) and names its other parts, so that tables concatenate, results pickle
+and a figure is drawn from the object alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+import pandas as pd
+
+from .._results import Result
+from ..errors import OptionError, quote_list
+
+__all__ = ["MetaRegResult"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class MetaRegResult(Result):
+    """A meta-regression (:func:`metaeval.metareg`): coefficients, fit, data and covariance.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        The coefficients: one row per (group, term), with the group keys, ``term,
+        estimate, se, statistic, df, p_value, ci_low, ci_high``; ``attrs`` holds the
+        options ``method, ci, alpha, mods``.
+    fit : pandas.DataFrame
+        One row per group: the keys and ``method, test, k, n_coef, tau2, tau, i2, h2,
+        r2, qm, qm_df, qm_df2, qm_p_value, qe, qe_df, qe_p_value``.
+    data : pandas.DataFrame
+        The effects used: the keys, the column the effects differ in (``task``), the
+        moderators, ``effect, variance``, each effect's ``weight`` in the fit (percent)
+        and its ``fitted`` value.
+    vcov : pandas.DataFrame
+        The coefficients' covariance, long: the keys, ``term, term_b, cov``.
+    mods : tuple of str
+        The moderator columns, in the order of the model.
+    alpha : float
+        The intervals' level is 1 − alpha; the bubble plot's band uses it.
+
+    Notes
+    -----
+    :meth:`plot` draws the bubble plot (:func:`metaeval.plot.bubble`) of one group;
+    :meth:`select` keeps the groups of some keys in every part.
+    ``pandas.concat([a.table, b.table])`` concatenates the coefficients of two results.
+    """
+
+    fit: pd.DataFrame
+    data: pd.DataFrame
+    vcov: pd.DataFrame
+    mods: tuple[str, ...]
+    alpha: float
+    kind: ClassVar[str] = "metareg"
+
+    @property
+    def group_keys(self) -> list[str]:
+        """The columns that tell the groups (separate models) apart (those of ``fit``
+        that ``vcov`` shares)."""
+        return [c for c in self.fit.columns if c in self.vcov.columns]
+
+    def select(self, **keys: Any) -> MetaRegResult:
+        """The groups whose keys have the values given, in every part.
+
+        Parameters
+        ----------
+        **keys
+            Group keys and their values, e.g. ``metric="AP"``,
+            ``treatment="dense"``: the groups where each key equals its value.
+
+        Returns
+        -------
+        MetaRegResult
+            The same result restricted to those groups (its table, fit, data and
+            covariance alike).
+
+        Raises
+        ------
+        metaeval.OptionError
+            A name that is not a group key; a value that no group has.
+
+        Examples
+        --------
+        >>> import pandas as pd, metaeval
+        >>> eff = pd.DataFrame({
+        ...     "metric": ["AP"] * 4 + ["nDCG"] * 4, "task": list("abcd") * 2,
+        ...     "effect": [0.1, 0.2, 0.35, 0.4, 0.0, 0.1, 0.1, 0.3],
+        ...     "variance": [0.01] * 8, "log_n": [3.0, 4.0, 5.0, 6.0] * 2})
+        >>> res = metaeval.metareg(eff, "log_n", method="EE")
+        >>> len(res.table), len(res.select(metric="AP").table)
+        (4, 2)
+        >>> res.select(metric="AP").fit["metric"].tolist()
+        ['AP']
+        """
+        names = self.group_keys
+        unknown = [k for k in keys if k not in names]
+        if unknown:
+            raise OptionError(
+                f"select() takes the group keys {quote_list(names)} of this meta-regression, "
+                f"but {quote_list(unknown)} was passed."
+            )
+        missing = {k: v for k, v in keys.items() if not (self.fit[k] == v).any()}
+        if missing:
+            name, value = next(iter(missing.items()))
+            raise OptionError(
+                f"No group has {name}={value!r}; its values are "
+                f"{quote_list(list(pd.unique(self.fit[name])))}."
+            )
+
+        def part(frame: pd.DataFrame) -> pd.DataFrame:
+            match = pd.Series(True, index=frame.index)
+            for name, value in keys.items():  # the few keys given, not the groups
+                match &= frame[name] == value
+            return frame.loc[match].reset_index(drop=True)
+
+        return dataclasses.replace(
+            self,
+            table=part(self.table),
+            fit=part(self.fit),
+            data=part(self.data),
+            vcov=part(self.vcov),
+        )
+
+    def plot(self, mod: str | None = None, **kwargs: Any) -> Any:
+        """The bubble plot of one group (:func:`metaeval.plot.bubble`).
+
+        Parameters
+        ----------
+        mod : str, optional
+            The numeric moderator on the x axis; needed when the model has several.
+        **kwargs
+            Passed to :func:`metaeval.plot.bubble` (``ci``, ``ax``, scatter options).
+
+        Returns
+        -------
+        matplotlib.figure.Figure, or the Axes when ``ax`` is given.
+        """
+        from ..plot import bubble
+
+        return bubble(self, mod, **kwargs)

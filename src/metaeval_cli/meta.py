@@ -1,0 +1,460 @@
+"""``metaeval meta``: per-task effects and their random-effects summary (the Ranger pipeline)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from contextlib import contextmanager
+
+from ._common import UsageError, check_outputs, finish, output
+from ._parser import (
+    Formatter,
+    Merge,
+    Once,
+    column_options,
+    mapping,
+    model_options,
+    output_options,
+    probability,
+)
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a light --help
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+    from typing import Any
+
+    import pandas as pd
+
+    from ._console import Output
+
+__all__ = ["add_parser", "run", "FOREST_PANELS", "FOREST_TASKS", "LATEX_COLUMNS"]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """The parser of ``metaeval meta``, added to the subparsers ``sub``."""
+    meta = sub.add_parser(
+        "meta",
+        formatter_class=Formatter,
+        help="per-task effects and their random-effects summary (the Ranger pipeline)",
+        description="Paired effect sizes of treatments against a control on every task "
+        "and their meta-analytic summary, from a tidy scores file (.csv, .tsv, .jsonl, "
+        ".parquet) or a Ranger config.yaml. Prints the per-task and pooled table and the "
+        "heterogeneity of each summary; optionally a forest plot and a LaTeX table.",
+        epilog="Examples:\n"
+        "  metaeval meta scores.csv --control bm25\n"
+        "  metaeval meta scores.parquet --control bm25 --treatment dense splade "
+        "--plot forest.pdf --latex table.tex\n"
+        "  metaeval meta ranger/classification-glue-data/config.yaml --control bert "
+        "--ranger-metric accuracy --effect md\n"
+        "  metaeval meta scores.csv --control bm25 --by domain\n"
+        "  metaeval meta leaderboard/ --control base-model   # a folder of Parquet files\n"
+        "  metaeval meta lm-eval-output/ --control llama --primary --latest   # lm-eval logs",
+    )
+    meta.add_argument(
+        "scores",
+        metavar="SCORES",
+        nargs="+",
+        help="scores files, folders of them or quoted glob patterns, concatenated (a key in "
+        "two files is an error); folders of Parquet files are read with dask when it is "
+        "installed (pip install 'metaeval[dask]'), in parallel and a partition at a time",
+    )
+    column_options(meta)
+    meta.add_argument(
+        "--primary",
+        nargs="?",
+        const=True,
+        type=mapping,
+        action=Merge,
+        metavar="TASK=METRIC,...",
+        help="lm-eval output folders: one metric per task, named 'primary', so tasks pool "
+        "together; alone, the common tasks' primary metrics (arc_challenge acc_norm, gsm8k "
+        "exact_match,strict-match, ...); TASK=METRIC pairs (repeatable; metric names may "
+        "hold commas: gsm8k=exact_match,flexible-extract) override the tasks they name, the "
+        "others keep their defaults; the metric of each task is printed",
+    )
+    meta.add_argument(
+        "--latest",
+        action="store_true",
+        help="lm-eval output folders: of a task a model ran more than once, the newest log "
+        "(by the timestamp in its name; those read and left out are listed in a warning)",
+    )
+    meta.add_argument("--control", required=True, action=Once, help="the control system")
+    meta.add_argument("--treatment", nargs="+", help="default: every other system")
+    meta.add_argument("--metric", nargs="+", help="only these metrics")
+    model_options(meta)
+    meta.add_argument("--alpha", type=probability, default=0.05, help="1 - confidence level")
+    meta.add_argument("--by", metavar="COLUMN", help="subgroups: a task-level column")
+    meta.add_argument(
+        "--plot",
+        action=Once,
+        metavar="FILE",
+        help="forest plot (.pdf, .png, .svg); one file per metric",
+    )
+    meta.add_argument(
+        "--plot-per-treatment",
+        action="store_true",
+        help="--plot: one file per metric and treatment (FILE-METRIC-TREATMENT.ext), for "
+        "many treatments",
+    )
+    meta.add_argument(
+        "--latex",
+        action=Once,
+        metavar="FILE",
+        help="LaTeX table of effects and summaries (needs booktabs and graphicx), the same "
+        "as to_latex() writes in Python, caption included",
+    )
+    meta.add_argument(
+        "--transpose",
+        action="store_true",
+        help="--latex: systems as columns and tasks as rows (for many tasks)",
+    )
+    meta.add_argument(
+        "--fit",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="--latex: shrink a table wider than the line to its width (default: on)",
+    )
+    meta.add_argument(
+        "--measures",
+        nargs="+",
+        default=["nDCG@10", "Judged@10"],
+        help="Ranger retrieval configs: the measures computed from qrels and runs",
+    )
+    meta.add_argument(
+        "--missing-files",
+        choices=["error", "skip"],
+        default="error",
+        help="Ranger configs: a file the config names that does not exist is an error, or "
+        "its task is skipped with a warning",
+    )
+    meta.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar when reading a folder with dask (default: on a terminal, for "
+        "runs past 2 s)",
+    )
+    meta.add_argument(
+        "--ranger-metric",
+        help="Ranger classification configs: the name of the per-sample metric",
+    )
+    output_options(meta)
+    return meta
+
+
+#: Above these sizes the command's figures and tables are hard to read, and it says so:
+#: a forest file of more than FOREST_PANELS treatment panels or FOREST_TASKS task rows, and
+#: a LaTeX table of more than LATEX_COLUMNS columns of cells (set at \linewidth in a
+#: one-column article its text would print below about 5 pt).
+FOREST_PANELS = 6
+FOREST_TASKS = 60
+LATEX_COLUMNS = 8
+
+
+def _advise(text: str) -> None:
+    """A ``metaeval: warning:`` line of the command's own (not a library warning)."""
+    print("metaeval: warning: " + text.replace("\n", "\n  "), file=sys.stderr)
+
+
+def _meta_scores(args: argparse.Namespace) -> pd.DataFrame:
+    from pathlib import Path
+
+    from metaeval.errors import FormatError, MetaEvalError, OptionError
+    from metaeval.io import read_ranger, read_scores
+    from metaeval.measures.ir import measure_name
+
+    path = Path(args.scores[0])
+    if path.suffix.lower() in (".yaml", ".yml"):
+        if len(args.scores) > 1:
+            raise UsageError("A Ranger config.yaml is read alone; pass one config at a time.")
+        if args.columns or args.constant:
+            raise UsageError("--columns and --constant are for scores files, not a Ranger config.")
+        try:
+            return read_ranger(path, metric=args.ranger_metric, missing_files=args.missing_files,
+                               measures=[measure_name(m) for m in args.measures])  # fmt: skip
+        except FormatError as err:  # name the option, not the keyword argument
+            raise MetaEvalError(
+                str(err).replace("missing_files='skip'", "--missing-files skip")
+            ) from None
+        except OptionError as err:
+            if args.ranger_metric is None and "pass metric=" in str(err):
+                raise UsageError(
+                    f"{path} is a classification config, which does not name its metric: pass "
+                    "--ranger-metric NAME, e.g. --ranger-metric accuracy."
+                ) from None
+            raise
+    if args.ranger_metric:
+        raise UsageError("--ranger-metric is for a Ranger config.yaml, not a scores file.")
+    if len(args.scores) == 1 and _lm_eval_models(path):
+        from metaeval.io import read_lm_eval
+
+        if args.columns or args.constant:
+            raise UsageError("--columns and --constant are for scores files, not lm-eval logs.")
+        # read_lm_eval names the systems (one per model sub-folder) and refuses mixes
+        return read_lm_eval(path, primary=args.primary or False, latest=args.latest)
+    if args.primary or args.latest:
+        raise UsageError("--primary and --latest are for an lm-eval output folder.")
+    mapping = {"columns": args.columns, "constants": args.constant}
+    try:
+        if all(_lazy(text) for text in args.scores):
+            return read_scores(args.scores, lazy=True, **mapping)
+        return read_scores(args.scores, **mapping)
+    except FormatError as err:
+        if "are missing (found" not in str(err):
+            raise
+        raise MetaEvalError(
+            f"{err} Map the files' own names with --columns (task=dataset,query=qid,"
+            "system=run,metric=measure,value=score); give a key the files do not have with "
+            "--constant (metric=nDCG@10)."
+        ) from None
+
+
+def _lm_eval_models(path: Path) -> bool:
+    """Whether ``path`` is an lm-eval output folder: it holds sample logs or results files
+    (:func:`metaeval.io.read_lm_eval` then names its models, one system per sub-folder,
+    and says what is missing, e.g. ``--log_samples``)."""
+    if not path.is_dir():
+        return False
+    return any(
+        next(path.rglob(pattern), None) for pattern in ("samples_*.jsonl*", "results_*.json")
+    )
+
+
+def _inputs(paths: list[str]) -> str:
+    """The inputs of a command, in a message."""
+    return paths[0] if len(paths) == 1 else f"the {len(paths)} inputs"
+
+
+def _lazy(text: str) -> bool:
+    """Whether to read a folder or pattern with dask: its files are all Parquet and dask is
+    installed (else the files are read into memory, with the same results)."""
+    import importlib.util
+    from pathlib import Path
+
+    from metaeval.io.tidy import scores_files, scores_format
+
+    if not (Path(text).is_dir() or any(ch in text for ch in "*?[")):
+        return False
+    parquet = all(scores_format(f) == ".parquet" for f in scores_files(text))
+    return parquet and importlib.util.find_spec("dask") is not None
+
+
+@contextmanager
+def _progress(args: argparse.Namespace) -> Iterator[None]:
+    """dask's progress bar on stderr: with --progress, or on a terminal for runs past 2 s."""
+    show = args.progress if args.progress is not None else sys.stderr.isatty()
+    if not show:
+        yield
+        return
+    from dask.diagnostics import ProgressBar
+
+    with ProgressBar(minimum=0 if args.progress else 2, out=sys.stderr):
+        yield
+
+
+def _file_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "metric"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``metaeval meta`` on the parsed ``args``; returns the exit code."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    import metaeval
+    from metaeval.errors import quote_list
+
+    outputs = {"--plot": args.plot, "--latex": args.latex, "--tables": args.tables}
+    if (args.transpose or not args.fit) and not args.latex:
+        raise UsageError("--transpose and --no-fit shape the --latex table; add --latex FILE.")
+    if args.plot_per_treatment and not args.plot:
+        raise UsageError("--plot-per-treatment splits the --plot figure; add --plot FILE.")
+    check_outputs(args, outputs, list(args.scores))
+    if args.plot:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        kinds = FigureCanvasBase.get_supported_filetypes()
+        if Path(args.plot).suffix.lower().lstrip(".") not in kinds:
+            raise UsageError(
+                f"--plot {args.plot}: the suffix does not name a figure format; use one of "
+                f"{sorted('.' + k for k in kinds)}."
+            )
+    scores = _meta_scores(args)
+    lazy = not isinstance(scores, pd.DataFrame)
+    primary = None if lazy else scores.attrs.get("primary")  # --primary: {task: metric}
+    survey = None
+    if lazy:  # one pass over the names, shared with the effects below
+        from metaeval.scale import Survey
+
+        with _progress(args):
+            survey = Survey(scores)
+        found, systems = survey.metrics, survey.systems
+    else:
+        found = list(pd.unique(scores["metric"]))
+        systems = list(pd.unique(scores["system"]))
+    if args.metric:
+        unknown = [m for m in args.metric if m not in found]
+        if unknown:
+            raise UsageError(
+                f"--metric {unknown} not in {_inputs(args.scores)}; it has {quote_list(found)}."
+            )
+        scores, survey = scores[scores["metric"].isin(args.metric)], None
+        scores = scores if lazy else scores.reset_index(drop=True)
+    for name in [args.control, *(args.treatment or [])]:
+        if name not in systems:
+            raise UsageError(
+                f"System {name!r} is not in {_inputs(args.scores)}; it has {quote_list(systems)}."
+            )
+    if args.by is not None and args.by not in scores.columns:
+        raise UsageError(
+            f"--by {args.by!r} is not a column of {_inputs(args.scores)}; it has {quote_list(list(scores.columns))}."
+        )
+    from metaeval.pooling.analysis import analysis_table
+
+    kw = dict(method=args.method, ci=args.ci, alpha=args.alpha)
+    if lazy:
+        from metaeval.scale import effects as lazy_effects
+
+        with _progress(args):
+            effects = lazy_effects(scores, args.control, treatment=args.treatment,
+                                   effect=args.effect, alpha=args.alpha, survey=survey)  # fmt: skip
+    else:
+        effects = metaeval.effects(scores, control=args.control, treatment=args.treatment,
+                                   effect=args.effect, alpha=args.alpha)  # fmt: skip
+    pooled = metaeval.pool(effects, **kw)
+    table = analysis_table(effects, effect=args.effect, **kw)
+    out = output(args)
+    level = f"{100 * (1 - args.alpha):g}%"
+    out.note(f"effect: {args.effect}; pooling: {args.method} with {args.ci} intervals at {level}; "
+             f"control: {args.control}")  # fmt: skip
+    columns = ["treatment", "task", "n", "mean_control", "mean_treatment", "effect", "se",
+               "ci_low", "ci_high", "p_value", "weight"]  # fmt: skip
+    if primary:
+        out.note(f"metric 'primary' of each task: {_pairs_text(primary)}")
+    for metric, part in table.groupby("metric", sort=False):
+        out.table(
+            f"Effects per task and summary: {metric}",
+            _primary_column(part[columns], primary if metric == "primary" else None),
+        )
+    heterogeneity = ["metric", "treatment", "k", "tau2", "i2", "q", "q_df", "q_p_value",
+                     "pi_low", "pi_high"]  # fmt: skip
+    out.table("Heterogeneity of the summaries", pooled[heterogeneity])
+    by_pooled = None
+    if args.by is not None:
+        by_pooled = metaeval.pool(effects, by=args.by, **kw)
+        out.table(f"Summaries by {args.by}",
+                  by_pooled[["metric", "treatment", args.by, "k", "effect", "se", "ci_low",
+                             "ci_high", "p_value", "tau2", "i2"]])  # fmt: skip
+    if args.plot:
+        _meta_plots(effects, pooled, args, out, primary)
+    if args.latex:
+        from metaeval.report import to_latex
+
+        latex = to_latex(effects, pooled=pooled, transpose=args.transpose, fit=args.fit)
+        Path(args.latex).write_text(_primary_caption(latex, primary), encoding="utf-8")
+        out.note(f"wrote {args.latex}")
+        _check_latex_size(latex, effects, args)
+    finish(out, args)
+    return 0
+
+
+def _check_latex_size(latex: str, effects: pd.DataFrame, args) -> None:
+    """Say when the --latex table has more columns of cells than a page can show."""
+    spec = re.search(r"\\begin\{tabular\}\{([a-z|]+)\}", latex)
+    cells = len(spec.group(1).replace("|", "")) - 1 if spec else 0
+    if cells <= LATEX_COLUMNS:
+        return
+    ways = []
+    if not args.transpose and effects["treatment"].nunique() < cells:
+        ways.append("--transpose (tasks as rows, systems as columns)")
+    if effects["metric"].nunique() > 1:
+        ways.append("--metric NAME (one metric per table)")
+    if effects["treatment"].nunique() > 1:
+        ways.append("--treatment NAME ... (fewer systems)")
+    _advise(f"--latex {args.latex}: the table has {cells} columns of cells, more than "
+            f"{LATEX_COLUMNS}; fitted to the line its text prints too small to read. Try "
+            + ("; ".join(ways) or "fewer tasks") + ".")  # fmt: skip
+
+
+def _pairs_text(mapping: dict[str, str]) -> str:
+    """``{task: metric}`` as ``task=metric, ...`` (the syntax of ``--primary``)."""
+    return ", ".join(f"{key}={value}" for key, value in mapping.items())
+
+
+def _primary_column(part: pd.DataFrame, primary: dict[str, str] | None) -> pd.DataFrame:
+    """The effects table with the metric behind 'primary' of each task after ``task``."""
+    if not primary:
+        return part
+    shown = part.copy()
+    at = shown.columns.get_loc("task") + 1
+    shown.insert(at, "primary_metric", shown["task"].map(primary).fillna(""))  # summary: ""
+    return shown
+
+
+def _primary_caption(latex: str, primary: dict[str, str] | None) -> str:
+    """``latex`` with the metric behind 'primary' of each task at the end of its caption."""
+    if not primary:
+        return latex
+    from metaeval.report import escape
+
+    lines = latex.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("\\caption{"))
+    note = escape(f" Metric primary of each task: {_pairs_text(primary)}.", "latex")
+    lines[at] = lines[at][:-1] + note + "}"
+    return "\n".join(lines)
+
+
+def _meta_plots(
+    effects: pd.DataFrame, pooled: pd.DataFrame, args, out: Output, primary: dict | None = None
+) -> None:
+    from pathlib import Path
+
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from metaeval.plot import forest, save
+
+    path = Path(args.plot)
+    metrics = list(pd.unique(effects["metric"]))
+    for metric in metrics:
+        part = effects[effects["metric"] == metric]
+        groups: list[tuple[str | None, pd.DataFrame]] = (
+            [(str(t), g) for t, g in part.groupby("treatment", sort=False, observed=True)]
+            if args.plot_per_treatment
+            else [(None, part)]
+        )
+        for treatment, frame in groups:
+            words = [w for w in (None if len(metrics) == 1 else metric, treatment) if w]
+            stem = "-".join([path.stem, *map(_file_name, words)])
+            target = path.with_name(stem + path.suffix)
+            labels = ({t: f"{t} ({m})" for t, m in (primary or {}).items()}
+                      if metric == "primary" else None)  # fmt: skip
+            fig = forest(frame, method=args.method, ci=args.ci, alpha=args.alpha,
+                         pooled=pooled[pooled["metric"] == metric], by=args.by, labels=labels,
+                         title=f"{metric}: effects ({args.effect}) against {args.control}")  # fmt: skip
+            save(fig, target)
+            _check_forest_size(frame, fig, target, args)
+            plt.close(fig)
+            out.note(f"wrote {target}")
+
+
+def _check_forest_size(frame: pd.DataFrame, fig: Any, target: Path, args) -> None:
+    """Say when a forest file holds more panels or task rows than can be read."""
+    panels, tasks = frame["treatment"].nunique(), frame["task"].nunique()
+    if panels <= FOREST_PANELS and tasks <= FOREST_TASKS:
+        return
+    w, h = fig.get_size_inches()
+    size = f"{w:.0f} x {h:.0f} in"
+    if target.suffix.lower() in (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp"):
+        size += f", {round(w * fig.dpi)} x {round(h * fig.dpi)} px"
+    ways = []
+    if panels > FOREST_PANELS:
+        ways += ["--plot-per-treatment (one file per treatment)", "--treatment NAME ..."]
+    if tasks > FOREST_TASKS:
+        ways.append("fewer tasks (select them in the scores)")
+    _advise(f"--plot {target}: {panels} treatment panel(s) x {tasks} tasks ({size}), more than "
+            f"{FOREST_PANELS} panels or {FOREST_TASKS} tasks a figure can show legibly. Try "
+            + "; ".join(ways) + ".")  # fmt: skip

@@ -108,10 +108,7 @@ def test_defaults_and_the_ranger_preset_are_the_librarys():
 
 # Private modules of metaeval's stages the command still imports; each is to move to its
 # stage's public face (issue 26, item 4). Empty this list as they do.
-KNOWN = {
-    "metaeval.paired._resampling": "resolve_seed: moves to a core module (helper seams)",
-    "metaeval.report._tables": "latex_table/text_styler: the generic table moves into report",
-}
+KNOWN: dict[str, str] = {}  # resolve_seed is in metaeval.errors, latex_table/text_styler in report
 
 
 def _metaeval_imports() -> list[tuple[str, str]]:

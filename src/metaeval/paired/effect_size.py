@@ -137,6 +137,7 @@ def _c(m: np.ndarray) -> np.ndarray:
     return np.where(m > 1, c, np.nan)
 
 
+@literal_signature
 def effect_sizes(
     stats: xr.Dataset,
     *,

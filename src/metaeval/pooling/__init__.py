@@ -4,7 +4,7 @@ Every group (by default one per ``effect_type, metric, treatment, control``) is
 fitted at once. The effects are laid out as a ``(groups, tasks)`` batch (groups
 of similar size share a batch, so padding stays small) and every estimator runs
 along the task axis for all groups together — iterative ones in lockstep with a
-convergence mask (see :mod:`metaeval.pooling._estimators`). No Python loop runs over
+convergence mask (see :mod:`metaeval.pooling._tau2`). No Python loop runs over
 groups.
 
 Definitions follow metafor's ``rma.uni()``, ``predict()``, ``confint()``,

@@ -5,9 +5,10 @@
 :func:`~metaeval.influence`, :func:`~metaeval.analyze` and the forest plot; it
 returns a :class:`Fit` with the pooled table, each row's weight, the
 Knapp–Hartung scales and the grouping. The groups are laid out as
-``(groups, tasks)`` batches of similar size, and the estimators of
-:mod:`metaeval.pooling._estimators` run along the task axis for all of them
-together (see :mod:`metaeval.pooling` for the definitions).
+``(groups, tasks)`` batches of similar size, and the τ² estimators of
+:mod:`metaeval.pooling._tau2` (the family :func:`~metaeval.metareg` uses too, here
+on its intercept-only fast path) run along the task axis for all of them together
+(see :mod:`metaeval.pooling` for the definitions).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from ..errors import (
     warn_groups,
 )
 from ..paired.multiplicity import adjust_in_table
-from . import _estimators as est
+from . import _tau2 as t2
 from ._grouping import Grouped, coverage, group, slots, valid_rows
 
 __all__ = ["Fit", "fit", "batches", "POOL_PARAMS", "solver_messages", "warn_each"]
@@ -116,20 +117,10 @@ def _fit_arrays(
         m = np.zeros(shape, dtype=bool)
         yy, vv = np.zeros(shape), np.zeros(shape)
         m[local, slot], yy[local, slot], vv[local, slot] = True, y[rows], v[rows]
-        b = est.Batch(yy, vv, m)
+        b = t2.Batch(yy, vv, m)
         with np.errstate(invalid="ignore", divide="ignore"):
-            _, trace_p, q = est.fe_parts(b)
-            failed = np.zeros(len(members), dtype=bool)
-            reset = np.zeros(len(members), dtype=bool)
-            if method == "EE":
-                tau2 = np.zeros(len(members))
-            elif method in ("ML", "REML", "EB", "PM"):
-                tau2, failed = est.tau2_root(b, method)
-                reset = est.ll0_check(b, tau2, method)
-                tau2 = np.where(reset, 0.0, tau2)
-            else:
-                tau2 = est.tau2_closed(b, method)
-            tau2 = np.maximum(0.0, tau2)  # NaN stays NaN
+            _, trace_p, q = b.fixed_parts()
+            tau2, failed, reset = t2.estimate(b, method)  # truncated at 0, NaN stays NaN
             single = b.k < 2
             fit_tau2 = np.where(single | failed, 0.0, tau2)
             w = b.weights(fit_tau2)
@@ -150,7 +141,7 @@ def _fit_arrays(
             "s2w": s2w,
         }
         if want_ci and method != "EE":
-            low, high = est.q_profile(b, fit_tau2, alpha)  # finite; k = 1 gives NaN bounds
+            low, high = t2.q_profile(b, fit_tau2, alpha)  # finite; k = 1 gives NaN bounds
             group_values["tau2_low"], group_values["tau2_high"] = low, high
         for name, values in group_values.items():
             out[name][members] = values
@@ -271,7 +262,7 @@ def _inference(
         se = np.where(knha & (s2w == 0), np.nan, np.sqrt(s2w / g["sw"]))
         df_t = np.where(knha, k - 1.0, np.nan)
         crit = np.where(
-            knha, est.per_value(lambda df: sps.t.isf(alpha / 2, df), df_t), sps.norm.isf(alpha / 2)
+            knha, t2.per_value(lambda df: sps.t.isf(alpha / 2, df), df_t), sps.norm.isf(alpha / 2)
         )
         stat = g["effect"] / se
         p = np.where(knha, 2 * sps.t.sf(np.abs(stat), df_t), 2 * sps.norm.sf(np.abs(stat)))

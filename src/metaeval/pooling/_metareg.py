@@ -40,8 +40,8 @@ The groups are laid out as ``(groups, tasks, terms)`` batches (groups of similar
 size together) and every step runs on all groups of a batch at once: batched
 ``(p, p)`` solves, batched QR decompositions of the weighted designs (Q_E and
 tr P₀ as sums of squares, accurate when the variances differ by many orders of
-magnitude), and the root search of :mod:`metaeval.pooling._estimators` in
-lockstep.
+magnitude), and the τ² estimators of :mod:`metaeval.pooling._tau2` — the ones
+:func:`metaeval.pool` uses, on a batch with a design — in lockstep.
 
 References
 ----------
@@ -85,7 +85,7 @@ from ..errors import (
     warn,
     warn_groups,
 )
-from . import _estimators as est
+from . import _tau2 as t2
 from ._engine import batches, solver_messages, warn_each
 from ._grouping import RESULT_COLUMNS, as_list, group, valid_rows
 from .results import MetaRegResult
@@ -169,226 +169,13 @@ def design(table: pd.DataFrame, mods: list[str]) -> Design:
     return Design(terms, matrix, scale, numeric, factors)
 
 
-# ------------------------------------------------------------------ the batch
-@dataclass
-class RegBatch:
-    """G meta-regressions padded to K slots, with the p design columns of each slot.
-
-    Duck-types :class:`~metaeval.pooling._estimators.Batch` for the root search.
-    Columns that are 0 in every slot of a group (a factor level absent from it)
-    are not estimable there: ``free`` marks the others, and the normal equations
-    get a 1 on the diagonal of the others, which leaves their coefficient at 0.
-    """
-
-    y: np.ndarray  # (G, K)
-    v: np.ndarray  # (G, K), inf in empty slots
-    m: np.ndarray  # (G, K)
-    x: np.ndarray  # (G, K, P), 0 in empty slots
-    free: np.ndarray  # (G, P)
-
-    def __post_init__(self) -> None:
-        self.y = np.where(self.m, self.y, 0.0)
-        self.v = np.where(self.m, self.v, np.inf)
-        self.x = np.where(self.m[..., None], self.x, 0.0)
-        self.k = self.m.sum(axis=1)
-        self.p = self.free.sum(axis=1)
-        self.fixed = np.where(self.free, 0.0, 1.0)[:, :, None] * np.eye(self.x.shape[2])
-
-    def take(self, rows: np.ndarray) -> RegBatch:
-        out = object.__new__(RegBatch)
-        for name in ("y", "v", "m", "x", "free", "k", "p", "fixed"):
-            setattr(out, name, getattr(self, name)[rows])
-        return out
-
-    def small_variance(self) -> np.ndarray:
-        return np.where(self.m, self.v, np.inf).min(axis=1, initial=np.inf)
-
-    def gram(self, w: np.ndarray, power: int = 1) -> np.ndarray:
-        """X' W^power X (with 1 on the diagonal of the columns that are not free)."""
-        return np.einsum("gkp,gk,gkq->gpq", self.x, w**power, self.x) + self.fixed * (power == 1)
-
-    def wls(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(X'WX)⁻¹, β̂ and the residuals y − Xβ̂ (0 in empty slots) for weights ``w``."""
-        inv = np.linalg.inv(self.gram(w))
-        beta = np.einsum("gpq,gq->gp", inv, np.einsum("gkp,gk->gp", self.x, w * self.y))
-        r = (self.y - np.einsum("gkp,gp->gk", self.x, beta)) * self.m
-        return inv, beta, r
-
-    def weights(self, tau2: np.ndarray) -> np.ndarray:
-        return 1.0 / (self.v + tau2[:, None])
-
-    def weighted_design(
-        self, w: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """W^½X and W^½y with the rows sorted by weight (heaviest first, which keeps
-        Householder QR accurate row by row) and the free columns first; the weights
-        in that order, and the column order."""
-        rows = np.argsort(-w, axis=1, kind="stable")
-        cols = np.argsort(~self.free, axis=1, kind="stable")
-        ws = np.take_along_axis(w, rows, axis=1)
-        root = np.sqrt(ws)
-        xs = np.take_along_axis(self.x, rows[:, :, None], axis=1)
-        xs = np.take_along_axis(xs, cols[:, None, :], axis=2) * root[:, :, None]
-        return xs, np.take_along_axis(self.y, rows, axis=1) * root, ws, cols
-
-    def lstsq(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """As :meth:`wls`, from the QR decomposition W^½X = QR: β̂ = R⁻¹Q'W^½y and
-        (X'WX)⁻¹ = R⁻¹R⁻ᵀ, accurate when the normal equations are ill-conditioned (one
-        variance 1e-8 of the others cost 7 digits of β̂ there)."""
-        xs, ys, _, cols = self.weighted_design(w)
-        q, r = np.linalg.qr(xs)
-        n, n_terms = r.shape[1], xs.shape[2]
-        block = np.arange(n_terms) < self.p[:, None]  # the free columns, in R's order
-        square = np.zeros((len(r), n_terms, n_terms))
-        square[:, :n] = r
-        square = np.where(block[:, :, None] & block[:, None, :], square, np.eye(n_terms))
-        qty = np.zeros((len(r), n_terms))
-        qty[:, :n] = np.einsum("gkj,gk->gj", q, ys)
-        r_inv = np.linalg.inv(square)
-        beta = np.einsum("gpq,gq->gp", r_inv, np.where(block, qty, 0.0))
-        back = np.argsort(cols, axis=1)
-        beta = np.take_along_axis(beta, back, axis=1)
-        inv = r_inv @ np.swapaxes(r_inv, 1, 2)
-        inv = np.take_along_axis(np.take_along_axis(inv, back[:, :, None], 1), back[:, None, :], 2)
-        res = (self.y - np.einsum("gkp,gp->gk", self.x, beta)) * self.m
-        return inv, beta, res
-
-    def trace_p(self, w: np.ndarray, inv: np.ndarray) -> np.ndarray:
-        """tr P = Σw − tr((X'WX)⁻¹ X'W²X)."""
-        return w.sum(axis=1) - np.einsum("gpq,gqp->g", inv, self.gram(w, 2))
-
-
-def _score(b: RegBatch, tau2: np.ndarray, reml: bool) -> tuple[np.ndarray, np.ndarray]:
-    """metafor's ML/REML equation y'P²y − tr W (ML) or − tr P (REML), and its slope.
-
-    With u = P y = W r: y'P²y = u'u, d(y'P²y)/dτ² = −2 u'P u with
-    u'P u = u'W u − (X'W u)' A⁻¹ (X'W u), d tr P/dτ² = −tr P²,
-    tr P² = Σw² − 2 tr(A⁻¹X'W³X) + tr((A⁻¹X'W²X)²) with A = X'WX.
-    """
-    w = b.weights(tau2)
-    inv, _, r = b.wls(w)
-    u = w * r
-    xu = np.einsum("gkp,gk->gp", b.x, w * u)
-    upu = np.einsum("gk,gk,gk->g", w, u, u) - np.einsum("gp,gpq,gq->g", xu, inv, xu)
-    a = np.einsum("gk,gk->g", u, u)
-    if not reml:
-        return a - w.sum(axis=1), -2 * upu + (w * w).sum(axis=1)
-    c = inv @ b.gram(w, 2)
-    trace_pp = (
-        (w * w).sum(axis=1)
-        - 2 * np.einsum("gpq,gqp->g", inv, b.gram(w, 3))
-        + np.einsum("gpq,gqp->g", c, c)
-    )
-    return a - b.trace_p(w, inv), -2 * upu + trace_pp
-
-
-def _ml(b: Any, tau2: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return _score(b, tau2, reml=False)
-
-
-def _reml(b: Any, tau2: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return _score(b, tau2, reml=True)
-
-
-def _tau2_he(b: RegBatch) -> np.ndarray:
-    """Hedges' estimator with moderators: (RSS_OLS − tr(P_OLS V)) / (k − p)."""
-    ones = b.m.astype(float)
-    inv, _, r = b.wls(ones)
-    v = np.where(b.m, b.v, 0.0)
-    xvx = np.einsum("gkp,gk,gkq->gpq", b.x, v, b.x)
-    trace_pv = v.sum(axis=1) - np.einsum("gpq,gqp->g", inv, xvx)
-    return ((r * r).sum(axis=1) - trace_pv) / (b.k - b.p)
-
-
-def _fixed_parts(b: RegBatch) -> tuple[np.ndarray, np.ndarray]:
-    """Q_E and tr P₀ with the weights 1/v, from a QR decomposition of the weighted design.
-
-    With W^½X = Q R (complete: Q is K × K) and Q₂ the columns of Q past the p free
-    ones (an orthonormal basis of the complement of the design's span), I − H = Q₂Q₂',
-    so Q_E = ‖Q₂'W^½y‖² and tr P₀ = Σ_i w_i ‖Q₂[i]‖²: sums of squares, without the
-    cancellation of Σw − tr((X'WX)⁻¹X'W²X), which put tr P₀ (and DL's τ²) 2% off
-    when one variance was 1e-8 of the others.
-    """
-    xs, ys, ws, _ = b.weighted_design(b.weights(np.zeros(len(b.k))))
-    q, _ = np.linalg.qr(xs, mode="complete")
-    rest = np.arange(q.shape[2])[None, :] >= b.p[:, None]  # the columns of Q₂
-    q2 = np.where(rest[:, None, :], q, 0.0)
-    qe = (np.einsum("gkj,gk->gj", q2, ys) ** 2).sum(axis=1)
-    return qe, np.einsum("gk,gkj,gkj->g", ws, q2, q2)
-
-
-def _log_lik(b: RegBatch, tau2: np.ndarray, reml: bool) -> np.ndarray:
-    w = b.weights(tau2)
-    _, _, r = b.wls(w)
-    rss = np.einsum("gk,gk,gk->g", w, r, r)
-    logdet = np.log(np.where(b.m, b.v + tau2[:, None], 1.0)).sum(axis=1)
-    k = b.k.astype(float)
-    if not reml:
-        return -0.5 * k * np.log(2 * np.pi) - 0.5 * logdet - 0.5 * rss
-    _, logdet_a = np.linalg.slogdet(b.gram(w))
-    return -0.5 * (k - b.p) * np.log(2 * np.pi) - 0.5 * logdet - 0.5 * logdet_a - 0.5 * rss
-
-
-def _tau2_root(b: RegBatch, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """ML or REML τ², which groups failed, and which were reset to 0 by the likelihood check."""
-    equation = _ml if method == "ML" else _reml
-    n = len(b.k)
-    target = np.zeros(n)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        start = np.maximum(0.0, np.nan_to_num(_tau2_he(b)))
-        f_start, _ = equation(b, start, target)
-    tau2 = np.where(f_start == 0, start, 0.0)
-    failed = np.zeros(n, dtype=bool)
-    search = (f_start != 0) & ~((f_start < 0) & (start == 0))
-    if search.any():
-        idx = np.flatnonzero(search)
-        sub = b.take(idx)
-        lo, hi = est.bracket(sub, equation, target[idx], start[idx], f_start[idx])
-        found = np.where(np.isnan(lo) & np.isfinite(hi), 0.0, np.nan)
-        ok = np.isfinite(lo) & np.isfinite(hi)
-        if ok.any():
-            j = np.flatnonzero(ok)
-            found[j] = est.solve(sub.take(j), equation, target[idx][j], lo[j], hi[j], start[idx][j])
-        tau2[idx] = found
-        failed[idx] = np.isnan(found)
-    reset = np.zeros(n, dtype=bool)
-    check = np.isfinite(tau2) & (tau2 > est.LL0_THRESHOLD * b.small_variance())
-    if check.any():
-        idx = np.flatnonzero(check)
-        sub = b.take(idx)
-        reml = method == "REML"
-        gap = _log_lik(sub, np.zeros(len(idx)), reml) - _log_lik(sub, tau2[idx], reml)
-        reset[idx[gap > est.LL0_TOL]] = True
-    return np.where(reset, 0.0, tau2), failed, reset
-
-
-def _tau2(b: RegBatch, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """τ² (truncated at 0), failed fits, likelihood-check resets."""
-    n = len(b.k)
-    none = np.zeros(n, dtype=bool)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if method == "EE":
-            return np.zeros(n), none, none
-        if method in ("ML", "REML"):
-            return _tau2_root(b, method)
-        if method == "HE":
-            tau2 = _tau2_he(b)
-        else:
-            qe, trace_p = _fixed_parts(b)
-            if method == "DL":
-                tau2 = (qe - (b.k - b.p)) / trace_p
-            else:  # HS
-                tau2 = (qe - b.k) / b.weights(np.zeros(n)).sum(axis=1)
-    return np.maximum(0.0, tau2), none, none
-
-
 # ------------------------------------------------------------------ the fit
 def _fit_batch(
-    b: RegBatch, method: str, knha: bool
+    b: t2.Batch, method: str, knha: bool
 ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """Per group: τ² and the fit statistics; per group the coefficients and their
     covariance (in the scaled units of the batch), and per slot the weights."""
-    tau2, failed, reset = _tau2(b, method)
+    tau2, failed, reset = t2.estimate(b, method)
     fit_tau2 = np.where(failed, 0.0, tau2)
     with np.errstate(invalid="ignore", divide="ignore"):
         w = b.weights(fit_tau2)
@@ -405,7 +192,7 @@ def _fit_batch(
             b.free[:, :, None] & b.free[:, None, :] & ~exact[:, None, None], vcov, np.nan
         )
         beta = np.where(b.free, beta, np.nan)
-        qe, trace_p0 = _fixed_parts(b)
+        _, trace_p0, qe = b.fixed_parts()
         qe = np.maximum(0.0, qe)
         vt = (k - p) / trace_p0
         if method == "EE":
@@ -432,7 +219,7 @@ def _fit_batch(
     return stats, beta, vcov, w, flags
 
 
-def _r2(b: RegBatch, method: str, stats: dict[str, np.ndarray]) -> np.ndarray:
+def _r2(b: t2.Batch, method: str, stats: dict[str, np.ndarray]) -> np.ndarray:
     """R² as metafor computes it (see the module docstring)."""
     k, p = stats["k"], stats["p"]
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -445,12 +232,7 @@ def _r2(b: RegBatch, method: str, stats: dict[str, np.ndarray]) -> np.ndarray:
             y = np.where(b.m, b.y, np.nan)
             constant = np.nanmax(y, axis=1) == np.nanmin(y, axis=1)
             return np.where(constant, 0.0, np.maximum(0.0, 100 * adj))
-        only = b.take(np.arange(len(b.k)))
-        only.x = b.x[:, :, :1]
-        only.free = b.free[:, :1]
-        only.p = np.ones(len(b.k), dtype=np.int64)
-        only.fixed = np.zeros((len(b.k), 1, 1))
-        tau2_re, failed, _ = _tau2(only, method)
+        tau2_re, failed, _ = t2.estimate(b.intercept(), method)  # without moderators
         tau2 = stats["tau2"]
         r2 = np.where(tau2_re == 0, 0.0, np.maximum(0.0, 100 * (tau2_re - tau2) / tau2_re))
         return np.where(failed, np.nan, r2)
@@ -626,7 +408,7 @@ def metareg(
         ok = np.flatnonzero(usable)
         if not len(ok):
             continue
-        b = RegBatch(yy[ok], vv[ok], m[ok], xx[ok], free[ok])
+        b = t2.Batch(yy[ok], vv[ok], m[ok], xx[ok], free[ok])
         got, coef, cov, w, got_flags = _fit_batch(b, opts_method, test == "knha")
         got["r2"] = _r2(b, opts_method, got)
         for name, values in got.items():
@@ -745,7 +527,7 @@ def _coef_table(grp, des: Design, beta, vcov, stats, test: str, alpha: float) ->
         stat = beta / se
         if test == "knha":
             df = np.repeat((stats["k"] - stats["p"])[:, None], n_terms, axis=1)
-            crit = est.per_value(lambda d: sps.t.isf(alpha / 2, d), df.ravel()).reshape(df.shape)
+            crit = t2.per_value(lambda d: sps.t.isf(alpha / 2, d), df.ravel()).reshape(df.shape)
             p = 2 * sps.t.sf(np.abs(stat), df)
         else:
             df = np.full(beta.shape, np.nan)

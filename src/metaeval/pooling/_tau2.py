@@ -1,0 +1,673 @@
+"""The τ² estimators of :func:`metaeval.pool` and :func:`metaeval.metareg`: one family.
+
+Every function works on a :class:`Batch`: G models padded to K slots, as
+``(G, K)`` arrays ``y`` (effects), ``v`` (sampling variances) and ``m`` (which
+slots hold an effect), and optionally a ``(G, K, P)`` design ``x`` with the
+estimable columns ``free`` of each model (p of them). Sums run along the slot
+axis, so one numpy operation serves every model; iterative estimators iterate
+all models in lockstep and drop each one from the work set when it has
+converged, never looping over models.
+
+Definitions follow metafor's ``rma.uni()`` (Viechtbauer 2010). With
+W = diag(w_i), w_i = 1/(v_i + τ²), β̂(τ²) = (X'WX)⁻¹X'Wy, the residuals
+r = y − Xβ̂, P = W − WX(X'WX)⁻¹X'W and the generalized Q(τ²) = y'Py = Σ w_i r_i²
+(P₀, Q_E = Q(0) with the weights 1/v):
+
+- ``DL``  τ² = (Q_E − (k − p)) / tr P₀ (DerSimonian & Laird 1986)
+- ``HS``  τ² = (Q_E − k) / Σ(1/v_i) (Hunter & Schmidt 2004)
+- ``HE``  τ² = (RSS_OLS − tr(P_OLS V)) / (k − p) (Hedges 1983)
+- ``SJ``  τ₀² = Σ(y − ȳ)²/k, τ² = τ₀² Q(τ₀²)/(k − p) (Sidik & Jonkman 2005)
+- ``ML``   the root of y'P²y − tr W = 0 (the ML score equation)
+- ``REML`` the root of y'P²y − tr P = 0 (the REML score equation)
+- ``PM``, ``EB`` the root of Q(τ²) = k − p (Paule & Mandel 1982; Morris 1983:
+  metafor's EB scoring step (Q·k/(k − p) − k)/Σw vanishes exactly there)
+
+each truncated at 0: τ² = 0 when the left side is already ≤ 0 at τ² = 0.
+
+The intercept-only model (:func:`metaeval.pool`; ``x`` None) is the case X = 1,
+p = 1, and :class:`Batch` computes its pieces as closed-form sums (the fast
+path): μ̂ = Σw y/Σw, tr P = Σw − Σw²/Σw (without cancellation, see
+:func:`trace_p_intercept`), y'P²y = Σw²r², RSS_OLS = Σ(y − ȳ)² and
+tr(P_OLS V) = (1 − 1/k) Σv. With a design (:func:`metaeval.metareg`) the same
+pieces come from batched ``(p, p)`` solves and, for Q_E and tr P₀, a QR
+decomposition of the weighted design. The estimators below are written once
+over these pieces.
+
+Convergence (the same for every model): metafor reaches ML, REML and EB by
+Fisher scoring from the HE value (truncated at 0) and PM by ``uniroot`` on
+[0, τ²_max]; :func:`root` solves the same equations with Newton steps kept
+inside a bracket (bisection when a step leaves it), started from the same HE
+value, so both end at the same root. The differences are in how close they get:
+:func:`solve` stops when a step is below :data:`ROOT_TOL`·max(τ², v_min) (v_min
+the smallest sampling variance) or after :data:`MAXITER` steps (NaN, reported as
+a failed fit), metafor by default when a scoring step is below 1e-5 in absolute
+terms or ``uniroot``'s bracket below ε^¼ ≈ 1.2e-4, which leaves τ² off by up to
+a few percent. With ``control=list(threshold=1e-12, tol=1e-12)`` metafor gives
+metaeval's values. Newton also converges where metafor's Fisher scoring
+oscillates and stops with "did not converge" (its help suggests ``stepadj``).
+For ML and REML, metafor's check is kept (:func:`ll0_check`): when the
+likelihood at τ² = 0 exceeds the one at the root by more than ε^¼, τ² is set
+to 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "Batch",
+    "RE_METHODS",
+    "estimate",
+    "tau2_dl",
+    "tau2_hs",
+    "tau2_he",
+    "tau2_sj",
+    "tau2_ml",
+    "tau2_reml",
+    "tau2_eb",
+    "tau2_pm",
+    "root",
+    "solve",
+    "bracket",
+    "ll0_check",
+    "q_profile",
+    "per_value",
+    "trace_p_intercept",
+]
+
+RE_METHODS = ("DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM")
+MAXITER = 500
+ROOT_TOL = 1e-10
+LL0_TOL = np.finfo(float).eps ** 0.25  # metafor's ll0check tolerance
+LL0_THRESHOLD = 1e-5  # metafor's threshold of its ll0check (here relative to the mean variance)
+# doublings of the PM search's upper end beyond max(100, 10·mad²): 2**200 covers any float scale
+PM_DOUBLINGS = 200
+
+
+# ---------------------------------------------------------------------- the batch
+class Batch:
+    """G models padded to K slots (see the module docstring).
+
+    Without ``x`` the model is intercept-only (p = 1) and every piece is a
+    closed-form sum (``free`` is then the intercept's one column). With ``x``
+    (``(G, K, P)``, 0 in empty slots) columns that are 0 in every slot of a model
+    (a factor level absent from it) are not estimable there: ``free`` marks the
+    others (all columns when None), and the normal equations get a 1 on the
+    diagonal of the others, which leaves their coefficient at 0.
+    """
+
+    x: np.ndarray | None
+    fixed: np.ndarray | None
+
+    def __init__(
+        self,
+        y: np.ndarray,
+        v: np.ndarray,
+        m: np.ndarray,
+        x: np.ndarray | None = None,
+        free: np.ndarray | None = None,
+    ) -> None:
+        self.m = m
+        self.y = np.where(m, y, 0.0)
+        self.v = np.where(m, v, np.inf)  # empty slots get weight 1/inf = 0
+        self.k = m.sum(axis=1)
+        if x is None:
+            self.x = self.fixed = None
+            self.free = np.ones((len(self.k), 1), dtype=bool)
+            self.p = np.ones(len(self.k), dtype=self.k.dtype)
+        else:
+            self.x = np.where(m[..., None], x, 0.0)
+            self.free = np.ones((x.shape[0], x.shape[2]), dtype=bool) if free is None else free
+            self.p = self.free.sum(axis=1)
+            self.fixed = np.where(self.free, 0.0, 1.0)[:, :, None] * np.eye(x.shape[2])
+        self._fixed_parts: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def take(self, rows: np.ndarray) -> Batch:
+        """The models ``rows`` of the batch."""
+        out = object.__new__(Batch)
+        for name in ("y", "v", "m", "k", "p", "x", "free", "fixed"):
+            value = getattr(self, name)
+            setattr(out, name, None if value is None else value[rows])
+        out._fixed_parts = None
+        return out
+
+    def weights(self, tau2: np.ndarray) -> np.ndarray:
+        """w_i = 1/(v_i + τ²) in the occupied slots, 0 elsewhere."""
+        return 1.0 / (self.v + tau2[:, None])
+
+    def small_variance(self) -> np.ndarray:
+        """The smallest sampling variance of each model: the scale of τ² that matters.
+
+        The estimate is decided by the precise effects; a mean of the variances
+        would be swamped by one imprecise effect (1e14 beside 1e-3) and stop the
+        root search long before τ² is found.
+        """
+        return np.where(self.m, self.v, np.inf).min(axis=1, initial=np.inf)
+
+    # -- the design's linear algebra (with ``x`` only)
+    def gram(self, w: np.ndarray, power: int = 1) -> np.ndarray:
+        """X' W^power X (with 1 on the diagonal of the columns that are not free)."""
+        assert self.x is not None and self.fixed is not None
+        return np.einsum("gkp,gk,gkq->gpq", self.x, w**power, self.x) + self.fixed * (power == 1)
+
+    def wls(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(X'WX)⁻¹, β̂ and the residuals y − Xβ̂ (0 in empty slots) for weights ``w``."""
+        assert self.x is not None
+        inv = np.linalg.inv(self.gram(w))
+        beta = np.einsum("gpq,gq->gp", inv, np.einsum("gkp,gk->gp", self.x, w * self.y))
+        r = (self.y - np.einsum("gkp,gp->gk", self.x, beta)) * self.m
+        return inv, beta, r
+
+    def weighted_design(
+        self, w: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """W^½X and W^½y with the rows sorted by weight (heaviest first, which keeps
+        Householder QR accurate row by row) and the free columns first; the weights
+        in that order, and the column order."""
+        assert self.x is not None
+        rows = np.argsort(-w, axis=1, kind="stable")
+        cols = np.argsort(~self.free, axis=1, kind="stable")
+        ws = np.take_along_axis(w, rows, axis=1)
+        root = np.sqrt(ws)
+        xs = np.take_along_axis(self.x, rows[:, :, None], axis=1)
+        xs = np.take_along_axis(xs, cols[:, None, :], axis=2) * root[:, :, None]
+        return xs, np.take_along_axis(self.y, rows, axis=1) * root, ws, cols
+
+    def lstsq(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """As :meth:`wls`, from the QR decomposition W^½X = QR: β̂ = R⁻¹Q'W^½y and
+        (X'WX)⁻¹ = R⁻¹R⁻ᵀ, accurate when the normal equations are ill-conditioned (one
+        variance 1e-8 of the others cost 7 digits of β̂ there)."""
+        xs, ys, _, cols = self.weighted_design(w)
+        q, r = np.linalg.qr(xs)
+        n, n_terms = r.shape[1], xs.shape[2]
+        block = np.arange(n_terms) < self.p[:, None]  # the free columns, in R's order
+        square = np.zeros((len(r), n_terms, n_terms))
+        square[:, :n] = r
+        square = np.where(block[:, :, None] & block[:, None, :], square, np.eye(n_terms))
+        qty = np.zeros((len(r), n_terms))
+        qty[:, :n] = np.einsum("gkj,gk->gj", q, ys)
+        r_inv = np.linalg.inv(square)
+        beta = np.einsum("gpq,gq->gp", r_inv, np.where(block, qty, 0.0))
+        back = np.argsort(cols, axis=1)
+        beta = np.take_along_axis(beta, back, axis=1)
+        inv = r_inv @ np.swapaxes(r_inv, 1, 2)
+        inv = np.take_along_axis(np.take_along_axis(inv, back[:, :, None], 1), back[:, None, :], 2)
+        assert self.x is not None
+        res = (self.y - np.einsum("gkp,gp->gk", self.x, beta)) * self.m
+        return inv, beta, res
+
+    def intercept(self) -> Batch:
+        """The model without moderators, as the design of the intercept column (the
+        first; metareg's R²). Not the fast path: that agrees to ~1e-11, which R² near
+        0, a difference of two τ², would amplify."""
+        assert self.x is not None
+        return Batch(self.y, self.v, self.m, self.x[:, :, :1], self.free[:, :1])
+
+    # -- the pieces every estimator is written in (closed forms without ``x``)
+    def residuals(self, w: np.ndarray) -> np.ndarray:
+        """r = y − Xβ̂ for weights ``w`` (without ``x``: y − μ̂, −μ̂ in empty slots,
+        where every sum weighs it by w = 0)."""
+        if self.x is None:
+            mu = np.einsum("gk,gk->g", w, self.y) / w.sum(axis=1)
+            return self.y - mu[:, None]
+        return self.wls(w)[2]
+
+    def q(self, tau2: np.ndarray) -> np.ndarray:
+        """The generalized Q statistic Q(τ²) = y'Py = Σ w_i r_i²."""
+        w = self.weights(tau2)
+        r = self.residuals(w)
+        return np.einsum("gk,gk,gk->g", w, r, r)
+
+    def fixed_parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Σ(1/v), tr P₀ and Q_E = y'P₀y with the common-effect weights 1/v (cached).
+
+        Without ``x``: tr P₀ from :func:`trace_p_intercept` and Q_E = Σw(y − ȳ_w)².
+        With ``x``: from a QR decomposition of the weighted design. With
+        W^½X = Q R (complete: Q is K × K) and Q₂ the columns of Q past the p free
+        ones (an orthonormal basis of the complement of the design's span),
+        I − H = Q₂Q₂', so Q_E = ‖Q₂'W^½y‖² and tr P₀ = Σ_i w_i ‖Q₂[i]‖²: sums of
+        squares, without the cancellation of Σw − tr((X'WX)⁻¹X'W²X), which put
+        tr P₀ (and DL's τ²) 2% off when one variance was 1e-8 of the others.
+        """
+        if self._fixed_parts is None:
+            zero = np.zeros(len(self.k))
+            w = self.weights(zero)
+            sw = w.sum(axis=1)
+            if self.x is None:
+                self._fixed_parts = sw, trace_p_intercept(w, sw), self.q(zero)
+            else:
+                xs, ys, ws, _ = self.weighted_design(w)
+                q, _ = np.linalg.qr(xs, mode="complete")
+                rest = np.arange(q.shape[2])[None, :] >= self.p[:, None]  # the columns of Q₂
+                q2 = np.where(rest[:, None, :], q, 0.0)
+                qe = (np.einsum("gkj,gk->gj", q2, ys) ** 2).sum(axis=1)
+                self._fixed_parts = sw, np.einsum("gk,gkj,gkj->g", ws, q2, q2), qe
+        return self._fixed_parts
+
+    def ols_parts(self) -> tuple[np.ndarray, np.ndarray]:
+        """RSS_OLS and tr(P_OLS V): the residual sum of squares of the unweighted fit
+        and its expectation without heterogeneity (Hedges' estimator)."""
+        if self.x is None:
+            ybar = self.y.sum(axis=1) / self.k
+            r = (self.y - ybar[:, None]) * self.m
+            k = self.k.astype(float)
+            return (r * r).sum(axis=1), np.where(self.m, self.v, 0.0).sum(axis=1) * (1 - 1 / k)
+        inv, _, r = self.wls(self.m.astype(float))
+        v = np.where(self.m, self.v, 0.0)
+        xvx = np.einsum("gkp,gk,gkq->gpq", self.x, v, self.x)
+        return (r * r).sum(axis=1), v.sum(axis=1) - np.einsum("gpq,gqp->g", inv, xvx)
+
+    def score_parts(
+        self, tau2: np.ndarray, reml: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """y'P²y, u'Pu (u = Py), t and −dt/dτ² with t = tr W (ML) or tr P (REML).
+
+        With u = Py = Wr: y'P²y = u'u, d(y'P²y)/dτ² = −2u'Pu with
+        u'Pu = u'Wu − (X'Wu)'A⁻¹(X'Wu), d tr W/dτ² = −Σw², d tr P/dτ² = −tr P²,
+        tr P² = Σw² − 2 tr(A⁻¹X'W³X) + tr((A⁻¹X'W²X)²) with A = X'WX. Without
+        ``x``: u'u = Σw²r², u'Pu = Σw³r² − (Σw²r)²/Σw and
+        tr P² = Σw² − 2Σw³/Σw + (Σw²)²/(Σw)².
+        """
+        w = self.weights(tau2)
+        if self.x is None:
+            sw = w.sum(axis=1)
+            mu = np.einsum("gk,gk->g", w, self.y) / sw
+            r = self.y - mu[:, None]
+            w2 = w * w
+            w2r = w2 * r
+            a = np.einsum("gk,gk->g", w2r, r)
+            c = w2r.sum(axis=1)
+            upu = np.einsum("gk,gk->g", w2r * w, r) - c * c / sw
+            sw2 = w2.sum(axis=1)
+            if not reml:
+                return a, upu, sw, sw2
+            sw3 = np.einsum("gk,gk->g", w2, w)
+            return a, upu, trace_p_intercept(w, sw), sw2 - 2 * sw3 / sw + sw2 * sw2 / (sw * sw)
+        inv, _, r = self.wls(w)
+        u = w * r
+        xu = np.einsum("gkp,gk->gp", self.x, w * u)
+        upu = np.einsum("gk,gk,gk->g", w, u, u) - np.einsum("gp,gpq,gq->g", xu, inv, xu)
+        a = np.einsum("gk,gk->g", u, u)
+        if not reml:
+            return a, upu, w.sum(axis=1), (w * w).sum(axis=1)
+        g2 = self.gram(w, 2)
+        c2 = inv @ g2
+        trace_pp = (
+            (w * w).sum(axis=1)
+            - 2 * np.einsum("gpq,gqp->g", inv, self.gram(w, 3))
+            + np.einsum("gpq,gqp->g", c2, c2)
+        )
+        return a, upu, w.sum(axis=1) - np.einsum("gpq,gqp->g", inv, g2), trace_pp
+
+    def log_lik(self, tau2: np.ndarray, reml: bool) -> np.ndarray:
+        """The (restricted) log-likelihood at τ² (metafor's ``logLik()``)."""
+        w = self.weights(tau2)
+        if self.x is None:
+            sw = w.sum(axis=1)
+            mu = np.einsum("gk,gk->g", w, self.y) / sw
+            r = self.y - mu[:, None]
+            logdet_a = np.log(sw)
+        else:
+            _, _, r = self.wls(w)
+            logdet_a = np.linalg.slogdet(self.gram(w))[1] if reml else None
+        rss = np.einsum("gk,gk,gk->g", w, r, r)
+        k = self.k.astype(float)
+        logdet = np.log(np.where(self.m, self.v + tau2[:, None], 1.0)).sum(axis=1)
+        if not reml:
+            return -0.5 * k * np.log(2 * np.pi) - 0.5 * logdet - 0.5 * rss
+        return -0.5 * (k - self.p) * np.log(2 * np.pi) - 0.5 * logdet - 0.5 * logdet_a - 0.5 * rss
+
+
+def trace_p_intercept(w: np.ndarray, sw: np.ndarray) -> np.ndarray:
+    """tr P = Σw − Σw²/Σw of the intercept-only model (``sw`` = Σw), without cancellation.
+
+    Written as Σ_i w_i (Σw − w_i) / Σw. Only the largest weight can exceed half
+    of Σw, so for it Σw − w_i is taken as the sum of the other weights; the
+    textbook form cancels to 0 (or below) when one variance is many orders of
+    magnitude smaller than the others (1e-3 beside 1e21), which made DL's τ²
+    infinite.
+    """
+    rows = np.arange(w.shape[0])
+    top = np.argmax(w, axis=1)
+    w_top = w[rows, top]
+    others = w.copy()
+    others[rows, top] = 0.0
+    rest = others.sum(axis=1)  # Σw − w_top, summed directly
+    inner = np.einsum("gk,gk->g", others, sw[:, None] - others)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (w_top * rest + inner) / sw
+
+
+# ----------------------------------------------------------------- closed forms
+def tau2_he(b: Batch) -> np.ndarray:
+    """Hedges: (RSS_OLS − tr(P_OLS V)) / (k − p), untruncated."""
+    rss, trace_pv = b.ols_parts()
+    return (rss - trace_pv) / (b.k - b.p)
+
+
+def tau2_dl(b: Batch) -> np.ndarray:
+    """DerSimonian–Laird: (Q_E − (k − p)) / tr P₀, untruncated."""
+    _, trace_p0, qe = b.fixed_parts()
+    return (qe - (b.k - b.p)) / trace_p0
+
+
+def tau2_hs(b: Batch) -> np.ndarray:
+    """Hunter–Schmidt: (Q_E − k) / Σ(1/v), untruncated."""
+    sw0, _, qe = b.fixed_parts()
+    return (qe - b.k) / sw0
+
+
+def tau2_sj(b: Batch) -> np.ndarray:
+    """Sidik–Jonkman: τ₀² Q(τ₀²)/(k − p) with τ₀² = Σ(y − ȳ)²/k, untruncated."""
+    ybar = b.y.sum(axis=1) / b.k
+    r = (b.y - ybar[:, None]) * b.m
+    tau2_0 = (r * r).sum(axis=1) / b.k
+    return tau2_0 * b.q(tau2_0) / (b.k - b.p)
+
+
+# ------------------------------------------------------- estimating equations
+# Each returns f(τ²) and df/dτ² for a batch; the estimate is where f crosses 0
+# from above.
+Equation = Callable[[Batch, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+def ml_equation(b: Batch, tau2: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """y'P²y − tr W and its slope (``target`` unused)."""
+    a, upu, t, dt = b.score_parts(tau2, reml=False)
+    return a - t, -2 * upu + dt
+
+
+def reml_equation(b: Batch, tau2: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """y'P²y − tr P and its slope (``target`` unused)."""
+    a, upu, t, dt = b.score_parts(tau2, reml=True)
+    return a - t, -2 * upu + dt
+
+
+def q_equation(b: Batch, tau2: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """log Q(τ²) − log target and its derivative (dQ/dτ²)/Q, dQ/dτ² = −Σ w² r².
+
+    On the log scale Q(τ²), which falls like 1/τ², is nearly linear, so Newton
+    steps land close to the root; the root is the one of Q(τ²) = target.
+    """
+    w = b.weights(tau2)
+    r = b.residuals(w)
+    wr2 = w * r * r
+    q = wr2.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(q) - np.log(target), -np.einsum("gk,gk->g", wr2, w) / q
+
+
+# --------------------------------------------------------------- root search
+def solve(
+    b: Batch,
+    equation: Equation,
+    target: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    start: np.ndarray,
+) -> np.ndarray:
+    """The root of ``equation`` in [lo, hi] for every model, in lockstep.
+
+    Requires f(lo) > 0 ≥ f(hi). Newton steps from ``start`` (clipped into the
+    bracket), replaced by bisection when they would leave the bracket, which
+    shrinks around the sign change at every step. A model is done when a
+    step is below :data:`ROOT_TOL`·max(τ², v_min) (the result of that step, past
+    Newton's quadratic convergence, is far more accurate), f is exactly 0 or
+    the bracket is that narrow. NaN where that does not happen within
+    :data:`MAXITER` steps.
+    """
+    lo, hi = lo.astype(float).copy(), hi.astype(float).copy()
+    x = np.clip(np.nan_to_num(start), lo, hi)
+    out = np.full(len(x), np.nan)
+    floor = b.small_variance()
+    # `sub` holds the models still being solved plus, until it is compacted (when
+    # fewer than half remain), some finished ones, so rows are copied O(log G) times
+    sub, rows = b, np.arange(len(x))
+    active = np.ones(len(x), dtype=bool)
+    for _ in range(MAXITER):
+        if not active.any():
+            break
+        if active.sum() < len(rows) / 2:
+            keep = np.flatnonzero(active)
+            sub, rows, active = sub.take(keep), rows[keep], active[keep]
+        f, slope = equation(sub, x[rows], target[rows])
+        a, c, xa = lo[rows], hi[rows], x[rows]
+        a = np.where(f > 0, xa, a)
+        c = np.where(f <= 0, xa, c)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            step = xa - f / slope
+        new = np.where(f == 0, xa, np.where((step >= a) & (step <= c), step, 0.5 * (a + c)))
+        tol = ROOT_TOL * np.maximum(np.abs(new), floor[rows])
+        done = active & ((np.abs(new - xa) <= tol) | (c - a <= tol) | (f == 0))
+        live = rows[active]
+        lo[live], hi[live], x[live] = a[active], c[active], new[active]
+        out[rows[done]] = new[done]
+        active &= ~done
+    return out
+
+
+def bracket(
+    b: Batch, equation: Equation, target: np.ndarray, start: np.ndarray, f_start: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds [lo, hi] around the root next to ``start``, with f(lo) > 0 ≥ f(hi).
+
+    Where f(start) > 0 the search goes up, quadrupling from max(start, v_min);
+    otherwise down, dividing by 4 until 1e-10·v_min and then trying 0. ``lo`` is NaN
+    where f stays ≤ 0 down to 0 (the estimate is then 0); ``hi`` is NaN where f
+    stays positive up to 4⁶⁰·v_min.
+    """
+    up = f_start > 0
+    lo = np.where(up, start, np.nan)
+    hi = np.where(up, np.nan, start)
+    floor = 1e-10 * b.small_variance()
+    probe = np.where(up, np.maximum(start, b.small_variance()), start / 4)
+    probe = np.where(~up & (probe < floor), 0.0, probe)
+    active = np.arange(len(start))
+    for _ in range(60):
+        if active.size == 0:
+            break
+        x = probe[active]
+        f, _ = equation(b.take(active), x, target[active])
+        going_up = up[active]
+        found = np.where(going_up, f <= 0, f > 0)
+        hi[active[found & going_up]] = x[found & going_up]
+        lo[active[found & ~going_up]] = x[found & ~going_up]
+        give_up = ~found & ~going_up & (x == 0)  # f(0) <= 0: no root below start
+        active = active[~found & ~give_up]
+        nxt = np.where(up[active], probe[active] * 4, probe[active] / 4)
+        probe[active] = np.where(~up[active] & (nxt < floor[active]), 0.0, nxt)
+    return lo, hi
+
+
+def tau2_max_pm(b: Batch) -> np.ndarray:
+    """metafor's upper end of the PM search: max(100, 10·mad(y)²)."""
+    y = np.where(b.m, b.y, np.nan)
+    med = np.nanmedian(y, axis=1)
+    mad = 1.4826 * np.nanmedian(np.abs(y - med[:, None]), axis=1)
+    return np.maximum(100.0, 10 * mad**2)
+
+
+_EQUATIONS: dict[str, Equation] = {
+    "ML": ml_equation,
+    "REML": reml_equation,
+    "EB": q_equation,
+    "PM": q_equation,
+}
+
+
+def root(b: Batch, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """ML, REML, EB or PM: τ² and a mask of models without a result.
+
+    The root is searched next to metafor's starting value max(0, HE): upwards
+    when the equation is positive there, downwards otherwise, ending at 0 when
+    it stays negative all the way down — the root Fisher scoring from that start
+    converges to. PM follows metafor's rules: 0 when Q(0) < k − p, else the
+    root in [0, τ²_max], τ²_max = max(100, 10·mad(y)²) — except that where the
+    root lies beyond τ²_max (metafor stops with an error there) the upper end is
+    doubled until it brackets the root: Q(τ²) falls to 0 as τ² grows, so the
+    root always exists. Models with k ≤ p get 0 (and no search).
+    """
+    k = b.k.astype(float)
+    equation = _EQUATIONS[method]
+    target = k - b.p  # used by the Q equation only
+    real = b.k > b.p
+    with np.errstate(invalid="ignore", divide="ignore"):
+        start = np.where(real, np.maximum(0.0, np.nan_to_num(tau2_he(b))), 0.0)
+        if method == "PM":
+            start = np.zeros(len(k))
+        f_start, _ = equation(b, start, target)
+    tau2 = np.where(f_start == 0, start, 0.0)
+    failed = np.zeros(len(k), dtype=bool)
+    search = real & (f_start != 0) & ~((f_start < 0) & (start == 0))
+    if search.any():
+        idx = np.flatnonzero(search)
+        sub = b.take(idx)
+        if method == "PM":  # f(0) > 0 here: the root lies in [0, tau2_max] or beyond
+            lo, hi = np.zeros(len(idx)), tau2_max_pm(sub)
+            f_hi, _ = equation(sub, hi, target[idx])
+            for _ in range(PM_DOUBLINGS):  # rare: a handful of doublings over the few beyond
+                beyond = f_hi > 0
+                if not beyond.any():
+                    break
+                lo[beyond], hi[beyond] = hi[beyond], 2 * hi[beyond]
+                f_hi[beyond] = equation(
+                    sub.take(np.flatnonzero(beyond)), hi[beyond], target[idx][beyond]
+                )[0]
+            hi[f_hi > 0] = np.nan
+        else:
+            lo, hi = bracket(sub, equation, target[idx], start[idx], f_start[idx])
+        boundary = np.isnan(lo) & np.isfinite(hi)  # negative down to 0: the estimate is 0
+        ok = np.isfinite(lo) & np.isfinite(hi)
+        found = np.where(boundary, 0.0, np.nan)
+        if ok.any():
+            j = np.flatnonzero(ok)
+            found[j] = solve(sub.take(j), equation, target[idx][j], lo[j], hi[j], start[idx][j])
+        tau2[idx] = found
+        failed[idx] = np.isnan(found)
+    return tau2, failed
+
+
+def ll0_check(b: Batch, tau2: np.ndarray, method: str) -> np.ndarray:
+    """metafor's check for ML/REML: where ll(0) − ll(τ̂²) > ε^¼ (and τ̂² > 1e-5·v_min).
+
+    metafor checks where τ̂² > 1e-5; the threshold here is relative to the
+    smallest sampling variance v_min (the same for v_min = 1), so that rescaling the
+    effects changes nothing. The likelihood difference itself does not depend on
+    the scale.
+    """
+    reset = np.zeros(len(tau2), dtype=bool)
+    check = np.isfinite(tau2) & (tau2 > LL0_THRESHOLD * b.small_variance()) & (b.k > b.p)
+    if method in ("ML", "REML") and check.any():
+        idx = np.flatnonzero(check)
+        sub = b.take(idx)
+        reml = method == "REML"
+        gap = sub.log_lik(np.zeros(len(idx)), reml) - sub.log_lik(tau2[idx], reml)
+        reset[idx[gap > LL0_TOL]] = True
+    return reset
+
+
+def _iterative(b: Batch, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    tau2, failed = root(b, method)
+    reset = ll0_check(b, tau2, method)
+    return np.where(reset, 0.0, tau2), failed, reset
+
+
+def tau2_ml(b: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ML: the root of y'P²y = tr W, 0 where metafor's likelihood check says so;
+    τ², the failed fits and the fits reset to 0."""
+    return _iterative(b, "ML")
+
+
+def tau2_reml(b: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """REML: the root of y'P²y = tr P, 0 where metafor's likelihood check says so;
+    τ², the failed fits and the fits reset to 0."""
+    return _iterative(b, "REML")
+
+
+def tau2_eb(b: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Empirical Bayes: the root of Q(τ²) = k − p started from max(0, HE); τ², the
+    failed fits and (none) reset."""
+    return _iterative(b, "EB")
+
+
+def tau2_pm(b: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Paule–Mandel: the root of Q(τ²) = k − p in [0, τ²_max]; τ², the failed fits
+    and (none) reset."""
+    return _iterative(b, "PM")
+
+
+_CLOSED: dict[str, Callable[[Batch], np.ndarray]] = {
+    "DL": tau2_dl,
+    "HS": tau2_hs,
+    "HE": tau2_he,
+    "SJ": tau2_sj,
+}
+_ITERATIVE = {"ML": tau2_ml, "REML": tau2_reml, "EB": tau2_eb, "PM": tau2_pm}
+
+
+def estimate(b: Batch, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """τ² by ``method`` (``EE`` or one of :data:`RE_METHODS`), truncated at 0 (NaN
+    stays NaN); the fits that failed to converge (NaN); those that metafor's check of
+    the likelihood at τ² = 0 reset to 0. The one entry point of :func:`metaeval.pool`
+    and :func:`metaeval.metareg`."""
+    none = np.zeros(len(b.k), dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if method == "EE":
+            return np.zeros(len(b.k)), none, none
+        if method in _CLOSED:
+            tau2, failed, reset = _CLOSED[method](b), none, none
+        elif method in _ITERATIVE:
+            tau2, failed, reset = _ITERATIVE[method](b)
+        else:
+            raise ValueError(method)
+    return np.maximum(0.0, tau2), failed, reset
+
+
+# --------------------------------------------------------------- Q-profile CI
+def per_value(func: Callable[[np.ndarray], Any], x: np.ndarray) -> np.ndarray:
+    """``func(x)`` computed once per distinct value of x (quantiles by degrees of freedom)."""
+    values, inverse = np.unique(x, return_inverse=True)
+    with np.errstate(invalid="ignore"):
+        return np.asarray(func(values), dtype=float)[inverse]
+
+
+def q_profile(b: Batch, tau2: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Q-profile confidence interval for τ² (metafor's ``confint()``, type "QP").
+
+    The bounds solve Q(τ²) = χ²_{k−p} quantiles at 1 − α/2 (lower bound) and
+    α/2 (upper bound); a bound is 0 when Q(0) is already below its quantile and
+    τ²_max = max(100, 10 τ̂²) when Q(τ²_max) is still above it, as in metafor.
+    Both bounds of every model are solved in one batch.
+    """
+    from scipy import stats as sps
+
+    df = (b.k - b.p).astype(float)
+    crit_u = per_value(lambda d: sps.chi2.isf(alpha / 2, d), df)
+    crit_l = per_value(lambda d: sps.chi2.ppf(alpha / 2, d), df)
+    zero = np.zeros(len(df))
+    hi = np.maximum(100.0, 10 * np.nan_to_num(tau2))
+    q0, qmax = b.q(zero), b.q(hi)
+    low, high = np.full(len(df), np.nan), np.full(len(df), np.nan)
+    # metafor's cases, in its order (the second block overrides the first)
+    both_zero = q0 < crit_l
+    low[both_zero] = high[both_zero] = 0.0
+    cap_high = ~both_zero & (qmax > crit_l)
+    high[cap_high] = hi[cap_high]
+    both_max = qmax > crit_u
+    low[both_max] = high[both_max] = hi[both_max]
+    low_zero = ~both_max & (q0 < crit_u)
+    low[low_zero] = 0.0
+    real = b.k > b.p
+    find_high = np.flatnonzero(~both_zero & ~cap_high & ~both_max & real)
+    find_low = np.flatnonzero(~both_max & ~low_zero & real)
+    rows = np.r_[find_high, find_low]
+    if rows.size:
+        target = np.r_[crit_l[find_high], crit_u[find_low]]
+        start = np.nan_to_num(np.r_[tau2[find_high], tau2[find_low]])
+        roots = solve(b.take(rows), q_equation, target, zero[rows], hi[rows], start)
+        high[find_high], low[find_low] = roots[: len(find_high)], roots[len(find_high) :]
+    low[~real] = high[~real] = np.nan
+    return low, high

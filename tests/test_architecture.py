@@ -1,5 +1,6 @@
-"""The package's shape: imports without cycles, no private names across modules, a light
-``import metaeval``, and the submodules and aliases a user reaches."""
+"""The package's shape: the stage graph (every import checked, lazy ones included), no
+private names across modules, a light ``import metaeval``, and the submodules and aliases a
+user reaches."""
 
 from __future__ import annotations
 
@@ -19,9 +20,10 @@ HEAVY = ("scipy", "matplotlib", "seaborn", "jinja2", "rich", "ir_measures", "pan
 
 
 def _modules() -> dict[str, Path]:
-    """Every module of the package by dotted name (``__main__`` files left out: they run)."""
+    """Every module of the package and of the command beside it (``metaeval_cli``) by dotted
+    name (``__main__`` files left out: they run)."""
     out = {}
-    for path in sorted(SRC.rglob("*.py")):
+    for path in sorted([*SRC.rglob("*.py"), *(SRC.parent / "metaeval_cli").rglob("*.py")]):
         parts = path.relative_to(SRC.parent).with_suffix("").parts
         if parts[-1] == "__main__":
             continue
@@ -44,45 +46,244 @@ def _resolve(module: str, node: ast.ImportFrom) -> str:
 
 def _top_level_imports(module: str) -> list[tuple[str, list[str], bool]]:
     """``(target module, names, at module level)`` for every import of a module."""
+    return [(target, names, at_top) for target, names, at_top, _, _ in _imports(module)]
+
+
+def _imports(module: str) -> list[tuple[str, list[str], bool, int, str | None]]:
+    """``(target, names, at module level, line, enclosing function)`` for every import; a
+    method is named ``Class.method``."""
     tree = ast.parse(MODULES[module].read_text())
     found = []
     top = set(map(id, tree.body))
-    for node in ast.walk(tree):
-        at_top = id(node) in top
-        if isinstance(node, ast.ImportFrom):
-            found.append((_resolve(module, node), [a.name for a in node.names], at_top))
-        elif isinstance(node, ast.Import):
-            found.extend((a.name, [], at_top) for a in node.names)
+
+    def walk(node: ast.AST, function: str | None) -> None:
+        owner = f"{node.name}." if isinstance(node, ast.ClassDef) else ""
+        for child in ast.iter_child_nodes(node):
+            at_top = id(child) in top
+            if isinstance(child, ast.ImportFrom):
+                names = [a.name for a in child.names]
+                found.append((_resolve(module, child), names, at_top, child.lineno, function))
+            elif isinstance(child, ast.Import):
+                found.extend((a.name, [], at_top, child.lineno, function) for a in child.names)
+            is_function = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+            walk(child, owner + child.name if is_function else function)
+
+    walk(tree, None)
     return found
 
 
-def test_no_import_cycles_at_module_level():
-    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+# ------------------------------------------------------------------ the stage graph
+# A stage is a subpackage or a top-level module of metaeval; the few of the core and of
+# the front are grouped. Data flow down this list; a stage may import only the stages
+# its entry names (lazy, function-level imports count), and another stage's modules
+# only through its public face: the package ``__init__`` or a module whose name has no
+# leading underscore. The top-level ``_options``, ``_results``, ``_aliases`` (and any
+# new top-level ``_x.py``) are the core's shared modules, not a stage's internals.
+STAGE_OF = {
+    "errors": "core", "schema": "core", "datasets": "core",  # top-level _x.py: core too
+    "io": "io", "measures": "measures",
+    "paired": "paired",
+    "pooling": "pooling",
+    "ranking": "ranking",
+    "plot": "plot", "report": "report",
+    "accessor": "accessor", "scale": "scale", "": "metaeval",  # metaeval_cli: "cli"
+}  # fmt: skip
+
+STAGES: dict[str, set[str]] = {
+    "core": set(),
+    "io": {"core"},
+    # measures.ir reads TREC files with io.trec; measures.classification's intervals of
+    # a correlation use paired.correlation.fisher_z_variance (one formula, no cycle)
+    "measures": {"core", "io", "paired"},
+    "paired": {"core"},
+    "pooling": {"core", "paired"},
+    "ranking": {"core", "measures", "paired", "pooling"},
+    "plot": {"core", "pooling"},
+    "report": {"core"},
+    "accessor": {"core"},
+    "scale": {"core", "paired", "pooling", "accessor"},  # the dask .meta from ACCESSOR_METHODS
+    "cli": {"core", "io", "measures", "paired", "pooling", "plot", "report", "scale", "metaeval"},
+    "metaeval": {"core", "io", "measures", "paired", "pooling", "accessor", "scale"},
+}
+
+# A result's presentation methods draw or write it: ``Result.plot``/``to_latex``/
+# ``to_html`` (and ``RankReport.figure``) import ``plot`` or ``report`` inside the method,
+# which runs when the user asks for the figure, long after every module has loaded. The
+# object hands itself over and the figure draws from it alone (it never calls back or
+# refits), so these lazy calls up the graph are the design of issue 26's result
+# classes, not a coupling; they count neither as edges nor as cycles.
+PRESENTATION_METHODS = {"plot", "figure", "to_latex", "to_html", "_repr_html_"}
+PRESENTATION_STAGES = {"plot", "report"}
+
+# Imports up the graph, each justified, each lazy; the module graph stays acyclic
+# (checked below, these included).
+EXCEPTIONS = {
+    # a Ranger config names TREC runs that must be evaluated before they are scores, and
+    # ranx's Qrels/Run convert through the one normaliser of judgments and runs
+    ("metaeval.io.ranger", "metaeval.measures.ir"): "Ranger's IR configs are evaluated",
+    ("metaeval.io.ranx", "metaeval.measures.ir"): "as_qrels/as_run normalise ranx objects",
+}
+
+
+def _stage(module: str) -> str:
+    if module.split(".")[0] == "metaeval_cli":
+        return "cli"
+    parts = module.split(".")[1:]
+    if not parts:
+        return STAGE_OF[""]
+    if parts[0] not in STAGE_OF and parts[0].startswith("_") and len(parts) == 1:
+        return "core"
+    return STAGE_OF[parts[0]]
+
+
+def _is_private(module: str) -> bool:
+    """A module inside a stage's subpackage whose own name starts with ``_``."""
+    parts = module.split(".")[1:]
+    return len(parts) > 1 and any(p.startswith("_") and not p.startswith("__") for p in parts[1:])
+
+
+def _edges() -> list[tuple[str, str, bool, int, str | None]]:
+    """``(module, imported module, lazy, line, function)`` for every import of metaeval's."""
+    out = []
     for module in MODULES:
-        for target, names, at_top in _top_level_imports(module):
-            if not at_top or not target.startswith("metaeval"):
+        for target, names, at_top, line, function in _imports(module):
+            if not target.startswith("metaeval"):
                 continue
-            deps = {target} | {f"{target}.{n}" for n in names}  # `from . import x`
-            graph[module] |= {d for d in deps if d in MODULES and d != module}
-    # a package's __init__ that imports its own submodules is the package, not a cycle
-    for module in MODULES:
-        graph[module] = {d for d in graph[module] if not module.startswith(d + ".")}
+            deps = {f"{target}.{n}" for n in names if f"{target}.{n}" in MODULES}
+            if len(deps) < len(names) or not names:  # names defined in target itself
+                deps.add(target)
+            out.extend((module, d, not at_top, line, function) for d in sorted(deps) if d != module)
+    return out
+
+
+def _presentation(module: str, target: str, lazy: bool, function: str | None) -> bool:
+    """A lazy import of ``plot``/``report`` inside a presentation *method* of a class."""
+    method = function.split(".")[-1] if function and "." in function else None
+    return lazy and method in PRESENTATION_METHODS and _stage(target) in PRESENTATION_STAGES
+
+
+def test_every_module_belongs_to_a_declared_stage():
+    assert {_stage(m) for m in MODULES} <= set(STAGES)
+    assert all(edges <= set(STAGES) for edges in STAGES.values())
+    assert not _cycles({s: set(e) for s, e in STAGES.items()}), "the declared graph has a cycle"
+
+
+def test_imports_follow_the_declared_stage_graph():
+    """No undeclared edge between stages and no import of another stage's private module,
+    lazy imports included."""
+    bad = []
+    for module, target, lazy, line, function in _edges():
+        src, dst = _stage(module), _stage(target)
+        if src == dst or (module, target) in EXCEPTIONS:
+            continue
+        if _presentation(module, target, lazy, function):
+            continue
+        where = f"{MODULES[module].relative_to(SRC.parent)}:{line}{' (lazy)' if lazy else ''}"
+        if dst not in STAGES[src]:
+            bad.append(f"{where}: {src} -> {dst} ({target}) is not a declared edge")
+        if _is_private(target):
+            bad.append(f"{where}: {target} is a private module of {dst}")
+    assert not bad, "\n".join(bad)
+
+
+def test_known_exceptions_still_exist():
+    """An entry of ``EXCEPTIONS`` whose import is gone must leave the list."""
+    seen = {(m, t) for m, t, *_ in _edges()}
+    assert set(EXCEPTIONS) <= seen, set(EXCEPTIONS) - seen
+    assert all(lazy for m, t, lazy, *_ in _edges() if (m, t) in EXCEPTIONS)
+
+
+def test_no_stage_cycle_lazy_imports_included():
+    graph: dict[str, set[str]] = {s: set() for s in STAGES}
+    for module, target, lazy, _, function in _edges():
+        if (module, target) in EXCEPTIONS or _presentation(module, target, lazy, function):
+            continue
+        graph[_stage(module)].add(_stage(target))
+    for stage in graph:
+        graph[stage].discard(stage)
+    assert not _cycles(graph), _cycles(graph)
+
+
+def test_no_import_cycles_between_modules_lazy_imports_included():
+    """Module-level or function-level: a cycle of imports between modules (in one stage
+    or across stages) is refused; a package's ``__init__`` importing its own submodules
+    is the package, not a cycle."""
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for module, target, lazy, _, function in _edges():
+        if _presentation(module, target, lazy, function) or module.startswith(target + "."):
+            continue
+        graph[module].add(target)
+    assert not _cycles(graph), _cycles(graph)
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     state: dict[str, int] = {}
     cycles: list[list[str]] = []
 
     def visit(node: str, path: list[str]) -> None:
         state[node] = 1
-        for dep in sorted(graph[node]):
+        for dep in sorted(graph.get(node, ())):
             if state.get(dep) == 1:
                 cycles.append(path[path.index(dep) :] + [dep] if dep in path else [node, dep])
             elif dep not in state:
                 visit(dep, [*path, dep])
         state[node] = 2
 
-    for module in MODULES:
-        if module not in state:
-            visit(module, [module])
-    assert not cycles, cycles
+    for node in graph:
+        if node not in state:
+            visit(node, [node])
+    return cycles
+
+
+# ------------------------------------------------------------- the documented tree
+DOC = SRC.parents[1] / "docs" / "architecture.md"
+
+
+def _documented_modules() -> dict[str, int]:
+    """The modules the tree of ``docs/architecture.md`` names (a directory ``x/`` is the
+    package ``x``; a line may name several modules), with the line of each."""
+    text = DOC.read_text()
+    block = text.split("## The tree", 1)[1].split("```", 2)[1]
+    out: dict[str, int] = {}
+    stack: list[str] = []
+    first = text[: text.index(block)].count("\n") + 1
+    for offset, line in enumerate(block.splitlines()):
+        if line.startswith("src/"):  # a top-level package (its tree follows) or module
+            head = line.split()[0][len("src/") :]
+            name = head.rstrip("/").removesuffix(".py")
+            out[name] = first + offset
+            stack = [name] if head.endswith("/") else []
+            continue
+        if not stack or not line.strip():
+            continue
+        start = next(i for i, ch in enumerate(line) if ch.isalnum() or ch == "_")
+        depth = start // 4  # "├── " and "│   " are four characters a level
+        stack = stack[:depth]
+        for token in line[start:].split():
+            if token.endswith("/"):
+                stack.append(token[:-1])
+                out[".".join(stack)] = first + offset
+                break
+            if not token.endswith(".py"):
+                break
+            name = token[:-3]
+            if name == "__main__":
+                continue
+            dotted = ".".join(stack if name == "__init__" else [*stack, name])
+            out[dotted] = first + offset
+    return out
+
+
+def test_the_documented_tree_names_every_module_and_no_other():
+    """``docs/architecture.md``'s tree is checked against ``src/metaeval``: a module added,
+    moved or removed fails here until the page says so."""
+    documented = _documented_modules()
+    missing = sorted(set(MODULES) - set(documented))
+    extra = sorted(set(documented) - set(MODULES))
+    assert not missing and not extra, (
+        f"docs/architecture.md's tree lacks {missing} and names modules that do not exist: "
+        f"{[(m, f'line {documented[m]}') for m in extra]}"
+    )
 
 
 def test_every_import_of_a_metaeval_module_names_one_that_exists():

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -32,6 +32,7 @@ __all__ = [
     "literal_signature", "RENAMED", "renamed",
     "DEFAULT_EFFECT", "DEFAULT_POOL_METHOD", "DEFAULT_CI", "resolve_ci", "RANGER",
     "POOLED_FIRST", "EFFECTS_FIRST", "COMPARE_FIRST", "answer_first",
+    "REPORTED", "display_columns", "add_display", "POOLED_COLUMNS",
 ]  # fmt: skip
 
 EffectType = Literal["md", "smd", "smcrp", "smcc", "rom", "corr"]
@@ -335,6 +336,44 @@ def effect_scale(effect_type: str) -> EffectScale:
     return EFFECT_SCALES.get(effect_type, EffectScale("Effect"))
 
 
+#: Effect types analysed on another scale than they are reported on (``corr``,
+#: ``rom``): their :class:`EffectScale`.
+REPORTED = {name: s for name, s in EFFECT_SCALES.items() if s.report_prefix is not None}
+
+
+def display_columns(columns: Sequence[str]) -> list[str]:
+    """Every reporting-scale column :func:`add_display` can add for ``columns``.
+
+    >>> display_columns(["effect", "ci_low"])
+    ['rel_change', 'rel_change_ci_low', 'r', 'r_ci_low']
+    """
+    prefixes = [str(scale.report_prefix) for scale in REPORTED.values()]
+    return [
+        prefix if col == "effect" else f"{prefix}_{col}" for prefix in prefixes for col in columns
+    ]
+
+
+def add_display(table: pd.DataFrame, columns: Sequence[str]) -> None:
+    """Add reporting-scale copies of ``columns`` in place, by the ``effect_type`` column.
+
+    ``corr`` rows get ``r`` (tanh of Fisher's z), ``rom`` rows get ``rel_change``
+    (exp − 1 of the log ratio): ``effect`` becomes ``r``/``rel_change`` and any
+    other column c becomes ``r_c``/``rel_change_c``. Rows of other effect
+    types are NaN there; nothing is added when no row needs it. The effects
+    (``paired``) and the pooled tables (``pooling``) both add them, so the rule
+    lives beside :data:`EFFECT_SCALES`.
+    """
+    if "effect_type" not in table.columns:
+        return
+    for effect_type, scale in REPORTED.items():
+        rows = (table["effect_type"] == effect_type).to_numpy()
+        if not rows.any():
+            continue
+        for col in columns:
+            dst = scale.report_prefix if col == "effect" else f"{scale.report_prefix}_{col}"
+            table[dst] = np.where(rows, scale.report(table[col].to_numpy()), np.nan)
+
+
 def literal_signature(func: Callable[..., Any]) -> Callable[..., Any]:
     """Give ``func`` a signature whose annotations are evaluated, so that help() and
     notebook tooltips show ``method: Literal['EE', 'FE', ...]`` instead of the
@@ -373,6 +412,16 @@ def renamed(module: str, name: str) -> tuple[str, ...]:
 
 
 # ----------------------------------------------------------------- column order
+POOLED_COLUMNS = (
+    "method", "test", "k", "k_total", "effect", "se", "statistic", "df", "p_value", "p_adjusted",
+    "ci_low", "ci_high", "pi_low", "pi_high", "prob_gain", "tau2", "tau", "tau2_low",
+    "tau2_high", "i2", "i2_low", "i2_high", "h2", "q", "q_df", "q_p_value", "q_between",
+    "q_between_df", "q_between_p_value",
+    *display_columns(("effect", "ci_low", "ci_high", "pi_low", "pi_high")),
+)  # fmt: skip
+"""The columns :func:`metaeval.pool` writes besides the group keys (the pooling stage
+writes them, the report lays them out)."""
+
 POOLED_FIRST = (
     "k", "k_total", "effect", "ci_low", "ci_high", "p_value", "p_adjusted", "pi_low", "pi_high",
     "prob_gain", "tau2", "i2",

@@ -232,6 +232,29 @@ def check_resamples(n_resamples: Any, minimum: int = 1) -> int:
     return int(n_resamples)
 
 
+def resolve_seed(seed: int | None) -> int:
+    """The seed to use: ``seed`` itself, or fresh entropy (reported with the results).
+
+    One rule for every resampling function (``compare``, ``tukey``,
+    ``bootstrap_effects``, ``bayes_signed_rank``) and the command, so it lives with the
+    other option checks rather than in one stage.
+
+    >>> resolve_seed(7)
+    7
+    >>> resolve_seed(-1)
+    Traceback (most recent call last):
+    ...
+    metaeval.errors.OptionError: `seed` must be a non-negative integer or None, but -1 was passed.
+    """
+    if seed is None:
+        return int(np.random.SeedSequence().generate_state(2, np.uint64)[0] % 2**63)
+    if not isinstance(seed, int | np.integer) or seed < 0:
+        raise OptionError(
+            f"`seed` must be a non-negative integer or None, but {seed!r} was passed."
+        )
+    return int(seed)
+
+
 def format_groups(groups: pd.DataFrame, limit: int = 10) -> str:
     """Render the first ``limit`` rows of a table of groups as ``a=x, b=y`` lines."""
     lines = []

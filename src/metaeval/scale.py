@@ -163,7 +163,7 @@ def _partition(part: pd.DataFrame, func: Any, kwargs: dict[str, Any],
     table's systems; the warnings issued before it are kept, as in memory.
     """
     from .errors import MetaEvalError, PairingError, collected_warnings
-    from .paired._layout import whole_table_names
+    from .paired import whole_table_names
 
     if part.empty:
         return Piece(None, [], frozenset(), False)
@@ -260,7 +260,7 @@ def _statistics_of(
     part: pd.DataFrame, control: Any, treatment: Any
 ) -> tuple[xr.Dataset, pd.DataFrame, set[str]]:
     """A partition's statistics, its task-level columns, and its other extra columns."""
-    from .paired._layout import layout
+    from .paired import layout
     from .paired.effect_size import task_attributes
     from .paired.sufficient import statistics_of
 
@@ -423,7 +423,7 @@ class DaskMetaAccessor:
     ) -> pd.DataFrame:
         """:func:`metaeval.analyze` of the whole table: effects per task and their summary."""
         from .paired.effect_size import checked_options
-        from .pooling._engine import pool_options
+        from .pooling import pool_options
         from .pooling.analysis import analysis_table
 
         checked_options(effect, alpha)
@@ -445,11 +445,11 @@ class DaskMetaAccessor:
     ) -> pd.DataFrame:
         """:func:`metaeval.compare` of the whole table: the same p-values, resampled ones too
         (each task's random numbers depend on the seed and the task's name only)."""
-        from .paired import _resampling as rs
+        from .errors import resolve_seed
         from .paired.significance import compare, compare_options
 
         if test in ("randomization", "bootstrap"):
-            seed = rs.resolve_seed(seed)
+            seed = resolve_seed(seed)
         kwargs = dict(control=control, treatment=treatment, test=test, alternative=alternative,
                       n_resamples=n_resamples, seed=seed, adjust=adjust, alpha=alpha,
                       progress=False)  # fmt: skip
@@ -480,11 +480,11 @@ class DaskMetaAccessor:
     ) -> pd.DataFrame:
         """:func:`metaeval.tukey` of the whole table (the randomized version with the same
         p-values for the same seed)."""
-        from .paired import _resampling as rs
+        from .errors import resolve_seed
         from .paired.twoway import tukey
 
         if randomized:
-            seed = rs.resolve_seed(seed)
+            seed = resolve_seed(seed)
         kwargs = dict(randomized=randomized, n_resamples=n_resamples, seed=seed, alpha=alpha,
                       progress=False)  # fmt: skip
         check_alpha(alpha)

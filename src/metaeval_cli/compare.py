@@ -143,7 +143,7 @@ def _compare_inputs(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFram
 
 def run(args: argparse.Namespace) -> int:
     """Run ``metaeval compare`` on the parsed ``args``; returns the exit code."""
-    from metaeval.paired._resampling import resolve_seed
+    from metaeval.errors import resolve_seed
 
     check_outputs(args, {"--tables": args.tables}, list(args.inputs))
     if args.control is None and (args.treatment or args.test != "t"):

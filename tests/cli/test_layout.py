@@ -106,13 +106,6 @@ def test_defaults_and_the_ranger_preset_are_the_librarys():
     }
 
 
-# Private modules of metaeval's stages the command still imports; each is to move to its
-# stage's public face (issue 26, item 4). Empty this list as they do.
-KNOWN = {
-    "metaeval.paired._resampling": "resolve_seed: moves to a core module (helper seams)",
-}
-
-
 def _metaeval_imports() -> list[tuple[str, str]]:
     found = []
     for path in sorted(PACKAGE.glob("*.py")):
@@ -133,5 +126,4 @@ def test_the_command_reaches_the_library_through_public_faces():
         (f, m) for f, m in imports
         if any(part.startswith("_") for part in m.split(".")[2:])
     }  # fmt: skip
-    assert not {(f, m) for f, m in private if m not in KNOWN}, private
-    assert {m for _, m in private} == set(KNOWN)  # a fixed one leaves the list
+    assert not private, private

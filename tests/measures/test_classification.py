@@ -15,7 +15,7 @@ import sklearn.metrics as skm
 
 import metaeval
 from metaeval.errors import MetaEvalError, OptionError, PairingError, SchemaError
-from metaeval.measures.classification import correlation, metrics, per_sample
+from metaeval.measures.classification import confusion_matrix, correlation, metrics, per_sample
 from metaeval.paired import correlation as _correlation
 from metaeval.paired.correlation import fisher_z_variance
 
@@ -97,7 +97,7 @@ def test_metrics_match_sklearn(rng, average, n_classes):
     m = metrics(y, p, average=average)
     assert m.index.tolist() == ["accuracy", "precision", "recall", "f1", "mcc"]
     np.testing.assert_allclose(m.to_numpy(), _sklearn_reference(y, p, average), rtol=1e-14)
-    cm = m.attrs["confusion_matrix"]
+    cm = confusion_matrix(y, p, average=average)
     np.testing.assert_array_equal(cm.to_numpy(), skm.confusion_matrix(y, p))
     assert cm.index.name == "true" and cm.columns.name == "predicted"
     assert cm.index.tolist() == cm.columns.tolist() == list(range(n_classes))
@@ -113,12 +113,12 @@ def test_metrics_pos_label_and_string_labels(rng):
     m = metrics(y, p, pos_label="spam")
     assert m["precision"] == skm.precision_score(y, p, pos_label="spam")
     assert m["recall"] == skm.recall_score(y, p, pos_label="spam")
-    assert m.attrs["confusion_matrix"].index.tolist() == ["ham", "spam"]
+    assert confusion_matrix(y, p, pos_label="spam").index.tolist() == ["ham", "spam"]
 
 
 def test_metrics_notes_worked_example():
     m = metrics([1, 0, 1, 0, 1], [1, 0, 1, 1, 0])
-    tn, fp, fn, tp = m.attrs["confusion_matrix"].to_numpy().ravel()
+    tn, fp, fn, tp = confusion_matrix([1, 0, 1, 0, 1], [1, 0, 1, 1, 0]).to_numpy().ravel()
     assert (tn, fp, fn, tp) == (1, 1, 1, 2)
     assert m["precision"] == pytest.approx(2 / 3) and m["recall"] == pytest.approx(2 / 3)
     assert m["accuracy"] == pytest.approx(3 / 5)
@@ -131,7 +131,7 @@ def test_metrics_one_class_missing_in_y_true():
         m = metrics(y, p)
     assert m["mcc"] == 0.0
     assert m["f1"] == pytest.approx(2 * 4 / (2 * 4 + 0 + 2))
-    assert m.attrs["confusion_matrix"].loc[1].tolist() == [2, 4]
+    assert confusion_matrix(y, p).loc[1].tolist() == [2, 4]
 
 
 def test_metrics_notes_example_1():
@@ -147,7 +147,7 @@ def test_metrics_notes_example_2():
     y = np.array([1] * 90 + [0] * 9 + [1])
     p = np.array([1] * 90 + [1] * 9 + [0])
     m = metrics(y, p)  # no warning: every quantity is defined
-    assert m.attrs["confusion_matrix"].to_numpy().ravel().tolist() == [0, 9, 1, 90]
+    assert confusion_matrix(y, p).to_numpy().ravel().tolist() == [0, 9, 1, 90]
     assert round(m["f1"], 2) == 0.95 and m["f1"] == pytest.approx(180 / 190)
     assert round(m["mcc"], 2) == -0.03
     assert m["mcc"] == pytest.approx(-9 / math.sqrt(99 * 91 * 9 * 1), rel=1e-12)
@@ -186,11 +186,23 @@ def test_metrics_undefined_values_warn(y, p, kwargs, matches):
     np.testing.assert_allclose(m.to_numpy(), expected, rtol=1e-14)
 
 
+def test_confusion_matrix_checks_its_arguments_as_metrics_does():
+    """The confusion matrix left ``metrics().attrs`` (issue 26: no tables in attrs) for a
+    function of its own, which refuses what metrics() refuses."""
+    assert metrics([1, 0, 1, 0], [1, 0, 0, 1]).attrs == {}
+    with pytest.raises(PairingError, match="paired by position"):
+        confusion_matrix([1, 0], [1, 0, 1])
+    with pytest.raises(OptionError, match="`pos_label`"):
+        confusion_matrix(["a", "b"], ["a", "a"], pos_label="c")
+    with pytest.raises(OptionError, match="`average`"):
+        confusion_matrix([1, 0], [1, 0], average="weighted")
+
+
 def test_metrics_labels_extend_confusion_matrix():
     # precision of classes 2 and 3, recall and F1 of class 3 are undefined
     with pytest.warns(metaeval.DegenerateWarning, match=r"class\(es\) \[(2, )?3\]"):
         m = metrics([0, 1, 2], [0, 1, 1], average="macro", labels=[0, 1, 2, 3])
-    cm = m.attrs["confusion_matrix"]
+    cm = confusion_matrix([0, 1, 2], [0, 1, 1], average="macro", labels=[0, 1, 2, 3])
     assert cm.index.tolist() == [0, 1, 2, 3]
     assert cm.loc[3].sum() == cm[3].sum() == 0
     assert m["precision"] == pytest.approx((1 + 0.5 + 0 + 0) / 4)

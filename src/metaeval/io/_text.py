@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
-import pandas as pd
 
 from ..errors import FormatError, excerpt
 
 __all__ = [
-    "open_text", "read_text", "read_delimited", "check_readable", "first_repeat", "unique_keys",
+    "open_text", "read_text", "read_delimited", "check_readable", "unique_keys",
     "no_records", "iter_jsonl",
 ]  # fmt: skip
 
@@ -231,38 +230,6 @@ def _line(text: str, number: int) -> str:
             return ""
     end = text.find("\n", start)
     return text[start : (end if end >= 0 else len(text))]
-
-
-def first_repeat(*columns: Sequence[Any]) -> tuple[int, int] | None:
-    """Positions ``(first, repeat)`` of the first row whose key repeats an earlier row's.
-
-    The key of row i is ``(columns[0][i], columns[1][i], ...)``; None when
-    every key is distinct. One check for every reader and table of judgments
-    and runs (a document listed twice for a query).
-
-    >>> first_repeat(["q1", "q1", "q2", "q1"], ["d1", "d2", "d1", "d1"])
-    (0, 3)
-    >>> first_repeat(["q1"], ["d1"]) is None
-    True
-    """
-    # integer codes per column (NaN: -1, one value) hash far faster than tuples of strings
-    codes = [
-        pd.factorize(c if isinstance(c, pd.Series) else np.asarray(c, dtype=object))[0] + 1
-        for c in columns
-    ]
-    sizes = [int(c.max(initial=0)) + 1 for c in codes]
-    if np.prod(np.asarray(sizes, dtype=float)) < 2.0**62:  # one int64 key per row
-        key = np.zeros(len(codes[0]), dtype=np.int64)
-        for c, size in zip(codes, sizes, strict=True):
-            key = key * size + c
-        repeated = pd.Series(key).duplicated(keep="first").to_numpy()
-    else:
-        repeated = pd.DataFrame(dict(enumerate(codes))).duplicated(keep="first").to_numpy()
-    if not repeated.any():
-        return None
-    repeat = int(repeated.argmax())
-    same = np.logical_and.reduce([c == c[repeat] for c in codes])
-    return int(same.argmax()), repeat
 
 
 class RepeatedKey(ValueError):

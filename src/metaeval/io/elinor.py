@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import FormatError, SchemaError, check_option, excerpt, quote_list
-from ._text import first_repeat, iter_jsonl, read_delimited, read_text
+from ..schema import first_repeat
+from ._text import iter_jsonl, read_delimited, read_text
 from .trec import check_unique_pairs, read_qrels, read_run, write_qrels, write_run
 
 __all__ = ["read_jsonl", "write_jsonl", "trec_to_jsonl", "jsonl_to_trec", "read_per_query_csv"]

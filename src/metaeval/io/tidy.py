@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import FormatError, MetaEvalError, SchemaError, excerpt, quote_list
-from ..schema import KEY_COLUMNS, map_columns, prepare_scores
-from ._text import check_readable, first_repeat, iter_jsonl, read_delimited, read_text
+from ..schema import KEY_COLUMNS, first_repeat, map_columns, prepare_scores
+from ._text import check_readable, iter_jsonl, read_delimited, read_text
 
 __all__ = ["read_scores", "write_scores", "scores_format", "scores_files", "SCORES_SUFFIXES"]
 

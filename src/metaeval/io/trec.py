@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import FormatError, excerpt
-from ._text import first_repeat, no_records, open_text
+from ..schema import first_repeat
+from ._text import no_records, open_text
 
 __all__ = ["read_qrels", "read_run", "write_qrels", "write_run", "open_text"]
 

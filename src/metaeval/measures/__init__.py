@@ -18,7 +18,7 @@ DCG from the qrels), RankEval's (gains from human ranks) and the textbook one of
 
 from __future__ import annotations
 
-from .classification import correlation, metrics, per_sample
+from .classification import confusion_matrix, correlation, metrics, per_sample
 from .lists import list_measures
 from .segments import (
     MEASURES,
@@ -51,5 +51,6 @@ __all__ = [
     "list_measures",
     "per_sample",
     "metrics",
+    "confusion_matrix",
     "correlation",
 ]

@@ -35,7 +35,7 @@ from ..errors import (
 )
 from ..paired.correlation import fisher_z_variance
 
-__all__ = ["AVERAGES", "per_sample", "metrics", "correlation"]
+__all__ = ["AVERAGES", "per_sample", "metrics", "confusion_matrix", "correlation"]
 
 AVERAGES = ("binary", "macro", "micro")
 """Averages of :func:`metrics`: the positive class only, the unweighted mean over
@@ -282,10 +282,8 @@ def metrics(
         - ``mcc`` : Matthews correlation coefficient (Gorodkin's multi-class
           form for more than two classes).
 
-        ``series.attrs["confusion_matrix"]`` is a DataFrame of counts with the
-        true classes as rows (index named ``"true"``) and the predicted ones
-        as columns (named ``"predicted"``), both sorted; its classes are those
-        observed plus ``labels`` and, for ``"binary"``, ``pos_label``.
+        The counts behind them are :func:`confusion_matrix` of the same
+        arguments (``attrs`` hold no tables: two results concatenate).
 
     Raises
     ------
@@ -357,7 +355,8 @@ def metrics(
     f1           0.6667
     mcc          0.1667
     dtype: float64
-    >>> m.attrs["confusion_matrix"]
+    >>> from metaeval.classification import confusion_matrix
+    >>> confusion_matrix([1, 0, 1, 0, 1], [1, 0, 1, 1, 0])
     predicted  0  1
     true
     0          1  1
@@ -374,35 +373,10 @@ def metrics(
     >>> print(caught[0].message)
     mcc was set to 0 by scikit-learn's convention: it is undefined (0/0) because y_pred has a single class (1).
     """
-    check_option("average", average, AVERAGES)
-    truth, pred = _labels(y_true, "y_true"), _labels(y_pred, "y_pred")
-    if truth.size != pred.size:
-        raise PairingError(
-            f"`y_true` has {truth.size} labels but `y_pred` has {pred.size} predictions; "
-            "they are paired by position."
-        )
-    try:
-        import sklearn.metrics as skm
-        from sklearn.exceptions import UndefinedMetricWarning
-    except ImportError:  # pragma: no cover - scikit-learn is a test dependency
-        raise MetaEvalError(
-            "metaeval.classification.metrics needs scikit-learn: pip install 'metaeval[classification]'"
-        ) from None
-    observed = _observed(truth, pred)
-    if average == "binary":
-        if len(observed) > 2:
-            raise OptionError(
-                f"`average='binary'` needs at most two classes, but there are {len(observed)}: "
-                f"{quote_list(observed)}; use average='macro' or 'micro'."
-            )
-        if len(observed) == 2 and pos_label not in observed:
-            raise OptionError(
-                f"The value for `pos_label` must be one of {observed}, but {pos_label!r} was passed."
-            )
-    extra = list(labels) if labels is not None else []
-    classes = _with(observed, extra + [pos_label] if average == "binary" else extra)
-    # sklearn wants a homogeneous dtype; the object arrays have been checked
-    truth_arr, pred_arr = np.asarray(truth.tolist()), np.asarray(pred.tolist())
+    truth_arr, pred_arr, classes, observed = _checked(y_true, y_pred, average, pos_label, labels)
+    import sklearn.metrics as skm
+    from sklearn.exceptions import UndefinedMetricWarning
+
     sk_labels = None if labels is None or average == "binary" else list(labels)
     try:
         with warnings.catch_warnings():
@@ -452,12 +426,90 @@ def metrics(
         index=["accuracy", "precision", "recall", "f1", "mcc"],
         dtype=float,
     )
-    out.attrs["confusion_matrix"] = pd.DataFrame(
-        cm,
-        index=pd.Index(classes, name="true"),
-        columns=pd.Index(classes, name="predicted"),
-    )
     return out
+
+
+def confusion_matrix(
+    y_true: Any,
+    y_pred: Any,
+    *,
+    average: str = "binary",
+    pos_label: Any = 1,
+    labels: Sequence[Any] | None = None,
+) -> pd.DataFrame:
+    """The confusion matrix behind :func:`metrics`: counts of (true, predicted) classes.
+
+    Parameters
+    ----------
+    y_true, y_pred, average, pos_label, labels
+        As for :func:`metrics`, which checks them the same way; the classes are
+        those observed plus ``labels`` and, for ``"binary"``, ``pos_label``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Counts with the true classes as rows (index named ``"true"``) and the
+        predicted ones as columns (named ``"predicted"``), both sorted.
+
+    Raises
+    ------
+    metaeval.SchemaError, metaeval.PairingError, metaeval.OptionError
+        As :func:`metrics`.
+
+    Examples
+    --------
+    >>> from metaeval.classification import confusion_matrix
+    >>> confusion_matrix([1, 0, 1, 0, 1], [1, 0, 1, 1, 0])
+    predicted  0  1
+    true
+    0          1  1
+    1          1  2
+    """
+    truth_arr, pred_arr, classes, _ = _checked(y_true, y_pred, average, pos_label, labels)
+    import sklearn.metrics as skm
+
+    try:
+        cm = skm.confusion_matrix(truth_arr, pred_arr, labels=classes)
+    except ValueError as err:
+        raise SchemaError(f"scikit-learn refused the labels: {err}") from None
+    return pd.DataFrame(
+        cm, index=pd.Index(classes, name="true"), columns=pd.Index(classes, name="predicted")
+    )
+
+
+def _checked(
+    y_true: Any, y_pred: Any, average: str, pos_label: Any, labels: Sequence[Any] | None
+) -> tuple[np.ndarray, np.ndarray, list[Any], list[Any]]:
+    """The labels and predictions as arrays, the confusion matrix's classes and the observed
+    ones, after the checks :func:`metrics` and :func:`confusion_matrix` share."""
+    check_option("average", average, AVERAGES)
+    truth, pred = _labels(y_true, "y_true"), _labels(y_pred, "y_pred")
+    if truth.size != pred.size:
+        raise PairingError(
+            f"`y_true` has {truth.size} labels but `y_pred` has {pred.size} predictions; "
+            "they are paired by position."
+        )
+    try:
+        import sklearn.metrics  # noqa: F401
+    except ImportError:  # pragma: no cover - scikit-learn is a test dependency
+        raise MetaEvalError(
+            "metaeval.classification.metrics needs scikit-learn: pip install 'metaeval[classification]'"
+        ) from None
+    observed = _observed(truth, pred)
+    if average == "binary":
+        if len(observed) > 2:
+            raise OptionError(
+                f"`average='binary'` needs at most two classes, but there are {len(observed)}: "
+                f"{quote_list(observed)}; use average='macro' or 'micro'."
+            )
+        if len(observed) == 2 and pos_label not in observed:
+            raise OptionError(
+                f"The value for `pos_label` must be one of {observed}, but {pos_label!r} was passed."
+            )
+    extra = list(labels) if labels is not None else []
+    classes = _with(observed, extra + [pos_label] if average == "binary" else extra)
+    # sklearn wants a homogeneous dtype; the object arrays have been checked
+    return np.asarray(truth.tolist()), np.asarray(pred.tolist()), classes, observed
 
 
 # ---------------------------------------------------------------- correlation

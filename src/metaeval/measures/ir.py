@@ -38,8 +38,8 @@ from ..errors import (
     warn,
     warn_groups,
 )
-from ..io._text import first_repeat
 from ..io.trec import invalid_numbers, read_qrels, read_run
+from ..schema import first_repeat
 
 __all__ = ["evaluate", "as_qrels", "as_run", "measure_name", "MEASURE_ALIASES"]
 

@@ -44,19 +44,6 @@ def chunks(n_resamples: int, bytes_per_resample: int) -> list[tuple[int, int]]:
     return [(b, min(n_resamples, b + step)) for b in range(0, n_resamples, step)]
 
 
-def resolve_seed(seed: int | None) -> int:
-    """The seed to use: ``seed`` itself, or fresh entropy (reported with the results)."""
-    if seed is None:
-        return int(np.random.SeedSequence().generate_state(2, np.uint64)[0] % 2**63)
-    if not isinstance(seed, int | np.integer) or seed < 0:
-        from ..errors import OptionError
-
-        raise OptionError(
-            f"`seed` must be a non-negative integer or None, but {seed!r} was passed."
-        )
-    return int(seed)
-
-
 def _generator(seed: int, task: str, block: int) -> np.random.Generator:
     key = zlib.crc32(task.encode("utf-8"))
     return np.random.Generator(

@@ -38,6 +38,7 @@ from ..errors import (
     check_resamples,
     format_groups,
     quote_list,
+    resolve_seed,
     warn_groups,
 )
 from ..schema import coerce_keys
@@ -262,7 +263,7 @@ def bootstrap_effects(
     else:
         name = str(getattr(statistic, "__name__", "statistic"))
     n_resamples = check_resamples(n_resamples, minimum=2)
-    seed = rs.resolve_seed(seed)
+    seed = resolve_seed(seed)
     wide, systems, treatments = _prepare(data, control, treatment, statistic)
     numeric = name in ("pearson", "spearman") or callable(statistic)
     wide, k = (wide, 0) if numeric else _class_codes(wide, systems, name)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._options import CORRELATIONS, Correlation, literal_signature
+from .._options import CORRELATIONS, Correlation, add_display, literal_signature
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -24,7 +24,7 @@ from ..errors import (
     check_option,
     warn_groups,
 )
-from .effect_size import add_display, normal_inference
+from .effect_size import normal_inference
 
 __all__ = ["fisher_z_variance", "correlation_effects"]
 

@@ -65,11 +65,12 @@ import xarray as xr
 
 from .._options import (
     DEFAULT_EFFECT,
-    EFFECT_SCALES,
     EFFECT_TYPES,
     EFFECTS_FIRST,
     EffectType,
+    add_display,
     answer_first,
+    display_columns,
     literal_signature,
 )
 from ..errors import (
@@ -103,19 +104,6 @@ ZERO_TOL = 1e-10
 #: large against a standard deviation that :data:`ZERO_TOL` lets through.
 ZERO_DIFF = 1e-12
 
-#: Effect types analysed on another scale than they are reported on (``corr``,
-#: ``rom``): their :class:`~metaeval._options.EffectScale`.
-REPORTED = {name: s for name, s in EFFECT_SCALES.items() if s.report_prefix is not None}
-
-
-def display_columns(columns: Sequence[str]) -> list[str]:
-    """Every reporting-scale column :func:`add_display` can add for ``columns``."""
-    prefixes = [str(scale.report_prefix) for scale in REPORTED.values()]
-    return [
-        prefix if col == "effect" else f"{prefix}_{col}" for prefix in prefixes for col in columns
-    ]
-
-
 #: The columns :func:`effects` writes (the scores' task-level columns may not use them).
 OUTPUT_COLUMNS = (
     "metric", "treatment", "control", "task", "effect_type", "n", "mean_treatment",
@@ -147,25 +135,6 @@ def _c(m: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         c = np.exp(gammaln(m / 2) - np.log(np.sqrt(m / 2)) - gammaln((m - 1) / 2))
     return np.where(m > 1, c, np.nan)
-
-
-def add_display(table: pd.DataFrame, columns: Sequence[str]) -> None:
-    """Add reporting-scale copies of ``columns`` in place, by the ``effect_type`` column.
-
-    ``corr`` rows get ``r`` (tanh of Fisher's z), ``rom`` rows get ``rel_change``
-    (exp − 1 of the log ratio): ``effect`` becomes ``r``/``rel_change`` and any
-    other column c becomes ``r_c``/``rel_change_c``. Rows of other effect
-    types are NaN there; nothing is added when no row needs it.
-    """
-    if "effect_type" not in table.columns:
-        return
-    for effect_type, scale in REPORTED.items():
-        rows = (table["effect_type"] == effect_type).to_numpy()
-        if not rows.any():
-            continue
-        for col in columns:
-            dst = scale.report_prefix if col == "effect" else f"{scale.report_prefix}_{col}"
-            table[dst] = np.where(rows, scale.report(table[col].to_numpy()), np.nan)
 
 
 @literal_signature

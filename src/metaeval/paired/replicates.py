@@ -56,6 +56,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._options import add_display
 from ..schema import REPLICATE, checked_replicates, coerce_scores
 
 __all__ = [
@@ -115,7 +116,6 @@ def add_replicate_variance(
     ``stats_frame`` has, per ``(task, metric, treatment, control)``, the variances
     ``var_x, var_y, var_d`` and ``r`` of the replicate-averaged scores.
     """
-    from .effect_size import add_display
 
     rep = replicate_variance(scores).set_index(["task", "metric", "system"])
     keys = ["task", "metric"]

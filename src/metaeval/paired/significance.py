@@ -48,7 +48,7 @@ from .._options import (
     answer_first,
     literal_signature,
 )
-from ..errors import check_alpha, check_option, check_resamples
+from ..errors import check_alpha, check_option, check_resamples, resolve_seed
 from . import _resampling as rs
 from ._layout import SAFE_MAGNITUDE, Layout, layout
 from .effect_size import effect_sizes, paired_groups, warn_undefined
@@ -174,7 +174,7 @@ def compare(
     from scipy import stats as sps
 
     alpha, n_resamples = compare_options(test, alternative, adjust, alpha, n_resamples)
-    seed = rs.resolve_seed(seed) if test in ("randomization", "bootstrap") else seed
+    seed = resolve_seed(seed) if test in ("randomization", "bootstrap") else seed
 
     lay = layout(scores, keep_raw=test != "t")
     ds = statistics_of(lay, control=control, treatment=treatment)

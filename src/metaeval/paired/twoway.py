@@ -26,6 +26,7 @@ from ..errors import (
     check_alpha,
     check_resamples,
     format_groups,
+    resolve_seed,
     warn_groups,
 )
 from . import _resampling as rs
@@ -383,7 +384,7 @@ def tukey(
         effect_size = diff / (np.sqrt(two.ms_residual) * two.unit)[:, None, :]
     test = "tukey"
     if randomized:
-        seed = rs.resolve_seed(seed)
+        seed = resolve_seed(seed)
         p = _randomized_tukey(two, np.abs(diff), n_resamples, seed, progress)
         test = "randomized_tukey"
     keep = two.present[:, a, :] & two.present[:, b, :]

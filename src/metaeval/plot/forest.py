@@ -29,6 +29,8 @@ from .._options import (
     literal_signature,
 )
 from ..errors import OptionError, SchemaError, check_option, quote_list
+from ..pooling import GROUP_KEYS, pool, weights
+from ..schema import validate_effects
 from ._figure import new_figure
 from ._text import literal
 
@@ -90,6 +92,45 @@ def _prepare(effects: pd.DataFrame) -> tuple[pd.DataFrame, str, str, str]:
         single.get("control", ""),
         single.get("effect_type", "md"),
     )
+
+
+def _weighted(effects: pd.DataFrame, pooled: pd.DataFrame) -> pd.DataFrame:
+    """The effects table with each task's weight in its panel's pooled estimate, from the
+    pooled table: 100·w_i/Σw_j with w_i = 1/(v_i + τ̂²) over the usable rows (finite effect
+    and variance) of the panel, τ̂² the panel's ``tau2`` (0 for a single task and for the
+    common-effect model); NaN for rows left out and for a panel whose fit failed (τ̂² NaN
+    with two tasks or more). These are :func:`metaeval.weights` of the same model."""
+    table = validate_effects(effects)
+    keys = [c for c in GROUP_KEYS if c in table.columns and c in pooled.columns]
+    if "tau2" not in pooled.columns:
+        raise SchemaError(
+            f"`pooled` has no 'tau2' column (its columns are {quote_list(list(pooled.columns))}); "
+            "pass the table metaeval.pool() returned for these effects, or leave `pooled` out."
+        )
+    if pooled.duplicated(keys).any():
+        raise SchemaError(
+            f"`pooled` has several rows for one panel ({keys}); pass one pooled row per "
+            "treatment, e.g. the table metaeval.pool() returned for these effects."
+        )
+    where = table[keys].merge(pooled[keys + ["tau2"]], on=keys, how="left", indicator=True)
+    if (where["_merge"] != "both").any():
+        lost = table.loc[(where["_merge"] != "both").to_numpy(), keys].drop_duplicates()
+        raise SchemaError(
+            f"`pooled` has no row for {lost.to_dict('records')}; pass the table "
+            "metaeval.pool() returned for these effects."
+        )
+    v = table["variance"].to_numpy(float)
+    usable = np.isfinite(table["effect"].to_numpy(float)) & np.isfinite(v)
+    panel = (
+        table.groupby(keys, sort=False).ngroup().to_numpy() if keys else np.zeros(len(table), int)
+    )
+    k = np.bincount(panel[usable], minlength=panel.max(initial=-1) + 1)[panel]
+    tau2 = where["tau2"].to_numpy(float)
+    failed = np.isnan(tau2) & (k > 1)
+    w = np.where(usable & ~failed, 1.0 / (v + np.nan_to_num(tau2, nan=0.0)), 0.0)
+    total = np.bincount(panel, weights=w, minlength=panel.max(initial=-1) + 1)[panel]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return table.assign(weight=np.where(usable & ~failed, 100 * w / total, np.nan))
 
 
 @literal_signature
@@ -206,8 +247,6 @@ def forest(
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    from ..pooling._engine import fit
-
     check_option("sort", sort, SORTS)
     if col_wrap is not None and (isinstance(col_wrap, bool) or not isinstance(col_wrap, int)
                                  or col_wrap < 1):  # fmt: skip
@@ -217,24 +256,30 @@ def forest(
         method = cast(PoolMethod, str(pooled["method"].iloc[0]))
         ci = cast(CIMethod, str(pooled["test"].iloc[0]))
     effects, metric, control, effect_type = _prepare(effects)
-    result = fit(effects, method=method, ci=ci, alpha=alpha, over="task", groups=None, by=by)
-    table = result.grouped.table.assign(weight=result.row_weight)
+    model: dict[str, Any] = {"method": method, "ci": ci, "alpha": alpha}
+    overall, subgroup = None, None
+    if by is None:  # one fit at most: the weights are drawn from the pooled τ²
+        summary = pool(effects, **model) if pooled is None else pooled
+        table = _weighted(effects, summary)
+    else:  # the subgroups' own fits (the weights within each subgroup), then the overall
+        table = weights(effects, **model, by=by)
+        # a column named by `by`, or the one a mapping `by` added
+        subgroup = (
+            by
+            if isinstance(by, str)
+            else next(c for c in table.columns if c not in effects.columns and c != "weight")
+        )
+        summary = pool(effects, **model, by=by)
+        overall = pool(effects, **model) if pooled is None else pooled
     if not {"ci_low", "ci_high"} <= set(table.columns):  # a bare (task, effect, variance) table
         from scipy import stats as sps
 
         half = sps.norm.isf(alpha / 2) * np.sqrt(table["variance"])
         table = table.assign(ci_low=table["effect"] - half, ci_high=table["effect"] + half)
-    summary = result.pooled if pooled is None else pooled
-    overall = None
-    if by is not None:
-        overall = (fit(effects, method=method, ci=ci, alpha=alpha, over="task", groups=None).pooled
-                   if pooled is None else pooled)  # fmt: skip
-        summary = result.pooled
     treatments = list(pd.unique(table["treatment"]))
     if ax is not None and len(treatments) > 1:
         raise OptionError("With ax=, forest() draws one treatment; filter the effects table first.")
     columns = _text_columns(columns, treatments)
-    subgroup = result.grouped.subgroup
     rows = _rows(
         table, summary, overall, treatments, subgroup, sort, labels or {}, method, ci, alpha
     )

@@ -52,6 +52,10 @@ from typing import Any
 
 from .._options import CI_METHODS, POOL_METHODS, RENAMED, renamed
 from ._diagnostics import influence, leave_one_out
+
+# pool()'s option check for callers that check before other work (metaeval.scale checks
+# before it computes the effects of every partition). Not in __all__: a seam.
+from ._engine import pool_options as pool_options
 from ._grouping import GROUP_KEYS
 from ._metareg import metareg
 from ._summary import pool, weights

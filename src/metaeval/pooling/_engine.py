@@ -24,7 +24,9 @@ from .._options import (
     ADJUSTMENTS,
     CI_METHODS,
     POOL_METHODS,
+    POOLED_COLUMNS,
     POOLED_FIRST,
+    add_display,
     answer_first,
     resolve_ci,
 )
@@ -37,10 +39,9 @@ from ..errors import (
     warn,
     warn_groups,
 )
-from ..paired.effect_size import add_display
 from ..paired.multiplicity import adjust_in_table
 from . import _tau2 as t2
-from ._grouping import POOLED_COLUMNS, Grouped, coverage, group, slots, valid_rows
+from ._grouping import Grouped, coverage, group, slots, valid_rows
 
 __all__ = ["Fit", "fit", "batches", "POOL_PARAMS", "solver_messages", "warn_each"]
 

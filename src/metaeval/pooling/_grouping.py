@@ -9,14 +9,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._options import POOLED_COLUMNS
 from ..errors import DependenceWarning, SchemaError, check_no_clash, format_groups, quote_list, warn
-from ..paired.effect_size import display_columns
 from ..schema import validate_effects
 
 __all__ = [
     "GROUP_KEYS",
     "RESULT_COLUMNS",
-    "POOLED_COLUMNS",
     "Grouped",
     "group",
     "as_list",
@@ -38,15 +37,6 @@ RESULT_COLUMNS = {
 
 
 #: The columns :func:`pool` writes besides the group keys (no key may use them).
-POOLED_COLUMNS = (
-    "method", "test", "k", "k_total", "effect", "se", "statistic", "df", "p_value", "p_adjusted",
-    "ci_low", "ci_high", "pi_low", "pi_high", "prob_gain", "tau2", "tau", "tau2_low",
-    "tau2_high", "i2", "i2_low", "i2_high", "h2", "q", "q_df", "q_p_value", "q_between",
-    "q_between_df", "q_between_p_value",
-    *display_columns(("effect", "ci_low", "ci_high", "pi_low", "pi_high")),
-)  # fmt: skip
-
-
 def as_list(value: str | Sequence[str] | None) -> list[str]:
     if value is None:
         return []

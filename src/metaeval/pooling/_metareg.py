@@ -69,6 +69,7 @@ import pandas as pd
 from .._options import (
     DEFAULT_CI,
     DEFAULT_POOL_METHOD,
+    POOLED_COLUMNS,
     CIMethod,
     PoolMethod,
     literal_signature,
@@ -86,7 +87,7 @@ from ..errors import (
 )
 from . import _tau2 as t2
 from ._engine import batches, solver_messages, warn_each
-from ._grouping import POOLED_COLUMNS, RESULT_COLUMNS, as_list, group, valid_rows
+from ._grouping import RESULT_COLUMNS, as_list, group, valid_rows
 from .results import MetaRegResult
 
 __all__ = ["metareg", "METAREG_METHODS", "COEF_COLUMNS", "FIT_COLUMNS"]

@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._options import add_display
 from ..errors import (
     DegenerateWarning,
     DependenceWarning,
@@ -64,7 +65,6 @@ from ..errors import (
     warn,
     warn_groups,
 )
-from ..paired.effect_size import add_display
 from ._engine import ZERO_S2_TEXT, warn_each
 from ._grouping import Grouped, group, valid_rows
 

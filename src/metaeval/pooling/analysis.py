@@ -11,6 +11,7 @@ from .._options import (
     DEFAULT_CI,
     DEFAULT_EFFECT,
     DEFAULT_POOL_METHOD,
+    REPORTED,
     CIMethod,
     EffectType,
     PoolMethod,
@@ -18,7 +19,7 @@ from .._options import (
 )
 from ..errors import SchemaError, quote_list
 from ..paired.covariance import effect_covariance
-from ..paired.effect_size import REPORTED, effects
+from ..paired.effect_size import effects
 from ._engine import fit
 from ._summary import pool
 

@@ -43,8 +43,7 @@ import numpy as np
 import pandas as pd
 
 from .._results import Result
-from ..errors import OptionError, PairingError, SchemaError, quote_list
-from ..paired._resampling import resolve_seed
+from ..errors import OptionError, PairingError, SchemaError, quote_list, resolve_seed
 from ._friedman import task_scores
 
 __all__ = ["bayes_signed_rank", "BayesResult", "SAMPLE_BLOCK"]

@@ -146,11 +146,13 @@ class RankReport:
         confidence interval, the effect size against the best system and its
         magnitude.
         """
+        from .. import report  # the presentation stage, reached when a table is written
+
         check_option("table", table, ("pairs", "systems"))
         metric = self._metric(metric)
         if table == "systems":
-            return self._systems_latex(metric, digits, label)
-        return self._pairs_latex(metric, digits, label)
+            return self._systems_latex(report, metric, digits, label)
+        return self._pairs_latex(report, metric, digits, label)
 
     def _num(self, digits: int) -> Callable[..., str]:
         def num(x: float, signed: bool = False) -> str:  # signed: may be below zero
@@ -158,9 +160,8 @@ class RankReport:
 
         return num
 
-    def _systems_latex(self, metric: str, digits: int, label: str | None) -> str:
-        from ..report import escape
-        from ..report._tables import latex_table, text_styler
+    def _systems_latex(self, report: Any, metric: str, digits: int, label: str | None) -> str:
+        escape, latex_table, text_styler = report.escape, report.latex_table, report.text_styler
 
         num = self._num(digits)
         row = self.summary.set_index("metric").loc[metric]
@@ -210,9 +211,8 @@ class RankReport:
             text_styler(cells).hide(axis="index"), caption, column_format="lrrrrrl", label=label
         )
 
-    def _pairs_latex(self, metric: str, digits: int, label: str | None) -> str:
-        from ..report import escape
-        from ..report._tables import latex_table, text_styler
+    def _pairs_latex(self, report: Any, metric: str, digits: int, label: str | None) -> str:
+        escape, latex_table, text_styler = report.escape, report.latex_table, report.text_styler
 
         found = self.posthoc[metric]
         table = found.table if isinstance(found, PosthocResult) else found
@@ -412,7 +412,7 @@ def rank_report(
     >>> print(report.to_latex(table="systems").splitlines()[4])  # the per-system summary
     System & Mean rank & M & SD & CI & $d$ & Magnitude \\\\
     """
-    from .. import compare, tukey
+    from ..paired import compare, tukey
 
     alpha = check_alpha(alpha)
     if force is not None:
@@ -507,7 +507,7 @@ def _task_level(data: TaskScores, m: int) -> pd.DataFrame:
 
 
 def _anova(block: pd.DataFrame) -> dict[str, float]:
-    from .. import anova
+    from ..paired import anova
 
     row = anova(block).set_index("source")
     return {

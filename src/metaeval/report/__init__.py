@@ -11,4 +11,10 @@ from __future__ import annotations
 
 from ._tables import Markup, escape, escape_latex, style, to_html, to_latex
 
+# The one path from rendered cells to pandas' Styler, for the other stages' own LaTeX tables
+# (the command's console output): reached through the report's face, not its private
+# module. Not in __all__: a seam between stages, not a user function.
+from ._tables import latex_table as latex_table
+from ._tables import text_styler as text_styler
+
 __all__ = ["Markup", "escape", "escape_latex", "style", "to_html", "to_latex"]

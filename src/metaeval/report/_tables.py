@@ -23,6 +23,7 @@ import pandas as pd
 
 from .._kinds import KINDS, REPORT_KINDS, describe_kinds, table_kind
 from .._options import (
+    POOLED_COLUMNS,
     Best,
     TableCells,
     TableLayout,
@@ -37,7 +38,6 @@ from .._options import (
 )
 from .._results import Result
 from ..errors import OptionError, SchemaError, check_alpha, check_option, excerpt, quote_list
-from ..pooling._grouping import POOLED_COLUMNS
 
 __all__ = ["Markup", "escape", "escape_latex", "style", "to_html", "to_latex"]
 

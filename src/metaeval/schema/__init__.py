@@ -27,6 +27,7 @@ from ._columns import (
     is_key_dtype,
     non_string_keys,
 )
+from ._columns import first_repeat as first_repeat  # io's readers and measures' checks
 from ._report import in_rows, report
 
 __all__ = [  # noqa: F822  (the pandera models are module attributes loaded lazily)

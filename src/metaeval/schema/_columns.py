@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ __all__ = [
     "non_string_keys",
     "empty_keys",
     "integer_ids_as_strings",
+    "first_repeat",
 ]
 
 KEY_COLUMNS = ("task", "query", "system", "metric")
@@ -77,3 +79,36 @@ def integer_ids_as_strings(s: pd.Series) -> pd.Series | None:
     if isinstance(s.dtype, pd.CategoricalDtype) and s.cat.categories.inferred_type == "integer":
         return s.cat.rename_categories([str(c) for c in s.cat.categories])
     return None
+
+
+def first_repeat(*columns: Sequence[Any]) -> tuple[int, int] | None:
+    """Positions ``(first, repeat)`` of the first row whose key repeats an earlier row's.
+
+    The key of row i is ``(columns[0][i], columns[1][i], ...)``; None when
+    every key is distinct. One check for every reader and table of judgments
+    and runs (a document listed twice for a query) and of scores tables (a key
+    twice): it lives with the key columns, below both ``io`` and ``measures``.
+
+    >>> first_repeat(["q1", "q1", "q2", "q1"], ["d1", "d2", "d1", "d1"])
+    (0, 3)
+    >>> first_repeat(["q1"], ["d1"]) is None
+    True
+    """
+    # integer codes per column (NaN: -1, one value) hash far faster than tuples of strings
+    codes = [
+        pd.factorize(c if isinstance(c, pd.Series) else np.asarray(c, dtype=object))[0] + 1
+        for c in columns
+    ]
+    sizes = [int(c.max(initial=0)) + 1 for c in codes]
+    if np.prod(np.asarray(sizes, dtype=float)) < 2.0**62:  # one int64 key per row
+        key = np.zeros(len(codes[0]), dtype=np.int64)
+        for c, size in zip(codes, sizes, strict=True):
+            key = key * size + c
+        repeated = pd.Series(key).duplicated(keep="first").to_numpy()
+    else:
+        repeated = pd.DataFrame(dict(enumerate(codes))).duplicated(keep="first").to_numpy()
+    if not repeated.any():
+        return None
+    repeat = int(repeated.argmax())
+    same = np.logical_and.reduce([c == c[repeat] for c in codes])
+    return int(same.argmax()), repeat

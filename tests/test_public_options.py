@@ -32,8 +32,10 @@ def _is_literal(hint: typing.Any) -> bool:
     return any(_is_literal(arg) for arg in typing.get_args(hint))
 
 
-def _options() -> list[tuple[str, typing.Callable[..., typing.Any], str]]:
-    found: dict[tuple[str, str], typing.Callable[..., typing.Any]] = {}
+def _literal_options() -> list[tuple[str, typing.Callable[..., typing.Any], str, typing.Any]]:
+    """``(qualified name, function, option, type hint)`` of every Literal-typed option of
+    every public function."""
+    found = {}
     for stage in STAGES:
         module = importlib.import_module(stage)
         for name in getattr(module, "__all__", []):
@@ -42,11 +44,14 @@ def _options() -> list[tuple[str, typing.Callable[..., typing.Any], str]]:
                 continue
             for param, hint in typing.get_type_hints(func).items():
                 if param != "return" and _is_literal(hint):
-                    found[(f"{func.__module__}.{func.__qualname__}", param)] = func
-    return [(qual, func, param) for (qual, param), func in sorted(found.items())]
+                    found[(f"{func.__module__}.{func.__qualname__}", param)] = (func, hint)
+    return [(qual, func, param, hint) for (qual, param), (func, hint) in sorted(found.items())]
 
 
-OPTIONS = _options()
+LITERALS = _literal_options()
+
+
+OPTIONS = [(qual, func, param) for qual, func, param, _ in LITERALS]
 
 
 def _first_argument(func: typing.Callable[..., typing.Any]) -> tuple[list, dict]:
@@ -145,23 +150,6 @@ VOCABULARY = {
     for name, alias in vars(vocabulary).items()
     if typing.get_origin(alias) is typing.Literal
 }
-
-
-def _public_options() -> list[tuple[str, typing.Callable[..., typing.Any], str, typing.Any]]:
-    found = {}
-    for stage in STAGES:
-        module = importlib.import_module(stage)
-        for name in getattr(module, "__all__", []):
-            func = getattr(module, name, None)
-            if not inspect.isfunction(func):
-                continue
-            for param, hint in typing.get_type_hints(func).items():
-                if param != "return" and _is_literal(hint):
-                    found[(f"{func.__module__}.{func.__qualname__}", param)] = (func, hint)
-    return [(qual, func, param, hint) for (qual, param), (func, hint) in sorted(found.items())]
-
-
-LITERALS = _public_options()
 
 
 def test_literal_options_are_found():

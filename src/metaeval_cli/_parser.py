@@ -83,26 +83,24 @@ def share(text: str) -> float:
     return value
 
 
-def positive(text: str) -> int:
-    """An argument type: an integer >= 1 (``--digits``, ``--n-resamples``)."""
+def _integer(text: str, low: int, below: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
+    if value < low:
+        raise argparse.ArgumentTypeError(f"{text} {below}")
     return value
+
+
+def positive(text: str) -> int:
+    """An argument type: an integer >= 1 (``--digits``, ``--n-resamples``)."""
+    return _integer(text, 1, "is not a positive integer")
 
 
 def seed_value(text: str) -> int:
     """An argument type: a seed, an integer >= 0 (``--seed``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is negative; seeds are integers >= 0")
-    return value
+    return _integer(text, 0, "is negative; seeds are integers >= 0")
 
 
 def output_options(parser: argparse.ArgumentParser, *, tables: bool = True) -> None:

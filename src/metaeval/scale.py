@@ -371,7 +371,7 @@ class DaskMetaAccessor:
     """``.meta`` on a dask DataFrame of scores: the same results as in memory.
 
     Its methods are the pandas accessor's that work per task (those marked
-    ``per_task`` in :data:`metaeval.accessor.ACCESSOR_METHODS`), with their functions'
+    ``per_task`` in ``metaeval.accessor.ACCESSOR_METHODS``), with their functions'
     signatures and docstrings, but ``progress`` (dask's diagnostics show progress).
     Each computes (the results are small: per task, metric and pair) and returns what
     the pandas method returns; see :mod:`metaeval.scale` for how.

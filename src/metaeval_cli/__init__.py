@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     Returns
     -------
     argparse.ArgumentParser
-        The ``metaeval`` parser, with one subparser per entry of :data:`COMMANDS`.
+        The ``metaeval`` parser, with one subparser per entry of ``COMMANDS``.
 
     Examples
     --------

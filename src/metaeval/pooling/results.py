@@ -45,7 +45,7 @@ class MetaRegResult(Result):
     Notes
     -----
     :meth:`plot` draws the bubble plot (:func:`metaeval.plot.bubble`) of one group;
-    :meth:`select` keeps the groups of some keys in every part.
+    :meth:`~metaeval.MetaRegResult.select` keeps the groups of some keys in every part.
     ``pandas.concat([a.table, b.table])`` concatenates the coefficients of two results.
     """
 

@@ -134,7 +134,7 @@ class BayesResult(Result):
         Parameters
         ----------
         row : int, default 0
-            The position of the row in :attr:`table` (negative counts from the end).
+            The position of the row in ``table`` (negative counts from the end).
 
         Returns
         -------
@@ -162,7 +162,7 @@ class BayesResult(Result):
         Parameters
         ----------
         row : int, default 0
-            The position of the row in :attr:`table`.
+            The position of the row in ``table``.
         **kwargs
             Passed to :func:`metaeval.plot.simplex` (``ax``, scatter options).
 
@@ -276,7 +276,7 @@ def bayes_signed_rank(
     Returns
     -------
     BayesResult
-        Always a :class:`BayesResult`, with ``samples`` None unless
+        Always a :class:`~metaeval.ranking.BayesResult`, with ``samples`` None unless
         ``samples=True``. Its ``table``: one row per (metric, treatment),
         treatments in the table's order: ``metric, treatment, control``;
         ``prob_worse, prob_equivalent, prob_better`` (the share of draws in

@@ -657,8 +657,8 @@ def posthoc(
         optional for ``wilcoxon_holm``; ``nemenyi`` compares all pairs.
     alpha : float, default 0.05
         The level of the ``significant`` and ``cd`` columns, and the default
-        level of the result's :meth:`~PosthocResult.cd`,
-        :meth:`~PosthocResult.cliques` and :meth:`~PosthocResult.plot`.
+        level of the result's :meth:`~metaeval.ranking.PosthocResult.cd`,
+        :meth:`~metaeval.ranking.PosthocResult.cliques` and :meth:`~metaeval.ranking.PosthocResult.plot`.
     metric, higher_is_better
         As for :func:`friedman`.
 
@@ -689,9 +689,9 @@ def posthoc(
         The table's ``attrs``: ``method, control, alpha, higher_is_better``.
         ``ranks``: the average ranks, as ``FriedmanResult.ranks``;
         ``method``, ``alpha`` and ``control`` as passed. Its
-        :meth:`~PosthocResult.cd` and :meth:`~PosthocResult.cliques` give the
+        :meth:`~metaeval.ranking.PosthocResult.cd` and :meth:`~metaeval.ranking.PosthocResult.cliques` give the
         critical difference and the cliques at any level, and
-        :meth:`~PosthocResult.plot` draws the critical-difference diagram.
+        :meth:`~metaeval.ranking.PosthocResult.plot` draws the critical-difference diagram.
 
     Raises
     ------
@@ -706,7 +706,7 @@ def posthoc(
     Rank tests compare average ranks: whether systems A and B differ then
     depends on the other systems in the comparison (Benavoli et al. 2016).
     ``wilcoxon_holm`` compares the per-task scores of A and B only.
-    :meth:`PosthocResult.cliques` gives the groups of systems a
+    :meth:`metaeval.ranking.PosthocResult.cliques` gives the groups of systems a
     critical-difference diagram joins (:func:`metaeval.plot.critical_difference`).
 
     Examples
@@ -805,7 +805,7 @@ def posthoc(
 
 # ----------------------------------------------------------------- cliques
 def clique_runs(pairs: pd.DataFrame, *, alpha: float, control: str | None) -> pd.DataFrame:
-    """The cliques of a table of pairs (:meth:`PosthocResult.cliques` documents them).
+    """The cliques of a table of pairs (:meth:`metaeval.ranking.PosthocResult.cliques` documents them).
 
     ``pairs`` has the columns ``metric, system_a, system_b, rank_a, rank_b,
     p_adjusted`` (a :func:`posthoc` table, or the pairs of another test with the

@@ -24,7 +24,7 @@ import pandas as pd
 __all__ = [
     "EffectType", "PoolMethod", "CIMethod", "CompareTest", "Alternative", "Adjustment",
     "Correlation", "Statistic", "Aggregation", "TableCells", "TableLayout", "Best", "ForestSort",
-    "PairwiseValue", "PosthocMethod", "PoolModel", "POOL_MODELS",
+    "PairwiseValue", "PosthocMethod", "PoolModel", "POOL_MODELS", "MeansCI", "MEANS_CIS",
     "EFFECT_TYPES", "POOL_METHODS", "CI_METHODS", "COMPARE_TESTS", "ALTERNATIVES",
     "ADJUSTMENTS", "CORRELATIONS", "STATISTICS", "AGGREGATIONS",
     "EffectScale", "EFFECT_SCALES", "effect_scale", "format_number", "format_p", "format_cell",
@@ -41,8 +41,12 @@ PoolMethod = Literal["EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM
 """``method=`` of :func:`metaeval.pool`: τ² estimators as metafor's ``rma(method=...)``."""
 CIMethod = Literal["z", "knha", "hksj"]
 """``ci=`` of :func:`metaeval.pool`: normal, or Knapp–Hartung (``hksj`` an alias)."""
-CompareTest = Literal["t", "wilcoxon", "sign", "randomization", "bootstrap"]
+CompareTest = Literal[
+    "t", "wilcoxon", "sign", "randomization", "bootstrap", "mcnemar", "mcnemar_midp"
+]  # fmt: skip
 """``test=`` of :func:`metaeval.compare`."""
+MeansCI = Literal["t", "wilson", "clopper_pearson"]
+"""``ci=`` of :func:`metaeval.means`: t intervals, or binomial intervals for 0/1 scores."""
 Alternative = Literal["two-sided", "greater", "less"]
 """``alternative=`` of :func:`metaeval.compare`."""
 Adjustment = Literal["holm", "bonferroni", "fdr_bh"]
@@ -77,6 +81,7 @@ EFFECT_TYPES: tuple[str, ...] = get_args(EffectType)
 POOL_METHODS: tuple[str, ...] = get_args(PoolMethod)
 CI_METHODS: tuple[str, ...] = get_args(CIMethod)
 COMPARE_TESTS: tuple[str, ...] = get_args(CompareTest)
+MEANS_CIS: tuple[str, ...] = get_args(MeansCI)
 ALTERNATIVES: tuple[str, ...] = get_args(Alternative)
 ADJUSTMENTS: tuple[str, ...] = get_args(Adjustment)
 CORRELATIONS: tuple[str, ...] = get_args(Correlation)

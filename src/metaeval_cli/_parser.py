@@ -26,7 +26,9 @@ FORMATS = ("markdown", "latex", "csv", "tsv")
 # the library's Literal option types (metaeval._options), repeated so that --help imports
 # nothing; tests/cli/test_layout.py checks that they agree
 ADJUSTMENTS = ("holm", "bonferroni", "fdr_bh")
-COMPARE_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap")
+COMPARE_TESTS = (
+    "t", "wilcoxon", "sign", "randomization", "bootstrap", "mcnemar", "mcnemar_midp",
+)  # fmt: skip
 POOL_METHODS = ("EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM")
 CI_METHODS = ("z", "knha", "hksj")
 EFFECT_TYPES = ("md", "smd", "smcrp", "smcc", "rom", "corr")

@@ -48,7 +48,7 @@ from .._options import (
     answer_first,
     literal_signature,
 )
-from ..errors import check_alpha, check_option, check_resamples, resolve_seed
+from ..errors import SchemaError, check_alpha, check_option, check_resamples, resolve_seed
 from . import _resampling as rs
 from ._layout import SAFE_MAGNITUDE, Layout, layout
 from .effect_size import effect_sizes, paired_groups, warn_undefined
@@ -56,14 +56,16 @@ from .multiplicity import ADJUSTMENTS, adjust_in_table
 from .replicates import REPLICATES_AVERAGED, has_replicates
 from .sufficient import statistics_of
 
-__all__ = ["compare"]
+__all__ = ["compare", "check_binary", "wilson_interval"]
 
 _ORDER = ("metric", "treatment", "control", "task")
 #: The columns compare() writes besides its keys.
 COMPARE_RESULTS = (
     "test", "n", "mean_treatment", "mean_control", "diff", "statistic", "p_value",
     "p_adjusted", "ci_low", "ci_high", "moe", "effect_size",
+    "n_discordant", "n_treatment_only", "n_control_only",
 )  # fmt: skip
+_MCNEMAR = ("mcnemar", "mcnemar_midp")
 
 
 @literal_signature
@@ -88,7 +90,8 @@ def compare(
         A scores table.
     control, treatment : str, list of str or None
         As in :func:`metaeval.effects`; ``control=None`` tests every ordered pair.
-    test : {"t", "wilcoxon", "sign", "randomization", "bootstrap"}, default "t"
+    test : {"t", "wilcoxon", "sign", "randomization", "bootstrap", "mcnemar", "mcnemar_midp"}, \
+default "t"
         - ``t``: paired Student's t on the differences d = treatment − control.
         - ``wilcoxon``: Wilcoxon signed-rank test, computed by
           :func:`scipy.stats.wilcoxon` with its defaults: zero differences are
@@ -104,6 +107,24 @@ def compare(
           method (Sakai 2006; Efron & Tibshirani 1993 §16.4): the differences
           are centred to mean 0, resampled with replacement, and the observed
           t = mean/(sd/√n) is compared with the resampled t*.
+        - ``mcnemar``: exact McNemar test, for 0/1 scores only. Of the b + c
+          discordant queries (b: the treatment scores 1 and the control 0;
+          c: the reverse), b is Binomial(b + c, 1/2) under the null:
+          p = min(1, 2·F(min(b, c); b + c, 1/2)) two-sided (as
+          :func:`statsmodels.stats.contingency_tables.mcnemar` with
+          ``exact=True``), P(B ≥ b) for "greater", P(B ≤ b) for "less". The
+          statistic is b − c; the columns ``n_discordant`` (b + c),
+          ``n_treatment_only`` (b) and ``n_control_only`` (c) are added, and
+          ``ci_low, ci_high`` is Newcombe's (1998, method 10) score interval
+          for the difference of the paired proportions, built from the Wilson
+          intervals of both proportions and the phi coefficient of the 2 × 2
+          table (for a one-sided alternative, the one bound at level 1 − alpha
+          and −1 or 1 on the other side); ``moe`` is NaN, the interval not
+          being symmetric. No discordant query gives p = 1.
+        - ``mcnemar_midp``: the same with the mid-p value, which counts half
+          the probability of the observed b: two-sided
+          min(1, 2·[F(min(b, c)) − ½·P(B = min(b, c))]); less conservative
+          than the exact test, with a size close to alpha (Fagerland et al. 2013).
     alternative : {"two-sided", "greater", "less"}, default "two-sided"
         "greater": the treatment scores higher than the control.
     n_resamples : int, default 10,000
@@ -175,6 +196,8 @@ def compare(
 
     alpha, n_resamples = compare_options(test, alternative, adjust, alpha, n_resamples)
     seed = resolve_seed(seed) if test in ("randomization", "bootstrap") else seed
+    if test in _MCNEMAR:
+        check_binary(scores, f"compare(test={test!r})")
 
     lay = layout(scores, keep_raw=test != "t")
     ds = statistics_of(lay, control=control, treatment=treatment)
@@ -223,6 +246,12 @@ def compare(
             lay, ds, test, alternative, n_resamples, seed, progress, observed_t=t_stat
         )
         out["statistic"], out["p_value"] = stat, p
+        if test in _MCNEMAR:
+            counts = extra.pop("counts")
+            b, c = counts.sel(count="b", drop=True), counts.sel(count="c", drop=True)
+            out["n_discordant"], out["n_treatment_only"], out["n_control_only"] = b + c, b, c
+            out["ci_low"], out["ci_high"] = _newcombe(out, b, c, alpha, alternative)
+            out["moe"] = xr.full_like(out["moe"], np.nan)
         reasons.update({k: v & ~undefined for k, v in extra.items()})  # one reason per group
     bad = xr.zeros_like(keep)
     for mask in reasons.values():
@@ -231,6 +260,8 @@ def compare(
         out[name] = out[name].where(~bad)
     keep_flat = keep.transpose(*_ORDER).values.ravel()
     frame = out.to_dataframe(dim_order=list(_ORDER)).reset_index()[keep_flat]
+    if test in _MCNEMAR:
+        frame = frame.astype(dict.fromkeys(COMPARE_RESULTS[-3:], int))
     frame.insert(4, "test", test)
     frame = frame.reset_index(drop=True)
     if adjust is not None:
@@ -320,6 +351,7 @@ def _per_query_tests(
     shape = (n_tasks, n_metrics, len(pt))
     stat, p = np.full(shape, np.nan), np.full(shape, np.nan)
     all_zero = np.zeros(shape, dtype=bool)
+    discordant = np.zeros((*shape, 2))  # McNemar's b and c
     pairs = np.flatnonzero(pt != pc)
     resampling = test in ("randomization", "bootstrap")
     per_value = 8 * (4 if test == "bootstrap" else 2)
@@ -341,6 +373,10 @@ def _per_query_tests(
         idx = np.ix_(batch.tasks, np.arange(n_metrics), sel)
         if test == "sign":
             s, pv, z = _sign_test(d, both, alternative)
+        elif test in _MCNEMAR:
+            s, pv, bc = _mcnemar(d, both, alternative, mid_p=test == "mcnemar_midp")
+            z = np.zeros(s.shape, dtype=bool)
+            discordant[idx] = bc
         elif test == "wilcoxon":
             s, pv, z = _wilcoxon(d, both, alternative)
         elif test == "randomization":
@@ -370,6 +406,10 @@ def _per_query_tests(
     extra = {}
     if test in ("wilcoxon", "sign"):
         extra["all differences zero"] = as_array(all_zero)
+    if test in _MCNEMAR:
+        extra["counts"] = xr.concat(
+            [as_array(discordant[..., 0]), as_array(discordant[..., 1])], dim="count"
+        ).assign_coords(count=["b", "c"])
     return as_array(stat), as_array(p), extra
 
 
@@ -393,6 +433,102 @@ def _sign_test(d: np.ndarray, both: np.ndarray, alternative: str):
         share = pos / nonzero
     zero = (nonzero == 0) & (both.sum(axis=1) > 0)
     return np.where(zero, np.nan, share), np.where(zero, np.nan, p), zero
+
+
+def _mcnemar(d: np.ndarray, both: np.ndarray, alternative: str, mid_p: bool):
+    """Exact (or mid-p) McNemar test per (task, metric, pair) of 0/1 scores.
+
+    Returns the statistic b − c, the p-value and the counts ``(..., 2)`` of b
+    (treatment 1, control 0) and c (treatment 0, control 1).
+    """
+    from scipy import stats as sps
+
+    b = ((d > 0) & both).sum(axis=1).astype(float)
+    c = ((d < 0) & both).sum(axis=1).astype(float)
+    m = b + c
+    half = 0.5 if mid_p else 0.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if alternative == "greater":  # P(B ≥ b) (− ½ P(B = b))
+            p = sps.binom.sf(b - 1, m, 0.5) - half * sps.binom.pmf(b, m, 0.5)
+        elif alternative == "less":
+            p = sps.binom.cdf(b, m, 0.5) - half * sps.binom.pmf(b, m, 0.5)
+        else:  # symmetric: twice the smaller tail
+            k = np.minimum(b, c)
+            p = np.minimum(1.0, 2 * (sps.binom.cdf(k, m, 0.5) - half * sps.binom.pmf(k, m, 0.5)))
+    p = np.where(m == 0, 1.0, p)  # no discordant query: nothing speaks against the null
+    return b - c, p, np.stack([b, c], axis=-1)
+
+
+def wilson_interval(successes: Any, n: Any, z: Any) -> tuple[Any, Any]:
+    """Wilson's score interval of a binomial proportion, elementwise.
+
+    (x + z²/2)/(n + z²) ∓ z/(n + z²)·√(x(n − x)/n + z²/4), with ``z`` the
+    normal quantile of the level (z_{α/2} for a two-sided 1 − alpha interval).
+    """
+    x, n = np.asarray(successes, dtype=float), np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        centre = (x + z**2 / 2) / (n + z**2)
+        half = z / (n + z**2) * np.sqrt(x * (n - x) / n + z**2 / 4)
+    return centre - half, centre + half
+
+
+def _newcombe(out: xr.Dataset, b: xr.DataArray, c: xr.DataArray, alpha: float, alternative: str):
+    """Newcombe's (1998) method 10 interval for p_treatment − p_control of paired 0/1 scores."""
+    from scipy import stats as sps
+
+    n = out["n"].astype(float)
+    x1 = np.round(out["mean_treatment"] * n)  # a + b
+    x2 = np.round(out["mean_control"] * n)  # a + c
+    a = x2 - c
+    d = n - a - b - c
+    z = sps.norm.isf(alpha / 2 if alternative == "two-sided" else alpha)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p1, p2 = x1 / n, x2 / n
+        l1, u1 = wilson_interval(x1, n, z)
+        l2, u2 = wilson_interval(x2, n, z)
+        denominator = (a + b) * (c + d) * (a + c) * (b + d)
+        phi = xr.where(denominator > 0, (a * d - b * c) / np.sqrt(denominator), 0.0)
+        delta = np.sqrt((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2)
+        epsilon = np.sqrt((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2)
+    theta = (b - c) / n
+    low, high = theta - delta, theta + epsilon
+    if alternative == "greater":
+        high = xr.full_like(high, 1.0)
+    elif alternative == "less":
+        low = xr.full_like(low, -1.0)
+    return low, high
+
+
+def check_binary(scores: pd.DataFrame, where: str) -> None:
+    """Raise :class:`~metaeval.SchemaError` unless every score is 0 or 1.
+
+    With a ``replicate`` column the scores are first averaged per query (as the
+    tests see them), so replicates that disagree on a query are named too.
+    """
+    keys = [k for k in ("task", "query", "system", "metric") if k in scores.columns]
+    values = scores
+    if has_replicates(scores):
+        values = scores.groupby(keys, observed=True, sort=False)["value"].mean().reset_index()
+    value = pd.to_numeric(values["value"], errors="coerce")
+    bad = ~value.isin([0, 1])
+    if bad.any():
+        cases = values.loc[bad, keys + ["value"]]
+        first = cases.iloc[0]
+        group = ", ".join(f"{k}={first[k]!r}" for k in keys)
+        averaged = " (averaged over its replicates)" if has_replicates(scores) else ""
+        raise SchemaError(
+            f"{where} needs binary scores (0 or 1) in column 'value', but {len(cases)} "
+            f"row(s) are not, e.g. {first['value']!r} at {group}{averaged}. Use it on "
+            "0/1 scores such as per-query accuracy, or choose another option.",
+            pd.DataFrame(
+                {
+                    "problem": "not 0 or 1",
+                    "column": "value",
+                    "row": cases.index,
+                    "value": cases["value"].to_numpy(),
+                }
+            ),  # fmt: skip
+        )
 
 
 def _wilcoxon(d: np.ndarray, both: np.ndarray, alternative: str):

@@ -19,11 +19,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._options import MEANS_CIS, MeansCI, literal_signature
 from ..errors import (
     DegenerateWarning,
     OptionError,
     PairingWarning,
     check_alpha,
+    check_option,
     check_resamples,
     format_groups,
     resolve_seed,
@@ -32,6 +34,7 @@ from ..errors import (
 from . import _resampling as rs
 from ._layout import BLOCK, Layout, layout, per_task_sum
 from .replicates import REPLICATES_AVERAGED, has_replicates
+from .significance import check_binary, wilson_interval
 from .sufficient import statistics_of
 
 __all__ = ["anova", "tukey", "means", "TwoWay"]
@@ -196,19 +199,31 @@ def anova(scores: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def means(scores: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
+@literal_signature
+def means(scores: pd.DataFrame, *, ci: MeansCI = "t", alpha: float = 0.05) -> pd.DataFrame:
     """Mean score of every system on every task and metric, with its margin of error.
 
-    With 3 or more systems on a task the means are over the queries every
-    system has and the margin of error uses the residual variance of the
-    two-way ANOVA: t_{α/2, φ}·√(V_E/n), φ = (k − 1)(n − 1) (Sakai 2018, §3);
-    with fewer, each system's own queries and standard deviation:
+    With ``ci="t"`` and 3 or more systems on a task the means are over the
+    queries every system has and the margin of error uses the residual variance
+    of the two-way ANOVA: t_{α/2, φ}·√(V_E/n), φ = (k − 1)(n − 1) (Sakai 2018,
+    §3); with fewer, each system's own queries and standard deviation:
     t_{α/2, n−1}·s/√n.
 
     Parameters
     ----------
     scores : pandas.DataFrame
         A scores table: ``task, query, system, metric, value``.
+    ci : {"t", "wilson", "clopper_pearson"}, default "t"
+        The interval. ``"t"``: as above. For 0/1 scores (per-query accuracy)
+        the binomial intervals of the share of successes x among each system's
+        own n queries: ``"wilson"``, Wilson's score interval
+        (x + z²/2)/(n + z²) ∓ z/(n + z²)·√(x(n − x)/n + z²/4), z = z_{α/2};
+        ``"clopper_pearson"``, the exact interval from the beta quantiles
+        B(α/2; x, n − x + 1) and B(1 − α/2; x + 1, n − x) (0 and 1 at x = 0
+        and x = n). Neither collapses to a point at 0% or 100%, unlike the t
+        interval. Both are asymmetric: ``moe`` is NaN, and ``variance_from``
+        is the ``ci`` name. Scores other than 0 and 1 raise
+        :class:`~metaeval.SchemaError` naming the group and the value.
     alpha : float, default 0.05
         The intervals have level 1 − alpha.
 
@@ -216,7 +231,7 @@ def means(scores: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
     -------
     pandas.DataFrame
         ``task, metric, system, n, mean, moe, ci_low, ci_high, variance_from``
-        (``"anova"`` or ``"system"``). Rows by metric, then task, then system,
+        (``"anova"`` or ``"system"``; for a binomial ``ci`` its name). Rows by metric, then task, then system,
         each in the table's order (a categorical's categories, else sorted), as
         in :func:`metaeval.effects`.
 
@@ -245,7 +260,11 @@ def means(scores: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
     """
     from scipy import stats as sps
 
+    check_option("ci", ci, MEANS_CIS)
     alpha = check_alpha(alpha)
+    if ci != "t":
+        check_binary(scores, f"means(ci={ci!r})")
+        return _binomial_means(scores, ci, alpha)
     lay = layout(scores)
     two = TwoWay(lay)
     two.check("means()", among=two.k >= 3)  # the groups on complete queries only
@@ -292,6 +311,44 @@ def means(scores: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
             "ci_low": mean[m, s, t] - moe[m, s, t],
             "ci_high": mean[m, s, t] + moe[m, s, t],
             "variance_from": np.where(use_anova[m, s, t], "anova", "system"),
+        }  # fmt: skip
+    )
+
+
+def _binomial_means(scores: pd.DataFrame, ci: str, alpha: float) -> pd.DataFrame:
+    """:func:`means` with Wilson or Clopper–Pearson intervals, each system on its own queries."""
+    from scipy import stats as sps
+
+    lay = layout(scores)
+    ds = statistics_of(lay, warn=False)
+    own_n = np.einsum(
+        "tmss->mst", ds["n"].transpose("task", "metric", "treatment", "control").values
+    )
+    stats_x = np.einsum(
+        "tmss->mst", ds["sum_x"].transpose("task", "metric", "treatment", "control").values
+    )
+    present = own_n > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # the sums are of (score − shift)/scale; the scores are 0/1, so x is a whole number
+        x = np.round(lay.shift * own_n + stats_x * lay.scale[:, None, :])
+        mean = x / own_n
+        if ci == "wilson":
+            low, high = wilson_interval(x, own_n, sps.norm.isf(alpha / 2))
+        else:
+            low = np.where(x > 0, sps.beta.ppf(alpha / 2, x, own_n - x + 1), 0.0)
+            high = np.where(x < own_n, sps.beta.isf(alpha / 2, x + 1, own_n - x), 1.0)
+    m, t, s = np.nonzero(present.transpose(0, 2, 1))  # by metric, task, system
+    return pd.DataFrame(
+        {
+            "task": lay.tasks[t].astype(str),
+            "metric": lay.metrics[m].astype(str),
+            "system": lay.systems[s].astype(str),
+            "n": own_n[m, s, t].astype(int),
+            "mean": mean[m, s, t],
+            "moe": np.full(len(m), np.nan),
+            "ci_low": low[m, s, t],
+            "ci_high": high[m, s, t],
+            "variance_from": ci,
         }  # fmt: skip
     )
 

@@ -40,15 +40,17 @@ from ._options import (
     DEFAULT_CI,
     DEFAULT_EFFECT,
     DEFAULT_POOL_METHOD,
+    MEANS_CIS,
     Adjustment,
     Alternative,
     CIMethod,
     CompareTest,
     EffectType,
+    MeansCI,
     PoolMethod,
 )
 from .accessor import with_methods
-from .errors import SchemaError, check_alpha, check_resamples, quote_list
+from .errors import SchemaError, check_alpha, check_option, check_resamples, quote_list
 from .schema import KEY_COLUMNS, SCORE_COLUMNS
 
 __all__ = ["DaskMetaAccessor", "install", "register", "validate"]
@@ -463,12 +465,13 @@ class DaskMetaAccessor:
 
         return _per_task(self._obj, anova, {}, pairs=None)
 
-    def _means(self, *, alpha: float = 0.05) -> pd.DataFrame:
+    def _means(self, *, ci: MeansCI = "t", alpha: float = 0.05) -> pd.DataFrame:
         """:func:`metaeval.means` of the whole table."""
         from .paired.twoway import means
 
+        check_option("ci", ci, MEANS_CIS)
         check_alpha(alpha)
-        return _per_task(self._obj, means, {"alpha": alpha}, pairs=None)
+        return _per_task(self._obj, means, {"ci": ci, "alpha": alpha}, pairs=None)
 
     def _tukey(
         self,

@@ -2,7 +2,8 @@
 
 ``compare()`` tests each (treatment, control) pair on each task and metric with a
 paired t-test, the Wilcoxon signed-rank test, the exact sign test, Fisher's
-randomization test or the paired studentized bootstrap test. (``anova()``,
+randomization test, the paired studentized bootstrap test or, for 0/1 scores,
+the exact (or mid-p) McNemar test with Newcombe's interval. (``anova()``,
 ``tukey()`` and ``means()``, which treat all systems of a task together, are in
 :mod:`metaeval.paired.twoway`.)
 
@@ -27,6 +28,12 @@ Carterette, B. (2012). Multiple testing in statistical analysis of systems-based
 information retrieval experiments. *ACM TOIS*, 30(1). doi:10.1145/2094072.2094076
 Efron, B., & Tibshirani, R. J. (1993). *An Introduction to the Bootstrap*, §16.4.
 Chapman & Hall.
+Newcombe, R. G. (1998). Improved confidence intervals for the difference between
+binomial proportions based on paired data. *Statistics in Medicine*, 17(22),
+2635–2650. doi:10.1002/(SICI)1097-0258(19981130)17:22<2635::AID-SIM954>3.0.CO;2-C
+Fagerland, M. W., Lydersen, S., & Laake, P. (2013). The McNemar test for binary
+matched-pairs data: mid-p and asymptotic are better than exact conditional. *BMC
+Medical Research Methodology*, 13, 91. doi:10.1186/1471-2288-13-91
 """
 
 from __future__ import annotations

@@ -245,6 +245,14 @@ def means(scores: pd.DataFrame, *, ci: MeansCI = "t", alpha: float = 0.05) -> pd
         with 3 or more systems and fewer than 2 complete queries, and (task,
         metric, system) groups with fewer than 3 systems and 1 query.
 
+    References
+    ----------
+    Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
+    inference. *JASA*, 22(158), 209–212. doi:10.1080/01621459.1927.10502953
+    Clopper, C. J., & Pearson, E. S. (1934). The use of confidence or fiducial limits
+    illustrated in the case of the binomial. *Biometrika*, 26(4), 404–413.
+    doi:10.1093/biomet/26.4.404
+
     Examples
     --------
     >>> import metaeval
@@ -257,6 +265,16 @@ def means(scores: pd.DataFrame, *, ci: MeansCI = "t", alpha: float = 0.05) -> pd
     12  logistic_regression  150  0.960   0.942    0.978         anova
     13          naive_bayes  150  0.960   0.942    0.978         anova
     14        random_forest  150  0.940   0.922    0.958         anova
+
+    Wilson intervals of a system that is right on every query of 3 (and so
+    never a point at 100%):
+
+    >>> import pandas as pd
+    >>> hits = pd.DataFrame({"task": "t", "query": ["q1", "q2", "q3"], "system": "s",
+    ...                      "metric": "accuracy", "value": 1.0})
+    >>> metaeval.means(hits, ci="wilson")[["n", "mean", "ci_low", "ci_high"]].round(3)
+       n  mean  ci_low  ci_high
+    0  3   1.0   0.438      1.0
     """
     from scipy import stats as sps
 

@@ -274,7 +274,7 @@ def means(scores: pd.DataFrame, *, ci: MeansCI = "t", alpha: float = 0.05) -> pd
     ...                      "metric": "accuracy", "value": 1.0})
     >>> metaeval.means(hits, ci="wilson")[["n", "mean", "ci_low", "ci_high"]].round(3)
        n  mean  ci_low  ci_high
-    0  3   1.0   0.438      1.0
+    0  3   1.0   0.439      1.0
     """
     from scipy import stats as sps
 

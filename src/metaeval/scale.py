@@ -317,15 +317,24 @@ def effects(
     effect: EffectType = DEFAULT_EFFECT,
     alpha: float = 0.05,
     correct: bool = True,
+    cv: tuple[float, float] | None = None,
     survey: Survey | None = None,
 ) -> pd.DataFrame:
     """``ddf.meta.effects()``; ``survey``: the first pass's result, if the caller has it."""
-    from .paired.effect_size import check_extra_columns, checked_options, effects_table
+    from .paired.effect_size import (
+        check_extra_columns,
+        checked_options,
+        cv_corrected,
+        effects_table,
+    )
 
     effect, alpha = checked_options(effect, alpha)
     check_extra_columns(list((survey.ddf if survey is not None else ddf).columns))
     stats, attrs = statistics(ddf, control, treatment, survey)
-    return effects_table(stats, attrs, effect=effect, alpha=alpha, correct=correct)
+    table = effects_table(stats, attrs, effect=effect, alpha=alpha, correct=correct)
+    if cv is not None:  # one row per fold: the same correction as in memory
+        table = cv_corrected(table, cv, effect=effect, replicates=False, alpha=alpha)
+    return table
 
 
 # ---------------------------------------------------- per-task tests and tables
@@ -406,10 +415,11 @@ class DaskMetaAccessor:
         effect: EffectType = DEFAULT_EFFECT,
         alpha: float = 0.05,
         correct: bool = True,
+        cv: tuple[float, float] | None = None,
     ) -> pd.DataFrame:
         """:func:`metaeval.effects` of the whole table: a pandas effects table."""
         return effects(self._obj, control, treatment=treatment, effect=effect, alpha=alpha,
-                       correct=correct)  # fmt: skip
+                       correct=correct, cv=cv)  # fmt: skip
 
     def _analyze(
         self,

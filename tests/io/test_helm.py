@@ -31,7 +31,16 @@ def _expected(folders: list[Path]) -> pd.DataFrame:
             for stat in record["stats"]:
                 if stat["count"]:
                     name = stat["name"]
-                    rows.append((task, query, spec["adapter_spec"]["model"], name["name"], name["split"], stat["mean"]))
+                    rows.append(
+                        (
+                            task,
+                            query,
+                            spec["adapter_spec"]["model"],
+                            name["name"],
+                            name["split"],
+                            stat["mean"],
+                        )
+                    )
     table = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "split", "value"])
     table["metric"] += ",split=" + table["split"]  # the fixture's task has valid and test
     return table.drop(columns="split")
@@ -60,11 +69,21 @@ def test_one_run_folder_and_a_list():
 def test_one_split_keeps_plain_metric_names(tmp_path):
     run = tmp_path / "boolq:model=a"
     run.mkdir()
-    (run / "run_spec.json").write_text(json.dumps({"name": run.name, "adapter_spec": {"model": "a"}}))
-    stats = [{"instance_id": "i", "train_trial_index": 0, "stats": [{"name": {"name": "em", "split": "test"}, "count": 1, "mean": 0.5}]}]
+    (run / "run_spec.json").write_text(
+        json.dumps({"name": run.name, "adapter_spec": {"model": "a"}})
+    )
+    stats = [
+        {
+            "instance_id": "i",
+            "train_trial_index": 0,
+            "stats": [{"name": {"name": "em", "split": "test"}, "count": 1, "mean": 0.5}],
+        }
+    ]
     (run / "per_instance_stats.json").write_text(json.dumps(stats))
     got = read_helm(run)
-    assert got.to_dict("records") == [{"task": "boolq", "query": "i", "system": "a", "metric": "em", "value": 0.5}]
+    assert got.to_dict("records") == [
+        {"task": "boolq", "query": "i", "system": "a", "metric": "em", "value": 0.5}
+    ]
 
 
 def _copy(tmp_path: Path) -> Path:

@@ -64,9 +64,15 @@ def _write(folder: Path, column: str, values, task: str = "lighteval|t|0") -> Pa
 
 
 def test_missing_metric_of_a_sample_is_left_out(tmp_path):
-    path = _write(tmp_path / "m" / STAMP, "metrics", [{"em": 1.0, "f1": 0.5}, {"em": 0.0, "f1": None}])
+    path = _write(
+        tmp_path / "m" / STAMP, "metrics", [{"em": 1.0, "f1": 0.5}, {"em": 0.0, "f1": None}]
+    )
     got = read_lighteval(path)
-    assert got[["query", "metric", "value"]].values.tolist() == [["0", "em", 1.0], ["0", "f1", 0.5], ["1", "em", 0.0]]
+    assert got[["query", "metric", "value"]].values.tolist() == [
+        ["0", "em", 1.0],
+        ["0", "f1", 0.5],
+        ["1", "em", 0.0],
+    ]
 
 
 def test_string_cast_metrics_are_read(tmp_path):  # lighteval's fallback casts to str
@@ -88,7 +94,9 @@ def test_non_numeric_metric(tmp_path):
 
 def test_metrics_not_a_dict(tmp_path):
     path = _write(tmp_path / "m" / STAMP, "metrics", [1.0])
-    with pytest.raises(FormatError, match=r"row 0: metrics 1.0 is not a non-empty \{metric: number\}"):
+    with pytest.raises(
+        FormatError, match=r"row 0: metrics 1.0 is not a non-empty \{metric: number\}"
+    ):
         read_lighteval(path)
 
 
@@ -99,7 +107,9 @@ def test_not_parquet_and_bad_name(tmp_path):
         read_lighteval(path)
     other = _write(tmp_path, "metrics", [{"em": 1.0}])
     renamed = other.rename(tmp_path / "details_t.parquet")
-    with pytest.raises(FormatError, match="details_t.parquet: the file name is not details_<task>_<timestamp>"):
+    with pytest.raises(
+        FormatError, match="details_t.parquet: the file name is not details_<task>_<timestamp>"
+    ):
         read_lighteval(renamed)
 
 

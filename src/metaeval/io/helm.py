@@ -28,7 +28,9 @@ def _load(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8-sig"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise FormatError(path, getattr(error, "lineno", None), f"not JSON ({error})", LAYOUT) from None
+        raise FormatError(
+            path, getattr(error, "lineno", None), f"not JSON ({error})", LAYOUT
+        ) from None
 
 
 def _task(name: str) -> str:

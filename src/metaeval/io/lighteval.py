@@ -101,9 +101,11 @@ def read_lighteval(
     """Scores from lighteval's per-sample details, one system per model.
 
     Matches the details lighteval writes with ``--save-details``
-    (``logging/evaluation_tracker.py``, huggingface/lighteval 0.4 to 0.10: the
-    per-sample metric dict is the ``metrics`` column before 0.10 and ``metric``
-    from 0.10 on; both are read).
+    (``logging/evaluation_tracker.py`` and ``info_loggers.py`` ``DetailsLogger.Detail``
+    of huggingface/lighteval 0.4 to 0.9, checked at commits 02932a2 and 010dc62: the
+    per-sample metric dict is the ``metrics`` column). Later releases rename it
+    ``metric`` (beside ``doc`` and ``model_response``); that name is read too, but
+    was not checked against a release.
 
     Parameters
     ----------

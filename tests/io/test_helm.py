@@ -159,3 +159,8 @@ def test_not_a_run_folder(tmp_path):
         read_helm(tmp_path)
     with pytest.raises(FormatError, match="no such folder"):
         read_helm(tmp_path / "nope")
+
+
+def test_empty_list():
+    with pytest.raises(SchemaError, match="`run_folder` is an empty list"):
+        read_helm([])

@@ -128,3 +128,8 @@ def test_missing_and_empty(tmp_path):
         read_lighteval(tmp_path / "nope")
     with pytest.raises(SchemaError, match="no details_<task>_<timestamp>.parquet"):
         read_lighteval(tmp_path)
+
+
+def test_empty_list():
+    with pytest.raises(SchemaError, match="`details` is an empty list"):
+        read_lighteval([])

@@ -210,6 +210,8 @@ def read_helm(run_folder: str | Path | Sequence[str | Path]) -> pd.DataFrame:
                 )
     else:
         folders = [Path(f) for f in run_folder]
+        if not folders:
+            raise SchemaError("`run_folder` is an empty list; pass HELM run folders.")
     rows = [row for folder in folders for row in _run(folder)]
     table = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "split", "value"])
     runs = table.drop_duplicates(["task", "system", "query", "metric", "split"])

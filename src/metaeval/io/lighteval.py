@@ -167,6 +167,10 @@ def read_lighteval(
             found += [(str(system), path) for path in _files(Path(place))]
     else:
         places = [details] if isinstance(details, str | Path) else list(details)
+        if not places:
+            raise SchemaError(
+                "`details` is an empty list; pass lighteval details files or folders."
+            )
         for place in map(Path, places):
             found += [(_system_of(place, path), path) for path in _files(place)]
     seen: dict[tuple[str, str], Path] = {}

@@ -32,6 +32,7 @@ MODULES = ["metaeval", "metaeval.schema", "metaeval.io", "metaeval.measures", "m
            "metaeval.classification", "metaeval.plot", "metaeval.report"]  # fmt: skip
 
 CONTROL = "logistic_regression"
+FIXTURES = Path(__file__).parent / "fixtures"
 
 # Functions whose output is not a table: what they return instead.
 NOT_TABLES = {
@@ -159,6 +160,8 @@ def _cases(scores: pd.DataFrame, effects: pd.DataFrame, tmp: Path) -> dict[str, 
         "read_pyterrier": lambda: mio.read_pyterrier(tmp / "pt.csv", task="robust"),
         "read_ranger": lambda: mio.read_ranger(_ranger(tmp), metric="accuracy"),
         "read_lm_eval": lambda: mio.read_lm_eval([_lm_eval(tmp)]),
+        "read_helm": lambda: mio.read_helm(FIXTURES / "helm" / "suite"),
+        "read_lighteval": lambda: mio.read_lighteval(FIXTURES / "lighteval" / "details"),
         "from_ranx": lambda: mio.from_ranx(mio.to_ranx({"q1": {"d1": 1}}, "qrels")),
         "from_ranx_scores": lambda: mio.from_ranx_scores({"bm25": {"ndcg@10": {"q1": 0.5}}}),
         # measures

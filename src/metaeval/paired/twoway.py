@@ -197,9 +197,7 @@ def anova(scores: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def means(
-    scores: pd.DataFrame, *, alpha: float = 0.05, cluster: str | None = None
-) -> pd.DataFrame:
+def means(scores: pd.DataFrame, *, alpha: float = 0.05, cluster: str | None = None) -> pd.DataFrame:
     """Mean score of every system on every task and metric, with its margin of error.
 
     With 3 or more systems on a task the means are over the queries every
@@ -571,7 +569,9 @@ def cluster_ids(scores: pd.DataFrame, cluster: str) -> pd.DataFrame:
     n_clusters = ids.groupby("task", observed=True)["cluster"].nunique()
     few = n_clusters < 2
     if few.any():
-        groups = pd.DataFrame({"task": n_clusters.index[few].astype(str), "clusters": n_clusters[few].values})
+        groups = pd.DataFrame(
+            {"task": n_clusters.index[few].astype(str), "clusters": n_clusters[few].values}
+        )
         raise OptionError(
             f"cluster={cluster!r} needs at least 2 clusters on a task (the t has C − 1 "
             f"degrees of freedom), but these tasks have one:\n{format_groups(groups)}\n"

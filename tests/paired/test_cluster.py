@@ -188,3 +188,12 @@ def test_clustered_intervals_cover_where_naive_ones_do_not(capsys):
         print(f"\ncoverage of 95% intervals, {n_tasks} benchmarks: {cover}")
     assert cover["clustered"] >= 0.93
     assert cover["naive"] < 0.85
+
+
+def test_dask_tables_give_the_same_clustered_results(clustered):
+    dd = pytest.importorskip("dask.dataframe")
+    lazy = dd.from_pandas(clustered, npartitions=2)
+    for name, kwargs in [("means", {}), ("compare", {"control": "a"})]:
+        want = getattr(clustered.meta, name)(cluster="passage", **kwargs)
+        got = getattr(lazy.meta, name)(cluster="passage", **kwargs)
+        pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))

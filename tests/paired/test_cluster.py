@@ -197,3 +197,24 @@ def test_dask_tables_give_the_same_clustered_results(clustered):
         want = getattr(clustered.meta, name)(cluster="passage", **kwargs)
         got = getattr(lazy.meta, name)(cluster="passage", **kwargs)
         pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
+
+
+def test_a_group_in_one_cluster_is_nan_with_a_warning(clustered):
+    from metaeval.errors import DegenerateWarning, PairingWarning
+
+    part = clustered[
+        (clustered.task != "t0") | (clustered.system != "c") | (clustered.passage == "p0")
+    ]
+    with pytest.warns(DegenerateWarning, match="system='c'"):
+        out = metaeval.means(part, cluster="passage")
+    row = out[(out.task == "t0") & (out.system == "c")].iloc[0]
+    assert row.n_clusters == 1 and np.isnan(row.se) and np.isnan(row.moe)
+    assert out.drop(index=row.name)["se"].notna().all()
+    with (
+        pytest.warns(DegenerateWarning, match="treatment='c'"),
+        pytest.warns(PairingWarning),
+    ):
+        res = metaeval.compare(part, control="a", treatment="c", cluster="passage")
+    bad = res[res.task == "t0"].iloc[0]
+    assert np.isnan(bad.statistic) and np.isnan(bad.p_value) and np.isnan(bad.se)
+    assert res[res.task == "t1"]["p_value"].notna().all()

@@ -48,7 +48,15 @@ from .._options import (
     answer_first,
     literal_signature,
 )
-from ..errors import OptionError, check_alpha, check_option, check_resamples, resolve_seed
+from ..errors import (
+    DegenerateWarning,
+    OptionError,
+    check_alpha,
+    check_option,
+    check_resamples,
+    resolve_seed,
+    warn_groups,
+)
 from . import _resampling as rs
 from ._layout import SAFE_MAGNITUDE, Layout, layout
 from .effect_size import effect_sizes, paired_groups, warn_undefined
@@ -300,6 +308,14 @@ def _clustered_t(
             low = diff - crit * se if upper else np.full(len(diff), -np.inf)
             high = np.full(len(diff), np.inf) if upper else diff + crit * se
     defined = frame["statistic"].notna().to_numpy()  # groups the naive t-test could test
+    one = defined & (st["n_clusters"].to_numpy() < 2)
+    if one.any():
+        warn_groups(
+            f"compare(test='t', cluster={cluster!r}) gives NaN for {{n}} group(s) whose paired "
+            "queries are all in one cluster",
+            frame.loc[one, keys],
+            DegenerateWarning,
+        )
     frame = frame.assign(
         statistic=np.where(defined, t_stat, np.nan),
         p_value=np.where(defined, p, np.nan),

@@ -340,7 +340,16 @@ def _clustered_means(scores: pd.DataFrame, lay: Layout, alpha: float, cluster: s
     }
     rank = [out[key].map(order[key]) for key in ("metric", "task", "system")]
     out = out.iloc[np.lexsort(rank[::-1])].reset_index(drop=True)
-    moe = sps.t.isf(alpha / 2, out["n_clusters"] - 1) * out["se"]
+    one = out["n_clusters"] < 2
+    if one.any():
+        warn_groups(
+            f"means(cluster={cluster!r}) gives a NaN standard error for {{n}} (task, metric, "
+            "system) group(s) whose queries are all in one cluster",
+            out.loc[one, ["task", "metric", "system"]],
+            DegenerateWarning,
+        )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        moe = sps.t.isf(alpha / 2, out["n_clusters"] - 1) * out["se"]
     return pd.DataFrame(
         {
             "task": out["task"],

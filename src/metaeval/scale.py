@@ -452,6 +452,7 @@ class DaskMetaAccessor:
         seed: int | None = None,
         adjust: Adjustment | None = None,
         alpha: float = 0.05,
+        cluster: str | None = None,
     ) -> pd.DataFrame:
         """:func:`metaeval.compare` of the whole table: the same p-values, resampled ones too
         (each task's random numbers depend on the seed and the task's name only)."""
@@ -462,7 +463,7 @@ class DaskMetaAccessor:
             seed = resolve_seed(seed)
         kwargs = dict(control=control, treatment=treatment, test=test, alternative=alternative,
                       n_resamples=n_resamples, seed=seed, adjust=adjust, alpha=alpha,
-                      progress=False)  # fmt: skip
+                      progress=False, cluster=cluster)  # fmt: skip
         compare_options(test, alternative, adjust, alpha, n_resamples)
         return _per_task(self._obj, compare, kwargs, pairs=("treatment", "control"),
                          control=control, treatment=treatment)  # fmt: skip
@@ -473,12 +474,12 @@ class DaskMetaAccessor:
 
         return _per_task(self._obj, anova, {}, pairs=None)
 
-    def _means(self, *, alpha: float = 0.05) -> pd.DataFrame:
-        """:func:`metaeval.means` of the whole table."""
+    def _means(self, *, alpha: float = 0.05, cluster: str | None = None) -> pd.DataFrame:
+        """:func:`metaeval.means` of the whole table (clusters are within a task)."""
         from .paired.twoway import means
 
         check_alpha(alpha)
-        return _per_task(self._obj, means, {"alpha": alpha}, pairs=None)
+        return _per_task(self._obj, means, {"alpha": alpha, "cluster": cluster}, pairs=None)
 
     def _tukey(
         self,

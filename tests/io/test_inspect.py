@@ -44,7 +44,12 @@ def fixed(shift: int = 0):
 
 def _task(name: str, shift: int, epochs: int) -> Task:
     samples = [
-        Sample(input=f"q{i}", target=str(i % 5), id=i, metadata={"passage": PASSAGES[i - 1], "n": i})
+        Sample(
+            input=f"q{i}",
+            target=str(i % 5),
+            id=i,
+            metadata={"passage": PASSAGES[i - 1], "n": i},
+        )
         for i in range(1, len(PASSAGES) + 1)
     ]
     return Task(dataset=samples, solver=fixed(shift), scorer=[match(), includes()],
@@ -66,7 +71,15 @@ def _files(folder: Path) -> list[Path]:
 
 def test_every_row_is_a_score_of_the_logs(logs: Path) -> None:
     table = read_inspect(logs, metadata=["passage"])
-    assert list(table.columns) == ["task", "query", "system", "metric", "value", "replicate", "passage"]
+    assert list(table.columns) == [
+        "task",
+        "query",
+        "system",
+        "metric",
+        "value",
+        "replicate",
+        "passage",
+    ]
     expected = []
     for path in _files(logs):
         log = read_eval_log(str(path))
@@ -86,7 +99,9 @@ def test_every_row_is_a_score_of_the_logs(logs: Path) -> None:
     assert not table.duplicated(keys).any()
     # both values occur, and the two scorers disagree somewhere (the test can fail)
     assert set(table["value"]) == {0.0, 1.0}
-    wide = table.pivot_table(index=["task", "query", "system", "replicate"], columns="metric", values="value")
+    wide = table.pivot_table(
+        index=["task", "query", "system", "replicate"], columns="metric", values="value"
+    )
     assert (wide["match"] != wide["includes"]).any()
 
 
@@ -102,7 +117,9 @@ def test_means_equal_inspects_accuracy_and_clustered_stderr(logs: Path) -> None:
             assert abs(rows["value"].mean() - score.metrics["accuracy"].value) < 1e-12
             # Inspect's stderr(cluster="passage") on the per-sample (epoch-averaged) scores:
             # √(C/(C−1) · Σ_c (Σ_{i∈c} (x_i − x̄))²) / n, as a plain loop
-            per_sample = rows.groupby("query").agg(value=("value", "mean"), passage=("passage", "first"))
+            per_sample = rows.groupby("query").agg(
+                value=("value", "mean"), passage=("passage", "first")
+            )
             x = list(per_sample["value"])
             mean = sum(x) / len(x)
             sums: dict[str, float] = {}
@@ -179,3 +196,21 @@ def test_input_values_mapping_partial_and_dict(tmp_path: Path) -> None:
     got = table.set_index(["metric", "query"])["value"]
     np.testing.assert_array_equal(got.loc["graded/grade"].to_numpy(), [1.0, 0.0, 0.5, 0.0])
     np.testing.assert_array_equal(got.loc["graded/points"].to_numpy(), [0.0, 0.25, 0.5, 0.75])
+
+
+def test_a_failed_run_is_an_error_not_an_empty_table(tmp_path: Path) -> None:
+    @solver
+    def broken():
+        async def solve(state, generate):
+            raise RuntimeError("the grader is down")
+
+        return solve
+
+    samples = [Sample(input="q", target="t", id=i) for i in range(2)]
+    eval(Task(dataset=samples, solver=broken(), scorer=match(), name="broken"),
+         model="mockllm/model", log_dir=str(tmp_path), display="none")  # fmt: skip
+    with pytest.raises(
+        SchemaError,
+        match=r"\.eval: no sample of task 'broken' .*status 'error'.*the grader is down",
+    ):
+        read_inspect(tmp_path)

@@ -129,7 +129,8 @@ def read_inspect(
         A file that does not exist or that Inspect cannot read (truncated,
         damaged, not a log), naming it.
     metaeval.SchemaError
-        A log without samples (Inspect ran without writing them, or the run
+        A log none of whose samples was scored (a failed run: its error is
+        shown); a log without samples (Inspect ran without writing them, or the run
         stopped before any finished); a sample without a score of a scorer the
         log has, or without a requested ``metadata`` key (naming file and sample
         id); a sample id repeated for the same task, model and epoch, within a
@@ -146,10 +147,33 @@ def read_inspect(
 
     Examples
     --------
+    Two questions from one passage, both answered ``4`` (a solver sets the answer,
+    so that no model is called), scored by ``match()``; the log is written by
+    ``inspect_ai.eval()`` itself:
+
+    >>> import tempfile
+    >>> from inspect_ai import Task, eval
+    >>> from inspect_ai.dataset import Sample
+    >>> from inspect_ai.model import ModelOutput
+    >>> from inspect_ai.scorer import match
+    >>> from inspect_ai.solver import solver
     >>> from metaeval.io import read_inspect
-    >>> scores = read_inspect("logs/", metadata="passage")  # doctest: +SKIP
-    >>> scores.columns.tolist()  # doctest: +SKIP
-    ['task', 'query', 'system', 'metric', 'value', 'passage']
+    >>> @solver
+    ... def answer_four():
+    ...     async def solve(state, generate):  # no model call: the answer is set here
+    ...         state.output = ModelOutput.from_content(model="mockllm/model", content="4")
+    ...         return state
+    ...     return solve
+    >>> samples = [Sample(input="2 + 2?", target="4", id="q1", metadata={"passage": "p1"}),
+    ...            Sample(input="3 + 3?", target="6", id="q2", metadata={"passage": "p1"})]
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> task = Task(dataset=samples, solver=answer_four(), scorer=match(), name="arithmetic")
+    >>> _ = eval(task, model="mockllm/model", log_dir=tmp.name, display="none")
+    >>> read_inspect(tmp.name, metadata="passage")
+             task query         system metric  value passage
+    0  arithmetic    q1  mockllm/model  match    1.0      p1
+    1  arithmetic    q2  mockllm/model  match    0.0      p1
+    >>> tmp.cleanup()
     """
     keys = _names(metadata, "metadata") or []
     clash = [k for k in keys if k in _KEYS]
@@ -180,6 +204,14 @@ def read_inspect(
                 "them (no --no-log-samples) and the run finishes."
             )
         names = list(dict.fromkeys(n for s in samples for n in (s.scores or {})))
+        if not names:
+            failed = next((s.error.message for s in samples if s.error), evaluation.error)
+            raise SchemaError(
+                f"{path}: no sample of task {task!r} (model {system!r}, status "
+                f"{evaluation.status!r}) was scored"
+                + (f"; the run failed: {excerpt(str(failed))}" if failed else "")
+                + "; fix the run and rerun it (inspect eval-retry)."
+            )
         scorers.update(names)
         wanted = names if chosen is None else [n for n in names if n in chosen]
         for sample in samples:
@@ -206,7 +238,11 @@ def read_inspect(
                 raise SchemaError(
                     f"{path}: sample {sample.id!r} of task {task!r} (epoch {sample.epoch}) has "
                     f"no score of {', '.join(map(repr, absent))}"
-                    + (f" (it failed: {excerpt(str(sample.error.message))})" if sample.error else "")
+                    + (
+                        f" (it failed: {excerpt(str(sample.error.message))})"
+                        if sample.error
+                        else ""
+                    )
                     + "; rerun the failed samples (inspect eval-retry) or choose scorers with `scorer`."
                 )
             for name in wanted:

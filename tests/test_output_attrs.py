@@ -117,14 +117,24 @@ def _lm_eval(tmp: Path) -> Path:
 
 
 def _inspect(tmp: Path) -> Path:
-    """A real Inspect log of two samples (inspect_ai.eval with Inspect's mock model)."""
+    """A real Inspect log of two samples (inspect_ai.eval, no model call: a solver answers)."""
     pytest.importorskip("inspect_ai")
     from inspect_ai import Task, eval
     from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput
     from inspect_ai.scorer import match
+    from inspect_ai.solver import solver
+
+    @solver
+    def answer():
+        async def solve(state, generate):
+            state.output = ModelOutput.from_content(model="mockllm/model", content="a")
+            return state
+
+        return solve
 
     samples = [Sample(input="q", target=t, id=i) for i, t in enumerate(["a", "b"])]
-    eval(Task(dataset=samples, scorer=match(), name="t"), model="mockllm/model",
+    eval(Task(dataset=samples, solver=answer(), scorer=match(), name="t"), model="mockllm/model",
          log_dir=str(tmp / "inspect"), display="none")  # fmt: skip
     return tmp / "inspect"
 

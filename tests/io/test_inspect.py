@@ -59,14 +59,17 @@ def _task(name: str, shift: int, epochs: int) -> Task:
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("inspect_logs")
-    for model, shift in MODELS.items():
+    for (model, shift), form in zip(MODELS.items(), ["eval", "json"], strict=True):
         eval([_task("qa", shift, 1), _task("qa_epochs", shift, 3)], model=model,
-             log_dir=str(folder), display="none", log_format="eval")  # fmt: skip
+             log_dir=str(folder), display="none", log_format=form)  # fmt: skip
     return folder
 
 
 def _files(folder: Path) -> list[Path]:
-    return sorted(folder.glob("*.eval"))
+    """The logs, both formats: one model's are ``.eval``, the other's ``.json``."""
+    files = sorted(folder.glob("*.eval")) + sorted(folder.glob("*.json"))
+    assert sum(p.suffix == ".json" for p in files) == 2 and len(files) == 4
+    return files
 
 
 def test_every_row_is_a_score_of_the_logs(logs: Path) -> None:
@@ -171,8 +174,9 @@ def test_truncated_and_corrupt_files_name_the_file(logs: Path, tmp_path: Path) -
         read_inspect(junk)
     with pytest.raises(FormatError, match="no such file"):
         read_inspect(tmp_path / "absent.eval")
-    with pytest.raises(SchemaError, match="holds no Inspect logs"):
-        read_inspect(tmp_path / "empty_dir" if (tmp_path / "empty_dir").mkdir() is None else None)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SchemaError, match="empty holds no Inspect logs"):
+        read_inspect(tmp_path / "empty")
     assert zipfile.is_zipfile(_files(logs)[0])  # the .eval logs are real zip archives
 
 

@@ -97,8 +97,9 @@ def read_inspect(
     ----------
     source
         An Inspect log file (``.eval`` or ``.json``), a folder of them (Inspect's
-        ``--log-dir``, searched recursively; ``logs.json`` is left out) or a list
-        of files and folders. The logs are read with
+        ``--log-dir``, searched recursively for ``*.eval`` and ``*.json``, each
+        of which must be a log; Inspect's ``logs.json`` listing is left out) or a
+        list of files and folders. The logs are read with
         ``inspect_ai.log.read_eval_log``, so every format Inspect reads is read.
     metadata : str or list of str, optional
         Keys of the samples' ``metadata`` to copy into columns of the same name,

@@ -4,6 +4,7 @@ sets the output itself, the model is Inspect's ``mockllm``)."""
 from __future__ import annotations
 
 import math
+import sys
 import zipfile
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metaeval.errors import FormatError, OptionError, SchemaError
+from metaeval.errors import FormatError, MetaEvalWarning, OptionError, SchemaError
 from metaeval.io import read_inspect
 
 inspect_ai = pytest.importorskip("inspect_ai")
@@ -218,3 +219,42 @@ def test_a_failed_run_is_an_error_not_an_empty_table(tmp_path: Path) -> None:
         match=r"\.eval: no sample of task 'broken' .*status 'error'.*the grader is down",
     ):
         read_inspect(tmp_path)
+
+
+@solver
+def fails_on(ids: list[int]):
+    """Answers right, but raises for the samples ``ids``."""
+
+    async def solve(state, generate):
+        if int(state.sample_id) in ids:
+            raise RuntimeError(f"sample {state.sample_id} broke")
+        state.output = ModelOutput.from_content(model="mockllm/model", content=state.target.text)
+        return state
+
+    return solve
+
+
+@pytest.mark.parametrize("fail_on_error", [False, True])
+def test_failed_samples_are_left_out_with_a_warning(tmp_path: Path, fail_on_error: bool) -> None:
+    samples = [Sample(input="q", target="t", id=i) for i in range(1, 5)]
+    eval(Task(dataset=samples, solver=fails_on([3]), scorer=match(), name="flaky"),
+         model="mockllm/model", log_dir=str(tmp_path), display="none",
+         fail_on_error=fail_on_error)  # fmt: skip
+    log = read_eval_log(str(next(tmp_path.glob("*.eval"))))
+    scored = sorted(s.id for s in log.samples if s.scores)
+    with pytest.warns(MetaEvalWarning) as caught:
+        table = read_inspect(tmp_path)
+    messages = [str(w.message) for w in caught]
+    assert any("1 sample(s) failed in Inspect" in m and "query=3" in m and "sample 3 broke" in m
+               for m in messages), messages  # fmt: skip
+    assert any("did not finish" in m and "status='error'" in m for m in messages) is fail_on_error
+    assert sorted(table["query"]) == scored and 3 not in scored
+    assert (table["value"] == 1.0).all()
+
+
+def test_without_inspect_ai_the_error_says_what_to_install(
+    logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "inspect_ai", None)  # as if it were not installed
+    with pytest.raises(ImportError, match=r"pip install metaeval\[inspect\]"):
+        read_inspect(logs)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import FormatError, OptionError, SchemaError, excerpt
+from ..errors import FormatError, MetaEvalWarning, OptionError, SchemaError, excerpt, warn_groups
 
 __all__ = ["read_inspect"]
 
@@ -21,7 +21,7 @@ def _inspect_log() -> Any:
     """``inspect_ai.log``, imported when a log is read (an optional dependency)."""
     try:
         from inspect_ai import log
-    except ImportError as error:  # pragma: no cover - depends on the environment
+    except ImportError as error:
         raise ImportError(
             "read_inspect needs the inspect_ai package: pip install metaeval[inspect]"
         ) from error
@@ -141,9 +141,18 @@ def read_inspect(
         ``metadata`` or ``scorer`` not names, or a ``metadata`` key that is one of
         the table's own columns.
 
+    Warns
+    -----
+    metaeval.MetaEvalWarning
+        Samples that failed in Inspect (an error and no score: runs with
+        ``fail_on_error`` off, or unfinished) are left out, as Inspect leaves them
+        out of its metrics, with a warning listing file, task, model, epoch and
+        sample id; logs whose status is not ``"success"`` are read with a warning
+        naming them.
+
     Notes
     -----
-    Read with inspect_ai 0.3 (the ``.eval`` zip format and the older ``.json``
+    Matched and tested with inspect_ai 0.3.285 (the ``.eval`` zip format and the older ``.json``
     format, whatever ``read_eval_log`` of the installed version reads).
 
     Examples
@@ -192,6 +201,8 @@ def read_inspect(
     where: dict[tuple, Path] = {}
     scorers: set[str] = set()
     several = False
+    failed: list[tuple] = []
+    unfinished: list[tuple] = []
     for path in _files(source):
         evaluation = _read(log, path)
         task, system = str(evaluation.eval.task), str(evaluation.eval.model)
@@ -204,6 +215,8 @@ def read_inspect(
                 f"{evaluation.status!r}) has no samples; rerun Inspect so that it writes "
                 "them (no --no-log-samples) and the run finishes."
             )
+        if evaluation.status != "success":
+            unfinished.append((path.name, task, system, evaluation.status))
         names = list(dict.fromkeys(n for s in samples for n in (s.scores or {})))
         if not names:
             failed = next((s.error.message for s in samples if s.error), evaluation.error)
@@ -234,6 +247,10 @@ def read_inspect(
                 )
             extra = tuple(given[k] for k in keys)
             scores = sample.scores or {}
+            if sample.error is not None and not scores:  # Inspect scored it not either
+                failed.append((path.name, task, system, sample.epoch, sample.id,
+                               excerpt(str(sample.error.message))))  # fmt: skip
+                continue
             absent = [n for n in wanted if n not in scores]
             if absent:
                 raise SchemaError(
@@ -260,4 +277,18 @@ def read_inspect(
     table["value"] = table["value"].astype(np.float64)
     if not several:
         table = table.drop(columns="replicate")
+    if failed:  # once the table is made: no warning before an error
+        warn_groups(
+            "{n} sample(s) failed in Inspect (an error and no score) and are left out, as "
+            "Inspect leaves them out of its metrics; rerun them with inspect eval-retry",
+            pd.DataFrame(failed, columns=["file", "task", "system", "epoch", "query", "error"]),
+            MetaEvalWarning,
+        )
+    if unfinished:
+        warn_groups(
+            "{n} log(s) are of runs that did not finish: they hold only the samples that "
+            "completed; rerun them with inspect eval-retry",
+            pd.DataFrame(unfinished, columns=["file", "task", "system", "status"]),
+            MetaEvalWarning,
+        )
     return table

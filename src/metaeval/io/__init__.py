@@ -26,8 +26,8 @@ from __future__ import annotations
 from .arrays import scores_from_arrays
 from .elinor import jsonl_to_trec, read_jsonl, read_per_query_csv, trec_to_jsonl, write_jsonl
 from .helm import read_helm
-from .lighteval import read_lighteval
 from .inspect import read_inspect
+from .lighteval import read_lighteval
 from .lm_eval import PRIMARY_METRICS, read_lm_eval
 from .pyterrier import read_pyterrier
 from .ranger import read_per_sample, read_ranger

@@ -32,6 +32,7 @@ MODULES = ["metaeval", "metaeval.schema", "metaeval.io", "metaeval.measures", "m
            "metaeval.classification", "metaeval.plot", "metaeval.report"]  # fmt: skip
 
 CONTROL = "logistic_regression"
+FIXTURES = Path(__file__).parent / "fixtures"
 
 # Functions whose output is not a table: what they return instead.
 NOT_TABLES = {
@@ -116,6 +117,29 @@ def _lm_eval(tmp: Path) -> Path:
     return tmp / "model_a"
 
 
+def _inspect(tmp: Path) -> Path:
+    """A real Inspect log of two samples (inspect_ai.eval, no model call: a solver answers)."""
+    pytest.importorskip("inspect_ai")
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import solver
+
+    @solver
+    def answer():
+        async def solve(state, generate):
+            state.output = ModelOutput.from_content(model="mockllm/model", content="a")
+            return state
+
+        return solve
+
+    samples = [Sample(input="q", target=t, id=i) for i, t in enumerate(["a", "b"])]
+    eval(Task(dataset=samples, solver=answer(), scorer=match(), name="t"), model="mockllm/model",
+         log_dir=str(tmp / "inspect"), display="none")  # fmt: skip
+    return tmp / "inspect"
+
+
 def _cases(scores: pd.DataFrame, effects: pd.DataFrame, tmp: Path) -> dict[str, Callable[[], Any]]:
     """A call of every table-returning public function on small real data."""
     qrels, run = _qrels_and_run(tmp)
@@ -159,6 +183,9 @@ def _cases(scores: pd.DataFrame, effects: pd.DataFrame, tmp: Path) -> dict[str, 
         "read_pyterrier": lambda: mio.read_pyterrier(tmp / "pt.csv", task="robust"),
         "read_ranger": lambda: mio.read_ranger(_ranger(tmp), metric="accuracy"),
         "read_lm_eval": lambda: mio.read_lm_eval([_lm_eval(tmp)]),
+        "read_helm": lambda: mio.read_helm(FIXTURES / "helm" / "suite"),
+        "read_lighteval": lambda: mio.read_lighteval(FIXTURES / "lighteval" / "details"),
+        "read_inspect": lambda: mio.read_inspect(_inspect(tmp)),
         "from_ranx": lambda: mio.from_ranx(mio.to_ranx({"q1": {"d1": 1}}, "qrels")),
         "from_ranx_scores": lambda: mio.from_ranx_scores({"bm25": {"ndcg@10": {"q1": 0.5}}}),
         # measures

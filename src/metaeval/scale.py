@@ -319,15 +319,24 @@ def effects(
     effect: EffectType = DEFAULT_EFFECT,
     alpha: float = 0.05,
     correct: bool = True,
+    cv: tuple[float, float] | None = None,
     survey: Survey | None = None,
 ) -> pd.DataFrame:
     """``ddf.meta.effects()``; ``survey``: the first pass's result, if the caller has it."""
-    from .paired.effect_size import check_extra_columns, checked_options, effects_table
+    from .paired.effect_size import (
+        check_extra_columns,
+        checked_options,
+        cv_corrected,
+        effects_table,
+    )
 
     effect, alpha = checked_options(effect, alpha)
     check_extra_columns(list((survey.ddf if survey is not None else ddf).columns))
     stats, attrs = statistics(ddf, control, treatment, survey)
-    return effects_table(stats, attrs, effect=effect, alpha=alpha, correct=correct)
+    table = effects_table(stats, attrs, effect=effect, alpha=alpha, correct=correct)
+    if cv is not None:  # one row per fold: the same correction as in memory
+        table = cv_corrected(table, cv, effect=effect, replicates=False, alpha=alpha)
+    return table
 
 
 # ---------------------------------------------------- per-task tests and tables
@@ -408,10 +417,11 @@ class DaskMetaAccessor:
         effect: EffectType = DEFAULT_EFFECT,
         alpha: float = 0.05,
         correct: bool = True,
+        cv: tuple[float, float] | None = None,
     ) -> pd.DataFrame:
         """:func:`metaeval.effects` of the whole table: a pandas effects table."""
         return effects(self._obj, control, treatment=treatment, effect=effect, alpha=alpha,
-                       correct=correct)  # fmt: skip
+                       correct=correct, cv=cv)  # fmt: skip
 
     def _analyze(
         self,
@@ -444,6 +454,7 @@ class DaskMetaAccessor:
         seed: int | None = None,
         adjust: Adjustment | None = None,
         alpha: float = 0.05,
+        cluster: str | None = None,
     ) -> pd.DataFrame:
         """:func:`metaeval.compare` of the whole table: the same p-values, resampled ones too
         (each task's random numbers depend on the seed and the task's name only)."""
@@ -454,7 +465,7 @@ class DaskMetaAccessor:
             seed = resolve_seed(seed)
         kwargs = dict(control=control, treatment=treatment, test=test, alternative=alternative,
                       n_resamples=n_resamples, seed=seed, adjust=adjust, alpha=alpha,
-                      progress=False)  # fmt: skip
+                      progress=False, cluster=cluster)  # fmt: skip
         compare_options(test, alternative, adjust, alpha, n_resamples)
         return _per_task(self._obj, compare, kwargs, pairs=("treatment", "control"),
                          control=control, treatment=treatment)  # fmt: skip
@@ -465,13 +476,16 @@ class DaskMetaAccessor:
 
         return _per_task(self._obj, anova, {}, pairs=None)
 
-    def _means(self, *, ci: MeansCI = "t", alpha: float = 0.05) -> pd.DataFrame:
-        """:func:`metaeval.means` of the whole table."""
+    def _means(
+        self, *, ci: MeansCI = "t", alpha: float = 0.05, cluster: str | None = None
+    ) -> pd.DataFrame:
+        """:func:`metaeval.means` of the whole table (clusters are within a task)."""
         from .paired.twoway import means
 
         check_option("ci", ci, MEANS_CIS)
         check_alpha(alpha)
-        return _per_task(self._obj, means, {"ci": ci, "alpha": alpha}, pairs=None)
+        kwargs = {"ci": ci, "alpha": alpha, "cluster": cluster}
+        return _per_task(self._obj, means, kwargs, pairs=None)
 
     def _tukey(
         self,

@@ -40,7 +40,7 @@ def test_means_binomial_intervals_match_statsmodels(rng, ci, sm_method, alpha):
     scores = scores.drop(index=scores.index[:7])  # system 'a' misses 7 queries on t1
     out = metaeval.means(scores, ci=ci, alpha=alpha)
     assert (out["variance_from"] == ci).all()
-    assert out["moe"].isna().all()
+    assert out["moe"].isna().all() and out["se"].isna().all()
     for row in out.itertuples():
         own = scores[
             (scores["task"] == row.task)
@@ -87,6 +87,13 @@ def test_means_binomial_ci_rejects_non_binary_scores_naming_the_group(rng, ci):
 def test_means_rejects_a_bogus_ci(rng):
     with pytest.raises(OptionError, match="ci"):
         metaeval.means(_binary_scores(rng), ci="wald")
+
+
+def test_means_binomial_ci_is_not_combined_with_cluster(rng):
+    scores = _binary_scores(rng)
+    scores["passage"] = scores["query"].str.len()
+    with pytest.raises(OptionError, match=r"cluster=.*ci='wilson'"):
+        metaeval.means(scores, ci="wilson", cluster="passage")
 
 
 # ---------------------------------------------------------------------- McNemar

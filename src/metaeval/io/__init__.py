@@ -7,6 +7,9 @@
   :func:`metaeval.ir.evaluate`).
 - :mod:`~metaeval.io.pyterrier`: PyTerrier per-query results.
 - :mod:`~metaeval.io.lm_eval`: lm-evaluation-harness sample logs.
+- :mod:`~metaeval.io.helm`: HELM run folders (per-instance stats).
+- :mod:`~metaeval.io.lighteval`: lighteval per-sample details (Parquet).
+- :mod:`~metaeval.io.inspect`: Inspect AI evaluation logs (``.eval``, ``.json``).
 - :mod:`~metaeval.io.tidy`: tidy scores files (CSV, TSV, JSON lines, Parquet).
 - :func:`scores_from_arrays`: per-sample arrays aligned by position.
 
@@ -22,6 +25,9 @@ from __future__ import annotations
 
 from .arrays import scores_from_arrays
 from .elinor import jsonl_to_trec, read_jsonl, read_per_query_csv, trec_to_jsonl, write_jsonl
+from .helm import read_helm
+from .inspect import read_inspect
+from .lighteval import read_lighteval
 from .lm_eval import PRIMARY_METRICS, read_lm_eval
 from .pyterrier import read_pyterrier
 from .ranger import read_per_sample, read_ranger
@@ -34,4 +40,6 @@ __all__ = [
     "read_qrels", "read_run", "write_qrels", "write_run",
     "read_jsonl", "write_jsonl", "trec_to_jsonl", "jsonl_to_trec", "read_per_query_csv",
     "read_ranger", "read_per_sample", "from_ranx_scores", "to_ranx", "from_ranx", "read_pyterrier", "read_lm_eval", "PRIMARY_METRICS",
+    "read_helm", "read_lighteval",
+    "read_inspect",
 ]  # fmt: skip

@@ -57,7 +57,7 @@ Viechtbauer, W. (2010). Conducting meta-analyses in R with the metafor package.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -75,6 +75,7 @@ from .._options import (
 )
 from ..errors import (
     DegenerateWarning,
+    OptionError,
     PairingError,
     check_alpha,
     check_no_clash,
@@ -89,6 +90,7 @@ from .replicates import (
     add_replicate_variance,
     has_replicates,
     pair_variances,
+    t_inference,
 )
 from .sufficient import sufficient_statistics
 
@@ -368,6 +370,7 @@ def effects(
     effect: EffectType = DEFAULT_EFFECT,
     alpha: float = 0.05,
     correct: bool = True,
+    cv: tuple[float, float] | None = None,
 ) -> pd.DataFrame:
     """Paired effect of each treatment over each control on every task and metric.
 
@@ -386,6 +389,16 @@ def effects(
     correct : bool, default True
         Small-sample corrections: Hedges' J (``smd``), c(m) (``smcc``,
         ``smcrp``), the log-ratio bias correction (``rom``).
+    cv : (n_train, n_test), optional
+        The scores are per-fold scores of (repeated) k-fold cross-validation, one
+        row per fold (``query`` names the fold), each fold trained on
+        ``n_train`` and tested on ``n_test`` items. The folds' training sets
+        overlap, so the folds' differences are correlated and S²_d/J
+        underestimates the variance of their mean; Nadeau & Bengio's correction
+        (2003; Bouckaert & Frank 2004) uses (1/J + n_test/n_train)·S²_d for J
+        folds, with t intervals on J − 1 degrees of freedom (a ``df`` column).
+        ``effect="md"`` only. A ``replicate`` column whose ids partition the
+        queries (folds given as replicates) is refused with this advice.
 
     Returns
     -------
@@ -416,7 +429,7 @@ def effects(
           scale) and for ``rom`` ``rel_change, rel_change_ci_low,
           rel_change_ci_high`` (ratio − 1, i.e. the relative change);
         - for a scores table with a ``replicate`` column (random seeds,
-          cross-validation folds), each system's per-query scores are averaged
+          checkpoints, epochs: reruns on the same queries), each system's per-query scores are averaged
           over its replicates before pairing, and the variance the replicates
           leave in those averages is added: ``variance_replicates`` (the added
           part; ``variance``, ``se``, the interval and the p-value include it),
@@ -481,7 +494,40 @@ def effects(
     if has_replicates(scores):
         table = add_replicate_variance(table, scores, pair_variances(stats), alpha)
         table.attrs["replicates"] = REPLICATES_ADDED
+    if cv is not None:
+        table = cv_corrected(table, cv, effect=effect, replicates=has_replicates(scores),
+                             alpha=alpha)  # fmt: skip
     return table
+
+
+def cv_corrected(
+    table: pd.DataFrame, cv: Any, *, effect: str, replicates: bool, alpha: float
+) -> pd.DataFrame:
+    """Nadeau and Bengio's corrected variance of a mean over J folds: the effects table with
+    ``variance`` × (1 + J·n_test/n_train), t inference on J − 1 df (see :func:`effects`)."""
+    if (not isinstance(cv, tuple | list) or len(cv) != 2
+            or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in cv)
+            or not all(np.isfinite(x) and x > 0 for x in cv)):  # fmt: skip
+        raise OptionError(
+            f"`cv` must be (n_train, n_test), two positive numbers (the sizes of a fold's "
+            f"training and test sets), not {cv!r}."
+        )
+    if effect != "md":
+        raise OptionError(
+            f"cv= corrects the mean difference over folds: pass effect='md', not {effect!r}."
+        )
+    if replicates:
+        raise OptionError("cv= takes one row per fold (query = the fold) and no replicate column.")
+    n_train, n_test = float(cv[0]), float(cv[1])
+    folds = table["n"].to_numpy(float)
+    out = table.copy()
+    variance = out["variance"].to_numpy(float) * (1 + folds * n_test / n_train)
+    out["variance"] = variance
+    t_inference(out, np.sqrt(variance), folds - 1, alpha)
+    out.insert(out.columns.get_loc("z") + 1, "df", folds - 1)
+    add_display(out, ("effect", "ci_low", "ci_high"))
+    out.attrs["cv"] = (n_train, n_test)
+    return out
 
 
 def effects_table(

@@ -145,7 +145,7 @@ def add_replicate_variance(
         df = np.where(denom > 0, variance**2 / denom, np.inf)
     out = table.copy()
     out["variance"] = variance
-    _t_inference(out, np.sqrt(variance), df, alpha)
+    t_inference(out, np.sqrt(variance), df, alpha)
     at = out.columns.get_loc("variance") + 1
     out.insert(at, "variance_replicates", added)
     out.insert(at + 1, "replicates_treatment", r_t.astype(np.int64))
@@ -177,7 +177,7 @@ def _standardizers(effect_type: str, stats: pd.DataFrame, table: pd.DataFrame):
     return w, w
 
 
-def _t_inference(out: pd.DataFrame, se: np.ndarray, df: np.ndarray, alpha: float) -> None:
+def t_inference(out: pd.DataFrame, se: np.ndarray, df: np.ndarray, alpha: float) -> None:
     """se, z, the t interval and two-sided p-value on ``df`` degrees of freedom, in place."""
     from scipy import stats as sps
 

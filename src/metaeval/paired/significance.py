@@ -55,24 +55,34 @@ from .._options import (
     answer_first,
     literal_signature,
 )
-from ..errors import SchemaError, check_alpha, check_option, check_resamples, resolve_seed
+from ..errors import (
+    DegenerateWarning,
+    OptionError,
+    check_alpha,
+    check_option,
+    check_resamples,
+    resolve_seed,
+    warn_groups,
+)
 from . import _resampling as rs
 from ._layout import SAFE_MAGNITUDE, Layout, layout
 from .effect_size import effect_sizes, paired_groups, warn_undefined
 from .multiplicity import ADJUSTMENTS, adjust_in_table
 from .replicates import REPLICATES_AVERAGED, has_replicates
 from .sufficient import statistics_of
+from .twoway import check_binary, cluster_se, per_query_scores, wilson_interval
 
-__all__ = ["compare", "check_binary", "wilson_interval"]
+__all__ = ["compare"]
 
 _ORDER = ("metric", "treatment", "control", "task")
 #: The columns compare() writes besides its keys.
 COMPARE_RESULTS = (
     "test", "n", "mean_treatment", "mean_control", "diff", "statistic", "p_value",
-    "p_adjusted", "ci_low", "ci_high", "moe", "effect_size",
-    "n_discordant", "n_treatment_only", "n_control_only",
+    "p_adjusted", "ci_low", "ci_high", "moe", "effect_size", "se", "df", "n_clusters",
+    "design_effect", "n_discordant", "n_treatment_only", "n_control_only",
 )  # fmt: skip
 _MCNEMAR = ("mcnemar", "mcnemar_midp")
+_COUNTS = ("n_discordant", "n_treatment_only", "n_control_only")  # McNemar's
 
 
 @literal_signature
@@ -88,6 +98,7 @@ def compare(
     adjust: Adjustment | None = None,
     alpha: float = 0.05,
     progress: bool | None = None,
+    cluster: str | None = None,
 ) -> pd.DataFrame:
     """Paired significance test of every (treatment, control) pair on every task and metric.
 
@@ -147,6 +158,15 @@ default "t"
     progress : bool, optional
         Report the progress of resampling tests on stderr; None: only for
         runs longer than a few seconds on a terminal.
+    cluster : str, optional
+        With ``test="t"``: a column of ``scores`` with the cluster of each query
+        (constant within a query across systems and metrics, e.g. the passage
+        several questions share). The t-test then uses the clustered standard
+        error of the mean difference (Miller 2024, App. A, with the
+        finite-cluster factor), SE = √(C/(C − 1) · Σ_c (Σ_{i∈c} (d_i − d̄))²) / n
+        over the C clusters of the paired queries, and t on C − 1 degrees of
+        freedom; the output gains ``se, df, n_clusters`` and ``design_effect``
+        = SE² / (s_d²/n).
 
     Returns
     -------
@@ -202,6 +222,11 @@ default "t"
     from scipy import stats as sps
 
     alpha, n_resamples = compare_options(test, alternative, adjust, alpha, n_resamples)
+    if cluster is not None and test != "t":
+        raise OptionError(
+            f"cluster= works with test='t' only, but test={test!r} was passed with "
+            f"cluster={cluster!r}; use test='t' or cluster=None."
+        )
     seed = resolve_seed(seed) if test in ("randomization", "bootstrap") else seed
     if test in _MCNEMAR:
         check_binary(scores, f"compare(test={test!r})")
@@ -268,9 +293,11 @@ default "t"
     keep_flat = keep.transpose(*_ORDER).values.ravel()
     frame = out.to_dataframe(dim_order=list(_ORDER)).reset_index()[keep_flat]
     if test in _MCNEMAR:
-        frame = frame.astype(dict.fromkeys(COMPARE_RESULTS[-3:], int))
+        frame = frame.astype(dict.fromkeys(_COUNTS, int))
     frame.insert(4, "test", test)
     frame = frame.reset_index(drop=True)
+    if cluster is not None:
+        frame = _clustered_t(frame, scores, cluster, alternative, alpha)
     if adjust is not None:
         position = frame.columns.get_loc("p_value") + 1
         frame.insert(position, "p_adjusted", adjust_in_table(frame, ["metric", "task"], adjust))
@@ -282,6 +309,57 @@ default "t"
     )  # fmt: skip
     if has_replicates(scores):
         frame.attrs["replicates"] = REPLICATES_AVERAGED
+    return frame
+
+
+def _clustered_t(
+    frame: pd.DataFrame, scores: pd.DataFrame, cluster: str, alternative: str, alpha: float
+) -> pd.DataFrame:
+    """compare(test="t", cluster=...): the t-test's columns from the clustered SE of d."""
+    from scipy import stats as sps
+
+    values = per_query_scores(scores, cluster)
+    keys = ["metric", "treatment", "control", "task"]
+    for key in ("task", "metric", "system"):
+        values[key] = values[key].astype(str)
+    pairs = frame[keys].astype(str)
+    pairs["row"] = np.arange(len(frame))
+    left = values.rename(columns={"system": "treatment", "value": "x_t"})
+    right = values.rename(columns={"system": "control", "value": "x_c"}).drop(columns="cluster")
+    d = pairs.merge(left, on=["metric", "treatment", "task"]).merge(
+        right, on=["metric", "control", "task", "query"]
+    )
+    d["d"] = d["x_t"] - d["x_c"]
+    st = cluster_se(d, ["row"], value="d").set_index("row").reindex(np.arange(len(frame)))
+    se, dof = st["se"].to_numpy(), (st["n_clusters"] - 1).to_numpy(dtype=float)
+    diff = frame["diff"].to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t_stat = np.where(se > 0, diff / se, np.nan)
+        if alternative == "two-sided":
+            crit = sps.t.isf(alpha / 2, dof)
+            p = 2 * sps.t.sf(np.abs(t_stat), dof)
+            low, high = diff - crit * se, diff + crit * se
+        else:
+            crit = sps.t.isf(alpha, dof)
+            upper = alternative == "greater"
+            p = sps.t.sf(t_stat, dof) if upper else sps.t.cdf(t_stat, dof)
+            low = diff - crit * se if upper else np.full(len(diff), -np.inf)
+            high = np.full(len(diff), np.inf) if upper else diff + crit * se
+    defined = frame["statistic"].notna().to_numpy()  # groups the naive t-test could test
+    one = defined & (st["n_clusters"].to_numpy() < 2)
+    if one.any():
+        warn_groups(
+            f"compare(test='t', cluster={cluster!r}) gives NaN for {{n}} group(s) whose paired "
+            "queries are all in one cluster",
+            frame.loc[one, keys],
+            DegenerateWarning,
+        )
+    frame = frame.assign(
+        statistic=np.where(defined, t_stat, np.nan),
+        p_value=np.where(defined, p, np.nan),
+        ci_low=low, ci_high=high, moe=crit * se, se=se, df=dof,
+        n_clusters=st["n_clusters"].to_numpy(), design_effect=st["design_effect"].to_numpy(),
+    )  # fmt: skip
     return frame
 
 
@@ -466,19 +544,6 @@ def _mcnemar(d: np.ndarray, both: np.ndarray, alternative: str, mid_p: bool):
     return b - c, p, np.stack([b, c], axis=-1)
 
 
-def wilson_interval(successes: Any, n: Any, z: Any) -> tuple[Any, Any]:
-    """Wilson's score interval of a binomial proportion, elementwise.
-
-    (x + z²/2)/(n + z²) ∓ z/(n + z²)·√(x(n − x)/n + z²/4), with ``z`` the
-    normal quantile of the level (z_{α/2} for a two-sided 1 − alpha interval).
-    """
-    x, n = np.asarray(successes, dtype=float), np.asarray(n, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        centre = (x + z**2 / 2) / (n + z**2)
-        half = z / (n + z**2) * np.sqrt(x * (n - x) / n + z**2 / 4)
-    return centre - half, centre + half
-
-
 def _newcombe(out: xr.Dataset, b: xr.DataArray, c: xr.DataArray, alpha: float, alternative: str):
     """Newcombe's (1998) method 10 interval for p_treatment − p_control of paired 0/1 scores."""
     from scipy import stats as sps
@@ -504,38 +569,6 @@ def _newcombe(out: xr.Dataset, b: xr.DataArray, c: xr.DataArray, alpha: float, a
     elif alternative == "less":
         low = xr.full_like(low, -1.0)
     return low, high
-
-
-def check_binary(scores: pd.DataFrame, where: str) -> None:
-    """Raise :class:`~metaeval.SchemaError` unless every score is 0 or 1.
-
-    With a ``replicate`` column the scores are first averaged per query (as the
-    tests see them), so replicates that disagree on a query are named too.
-    """
-    keys = [k for k in ("task", "query", "system", "metric") if k in scores.columns]
-    values = scores
-    if has_replicates(scores):
-        values = scores.groupby(keys, observed=True, sort=False)["value"].mean().reset_index()
-    value = pd.to_numeric(values["value"], errors="coerce")
-    bad = ~value.isin([0, 1])
-    if bad.any():
-        cases = values.loc[bad, keys + ["value"]]
-        first = cases.iloc[0]
-        group = ", ".join(f"{k}={first[k]!r}" for k in keys)
-        averaged = " (averaged over its replicates)" if has_replicates(scores) else ""
-        raise SchemaError(
-            f"{where} needs binary scores (0 or 1) in column 'value', but {len(cases)} "
-            f"row(s) are not, e.g. {first['value']!r} at {group}{averaged}. Use it on "
-            "0/1 scores such as per-query accuracy, or choose another option.",
-            pd.DataFrame(
-                {
-                    "problem": "not 0 or 1",
-                    "column": "value",
-                    "row": cases.index,
-                    "value": cases["value"].to_numpy(),
-                }
-            ),  # fmt: skip
-        )
 
 
 def _wilcoxon(d: np.ndarray, both: np.ndarray, alternative: str):

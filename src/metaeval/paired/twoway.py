@@ -16,6 +16,8 @@ information retrieval experiments. *ACM TOIS*, 30(1). doi:10.1145/2094072.209407
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -24,6 +26,7 @@ from ..errors import (
     DegenerateWarning,
     OptionError,
     PairingWarning,
+    SchemaError,
     check_alpha,
     check_option,
     check_resamples,
@@ -34,10 +37,9 @@ from ..errors import (
 from . import _resampling as rs
 from ._layout import BLOCK, Layout, layout, per_task_sum
 from .replicates import REPLICATES_AVERAGED, has_replicates
-from .significance import check_binary, wilson_interval
 from .sufficient import statistics_of
 
-__all__ = ["anova", "tukey", "means", "TwoWay"]
+__all__ = ["anova", "tukey", "means", "TwoWay", "check_binary", "wilson_interval"]
 
 
 # ------------------------------------------------------ two-way layout (ANOVA)
@@ -200,7 +202,9 @@ def anova(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 @literal_signature
-def means(scores: pd.DataFrame, *, ci: MeansCI = "t", alpha: float = 0.05) -> pd.DataFrame:
+def means(
+    scores: pd.DataFrame, *, ci: MeansCI = "t", alpha: float = 0.05, cluster: str | None = None
+) -> pd.DataFrame:
     """Mean score of every system on every task and metric, with its margin of error.
 
     With ``ci="t"`` and 3 or more systems on a task the means are over the
@@ -208,6 +212,15 @@ def means(scores: pd.DataFrame, *, ci: MeansCI = "t", alpha: float = 0.05) -> pd
     of the two-way ANOVA: t_{α/2, φ}·√(V_E/n), φ = (k − 1)(n − 1) (Sakai 2018,
     §3); with fewer, each system's own queries and standard deviation:
     t_{α/2, n−1}·s/√n.
+
+    With ``cluster=`` (a column holding a cluster id per query, e.g. the
+    passage several questions share) each system's mean is over its own
+    queries and its standard error is the cluster-robust one (Miller 2024,
+    App. A, with the finite-cluster factor, as Inspect computes it)
+
+        SE = √(C/(C − 1) · Σ_c (Σ_{i∈c} (x_i − x̄))²) / n,
+
+    with C clusters, and the interval is t_{α/2, C−1}·SE.
 
     Parameters
     ----------
@@ -221,19 +234,35 @@ def means(scores: pd.DataFrame, *, ci: MeansCI = "t", alpha: float = 0.05) -> pd
         ``"clopper_pearson"``, the exact interval from the beta quantiles
         B(α/2; x, n − x + 1) and B(1 − α/2; x + 1, n − x) (0 and 1 at x = 0
         and x = n). Neither collapses to a point at 0% or 100%, unlike the t
-        interval. Both are asymmetric: ``moe`` is NaN, and ``variance_from``
+        interval. Both are asymmetric: ``se`` and ``moe`` are NaN, and ``variance_from``
         is the ``ci`` name. Scores other than 0 and 1 raise
         :class:`~metaeval.SchemaError` naming the group and the value.
     alpha : float, default 0.05
         The intervals have level 1 − alpha.
+    cluster : str, optional
+        A column of ``scores`` with the cluster of each query (constant within a
+        query across systems and metrics): clustered standard errors.
 
     Returns
     -------
     pandas.DataFrame
-        ``task, metric, system, n, mean, moe, ci_low, ci_high, variance_from``
-        (``"anova"`` or ``"system"``; for a binomial ``ci`` its name). Rows by metric, then task, then system,
+        ``task, metric, system, n, mean, se, moe, ci_low, ci_high,
+        variance_from`` (``"anova"``, ``"system"``, ``"cluster"``, or for a binomial ``ci`` its
+        name); ``se`` is
+        the standard error √(V/n) the interval uses. With ``cluster=`` also
+        ``n_clusters`` (C) and ``design_effect`` = SE²_clustered / SE²_naive,
+        the naive one s²/n from the system's own variance (NaN for s = 0):
+        how many times the variance of the mean exceeds the one of n
+        independent queries. Rows by metric, then task, then system,
         each in the table's order (a categorical's categories, else sorted), as
         in :func:`metaeval.effects`.
+
+    Raises
+    ------
+    metaeval.SchemaError
+        ``cluster`` is not a column, or a query has no cluster id or several.
+    metaeval.OptionError
+        ``cluster=`` and a task with one cluster.
 
     Warns
     -----
@@ -281,9 +310,16 @@ def means(scores: pd.DataFrame, *, ci: MeansCI = "t", alpha: float = 0.05) -> pd
     check_option("ci", ci, MEANS_CIS)
     alpha = check_alpha(alpha)
     if ci != "t":
+        if cluster is not None:
+            raise OptionError(
+                f"cluster= works with ci='t' only, but ci={ci!r} was passed with "
+                f"cluster={cluster!r}; use ci='t' or cluster=None."
+            )
         check_binary(scores, f"means(ci={ci!r})")
         return _binomial_means(scores, ci, alpha)
     lay = layout(scores)
+    if cluster is not None:
+        return _clustered_means(scores, lay, alpha, cluster)
     two = TwoWay(lay)
     two.check("means()", among=two.k >= 3)  # the groups on complete queries only
     ds = statistics_of(lay, warn=False)  # each system on its own queries: nothing is paired
@@ -305,7 +341,8 @@ def means(scores: pd.DataFrame, *, ci: MeansCI = "t", alpha: float = 0.05) -> pd
         mean = np.where(use_anova, two.means, own_mean)
         df = np.where(use_anova, two.df_residual[:, None, :], own_n - 1)
         var = np.where(use_anova, two.ms_residual[:, None, :], own_var)
-        moe = sps.t.isf(alpha / 2, df) * np.sqrt(var / n) * unit
+        se = np.sqrt(var / n) * unit
+        moe = sps.t.isf(alpha / 2, df) * se
     alone = two.present & ~use_anova & (own_n < 2)
     if alone.any():
         t, m, s = np.nonzero(alone.transpose(2, 0, 1))  # groups listed task by task
@@ -325,12 +362,58 @@ def means(scores: pd.DataFrame, *, ci: MeansCI = "t", alpha: float = 0.05) -> pd
             "system": lay.systems[s].astype(str),
             "n": n[m, s, t].astype(int),
             "mean": mean[m, s, t],
+            "se": se[m, s, t],
             "moe": moe[m, s, t],
             "ci_low": mean[m, s, t] - moe[m, s, t],
             "ci_high": mean[m, s, t] + moe[m, s, t],
             "variance_from": np.where(use_anova[m, s, t], "anova", "system"),
         }  # fmt: skip
     )
+
+
+def wilson_interval(successes: Any, n: Any, z: Any) -> tuple[Any, Any]:
+    """Wilson's score interval of a binomial proportion, elementwise.
+
+    (x + z²/2)/(n + z²) ∓ z/(n + z²)·√(x(n − x)/n + z²/4), with ``z`` the
+    normal quantile of the level (z_{α/2} for a two-sided 1 − alpha interval).
+    """
+    x, n = np.asarray(successes, dtype=float), np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        centre = (x + z**2 / 2) / (n + z**2)
+        half = z / (n + z**2) * np.sqrt(x * (n - x) / n + z**2 / 4)
+    return centre - half, centre + half
+
+
+def check_binary(scores: pd.DataFrame, where: str) -> None:
+    """Raise :class:`~metaeval.SchemaError` unless every score is 0 or 1.
+
+    With a ``replicate`` column the scores are first averaged per query (as the
+    tests see them), so replicates that disagree on a query are named too.
+    """
+    keys = [k for k in ("task", "query", "system", "metric") if k in scores.columns]
+    values = scores
+    if has_replicates(scores):
+        values = scores.groupby(keys, observed=True, sort=False)["value"].mean().reset_index()
+    value = pd.to_numeric(values["value"], errors="coerce")
+    bad = ~value.isin([0, 1])
+    if bad.any():
+        cases = values.loc[bad, keys + ["value"]]
+        first = cases.iloc[0]
+        group = ", ".join(f"{k}={first[k]!r}" for k in keys)
+        averaged = " (averaged over its replicates)" if has_replicates(scores) else ""
+        raise SchemaError(
+            f"{where} needs binary scores (0 or 1) in column 'value', but {len(cases)} "
+            f"row(s) are not, e.g. {first['value']!r} at {group}{averaged}. Use it on "
+            "0/1 scores such as per-query accuracy, or choose another option.",
+            pd.DataFrame(
+                {
+                    "problem": "not 0 or 1",
+                    "column": "value",
+                    "row": cases.index,
+                    "value": cases["value"].to_numpy(),
+                }
+            ),  # fmt: skip
+        )
 
 
 def _binomial_means(scores: pd.DataFrame, ci: str, alpha: float) -> pd.DataFrame:
@@ -363,10 +446,54 @@ def _binomial_means(scores: pd.DataFrame, ci: str, alpha: float) -> pd.DataFrame
             "system": lay.systems[s].astype(str),
             "n": own_n[m, s, t].astype(int),
             "mean": mean[m, s, t],
+            "se": np.full(len(m), np.nan),
             "moe": np.full(len(m), np.nan),
             "ci_low": low[m, s, t],
             "ci_high": high[m, s, t],
             "variance_from": ci,
+        }  # fmt: skip
+    )
+
+
+def _clustered_means(scores: pd.DataFrame, lay: Layout, alpha: float, cluster: str):
+    """means(cluster=...): each system on its own queries, clustered SE, t on C − 1 df."""
+    from scipy import stats as sps
+
+    values = per_query_scores(scores, cluster)
+    for key in ("task", "metric", "system"):
+        values[key] = values[key].astype(str)
+    out = cluster_se(values, ["task", "metric", "system"])
+    # rows by metric, task, system in the table's order, as without cluster=
+    order = {
+        key: {str(v): i for i, v in enumerate(getattr(lay, key + "s"))}
+        for key in ("metric", "task", "system")
+    }
+    rank = [out[key].map(order[key]) for key in ("metric", "task", "system")]
+    out = out.iloc[np.lexsort(rank[::-1])].reset_index(drop=True)
+    one = out["n_clusters"] < 2
+    if one.any():
+        warn_groups(
+            f"means(cluster={cluster!r}) gives a NaN standard error for {{n}} (task, metric, "
+            "system) group(s) whose queries are all in one cluster",
+            out.loc[one, ["task", "metric", "system"]],
+            DegenerateWarning,
+        )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        moe = sps.t.isf(alpha / 2, out["n_clusters"] - 1) * out["se"]
+    return pd.DataFrame(
+        {
+            "task": out["task"],
+            "metric": out["metric"],
+            "system": out["system"],
+            "n": out["n"].astype(int),
+            "mean": out["mean"],
+            "se": out["se"],
+            "moe": moe,
+            "ci_low": out["mean"] - moe,
+            "ci_high": out["mean"] + moe,
+            "variance_from": "cluster",
+            "n_clusters": out["n_clusters"],
+            "design_effect": out["design_effect"],
         }  # fmt: skip
     )
 
@@ -546,3 +673,78 @@ def _randomized_tukey(
     tracker.close()
     p = (1 + count) / (1 + n_resamples)
     return np.where(complete_all[:, None, :] & np.isfinite(abs_diff), p, np.nan)
+
+
+# ------------------------------------------------------------ clustered errors
+def cluster_ids(scores: pd.DataFrame, cluster: str) -> pd.DataFrame:
+    """The per-query table ``task, query, cluster`` of ``scores``, checked.
+
+    Raises a SchemaError when the column is missing, when a query has two
+    cluster ids (across systems or metrics) or none (NaN), and an OptionError
+    when a task has fewer than 2 clusters.
+    """
+    if not isinstance(cluster, str) or cluster not in scores.columns:
+        raise SchemaError(
+            f"cluster={cluster!r} must name a column of the scores table (one cluster id "
+            f"per query, e.g. 'passage'); its columns are {list(map(str, scores.columns))}."
+        )
+    ids = scores[["task", "query", cluster]].rename(columns={cluster: "cluster"})
+    missing = ids["cluster"].isna()
+    if missing.any():
+        groups = ids.loc[missing, ["task", "query"]].drop_duplicates().astype(str)
+        raise SchemaError(
+            f"cluster={cluster!r}: these queries have no cluster id (NaN); give every query "
+            f"one:\n{format_groups(groups)}"
+        )
+    per_query = ids.groupby(["task", "query"], observed=True, sort=False)["cluster"]
+    varying = per_query.nunique() > 1
+    if varying.any():
+        groups = varying[varying].index.to_frame(index=False).astype(str)
+        raise SchemaError(
+            f"cluster={cluster!r} must be constant within a query (across systems and "
+            f"metrics), but these (task, query) have several ids:\n{format_groups(groups)}"
+        )
+    ids = per_query.first().reset_index()
+    n_clusters = ids.groupby("task", observed=True)["cluster"].nunique()
+    few = n_clusters < 2
+    if few.any():
+        groups = pd.DataFrame(
+            {"task": n_clusters.index[few].astype(str), "clusters": n_clusters[few].values}
+        )
+        raise OptionError(
+            f"cluster={cluster!r} needs at least 2 clusters on a task (the t has C − 1 "
+            f"degrees of freedom), but these tasks have one:\n{format_groups(groups)}\n"
+            "Use cluster=None or a finer cluster column."
+        )
+    return ids
+
+
+def cluster_se(frame: pd.DataFrame, keys: list[str], value: str = "value") -> pd.DataFrame:
+    """Clustered standard error of the mean of ``value`` per ``keys`` group.
+
+    ``frame`` has the ``keys``, ``value`` and a ``cluster`` column. Returns per
+    group ``n, mean, se, n_clusters, design_effect``:
+    SE = √(C/(C − 1) · Σ_c (Σ_{i∈c} (x_i − x̄))²) / n and the design effect
+    SE²/(s²/n) (NaN when s = 0).
+    """
+    grouped = frame.groupby(keys, observed=True, sort=False)[value]
+    centred = frame[value] - grouped.transform("mean")
+    sums = centred.groupby([frame[k] for k in keys] + [frame["cluster"]], observed=True).sum()
+    level = list(range(len(keys)))
+    c = sums.groupby(level=level, observed=True).size().astype(float)
+    out = pd.DataFrame({"n": grouped.size(), "mean": grouped.mean(), "var": grouped.var(ddof=1)})
+    out = out.join((sums**2).groupby(level=level, observed=True).sum().rename("ss"))
+    out["n_clusters"] = c.reindex(out.index).astype(int)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.sqrt(c.reindex(out.index) / (c.reindex(out.index) - 1) * out["ss"]) / out["n"]
+        out["se"] = se
+        out["design_effect"] = se**2 / (out["var"] / out["n"])
+    return out.drop(columns=["var", "ss"]).reset_index()
+
+
+def per_query_scores(scores: pd.DataFrame, cluster: str) -> pd.DataFrame:
+    """``task, query, system, metric, value, cluster``, replicates averaged per query."""
+    ids = cluster_ids(scores, cluster)
+    keys = ["task", "query", "system", "metric"]
+    values = scores.groupby(keys, observed=True, sort=False)["value"].mean().reset_index()
+    return values.merge(ids, on=["task", "query"], how="left")

@@ -253,7 +253,35 @@ def checked_replicates(df: pd.DataFrame) -> pd.DataFrame:
             f"{int(dup.sum())} rows share their (task, query, system, metric, replicate) "
             f"key with another row, e.g.\n{example}"
         )
+    if len(keys) == len(KEY_COLUMNS) + 1:
+        _check_not_folds(df)
     return df
+
+
+def _check_not_folds(df: pd.DataFrame) -> None:
+    """Replicates are reruns on the same queries (seeds, checkpoints, epochs); a replicate
+    column that partitions a group's queries (each query in one replicate, several
+    replicates) holds cross-validation folds, whose average would count every query's noise
+    twice. A :class:`SchemaError` names the groups and says how to pass folds."""
+    group = ["task", "metric", "system"]
+    per_query = df.groupby([*group, "query"], observed=True, sort=False)[REPLICATE].size()
+    once = per_query.groupby(level=group, observed=True, sort=False).max() == 1
+    replicates = df.groupby(group, observed=True, sort=False)[REPLICATE].nunique()
+    folds = once & (replicates.reindex(once.index) > 1)
+    if folds.any():
+        named = folds[folds].index.to_frame(index=False).drop_duplicates("task").head(3)
+        where = "; ".join(
+            f"task {t!r} (metric {m!r}, system {s!r})" for t, m, s in named.itertuples(index=False)
+        )
+        raise SchemaError(
+            f"The column {REPLICATE!r} partitions the queries of {where}: each query is in "
+            "exactly one replicate, as with cross-validation folds, not reruns on the same "
+            "queries (seeds, checkpoints, epochs). Averaging folds and adding their variance "
+            "would count each query's noise twice. Drop the column to treat the folds' "
+            "predictions as one test set, or pass one row per fold (query = the fold, value = "
+            "the fold's score) with effects(..., effect='md', cv=(n_train, n_test)) for the "
+            "Nadeau–Bengio corrected variance."
+        )
 
 
 def _quick_scores_ok(df: pd.DataFrame) -> bool:

@@ -129,7 +129,7 @@ default "t"
           discordant queries (b: the treatment scores 1 and the control 0;
           c: the reverse), b is Binomial(b + c, 1/2) under the null:
           p = min(1, 2·F(min(b, c); b + c, 1/2)) two-sided (as
-          :func:`statsmodels.stats.contingency_tables.mcnemar` with
+          ``statsmodels.stats.contingency_tables.mcnemar`` with
           ``exact=True``), P(B ≥ b) for "greater", P(B ≤ b) for "less". The
           statistic is b − c; the columns ``n_discordant`` (b + c),
           ``n_treatment_only`` (b) and ``n_control_only`` (c) are added, and

@@ -354,21 +354,24 @@ def means(
             ),  # fmt: skip
             DegenerateWarning,
         )
-    m, t, s = np.nonzero(two.present.transpose(0, 2, 1))  # by metric, task, system
-    return pd.DataFrame(
-        {
-            "task": lay.tasks[t].astype(str),
-            "metric": lay.metrics[m].astype(str),
-            "system": lay.systems[s].astype(str),
-            "n": n[m, s, t].astype(int),
-            "mean": mean[m, s, t],
-            "se": se[m, s, t],
-            "moe": moe[m, s, t],
-            "ci_low": mean[m, s, t] - moe[m, s, t],
-            "ci_high": mean[m, s, t] + moe[m, s, t],
-            "variance_from": np.where(use_anova[m, s, t], "anova", "system"),
-        }  # fmt: skip
-    )
+    return _means_frame(
+        lay, two.present, n=n, mean=mean, se=se, moe=moe, ci_low=mean - moe, ci_high=mean + moe,
+        variance_from=np.where(use_anova, "anova", "system"),
+    )  # fmt: skip
+
+
+def _means_frame(lay: Layout, present: np.ndarray, **columns: Any) -> pd.DataFrame:
+    """The table of :func:`means`: a row per present (metric, system, task) cell of the
+    ``(metric, system, task)`` arrays in ``columns`` (``n`` as integers; a scalar column is
+    repeated), ordered by metric, task, system."""
+    m, t, s = np.nonzero(present.transpose(0, 2, 1))  # by metric, task, system
+    frame = {"task": lay.tasks[t].astype(str), "metric": lay.metrics[m].astype(str),
+             "system": lay.systems[s].astype(str)}  # fmt: skip
+    for name, values in columns.items():
+        values = np.asarray(values)
+        frame[name] = np.full(len(m), values[()]) if values.ndim == 0 else values[m, s, t]
+    frame["n"] = frame["n"].astype(int)
+    return pd.DataFrame(frame)
 
 
 def wilson_interval(successes: Any, n: Any, z: Any) -> tuple[Any, Any]:
@@ -438,21 +441,8 @@ def _binomial_means(scores: pd.DataFrame, ci: str, alpha: float) -> pd.DataFrame
         else:
             low = np.where(x > 0, sps.beta.ppf(alpha / 2, x, own_n - x + 1), 0.0)
             high = np.where(x < own_n, sps.beta.isf(alpha / 2, x + 1, own_n - x), 1.0)
-    m, t, s = np.nonzero(present.transpose(0, 2, 1))  # by metric, task, system
-    return pd.DataFrame(
-        {
-            "task": lay.tasks[t].astype(str),
-            "metric": lay.metrics[m].astype(str),
-            "system": lay.systems[s].astype(str),
-            "n": own_n[m, s, t].astype(int),
-            "mean": mean[m, s, t],
-            "se": np.full(len(m), np.nan),
-            "moe": np.full(len(m), np.nan),
-            "ci_low": low[m, s, t],
-            "ci_high": high[m, s, t],
-            "variance_from": ci,
-        }  # fmt: skip
-    )
+    return _means_frame(lay, present, n=own_n, mean=mean, se=np.nan, moe=np.nan, ci_low=low,
+                        ci_high=high, variance_from=ci)  # fmt: skip
 
 
 def _clustered_means(scores: pd.DataFrame, lay: Layout, alpha: float, cluster: str):

@@ -25,6 +25,7 @@ __all__ = [
     "EffectType", "PoolMethod", "CIMethod", "CompareTest", "Alternative", "Adjustment",
     "Correlation", "Statistic", "Aggregation", "TableCells", "TableLayout", "Best", "ForestSort",
     "PairwiseValue", "PosthocMethod", "PoolModel", "POOL_MODELS", "MeansCI", "MEANS_CIS",
+    "ReplicateDesign", "REPLICATE_DESIGNS",
     "EFFECT_TYPES", "POOL_METHODS", "CI_METHODS", "COMPARE_TESTS", "ALTERNATIVES",
     "ADJUSTMENTS", "CORRELATIONS", "STATISTICS", "AGGREGATIONS",
     "EffectScale", "EFFECT_SCALES", "effect_scale", "format_number", "format_p", "format_cell",
@@ -46,6 +47,8 @@ CompareTest = Literal[
 ]  # fmt: skip
 """``test=`` of :func:`metaeval.compare`."""
 MeansCI = Literal["t", "wilson", "clopper_pearson"]
+#: How repeated runs (a ``replicate`` column) relate to the tasks (:func:`metaeval.effects`).
+ReplicateDesign = Literal["crossed", "nested", "epochs"]
 """``ci=`` of :func:`metaeval.means`: t intervals, or binomial intervals for 0/1 scores."""
 Alternative = Literal["two-sided", "greater", "less"]
 """``alternative=`` of :func:`metaeval.compare`."""
@@ -82,6 +85,7 @@ POOL_METHODS: tuple[str, ...] = get_args(PoolMethod)
 CI_METHODS: tuple[str, ...] = get_args(CIMethod)
 COMPARE_TESTS: tuple[str, ...] = get_args(CompareTest)
 MEANS_CIS: tuple[str, ...] = get_args(MeansCI)
+REPLICATE_DESIGNS: tuple[str, ...] = get_args(ReplicateDesign)
 ALTERNATIVES: tuple[str, ...] = get_args(Alternative)
 ADJUSTMENTS: tuple[str, ...] = get_args(Adjustment)
 CORRELATIONS: tuple[str, ...] = get_args(Correlation)
@@ -418,7 +422,7 @@ def renamed(module: str, name: str) -> tuple[str, ...]:
 
 # ----------------------------------------------------------------- column order
 POOLED_COLUMNS = (
-    "method", "test", "k", "k_total", "effect", "se", "statistic", "df", "p_value", "p_adjusted",
+    "method", "test", "k", "k_total", "effect", "se", "se_shared", "statistic", "df", "p_value", "p_adjusted",
     "ci_low", "ci_high", "pi_low", "pi_high", "prob_gain", "tau2", "tau", "tau2_low",
     "tau2_high", "i2", "i2_low", "i2_high", "h2", "q", "q_df", "q_p_value", "q_between",
     "q_between_df", "q_between_p_value",

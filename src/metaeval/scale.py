@@ -41,6 +41,7 @@ from ._options import (
     DEFAULT_EFFECT,
     DEFAULT_POOL_METHOD,
     MEANS_CIS,
+    REPLICATE_DESIGNS,
     Adjustment,
     Alternative,
     CIMethod,
@@ -48,9 +49,10 @@ from ._options import (
     EffectType,
     MeansCI,
     PoolMethod,
+    ReplicateDesign,
 )
 from .accessor import with_methods
-from .errors import SchemaError, check_alpha, check_option, check_resamples, quote_list
+from .errors import OptionError, SchemaError, check_alpha, check_option, check_resamples, quote_list
 from .schema import KEY_COLUMNS, SCORE_COLUMNS
 
 __all__ = ["DaskMetaAccessor", "install", "register", "validate"]
@@ -418,8 +420,16 @@ class DaskMetaAccessor:
         alpha: float = 0.05,
         correct: bool = True,
         cv: tuple[float, float] | None = None,
+        replicates: ReplicateDesign | None = None,
     ) -> pd.DataFrame:
         """:func:`metaeval.effects` of the whole table: a pandas effects table."""
+        if replicates is not None:
+            _check_columns(self._obj)  # a replicate column: the in-memory path's error
+            check_option("replicates", replicates, REPLICATE_DESIGNS)
+            raise OptionError(
+                f"replicates={replicates!r} describes a 'replicate' column, which the scores "
+                "table does not have."
+            )
         return effects(self._obj, control, treatment=treatment, effect=effect, alpha=alpha,
                        correct=correct, cv=cv)  # fmt: skip
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import metaeval
-from metaeval import SchemaError
+from metaeval import OptionError, SchemaError
 
 N_TASKS, N_QUERIES, DELTA = 2000, 50, 0.1
 
@@ -114,7 +114,7 @@ def test_variance_added_by_hand():
         expected += max(0.0, means.var(ddof=1) - within / n) / len(means)
     assert eff["variance_replicates"].item() == pytest.approx(expected, rel=1e-12)
     assert eff[["replicates_treatment", "replicates_control"]].values.tolist() == [[3, 2]]
-    assert eff.attrs["replicates"].startswith("averaged per query")
+    assert eff.attrs["replicates"] == "nested"  # one task: nothing to cross
 
 
 def test_other_functions_average_and_say_so():
@@ -210,8 +210,11 @@ def test_covariance_with_replicates_matches_the_spread_of_simulated_estimates(tw
 def test_pool_metrics_on_replicate_tables(two_metrics):
     """pool_metrics() accepts replicate tables (the cov diagonal matches the effects)."""
     scores = two_metrics[two_metrics["task"] < "t0030"]
-    res = metaeval.pool_metrics(scores, "control", effect="md", ci="z")
+    res = metaeval.pool_metrics(scores, "control", effect="md", ci="z", replicates="nested")
     assert res[["k", "k_task"]].values.tolist() == [[60, 30]]
+    # the same seeds on every task: crossed, which the multilevel model does not take
+    with pytest.raises(OptionError, match="replicates='nested'"):
+        metaeval.pool_metrics(scores, "control", effect="md", ci="z")
     assert np.isfinite(res[["effect", "se", "robust_se"]]).all(axis=None)
 
 

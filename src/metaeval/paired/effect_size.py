@@ -67,7 +67,9 @@ from .._options import (
     DEFAULT_EFFECT,
     EFFECT_TYPES,
     EFFECTS_FIRST,
+    REPLICATE_DESIGNS,
     EffectType,
+    ReplicateDesign,
     add_display,
     answer_first,
     display_columns,
@@ -86,10 +88,10 @@ from ..errors import (
 from ..schema import REPLICATE, SCORE_COLUMNS
 from .replicates import (
     REPLICATE_COLUMNS,
-    REPLICATES_ADDED,
     add_replicate_variance,
     has_replicates,
     pair_variances,
+    replicate_design,
     t_inference,
 )
 from .sufficient import sufficient_statistics
@@ -371,6 +373,7 @@ def effects(
     alpha: float = 0.05,
     correct: bool = True,
     cv: tuple[float, float] | None = None,
+    replicates: ReplicateDesign | None = None,
 ) -> pd.DataFrame:
     """Paired effect of each treatment over each control on every task and metric.
 
@@ -492,8 +495,15 @@ def effects(
         stats, task_attributes(scores), effect=effect, alpha=alpha, correct=correct
     )
     if has_replicates(scores):
-        table = add_replicate_variance(table, scores, pair_variances(stats), alpha)
-        table.attrs["replicates"] = REPLICATES_ADDED
+        design = replicate_design(scores, replicates)
+        table = add_replicate_variance(table, scores, pair_variances(stats), alpha, design)
+        table.attrs["replicates"] = design
+    elif replicates is not None:
+        check_option("replicates", replicates, REPLICATE_DESIGNS)
+        raise OptionError(
+            f"replicates={replicates!r} describes a 'replicate' column, which the scores "
+            "table does not have."
+        )
     if cv is not None:
         table = cv_corrected(table, cv, effect=effect, replicates=has_replicates(scores),
                              alpha=alpha)  # fmt: skip

@@ -56,24 +56,26 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._options import add_display
+from .._options import REPLICATE_DESIGNS, add_display
+from ..errors import SchemaError, check_option
 from ..schema import REPLICATE, checked_replicates, coerce_scores
 
 __all__ = [
-    "replicate_variance", "add_replicate_variance", "has_replicates", "pair_variances",
-    "REPLICATES_AVERAGED", "REPLICATES_ADDED", "REPLICATE_COLUMNS", "add_replicate_covariance",
+    "replicate_variance", "replicate_design", "add_item_variance", "SHARED_COLUMNS", "add_replicate_variance", "has_replicates", "pair_variances",
+    "REPLICATES_AVERAGED", "REPLICATE_COLUMNS", "add_replicate_covariance",
 ]  # fmt: skip
 
 #: The columns :func:`add_replicate_variance` adds to the effects table.
-REPLICATE_COLUMNS = ("variance_replicates", "replicates_treatment", "replicates_control", "df")
+REPLICATE_COLUMNS = (
+    "variance_replicates", "replicates_treatment", "replicates_control", "df",
+    "se_shared_treatment", "se_shared_control",
+)  # fmt: skip
+
+#: The columns of a crossed design: each system's standard error shared by every task.
+SHARED_COLUMNS = ("se_shared_treatment", "se_shared_control")
 
 #: ``attrs["replicates"]`` of a result computed from replicate-averaged scores.
 REPLICATES_AVERAGED = "averaged per query over each system's replicates"
-#: ``attrs["replicates"]`` of :func:`metaeval.effects` on a table with replicates.
-REPLICATES_ADDED = (
-    "averaged per query over each system's replicates; the variance between replicates "
-    "added to each effect's variance, with Welch-Satterthwaite df"
-)
 
 
 def _in_sum_order(df: pd.DataFrame) -> pd.DataFrame:
@@ -82,8 +84,16 @@ def _in_sum_order(df: pd.DataFrame) -> pd.DataFrame:
     return df.sort_values(["query", REPLICATE], kind="stable")
 
 
-def replicate_variance(scores: pd.DataFrame) -> pd.DataFrame:
-    """Per ``(task, metric, system)``: ``replicates`` (R) and ``sigma2_rep`` (σ̂²_rep).
+def _replicate_means(df: pd.DataFrame) -> pd.Series:
+    """The mean over its queries of every (task, metric, system, replicate), M_r."""
+    cols = ["task", "metric", "system", REPLICATE]
+    return df.groupby(cols, observed=True, sort=False)["value"].mean()
+
+
+def replicate_variance(scores: pd.DataFrame, *, design: str = "nested") -> pd.DataFrame:
+    """Per ``(task, metric, system)``: ``replicates`` (R) and ``sigma2_rep`` (σ̂²_rep);
+    with ``design="crossed"`` also ``sigma2_shared`` (σ̂²_shared of the system and metric,
+    the same on every task).
 
     See the module docstring. Vectorized with group-bys; a system with one replicate
     has σ̂²_rep = 0.
@@ -105,19 +115,121 @@ def replicate_variance(scores: pd.DataFrame) -> pd.DataFrame:
     )
     sigma2 = (s2_m - within.reindex(s2_m.index).fillna(0.0) / n_bar).clip(lower=0.0)
     out = pd.DataFrame({"replicates": replicates, "sigma2_rep": sigma2.fillna(0.0)})
+    if design == "crossed":
+        shared = _shared_variance(means, s2_m)
+        keys = pd.MultiIndex.from_arrays(
+            [out.index.get_level_values("metric"), out.index.get_level_values("system")]
+        )
+        out["sigma2_shared"] = shared.reindex(keys).fillna(0.0).to_numpy()
     return out.reset_index()
 
 
+def _shared_variance(means: pd.Series, s2_m: pd.Series) -> pd.Series:
+    """σ̂²_shared per ``(metric, system)``: the variance of the replicate shifts that every
+    task shares (module docstring), from the replicate means M_kr of its K tasks:
+
+        σ̂²_shared = max(0, (K · s²(M̄_·r) − mean_k s²(M_kr)) / (K − 1)),
+
+    s² the sample variance over the replicates and M̄_·r the mean over tasks. Its
+    expectation is σ²_shared: the task-specific shifts and the query noise, independent
+    across tasks, enter the first term K times smaller than the second. 0 with one task.
+    """
+    over_tasks = means.groupby(level=["metric", "system", REPLICATE], observed=True,
+                               sort=False).mean()  # fmt: skip
+    a = over_tasks.groupby(level=["metric", "system"], observed=True, sort=False).var(ddof=1)
+    b = s2_m.groupby(level=["metric", "system"], observed=True, sort=False).mean()
+    k = s2_m.groupby(level=["metric", "system"], observed=True, sort=False).size()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shared = ((k * a - b.reindex(a.index)) / (k - 1)).clip(lower=0.0)
+    return shared.where(k > 1, 0.0).fillna(0.0)
+
+
+def add_item_variance(table: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
+    """:func:`metaeval.means`' table with ``replicates, var_within, var_between`` of every
+    (task, metric, system): the variance of an item's score split into the part between
+    its replicates (epochs) and the part between items (Miller 2024, §3); see ``means``."""
+    df = _in_sum_order(checked_replicates(coerce_scores(scores)))
+    cols = ["task", "metric", "system"]
+    per_item = df.groupby([*cols, "query"], observed=True, sort=False)["value"]
+    items = pd.DataFrame({"mean": per_item.mean(), "var": per_item.var(ddof=1),
+                          "r": per_item.size()})  # fmt: skip
+    item = items.groupby(level=cols, observed=True, sort=False)
+    parts = pd.DataFrame(
+        {
+            "replicates": item["r"].max(),
+            "var_within": item["var"].mean(),
+            "s2_items": item["mean"].var(ddof=1),
+        }  # fmt: skip
+    )
+    parts["var_between"] = (parts["s2_items"] - parts["var_within"] / parts["replicates"]).clip(
+        lower=0.0
+    )
+    parts.index = pd.MultiIndex.from_frame(parts.index.to_frame(index=False).astype(str))
+    parts = parts.reindex(pd.MultiIndex.from_frame(table[cols].astype(str)))
+    out = table.copy()
+    out["replicates"] = parts["replicates"].to_numpy().astype(np.int64)
+    out["var_within"] = parts["var_within"].to_numpy()
+    out["var_between"] = parts["var_between"].to_numpy()
+    return out
+
+
+def replicate_design(scores: pd.DataFrame, design: str | None) -> str:
+    """The replicates' design: ``design`` checked, or for None the one the table shows.
+
+    ``"crossed"`` needs each system's replicate ids (of a metric) to be the same on every
+    task it has, each task with all of them (a seed is one run, evaluated on every task):
+    otherwise a typed error naming a system and task. None chooses ``"crossed"`` when
+    that holds with two or more tasks (the conservative choice: when the seeds were in
+    fact independent per task, σ̂²_shared is near 0 and little is added), else
+    ``"nested"``; ``"epochs"`` is taken as given.
+    """
+    if design is not None:
+        check_option("replicates", design, REPLICATE_DESIGNS)
+    if design in ("nested", "epochs"):
+        return design
+    df = checked_replicates(coerce_scores(scores))
+    keys = ["metric", "system"]
+    cells = df[[*keys, "task", REPLICATE]].drop_duplicates()
+    per = cells.groupby(keys, observed=True, sort=False).agg(
+        tasks=("task", "nunique"), ids=(REPLICATE, "nunique"), cells=("task", "size")
+    )
+    unbalanced = per[per["cells"] != per["tasks"] * per["ids"]]
+    if design is None:
+        return "crossed" if unbalanced.empty and (per["tasks"] > 1).any() else "nested"
+    if not unbalanced.empty:
+        metric, system = unbalanced.index[0]
+        ids = cells[(cells["metric"] == metric) & (cells["system"] == system)]
+        counts = ids.groupby("task", observed=True)[REPLICATE].nunique()
+        task = counts.idxmin()
+        raise SchemaError(
+            f"replicates='crossed' needs each system's replicate ids on every task (one "
+            f"run, a seed or checkpoint, evaluated on all tasks), but system {system!r} "
+            f"(metric {metric!r}) has {int(counts.min())} of its {int(per.loc[(metric, system), 'ids'])} "
+            f"replicate ids on task {task!r}. Pass replicates='nested' if each task's "
+            "replicates are runs of their own."
+        )
+    return "crossed"
+
+
 def add_replicate_variance(
-    table: pd.DataFrame, scores: pd.DataFrame, stats_frame: pd.DataFrame, alpha: float
+    table: pd.DataFrame,
+    scores: pd.DataFrame,
+    stats_frame: pd.DataFrame,
+    alpha: float,
+    design: str = "nested",
 ) -> pd.DataFrame:
     """The effects table with the replicates' variance added (see the module docstring).
 
     ``stats_frame`` has, per ``(task, metric, treatment, control)``, the variances
-    ``var_x, var_y, var_d`` and ``r`` of the replicate-averaged scores.
+    ``var_x, var_y, var_d`` and ``r`` of the replicate-averaged scores. With
+    ``design="crossed"`` also ``se_shared_treatment, se_shared_control``: the part of
+    each system's added standard error that every task shares (what pooling keeps
+    from shrinking); ``"epochs"`` adds nothing (the replicates are answers to the same
+    item, no run-level shift: the item is the unit).
     """
-
-    rep = replicate_variance(scores).set_index(["task", "metric", "system"])
+    if design == "epochs":
+        return table
+    rep = replicate_variance(scores, design=design).set_index(["task", "metric", "system"])
     keys = ["task", "metric"]
     t_index = pd.MultiIndex.from_frame(table[[*keys, "treatment"]])
     c_index = pd.MultiIndex.from_frame(table[[*keys, "control"]])
@@ -150,6 +262,18 @@ def add_replicate_variance(
     out.insert(at, "variance_replicates", added)
     out.insert(at + 1, "replicates_treatment", r_t.astype(np.int64))
     out.insert(at + 2, "replicates_control", r_c.astype(np.int64))
+    if design == "crossed":
+        # the shared part on the effect's scale; pool() takes it out of the task's variance
+        # (at most the added variance_replicates) and adds it to the pooled one
+        shared = rep["sigma2_shared"] / rep["replicates"]
+        with np.errstate(invalid="ignore"):
+            out.insert(
+                at + 3,
+                "se_shared_treatment",
+                np.sqrt(shared.reindex(t_index).to_numpy() * weight_t),
+            )
+            out.insert(at + 4, "se_shared_control",
+                       np.sqrt(shared.reindex(c_index).to_numpy() * weight_c))  # fmt: skip
     out.insert(out.columns.get_loc("z") + 1, "df", df)
     add_display(out, ("effect", "ci_low", "ci_high"))
     return out

@@ -36,7 +36,7 @@ from ..errors import (
 )
 from . import _resampling as rs
 from ._layout import BLOCK, Layout, layout, per_task_sum
-from .replicates import REPLICATES_AVERAGED, has_replicates
+from .replicates import REPLICATES_AVERAGED, add_item_variance, has_replicates
 from .sufficient import statistics_of
 
 __all__ = ["anova", "tukey", "means", "TwoWay", "check_binary", "wilson_interval"]
@@ -257,6 +257,18 @@ def means(
         each in the table's order (a categorical's categories, else sorted), as
         in :func:`metaeval.effects`.
 
+        With a ``replicate`` column (epochs: the model answered each item R
+        times; or seeds) each system's scores are averaged per item first, so
+        the item is the unit of the interval (Miller 2024, §3), and three
+        columns split the variance of an item's score: ``replicates`` (R, the
+        most replicates an item has), ``var_within`` (the mean over items of
+        the sample variance of an item's R scores: how much the model's
+        answers to one item vary) and ``var_between`` (the variance of the
+        items' true means, max(0, s²(x̄_i) − var_within/R)). The squared
+        standard error of an item-mean interval is then about (var_between +
+        var_within/R)/n: more epochs shrink only the second part.
+        ``attrs["replicates"]`` says the scores were averaged.
+
     Raises
     ------
     metaeval.SchemaError
@@ -305,6 +317,15 @@ def means(
        n  mean  ci_low  ci_high
     0  3   1.0   0.439      1.0
     """
+    table = _means_table(scores, ci, alpha, cluster)
+    if has_replicates(scores):
+        table = add_item_variance(table, scores)
+        table.attrs["replicates"] = REPLICATES_AVERAGED
+    return table
+
+
+def _means_table(scores: pd.DataFrame, ci: str, alpha: float, cluster: str | None):
+    """:func:`means` before the replicates' columns."""
     from scipy import stats as sps
 
     check_option("ci", ci, MEANS_CIS)

@@ -33,6 +33,7 @@ from .._options import (
 from ..errors import (
     DegenerateWarning,
     MetaEvalWarning,
+    OptionError,
     PairingWarning,
     check_alpha,
     check_option,
@@ -40,10 +41,11 @@ from ..errors import (
     warn_groups,
 )
 from ..paired.multiplicity import adjust_in_table
+from ..paired.replicates import SHARED_COLUMNS
 from . import _tau2 as t2
 from ._grouping import Grouped, coverage, group, slots, valid_rows
 
-__all__ = ["Fit", "fit", "batches", "POOL_PARAMS", "solver_messages", "warn_each"]
+__all__ = ["Fit", "fit", "refuse_shared", "batches", "POOL_PARAMS", "solver_messages", "warn_each"]
 
 
 # -------------------------------------------------------------------- fitting
@@ -207,10 +209,15 @@ def fit(
     opts = _Options.checked(method, ci, alpha, adjust)
     grp = group(effects, over, groups, by, warn_dependence=warn_dependence)
     y, v, valid = _inputs(grp, opts)
+    shared = _shared_parts(grp)
+    if shared is not None:  # pool on each task's own variance; the shared part comes after
+        v = v - np.minimum(shared[0] ** 2 + shared[1] ** 2, shared[4])
     g, w_row, flags = _fit_arrays(
         y, v, grp.code, valid, grp.n_groups, opts.method, heterogeneity_ci, opts.alpha
     )
     k = np.bincount(grp.code[valid], minlength=grp.n_groups)
+    if shared is not None:
+        _pool_shared(g, shared, w_row, grp.code, valid, grp.n_groups)
     columns, s2w = _inference(g, k, opts)
     k_total, missing = coverage(grp, valid)
     flags["zero_s2"] = (opts.test == "knha") & (k >= 2) & (s2w == 0) & ~flags["failed"]
@@ -247,10 +254,67 @@ def _inputs(grp: Grouped, opts: _Options) -> tuple[np.ndarray, np.ndarray, np.nd
     return df["effect"].to_numpy(np.float64), df["variance"].to_numpy(np.float64), valid
 
 
+def refuse_shared(effects: pd.DataFrame, what: str) -> None:
+    """An OptionError for a model that does not take the shared part of crossed
+    replicates (``se_shared_*`` columns with a non-zero value) into account."""
+    if not all(c in effects.columns for c in SHARED_COLUMNS):
+        return
+    if (effects[list(SHARED_COLUMNS)].fillna(0.0).to_numpy() > 0).any():
+        raise OptionError(
+            f"{what} does not model replicates crossed with the tasks (the effects table's "
+            "se_shared_treatment/se_shared_control columns: a seed's shift shared by every "
+            "task), and would report intervals that ignore it. Pool them with "
+            "metaeval.pool(), or compute the effects with replicates='nested' if each "
+            "task's replicates were separate runs."
+        )
+
+
+def _shared_parts(grp: Grouped) -> tuple[np.ndarray, ...] | None:
+    """Per row, the standard errors shared by every task (crossed replicates: the
+    ``se_shared_*`` columns of :func:`metaeval.effects`), the replicates behind them and
+    the variance the replicates added to the row (which holds the shared part: the task's
+    own part is what is left of it); None for a table without them."""
+    df = grp.table
+    if not all(c in df.columns for c in SHARED_COLUMNS):
+        return None
+    return (
+        np.nan_to_num(df["se_shared_treatment"].to_numpy(np.float64)),
+        np.nan_to_num(df["se_shared_control"].to_numpy(np.float64)),
+        df["replicates_treatment"].to_numpy(np.float64),
+        df["replicates_control"].to_numpy(np.float64),
+        np.nan_to_num(df["variance_replicates"].to_numpy(np.float64)),
+    )
+
+
+def _pool_shared(g: dict, shared: tuple[np.ndarray, ...], w_row, code, valid, n_groups) -> None:
+    """The pooled shared standard errors of each group, in place (``g["shared_t"]``, ...).
+
+    A shift common to every task enters each task's effect with its loading ℓ_i (the
+    ``se_shared_*`` of the row, its standard error on the effect's scale), so it enters
+    the pooled mean Σ w_i y_i / Σ w_i with Σ w_i ℓ_i / Σ w_i: that, squared, is its
+    variance, which does not shrink with the number of tasks. Each system's part rests
+    on its R replicates (R − 1 degrees of freedom).
+    """
+    rows = np.flatnonzero(valid)
+    for name, loading in (("shared_t", shared[0]), ("shared_c", shared[1])):
+        total = np.bincount(code[rows], weights=w_row[rows] * loading[rows], minlength=n_groups)
+        g[name] = total / g["sw"]
+    for name, reps in (("r_t", shared[2]), ("r_c", shared[3])):
+        most = np.full(n_groups, np.nan)
+        np.fmax.at(most, code[rows], reps[rows])
+        g[name] = most
+
+
 def _inference(
     g: dict[str, np.ndarray], k: np.ndarray, opts: _Options
 ) -> tuple[dict[str, Any], np.ndarray]:
-    """The pooled table's columns from the fitted sums, and the Knapp–Hartung scales."""
+    """The pooled table's columns from the fitted sums, and the Knapp–Hartung scales.
+
+    With shared parts (crossed replicates, :func:`_pool_shared`) the variance is the
+    model's plus each system's shared part, on Welch–Satterthwaite degrees of freedom:
+    the model's part on k − 1 (Knapp–Hartung) or taken as known (``z``), each shared
+    part on R − 1; the intervals and tests then use t on them.
+    """
     from scipy import stats as sps
 
     alpha = opts.alpha
@@ -258,18 +322,27 @@ def _inference(
         single = k < 2
         knha = (opts.test == "knha") & ~single  # k = 1: no t distribution with 0 df, use z
         s2w = np.where(knha, g["s2w"], 1.0)
+        base = s2w / g["sw"]
+        part_t, part_c = g.get("shared_t", 0.0) ** 2, g.get("shared_c", 0.0) ** 2
+        shared = part_t + part_c
         # s² = 0 (every effect equals μ̂) would claim certainty, se = 0: NaN (with a warning)
-        se = np.where(knha & (s2w == 0), np.nan, np.sqrt(s2w / g["sw"]))
-        df_t = np.where(knha, k - 1.0, np.nan)
+        se = np.where(knha & (s2w == 0), np.nan, np.sqrt(base + shared))
+        denom = (
+            np.where(knha, base**2 / (k - 1.0), 0.0)
+            + np.where(part_t > 0, part_t**2 / (g.get("r_t", np.nan) - 1), 0.0)
+            + np.where(part_c > 0, part_c**2 / (g.get("r_c", np.nan) - 1), 0.0)
+        )
+        use_t = knha | (shared > 0)
+        df_t = np.where(shared > 0, (base + shared) ** 2 / denom, np.where(knha, k - 1.0, np.nan))
         crit = np.where(
-            knha, t2.per_value(lambda df: sps.t.isf(alpha / 2, df), df_t), sps.norm.isf(alpha / 2)
+            use_t, t2.per_value(lambda df: sps.t.isf(alpha / 2, df), df_t), sps.norm.isf(alpha / 2)
         )
         stat = g["effect"] / se
-        p = np.where(knha, 2 * sps.t.sf(np.abs(stat), df_t), 2 * sps.norm.sf(np.abs(stat)))
+        p = np.where(use_t, 2 * sps.t.sf(np.abs(stat), df_t), 2 * sps.norm.sf(np.abs(stat)))
         tau2 = np.where(opts.method == "EE", 0.0, g["tau2"])
         pred_sd = np.sqrt(se**2 + tau2)
         prob_gain = np.where(
-            knha, sps.t.cdf(g["effect"] / pred_sd, df_t), sps.norm.cdf(g["effect"] / pred_sd)
+            use_t, sps.t.cdf(g["effect"] / pred_sd, df_t), sps.norm.cdf(g["effect"] / pred_sd)
         )
         q_df = k - 1.0
         vt = q_df / g["trace_p"]
@@ -286,6 +359,7 @@ def _inference(
             "k": k.astype(np.int64),
             "effect": g["effect"],
             "se": se,
+            **({"se_shared": np.sqrt(shared)} if "shared_t" in g else {}),
             "statistic": stat,
             "df": df_t,
             "p_value": p,

@@ -86,7 +86,7 @@ from ..errors import (
     warn_groups,
 )
 from . import _tau2 as t2
-from ._engine import batches, solver_messages, warn_each
+from ._engine import batches, refuse_shared, solver_messages, warn_each
 from ._grouping import RESULT_COLUMNS, as_list, group, valid_rows
 from .results import MetaRegResult
 
@@ -368,6 +368,7 @@ def metareg(
     size of a task explains all of the heterogeneity (R² = 100%, τ² = 0).
     """
     opts_method, test, alpha = _checked(method, ci, alpha)
+    refuse_shared(effects, "metareg()")
     mod_list = as_list(mods)
     grp = group(effects, over, groups, None)
     _check_mods(grp.table, mod_list, grp.keys + grp.over)

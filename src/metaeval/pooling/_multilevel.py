@@ -65,7 +65,7 @@ from ..errors import (
     warn,
     warn_groups,
 )
-from ._engine import ZERO_S2_TEXT, warn_each
+from ._engine import ZERO_S2_TEXT, refuse_shared, warn_each
 from ._grouping import Grouped, group, valid_rows
 
 __all__ = ["fit_multilevel", "MULTILEVEL_METHODS"]
@@ -399,6 +399,7 @@ def fit_multilevel(
 ) -> pd.DataFrame:
     """The multilevel fit of every group (see the module docstring); :func:`pool`'s
     ``model="multilevel"``."""
+    refuse_shared(effects, "pool(model='multilevel')")
 
     over = list(over)
     if len(over) != 2:

@@ -15,6 +15,7 @@ from .._options import (
     CIMethod,
     EffectType,
     PoolMethod,
+    ReplicateDesign,
     literal_signature,
 )
 from ..errors import SchemaError, quote_list
@@ -158,6 +159,7 @@ def pool_metrics(
     ci: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
     robust: bool = True,
+    replicates: ReplicateDesign | None = None,
 ) -> pd.DataFrame:
     """Several metrics of the same queries pooled in one model, from the scores.
 
@@ -181,6 +183,13 @@ def pool_metrics(
         Intervals have level 1 − alpha.
     robust : bool, default True
         Add cluster-robust results by task (see :func:`metaeval.pool`).
+    replicates : {"crossed", "nested", "epochs"}, optional
+        As in :func:`metaeval.effects`. The multilevel model does not take a
+        replicate shift shared by every task into account, so a crossed design
+        (the default when every task has the same replicate ids) is an
+        :class:`~metaeval.OptionError`: pool each metric with
+        :func:`metaeval.pool`, or pass ``"nested"`` if each task's replicates
+        were runs of their own.
 
     Returns
     -------
@@ -217,7 +226,8 @@ def pool_metrics(
                 f"metrics are {quote_list(sorted(present))}."
             )
         scores = scores[scores["metric"].astype(str).isin([str(m) for m in wanted])]
-    eff = effects(scores, control=control, treatment=treatment, effect=effect, alpha=alpha)
+    eff = effects(scores, control=control, treatment=treatment, effect=effect, alpha=alpha,
+                  replicates=replicates)  # fmt: skip
     cov = effect_covariance(scores, control=control, treatment=treatment, effect=effect)
     return pool(
         eff, over=("task", "metric"), model="multilevel", cov=cov, method=method, ci=ci,

@@ -18,7 +18,7 @@ __all__ = [
     "PRINT_MODES", "FORMATS", "ADJUSTMENTS", "COMPARE_TESTS", "POOL_METHODS", "CI_METHODS",
     "EFFECT_TYPES", "DEFAULTS", "RANGER", "Formatter", "Once", "Merge", "probability", "share",
     "positive", "seed_value", "mapping", "output_options", "column_options", "model_options",
-    "resolve_model",
+    "resolve_model", "INPUT_FORMATS", "LM_EVAL_REPLICATES",
 ]  # fmt: skip
 
 PRINT_MODES = ("pretty", "raw")
@@ -35,6 +35,9 @@ EFFECT_TYPES = ("md", "smd", "smcrp", "smcc", "rom", "corr")
 # the library's defaults (metaeval._options) and the Ranger preset (metaeval.RANGER), likewise
 DEFAULTS = {"effect": "smcrp", "method": "REML", "ci": None}  # ci None: knha, z for EE
 RANGER = {"effect": "smd", "method": "DL", "ci": "z"}
+# the readers `metaeval meta` chooses among (--input-format), and read_lm_eval's `replicates`
+INPUT_FORMATS = ("auto", "scores", "lm_eval", "inspect", "helm", "lighteval")
+LM_EVAL_REPLICATES = ("folders",)
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):

@@ -9,6 +9,8 @@ from contextlib import contextmanager
 
 from ._common import UsageError, check_outputs, finish, output
 from ._parser import (
+    INPUT_FORMATS,
+    LM_EVAL_REPLICATES,
     Formatter,
     Merge,
     Once,
@@ -50,7 +52,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--ranger-metric accuracy --effect md\n"
         "  metaeval meta scores.csv --control bm25 --by domain\n"
         "  metaeval meta leaderboard/ --control base-model   # a folder of Parquet files\n"
-        "  metaeval meta lm-eval-output/ --control llama --primary --latest   # lm-eval logs",
+        "  metaeval meta lm-eval-output/ --control llama --primary --latest   # lm-eval logs\n"
+        "  metaeval meta runs/ --control llama --replicates folders   # runs/<seed>/<model>/\n"
+        "  metaeval meta inspect-logs/ --control openai/gpt-4o --metadata passage\n"
+        "  metaeval meta benchmark_output/runs/v1/ --control openai/gpt2   # HELM\n"
+        "  metaeval meta output/details/ --control org/small   # lighteval",
     )
     meta.add_argument(
         "scores",
@@ -79,6 +85,33 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         action="store_true",
         help="lm-eval output folders: of a task a model ran more than once, the newest log "
         "(by the timestamp in its name; those read and left out are listed in a warning)",
+    )
+    meta.add_argument(
+        "--replicates",
+        choices=LM_EVAL_REPLICATES,
+        help="lm-eval: 'folders' reads the sub-folders of SCORES as replicates (one lm-eval "
+        "output folder per seed, SCORES/<seed>/<model>/): one system per model, the seed "
+        "folder's name in a 'replicate' column",
+    )
+    meta.add_argument(
+        "--input-format",
+        choices=INPUT_FORMATS,
+        default="auto",
+        help="what SCORES holds: tidy scores files, or the logs of lm-evaluation-harness, "
+        "Inspect AI, HELM or lighteval; auto recognises them by their files (a Ranger "
+        "config.yaml by its suffix)",
+    )
+    meta.add_argument(
+        "--metadata",
+        nargs="+",
+        metavar="KEY",
+        help="Inspect logs: sample metadata keys copied into columns (e.g. a passage id)",
+    )
+    meta.add_argument(
+        "--scorer",
+        nargs="+",
+        metavar="NAME",
+        help="Inspect logs: read only these scorers (default: every scorer)",
     )
     meta.add_argument("--control", required=True, action=Once, help="the control system")
     meta.add_argument("--treatment", nargs="+", help="default: every other system")
@@ -166,7 +199,7 @@ def _meta_scores(args: argparse.Namespace) -> pd.DataFrame:
     from metaeval.measures.ir import measure_name
 
     path = Path(args.scores[0])
-    if path.suffix.lower() in (".yaml", ".yml"):
+    if args.input_format == "auto" and path.suffix.lower() in (".yaml", ".yml"):
         if len(args.scores) > 1:
             raise UsageError("A Ranger config.yaml is read alone; pass one config at a time.")
         if args.columns or args.constant:
@@ -187,15 +220,33 @@ def _meta_scores(args: argparse.Namespace) -> pd.DataFrame:
             raise
     if args.ranger_metric:
         raise UsageError("--ranger-metric is for a Ranger config.yaml, not a scores file.")
-    if len(args.scores) == 1 and _lm_eval_models(path):
+    kind = args.input_format
+    if kind == "auto":
+        kind = _detect(args.scores)
+    _check_format_options(args, kind)
+    if kind != "scores" and (args.columns or args.constant):
+        raise UsageError(f"--columns and --constant are for scores files, not {_LOGS[kind]}.")
+    if kind == "lm_eval":
+        if len(args.scores) > 1:
+            raise UsageError("An lm-eval output folder is read alone; pass one folder.")
         from metaeval.io import read_lm_eval
 
-        if args.columns or args.constant:
-            raise UsageError("--columns and --constant are for scores files, not lm-eval logs.")
         # read_lm_eval names the systems (one per model sub-folder) and refuses mixes
-        return read_lm_eval(path, primary=args.primary or False, latest=args.latest)
-    if args.primary or args.latest:
-        raise UsageError("--primary and --latest are for an lm-eval output folder.")
+        return read_lm_eval(path, primary=args.primary or False, latest=args.latest,
+                            replicates=args.replicates)  # fmt: skip
+    source = args.scores[0] if len(args.scores) == 1 else list(args.scores)
+    if kind == "inspect":
+        from metaeval.io import read_inspect
+
+        return read_inspect(source, metadata=args.metadata, scorer=args.scorer)
+    if kind == "helm":
+        from metaeval.io import read_helm
+
+        return read_helm(source)
+    if kind == "lighteval":
+        from metaeval.io import read_lighteval
+
+        return read_lighteval(source)
     mapping = {"columns": args.columns, "constants": args.constant}
     try:
         if all(_lazy(text) for text in args.scores):
@@ -209,6 +260,76 @@ def _meta_scores(args: argparse.Namespace) -> pd.DataFrame:
             "system=run,metric=measure,value=score); give a key the files do not have with "
             "--constant (metric=nDCG@10)."
         ) from None
+
+
+_LOGS = {"lm_eval": "lm-eval logs", "inspect": "Inspect logs", "helm": "HELM runs",
+         "lighteval": "lighteval details", "scores": "scores files"}  # fmt: skip
+#: The options that only one reader takes: (options, the --input-format they need).
+_OWN_OPTIONS = ((("primary", "latest", "replicates"), "lm_eval"),
+                (("metadata", "scorer"), "inspect"))  # fmt: skip
+
+
+def _check_format_options(args: argparse.Namespace, kind: str) -> None:
+    """A UsageError for an option of another reader than the one ``kind`` names."""
+    for names, own in _OWN_OPTIONS:
+        given = [f"--{n}" for n in names if getattr(args, n)]
+        if given and kind != own:
+            place = "an lm-eval output folder" if own == "lm_eval" else _LOGS[own]
+            raise UsageError(
+                f"{' and '.join(given)}: only for {place} (--input-format {own}), and "
+                f"{_inputs(args.scores)} was read as {_LOGS[kind]}."
+            )
+
+
+def _detect(paths: list[str]) -> str:
+    """The reader of ``paths`` (``--input-format auto``): the harness whose logs one folder
+    (or one Inspect log file) holds, else ``"scores"``; logs of several harnesses in one
+    folder are a UsageError asking for --input-format."""
+    from pathlib import Path
+
+    if len(paths) != 1:
+        return "scores"
+    path = Path(paths[0])
+    if path.is_file():
+        return "inspect" if path.suffix == ".eval" or _inspect_json(path) else "scores"
+    if not path.is_dir():
+        return "scores"
+    found = [kind for kind, test in (("inspect", _inspect_logs), ("helm", _helm_runs),
+                                     ("lighteval", _lighteval_details)) if test(path)]  # fmt: skip
+    # lm-eval: sample logs, or (say to rerun with --log_samples) only its results files;
+    # lighteval writes results_*.json too, so those alone say lm-eval only without others
+    if next(path.rglob("samples_*.jsonl*"), None) or (not found and _lm_eval_models(path)):
+        found.insert(0, "lm_eval")
+    if len(found) > 1:
+        raise UsageError(
+            f"{path} holds {' and '.join(_LOGS[k] for k in found)}; say which to read with "
+            f"--input-format {{{','.join(found)}}}, or point at a folder of one harness."
+        )
+    return found[0] if found else "scores"
+
+
+def _inspect_json(path: Path) -> bool:
+    """Whether the ``.json`` file ``path`` is an Inspect log: a JSON object whose first keys
+    are Inspect's ``"version"`` and ``"status"`` (read from its first bytes only)."""
+    if path.suffix != ".json":
+        return False
+    with open(path, "rb") as f:
+        head = f.read(512).decode("utf-8", "replace")
+    return re.match(r'\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:', head) is not None
+
+
+def _inspect_logs(path: Path) -> bool:
+    if next(path.rglob("*.eval"), None):
+        return True
+    return any(_inspect_json(p) for p in path.rglob("*.json") if p.is_file())
+
+
+def _helm_runs(path: Path) -> bool:
+    return next(path.rglob("per_instance_stats.json"), None) is not None
+
+
+def _lighteval_details(path: Path) -> bool:
+    return next(path.rglob("details_*.parquet"), None) is not None
 
 
 def _lm_eval_models(path: Path) -> bool:

@@ -85,7 +85,8 @@ CHOICES = [
         ("--method", _options.PoolMethod),
         ("--ci", _options.CIMethod),
     )
-] + [("compare", "--test", _options.CompareTest), ("compare", "--adjust", _options.Adjustment)]
+] + [("compare", "--test", _options.CompareTest), ("compare", "--adjust", _options.Adjustment),
+       ("meta", "--replicates", _options.LmEvalReplicates)]  # fmt: skip
 
 
 @pytest.mark.parametrize(("command", "option", "literal"), CHOICES)

@@ -12,11 +12,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._options import LM_EVAL_REPLICATES, LmEvalReplicates, literal_signature
 from ..errors import (
     FormatError,
     MetaEvalWarning,
     OptionError,
     SchemaError,
+    check_option,
     excerpt,
     warn,
     warn_groups,
@@ -145,11 +147,13 @@ def _records(path: Path, task: str, system: str) -> list[tuple]:
     return rows
 
 
+@literal_signature
 def read_lm_eval(
     folders: str | Path | Mapping[str, str | Path] | Sequence[str | Path],
     *,
     primary: bool | Mapping[str, str] = False,
     latest: bool = False,
+    replicates: LmEvalReplicates | None = None,
 ) -> pd.DataFrame:
     """Scores from lm-evaluation-harness sample logs, one system per model.
 
@@ -182,8 +186,20 @@ def read_lm_eval(
         When a model's folder holds several logs of a task (lm-eval run again
         into the same output folder), read the newest (by the timestamp in the
         file name) instead of raising; a warning lists, per system and task,
-        the log read and the logs left out. Logs of one task with the same
-        timestamp, or without one, cannot be ordered: an error naming them.
+        the log read and the logs left out, and ``attrs["latest"]`` records
+        them (see Returns). Logs of one task with the same timestamp, or without
+        one, cannot be ordered: an error naming them.
+    replicates : {"folders"}, optional
+        ``"folders"``: ``folders`` is one folder whose sub-folders are
+        replicates, e.g. one lm-eval output folder per seed
+        (``<folders>/<seed>/<model>/samples_<task>_<timestamp>.jsonl``), or the
+        seed folders of one model (``<folders>/<seed>/samples_*.jsonl``, the
+        system then named after ``folders``). The same model in several seed
+        folders is one system with several replicates (never several systems,
+        never merged rows); the sub-folder's name goes into a ``replicate``
+        column. A model or task that some seed folders lack is read where it is,
+        with a warning naming the (replicate, system, task) without a log.
+        Without it (None), such a layout is an error that suggests this option.
 
     Returns
     -------
@@ -193,7 +209,15 @@ def read_lm_eval(
         ``metrics`` (lm-eval ≥ 0.4.3), else every top-level number other than
         ``doc_id`` and the hashes; booleans become 0/1. A task logged with a
         filter other than ``"none"`` gets ``metric,filter`` names (as lm-eval's
-        results, e.g. ``exact_match,strict-match``).
+        results, e.g. ``exact_match,strict-match``). With ``replicates="folders"``
+        a ``replicate`` column (str) holds the replicate folder's name.
+
+        With ``latest=True``, ``attrs["latest"]`` lists, for every (system, task)
+        logged more than once, a dict ``{"system", "task", "read", "ignored"}``
+        (with ``"replicate"`` first when ``replicates="folders"``): the file name
+        of the log read and the number of older logs left out; an empty list
+        when no task was logged twice (``pd.DataFrame(table.attrs["latest"])``
+        shows it as a table).
 
     Raises
     ------
@@ -207,7 +231,13 @@ def read_lm_eval(
         folders; two logs of the same task of one system (without ``latest``;
         with it, when they share a timestamp or lack one); two folders of the
         same name in a list; a task whose primary metric is unknown or absent
-        from its logs, or a task in ``primary`` that the logs do not have.
+        from its logs, or a task in ``primary`` that the logs do not have; with
+        ``replicates="folders"``, logs in the folder itself, or replicate
+        folders laid out differently (one holding a model's logs, another a
+        sub-folder per model).
+    metaeval.OptionError
+        ``primary`` not a bool or mapping; ``replicates`` not ``"folders"`` or
+        None, or ``"folders"`` with a list or mapping of folders.
 
     Examples
     --------
@@ -249,17 +279,47 @@ def read_lm_eval(
     0  arc_easy  primary    0.0
     >>> newest.attrs["primary"]
     {'arc_easy': 'acc'}
+    >>> newest.attrs["latest"]
+    [{'system': 'mistral', 'task': 'arc_easy', 'read': 'samples_arc_easy_2024-06-01T09-00-00.jsonl', 'ignored': 1}]
+
+    Runs with two seeds, one lm-eval output folder each (``seed1/llama/...``,
+    ``seed2/llama/...``): one system, the seed folders as replicates:
+
+    >>> runs = pathlib.Path(tmp.name) / "runs"
+    >>> for seed, accuracy in {"seed1": [1, 0], "seed2": [1, 1]}.items():
+    ...     folder = runs / seed / "llama"
+    ...     folder.mkdir(parents=True)
+    ...     records = [{"doc_id": i, "acc": a} for i, a in enumerate(accuracy)]
+    ...     log = folder / "samples_boolq_2024-05-01T12-00-00.jsonl"
+    ...     _ = log.write_text("".join(json.dumps(r) + "\\n" for r in records))
+    >>> read_lm_eval(runs, replicates="folders")
+        task query system metric  value replicate
+    0  boolq     0  llama    acc    1.0     seed1
+    1  boolq     1  llama    acc    0.0     seed1
+    2  boolq     0  llama    acc    1.0     seed2
+    3  boolq     1  llama    acc    1.0     seed2
     >>> tmp.cleanup()
     """
+    if replicates is not None:
+        check_option("replicates", replicates, LM_EVAL_REPLICATES)
     if primary is not True and primary is not False and not isinstance(primary, Mapping):
         raise OptionError(
             f"`primary` must be True, False or a mapping {{task: metric}}, not {primary!r}."
         )
-    if isinstance(folders, str | Path):
+    # units: (replicate or None, system, folder, scan), one per model (and seed folder)
+    if replicates == "folders":
+        if not isinstance(folders, str | Path):
+            raise OptionError(
+                "`replicates='folders'` reads one folder whose sub-folders are the replicates "
+                f"(<folder>/<seed>/<model>/samples_*.jsonl), not {excerpt(folders)}; pass "
+                "that folder."
+            )
+        units = _replicate_units(_existing(Path(folders)))
+    elif isinstance(folders, str | Path):
         root = _existing(Path(folders))
         found = _scan(root)
         named = _model_folders(root, found)
-        scans = {system: _below(found, folder) for system, folder in named.items()}
+        units = [(None, system, folder, _below(found, folder)) for system, folder in named.items()]
     else:
         if isinstance(folders, Mapping):
             named = {str(system): Path(folder) for system, folder in folders.items()}
@@ -268,8 +328,9 @@ def read_lm_eval(
             named = {Path(f).name: Path(f) for f in folders}
             if len(named) < len(folders):
                 raise SchemaError("Two folders have the same name; pass {system: folder}.")
-        scans = {system: _scan(_existing(folder)) for system, folder in named.items()}
-    odd = sorted({path for scan in scans.values() for path in scan.odd})
+        units = [(None, system, folder, _scan(_existing(folder)))
+                 for system, folder in named.items()]  # fmt: skip
+    odd = sorted({path for *_, scan in units for path in scan.odd})
     if odd:
         warn(
             f"{len(odd)} file(s) named samples_* are not lm-eval sample logs "
@@ -279,25 +340,93 @@ def read_lm_eval(
             MetaEvalWarning,
         )
     rows: list[tuple] = []
-    reruns: list[tuple[str, str, str, str]] = []
-    for system, folder in named.items():
-        files = _task_logs(system, folder, scans[system], latest, reruns)
+    reruns: list[tuple] = []
+    read: list[tuple[str | None, str, str]] = []  # (replicate, system, task) of every log read
+    for replicate, system, folder, scan in units:  # a loop over folders, not over data
+        kept: list[tuple] = []
+        files = _task_logs(system, folder, scan, latest, kept)
+        reruns.extend((replicate, *rerun) for rerun in kept)
         for task, path in files.items():
-            rows.extend(_records(path, task, system))
-    table = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
+            read.append((replicate, system, task))
+            records = _records(path, task, system)
+            rows.extend(records if replicate is None else [(*r, replicate) for r in records])
+    columns = ["task", "query", "system", "metric", "value"]
+    table = pd.DataFrame(rows, columns=columns + ["replicate"] * (replicates is not None))
+    if replicates is not None:
+        _check_replicates(read)
     if primary is not False:
         chosen = _primary_metrics(table, primary)
         keep = table["metric"].to_numpy() == table["task"].map(chosen).to_numpy()
         table = table[keep].assign(metric="primary").reset_index(drop=True)
         table.attrs["primary"] = chosen
+    if latest:  # which log was read, and how many left out, per (replicate,) system, task
+        first = 0 if replicates is not None else 1
+        keys = ["replicate", "system", "task"][first:]
+        table.attrs["latest"] = [
+            dict(zip(keys, r[first:3], strict=True)) | {"read": r[3], "ignored": r[4]}
+            for r in reruns
+        ]
     if reruns:  # once the table is made: no report before an error
+        groups = pd.DataFrame(
+            [(*r[:4], _listed(r[5])) for r in reruns],
+            columns=["replicate", "system", "task", "read", "left_out"],
+        )
         warn_groups(
             "latest=True read the newest log of {n} (system, task) pair(s) logged more than "
             "once; the older logs were left out",
-            pd.DataFrame(reruns, columns=["system", "task", "read", "left_out"]),
+            groups if replicates is not None else groups.drop(columns="replicate"),
             MetaEvalWarning,
         )
     return table
+
+
+def _replicate_units(root: Path) -> list[tuple[str, str, Path, _Scan]]:
+    """``(replicate, system, folder, scan)`` of every model folder of every replicate folder
+    of ``root`` (``root/<seed>/<model>/`` or, for one model, ``root/<seed>/``)."""
+    found = _scan(root)
+    holders = [log[0] for log in found.logs] + list(found.results)
+    if not holders:
+        _no_logs(root, found)
+    if any(path.parent == root for path in holders):
+        raise SchemaError(
+            f"{root}: lm-eval logs lie in the folder itself, but with replicates='folders' "
+            "(--replicates folders) its sub-folders are the replicates (one lm-eval output "
+            "folder per seed: <folder>/<seed>/<model>/samples_*.jsonl); point at the folder "
+            "of the seed folders."
+        )
+    units, direct = [], {}
+    for name in sorted({p.relative_to(root).parts[0] for p in holders}):
+        folder = root / name
+        scan = _below(found, folder)
+        models = _model_folders(folder, scan)
+        direct[name] = models == {folder.name: folder}
+        if direct[name]:  # root/<seed>/samples_*: the seeds of one model, named after root
+            units.append((name, root.name, folder, scan))
+        else:
+            units += [(name, system, place, _below(scan, place)) for system, place in models.items()]  # fmt: skip
+    if len(set(direct.values())) > 1:
+        raise SchemaError(
+            f"{root}: the replicate folder(s) {_listed(k for k, v in direct.items() if v)} "
+            "hold one model's logs themselves, the other(s) "
+            f"{_listed(k for k, v in direct.items() if not v)} one sub-folder per model; "
+            "lay every replicate folder out alike (<seed>/<model>/samples_*.jsonl)."
+        )
+    return units
+
+
+def _check_replicates(read: list[tuple[str | None, str, str]]) -> None:
+    """Warn about the (system, task) pairs that some replicate folders lack."""
+    replicates = list(dict.fromkeys(rep for rep, _, _ in read))
+    pairs = list(dict.fromkeys((system, task) for _, system, task in read))
+    present = set(read)
+    missing = [(rep, *pair) for rep in replicates for pair in pairs if (rep, *pair) not in present]
+    if missing:
+        warn_groups(
+            "{n} (replicate, system, task) combination(s) have no log: a replicate folder "
+            "lacks a model or task that another has; the logs found were read",
+            pd.DataFrame(missing, columns=["replicate", "system", "task"]),
+            MetaEvalWarning,
+        )
 
 
 @dataclass(frozen=True)
@@ -380,7 +509,7 @@ def _task_logs(
     system: str, folder: Path, scan: _Scan, latest: bool, reruns: list
 ) -> dict[str, Path]:
     """The log to read of each task of one system; with ``latest`` the reruns left out are
-    appended to ``reruns`` as ``(system, task, read, left_out)``."""
+    appended to ``reruns`` as ``(system, task, read, number left out, names left out)``."""
     if not scan.logs:
         _no_logs(folder, scan)
     places = sorted({path.parent for path, _, _ in scan.logs})
@@ -390,8 +519,15 @@ def _task_logs(
             f"{folder}: the sample logs of system {system!r} lie in {len(places)} folders "
             f"({where}): several models' or runs' logs, which would be merged into one "
             "system. Point at one model's folder, or at an output folder whose sub-folders "
-            "hold one model each (runs of one model with several seeds are not read "
-            "together)."
+            "hold one model each."
+            + (
+                f" If {folder.parent} holds one lm-eval output folder per seed "
+                "(<seed>/<model>/samples_*.jsonl), read it with replicates='folders' "
+                "(--replicates folders in the command): one system per model, the seed "
+                "folders as replicates."
+                if all(place.parent == folder for place in places)
+                else ""
+            )
         )
     by_task: dict[str, list[tuple[Path, datetime | None]]] = {}
     for path, task, when in scan.logs:
@@ -424,7 +560,7 @@ def _task_logs(
                 "one not to read out of the folder."
             )
         files[task] = newest
-        reruns.append((system, task, newest.name, _listed(p.name for p, _ in logs[:-1])))
+        reruns.append((system, task, newest.name, len(logs) - 1, [p.name for p, _ in logs[:-1]]))
     return files
 
 

@@ -611,11 +611,16 @@ def cluster_terms(
         values[key] = values[key].astype(str)
     groups = pairs[keys].astype(str).drop_duplicates()
     groups = groups[groups["task"].isin(set(values["task"]))]
+    values["query"] = values["query"].astype(str)
     left = values.rename(columns={"system": "treatment", "value": "x"})
     right = values.rename(columns={"system": "control", "value": "y"}).drop(columns="cluster")
     d = groups.merge(left, on=["metric", "treatment", "task"]).merge(
         right, on=["metric", "control", "task", "query"]
     )
+    if d.empty:
+        return pd.DataFrame(columns=[*keys, "n_clusters", "var_cl", "deff"])
+    # one order of the sums whatever the rows' order (in memory and per partition alike)
+    d = d.sort_values([*keys, "query"], kind="stable", ignore_index=True)
     if effect == "rom":
         by = d.groupby(keys, observed=True, sort=False)
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -548,6 +548,18 @@ def effects(
     5  p_true_class         digits  1797  0.0123
     6  p_true_class           iris   150  0.0568
     7  p_true_class           wine   178 -0.0155
+
+    Queries in blocks of ten (say, questions on one passage) as clusters:
+
+    >>> scores["passage"] = scores["query"].astype(int) // 10
+    >>> eff = scores.meta.effects(control="logistic_regression", treatment="knn",
+    ...                           effect="md", cluster="passage")
+    >>> eff[["metric", "task", "se", "df", "design_effect"]].head(4).round(4)
+         metric           task      se     df  design_effect
+    0  accuracy  breast_cancer  0.0085   56.0         1.2993
+    1  accuracy         digits  0.0042  179.0         1.0253
+    2  accuracy           iris  0.0067   14.0         0.1989
+    3  accuracy           wine  0.0130   17.0         0.9073
     """
     effect, alpha = checked_options(effect, alpha)
     if cluster is not None:

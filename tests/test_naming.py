@@ -56,8 +56,12 @@ def _outputs() -> dict[str, pd.DataFrame]:
     eff = metaeval.effects(scores, control=CONTROL)
     size = {"iris": 1.0, "wine": 2.0, "breast_cancer": 3.0, "digits": 4.0}
     report = ranking.rank_report(scores)
+    codes = scores.groupby("task")["query"].transform(lambda q: pd.factorize(q)[0] // 5)
+    eff_cluster = metaeval.effects(scores.assign(passage=codes), CONTROL, cluster="passage")
     out = {
         "effects": eff,
+        "effects(cluster=)": eff_cluster,
+        "pool(effects(cluster=))": metaeval.pool(eff_cluster),
         "pool": metaeval.pool(eff),
         "pool(by=)": metaeval.pool(eff.assign(g=eff["task"].isin(["iris", "wine"])), by="g"),
         "pool_metrics": metaeval.pool_metrics(scores, control=CONTROL),

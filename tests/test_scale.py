@@ -85,6 +85,30 @@ def test_effects_equal_the_in_memory_ones_for_any_partitioning(client, seed):
         pd.testing.assert_frame_equal(pooled, want, check_exact=True)
 
 
+@pytest.mark.parametrize("seed", range(2))
+def test_clustered_effects_equal_the_in_memory_ones(client, seed):
+    """effects(cluster=) on dask: the clustered variances per partition, the same table
+    (bit for bit) and warnings as in memory, for split and per-task partitions."""
+    rng = np.random.default_rng(seed)
+    scores = make_scores(rng, systems=("ctrl", "a", "b"), drop=0.05 * seed)
+    number = scores["query"].str[1:].astype(int)
+    scores["passage"] = "p" + (number // 3).astype(str)  # clusters of 3 queries
+    scores["domain"] = scores["task"].map({"t1": "x", "t2": "x", "t3": "y", "t4": "y"})
+    for ddf in (_split(scores, rng, 3 + seed), _by_task(scores)):
+        for effect in ("md", "smcrp", "smd", "smcc", "rom") if seed == 0 else ("md", "rom"):
+            want, want_w = _caught(scores.meta.effects, "ctrl", effect=effect, cluster="passage")
+            got, got_w = _caught(ddf.meta.effects, "ctrl", effect=effect, cluster="passage")
+            pd.testing.assert_frame_equal(got, want, check_exact=True)
+            assert got.attrs["cluster"] == "passage" and "n_clusters" in got.columns
+            assert got_w == want_w, effect
+    with pytest.raises(SchemaError, match="'nope' must name a column"):
+        _by_task(scores).meta.effects("ctrl", cluster="nope")
+    with pytest.raises(metaeval.OptionError, match="not defined for effect='corr'"):
+        _by_task(scores).meta.effects("ctrl", effect="corr", cluster="passage")
+    with pytest.raises(metaeval.OptionError, match="'replicate' column"):  # as in memory
+        _by_task(scores.assign(replicate=1)).meta.effects("ctrl", cluster="passage")
+
+
 def test_statistics_are_identical_with_systems_and_metrics_missing_on_some_tasks(client, rng):
     from metaeval import scale
 

@@ -322,20 +322,48 @@ def effects(
     alpha: float = 0.05,
     correct: bool = True,
     cv: tuple[float, float] | None = None,
+    cluster: str | None = None,
     survey: Survey | None = None,
 ) -> pd.DataFrame:
-    """``ddf.meta.effects()``; ``survey``: the first pass's result, if the caller has it."""
+    """``ddf.meta.effects()``; ``survey``: the first pass's result, if the caller has it.
+
+    With ``cluster=`` the clustered variances are a function of each task's rows (the
+    clusters are within a task): a second pass computes them partition by partition
+    (:func:`metaeval.paired.effect_size.cluster_terms`), the client applies them to the
+    table of the summed statistics, as in memory."""
     from .paired.effect_size import (
+        check_cluster_options,
         check_extra_columns,
         checked_options,
+        cluster_terms,
+        clustered_effects,
         cv_corrected,
         effects_table,
     )
+    from .paired.replicates import pair_variances
+    from .paired.twoway import cluster_ids
 
     effect, alpha = checked_options(effect, alpha)
-    check_extra_columns(list((survey.ddf if survey is not None else ddf).columns))
+    if cluster is not None:
+        check_cluster_options(cluster, effect, cv, replicates="replicate" in ddf.columns)
+        if cluster not in ddf.columns:  # the in-memory error, before any pass over the data
+            cluster_ids(ddf._meta, cluster)
+    check_extra_columns(list((survey.ddf if survey is not None else ddf).columns),
+                        cluster=cluster is not None)  # fmt: skip
+    if cluster is not None:
+        survey = survey or Survey(ddf)
     stats, attrs = statistics(ddf, control, treatment, survey)
+    if cluster is not None:
+        attrs = attrs.drop(columns=[cluster], errors="ignore")
     table = effects_table(stats, attrs, effect=effect, alpha=alpha, correct=correct)
+    if cluster is not None:
+        assert survey is not None
+        kwargs = {"pairs": table[["metric", "treatment", "control", "task"]], "cluster": cluster,
+                  "effect": effect}  # fmt: skip
+        root, _ = _reduce(survey.ddf, cluster_terms, kwargs, _concat_frames,
+                          (survey.systems, survey.metrics))  # fmt: skip
+        return clustered_effects(table, root.result, pair_variances(stats), cluster=cluster,
+                                 effect=effect, alpha=alpha, correct=correct)  # fmt: skip
     if cv is not None:  # one row per fold: the same correction as in memory
         table = cv_corrected(table, cv, effect=effect, replicates=False, alpha=alpha)
     return table
@@ -421,6 +449,7 @@ class DaskMetaAccessor:
         correct: bool = True,
         cv: tuple[float, float] | None = None,
         replicates: ReplicateDesign | None = None,
+        cluster: str | None = None,
     ) -> pd.DataFrame:
         """:func:`metaeval.effects` of the whole table: a pandas effects table."""
         if replicates is not None:
@@ -431,7 +460,7 @@ class DaskMetaAccessor:
                 "table does not have."
             )
         return effects(self._obj, control, treatment=treatment, effect=effect, alpha=alpha,
-                       correct=correct, cv=cv)  # fmt: skip
+                       correct=correct, cv=cv, cluster=cluster)  # fmt: skip
 
     def _analyze(
         self,

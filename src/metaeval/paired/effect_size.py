@@ -28,6 +28,31 @@ correlation; D = x̄ − ȳ; S_diff the sample SD of the differences.
 ``corr`` — Pearson r between treatment and control scores over the queries
     (Ranger eqs. 6–8), analysed on Fisher's z = atanh(r) with variance 1/(n − 3).
 
+Clusters (``effects(..., cluster="passage")``). Queries that share a cluster
+(questions on one passage) are not independent. With C clusters of the paired
+queries, the clustered variance of the mean of a per-query quantity z is
+V_cl(z̄) = C/(C − 1) · Σ_c (Σ_{i∈c} (z_i − z̄))² / n² (Miller 2024, App. A, with
+the finite-cluster factor, as Inspect's ``stderr(cluster=)``); when every query
+is its own cluster it equals the independent s_z²/n exactly. Let
+DE_d = V_cl(d̄) / (S_diff²/n), the design effect of the mean difference.
+
+- ``md``: variance V_cl(d̄) of the differences d_i = x_i − y_i.
+- ``smcc``: the term 1/n, which is Var(D̄)/S_diff² under independence, becomes
+  V_cl(d̄)/S_diff² = DE_d/n; variance DE_d/n + g²/(2n).
+- ``smd``: the term J²·2(1 − r)/n, which is J²·Var(D̄)/S_within², becomes
+  J²·V_cl(d̄)/S_within² = J²·2(1 − r)·DE_d/n.
+- ``smcrp``: the term 2(1 − r)/n (metafor's approximation of Var(D̄)/s_p²) is
+  multiplied by DE_d, so that it is the one above when each cluster is one query.
+- In ``smd``, ``smcrp`` and ``smcc`` the term in g² (the sampling error of the
+  standardizer itself) is kept as it is: clustering enters through the mean
+  difference only.
+- ``rom``: the delta method with clusters: z_i = x_i/x̄ − y_i/ȳ, variance
+  V_cl(z̄) (the unclustered variance is s_z²/n, which this equals when every
+  cluster is one query).
+- ``corr``: not defined (an :class:`~metaeval.OptionError`).
+
+Intervals and p-values then use t on C − 1 degrees of freedom.
+
 Rounding. Sums of shifted scores leave rounding noise where the exact value is
 0; it is told apart by tolerances relative to the quantities involved, never by
 absolute ones, so multiplying every score by a constant changes no outcome: a
@@ -40,6 +65,8 @@ variance that would take all the weight when pooled.
 
 References
 ----------
+Miller, E. (2024). Adding error bars to evals: A statistical approach to language
+model evaluations. arXiv:2411.00640
 Borenstein, M., Hedges, L. V., Higgins, J. P. T., & Rothstein, H. R. (2009).
 *Introduction to Meta-Analysis*. Wiley. doi:10.1002/9780470743386
 Sertkan, M., Althammer, S., & Hofstätter, S. (2023). Ranger: A toolkit for
@@ -95,6 +122,7 @@ from .replicates import (
     t_inference,
 )
 from .sufficient import sufficient_statistics
+from .twoway import cluster_se, per_query_scores
 
 __all__ = ["EFFECT_TYPES", "effects", "effect_sizes"]
 
@@ -115,13 +143,20 @@ OUTPUT_COLUMNS = (
     *display_columns(("effect", "ci_low", "ci_high")),
 )  # fmt: skip
 
+#: The columns :func:`effects` adds with ``cluster=``.
+CLUSTER_COLUMNS = ("n_clusters", "design_effect", "df")
 
-def check_extra_columns(columns: Sequence[object], *, replicates: bool = False) -> None:
+
+def check_extra_columns(
+    columns: Sequence[object], *, replicates: bool = False, cluster: bool = False
+) -> None:
     """A :class:`~metaeval.SchemaError` for extra columns of a scores table (``columns``: all
     of its columns) that :func:`effects` would overwrite: those in :data:`OUTPUT_COLUMNS`,
-    and with ``replicates`` (a table with a ``replicate`` column) :data:`REPLICATE_COLUMNS`."""
+    with ``replicates`` (a table with a ``replicate`` column) :data:`REPLICATE_COLUMNS`,
+    and with ``cluster`` (``cluster=`` given) :data:`CLUSTER_COLUMNS`."""
     extra = [c for c in columns if c not in (*SCORE_COLUMNS, REPLICATE)]
     reserved = (*OUTPUT_COLUMNS, *REPLICATE_COLUMNS) if replicates else OUTPUT_COLUMNS
+    reserved = (*reserved, *CLUSTER_COLUMNS) if cluster else reserved
     check_no_clash(extra, reserved, what="effects()")
 
 
@@ -374,6 +409,7 @@ def effects(
     correct: bool = True,
     cv: tuple[float, float] | None = None,
     replicates: ReplicateDesign | None = None,
+    cluster: str | None = None,
 ) -> pd.DataFrame:
     """Paired effect of each treatment over each control on every task and metric.
 
@@ -402,6 +438,24 @@ def effects(
         folds, with t intervals on J − 1 degrees of freedom (a ``df`` column).
         ``effect="md"`` only. A ``replicate`` column whose ids partition the
         queries (folds given as replicates) is refused with this advice.
+    cluster : str, optional
+        A column of ``scores`` with the cluster of each query (e.g. ``"passage"``
+        for questions that share a passage), constant within a query across
+        systems and metrics. The sampling variance then comes from the clustered
+        variance of the paired differences (Miller 2024, App. A, with the
+        finite-cluster factor C/(C − 1), as Inspect's ``stderr(cluster=)``):
+        V_cl(z̄) = C/(C − 1) · Σ_c (Σ_{i∈c} (z_i − z̄))² / n² over the C
+        clusters of a group's paired queries. Per effect type, with
+        DE_d = V_cl(d̄)/(S_diff²/n): ``md`` has variance V_cl(d̄) of the
+        differences d = x − y; ``smcc`` DE_d/n + g²/(2n); ``smd``
+        J²·2(1 − r)·DE_d/n + J²·d²·(1 − r)/n; ``smcrp`` 2(1 − r)·DE_d/n +
+        g²(1 + r²)/(4n) — the term that is Var(D̄)/standardizer² under
+        independence takes the clusters, the term in g² (the standardizer's own
+        sampling error) is kept; ``rom`` V_cl(z̄) of z_i = x_i/x̄ − y_i/ȳ (the
+        delta method with clusters). Each equals the unclustered variance when
+        every cluster is one query. Not defined for ``corr``, nor with ``cv=``
+        or a ``replicate`` column (OptionErrors). ``pool()`` pools these
+        variances as they are.
 
     Returns
     -------
@@ -445,6 +499,11 @@ def effects(
           says what was done. Over 2,000 simulated tasks with seed variance,
           95% intervals of ``md`` cover in 93–94% for R = 3 to 10 replicates,
           against 73–76% when the seeds are averaged away.
+        - with ``cluster=``: ``n_clusters`` (C, the clusters of the paired
+          queries), ``design_effect`` (the variance over the unclustered
+          variance of the same effect) and ``df`` = C − 1; the interval and the
+          p-value use t on ``df``, ``z`` is effect / se; ``attrs["cluster"]``
+          is the column's name.
 
     Raises
     ------
@@ -453,6 +512,10 @@ def effects(
     metaeval.PairingError
         For unknown systems, or when no pair of different systems shares a
         query (e.g. ``treatment`` equal to ``control``).
+    metaeval.OptionError
+        For ``cluster=`` with ``effect="corr"``, with ``cv=`` or with a
+        ``replicate`` column, and for a task whose queries are all in one
+        cluster (as :func:`metaeval.means`).
 
     Warns
     -----
@@ -468,7 +531,9 @@ def effects(
         with r = +1 and equal means). For ``md`` with zero variance of the
         differences the effect is kept and the variance is NaN. Rounding is
         told from zero by relative tolerances (see the module docstring), so
-        multiplying every score by a constant changes no outcome.
+        multiplying every score by a constant changes no outcome. With
+        ``cluster=``: a group whose paired queries are all in one cluster, or
+        whose clustered variance is 0 (the effect is kept, the variance NaN).
 
     Examples
     --------
@@ -486,28 +551,171 @@ def effects(
     5  p_true_class         digits  1797  0.0123
     6  p_true_class           iris   150  0.0568
     7  p_true_class           wine   178 -0.0155
+
+    Queries in blocks of ten (say, questions on one passage) as clusters:
+
+    >>> scores["passage"] = scores["query"].astype(int) // 10
+    >>> eff = scores.meta.effects(control="logistic_regression", treatment="knn",
+    ...                           effect="md", cluster="passage")
+    >>> eff[["metric", "task", "se", "df", "design_effect"]].head(4).round(4)
+         metric           task      se     df  design_effect
+    0  accuracy  breast_cancer  0.0085   56.0         1.2993
+    1  accuracy         digits  0.0042  179.0         1.0253
+    2  accuracy           iris  0.0067   14.0         0.1989
+    3  accuracy           wine  0.0130   17.0         0.9073
     """
     effect, alpha = checked_options(effect, alpha)
-    if isinstance(scores, pd.DataFrame):
-        check_extra_columns(list(scores.columns), replicates=has_replicates(scores))
-    stats = sufficient_statistics(scores, control=control, treatment=treatment)
-    table = effects_table(
-        stats, task_attributes(scores), effect=effect, alpha=alpha, correct=correct
-    )
-    if has_replicates(scores):
-        design = replicate_design(scores, replicates)
-        table = add_replicate_variance(table, scores, pair_variances(stats), alpha, design)
-        table.attrs["replicates"] = design
-    elif replicates is not None:
+    if replicates is not None and not has_replicates(scores):
         check_option("replicates", replicates, REPLICATE_DESIGNS)
         raise OptionError(
             f"replicates={replicates!r} describes a 'replicate' column, which the scores "
             "table does not have."
         )
+    if cluster is not None:
+        check_cluster_options(cluster, effect, cv, replicates=has_replicates(scores))
+    if isinstance(scores, pd.DataFrame):
+        check_extra_columns(list(scores.columns), replicates=has_replicates(scores),
+                            cluster=cluster is not None)  # fmt: skip
+    stats = sufficient_statistics(scores, control=control, treatment=treatment)
+    attributes = task_attributes(scores)
+    if cluster is not None:
+        attributes = attributes.drop(columns=[cluster], errors="ignore")
+    table = effects_table(stats, attributes, effect=effect, alpha=alpha, correct=correct)
+    if cluster is not None:
+        terms = cluster_terms(scores, table, cluster=cluster, effect=effect)
+        return clustered_effects(table, terms, pair_variances(stats), cluster=cluster,
+                                 effect=effect, alpha=alpha, correct=correct)  # fmt: skip
+    if has_replicates(scores):
+        design = replicate_design(scores, replicates)
+        table = add_replicate_variance(table, scores, pair_variances(stats), alpha, design)
+        table.attrs["replicates"] = design
     if cv is not None:
         table = cv_corrected(table, cv, effect=effect, replicates=has_replicates(scores),
                              alpha=alpha)  # fmt: skip
     return table
+
+
+def check_cluster_options(cluster: Any, effect: str, cv: Any, *, replicates: bool) -> None:
+    """The OptionErrors of :func:`effects` for ``cluster=`` with what it cannot take."""
+    if effect == "corr":
+        raise OptionError(
+            f"cluster={cluster!r} is not defined for effect='corr' (Fisher's z of r has no "
+            "clustered variance here): use effect='md', 'smcc', 'smcrp', 'smd' or 'rom' with "
+            "cluster=, or cluster=None for 'corr'."
+        )
+    if cv is not None:
+        raise OptionError(
+            f"cluster={cluster!r} and cv={cv!r} cannot be combined: cv= takes one row per fold, "
+            "and folds are not clustered queries. Pass one of the two."
+        )
+    if replicates:
+        raise OptionError(
+            f"cluster={cluster!r} with a 'replicate' column is not supported: the replicates' "
+            "variance and the clusters' are not combined. Average the replicates per query "
+            "first (scores.groupby(['task', 'query', 'system', 'metric', "
+            f"{cluster!r}]).value.mean().reset_index()), knowing that this ignores a shift "
+            "shared by all queries of a replicate, or use cluster=None."
+        )
+
+
+def cluster_terms(
+    scores: pd.DataFrame, pairs: pd.DataFrame, *, cluster: str, effect: str
+) -> pd.DataFrame:
+    """Per ``(metric, treatment, control, task)`` group of ``pairs`` whose tasks ``scores``
+    has: ``n_clusters`` and the clustered variance ``var_cl`` of the mean of the per-query
+    quantity of ``effect`` (z_i = x_i/x̄ − y_i/ȳ for ``rom``, else d_i = x_i − y_i) over
+    the paired queries, with its design effect ``deff`` (V_cl over s²/n; see the module
+    docstring). Checks ``cluster`` as :func:`metaeval.means` does. A function of each
+    task's rows alone, so the dask path computes it partition by partition."""
+    keys = ["metric", "treatment", "control", "task"]
+    values = per_query_scores(scores, cluster)
+    for key in ("task", "metric", "system"):
+        values[key] = values[key].astype(str)
+    groups = pairs[keys].astype(str).drop_duplicates()
+    groups = groups[groups["task"].isin(set(values["task"]))]
+    values["query"] = values["query"].astype(str)
+    left = values.rename(columns={"system": "treatment", "value": "x"})
+    right = values.rename(columns={"system": "control", "value": "y"}).drop(columns="cluster")
+    d = groups.merge(left, on=["metric", "treatment", "task"]).merge(
+        right, on=["metric", "control", "task", "query"]
+    )
+    if d.empty:
+        return pd.DataFrame(columns=[*keys, "n_clusters", "var_cl", "deff"])
+    # one order of the sums whatever the rows' order (in memory and per partition alike)
+    d = d.sort_values([*keys, "query"], kind="stable", ignore_index=True)
+    if effect == "rom":
+        by = d.groupby(keys, observed=True, sort=False)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d["z"] = d["x"] / by["x"].transform("mean") - d["y"] / by["y"].transform("mean")
+    else:
+        d["z"] = d["x"] - d["y"]
+    st = cluster_se(d, keys, value="z")
+    return pd.DataFrame({
+        **{k: st[k] for k in keys},
+        "n_clusters": st["n_clusters"].to_numpy(),
+        "var_cl": st["se"].to_numpy() ** 2,
+        "deff": st["design_effect"].to_numpy(),
+    })  # fmt: skip
+
+
+def clustered_effects(
+    table: pd.DataFrame,
+    terms: pd.DataFrame,
+    pair_vars: pd.DataFrame,
+    *,
+    cluster: str,
+    effect: str,
+    alpha: float,
+    correct: bool,
+) -> pd.DataFrame:
+    """The effects table with the clustered variances of ``terms`` (from
+    :func:`cluster_terms`) and ``r`` of ``pair_vars`` (from
+    :func:`~metaeval.paired.replicates.pair_variances`): the formulas of the module
+    docstring, t inference on C − 1 df, columns :data:`CLUSTER_COLUMNS`; a
+    DegenerateWarning for groups with one cluster or a zero clustered variance."""
+    keys = ["metric", "treatment", "control", "task"]
+    index = pd.MultiIndex.from_frame(table[keys].astype(str))
+    t = terms.set_index(keys).reindex(index)
+    c = t["n_clusters"].to_numpy(float)
+    var_cl, deff = t["var_cl"].to_numpy(float), t["deff"].to_numpy(float)
+    old = table["variance"].to_numpy(float)
+    n = table["n"].to_numpy(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if effect in ("md", "rom"):
+            new = np.where(np.isfinite(old), var_cl, np.nan)
+        else:
+            if effect == "smcc":
+                term = 1 / n
+            else:
+                r = pair_vars.assign(**{k: pair_vars[k].astype(str) for k in keys})
+                r = r.set_index(keys)["r"].reindex(index).to_numpy(float)
+                r = np.where(1 - np.abs(r) <= ZERO_TOL, np.sign(r), r)  # as the kernel does
+                j = 1 - 3 / (4 * (n - 1) - 1) if correct and effect == "smd" else 1.0
+                term = j**2 * 2 * (1 - r) / n
+            new = old + term * (deff - 1)
+        one = np.isfinite(old) & (c < 2)
+        zero = np.isfinite(old) & ~one & ~(np.isfinite(new) & (new > ZERO_TOL * old))
+        new = np.where(one | zero, np.nan, new)
+        design = new / old
+    out = table.copy()
+    out["variance"] = new
+    t_inference(out, np.sqrt(new), c - 1, alpha)
+    at = out.columns.get_loc("z") + 1
+    for i, (name, col) in enumerate(zip(CLUSTER_COLUMNS, (c, design, c - 1), strict=True)):
+        out.insert(at + i, name, col)
+    out["n_clusters"] = out["n_clusters"].astype(int)
+    add_display(out, ("effect", "ci_low", "ci_high"))
+    for mask, why in ((one, "their paired queries are all in one cluster"),
+                      (zero, "a clustered variance of 0")):  # fmt: skip
+        if mask.any():
+            warn_groups(
+                f"effects(effect={effect!r}, cluster={cluster!r}) gives a NaN variance for "
+                f"{{n}} group(s) because of {why} (the effect is kept)",
+                table.loc[mask, keys],
+                DegenerateWarning,
+            )
+    out.attrs["cluster"] = cluster
+    return out
 
 
 def cv_corrected(

@@ -740,7 +740,15 @@ def cluster_se(frame: pd.DataFrame, keys: list[str], value: str = "value") -> pd
     """
     grouped = frame.groupby(keys, observed=True, sort=False)[value]
     centred = frame[value] - grouped.transform("mean")
-    sums = centred.groupby([frame[k] for k in keys] + [frame["cluster"]], observed=True).sum()
+    # Σ_{i∈c} by np.bincount, which adds each cluster's rows in their order whatever the
+    # other groups (pandas' grouped sum does not: a task alone, as on a dask partition,
+    # could differ from the whole table in the last bit)
+    by_cluster = frame.groupby([frame[k] for k in keys] + [frame["cluster"]], observed=True)
+    codes = by_cluster.ngroup().to_numpy()
+    sums = pd.Series(
+        np.bincount(codes, weights=centred.to_numpy(float), minlength=by_cluster.ngroups),
+        index=by_cluster.size().index,
+    )
     level = list(range(len(keys)))
     c = sums.groupby(level=level, observed=True).size().astype(float)
     out = pd.DataFrame({"n": grouped.size(), "mean": grouped.mean(), "var": grouped.var(ddof=1)})

@@ -18,7 +18,7 @@ __all__ = [
     "PRINT_MODES", "FORMATS", "ADJUSTMENTS", "COMPARE_TESTS", "POOL_METHODS", "CI_METHODS",
     "EFFECT_TYPES", "DEFAULTS", "RANGER", "Formatter", "Once", "Merge", "probability", "share",
     "positive", "seed_value", "mapping", "output_options", "column_options", "model_options",
-    "resolve_model", "INPUT_FORMATS", "LM_EVAL_REPLICATES",
+    "resolve_model", "INPUT_FORMATS", "LM_EVAL_REPLICATES", "REPLICATE_DESIGNS",
 ]  # fmt: skip
 
 PRINT_MODES = ("pretty", "raw")
@@ -38,6 +38,8 @@ RANGER = {"effect": "smd", "method": "DL", "ci": "z"}
 # the readers `metaeval meta` chooses among (--input-format), and read_lm_eval's `replicates`
 INPUT_FORMATS = ("auto", "scores", "lm_eval", "inspect", "helm", "lighteval")
 LM_EVAL_REPLICATES = ("folders",)
+# effects()' `replicates`: how a replicate column's runs relate to the tasks
+REPLICATE_DESIGNS = ("crossed", "nested", "epochs")
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):

@@ -11,6 +11,7 @@ from ._common import UsageError, check_outputs, finish, output
 from ._parser import (
     INPUT_FORMATS,
     LM_EVAL_REPLICATES,
+    REPLICATE_DESIGNS,
     Formatter,
     Merge,
     Once,
@@ -92,6 +93,22 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="lm-eval: 'folders' reads the sub-folders of SCORES as replicates (one lm-eval "
         "output folder per seed, SCORES/<seed>/<model>/): one system per model, the seed "
         "folder's name in a 'replicate' column",
+    )
+    meta.add_argument(
+        "--cluster",
+        metavar="COLUMN",
+        help="a column naming the cluster of each query (e.g. the passage several questions "
+        "share): clustered variances of the effects, t intervals on C - 1 df; for Inspect "
+        "logs a sample-metadata key (read as if given to --metadata too)",
+    )
+    meta.add_argument(
+        "--replicate-design",
+        choices=REPLICATE_DESIGNS,
+        help="how a 'replicate' column's runs relate to the tasks: 'crossed' (one seed or "
+        "checkpoint evaluated on every task: its shift is shared and is added to the "
+        "summary's variance), 'nested' (runs drawn per task) or 'epochs' (repeated answers to "
+        "the same item: the item's mean is the unit); default: 'crossed' when every task has "
+        "the same replicate ids, else 'nested'",
     )
     meta.add_argument(
         "--input-format",
@@ -238,7 +255,10 @@ def _meta_scores(args: argparse.Namespace) -> pd.DataFrame:
     if kind == "inspect":
         from metaeval.io import read_inspect
 
-        return read_inspect(source, metadata=args.metadata, scorer=args.scorer)
+        metadata = args.metadata
+        if args.cluster is not None and args.cluster not in (metadata or []):
+            metadata = [*(metadata or []), args.cluster]  # --cluster names a metadata key
+        return read_inspect(source, metadata=metadata, scorer=args.scorer)
     if kind == "helm":
         from metaeval.io import read_helm
 
@@ -436,15 +456,20 @@ def run(args: argparse.Namespace) -> int:
     from metaeval.pooling.analysis import analysis_table
 
     kw = dict(method=args.method, ci=args.ci, alpha=args.alpha)
+    if lazy and args.replicate_design is not None:
+        raise UsageError("--replicate-design is for scores with a 'replicate' column, which "
+                         "a folder read with dask may not have.")  # fmt: skip
     if lazy:
         from metaeval.scale import effects as lazy_effects
 
         with _progress(args):
             effects = lazy_effects(scores, args.control, treatment=args.treatment,
-                                   effect=args.effect, alpha=args.alpha, survey=survey)  # fmt: skip
+                                   effect=args.effect, alpha=args.alpha, cluster=args.cluster,
+                                   survey=survey)  # fmt: skip
     else:
         effects = metaeval.effects(scores, control=args.control, treatment=args.treatment,
-                                   effect=args.effect, alpha=args.alpha)  # fmt: skip
+                                   effect=args.effect, alpha=args.alpha, cluster=args.cluster,
+                                   replicates=args.replicate_design)  # fmt: skip
     pooled = metaeval.pool(effects, **kw)
     table = analysis_table(effects, effect=args.effect, **kw)
     from metaeval._options import format_number

@@ -86,7 +86,8 @@ CHOICES = [
         ("--ci", _options.CIMethod),
     )
 ] + [("compare", "--test", _options.CompareTest), ("compare", "--adjust", _options.Adjustment),
-       ("meta", "--replicates", _options.LmEvalReplicates)]  # fmt: skip
+       ("meta", "--replicates", _options.LmEvalReplicates),
+       ("meta", "--replicate-design", _options.ReplicateDesign)]  # fmt: skip
 
 
 @pytest.mark.parametrize(("command", "option", "literal"), CHOICES)

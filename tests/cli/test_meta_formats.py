@@ -170,3 +170,41 @@ def test_an_lm_eval_folder_with_only_results_asks_for_log_samples(capsys, tmp_pa
     for extra in ([], ["--input-format", "lm_eval"]):
         code, _, err = _run(capsys, tmp_path / "out", "--control", "model", *extra)
         assert code == 1 and "Rerun lm-eval with --log_samples" in err, err
+
+
+def test_cluster_reads_the_metadata_key_and_clusters_the_effects(inspect_logs, capsys):
+    """--cluster passage on Inspect logs: the key is read as with --metadata, and the
+    printed summaries equal pool(effects(cluster="passage")), wider than without."""
+    code, out, err = _run(capsys, inspect_logs, "--control", "mockllm/model", "--effect", "md",
+                          "--scorer", "match", "--cluster", "passage", "--print-mode", "raw")  # fmt: skip
+    assert code == 0, err
+    scores = read_inspect(inspect_logs, metadata=["passage"], scorer="match")
+    clustered = metaeval.effects(scores, control="mockllm/model", effect="md", cluster="passage")
+    _check(out, metaeval.pool(clustered))
+    plain = metaeval.effects(scores, control="mockllm/model", effect="md")
+    assert not clustered["se"].equals(plain["se"])
+
+
+def test_replicate_design_reaches_effects(capsys, tmp_path):
+    """--replicate-design nested|crossed: the summaries equal the library's with that design;
+    the default is crossed for seeds named alike on every task."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    rows = [(f"t{t}", f"q{q}", system, "acc", f"s{r}",
+             0.1 * (system == "new") + shift[system, r] + rng.normal(0, 0.5))
+            for shift in [{(s, r): rng.normal(0, 0.2) for s in ("new", "old") for r in range(3)}]
+            for t in range(4) for q in range(30) for system in ("new", "old") for r in range(3)]  # fmt: skip
+    scores = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "replicate", "value"])
+    path = tmp_path / "seeds.csv"
+    scores.to_csv(path, index=False)
+    summaries = {}
+    for design in (None, "crossed", "nested"):
+        extra = [] if design is None else ["--replicate-design", design]
+        code, out, err = _run(capsys, path, "--control", "old", "--effect", "md",
+                              "--print-mode", "raw", *extra)  # fmt: skip
+        assert code == 0, err
+        eff = metaeval.effects(scores, control="old", effect="md", replicates=design)
+        _check(out, metaeval.pool(eff))
+        summaries[design] = _summaries(out)[("acc", "new")]
+    assert summaries[None]["se"] == summaries["crossed"]["se"] != summaries["nested"]["se"]

@@ -232,3 +232,19 @@ def test_lazy_reading_gives_dask_a_table_equal_to_the_eager_one(tmp_path, table)
     write_scores(table.drop(columns="value"), tmp_path / "novalue.parquet")
     with pytest.raises(metaeval.FormatError, match=r"\['value'\] are missing"):
         read_scores(tmp_path / "novalue.parquet", lazy=True)
+
+
+def test_a_replicate_column_is_part_of_the_key_and_kept(tmp_path):
+    """Seeds or epochs in a scores file: read as they are (never averaged on reading), the
+    replicate part of the key; a key repeated with its replicate is an error naming it."""
+    rows = pd.DataFrame({"task": "t", "query": ["q1", "q1", "q2", "q2"], "system": "s",
+                         "metric": "acc", "replicate": [1, 2, 1, 2],
+                         "value": [1.0, 0.0, 1.0, 1.0]})  # fmt: skip
+    path = tmp_path / "seeds.csv"
+    rows.to_csv(path, index=False)
+    back = metaeval.io.read_scores(path)
+    assert back["replicate"].tolist() == ["1", "2", "1", "2"]
+    assert back["value"].tolist() == rows["value"].tolist()
+    pd.concat([rows, rows.iloc[[0]]]).to_csv(path, index=False)
+    with pytest.raises(metaeval.FormatError, match=r"replicate\) = \('t', 'q1', 's', 'acc', 1\)"):
+        metaeval.io.read_scores(path)

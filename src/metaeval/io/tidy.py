@@ -2,7 +2,8 @@
 
 A scores file holds one row per ``(task, query, system, metric)`` with its
 ``value``, the table every metaeval function takes; other columns (a task-level
-``domain``, say) are kept. Text formats may be gzip-compressed (``.csv.gz``).
+``domain``, say) are kept. A ``replicate`` column (the seed or epoch of a repeated
+run) is part of the key and kept as it is: nothing is averaged on reading. Text formats may be gzip-compressed (``.csv.gz``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ import numpy as np
 import pandas as pd
 
 from ..errors import FormatError, MetaEvalError, SchemaError, excerpt, quote_list
-from ..schema import KEY_COLUMNS, first_repeat, map_columns, prepare_scores
+from ..schema import (
+    KEY_COLUMNS,
+    REPLICATE,
+    checked_replicates,
+    coerce_scores,
+    first_repeat,
+    map_columns,
+    prepare_scores,
+)
 from ._text import check_readable, iter_jsonl, read_delimited, read_text
 
 __all__ = ["read_scores", "write_scores", "scores_format", "scores_files", "SCORES_SUFFIXES"]
@@ -182,19 +191,33 @@ def _mapped(df: pd.DataFrame, path: Path, columns: dict, constants: dict) -> pd.
 def _concat_files(frames: list[pd.DataFrame], files: list[Path]) -> pd.DataFrame:
     """The files' tables as one; a key in two of them is a FormatError naming both."""
     df = pd.concat(frames, ignore_index=True)
-    repeat = first_repeat(*(df[c] for c in KEY_COLUMNS))
+    names = _key_names(df)
+    repeat = first_repeat(*(df[c] for c in names))
     if repeat is not None:
         ends = np.cumsum([len(f) for f in frames])
         first, again = (int(np.searchsorted(ends, i, side="right")) for i in repeat)
         row = repeat[1] - (int(ends[again - 1]) if again else 0)
-        key = ", ".join(excerpt(df[c].iloc[repeat[1]], 30) for c in KEY_COLUMNS)
+        key = ", ".join(excerpt(df[c].iloc[repeat[1]], 30) for c in names)
         raise FormatError(
             files[again], None,
-            f"row {row} has the key (task, query, system, metric) = ({key}) that "
+            f"row {row} has the key ({', '.join(names)}) = ({key}) that "
             f"{files[first]} has too",
             "files whose keys do not collide (one file per task or per system, say)",
         )  # fmt: skip
-    return prepare_scores(df)
+    return _ready(df)
+
+
+def _key_names(df: pd.DataFrame) -> list[str]:
+    """The key columns of a scores table: with a ``replicate`` column (seeds, epochs) it is
+    part of the key."""
+    return [*KEY_COLUMNS, REPLICATE] if REPLICATE in df.columns else list(KEY_COLUMNS)
+
+
+def _ready(df: pd.DataFrame) -> pd.DataFrame:
+    """The checked scores table; a ``replicate`` column is kept (the methods average the
+    replicates or model them, :mod:`metaeval.paired.replicates`), never averaged here."""
+    ready = prepare_scores(df)  # every check; it averages replicates for the methods
+    return ready if REPLICATE not in df.columns else checked_replicates(coerce_scores(df))
 
 
 def _read_lazy(files: list[Path], columns: dict, constants: dict) -> Any:
@@ -266,7 +289,8 @@ def _read_file(path: Path, columns: dict, constants: dict) -> pd.DataFrame:
         row = int(text.to_numpy().nonzero()[0][0])
         raise FormatError(path, line_of(row), f"value {excerpt(df['value'].iloc[row])} is not a number", LAYOUT)  # fmt: skip
     df["value"] = value
-    keys = [df[c] for c in KEY_COLUMNS]
+    names = _key_names(df)
+    keys = [df[c] for c in names]
     known = np.logical_and.reduce([k.notna().to_numpy() for k in keys])
     repeat = first_repeat(*(k[known] for k in keys))
     if repeat is not None:  # one message for the first repeat, naming both lines (or rows)
@@ -275,11 +299,11 @@ def _read_file(path: Path, columns: dict, constants: dict) -> pd.DataFrame:
         key = ", ".join(excerpt(k.iloc[again], 30) for k in keys)
         raise FormatError(
             path, line_of(again),
-            f"the key (task, query, system, metric) = ({key}) appears twice ({where})",
+            f"the key ({', '.join(names)}) = ({key}) appears twice ({where})",
             f"{LAYOUT}, each key once",
         )  # fmt: skip
     try:
-        return prepare_scores(df)  # the full report only when a check fails
+        return _ready(df)  # the full report only when a check fails
     except SchemaError as err:
         rows = pd.to_numeric(err.failure_cases.get("row"), errors="coerce").dropna()
         bad_row = int(rows.min()) if len(rows) else None

@@ -105,7 +105,7 @@ def test_clustered_effects_equal_the_in_memory_ones(client, seed):
         _by_task(scores).meta.effects("ctrl", cluster="nope")
     with pytest.raises(metaeval.OptionError, match="not defined for effect='corr'"):
         _by_task(scores).meta.effects("ctrl", effect="corr", cluster="passage")
-    with pytest.raises(metaeval.OptionError, match="'replicate' column"):  # as in memory
+    with pytest.raises(metaeval.SchemaError, match="in-memory path"):  # as without cluster=
         _by_task(scores.assign(replicate=1)).meta.effects("ctrl", cluster="passage")
 
 

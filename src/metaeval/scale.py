@@ -345,7 +345,7 @@ def effects(
 
     effect, alpha = checked_options(effect, alpha)
     if cluster is not None:
-        check_cluster_options(cluster, effect, cv, replicates="replicate" in ddf.columns)
+        check_cluster_options(cluster, effect, cv)
         if cluster not in ddf.columns:  # the in-memory error, before any pass over the data
             cluster_ids(ddf._meta, cluster)
     check_extra_columns(list((survey.ddf if survey is not None else ddf).columns),

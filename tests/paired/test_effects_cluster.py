@@ -229,7 +229,44 @@ def test_errors(scores):
         metaeval.effects(scores, "a", effect="corr", cluster="passage")
     with pytest.raises(OptionError, match="cannot be combined"):
         metaeval.effects(scores, "a", effect="md", cluster="passage", cv=(90, 10))
-    with pytest.raises(OptionError, match="'replicate' column"):
-        metaeval.effects(scores.assign(replicate=1), "a", effect="md", cluster="passage")
     with pytest.raises(SchemaError, match="design_effect"):
         metaeval.effects(scores.assign(design_effect=1.0), "a", effect="md", cluster="passage")
+
+
+def test_clusters_with_replicates_epochs_average_and_seeds_add_their_variance() -> None:
+    """Passages as clusters and repeated runs together (the LLM case: Inspect epochs, or
+    seeds). Epochs: each item's mean over its epochs is the unit, so the result equals the
+    clustered effects of the per-item means. Seeds: the replicates' variance is added to
+    the clustered one, with Welch–Satterthwaite df over the query part's C − 1 and each
+    system's R − 1."""
+    rng = np.random.default_rng(21)
+    tasks, passages, per, seeds = 3, 12, 4, 3
+    rows = []
+    for t in range(tasks):
+        effect_p = rng.normal(0, 0.4, passages)
+        for system, gain in (("a", 0.0), ("b", 0.15)):
+            shift = rng.normal(0, 0.1, seeds)
+            for p in range(passages):
+                for i in range(per):
+                    for r in range(seeds):
+                        value = gain + effect_p[p] + shift[r] + rng.normal(0, 0.5)
+                        rows.append((f"t{t}", f"p{p}q{i}", system, "m", f"s{r}", f"p{p}", value))
+    scores = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "replicate",
+                                         "passage", "value"])  # fmt: skip
+    averaged = scores.groupby(["task", "query", "system", "metric", "passage"],
+                              as_index=False)["value"].mean()  # fmt: skip
+    clustered = metaeval.effects(averaged, "a", effect="md", cluster="passage")
+    epochs = metaeval.effects(scores, "a", effect="md", cluster="passage", replicates="epochs")
+    pd.testing.assert_frame_equal(epochs, clustered, check_exact=False, rtol=1e-12)
+    nested = metaeval.effects(scores, "a", effect="md", cluster="passage", replicates="nested")
+    plain = metaeval.effects(scores, "a", effect="md", replicates="nested")  # no clusters
+    added = plain["variance_replicates"].to_numpy()
+    np.testing.assert_allclose(nested["variance_replicates"], added, rtol=1e-12)
+    np.testing.assert_allclose(nested["variance"], clustered["variance"] + added, rtol=1e-12)
+    # Welch–Satterthwaite by hand, from each system's part (σ̂²_rep / R on R − 1 df)
+    rep = metaeval.paired.replicates.replicate_variance(scores).set_index(["task", "system"])
+    for row, base in zip(nested.itertuples(), clustered.itertuples(), strict=True):
+        parts = [rep.loc[(row.task, s), "sigma2_rep"] / seeds for s in ("a", "b")]
+        denom = base.variance**2 / base.df + sum(p**2 / (seeds - 1) for p in parts if p > 0)
+        assert row.df == pytest.approx(row.variance**2 / denom, rel=1e-12)
+        assert row.n_clusters == passages

@@ -454,7 +454,11 @@ def effects(
         sampling error) is kept; ``rom`` V_cl(z̄) of z_i = x_i/x̄ − y_i/ȳ (the
         delta method with clusters). Each equals the unclustered variance when
         every cluster is one query. Not defined for ``corr``, nor with ``cv=``
-        or a ``replicate`` column (OptionErrors). ``pool()`` pools these
+        (OptionErrors). With a ``replicate`` column each system's scores are
+        averaged per query over its replicates first (the item is the unit);
+        for ``"crossed"`` and ``"nested"`` replicates their variance is then
+        added as without clusters, with Welch–Satterthwaite df over the
+        clusters' C − 1 and each system's R − 1. ``pool()`` pools these
         variances as they are.
 
     Returns
@@ -487,8 +491,8 @@ def effects(
           rel_change_ci_high`` (ratio − 1, i.e. the relative change);
         - for a scores table with a ``replicate`` column (random seeds,
           checkpoints, epochs: reruns on the same queries), each system's per-query scores are averaged
-          over its replicates before pairing, and the variance the replicates
-          leave in those averages is added: ``variance_replicates`` (the added
+          over its replicates before pairing, and (but for ``replicates="epochs"``)
+          the variance the replicates leave in those averages is added: ``variance_replicates`` (the added
           part; ``variance``, ``se``, the interval and the p-value include it),
           ``replicates_treatment, replicates_control`` (R of each system) and
           ``df``, the Welch–Satterthwaite degrees of freedom of the total
@@ -496,9 +500,18 @@ def effects(
           nothing is added): intervals and p-values use t on ``df``. The model
           (a random shift per replicate, estimated by the method of moments)
           is in the guide's "Beyond one pooled mean"; ``attrs["replicates"]``
-          says what was done. Over 2,000 simulated tasks with seed variance,
-          95% intervals of ``md`` cover in 93–94% for R = 3 to 10 replicates,
-          against 73–76% when the seeds are averaged away.
+          is the design used (``"crossed"``, ``"nested"`` or ``"epochs"``).
+          Over 2,000 simulated tasks with seed variance, 95% intervals of
+          ``md`` cover in 93–94% for R = 3 to 10 replicates, against 73–76%
+          when the seeds are averaged away. With ``"crossed"`` also
+          ``se_shared_treatment, se_shared_control``: each system's standard
+          error on the effect's scale that every task shares,
+          √(σ̂²_shared/R · w) (w as for ``variance_replicates``), with
+          σ̂²_shared = max(0, (K·s²(M̄_·r) − mean_k s²(M_kr))/(K − 1)) from
+          the system's replicate means M_kr on its K tasks (s² over the
+          replicates): :func:`metaeval.pool` takes it out of each task's
+          variance (at most ``variance_replicates``) and adds
+          (Σ w_i·se_shared_i / Σ w_i)² to the pooled variance.
         - with ``cluster=``: ``n_clusters`` (C, the clusters of the paired
           queries), ``design_effect`` (the variance over the unclustered
           variance of the same effect) and ``df`` = C − 1; the interval and the
@@ -508,14 +521,16 @@ def effects(
     Raises
     ------
     metaeval.SchemaError
-        For an invalid scores table, or extra columns named like output columns.
+        For an invalid scores table, or extra columns named like output columns;
+        for ``replicates="crossed"`` when a system lacks some of its replicate
+        ids on a task.
     metaeval.PairingError
         For unknown systems, or when no pair of different systems shares a
         query (e.g. ``treatment`` equal to ``control``).
     metaeval.OptionError
-        For ``cluster=`` with ``effect="corr"``, with ``cv=`` or with a
-        ``replicate`` column, and for a task whose queries are all in one
-        cluster (as :func:`metaeval.means`).
+        For ``cluster=`` with ``effect="corr"`` or with ``cv=``, for a task
+        whose queries are all in one cluster (as :func:`metaeval.means`), and
+        for ``replicates=`` without a ``replicate`` column.
 
     Warns
     -----
@@ -572,7 +587,7 @@ def effects(
             "table does not have."
         )
     if cluster is not None:
-        check_cluster_options(cluster, effect, cv, replicates=has_replicates(scores))
+        check_cluster_options(cluster, effect, cv)
     if isinstance(scores, pd.DataFrame):
         check_extra_columns(list(scores.columns), replicates=has_replicates(scores),
                             cluster=cluster is not None)  # fmt: skip
@@ -583,8 +598,8 @@ def effects(
     table = effects_table(stats, attributes, effect=effect, alpha=alpha, correct=correct)
     if cluster is not None:
         terms = cluster_terms(scores, table, cluster=cluster, effect=effect)
-        return clustered_effects(table, terms, pair_variances(stats), cluster=cluster,
-                                 effect=effect, alpha=alpha, correct=correct)  # fmt: skip
+        table = clustered_effects(table, terms, pair_variances(stats), cluster=cluster,
+                                  effect=effect, alpha=alpha, correct=correct)  # fmt: skip
     if has_replicates(scores):
         design = replicate_design(scores, replicates)
         table = add_replicate_variance(table, scores, pair_variances(stats), alpha, design)
@@ -595,7 +610,7 @@ def effects(
     return table
 
 
-def check_cluster_options(cluster: Any, effect: str, cv: Any, *, replicates: bool) -> None:
+def check_cluster_options(cluster: Any, effect: str, cv: Any) -> None:
     """The OptionErrors of :func:`effects` for ``cluster=`` with what it cannot take."""
     if effect == "corr":
         raise OptionError(
@@ -607,14 +622,6 @@ def check_cluster_options(cluster: Any, effect: str, cv: Any, *, replicates: boo
         raise OptionError(
             f"cluster={cluster!r} and cv={cv!r} cannot be combined: cv= takes one row per fold, "
             "and folds are not clustered queries. Pass one of the two."
-        )
-    if replicates:
-        raise OptionError(
-            f"cluster={cluster!r} with a 'replicate' column is not supported: the replicates' "
-            "variance and the clusters' are not combined. Average the replicates per query "
-            "first (scores.groupby(['task', 'query', 'system', 'metric', "
-            f"{cluster!r}]).value.mean().reset_index()), knowing that this ignores a shift "
-            "shared by all queries of a replicate, or use cluster=None."
         )
 
 

@@ -253,8 +253,12 @@ def add_replicate_variance(
         denom = np.where(part_t > 0, part_t**2 / (r_t - 1), 0.0) + np.where(
             part_c > 0, part_c**2 / (r_c - 1), 0.0
         )
-        variance = table["variance"].to_numpy(float) + added
-        df = np.where(denom > 0, variance**2 / denom, np.inf)
+        base = table["variance"].to_numpy(float)
+        # clustered effects (effects(cluster=)): the query part rests on C − 1 df
+        base_df = table["df"].to_numpy(float) if "df" in table.columns else np.inf
+        denom = denom + np.where(np.isfinite(base_df), base**2 / base_df, 0.0)
+        variance = base + added
+        df = np.where(denom > 0, variance**2 / denom, base_df)
     out = table.copy()
     out["variance"] = variance
     t_inference(out, np.sqrt(variance), df, alpha)
@@ -274,7 +278,10 @@ def add_replicate_variance(
             )
             out.insert(at + 4, "se_shared_control",
                        np.sqrt(shared.reindex(c_index).to_numpy() * weight_c))  # fmt: skip
-    out.insert(out.columns.get_loc("z") + 1, "df", df)
+    if "df" in out.columns:
+        out["df"] = df
+    else:
+        out.insert(out.columns.get_loc("z") + 1, "df", df)
     add_display(out, ("effect", "ci_low", "ci_high"))
     return out
 

@@ -184,3 +184,16 @@ def test_every_reference_has_a_doi_or_says_it_has_none():
         line for line in reference_list() if "doi:" not in line and "(no DOI" not in line
     ]
     assert not undocumented, undocumented
+
+
+# ---------------------------------------------------------------------------- guide index
+def test_every_guide_page_is_in_the_guide_index():
+    """Each user-guide page is in the guide's toctree (Sphinx checks that much) and in its
+    overview table, which tells a reader what the page covers."""
+    index = (ROOT / "docs" / "user_guide" / "index.md").read_text()
+    table = set(re.findall(r"^\| \[[^]]+\]\((\w+)\.md\) \|", index, re.M))
+    toctree = set(index.split("```{toctree}", 1)[1].split("```", 1)[0].split())
+    pages = {p.stem for p in (ROOT / "docs" / "user_guide").glob("*.md")} - {"index"}
+    assert len(table) >= 10  # the pattern finds the rows
+    assert not pages - table, f"user_guide/index.md's table lacks {sorted(pages - table)}"
+    assert not pages - toctree, f"user_guide/index.md's toctree lacks {sorted(pages - toctree)}"

@@ -438,3 +438,20 @@ def test_means_warns_only_about_what_it_leaves_out(rng):
         ci = stats.ttest_1samp(x, 0).confidence_interval(0.95)
         assert res.loc[("t2", system), "ci_low"] == pytest.approx(ci.low, rel=1e-10)
     assert res.loc["t3", "moe"].isna().all() and res.loc["t1", "moe"].notna().all()
+
+
+def test_t_reports_the_standard_error_and_df_scipy_uses():
+    """compare(test="t") reports se and df (issue 27): scipy's ttest_rel's df, and its
+    interval diff ∓ t·se; McNemar's tests leave them NaN (Newcombe's interval has no SE)."""
+    scores = metaeval.load_example()
+    table = metaeval.compare(scores, control="logistic_regression", test="t")
+    wide = scores.pivot_table(index=["task", "metric", "query"], columns="system", values="value")
+    for row in table.itertuples():
+        pair = wide.loc[(row.task, row.metric)][[row.treatment, row.control]].dropna()
+        ref = stats.ttest_rel(pair[row.treatment], pair[row.control])
+        assert row.df == ref.df
+        low, high = ref.confidence_interval(0.95)
+        assert row.diff - stats.t.isf(0.025, row.df) * row.se == pytest.approx(low, rel=1e-9)
+    binary = scores[scores["metric"] == "accuracy"]
+    mcnemar = metaeval.compare(binary, control="logistic_regression", test="mcnemar")
+    assert mcnemar[["se", "df"]].isna().all(axis=None)

@@ -179,8 +179,11 @@ default "t"
         ``effect_size``: d_z = mean difference / SD of the differences
         (elinor's "ES"), then ``test, n, mean_treatment, mean_control``,
         ``statistic`` (t; Wilcoxon's W; the share of positive differences; the
-        mean difference; the studentized t for the bootstrap) and ``moe``: the
-        interval's margin of error t_{α/2, n−1}·√(V/n). ``attrs`` hold ``test``,
+        mean difference; the studentized t for the bootstrap), ``moe``: the
+        interval's margin of error t_{α/2, n−1}·√(V/n), and ``se`` = √(V/n) and
+        ``df`` = n − 1, the standard error and degrees of freedom the interval
+        uses (the clustered ones with ``cluster=``; NaN for McNemar's tests,
+        whose Newcombe interval rests on no standard error). ``attrs`` hold ``test``,
         ``alternative``, ``alpha``, ``seed``, ``adjust`` and ``n_resamples``;
         for a scores table with a ``replicate`` column (seeds, folds) also
         ``replicates``: each system's scores are averaged per query over its
@@ -265,6 +268,8 @@ default "t"
             "ci_low": low,
             "ci_high": high,
             "moe": crit * se,
+            "se": se,
+            "df": df,
             "effect_size": md["effect"] / (se * np.sqrt(n)),
         }
     )
@@ -283,7 +288,8 @@ default "t"
             b, c = counts.sel(count="b", drop=True), counts.sel(count="c", drop=True)
             out["n_discordant"], out["n_treatment_only"], out["n_control_only"] = b + c, b, c
             out["ci_low"], out["ci_high"] = _newcombe(out, b, c, alpha, alternative)
-            out["moe"] = xr.full_like(out["moe"], np.nan)
+            for name in ("moe", "se", "df"):  # Newcombe's interval: no SE behind it
+                out[name] = xr.full_like(out[name], np.nan)
         reasons.update({k: v & ~undefined for k, v in extra.items()})  # one reason per group
     bad = xr.zeros_like(keep)
     for mask in reasons.values():

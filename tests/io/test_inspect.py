@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import metaeval
 from metaeval.errors import FormatError, MetaEvalWarning, OptionError, SchemaError
 from metaeval.io import read_inspect
 
@@ -258,3 +259,20 @@ def test_without_inspect_ai_the_error_says_what_to_install(
     monkeypatch.setitem(sys.modules, "inspect_ai", None)  # as if it were not installed
     with pytest.raises(ImportError, match=r"pip install metaeval\[inspect\]"):
         read_inspect(logs)
+
+
+def test_epochs_are_recorded_and_effects_take_them_as_epochs(logs: Path) -> None:
+    """A task run for several epochs: attrs["replicates"] = "epochs", which effects() takes
+    as its default design: each item's mean over its epochs is the unit, nothing added."""
+    table = read_inspect(logs, metadata="passage")
+    assert table.attrs["replicates"] == "epochs"
+    models = sorted(table["system"].unique())
+    eff = metaeval.effects(table, control=models[0], effect="md")
+    assert eff.attrs["replicates"] == "epochs"
+    assert "variance_replicates" not in eff.columns
+    averaged = table.groupby(["task", "query", "system", "metric"], as_index=False)["value"].mean()
+    plain = metaeval.effects(averaged, control=models[0], effect="md")
+    pd.testing.assert_frame_equal(eff, plain, check_exact=False, rtol=1e-12)
+    # told otherwise, the replicates are seeds: their variance is added
+    nested = metaeval.effects(table, control=models[0], effect="md", replicates="nested")
+    assert nested.attrs["replicates"] == "nested" and "variance_replicates" in nested.columns

@@ -120,7 +120,10 @@ def read_inspect(
         ``value`` the score through Inspect's own ``value_to_float``
         (``"C"`` = 1, ``"I"`` = 0, ``"P"`` = 0.5, ``"N"`` = 0, booleans 0/1,
         numbers as they are). When a task ran more than one epoch, ``replicate``
-        holds the epoch (of every row, 1 for tasks run once).
+        holds the epoch (of every row, 1 for tasks run once) and
+        ``attrs["replicates"]`` is ``"epochs"``, which :func:`metaeval.effects`
+        takes as its ``replicates=`` unless told otherwise: an epoch is a
+        repeated answer to the same item, the item's mean is the unit.
 
     Raises
     ------
@@ -277,6 +280,8 @@ def read_inspect(
     table["value"] = table["value"].astype(np.float64)
     if not several:
         table = table.drop(columns="replicate")
+    else:  # epochs: repeated answers to an item, not runs (effects(replicates="epochs"))
+        table.attrs["replicates"] = "epochs"
     if failed:  # once the table is made: no warning before an error
         warn_groups(
             "{n} sample(s) failed in Inspect (an error and no score) and are left out, as "

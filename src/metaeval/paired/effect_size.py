@@ -460,6 +460,23 @@ def effects(
         added as without clusters, with Welch–Satterthwaite df over the
         clusters' C − 1 and each system's R − 1. ``pool()`` pools these
         variances as they are.
+    replicates : {"crossed", "nested", "epochs"}, optional
+        How the runs of a ``replicate`` column relate to the tasks.
+        ``"crossed"``: a replicate id names one run (a seed, a checkpoint)
+        evaluated on every task, so its shift is shared by all tasks and does
+        not average away when the tasks are pooled; the columns
+        ``se_shared_treatment, se_shared_control`` carry that shared part to
+        :func:`metaeval.pool`, which adds it to the pooled variance with its
+        own degrees of freedom. ``"nested"``: each task's replicates are runs
+        of their own (seeds drawn per task). ``"epochs"``: the replicates are
+        repeated answers of the same model to the same item (Inspect's
+        epochs): the item's mean over its epochs is the unit and nothing is
+        added. None (default): the design the reader recorded in
+        ``scores.attrs["replicates"]`` (:func:`metaeval.io.read_inspect`
+        records ``"epochs"``), else ``"crossed"`` when every system has the
+        same replicate ids on every task (and there are two or more tasks),
+        else ``"nested"``; the result's ``attrs["replicates"]`` says which.
+        The models and their coverage are in the guide's "Evaluating LLMs".
 
     Returns
     -------

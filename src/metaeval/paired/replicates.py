@@ -178,13 +178,16 @@ def replicate_design(scores: pd.DataFrame, design: str | None) -> str:
 
     ``"crossed"`` needs each system's replicate ids (of a metric) to be the same on every
     task it has, each task with all of them (a seed is one run, evaluated on every task):
-    otherwise a typed error naming a system and task. None chooses ``"crossed"`` when
-    that holds with two or more tasks (the conservative choice: when the seeds were in
+    otherwise a typed error naming a system and task. None takes the design a reader
+    recorded in ``scores.attrs["replicates"]`` (:func:`metaeval.io.read_inspect`:
+    ``"epochs"``), else chooses ``"crossed"`` when that holds with two or more tasks (the conservative choice: when the seeds were in
     fact independent per task, σ̂²_shared is near 0 and little is added), else
     ``"nested"``; ``"epochs"`` is taken as given.
     """
     if design is not None:
         check_option("replicates", design, REPLICATE_DESIGNS)
+    elif scores.attrs.get("replicates") in REPLICATE_DESIGNS:
+        design = scores.attrs["replicates"]  # the reader knew: Inspect's epochs, say
     if design in ("nested", "epochs"):
         return design
     df = checked_replicates(coerce_scores(scores))

@@ -115,3 +115,16 @@ def pool_loop(y: np.ndarray, v: np.ndarray, method: str, alpha: float = 0.05) ->
         q=q,
         weights=100 * ws / ws.sum(),
     )
+
+
+def clustered_variance_loop(z: np.ndarray, g: np.ndarray) -> float:
+    """V_cl(z̄) = C/(C−1) · Σ_c (Σ_{i∈c} (z_i − z̄))² / n², one cluster at a time (Miller
+    2024, App. A; Inspect's ``stderr(cluster=)`` squared)."""
+    n, mean = len(z), z.mean()
+    labels = sorted(set(g.tolist()))
+    c = len(labels)
+    total = 0.0
+    for label in labels:
+        s = sum(zi - mean for zi, gi in zip(z, g, strict=True) if gi == label)
+        total += s * s
+    return c / (c - 1) * total / n**2

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from reference import clustered_variance_loop
 from scipy import stats
 
 import metaeval
@@ -17,15 +18,8 @@ from metaeval.errors import OptionError, SchemaError
 
 
 def clustered_se_loop(x: np.ndarray, g: np.ndarray) -> float:
-    """SE = sqrt(C/(C-1) * sum_c (sum_{i in c} (x_i - mean))^2) / n, one cluster at a time."""
-    n, mean = len(x), x.mean()
-    labels = sorted(set(g.tolist()))
-    c = len(labels)
-    total = 0.0
-    for label in labels:
-        s = sum(xi - mean for xi, gi in zip(x, g, strict=True) if gi == label)
-        total += s * s
-    return float(np.sqrt(c / (c - 1) * total) / n)
+    """SE = √(C/(C−1) · Σ_c (Σ_{i∈c} (x_i − x̄))²) / n, one cluster at a time."""
+    return float(np.sqrt(clustered_variance_loop(x, g)))
 
 
 def make_scores(rng, n_tasks=2, n_clusters=6, per=5, systems=("a", "b", "c"), icc=0.4):

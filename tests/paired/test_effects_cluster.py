@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from reference import clustered_variance_loop
 from scipy import stats
 
 import metaeval
@@ -20,15 +21,7 @@ KEYS = ["metric", "treatment", "control", "task"]
 
 
 def v_cl_loop(z: np.ndarray, g: np.ndarray) -> float:
-    """V_cl(z̄) = C/(C-1) * sum_c (sum_{i in c} (z_i - z̄))^2 / n^2, one cluster at a time."""
-    n, mean = len(z), z.mean()
-    labels = sorted(set(g.tolist()))
-    c = len(labels)
-    total = 0.0
-    for label in labels:
-        s = sum(zi - mean for zi, gi in zip(z, g, strict=True) if gi == label)
-        total += s * s
-    return c / (c - 1) * total / n**2
+    return clustered_variance_loop(z, g)
 
 
 def make_scores(rng, n_tasks=3, n_clusters=7, icc=0.4) -> pd.DataFrame:

@@ -72,6 +72,11 @@ def test_the_seed_folders_of_one_model_are_one_system_named_after_the_folder(tmp
         truth[(seed, "llama", "boolq")] = run["boolq"]
     table = read_lm_eval(tmp_path / "llama", replicates="folders")
     pd.testing.assert_series_equal(_by_key(table), _expected(truth))
+    # without the option the seed folders are read as systems, with a warning that says so
+    with pytest.warns(MetaEvalWarning, match=r"named like runs \(seed1, seed2\).*"
+                      r"replicates='folders'"):  # fmt: skip
+        as_systems = read_lm_eval(tmp_path / "llama")
+    assert sorted(as_systems["system"].unique()) == ["seed1", "seed2"]
 
 
 def test_without_replicates_the_seed_layout_is_an_error_that_suggests_it(tmp_path, rng, capsys):

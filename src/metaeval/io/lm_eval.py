@@ -307,6 +307,7 @@ def read_lm_eval(
             f"`primary` must be True, False or a mapping {{task: metric}}, not {primary!r}."
         )
     # units: (replicate or None, system, folder, scan), one per model (and seed folder)
+    advice: list[str] = []
     if replicates == "folders":
         if not isinstance(folders, str | Path):
             raise OptionError(
@@ -320,6 +321,14 @@ def read_lm_eval(
         found = _scan(root)
         named = _model_folders(root, found)
         units = [(None, system, folder, _below(found, folder)) for system, folder in named.items()]
+        seedlike = [name for name in named if _SEEDLIKE.match(name)]
+        if len(named) > 1 and len(seedlike) == len(named):  # said once the table is made
+            advice.append(
+                f"{root}: the sub-folders read as systems are named like runs "
+                f"({_listed(seedlike[:5])}): if they are seeds of one model, pass "
+                "replicates='folders' (--replicates folders) to read them as replicates of "
+                "one system."
+            )
     else:
         if isinstance(folders, Mapping):
             named = {str(system): Path(folder) for system, folder in folders.items()}
@@ -377,6 +386,8 @@ def read_lm_eval(
             groups if replicates is not None else groups.drop(columns="replicate"),
             MetaEvalWarning,
         )
+    for text in advice:
+        warn(text, MetaEvalWarning)
     return table
 
 
@@ -436,6 +447,10 @@ class _Scan:
     logs: tuple[tuple[Path, str, datetime | None], ...]
     results: tuple[Path, ...]
     odd: tuple[Path, ...]
+
+
+#: Sub-folder names that look like runs rather than models (seed1, run_2, rep-3, 42).
+_SEEDLIKE = re.compile(r"(?i)^((seed|run|rep|replicate|trial)[-_]?)?\d+$")
 
 
 def _existing(folder: Path) -> Path:

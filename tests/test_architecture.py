@@ -84,6 +84,7 @@ STAGE_OF = {
     "io": "io", "measures": "measures",
     "paired": "paired",
     "pooling": "pooling",
+    "design": "design",
     "ranking": "ranking",
     "plot": "plot", "report": "report",
     "accessor": "accessor", "scale": "scale", "": "metaeval",  # metaeval_cli: "cli"
@@ -97,13 +98,25 @@ STAGES: dict[str, set[str]] = {
     "measures": {"core", "io", "paired"},
     "paired": {"core"},
     "pooling": {"core", "paired"},
+    "design": {"core", "paired", "pooling"},  # plans from pilots: the variances they estimate
     "ranking": {"core", "measures", "paired", "pooling"},
     "plot": {"core", "pooling"},
     "report": {"core"},
     "accessor": {"core"},
     "scale": {"core", "paired", "pooling", "accessor"},  # the dask .meta from ACCESSOR_METHODS
-    "cli": {"core", "io", "measures", "paired", "pooling", "plot", "report", "scale", "metaeval"},
-    "metaeval": {"core", "io", "measures", "paired", "pooling", "accessor", "scale"},
+    "cli": {
+        "core",
+        "io",
+        "measures",
+        "paired",
+        "pooling",
+        "design",
+        "plot",
+        "report",
+        "scale",
+        "metaeval",
+    },
+    "metaeval": {"core", "io", "measures", "paired", "pooling", "design", "accessor", "scale"},
 }
 
 # A result's presentation methods draw or write it: ``Result.plot``/``to_latex``/

@@ -54,7 +54,7 @@ def _check(plan: Any) -> Any:
     lacking = [c for c in ("size", "power") if c not in curve.columns]
     if lacking:
         raise SchemaError(
-            f"The plan's curve has no {quote_list(lacking)} column (its columns are "
+            f"The plan's curve lacks the column(s) {quote_list(lacking)} (its columns are "
             f"{quote_list(list(curve.columns))}); pass a PowerResult as metaeval.design "
             "made it."
         )
@@ -73,8 +73,9 @@ def _planned(plan: Any, keys: list[str], curve: pd.DataFrame) -> pd.DataFrame:
     groups = curve[keys].drop_duplicates()
     if column is None:
         raise SchemaError(
-            f"The plan's table has no column of the planned {literal(unit)} "
-            f"({quote_list(list(PLANNED.get(unit, ('n', 'k'))))}); pass planned=False to "
+            f"The plan's table has no column {quote_list(list(PLANNED.get(unit, ('n', 'k'))))} "
+            f"of the planned {literal(unit)} (its columns are {quote_list(list(table.columns))}); "
+            "pass planned=False to "
             "draw the curves without the planned sizes."
         )
     sizes = table[[*shared, column]].rename(columns={column: "planned"})

@@ -60,30 +60,28 @@ def test_lines_are_the_curves_and_dots_the_planned_sizes():
     fig = power_curves(plan)
     (ax,) = fig.axes
     curves = _lines(ax, "power-curve")
-    assert [c.get_label() for c in curves] == ["robust04", "msmarco", "covid"]
-    for line, ((_, task), d) in zip(curves, THREE.items(), strict=True):
+    planned = [_smallest(d, 0.8, np.arange(2, 401)) for d in THREE.values()]
+    for line, ((_, task), d), n in zip(curves, THREE.items(), planned, strict=True):
         x, y = line.get_data()
-        assert line.get_label() == task
+        assert line.get_label() == f"{task} (n = {n})"  # one panel: the legend gives n
         np.testing.assert_array_equal(x, np.arange(2, 401))
         np.testing.assert_allclose(y, _power(d, x), rtol=1e-12)  # Φ(d√n − z), recomputed
     # the target line, and one dot per group at its planned size, on its curve
     (target,) = _lines(ax, "power-target")
     assert list(target.get_ydata()) == [0.8, 0.8]
     dots = _lines(ax, "power-planned")
-    planned = [_smallest(d, 0.8, np.arange(2, 401)) for d in THREE.values()]
     assert [float(dot.get_xdata()[0]) for dot in dots] == planned == list(plan.table["n"])
     for dot, d, line in zip(dots, THREE.values(), curves, strict=True):
         n, height = float(dot.get_xdata()[0]), float(dot.get_ydata()[0])
         assert height == pytest.approx(_power(d, np.array([n]))[0], rel=1e-12)
         assert height >= 0.8 > _power(d, np.array([n - 1]))[0]  # where it crosses the target
         assert dot.get_color() == line.get_color()
-    labels = [t.get_text() for t in ax.texts if t.get_gid() == "power-planned-label"]
-    assert sorted(labels, key=int) == [str(n) for n in sorted(planned)]
+    assert not [t for t in ax.texts if t.get_gid() == "power-planned-label"]
     assert ax.get_xlabel() == "number of queries" and ax.get_ylabel() == "power"
     assert ax.get_ylim() == (0, 1.02)
-    assert fig._suptitle.get_text() == "nDCG@10: tasb vs bm25"  # the keys all groups share
+    assert ax.get_title() == "nDCG@10: tasb vs bm25"  # the keys all groups share
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert legend == ["robust04", "msmarco", "covid", "target power 0.80", "planned queries"]
+    assert legend == [c.get_label() for c in curves] + ["target power 0.80", "planned queries"]
 
 
 @pytest.mark.parametrize(
@@ -114,6 +112,8 @@ def test_two_metrics_give_a_panel_each_with_one_legend_beside_them(tmp_path):
             _smallest(d, 0.8, np.arange(2, 401)) for (m, _), d in SIX.items() if m == metric
         ]
         assert [float(d.get_xdata()[0]) for d in dots] == expected
+        numbers = [t.get_text() for t in ax.texts if t.get_gid() == "power-planned-label"]
+        assert sorted(numbers, key=int) == [str(n) for n in sorted(expected)]  # beside the dots
         # a task keeps its colour in every panel
         assert [c.get_color() for c in _lines(ax, "power-curve")] == ["C0", "C1", "C2"]
     assert [t.get_text() for t in fig.legends[0].get_texts()][:3] == [
@@ -133,14 +133,16 @@ def test_two_metrics_give_a_panel_each_with_one_legend_beside_them(tmp_path):
 
 
 def test_close_planned_sizes_get_numbers_that_do_not_touch(tmp_path):
-    d = {("m", f"t{i}"): 0.30 + 0.004 * i for i in range(5)}  # planned 84 to 90 queries
+    """Several panels: the numbers stand beside the dots, on further lines when close."""
+    d = {(m, f"t{i}"): 0.30 + 0.004 * i for i in range(5) for m in ("AP", "P@10")}  # 79 to 88
     fig = power_curves(_plan(d))
     fig.savefig(tmp_path / "close.png", dpi=80)
     renderer = fig.canvas.get_renderer()
-    boxes = [t.get_window_extent(renderer) for t in fig.axes[0].texts
-             if t.get_gid() == "power-planned-label"]  # fmt: skip
-    assert len(boxes) == 5
-    assert all(not a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+    for ax in fig.axes[:2]:
+        boxes = [t.get_window_extent(renderer) for t in ax.texts
+                 if t.get_gid() == "power-planned-label"]  # fmt: skip
+        assert len(boxes) == 5
+        assert all(not a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
 
 
 def test_one_group_and_options(tmp_path):
@@ -148,7 +150,9 @@ def test_one_group_and_options(tmp_path):
     fig = power_curves(plan, title="One task")
     (ax,) = fig.axes
     assert [c.get_label() for c in _lines(ax, "power-curve")] == ["power"]
-    assert fig._suptitle.get_text() == "One task"
+    assert ax.get_title() == "One task"
+    numbers = [t.get_text() for t in ax.texts if t.get_gid() == "power-planned-label"]
+    assert numbers == [str(_smallest(0.25, 0.8, np.arange(2, 401)))]  # no legend entry: beside
     assert [t.get_text() for t in fig.legends[0].get_texts()] == [
         "target power 0.80",
         "planned queries",
@@ -222,8 +226,9 @@ def test_names_with_dollars_are_shown_literally():
     fig = power_curves(plan)
     ax = fig.axes[0]
     labels = [c.get_label() for c in _lines(ax, "power-curve")]
-    assert labels == [r"\$5 task", "b"]
-    assert fig._suptitle.get_text() == r"cost (\$)"
+    n = [_smallest(d, 0.8, np.arange(2, 401)) for d in (0.3, 0.4)]  # 88 and 50
+    assert labels == [rf"\$5 task (n = {n[0]})", f"b (n = {n[1]})"]
+    assert ax.get_title() == r"cost (\$)"
     fig.canvas.draw()  # mathtext would fail on a lone $
 
 

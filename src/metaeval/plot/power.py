@@ -198,11 +198,11 @@ def power_curves(
     >>> ax.get_xlabel(), ax.get_ylabel()
     ('number of queries', 'power')
     >>> [line.get_label() for line in ax.lines if line.get_gid() == "power-curve"]
-    ['robust04', 'msmarco']
+    ['robust04 (n = 126)', 'msmarco (n = 50)']
     >>> [float(line.get_xdata()[0]) for line in ax.lines if line.get_gid() == "power-planned"]
     [126.0, 50.0]
-    >>> [text.get_text() for text in fig.legends[0].get_texts()]
-    ['robust04', 'msmarco', 'target power 0.80', 'planned queries']
+    >>> [text.get_text() for text in fig.legends[0].get_texts()][2:]
+    ['target power 0.80', 'planned queries']
     """
     plan = _check(plan)
     if isinstance(col_wrap, bool) or not isinstance(col_wrap, int | np.integer) or col_wrap < 1:
@@ -266,6 +266,10 @@ def power_curves(
     span = float(curve["size"].max() - curve["size"].min()) or 1.0
     per_inch = span / (PANEL[0] - 0.7)  # sizes per inch of a panel's axis (about)
     handles: dict[int, Any] = {}
+    # one panel of named lines: each line's legend entry gives its planned size; else
+    # each planned size's number stands beside its dot
+    in_legend = planned and bool(line_keys) and len(panel_values) == 1
+    short = {"queries": "n", "clusters": "clusters", "tasks": "k"}.get(unit, literal(unit))
     for i, value in enumerate(panel_values):
         where = axes[i]
         own = groups if col is None else groups[groups[col] == value]
@@ -279,6 +283,8 @@ def power_curves(
                 "linewidth": 1.4,
             }
             name = literal(_label(row, line_keys)) if line_keys else "power"
+            if in_legend and np.isfinite(row["planned"]):
+                name += f" ({short} = {format_number(float(row['planned']), 0, to='unicode')})"
             (line,) = where.plot(x, y, gid="power-curve", label=name, **{**style, **kwargs})
             handles.setdefault(int(row["_line"]), line)
             if planned and np.isfinite(row["planned"]):
@@ -290,7 +296,8 @@ def power_curves(
                            color=line.get_color(), markeredgecolor="white",
                            markeredgewidth=0.6, zorder=4, gid="power-planned")  # fmt: skip
                 marks.append((at, height, line.get_color()))
-        _annotate(where, marks, per_inch)
+        if not in_legend:
+            _annotate(where, marks, per_inch)
         for level in levels:
             where.axhline(level, color="0.35", linewidth=0.9, linestyle=(0, (4, 3)),
                           zorder=1, gid="power-target", label="target power")  # fmt: skip
@@ -335,7 +342,9 @@ def power_curves(
                    ncol=ncol)  # fmt: skip
         widest = text_width([t.replace(r"\$", "$") for t in labels], {"fontsize": FONT})
         fig.set_figwidth(fig.get_figwidth() + ncol * (widest + 0.5))
-    if title:
+    if title and col is None:  # one panel: its title
+        axes[0].set_title(literal(title), fontsize=10)
+    elif title:
         fig.suptitle(literal(title), fontsize=10)
     return fig
 

@@ -268,3 +268,20 @@ def test_the_plan_table_compiles(tmp_path):
     run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:]
+
+
+def test_a_plan_without_group_keys_and_sizes_between_or_beyond_the_curve():
+    """A plan of one unnamed group (a tasks plan of one pooled comparison): the dot sits
+    on the straight line between the curve's points, or at the target beyond them."""
+    curve = pd.DataFrame({"size": [5, 10, 15], "power": [0.5, 0.7, 0.9], "target": 0.8})
+    plan = PowerResult(pd.DataFrame({"k": [12], "power": [0.8]}), curve=curve, unit="tasks")
+    ax = power_curves(plan).axes[0]
+    (dot,) = _lines(ax, "power-planned")
+    assert (dot.get_xdata()[0], dot.get_ydata()[0]) == (12, pytest.approx(0.7 + 0.4 * 0.2))
+    assert [t.get_text() for t in ax.texts if t.get_gid() == "power-planned-label"] == ["12"]
+    assert ax.get_xlabel() == "number of tasks"
+    beyond = plan.replace(table=plan.table.assign(k=20))
+    (dot,) = _lines(power_curves(beyond).axes[0], "power-planned")
+    assert (dot.get_xdata()[0], dot.get_ydata()[0]) == (20, 0.8)
+    with pytest.raises(SchemaError, match="2 rows and its curve 1 groups"):
+        power_curves(plan.replace(table=pd.concat([plan.table, plan.table])))

@@ -70,7 +70,7 @@ def _planned(plan: Any, keys: list[str], curve: pd.DataFrame) -> pd.DataFrame:
     unit = str(plan.unit)
     column = next((c for c in PLANNED.get(unit, ("n", "k")) if c in table.columns), None)
     shared = [k for k in keys if k in table.columns]
-    groups = curve[keys].drop_duplicates()
+    groups = curve[keys].drop_duplicates() if keys else pd.DataFrame(index=[0])
     if column is None:
         raise SchemaError(
             f"The plan's table has no column {quote_list(list(PLANNED.get(unit, ('n', 'k'))))} "
@@ -79,13 +79,19 @@ def _planned(plan: Any, keys: list[str], curve: pd.DataFrame) -> pd.DataFrame:
             "draw the curves without the planned sizes."
         )
     sizes = table[[*shared, column]].rename(columns={column: "planned"})
+    if not shared:  # the table names no group: one row, for the curve's one group
+        if len(sizes) != 1 or len(groups) != 1:
+            raise SchemaError(
+                f"The plan's table has {len(sizes)} rows and its curve {len(groups)} groups, "
+                f"but no group column in common to match them ({quote_list(keys)}); pass a "
+                "PowerResult as metaeval.design made it."
+            )
+        return groups.assign(planned=float(sizes["planned"].iloc[0]))
     if sizes.duplicated(shared).any():
         raise SchemaError(
             f"The plan's table has several rows for one group of {quote_list(shared)}; "
             "pass a PowerResult as metaeval.design made it (one row per group)."
         )
-    if not shared:
-        return groups.assign(planned=float(sizes["planned"].iloc[0]) if len(sizes) else np.nan)
     return groups.merge(sizes, on=shared, how="inner")
 
 
@@ -275,11 +281,11 @@ def power_curves(
         own = groups if col is None else groups[groups[col] == value]
         marks: list[tuple[float, float, str]] = []
         for _, row in own.iterrows():  # one line per group drawn: a few dozen at most
-            part = points[row["_group"]].sort_values("size", kind="stable")
+            part = points[int(row["_group"])].sort_values("size", kind="stable")
             x, y = part["size"].to_numpy(float), part["power"].to_numpy(float)
             style = {
-                "color": f"C{row['_line'] % 10}",
-                "linestyle": STYLES[(row["_line"] // 10) % len(STYLES)],
+                "color": f"C{int(row['_line']) % 10}",
+                "linestyle": STYLES[(int(row["_line"]) // 10) % len(STYLES)],
                 "linewidth": 1.4,
             }
             name = literal(_label(row, line_keys)) if line_keys else "power"
@@ -382,7 +388,7 @@ def _annotate(ax: Any, marks: list[tuple[float, float, str]], per_inch: float) -
 def _groups(plan: Any, keys: list[str], curve: pd.DataFrame) -> pd.DataFrame:
     """The groups of the plan's table (all the curve's when the table lacks the keys),
     without planned sizes."""
-    groups = curve[keys].drop_duplicates()
+    groups = curve[keys].drop_duplicates() if keys else pd.DataFrame(index=[0])
     shared = [k for k in keys if k in plan.table.columns]
     if shared:
         groups = groups.merge(plan.table[shared].drop_duplicates(), on=shared, how="inner")

@@ -50,7 +50,7 @@ NOT_TABLES = {
     "err": "a number", "reciprocal_rank": "a number", "best_human_rank": "a number",
     "best_predicted_vs_human": "a number", "normalize_ranks": "an array of ranks",
     "forest": "a figure", "pairwise": "a figure", "critical_difference": "a figure",
-    "bubble": "a figure", "simplex": "a figure", "save": "None (writes a figure)",
+    "bubble": "a figure", "simplex": "a figure", "power_curves": "a figure", "save": "None (writes a figure)",
     "ir_columns": "a mapping of text columns for forest()",
     "to_latex": "a string", "to_html": "a string", "escape": "a string",
     "escape_latex": "a string", "style": "a pandas Styler of a table checked here",

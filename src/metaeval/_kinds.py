@@ -19,6 +19,9 @@ analysis   ``row, task, effect, se``
 friedman   ``chi2, kendall_w``
 ========== ==================================================================
 
+A plan (:class:`metaeval.design.PowerResult`) is of kind ``power``; only the result says
+so (its table alone is shown as it is, as any other result table).
+
 This module is the core layer: it imports no stage.
 """
 
@@ -46,6 +49,7 @@ KINDS: dict[str, str] = {
     "bayes": "a bayes_signed_rank() table (columns treatment, control, prob_worse, prob_better)",
     "metareg": "a metareg() table (columns term, estimate, se, p_value)",
     "friedman": "a friedman() table (columns chi2, kendall_w)",
+    "power": "a plan (a PowerResult of metaeval.design.power(): its table and power curves)",
 }
 """Every table kind, with the words an error message describes it in."""
 
@@ -78,7 +82,7 @@ def table_kind(table: Any) -> str | None:
     A :class:`~metaeval._results.Result` says its kind (``result.kind``); a DataFrame is
     told from its columns by :data:`RULES`: ``"posthoc"``, ``"bayes"``, ``"metareg"``,
     ``"effects"``, ``"pooled"``, ``"scores"``, ``"compare"``, ``"tukey"``,
-    ``"analysis"`` or ``"friedman"``. Anything else is None.
+    ``"analysis"`` or ``"friedman"``; a plan says ``"power"``. Anything else is None.
 
     Examples
     --------

@@ -1,6 +1,6 @@
 """Figures drawn from metaeval's result tables: forest plots, pairwise heatmaps,
-critical-difference diagrams, the simplex of a Bayesian signed-rank test and the
-bubble plot of a meta-regression.
+critical-difference diagrams, the simplex of a Bayesian signed-rank test, the
+bubble plot of a meta-regression and the power curves of a plan.
 
 matplotlib and seaborn are imported when a figure is drawn, not on import.
 """
@@ -11,6 +11,16 @@ from .bubble import bubble
 from .critical_difference import critical_difference
 from .forest import forest, ir_columns, save
 from .pairwise import pairwise
+from .power import power_curves
 from .simplex import simplex
 
-__all__ = ["bubble", "critical_difference", "forest", "ir_columns", "pairwise", "save", "simplex"]
+__all__ = [
+    "bubble",
+    "critical_difference",
+    "forest",
+    "ir_columns",
+    "pairwise",
+    "power_curves",
+    "save",
+    "simplex",
+]

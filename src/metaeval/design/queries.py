@@ -336,11 +336,25 @@ def plan_queries(
     >>> plan = plan_queries(scores, "logistic_regression", treatment="knn",
     ...                     mde=0.02, power=0.8)
     >>> plan.table[["task", "n", "sd_diff", "pilot_n"]].round(4)
-                task      n  sd_diff  pilot_n
-    0  breast_cancer   1072   0.2316      569
-    1         digits   2012   0.3158     1797
-    2           iris    880   0.2102      150
-    3           wine   1013   0.2236      178
+                task    n  sd_diff  pilot_n
+    0  breast_cancer  620   0.1775      569
+    1         digits  602   0.1748     1797
+    2           iris  660   0.1831      150
+    3           wine  658   0.1827      178
+
+    The same comparison in clusters of ten queries (say, questions on one passage):
+
+    >>> scores = scores.assign(passage=scores["query"].astype(int) // 10)
+    >>> plan = plan_queries(scores, "logistic_regression", treatment="knn",
+    ...                     mde=0.02, power=0.8, cluster="passage")
+    >>> plan.table[["task", "n", "n_items", "n_clusters", "design_effect"]].round(4)
+                task   n  n_items  n_clusters  design_effect
+    0  breast_cancer  83      829          57         1.2993
+    1         digits  64      639         180         1.0253
+    2           iris  16      160          15         0.1989
+    3           wine  63      623          18         0.9073
+    >>> plan.unit
+    'clusters'
     """
     _check_options(alpha, alternative, test, cluster, replicates, epochs)
     solve = _given(n, mde, power, alpha, test, width)

@@ -371,6 +371,7 @@ def plan_queries(
         table = pilot.assign(n=planned, mde=np.nan, power=np.nan, width=float(width),
                              expected_width=_ci_width(sd, planned, alpha))  # fmt: skip
     else:
+
         def power_at(effect: Any, k: Any) -> np.ndarray:
             return _t_power(effect, sd, k, alpha, alternative)
 
@@ -482,8 +483,13 @@ def _plan_anova(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde:
     out["ms_residual"] = ms
     out["pilot_n"] = pilot_n
     out = _ordered(out.assign(alpha=alpha, test="anova"), keys)
-    curve = _curve(out, keys, "anova", power,
-                   lambda i, k: _anova_power(out["mde"].to_numpy()[i], ms[i], m[i], k, alpha))
+    curve = _curve(
+        out,
+        keys,
+        "anova",
+        power,
+        lambda i, k: _anova_power(out["mde"].to_numpy()[i], ms[i], m[i], k, alpha),
+    )
     return PowerResult(table=out, curve=curve, unit="queries")
 
 

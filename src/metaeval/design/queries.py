@@ -310,14 +310,19 @@ def plan_queries(
     variances). More epochs shrink only σ²_w/E, so the variance falls towards σ²_b,
     never below: past a few epochs more items are the only way to more power.
 
-    **ANOVA** (Sakai 2016, §4). m systems on n queries, σ² the residual mean square
-    of the pilot's two-way ANOVA without replication (:func:`metaeval.anova`); for a
+    **ANOVA** (Sakai 2016). m systems on n queries, σ² the residual mean square of
+    the pilot's two-way ANOVA without replication (:func:`metaeval.anova`); for a
     minimum detectable range D between the best and the worst system the F test's
     power is P(F' > F_{α; m−1, (m−1)(n−1)}), F' noncentral F with λ = n·D²/(2σ²)
-    (the least favourable configuration: the other systems at the grand mean).
+    (Sakai's λ = nΔ, Δ = D²/(2σ²): the least favourable configuration, the other
+    systems at the grand mean). Sakai states the design for the one-way ANOVA, with
+    m(n − 1) error df; the (m − 1)(n − 1) df here are those of the two-way test that
+    :func:`metaeval.anova` runs on the same queries, which needs as many queries or
+    slightly more.
 
-    **Interval width** (Sakai 2016, §5). The smallest n with
-    2·t_{α/2, n−1}·σ_d/√n ≤ ``width`` (σ_d for the sample SD).
+    **Interval width** (Sakai 2016). The smallest n with
+    2·t_{α/2, n−1}·σ_d/√n ≤ ``width``, σ_d for the sample SD (the expected width is
+    slightly smaller, E[s] < σ).
 
     References
     ----------

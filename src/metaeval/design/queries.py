@@ -4,7 +4,7 @@ Sakai's three topic-set-size designs (Sakai 2016; 2018, ch. 6), vectorized over 
 (task, metric, treatment, control) group of a pilot scores table: the paired t-test
 (exact power from the noncentral t, as :class:`statsmodels.stats.power.TTestPower`), the
 one-way ANOVA over several systems (the noncentral F) and the width of a confidence
-interval; with clusters of queries or epochs per item as Miller (2024, §3–4) describes.
+interval; with clusters of queries or epochs per item as Miller (2024) describes.
 """
 
 from __future__ import annotations
@@ -295,20 +295,21 @@ def plan_queries(
     statsmodels' ``TTestPower``. ``n`` is the smallest integer with power ≥ ``power``;
     ``mde`` solves the power equation for d.
 
-    **Clusters** (Miller 2024, §4). The pilot's clustered variance of the mean
+    **Clusters** (Miller 2024). The pilot's clustered variance of the mean
     difference V_cl (:func:`metaeval.effects` with ``cluster=``) on C clusters gives
     the variance per cluster σ²_c = V_cl·C, so that C' clusters of the same mean size
     m̄ = pilot_n/C have variance σ²_c/C'; the plan is the t-test above with σ_c on
     C' − 1 df, and ``n`` counts clusters.
 
-    **Epochs** (Miller 2024, §3). An item's mean over E epochs has the variance
+    **Epochs** (Miller 2024, on resampling). An item's mean over E epochs has the variance
     σ²_b + σ²_w/E: σ²_w, how the answers to one item vary (``var_within``, the sum
     of both systems' mean within-item variances, the epochs of the two systems being
     independent runs), and σ²_b, how the items' true differences vary
     (``var_between`` = max(0, s²(d̄_i) − σ²_w,x/E_x − σ²_w,y/E_y) from the
-    differences d̄_i of the item means and :func:`metaeval.means`' within-item
-    variances). More epochs shrink only σ²_w/E, so the variance falls towards σ²_b,
-    never below: past a few epochs more items are the only way to more power.
+    differences d̄_i of the item means, :func:`metaeval.means`' within-item
+    variances σ²_w,x, σ²_w,y and the pilot's epochs E_x, E_y of each system). More
+    epochs shrink only σ²_w/E, so the variance falls towards σ²_b and never below it:
+    once σ²_w/E is small next to σ²_b, only more items add power.
 
     **ANOVA** (Sakai 2016). m systems on n queries, σ² the residual mean square of
     the pilot's two-way ANOVA without replication (:func:`metaeval.anova`); for a

@@ -373,8 +373,9 @@ def plan_queries(
     _warn_degenerate(pilot, valid, KEYS, "clusters" if cluster is not None else "queries")
     rows = len(pilot)
     if test == "ci":
-        planned = _smallest_n(lambda k: _ci_width(sd, k, alpha) <= width, valid)
-        table = pilot.assign(n=planned, mde=np.nan, power=np.nan, width=float(width),
+        widest = float(width)  # type: ignore[arg-type]  # checked by _given
+        planned = _smallest_n(lambda k: _ci_width(sd, k, alpha) <= widest, valid)
+        table = pilot.assign(n=planned, mde=np.nan, power=np.nan, width=widest,
                              expected_width=_ci_width(sd, planned, alpha))  # fmt: skip
     else:
 
@@ -386,7 +387,7 @@ def plan_queries(
         if solve == "n":
             n_col = _smallest_n(lambda k: power_at(mde_col, k) >= power, valid)
         elif solve == "mde":
-            mde_col = _smallest_effect(lambda x: power_at(x, n_col), power,
+            mde_col = _smallest_effect(lambda x: power_at(x, n_col), float(power),  # type: ignore[arg-type]
                                        sd / np.sqrt(n_col), valid)  # fmt: skip
         power_col = np.where(valid, power_at(mde_col, n_col), np.nan)
         table = pilot.assign(n=n_col, mde=np.where(valid, mde_col, np.nan), power=power_col)

@@ -17,6 +17,7 @@ import pytest
 
 import metaeval
 from metaeval import ranking
+from metaeval.design.queries import plan_queries
 
 CONTROL = "logistic_regression"
 RULE = re.compile(r"^(p_value|[a-z0-9]+(_[a-z0-9]+)*_p_value|p_adjusted)$")
@@ -90,6 +91,12 @@ def _outputs() -> dict[str, pd.DataFrame]:
         .T,
         "kendall_tau": metaeval.measures.kendall_tau([[1, 2, 3]], [[1, 3, 2]]).to_frame(),
         "rank_report.summary": report.summary,
+        "plan_queries": plan_queries(scores, CONTROL, mde=0.05, power=0.8),
+        "plan_queries(cluster=)": plan_queries(
+            scores.assign(passage=codes), CONTROL, mde=0.05, power=0.8, cluster="passage"
+        ),
+        "plan_queries(test='anova')": plan_queries(scores, CONTROL, test="anova", n=50, mde=0.05),
+        "plan_queries.curve": plan_queries(scores, CONTROL, n=50, mde=0.05).curve,
         "rank_report.ranks": report.ranks,
     }
     for metric, table in report.posthoc.items():

@@ -26,10 +26,12 @@ import xarray as xr
 import metaeval
 from metaeval import io as mio
 from metaeval._results import Result
+from metaeval.design.queries import plan_queries
 
 MODULES = ["metaeval", "metaeval.schema", "metaeval.io", "metaeval.measures", "metaeval.ir",
            "metaeval.paired", "metaeval.pooling", "metaeval.ranking", "metaeval.datasets",
-           "metaeval.classification", "metaeval.plot", "metaeval.report"]  # fmt: skip
+           "metaeval.classification", "metaeval.plot", "metaeval.report",
+           "metaeval.design.queries"]  # fmt: skip
 
 CONTROL = "logistic_regression"
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -229,6 +231,8 @@ def _cases(scores: pd.DataFrame, effects: pd.DataFrame, tmp: Path) -> dict[str, 
             accuracy, control=CONTROL, samples=True, seed=1
         ),
         "rank_report": lambda: metaeval.ranking.rank_report(accuracy),
+        # design
+        "plan_queries": lambda: plan_queries(scores, CONTROL, mde=0.05, power=0.8),
     }
 
 

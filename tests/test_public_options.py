@@ -22,7 +22,8 @@ from metaeval import _options as vocabulary
 
 STAGES = ["metaeval", "metaeval.io", "metaeval.measures", "metaeval.paired",
           "metaeval.pooling", "metaeval.ranking", "metaeval.plot", "metaeval.report",
-          "metaeval.schema", "metaeval.datasets", "metaeval.classification"]  # fmt: skip
+          "metaeval.schema", "metaeval.datasets", "metaeval.classification",
+          "metaeval.design.queries"]  # fmt: skip
 BOGUS = "bogus_value"
 
 

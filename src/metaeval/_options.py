@@ -25,7 +25,7 @@ __all__ = [
     "EffectType", "PoolMethod", "CIMethod", "CompareTest", "Alternative", "Adjustment",
     "Correlation", "Statistic", "Aggregation", "TableCells", "TableLayout", "Best", "ForestSort",
     "PairwiseValue", "PosthocMethod", "PoolModel", "POOL_MODELS", "MeansCI", "MEANS_CIS",
-    "ReplicateDesign", "REPLICATE_DESIGNS", "LmEvalReplicates", "LM_EVAL_REPLICATES",
+    "ReplicateDesign", "REPLICATE_DESIGNS", "PlanTest", "PLAN_TESTS", "LmEvalReplicates", "LM_EVAL_REPLICATES",
     "EFFECT_TYPES", "POOL_METHODS", "CI_METHODS", "COMPARE_TESTS", "ALTERNATIVES",
     "ADJUSTMENTS", "CORRELATIONS", "STATISTICS", "AGGREGATIONS",
     "EffectScale", "EFFECT_SCALES", "effect_scale", "format_number", "format_p", "format_cell",
@@ -52,6 +52,8 @@ ReplicateDesign = Literal["crossed", "nested", "epochs"]
 """``ci=`` of :func:`metaeval.means`: t intervals, or binomial intervals for 0/1 scores."""
 Alternative = Literal["two-sided", "greater", "less"]
 """``alternative=`` of :func:`metaeval.compare`."""
+PlanTest = Literal["t", "anova", "ci"]
+"""``test=`` of :func:`metaeval.design.plan_queries`: Sakai's three topic-set-size designs."""
 Adjustment = Literal["holm", "bonferroni", "fdr_bh"]
 """``adjust=``: multiplicity adjustments as statsmodels' ``multipletests`` names them."""
 Correlation = Literal["pearson", "spearman", "kendall"]
@@ -90,6 +92,7 @@ COMPARE_TESTS: tuple[str, ...] = get_args(CompareTest)
 MEANS_CIS: tuple[str, ...] = get_args(MeansCI)
 REPLICATE_DESIGNS: tuple[str, ...] = get_args(ReplicateDesign)
 ALTERNATIVES: tuple[str, ...] = get_args(Alternative)
+PLAN_TESTS: tuple[str, ...] = get_args(PlanTest)
 ADJUSTMENTS: tuple[str, ...] = get_args(Adjustment)
 CORRELATIONS: tuple[str, ...] = get_args(Correlation)
 STATISTICS: tuple[str, ...] = get_args(Statistic)

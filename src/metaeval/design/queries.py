@@ -1,0 +1,554 @@
+"""How many queries (or clusters of queries) a comparison on one task needs, from a pilot.
+
+Sakai's three topic-set-size designs (Sakai 2016; 2018, ch. 6), vectorized over every
+(task, metric, treatment, control) group of a pilot scores table: the paired t-test
+(exact power from the noncentral t, as :class:`statsmodels.stats.power.TTestPower`), the
+one-way ANOVA over several systems (the noncentral F) and the width of a confidence
+interval; with clusters of queries or epochs per item as Miller (2024) describes.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .._options import ALTERNATIVES, PLAN_TESTS, Alternative, PlanTest, literal_signature
+from ..errors import DegenerateWarning, OptionError, PairingError, check_option, warn_groups
+from ..paired import anova, effects, means
+from .results import PowerResult
+
+__all__ = ["plan_queries"]
+
+KEYS = ["metric", "treatment", "control", "task"]
+MAX_SIZE = 10**8  # a plan that needs more is no plan: NaN
+CURVE_POINTS = 40
+
+
+def _t_power(mde: Any, sd: Any, n: Any, alpha: float, alternative: str) -> np.ndarray:
+    """Power of the one-sample (paired) t-test of a mean difference ``mde`` > 0 with
+    per-unit SD ``sd`` on ``n`` units (df = n − 1), as statsmodels' ``ttest_power``."""
+    n = np.asarray(n, dtype=float)
+    nc = np.asarray(mde, dtype=float) / np.asarray(sd, dtype=float) * np.sqrt(n)
+    df = n - 1
+    if alternative == "two-sided":
+        crit = stats.t.isf(alpha / 2, df)
+        return stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc)
+    # "greater" with effect +mde, or "less" with effect −mde: the same by symmetry
+    return stats.nct.sf(stats.t.isf(alpha, df), df, nc)
+
+
+def _anova_power(mde: Any, ms: Any, m: Any, n: Any, alpha: float) -> np.ndarray:
+    """Power of the F test of m systems on n queries (two-way ANOVA without replication)
+    when the best and worst systems differ by ``mde``: λ = n·D²/(2σ²) (Sakai 2016)."""
+    n = np.asarray(n, dtype=float)
+    m = np.asarray(m, dtype=float)
+    lam = n * np.asarray(mde, dtype=float) ** 2 / (2 * np.asarray(ms, dtype=float))
+    df1, df2 = m - 1, (m - 1) * (n - 1)
+    return stats.ncf.sf(stats.f.isf(alpha, df1, df2), df1, df2, lam)
+
+
+def _ci_width(sd: Any, n: Any, alpha: float) -> np.ndarray:
+    """The width 2·t_{α/2, n−1}·σ/√n of the t interval of a mean difference."""
+    n = np.asarray(n, dtype=float)
+    return 2 * stats.t.isf(alpha / 2, n - 1) * np.asarray(sd, dtype=float) / np.sqrt(n)
+
+
+def _smallest_n(ok: Callable[[np.ndarray], np.ndarray], valid: np.ndarray) -> np.ndarray:
+    """The smallest integer n ≥ 2 with ``ok(n)`` per group (``ok`` monotone in n), by
+    doubling then integer bisection on all groups at once; NaN where invalid or beyond
+    :data:`MAX_SIZE`."""
+    size = valid.shape[0]
+    lo = np.full(size, 1.0)  # ok(lo) is False (n = 1 is no design)
+    hi = np.full(size, 2.0)
+    todo = valid.copy()
+    while True:  # doubling: ≤ log2(MAX_SIZE) rounds
+        reached = np.zeros(size, dtype=bool)
+        reached[todo] = ok(hi)[todo]
+        grow = todo & ~reached
+        if not grow.any():
+            break
+        lo = np.where(grow, hi, lo)
+        hi = np.where(grow, hi * 2, hi)
+        too_big = grow & (hi > MAX_SIZE)
+        todo &= ~too_big
+    while True:  # bisection: invariant ok(hi) and not ok(lo)
+        open_ = todo & (hi - lo > 1)
+        if not open_.any():
+            break
+        mid = np.floor((lo + hi) / 2)
+        good = np.zeros(size, dtype=bool)
+        good[open_] = ok(mid)[open_]
+        hi = np.where(open_ & good, mid, hi)
+        lo = np.where(open_ & ~good, mid, lo)
+    return np.where(todo, hi, np.nan)
+
+
+def _smallest_effect(power_of: Callable[[np.ndarray], np.ndarray], target: float,
+                     scale: np.ndarray, valid: np.ndarray) -> np.ndarray:  # fmt: skip
+    """The effect x > 0 with ``power_of(x)`` = ``target`` per group (power increasing in
+    x), by bisection on all groups at once; ``scale`` is a first upper guess."""
+    hi = np.where(valid, scale, 1.0)
+    for _ in range(200):  # doubling until the target is reached
+        short = valid & ~(power_of(hi) >= target)
+        if not short.any():
+            break
+        hi = np.where(short, hi * 2, hi)
+    lo = np.zeros_like(hi)
+    for _ in range(100):  # bisection to |hi − lo| ≤ 2⁻¹⁰⁰·hi
+        mid = (lo + hi) / 2
+        above = power_of(mid) >= target
+        hi = np.where(above, mid, hi)
+        lo = np.where(above, lo, mid)
+    return np.where(valid, (lo + hi) / 2, np.nan)
+
+
+def _given(n: Any, mde: Any, power: Any, alpha: float, test: str, width: Any) -> str:
+    """Check which of n, mde, power (or width) are given; the one to solve for."""
+    given = {"n": n, "mde": mde, "power": power}
+    if test == "ci":
+        extra = [k for k, v in given.items() if v is not None]
+        if extra:
+            raise OptionError(
+                f"test='ci' plans n from `width` alone; {', '.join(f'`{k}`' for k in extra)} "
+                f"cannot be used with it, but {', '.join(f'{k}={given[k]!r}' for k in extra)} "
+                "was passed. Drop it, or use test='t'."
+            )
+        if width is None:
+            raise OptionError("test='ci' needs `width`, the widest interval wanted (e.g. 0.05).")
+        if not np.isfinite(width) or width <= 0:
+            raise OptionError(f"`width` must be a positive number, but {width!r} was passed.")
+        return "n"
+    if width is not None:
+        raise OptionError(
+            f"`width` is used with test='ci' only, but width={width!r} was passed with "
+            f"test={test!r}. Use test='ci', or give two of `n`, `mde`, `power`."
+        )
+    missing = [k for k, v in given.items() if v is None]
+    if len(missing) != 1:
+        shown = ", ".join(f"{k}={v!r}" for k, v in given.items())
+        raise OptionError(
+            f"Give exactly two of `n`, `mde`, `power` (the third is solved for), but {shown} "
+            "was passed."
+        )
+    if power is not None and not (alpha < power < 1):
+        raise OptionError(
+            f"`power` must be above alpha ({alpha!r}) and below 1, but {power!r} was passed."
+        )
+    if mde is not None and not (np.isfinite(mde) and mde > 0):
+        raise OptionError(
+            f"`mde` must be a positive difference (in the metric's units), but {mde!r} was "
+            "passed; the alternative's direction is set by `alternative`."
+        )
+    if n is not None and (isinstance(n, bool) or not float(n).is_integer() or n < 2):
+        raise OptionError(f"`n` must be an integer ≥ 2, but {n!r} was passed.")
+    return missing[0]
+
+
+def _check_options(alpha: Any, alternative: str, test: str, cluster: Any, replicates: Any,
+                   epochs: Any) -> None:  # fmt: skip
+    check_option("test", test, PLAN_TESTS)
+    check_option("alternative", alternative, ALTERNATIVES)
+    if replicates is not None:
+        check_option("replicates", replicates, ["epochs"])
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
+        raise OptionError(f"`alpha` must be a number in (0, 1), but {alpha!r} was passed.")
+    if test == "anova" and (cluster is not None or replicates is not None):
+        raise OptionError(
+            "test='anova' plans queries without clusters or epochs, but "
+            f"cluster={cluster!r}, replicates={replicates!r} was passed."
+        )
+    if test == "anova" and alternative != "two-sided":
+        raise OptionError(
+            f"The F test has no direction: `alternative` must be 'two-sided' with "
+            f"test='anova', but {alternative!r} was passed."
+        )
+    if cluster is not None and replicates is not None:
+        raise OptionError(
+            f"Plan with `cluster` or with `replicates`, not both (cluster={cluster!r}, "
+            f"replicates={replicates!r} was passed)."
+        )
+    if epochs is not None:
+        if replicates != "epochs":
+            raise OptionError(
+                f"`epochs` is the planned epochs per item of replicates='epochs', but "
+                f"epochs={epochs!r} was passed with replicates={replicates!r}."
+            )
+        if isinstance(epochs, bool) or not float(epochs).is_integer() or epochs < 1:
+            raise OptionError(f"`epochs` must be an integer ≥ 1, but {epochs!r} was passed.")
+
+
+@literal_signature
+def plan_queries(
+    scores: pd.DataFrame,
+    control: str,
+    *,
+    treatment: str | Sequence[str] | None = None,
+    n: int | None = None,
+    mde: float | None = None,
+    power: float | None = None,
+    alpha: float = 0.05,
+    alternative: Alternative = "two-sided",
+    cluster: str | None = None,
+    replicates: str | None = None,
+    epochs: int | None = None,
+    test: PlanTest = "t",
+    width: float | None = None,
+) -> PowerResult:
+    """Queries (or clusters of queries) a comparison on each task needs, from a pilot.
+
+    Per (task, metric, treatment, control) group of a pilot scores table, give exactly
+    two of ``n``, ``mde`` and ``power`` and get the third, as
+    :meth:`statsmodels.stats.power.TTestPower.solve_power` does (Sakai's topic-set-size
+    design), for the paired t-test, the one-way ANOVA over several systems, or the
+    width of a confidence interval.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        The pilot: a scores table ``task, query, system, metric, value``.
+    control : str
+        The control (baseline) system.
+    treatment : str, list of str or None
+        The treatment system(s); None means every other system. With
+        ``test="anova"`` the systems compared are the control and these (None: all).
+    n : int, optional
+        The planned queries (clusters with ``cluster=``), ≥ 2.
+    mde : float, optional
+        The minimum detectable effect, > 0, in the metric's units: the mean paired
+        difference (``test="t"``; treatment above control for
+        ``alternative="greater"``, below for ``"less"``), or the range between the
+        best and the worst system's means (``test="anova"``).
+    power : float, optional
+        The power wanted, alpha < power < 1.
+    alpha : float, default 0.05
+        The test's level (the interval's level is 1 − alpha).
+    alternative : {"two-sided", "greater", "less"}, default "two-sided"
+        The t-test's alternative (two-sided: both tails count).
+    cluster : str, optional
+        A column of ``scores`` with the cluster of each query (e.g. a passage several
+        questions share): plan in clusters of the pilot's mean size (see Notes).
+    replicates : {"epochs"}, optional
+        The pilot's ``replicate`` column holds epochs (repeated answers to the same
+        item): plan with the between- and within-item variance (see Notes).
+    epochs : int, optional
+        With ``replicates="epochs"``: the planned epochs per item (default the pilot's).
+    test : {"t", "anova", "ci"}, default "t"
+        The design: the paired t-test; Sakai's one-way ANOVA over the systems of a task
+        (F test on (m − 1, (m − 1)(n − 1)) df); or the queries for a (1 − alpha) t
+        interval of the mean difference no wider than ``width``.
+    width : float, optional
+        With ``test="ci"`` (and only then): the widest interval wanted.
+
+    Returns
+    -------
+    PowerResult
+        ``table``: one row per group, with columns
+
+        - ``metric, treatment, control, task`` (``test="anova"``: ``metric, task,
+          control`` and ``n_systems``, the m systems compared);
+        - ``n`` (Int64): the planned queries — clusters with ``cluster=`` —, the
+          smallest whole number reaching ``power`` (or ``width``) when solved for;
+        - ``mde``: the minimum detectable effect in the metric's units; ``power``;
+        - ``sd_diff``: the pilot's SD of the paired differences (of item means with
+          epochs); ``ms_residual`` (ANOVA): the pilot's residual mean square σ²;
+        - ``pilot_n``: the pilot's paired queries; ``alpha``; ``test``;
+        - with ``cluster=``: ``sd_cluster`` (σ_c, see Notes), ``n_clusters`` (the
+          pilot's), ``design_effect`` (the pilot's) and ``n_items`` (Int64),
+          ⌈n·m̄⌉ items in the planned n clusters of the pilot's mean size m̄;
+        - with ``replicates="epochs"``: ``var_between``, ``var_within``, ``epochs``
+          (planned) and ``sd_epochs`` = √(var_between + var_within/epochs);
+        - with ``test="ci"``: ``width`` (the target) and ``expected_width`` at ``n``;
+          ``mde`` and ``power`` are NaN.
+
+        ``curve``: per group, the power (``test="ci"``: the ``width``) over a grid of
+        sizes from 2 to twice ``n``, with ``target``. ``unit``: ``"queries"`` or
+        ``"clusters"``.
+
+    Raises
+    ------
+    metaeval.OptionError
+        For none, one or three of ``n``, ``mde``, ``power``; ``power`` ≤ alpha or
+        ≥ 1, ``mde`` ≤ 0, ``n`` < 2; ``width`` without ``test="ci"`` or missing with
+        it; options that do not go together (``cluster`` with ``replicates``, either
+        with ``test="anova"``); and, from :func:`metaeval.effects`, ``replicates``
+        without a ``replicate`` column.
+    metaeval.PairingError
+        Unknown systems, or no group that can be planned.
+
+    Warns
+    -----
+    metaeval.DegenerateWarning
+        Naming the groups whose row is NaN: fewer than 2 paired queries (clusters) or
+        zero variance of the differences in the pilot.
+
+    Notes
+    -----
+    **Paired t-test.** With d = mde/σ_d (σ_d the pilot's SD of the paired
+    differences, ``sd_diff``), the power on n queries is
+    P(T' > t_{α/2, n−1}) + P(T' < −t_{α/2, n−1}) for T' noncentral t on n − 1 df
+    with noncentrality d√n (one tail at α for a one-sided alternative), exactly
+    statsmodels' ``TTestPower``. ``n`` is the smallest integer with power ≥ ``power``;
+    ``mde`` solves the power equation for d.
+
+    **Clusters** (Miller 2024). The pilot's clustered variance of the mean
+    difference V_cl (:func:`metaeval.effects` with ``cluster=``) on C clusters gives
+    the variance per cluster σ²_c = V_cl·C, so that C' clusters of the same mean size
+    m̄ = pilot_n/C have variance σ²_c/C'; the plan is the t-test above with σ_c on
+    C' − 1 df, and ``n`` counts clusters.
+
+    **Epochs** (Miller 2024, on resampling). An item's mean over E epochs has the variance
+    σ²_b + σ²_w/E: σ²_w, how the answers to one item vary (``var_within``, the sum
+    of both systems' mean within-item variances, the epochs of the two systems being
+    independent runs), and σ²_b, how the items' true differences vary
+    (``var_between`` = max(0, s²(d̄_i) − σ²_w,x/E_x − σ²_w,y/E_y) from the
+    differences d̄_i of the item means, :func:`metaeval.means`' within-item
+    variances σ²_w,x, σ²_w,y and the pilot's epochs E_x, E_y of each system). More
+    epochs shrink only σ²_w/E, so the variance falls towards σ²_b and never below it:
+    once σ²_w/E is small next to σ²_b, only more items add power.
+
+    **ANOVA** (Sakai 2016). m systems on n queries, σ² the residual mean square of
+    the pilot's two-way ANOVA without replication (:func:`metaeval.anova`); for a
+    minimum detectable range D between the best and the worst system the F test's
+    power is P(F' > F_{α; m−1, (m−1)(n−1)}), F' noncentral F with λ = n·D²/(2σ²)
+    (Sakai's λ = nΔ, Δ = D²/(2σ²): the least favourable configuration, the other
+    systems at the grand mean). Sakai states the design for the one-way ANOVA, with
+    m(n − 1) error df; the (m − 1)(n − 1) df here are those of the two-way test that
+    :func:`metaeval.anova` runs on the same queries, which needs as many queries or
+    slightly more.
+
+    **Interval width** (Sakai 2016). The smallest n with
+    2·t_{α/2, n−1}·σ_d/√n ≤ ``width``, σ_d for the sample SD (the expected width is
+    slightly smaller, E[s] < σ).
+
+    References
+    ----------
+    Sakai, T. (2016). Topic set size design. *Information Retrieval Journal*, 19(3),
+    256–283. doi:10.1007/s10791-015-9273-z
+    Sakai, T. (2018). *Laboratory Experiments in Information Retrieval*, ch. 6.
+    Springer. doi:10.1007/978-981-13-1199-4
+    Miller, E. (2024). Adding error bars to evals: A statistical approach to language
+    model evaluations. arXiv:2411.00640.
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> from metaeval.design import plan_queries
+    >>> scores = metaeval.load_example().query("metric == 'accuracy'")
+    >>> plan = plan_queries(scores, "logistic_regression", treatment="knn",
+    ...                     mde=0.02, power=0.8)
+    >>> plan.table[["task", "n", "sd_diff", "pilot_n"]].round(4)
+                task    n  sd_diff  pilot_n
+    0  breast_cancer  620   0.1775      569
+    1         digits  602   0.1748     1797
+    2           iris  660   0.1831      150
+    3           wine  658   0.1827      178
+
+    The same comparison in clusters of ten queries (say, questions on one passage):
+
+    >>> scores = scores.assign(passage=scores["query"].astype(int) // 10)
+    >>> plan = plan_queries(scores, "logistic_regression", treatment="knn",
+    ...                     mde=0.02, power=0.8, cluster="passage")
+    >>> plan.table[["task", "n", "n_items", "n_clusters", "design_effect"]].round(4)
+                task   n  n_items  n_clusters  design_effect
+    0  breast_cancer  83      829          57         1.2993
+    1         digits  64      639         180         1.0253
+    2           iris  16      160          15         0.1989
+    3           wine  63      623          18         0.9073
+    >>> plan.unit
+    'clusters'
+    """
+    _check_options(alpha, alternative, test, cluster, replicates, epochs)
+    solve = _given(n, mde, power, alpha, test, width)
+    if test == "anova":
+        return _plan_anova(scores, control, treatment, n, mde, power, alpha, solve)
+    pilot = _pilot(scores, control, treatment, cluster, replicates, epochs, alpha)
+    sd = pilot.pop("_sd").to_numpy(dtype=float)
+    size = pilot["n_clusters" if cluster is not None else "pilot_n"].to_numpy(dtype=float)
+    valid = (size >= 2) & np.isfinite(sd) & (sd > 0)
+    _warn_degenerate(pilot, valid, KEYS, "clusters" if cluster is not None else "queries")
+    rows = len(pilot)
+    if test == "ci":
+        widest = float(width)  # type: ignore[arg-type]  # checked by _given
+        planned = _smallest_n(lambda k: _ci_width(sd, k, alpha) <= widest, valid)
+        table = pilot.assign(n=planned, mde=np.nan, power=np.nan, width=widest,
+                             expected_width=_ci_width(sd, planned, alpha))  # fmt: skip
+    else:
+
+        def power_at(effect: Any, k: Any) -> np.ndarray:
+            return _t_power(effect, sd, k, alpha, alternative)
+
+        n_col = np.full(rows, np.nan if n is None else float(n))
+        mde_col = np.full(rows, np.nan if mde is None else float(mde))
+        if solve == "n":
+            n_col = _smallest_n(lambda k: power_at(mde_col, k) >= power, valid)
+        elif solve == "mde":
+            mde_col = _smallest_effect(lambda x: power_at(x, n_col), float(power),  # type: ignore[arg-type]
+                                       sd / np.sqrt(n_col), valid)  # fmt: skip
+        power_col = np.where(valid, power_at(mde_col, n_col), np.nan)
+        table = pilot.assign(n=n_col, mde=np.where(valid, mde_col, np.nan), power=power_col)
+    if cluster is not None:
+        mean_size = pilot["pilot_n"].to_numpy(dtype=float) / pilot["n_clusters"].to_numpy(float)
+        table["n_items"] = np.ceil(table["n"].to_numpy(dtype=float) * mean_size - 1e-9)
+    table = _ordered(table.assign(alpha=alpha, test=test), KEYS)
+    curve = _curve(table, KEYS, test, power,
+                   lambda i, k: (_ci_width(sd[i], k, alpha) if test == "ci"
+                                 else _t_power(table["mde"].to_numpy()[i], sd[i], k, alpha,
+                                               alternative)))  # fmt: skip
+    return PowerResult(table=table, curve=curve,
+                       unit="clusters" if cluster is not None else "queries")  # fmt: skip
+
+
+def _pilot(scores: pd.DataFrame, control: str, treatment: Any, cluster: Any, replicates: Any,
+           epochs: Any, alpha: float) -> pd.DataFrame:  # fmt: skip
+    """Per group: ``pilot_n``, ``sd_diff`` and the SD per planned unit ``_sd`` (with the
+    cluster or epoch columns), from :func:`metaeval.effects` with ``effect="md"``."""
+    with warnings.catch_warnings():  # plan_queries names the degenerate groups itself
+        warnings.simplefilter("ignore", DegenerateWarning)
+        eff = effects(scores, control, treatment=treatment, effect="md", alpha=alpha,
+                      cluster=cluster, replicates=replicates)  # fmt: skip
+    pilot_n = eff["n"].to_numpy(dtype=float)
+    variance = eff["variance"].to_numpy(dtype=float)
+    if "variance_replicates" in eff and replicates is None:
+        variance = variance - eff["variance_replicates"].fillna(0).to_numpy(dtype=float)
+    out = eff[KEYS].copy()
+    out["pilot_n"] = pilot_n
+    if cluster is not None:
+        n_clusters = eff["n_clusters"].to_numpy(dtype=float)
+        var_naive = variance / eff["design_effect"].to_numpy(dtype=float)
+        out["sd_diff"] = np.sqrt(var_naive * pilot_n)
+        out["sd_cluster"] = np.sqrt(variance * n_clusters)
+        out["n_clusters"] = n_clusters
+        out["design_effect"] = eff["design_effect"].to_numpy(dtype=float)
+        out["_sd"] = out["sd_cluster"]
+        return out
+    out["sd_diff"] = np.sqrt(variance * pilot_n)
+    if replicates is None:
+        out["_sd"] = out["sd_diff"]
+        return out
+    parts = means(scores)[["task", "metric", "system", "replicates", "var_within"]]
+    parts = parts.astype({"task": str, "metric": str, "system": str})
+    keyed = out[KEYS].astype(str)
+    tr = keyed.merge(parts, how="left", left_on=["task", "metric", "treatment"],
+                     right_on=["task", "metric", "system"])  # fmt: skip
+    co = keyed.merge(parts, how="left", left_on=["task", "metric", "control"],
+                     right_on=["task", "metric", "system"])  # fmt: skip
+    var_within = tr["var_within"].to_numpy(float) + co["var_within"].to_numpy(float)
+    shrink = (tr["var_within"].to_numpy(float) / tr["replicates"].to_numpy(float)
+              + co["var_within"].to_numpy(float) / co["replicates"].to_numpy(float))  # fmt: skip
+    planned = (np.maximum(tr["replicates"].to_numpy(float), co["replicates"].to_numpy(float))
+               if epochs is None else np.full(len(out), float(epochs)))  # fmt: skip
+    out["var_between"] = np.maximum(out["sd_diff"].to_numpy() ** 2 - shrink, 0.0)
+    out["var_within"] = var_within
+    out["epochs"] = planned
+    out["sd_epochs"] = np.sqrt(out["var_between"] + var_within / planned)
+    out["_sd"] = out["sd_epochs"]
+    return out
+
+
+def _plan_anova(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde: Any,
+                power: Any, alpha: float, solve: str) -> PowerResult:  # fmt: skip
+    """Sakai's ANOVA design per (task, metric) over the control and the treatments."""
+    known = set(scores["system"].astype(str).unique())
+    wanted = None if treatment is None else [control, *([treatment] if isinstance(treatment, str)
+                                                        else list(treatment))]  # fmt: skip
+    unknown = [s for s in ([control] + (wanted or [])) if s not in known]
+    if unknown:
+        raise PairingError(
+            f"Unknown system(s) {sorted(set(unknown))} for `control`/`treatment`; the pilot "
+            f"has {sorted(known)}."
+        )
+    pilot = scores if wanted is None else scores[scores["system"].astype(str).isin(wanted)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateWarning)
+        table = anova(pilot)
+    res = table[table["source"] == "residual"].reset_index(drop=True)
+    keys = ["metric", "task", "control"]
+    out = pd.DataFrame({"metric": res["metric"].to_numpy(), "task": res["task"].to_numpy(),
+                        "control": control,
+                        "n_systems": res["n_systems"].to_numpy(dtype=float)})  # fmt: skip
+    ms = res["ms"].to_numpy(dtype=float)
+    m = out["n_systems"].to_numpy(dtype=float)
+    pilot_n = res["n_queries"].to_numpy(dtype=float)
+    valid = (pilot_n >= 2) & (m >= 2) & np.isfinite(ms) & (ms > 0)
+    _warn_degenerate(out.assign(pilot_n=pilot_n), valid, keys, "queries")
+    rows = len(out)
+    n_col = np.full(rows, np.nan if n is None else float(n))
+    mde_col = np.full(rows, np.nan if mde is None else float(mde))
+    if solve == "n":
+        n_col = _smallest_n(lambda k: _anova_power(mde_col, ms, m, k, alpha) >= power, valid)
+    elif solve == "mde":
+        mde_col = _smallest_effect(lambda x: _anova_power(x, ms, m, n_col, alpha), power,
+                                   np.sqrt(ms / n_col), valid)  # fmt: skip
+    out["n"] = n_col
+    out["mde"] = np.where(valid, mde_col, np.nan)
+    out["power"] = np.where(valid, _anova_power(mde_col, ms, m, n_col, alpha), np.nan)
+    out["ms_residual"] = ms
+    out["pilot_n"] = pilot_n
+    out = _ordered(out.assign(alpha=alpha, test="anova"), keys)
+    curve = _curve(
+        out,
+        keys,
+        "anova",
+        power,
+        lambda i, k: _anova_power(out["mde"].to_numpy()[i], ms[i], m[i], k, alpha),
+    )
+    return PowerResult(table=out, curve=curve, unit="queries")
+
+
+def _warn_degenerate(pilot: pd.DataFrame, valid: np.ndarray, keys: list[str], unit: str) -> None:
+    bad = ~valid
+    if bad.all():
+        raise PairingError(
+            f"No group of the pilot can be planned: each has fewer than 2 paired {unit} or "
+            "zero variance of the differences. Check `control`/`treatment` and the pilot."
+        )
+    if bad.any():
+        warn_groups(
+            f"No plan (NaN) for {{n}} group(s): fewer than 2 paired {unit} or zero variance "
+            "of the differences in the pilot",
+            pilot.loc[bad, keys],
+            DegenerateWarning,
+        )
+
+
+def _ordered(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """The plan's columns in their documented order; sizes as Int64."""
+    first = [*keys, *(["n_systems"] if "n_systems" in table else []), "n", "mde", "power"]
+    rest = [c for c in table.columns if c not in first]
+    out = table[first + rest].reset_index(drop=True)
+    for col in ("n", "n_items", "n_clusters", "pilot_n", "epochs", "n_systems"):
+        if col in out:
+            out[col] = out[col].astype("Int64")
+    return out
+
+
+def _curve(table: pd.DataFrame, keys: list[str], test: str, target: Any,
+           value: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> pd.DataFrame:  # fmt: skip
+    """Per group, ``value`` (power, or the width for ``test="ci"``) over sizes from 2 to
+    twice the plan's n on a log grid (with n itself), all groups in one call."""
+    n = table["n"].to_numpy(dtype=float, na_value=np.nan)
+    rows = np.flatnonzero(np.isfinite(n))
+    top = np.maximum(2 * n[rows], 4)
+    grid = np.linspace(0, 1, CURVE_POINTS)
+    sizes = np.round(2 * (top[:, None] / 2) ** grid[None, :])
+    sizes = np.concatenate([sizes, n[rows, None]], axis=1)
+    group = np.repeat(rows, sizes.shape[1])
+    size = sizes.ravel()
+    frame = pd.DataFrame({"_row": group, "size": size}).drop_duplicates()
+    frame = frame.sort_values(["_row", "size"], kind="stable")
+    values = value(frame["_row"].to_numpy(), frame["size"].to_numpy())
+    out = table[keys].iloc[frame["_row"].to_numpy()].reset_index(drop=True)
+    out["size"] = frame["size"].to_numpy().astype(int)
+    if test == "ci":
+        out["power"] = np.nan
+        out["width"] = values
+        out["target"] = table["width"].iloc[0] if len(table) else np.nan
+    else:
+        out["power"] = values
+        out["target"] = np.nan if target is None else float(target)
+    return out

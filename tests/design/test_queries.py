@@ -1,0 +1,315 @@
+"""plan_queries (issue 28, item 1): Sakai's three designs against statsmodels and scipy,
+the clustered and epoch plans against simulations of the analysis, and the errors.
+
+References are independent of the code: the pilot's SD of the paired differences is
+computed here from a pivot of the scores, powers and sizes by statsmodels' ``TTestPower``
+and ``FTestAnovaPower``, the interval width from scipy's t quantile, and the simulated
+powers from models whose parameters the tests set."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import optimize, stats
+from statsmodels.stats.power import FTestAnovaPower, TTestPower
+
+import metaeval
+from metaeval.design import PowerResult
+from metaeval.design.queries import plan_queries
+from metaeval.errors import DegenerateWarning, OptionError, PairingError
+
+CONTROL = "logistic_regression"
+SM_ALTERNATIVE = {"two-sided": "two-sided", "greater": "larger", "less": "smaller"}
+
+
+@pytest.fixture(scope="module")
+def pilot() -> pd.DataFrame:
+    return metaeval.load_example()
+
+
+def _sd_diff(scores: pd.DataFrame, control: str) -> pd.DataFrame:
+    """SD (ddof 1) and count of treatment − control per (metric, treatment, task), naively."""
+    wide = scores.pivot_table(index=["metric", "task", "query"], columns="system",
+                              values="value").reset_index()  # fmt: skip
+    systems = [s for s in scores["system"].unique() if s != control]
+    long = wide.melt(id_vars=["metric", "task", "query", control], value_vars=systems,
+                     var_name="treatment")  # fmt: skip
+    long["d"] = long["value"] - long[control]
+    out = long.groupby(["metric", "treatment", "task"])["d"].agg(["std", "count"])
+    return out.reset_index()
+
+
+def _with_reference(plan: PowerResult, scores: pd.DataFrame) -> pd.DataFrame:
+    ref = _sd_diff(scores, CONTROL)
+    merged = plan.table.astype({"metric": str, "treatment": str, "task": str}).merge(
+        ref, on=["metric", "treatment", "task"], validate="one_to_one"
+    )
+    assert len(merged) == len(plan.table) == len(ref)
+    np.testing.assert_allclose(merged["sd_diff"], merged["std"], rtol=1e-10)
+    assert (merged["pilot_n"] == merged["count"]).all()
+    return merged
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_the_t_design_is_statsmodels_ttestpower(pilot, alternative):
+    sm = TTestPower()
+    side = SM_ALTERNATIVE[alternative]
+    sign = -1.0 if alternative == "less" else 1.0
+    # n from mde and power: n is statsmodels' continuous solution rounded up
+    plan = plan_queries(pilot, CONTROL, mde=0.02, power=0.8, alternative=alternative)
+    merged = _with_reference(plan, pilot)
+    assert len(merged) == 32 and merged["n"].dtype == "Int64"
+    for row in merged.itertuples():
+        want = sm.solve_power(effect_size=sign * 0.02 / row.std, alpha=0.05, power=0.8,
+                              alternative=side)  # fmt: skip
+        assert row.n == math.ceil(want), (row.task, row.treatment, row.n, want)
+        assert row.power >= 0.8
+        assert sm.power(sign * 0.02 / row.std, row.n, 0.05, alternative=side) == pytest.approx(
+            row.power, abs=1e-10
+        )
+        assert sm.power(sign * 0.02 / row.std, row.n - 1, 0.05, alternative=side) < 0.8
+    # mde from n and power
+    plan = plan_queries(pilot, CONTROL, n=60, power=0.9, alternative=alternative, alpha=0.01)
+    merged = _with_reference(plan, pilot)
+    for row in merged.itertuples():
+        d = sm.solve_power(nobs=60, alpha=0.01, power=0.9, alternative=side)
+        assert row.mde == pytest.approx(abs(d) * row.std, abs=1e-6)
+        assert row.power == pytest.approx(0.9, abs=1e-6)
+    # power from n and mde
+    plan = plan_queries(pilot, CONTROL, n=50, mde=0.05, alternative=alternative)
+    merged = _with_reference(plan, pilot)
+    for row in merged.itertuples():
+        want = sm.power(sign * 0.05 / row.std, 50, 0.05, alternative=side)
+        assert row.power == pytest.approx(want, abs=1e-6)
+    assert plan.unit == "queries"
+    assert set(plan.table["test"]) == {"t"} and set(plan.table["alpha"]) == {0.05}
+
+
+def test_the_curve_holds_the_power_of_each_size(pilot):
+    plan = plan_queries(pilot, CONTROL, treatment="knn", mde=0.03, power=0.8)
+    curve = plan.curve
+    assert list(curve.columns) == ["metric", "treatment", "control", "task", "size", "power",
+                                   "target"]  # fmt: skip
+    assert (curve["target"] == 0.8).all() and curve["size"].min() == 2
+    for row in plan.table.itertuples():
+        mine = curve[(curve["task"] == row.task) & (curve["metric"] == row.metric)]
+        assert mine["size"].is_monotonic_increasing and mine["size"].is_unique
+        assert mine["size"].max() == 2 * row.n
+        d = 0.03 / row.sd_diff
+        want = TTestPower().power(d, mine["size"].to_numpy(), 0.05)
+        np.testing.assert_allclose(mine["power"], want, atol=1e-10)
+        assert mine.loc[mine["size"] == row.n, "power"].item() == pytest.approx(row.power)
+
+
+def _residual_ms(scores: pd.DataFrame) -> pd.DataFrame:
+    """Residual mean square of the two-way ANOVA without replication, naively per group."""
+    rows = []
+    for (metric, task), g in scores.groupby(["metric", "task"]):
+        y = g.pivot(index="query", columns="system", values="value").dropna().to_numpy()
+        q, m = y.shape
+        resid = y - y.mean(0) - y.mean(1, keepdims=True) + y.mean()
+        rows.append((metric, task, (resid**2).sum() / ((m - 1) * (q - 1)), m, q))
+    return pd.DataFrame(rows, columns=["metric", "task", "ms", "m", "q"])
+
+
+def _sm_anova_power(D: float, ms: float, m: int, n: float, alpha: float) -> float:
+    """Sakai's design through statsmodels' FTestAnovaPower.
+
+    FTestAnovaPower has df_num = k − 1, df_denom = N − k and noncentrality f²·N. Sakai's
+    design (two-way ANOVA without replication) has df1 = m − 1, df2 = (m − 1)(n − 1) and
+    λ = n·D²/(2σ²); the two coincide for k = m groups, N = (m − 1)(n − 1) + m
+    observations and effect size f = √(λ/N)."""
+    lam = n * D**2 / (2 * ms)
+    N = (m - 1) * (n - 1) + m
+    return FTestAnovaPower().power(effect_size=math.sqrt(lam / N), nobs=N, alpha=alpha,
+                                   k_groups=m)  # fmt: skip
+
+
+@pytest.mark.parametrize("treatment", [None, ["knn", "naive_bayes"]])
+def test_the_anova_design_is_statsmodels_ftestanovapower(pilot, treatment):
+    systems = None if treatment is None else [CONTROL, *treatment]
+    sub = pilot if systems is None else pilot[pilot["system"].isin(systems)]
+    ref = _residual_ms(sub)
+    plan = plan_queries(pilot, CONTROL, treatment=treatment, test="anova", mde=0.05, power=0.8)
+    merged = plan.table.astype({"metric": str, "task": str}).merge(ref, on=["metric", "task"])
+    assert len(merged) == len(ref) == 8
+    np.testing.assert_allclose(merged["ms_residual"], merged["ms"], rtol=1e-9)
+    assert (merged["n_systems"] == merged["m"]).all() and (merged["pilot_n"] == merged["q"]).all()
+    for row in merged.itertuples():
+        assert _sm_anova_power(0.05, row.ms, row.m, row.n, 0.05) >= 0.8
+        assert _sm_anova_power(0.05, row.ms, row.m, row.n - 1, 0.05) < 0.8
+        assert row.power == pytest.approx(_sm_anova_power(0.05, row.ms, row.m, row.n, 0.05),
+                                          abs=1e-8)  # fmt: skip
+    plan = plan_queries(pilot, CONTROL, treatment=treatment, test="anova", n=40, power=0.8)
+    merged = plan.table.astype({"metric": str, "task": str}).merge(ref, on=["metric", "task"])
+    for row in merged.itertuples():
+        want = optimize.brentq(lambda D, r=row: _sm_anova_power(D, r.ms, r.m, 40, 0.05) - 0.8,
+                               1e-6, 10.0, xtol=1e-12)  # fmt: skip
+        assert row.mde == pytest.approx(want, abs=1e-6)
+
+
+def test_the_ci_design_gives_the_smallest_n_whose_interval_is_narrow_enough(pilot):
+    plan = plan_queries(pilot, CONTROL, test="ci", width=0.04, alpha=0.05)
+    merged = _with_reference(plan, pilot)
+
+    def width(k, sd):
+        return 2 * stats.t.ppf(0.975, k - 1) * sd / np.sqrt(k)
+
+    for row in merged.itertuples():
+        assert width(row.n, row.std) <= 0.04 < width(row.n - 1, row.std)
+        assert row.expected_width == pytest.approx(width(row.n, row.std))
+    assert plan.table["mde"].isna().all() and plan.table["power"].isna().all()
+    assert (plan.curve["target"] == 0.04).all() and plan.curve["power"].isna().all()
+
+
+def _two_systems(diff: np.ndarray, *, task: str = "t", base: np.ndarray | None = None,
+                 **extra) -> pd.DataFrame:  # fmt: skip
+    """A scores table of systems "a" (control) and "b" = a + diff."""
+    base = np.zeros_like(diff) if base is None else base
+    q = len(diff)
+    frame = pd.DataFrame({"task": task, "query": np.tile(np.arange(q).astype(str), 2),
+                          "system": np.repeat(["a", "b"], q), "metric": "m",
+                          "value": np.concatenate([base, base + diff])})  # fmt: skip
+    for name, values in extra.items():
+        frame[name] = np.tile(values, 2)
+    return frame
+
+
+def _t_rejects(d: np.ndarray, alpha: float = 0.05) -> np.ndarray:
+    """Two-sided one-sample t-tests of mean 0 along the last axis."""
+    k = d.shape[-1]
+    t = d.mean(-1) / (d.std(-1, ddof=1) / np.sqrt(k))
+    return np.abs(t) > stats.t.ppf(1 - alpha / 2, k - 1)
+
+
+def test_a_clustered_plan_reaches_its_power_and_one_cluster_less_does_not():
+    rng = np.random.default_rng(20261125)
+    mu, sd_u, sd_e, m = 0.2, 0.1, 0.3, 5  # cluster shift and item noise, items per cluster
+    big = 4000  # a large pilot from the model: its estimates are the model's
+    diff = mu + np.repeat(rng.normal(0, sd_u, big), m) + rng.normal(0, sd_e, big * m)
+    base = rng.normal(0.5, 0.2, big * m)
+    scores = _two_systems(diff, base=base, passage=np.repeat(np.arange(big), m))
+    plan = plan_queries(scores, "a", treatment="b", mde=mu, power=0.8, cluster="passage")
+    row = plan.table.iloc[0]
+    assert plan.unit == "clusters" and row["n_clusters"] == big
+    sd_cluster = math.sqrt(sd_u**2 + sd_e**2 / m)  # SD of a cluster's mean difference
+    assert row["sd_cluster"] == pytest.approx(sd_cluster, rel=0.03)
+    want = math.ceil(TTestPower().solve_power(mu / sd_cluster, alpha=0.05, power=0.8))
+    assert abs(row["n"] - want) <= 1
+    assert row["n_items"] == row["n"] * m
+    assert row["design_effect"] == pytest.approx(m * sd_cluster**2 / (sd_u**2 + sd_e**2),
+                                                 rel=0.05)  # fmt: skip
+    # the analysis metaeval runs on C equal clusters is the t-test on the C cluster means
+    sims, n = 4000, int(row["n"])
+    reached = []
+    for k in (n, n - 1):
+        items = mu + np.repeat(rng.normal(0, sd_u, (sims, k)), m, axis=1)
+        items = items + rng.normal(0, sd_e, (sims, k * m))
+        means = items.reshape(sims, k, m).mean(-1)
+        reached.append(_t_rejects(means).mean())
+    # Monte-Carlo SE at 0.8 with 4000 studies: 0.0063
+    assert reached[0] >= 0.77, reached
+    assert reached[1] <= 0.78, reached
+    assert n < 12  # a design where one cluster matters (power falls ~0.04 per cluster)
+
+
+def test_an_epoch_plan_reaches_its_power_and_uses_the_variance_split():
+    rng = np.random.default_rng(7)
+    mu, sd_b, sd_w, pilot_epochs, items = 0.3, 0.15, 0.4, 2, 20000
+    delta = rng.normal(mu, sd_b, items)
+    level = rng.normal(0.5, 0.2, items)
+    frames = []
+    for e in range(pilot_epochs):
+        x = level + rng.normal(0, sd_w, items)
+        y = level + delta + rng.normal(0, sd_w, items)
+        frames.append(_two_systems(y - x, base=x).assign(replicate=e))
+    scores = pd.concat(frames, ignore_index=True)
+    epochs = 6
+    plan = plan_queries(scores, "a", treatment="b", mde=mu, power=0.8, replicates="epochs",
+                        epochs=epochs)  # fmt: skip
+    row = plan.table.iloc[0]
+    assert row["epochs"] == epochs and row["pilot_n"] == items
+    # s²(d̄_i) − 2σ²_w/2 estimates σ²_b; its SE ≈ √(2/items)·(σ²_b + σ²_w): 4 SE allowed
+    se = math.sqrt(2 / items) * (sd_b**2 + sd_w**2)
+    assert row["var_between"] == pytest.approx(sd_b**2, abs=4 * se)
+    assert row["var_within"] == pytest.approx(2 * sd_w**2, rel=0.05)
+    sd_plan = math.sqrt(sd_b**2 + 2 * sd_w**2 / epochs)
+    assert row["sd_epochs"] == pytest.approx(sd_plan, rel=0.05)
+    want = math.ceil(TTestPower().solve_power(mu / sd_plan, alpha=0.05, power=0.8))
+    assert abs(row["n"] - want) <= 1
+    # more epochs: less variance, fewer items; never below the between-item variance
+    more = plan_queries(scores, "a", treatment="b", mde=mu, power=0.8, replicates="epochs",
+                        epochs=1000).table.iloc[0]  # fmt: skip
+    floor = math.ceil(TTestPower().solve_power(mu / sd_b, alpha=0.05, power=0.8))
+    assert more["n"] < row["n"] and abs(more["n"] - floor) <= 2
+    # simulate studies of n items with `epochs` epochs each, analysed on the item means
+    sims, n = 4000, int(row["n"])
+    reached = []
+    for k in (n, n - 1):
+        true = rng.normal(mu, sd_b, (sims, k, 1))
+        noise = rng.normal(0, sd_w, (sims, k, epochs)) - rng.normal(0, sd_w, (sims, k, epochs))
+        reached.append(_t_rejects((true + noise).mean(-1)).mean())
+    assert reached[0] >= 0.77, reached
+    assert reached[1] <= 0.78, reached
+    assert n < 12
+
+
+def test_degenerate_groups_are_nan_rows_named_in_a_warning():
+    rng = np.random.default_rng(3)
+    good = _two_systems(rng.normal(0.1, 0.3, 40), task="good")
+    flat = _two_systems(np.full(40, 0.1), task="flat")  # zero variance of the differences
+    one = _two_systems(np.array([0.2]), task="one")  # one paired query
+    scores = pd.concat([good, flat, one], ignore_index=True)
+    before = scores.copy()
+    with pytest.warns(DegenerateWarning, match="No plan") as caught:
+        plan = plan_queries(scores, "a", mde=0.1, power=0.8)
+    groups = next(w.message.groups for w in caught if "No plan" in str(w.message))
+    assert sorted(groups["task"]) == ["flat", "one"]
+    table = plan.table.set_index("task")
+    assert table.loc[["flat", "one"], ["n", "mde", "power"]].isna().all().all()
+    assert table.loc["good", "n"] > 2
+    assert set(plan.curve["task"]) == {"good"}
+    pd.testing.assert_frame_equal(scores, before)  # the input is not changed
+    with pytest.raises(PairingError, match="No group"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateWarning)
+        plan_queries(pd.concat([flat, one]), "a", mde=0.1, power=0.8)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "names"),
+    [
+        ({"mde": 0.1}, "`n`, `mde`, `power`"),
+        ({}, "`n`, `mde`, `power`"),
+        ({"n": 10, "mde": 0.1, "power": 0.8}, "`n`, `mde`, `power`"),
+        ({"mde": 0.1, "power": 1.0}, "`power`"),
+        ({"mde": 0.1, "power": 0.04}, "`power`"),
+        ({"mde": 0.0, "power": 0.8}, "`mde`"),
+        ({"mde": -0.1, "power": 0.8}, "`mde`"),
+        ({"n": 1, "power": 0.8}, "`n`"),
+        ({"n": 10.5, "power": 0.8}, "`n`"),
+        ({"mde": 0.1, "power": 0.8, "width": 0.1}, "`width`"),
+        ({"test": "ci"}, "`width`"),
+        ({"test": "ci", "width": -1.0}, "`width`"),
+        ({"test": "ci", "width": 0.1, "n": 20}, "`n`"),
+        ({"test": "bogus", "mde": 0.1, "power": 0.8}, "`test`"),
+        ({"alternative": "larger", "mde": 0.1, "power": 0.8}, "`alternative`"),
+        ({"alpha": 1.5, "mde": 0.1, "power": 0.8}, "`alpha`"),
+        ({"test": "anova", "alternative": "greater", "mde": 0.1, "power": 0.8}, "`alternative`"),
+        ({"test": "anova", "cluster": "query", "mde": 0.1, "power": 0.8}, "test='anova'"),
+        ({"replicates": "seeds", "mde": 0.1, "power": 0.8}, "`replicates`"),
+        ({"epochs": 3, "mde": 0.1, "power": 0.8}, "`epochs`"),
+        ({"replicates": "epochs", "mde": 0.1, "power": 0.8}, "replicate"),
+    ],
+)
+def test_bad_options_are_option_errors_naming_the_argument(pilot, kwargs, names):
+    with pytest.raises(OptionError, match=names.replace("(", r"\(")):
+        plan_queries(pilot, CONTROL, **kwargs)
+
+
+def test_unknown_systems_in_an_anova_plan_are_pairing_errors(pilot):
+    with pytest.raises(PairingError, match="nobody"):
+        plan_queries(pilot, CONTROL, treatment=["nobody"], test="anova", mde=0.1, power=0.8)

@@ -178,12 +178,30 @@ def plan_tasks(
     >>> import metaeval
     >>> from metaeval.design import plan_tasks
     >>> eff = metaeval.load_example().meta.effects("logistic_regression", effect="md")
-    >>> plan = plan_tasks(eff.query("metric == 'accuracy'"), mde=0.01, power=0.8, seed=1)
-    >>> plan.table[["treatment", "k", "k_normal", "power", "power_normal"]].round(3)
-               treatment   k  k_normal  power  power_normal
-    0  gradient_boosting   9         7  0.814         0.883
-    1                knn  12        11  0.816         0.859
-    2        naive_bayes  ...
+    >>> accuracy = eff.query("metric == 'accuracy'")
+
+    The pooled accuracy difference that 10 tasks like the pilot's four detect with power
+    0.8, for REML with Knapp–Hartung intervals, and the normal theory's smaller answer:
+
+    >>> plan = plan_tasks(accuracy, k=10, power=0.8, seed=1)
+    >>> plan.table[["treatment", "k", "mde", "mde_normal", "power_normal"]].round(4)
+               treatment   k     mde  mde_normal  power_normal
+    0  gradient_boosting  10  0.0154      0.0137         0.882
+    1                knn  10  0.0157      0.0140         0.882
+    2        naive_bayes  10  0.0536      0.0478         0.882
+    3      random_forest  10  0.0138      0.0123         0.882
+
+    The tasks knn needs to show one point of accuracy (the normal theory says 20):
+
+    >>> plan = plan_tasks(accuracy.query("treatment == 'knn'"), mde=0.01, power=0.8, seed=1)
+    >>> plan.table[["k", "k_normal", "power", "power_normal", "pilot_k"]].round(4)
+        k  k_normal  power  power_normal  pilot_k
+    0  22        20  0.808        0.8446        4
+    >>> plan.curve.query("size in [6, 12, 22]")[["size", "power", "target"]]
+        size  power  target
+    3      6  0.245     0.8
+    7     12  0.523     0.8
+    14    22  0.808     0.8
     >>> plan.unit
     'tasks'
     """

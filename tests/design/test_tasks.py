@@ -215,3 +215,22 @@ def test_an_empty_or_non_effects_table_is_a_schema_error(pilot):
         plan_tasks(scores, k=4, mde=0.1)
     with pytest.raises(metaeval.SchemaError, match="not list"):
         plan_tasks([1, 2], k=4, mde=0.1)
+
+
+@pytest.mark.parametrize("start", [2, 5, 40, 200])
+def test_the_search_for_k_finds_the_smallest_k_from_any_start(start):
+    """The windows move down when their first k already reaches the power, up when none
+    does: from any normal-theory start, the answer is the smallest k whose simulated
+    power (the same draws) reaches the target, found here by trying k = 2, 3, ... ."""
+    from metaeval.design.tasks import _Simulation
+
+    sd = np.array([np.sqrt(V + TAU2), np.sqrt(V)])
+    sim = _Simulation(sd, np.array([V, V]), method="REML", ci="knha", alpha=0.05, n_sim=400,
+                      seed=11)  # fmt: skip
+    both = np.array([0, 1])
+    found = sim.solve_k(both, 0.2, 0.8, np.array([start, start]))
+    naive = [
+        next(k for k in range(2, 60) if sim.power(np.array([g]), np.array([k]), np.array([0.2]))[0] >= 0.8)
+        for g in both
+    ]  # fmt: skip
+    assert list(found) == naive

@@ -233,10 +233,9 @@ def plan_tasks(
                                     k_normal[usable])  # fmt: skip
         mde_col[:] = mde
     usable &= k_col > 0
-    power_col = np.full(n_groups, np.nan)
-    idx = np.flatnonzero(usable)
-    if len(idx):
-        power_col[idx] = sim.power(idx, k_col[idx], mde_col[idx])
+    target = np.nan if solve == "power" else float(power)
+    # the curve's one pool() call includes each group's k: its power is the plan's
+    curve, power_col = _curve(sim, table[keys], k_col, mde_col, usable, target)
     power_normal = _normal_power(np.abs(mde_col), sd, k_col.astype(float), z)
 
     out = table[keys].copy()
@@ -261,9 +260,6 @@ def plan_tasks(
     out = out.reset_index(drop=True)
     out.attrs.update(method=method, ci=ci_name, alpha=alpha, n_sim=n_sim, seed=seed,
                      solve=solve)  # fmt: skip
-
-    target = np.nan if solve == "power" else float(power)
-    curve = _curve(sim, out, keys, usable, target)
     return PowerResult(table=out, curve=curve, unit="tasks")
 
 
@@ -521,30 +517,36 @@ def _significant(low: np.ndarray, high: np.ndarray, mde: np.ndarray) -> np.ndarr
         return np.where(mde > 0, low + mde > 0, high + mde < 0)
 
 
-def _curve(sim: _Simulation, table: pd.DataFrame, keys: list[str], usable: np.ndarray,
-           target: float) -> pd.DataFrame:  # fmt: skip
-    """Simulated power over 2..max(2k, 10) tasks, per usable group, at its ``mde``."""
-    columns = [*keys, "size", "power", "target"]
+def _curve(
+    sim: _Simulation, keys: pd.DataFrame, k: np.ndarray, mde: np.ndarray, usable: np.ndarray,
+    target: float,
+) -> tuple[pd.DataFrame, np.ndarray]:  # fmt: skip
+    """Simulated power over 2..max(2k, 10) tasks (and at k), per usable group, at its
+    ``mde``; and the power at each group's k (NaN for the others)."""
+    power_at_k = np.full(len(k), np.nan)
     groups = np.flatnonzero(usable)
     if not len(groups):
-        return pd.DataFrame({c: [] for c in columns})
-    k = table["k"].to_numpy(dtype=np.int64, na_value=2)[groups]
-    tops = np.maximum(2 * k, 10)
+        return pd.DataFrame({c: [] for c in [*keys.columns, "size", "power", "target"]}), power_at_k
+    tops = np.maximum(2 * k[groups], 10)
     # at most CURVE_SIZES sizes, fewer (at least 5) so that the curve's one pool() call
     # stays within ROW_BUDGET simulated effects
     per_group = ROW_BUDGET / len(groups) / (sim.n_sim * (tops + 2) / 2)
     counts = np.clip(per_group.astype(np.int64), 5, CURVE_SIZES)
-    sizes = [_sizes(int(top), int(n)) for top, n in zip(tops, counts, strict=True)]
+    sizes = [
+        np.union1d(_sizes(int(top), int(n)), [kk])
+        for top, n, kk in zip(tops, counts, k[groups], strict=True)
+    ]
     counts = np.array([len(s) for s in sizes])
     spec_group = np.repeat(groups, counts)
-    spec_k = np.concatenate(sizes)
-    mde = table["mde"].to_numpy(float)[spec_group]
-    power = sim.power(spec_group, spec_k, mde)
-    curve = table.loc[spec_group, keys].reset_index(drop=True)
+    spec_k = np.concatenate(sizes).astype(np.int64)
+    power = sim.power(spec_group, spec_k, mde[spec_group])
+    at_k = spec_k == k[spec_group]
+    power_at_k[spec_group[at_k]] = power[at_k]
+    curve = keys.iloc[spec_group].reset_index(drop=True)
     curve["size"] = spec_k
     curve["power"] = power
     curve["target"] = target
-    return curve
+    return curve, power_at_k
 
 
 def _sizes(top: int, count: int) -> np.ndarray:

@@ -467,8 +467,9 @@ class _Simulation:
     def solve_k(self, groups: np.ndarray, mde: float, power: float,
                 k_normal: np.ndarray) -> np.ndarray:  # fmt: skip
         """The smallest k ≥ 2 whose simulated power reaches ``power``, per group: windows
-        of consecutive k, each group's first from its normal-theory k − 5, moved down when
-        its first k already reaches the power and up when none does."""
+        of consecutive k, each group's first from its normal-theory k − 2; a window whose
+        first k already reaches the power starts again at half that k (not below a k known
+        to fall short), one in which no k does moves up past its last k."""
         found = np.full(len(groups), -1, dtype=np.int64)
         lo = np.maximum(k_normal - 2, 2).astype(np.int64)
         floor = np.full(len(groups), 2, dtype=np.int64)  # k below this are known to fall short
@@ -503,7 +504,7 @@ class _Simulation:
             found[todo[beyond]] = 0
             floor[todo[short]] = lo[todo[short]] + width[short]
             lo[todo[short]] = floor[todo[short]]
-            lo[todo[below]] = np.maximum(floor[todo[below]], lo[todo[below]] - 30)
+            lo[todo[below]] = np.maximum(floor[todo[below]], lo[todo[below]] // 2)
         too_many = found == 0
         if too_many.any():
             warnings.warn(f"{int(too_many.sum())} group(s) need more than {MAX_K} tasks",

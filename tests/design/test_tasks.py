@@ -207,6 +207,12 @@ def test_bad_options_are_option_errors_naming_the_argument(pilot, kwargs, named)
         plan_tasks(pilot, **kwargs)
 
 
+@pytest.mark.parametrize("option", ["method", "ci"])
+def test_a_bogus_option_is_named_before_the_missing_sizes(pilot, option):
+    with pytest.raises(metaeval.OptionError, match=f"`{option}` must be one of"):
+        plan_tasks(pilot, **{option: "bogus_value"})
+
+
 def test_an_empty_or_non_effects_table_is_a_schema_error(pilot):
     with pytest.raises(metaeval.SchemaError, match="`effects` is an empty"):
         plan_tasks(pilot.iloc[:0], k=4, mde=0.1)

@@ -268,6 +268,10 @@ def _check(
     k: Any, mde: Any, power: Any, tau2: Any, variance: Any, alpha: Any, method: Any, ci: Any,
     n_sim: Any, seed: Any,
 ) -> tuple[str, str, float, int, int]:  # fmt: skip
+    alpha = check_alpha(alpha)  # the options first: a bogus one is named whatever else is given
+    check_option("method", method, POOL_METHODS)
+    if ci is not None:
+        check_option("ci", ci, CI_METHODS)
     given = {"k": k, "mde": mde, "power": power}
     named = [name for name, value in given.items() if value is not None]
     if len(named) != 2:
@@ -277,10 +281,6 @@ def _check(
             "given."
         )
     solve = next(name for name, value in given.items() if value is None)
-    alpha = check_alpha(alpha)
-    check_option("method", method, POOL_METHODS)
-    if ci is not None:
-        check_option("ci", ci, CI_METHODS)
     if k is not None and (
         isinstance(k, bool) or not isinstance(k, int | np.integer) or not 2 <= k <= MAX_K
     ):

@@ -141,6 +141,16 @@ def test_a_group_without_a_pilot_tau2_is_nan_with_a_warning_naming_it(pilot):
     assert set(plan.curve["metric"]) == {"m"}
 
 
+def test_a_group_needing_more_than_a_thousand_tasks_is_na_with_a_warning(pilot):
+    # the normal theory already needs (1.96 + 0.84)² (V + τ²)/mde² ≈ 47,000 tasks
+    with pytest.warns(metaeval.DegenerateWarning, match="more than 1000 tasks") as caught:
+        plan = plan_tasks(pilot, mde=0.002, power=0.8, seed=1, n_sim=100)
+    assert "metric='m'" in str(caught[0].message)
+    row = plan.table.iloc[0]
+    assert pd.isna(row["k"]) and np.isnan(row["power"]) and row["k_normal"] > 1000
+    assert plan.curve.empty
+
+
 # ------------------------------------------------------------------ result and seed
 def test_a_seeded_plan_is_reproducible_and_reports_its_seed(pilot):
     a = plan_tasks(pilot, mde=0.25, power=0.8, tau2=TAU2, seed=7, n_sim=500)
@@ -190,6 +200,7 @@ def test_the_table_has_the_documented_columns(pilot):
         ({"mde": 0.1, "power": 0.04}, "`power`"),
         ({"mde": 0.1, "power": 0.05}, "`power`"),
         ({"k": 1, "mde": 0.1}, "`k`"),
+        ({"k": 1001, "mde": 0.1}, "`k`"),
         ({"k": 4.0, "mde": 0.1}, "`k`"),
         ({"k": 4, "mde": 0.0}, "`mde`"),
         ({"k": 4, "mde": float("nan")}, "`mde`"),

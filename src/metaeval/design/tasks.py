@@ -36,8 +36,8 @@ from .results import PowerResult
 
 __all__ = ["plan_tasks"]
 
-MAX_K = 10_000
-"""The largest number of tasks :func:`plan_tasks` searches (beyond it: NaN and a warning)."""
+MAX_K = 1_000
+"""The largest number of tasks :func:`plan_tasks` plans (beyond it: NA and a warning)."""
 ROW_BUDGET = 2_000_000
 """Simulated effects per call of :func:`metaeval.pool` when searching for k."""
 CURVE_SIZES = 30
@@ -132,7 +132,8 @@ def plan_tasks(
     -----
     metaeval.DegenerateWarning
         Naming the groups whose pilot τ̂² is NaN (one usable pilot task): their row is
-        NaN; give ``tau2=``. Also naming the groups whose ``k`` exceeds 10,000 tasks.
+        NaN; give ``tau2=``. Also naming the groups that need more than 1,000 tasks
+        (``k`` NA).
 
     Notes
     -----
@@ -232,6 +233,13 @@ def plan_tasks(
         k_col[usable] = sim.solve_k(np.flatnonzero(usable), float(mde), float(power),
                                     k_normal[usable])  # fmt: skip
         mde_col[:] = mde
+        if (k_col == 0).any():
+            warn_groups(
+                f"{{n}} group(s) need more than {MAX_K} tasks for this `mde` and `power`, so "
+                "their k is NA and their power NaN",
+                table.loc[k_col == 0, keys] if keys else table.loc[k_col == 0, ["pilot_k"]],
+                DegenerateWarning,
+            )
     usable &= k_col > 0
     target = np.nan if solve == "power" else float(power)
     # the curve's one pool() call includes each group's k: its power is the plan's
@@ -470,7 +478,7 @@ class _Simulation:
         of consecutive k, each group's first from its normal-theory k − 2; a window whose
         first k already reaches the power starts again at half that k (not below a k known
         to fall short), one in which no k does moves up past its last k."""
-        found = np.full(len(groups), -1, dtype=np.int64)
+        found = np.where(k_normal > MAX_K, 0, -1).astype(np.int64)  # beyond: not simulated
         lo = np.maximum(k_normal - 2, 2).astype(np.int64)
         floor = np.full(len(groups), 2, dtype=np.int64)  # k below this are known to fall short
         for _ in range(200):
@@ -505,10 +513,6 @@ class _Simulation:
             floor[todo[short]] = lo[todo[short]] + width[short]
             lo[todo[short]] = floor[todo[short]]
             lo[todo[below]] = np.maximum(floor[todo[below]], lo[todo[below]] // 2)
-        too_many = found == 0
-        if too_many.any():
-            warnings.warn(f"{int(too_many.sum())} group(s) need more than {MAX_K} tasks",
-                          DegenerateWarning, stacklevel=3)  # fmt: skip
         return found
 
 

@@ -114,6 +114,9 @@ def plan_tasks(
           planned within-task variance), ``pilot_k`` (the pilot's tasks),
           ``method``, ``ci``, ``n_sim``, ``seed``.
 
+        ``table.attrs`` hold ``method, ci, alpha, n_sim, seed`` and ``solve`` (``"k"``,
+        ``"mde"`` or ``"power"``: what was solved).
+
         ``curve``: the simulated power of each group over ``size`` (tasks) from 2 to
         max(2k, 10) (every size, or up to 30 sizes spread over the range, fewer for large k), at the row's
         ``mde``, with ``target`` (the ``power`` asked for; NaN when power was solved).

@@ -90,6 +90,7 @@ def _outputs() -> dict[str, pd.DataFrame]:
         .to_frame()
         .T,
         "kendall_tau": metaeval.measures.kendall_tau([[1, 2, 3]], [[1, 3, 2]]).to_frame(),
+        "plan_tasks": metaeval.design.plan_tasks(eff, k=4, power=0.8, n_sim=200, seed=1),
         "rank_report.summary": report.summary,
         "plan_queries": plan_queries(scores, CONTROL, mde=0.05, power=0.8),
         "plan_queries(cluster=)": plan_queries(
@@ -104,7 +105,7 @@ def _outputs() -> dict[str, pd.DataFrame]:
     for name, result in list(out.items()):
         table = getattr(result, "table", result)  # Result objects: their tidy table
         out[name] = table
-        for part in ("fit", "ranks"):  # the other tables of a result (attrs or parts)
+        for part in ("fit", "ranks", "curve"):  # the other tables of a result (attrs or parts)
             extra = getattr(result, part, None)
             if extra is None and isinstance(table, pd.DataFrame):
                 extra = table.attrs.get(part)

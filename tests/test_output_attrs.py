@@ -26,12 +26,11 @@ import xarray as xr
 import metaeval
 from metaeval import io as mio
 from metaeval._results import Result
-from metaeval.design.queries import plan_queries
 
 MODULES = ["metaeval", "metaeval.schema", "metaeval.io", "metaeval.measures", "metaeval.ir",
            "metaeval.paired", "metaeval.pooling", "metaeval.ranking", "metaeval.datasets",
            "metaeval.classification", "metaeval.plot", "metaeval.report",
-           "metaeval.design.queries"]  # fmt: skip
+           "metaeval.design"]  # fmt: skip
 
 CONTROL = "logistic_regression"
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -232,7 +231,9 @@ def _cases(scores: pd.DataFrame, effects: pd.DataFrame, tmp: Path) -> dict[str, 
         ),
         "rank_report": lambda: metaeval.ranking.rank_report(accuracy),
         # design
-        "plan_queries": lambda: plan_queries(scores, CONTROL, mde=0.05, power=0.8),
+        "plan_queries": lambda: metaeval.design.plan_queries(scores, CONTROL, mde=0.05, power=0.8),
+        "plan_tasks": lambda: metaeval.design.plan_tasks(acc, k=4, mde=0.02, n_sim=200, seed=1),
+        "power": lambda: metaeval.design.power(acc, k=4, mde=0.02, n_sim=200, seed=1),
     }
 
 

@@ -7,7 +7,8 @@
 The package is one subpackage per stage of the pipeline
 scores → paired statistics → effects → pooled → figures and tables:
 :mod:`~metaeval.schema`, :mod:`~metaeval.io`, :mod:`~metaeval.measures`,
-:mod:`~metaeval.paired`, :mod:`~metaeval.pooling`, :mod:`~metaeval.ranking`,
+:mod:`~metaeval.paired`, :mod:`~metaeval.pooling`, :mod:`~metaeval.design` (planning),
+:mod:`~metaeval.ranking`,
 :mod:`~metaeval.plot`, :mod:`~metaeval.report`; the ``metaeval`` command is the
 package :mod:`metaeval_cli` beside it. The functions most analyses need are here at
 the top; submodules load on first use.
@@ -31,6 +32,8 @@ from ._options import (
     STATISTICS,
 )
 from .datasets import load_example
+from .design import PowerResult
+from .design.dispatch import power
 from .errors import (
     DegenerateWarning,
     DependenceWarning,
@@ -83,8 +86,8 @@ def _version() -> str:
 __version__ = _version()
 
 _SUBMODULES = (
-    "classification", "datasets", "errors", "io", "ir", "measures", "paired", "plot",
-    "pooling", "ranking", "report", "schema",
+    "classification", "datasets", "design", "errors", "io", "ir", "measures", "paired",
+    "plot", "pooling", "ranking", "report", "schema",
 )  # fmt: skip
 """Submodules reachable as attributes; the ones not loaded yet load on first use."""
 
@@ -105,6 +108,7 @@ __all__ = [
     "metareg",
     "pool_metrics",
     "analyze",
+    "power",
     "compare",
     "anova",
     "tukey",
@@ -114,6 +118,7 @@ __all__ = [
     "load_example",
     # classes
     "MetaRegResult",
+    "PowerResult",
     # modules
     *_SUBMODULES,
     # constants

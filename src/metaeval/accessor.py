@@ -70,6 +70,10 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
         "metaeval.pooling:pool_metrics", ("scores",), "pool_metrics() starts from per-query scores.",
     ),
     "pool": _M("metaeval.pooling:pool", ("effects",), _EFFECTS_HINT),
+    "power": _M(
+        "metaeval.design:power", ("scores", "effects"),
+        "power() plans from a pilot scores table (queries) or effects table (tasks).",
+    ),
     "weights": _M("metaeval.pooling:weights", ("effects",), _EFFECTS_HINT),
     "leave_one_out": _M("metaeval.pooling:leave_one_out", ("effects",), _EFFECTS_HINT),
     "influence": _M("metaeval.pooling:influence", ("effects",), _EFFECTS_HINT),

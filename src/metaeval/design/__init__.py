@@ -20,6 +20,7 @@ Each returns a :class:`PowerResult`: the plan's table and the power curves that
 
 from __future__ import annotations
 
+from .dispatch import power
 from .results import PowerResult
 
 __all__ = ["PowerResult", "plan_queries", "plan_tasks", "power"]
@@ -34,8 +35,4 @@ def __getattr__(name: str):  # the planners load on first use
         from .tasks import plan_tasks
 
         return plan_tasks
-    if name == "power":
-        from .dispatch import power
-
-        return power
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

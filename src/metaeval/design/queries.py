@@ -43,12 +43,13 @@ def _t_power(mde: Any, sd: Any, n: Any, alpha: float, alternative: str) -> np.nd
 
 
 def _anova_power(mde: Any, ms: Any, m: Any, n: Any, alpha: float) -> np.ndarray:
-    """Power of the F test of m systems on n queries (two-way ANOVA without replication)
-    when the best and worst systems differ by ``mde``: λ = n·D²/(2σ²) (Sakai 2016)."""
+    """Power of the one-way ANOVA's F test of m systems on n queries each when the best
+    and worst systems differ by ``mde``: λ = n·D²/(2σ²), F on (m − 1, m(n − 1)) df
+    (Sakai 2016, after Nagata)."""
     n = np.asarray(n, dtype=float)
     m = np.asarray(m, dtype=float)
     lam = n * np.asarray(mde, dtype=float) ** 2 / (2 * np.asarray(ms, dtype=float))
-    df1, df2 = m - 1, (m - 1) * (n - 1)
+    df1, df2 = m - 1, m * (n - 1)
     return stats.ncf.sf(stats.f.isf(alpha, df1, df2), df1, df2, lam)
 
 
@@ -239,7 +240,7 @@ def plan_queries(
         With ``replicates="epochs"``: the planned epochs per item (default the pilot's).
     test : {"t", "anova", "ci"}, default "t"
         The design: the paired t-test; Sakai's one-way ANOVA over the systems of a task
-        (F test on (m − 1, (m − 1)(n − 1)) df); or the queries for a (1 − alpha) t
+        (F test on (m − 1, m(n − 1)) df); or the queries for a (1 − alpha) t
         interval of the mean difference no wider than ``width``.
     width : float, optional
         With ``test="ci"`` (and only then): the widest interval wanted.
@@ -255,7 +256,7 @@ def plan_queries(
           smallest whole number reaching ``power`` (or ``width``) when solved for;
         - ``mde``: the minimum detectable effect in the metric's units; ``power``;
         - ``sd_diff``: the pilot's SD of the paired differences (of item means with
-          epochs); ``ms_residual`` (ANOVA): the pilot's residual mean square σ²;
+          epochs); ``ms_within`` (ANOVA): the pilot's within-system variance σ²;
         - ``pilot_n``: the pilot's paired queries; ``alpha``; ``test``;
         - with ``cluster=``: ``sd_cluster`` (σ_c, see Notes), ``n_clusters`` (the
           pilot's), ``design_effect`` (the pilot's) and ``n_items`` (Int64),
@@ -311,15 +312,17 @@ def plan_queries(
     epochs shrink only σ²_w/E, so the variance falls towards σ²_b and never below it:
     once σ²_w/E is small next to σ²_b, only more items add power.
 
-    **ANOVA** (Sakai 2016). m systems on n queries, σ² the residual mean square of
-    the pilot's two-way ANOVA without replication (:func:`metaeval.anova`); for a
-    minimum detectable range D between the best and the worst system the F test's
-    power is P(F' > F_{α; m−1, (m−1)(n−1)}), F' noncentral F with λ = n·D²/(2σ²)
-    (Sakai's λ = nΔ, Δ = D²/(2σ²): the least favourable configuration, the other
-    systems at the grand mean). Sakai states the design for the one-way ANOVA, with
-    m(n − 1) error df; the (m − 1)(n − 1) df here are those of the two-way test that
-    :func:`metaeval.anova` runs on the same queries, which needs as many queries or
-    slightly more.
+    **ANOVA** (Sakai 2016, after Nagata). m systems on n queries each, σ² the
+    pilot's within-system variance (the one-way ANOVA's residual mean square: the
+    queries' and the residual sums of squares of :func:`metaeval.anova`'s two-way
+    table together, on m(n − 1) df; Sakai's "within-system variance", not the total
+    variance); for a minimum detectable range D between the best and the worst system
+    the F test's power is P(F' > F_{α; m−1, m(n−1)}), F' noncentral F with
+    λ = n·D²/(2σ²) (Sakai's λ = nΔ, Δ = D²/(2σ²): the least favourable
+    configuration, the other systems at the grand mean). This is statsmodels'
+    ``FTestAnovaPower`` with k = m groups, N = m·n and f² = λ/N. The two-way ANOVA that
+    :func:`metaeval.anova` runs on paired queries removes the queries' variance from
+    σ², so it has at least this power: Sakai's n is enough for it.
 
     **Interval width** (Sakai 2016). The smallest n with
     2·t_{α/2, n−1}·σ_d/√n ≤ ``width``, σ_d for the sample SD (the expected width is
@@ -467,11 +470,14 @@ def _plan_anova(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde:
         warnings.simplefilter("ignore", DegenerateWarning)
         table = anova(pilot)
     res = table[table["source"] == "residual"].reset_index(drop=True)
+    query = table[table["source"] == "query"].reset_index(drop=True)
     keys = ["metric", "task", "control"]
     out = pd.DataFrame({"metric": res["metric"].to_numpy(), "task": res["task"].to_numpy(),
                         "control": control,
                         "n_systems": res["n_systems"].to_numpy(dtype=float)})  # fmt: skip
-    ms = res["ms"].to_numpy(dtype=float)
+    # the within-system variance of the one-way ANOVA (Sakai 2016): the queries' and the
+    # residual sums of squares of the two-way table together, on m(n − 1) df
+    ms = ((query["ss"] + res["ss"]) / (query["df"] + res["df"])).to_numpy(dtype=float)
     m = out["n_systems"].to_numpy(dtype=float)
     pilot_n = res["n_queries"].to_numpy(dtype=float)
     valid = (pilot_n >= 2) & (m >= 2) & np.isfinite(ms) & (ms > 0)
@@ -487,7 +493,7 @@ def _plan_anova(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde:
     out["n"] = n_col
     out["mde"] = np.where(valid, mde_col, np.nan)
     out["power"] = np.where(valid, _anova_power(mde_col, ms, m, n_col, alpha), np.nan)
-    out["ms_residual"] = ms
+    out["ms_within"] = ms
     out["pilot_n"] = pilot_n
     out = _ordered(out.assign(alpha=alpha, test="anova"), keys)
     curve = _curve(

@@ -18,8 +18,17 @@ import pandas as pd
 from scipy import stats
 
 from .._options import ALTERNATIVES, PLAN_TESTS, Alternative, PlanTest, literal_signature
-from ..errors import DegenerateWarning, OptionError, PairingError, check_option, warn_groups
+from ..errors import (
+    DegenerateWarning,
+    MetaEvalWarning,
+    OptionError,
+    PairingError,
+    check_option,
+    warn,
+    warn_groups,
+)
 from ..paired import anova, effects, means
+from ..paired.replicates import replicate_variance
 from .results import PowerResult
 
 __all__ = ["plan_queries"]
@@ -40,6 +49,36 @@ def _t_power(mde: Any, sd: Any, n: Any, alpha: float, alternative: str) -> np.nd
         return stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc)
     # "greater" with effect +mde, or "less" with effect −mde: the same by symmetry
     return stats.nct.sf(stats.t.isf(alpha, df), df, nc)
+
+
+def _seed_variance(q: Any, s_t: Any, s_c: Any, seeds: Any, n: Any) -> tuple[Any, Any]:
+    """Var(D̄) = σ²_d/n + (σ²_rep,T + σ²_rep,C)/R and its Welch–Satterthwaite df (the
+    query part on n − 1, each system's seed part on R − 1); n = inf: the seeds alone."""
+    n = np.asarray(n, dtype=float)
+    seeds = np.asarray(seeds, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        part_q = np.where(np.isinf(n), 0.0, np.asarray(q, dtype=float) / n)
+        part_t = np.asarray(s_t, dtype=float) / seeds
+        part_c = np.asarray(s_c, dtype=float) / seeds
+        var = part_q + part_t + part_c
+        denom = (np.where(part_q > 0, part_q**2 / (n - 1), 0.0)
+                 + np.where(part_t > 0, part_t**2 / (seeds - 1), 0.0)
+                 + np.where(part_c > 0, part_c**2 / (seeds - 1), 0.0))  # fmt: skip
+        df = np.where(denom > 0, var**2 / denom, np.inf)
+    return var, df
+
+
+def _seed_power(mde: Any, q: Any, s_t: Any, s_c: Any, seeds: Any, n: Any, alpha: float,
+                alternative: str) -> np.ndarray:  # fmt: skip
+    """Power of the t-test of D̄ with the seeds' variance: noncentral t with
+    noncentrality mde/√Var(D̄) on the Welch–Satterthwaite df of :func:`_seed_variance`."""
+    var, df = _seed_variance(q, s_t, s_c, seeds, n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        nc = np.asarray(mde, dtype=float) / np.sqrt(var)
+        if alternative == "two-sided":
+            crit = stats.t.isf(alpha / 2, df)
+            return stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc)
+        return stats.nct.sf(stats.t.isf(alpha, df), df, nc)
 
 
 def _anova_power(mde: Any, ms: Any, m: Any, n: Any, alpha: float) -> np.ndarray:
@@ -151,11 +190,24 @@ def _given(n: Any, mde: Any, power: Any, alpha: float, test: str, width: Any) ->
 
 
 def _check_options(alpha: Any, alternative: str, test: str, cluster: Any, replicates: Any,
-                   epochs: Any) -> None:  # fmt: skip
+                   epochs: Any, seeds: Any = None) -> None:  # fmt: skip
     check_option("test", test, PLAN_TESTS)
     check_option("alternative", alternative, ALTERNATIVES)
     if replicates is not None:
-        check_option("replicates", replicates, ["epochs"])
+        check_option("replicates", replicates, ["epochs", "seeds"])
+    if seeds is not None:
+        if replicates != "seeds":
+            raise OptionError(
+                f"`seeds` is the planned seeds per system of replicates='seeds', but "
+                f"seeds={seeds!r} was passed with replicates={replicates!r}."
+            )
+        if isinstance(seeds, bool) or not float(seeds).is_integer() or seeds < 2:
+            raise OptionError(
+                f"`seeds` must be an integer ≥ 2 (one seed leaves the seeds' variance "
+                f"unestimated), but {seeds!r} was passed."
+            )
+    if replicates == "seeds" and test == "ci":
+        raise OptionError("replicates='seeds' plans with test='t' only, but test='ci' was passed.")
     if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
         raise OptionError(f"`alpha` must be a number in (0, 1), but {alpha!r} was passed.")
     if test == "anova" and (cluster is not None or replicates is not None):
@@ -197,6 +249,7 @@ def plan_queries(
     cluster: str | None = None,
     replicates: str | None = None,
     epochs: int | None = None,
+    seeds: int | None = None,
     test: PlanTest = "t",
     width: float | None = None,
 ) -> PowerResult:
@@ -365,10 +418,13 @@ def plan_queries(
     >>> plan.unit
     'clusters'
     """
-    _check_options(alpha, alternative, test, cluster, replicates, epochs)
+    _check_options(alpha, alternative, test, cluster, replicates, epochs, seeds)
     solve = _given(n, mde, power, alpha, test, width)
     if test == "anova":
         return _plan_anova(scores, control, treatment, n, mde, power, alpha, solve)
+    if replicates == "seeds":
+        return _plan_seeds(scores, control, treatment, n, mde, power, alpha, alternative,
+                           seeds, solve)  # fmt: skip
     pilot = _pilot(scores, control, treatment, cluster, replicates, epochs, alpha)
     sd = pilot.pop("_sd").to_numpy(dtype=float)
     size = pilot["n_clusters" if cluster is not None else "pilot_n"].to_numpy(dtype=float)
@@ -418,6 +474,14 @@ def _pilot(scores: pd.DataFrame, control: str, treatment: Any, cluster: Any, rep
     variance = eff["variance"].to_numpy(dtype=float)
     if "variance_replicates" in eff and replicates is None:
         variance = variance - eff["variance_replicates"].fillna(0).to_numpy(dtype=float)
+        warn(
+            "The pilot has a `replicate` column: its scores are averaged over each "
+            "system's replicates and the plan leaves out the replicates' (seeds') "
+            "variance, which more queries do not reduce, so it promises more power than "
+            "n queries can give. Pass replicates='seeds' (runs with their own seed) or "
+            "replicates='epochs' (repeated answers to the same item).",
+            MetaEvalWarning,
+        )
     out = eff[KEYS].copy()
     out["pilot_n"] = pilot_n
     if cluster is not None:
@@ -451,6 +515,89 @@ def _pilot(scores: pd.DataFrame, control: str, treatment: Any, cluster: Any, rep
     out["sd_epochs"] = np.sqrt(out["var_between"] + var_within / planned)
     out["_sd"] = out["sd_epochs"]
     return out
+
+
+def _plan_seeds(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde: Any,
+                power: Any, alpha: float, alternative: str, seeds: Any,
+                solve: str) -> PowerResult:  # fmt: skip
+    """The t design with each system's seed variance (see plan_queries' Notes)."""
+    with warnings.catch_warnings():  # plan_queries names the degenerate groups itself
+        warnings.simplefilter("ignore", DegenerateWarning)
+        eff = effects(scores, control, treatment=treatment, effect="md", alpha=alpha,
+                      replicates="nested")  # fmt: skip
+    pilot_n = eff["n"].to_numpy(dtype=float)
+    # the query-level variance of the differences of the replicate-averaged scores
+    q_pilot = (eff["variance"].to_numpy(float)
+               - eff["variance_replicates"].fillna(0).to_numpy(float)) * pilot_n  # fmt: skip
+    out = eff[KEYS].copy()
+    out["pilot_n"] = pilot_n
+    keys = ["task", "metric", "system"]
+    rep = replicate_variance(scores).astype({k: str for k in keys})
+    item = means(scores)[[*keys, "var_within"]].astype({k: str for k in keys})
+    rep = rep.merge(item, on=keys, how="left")
+    keyed = out[KEYS].astype(str)
+    tr = keyed.merge(rep, how="left", left_on=["task", "metric", "treatment"],
+                     right_on=keys)  # fmt: skip
+    co = keyed.merge(rep, how="left", left_on=["task", "metric", "control"], right_on=keys)
+    r_t, r_c = tr["replicates"].to_numpy(float), co["replicates"].to_numpy(float)
+    s_t, s_c = tr["sigma2_rep"].to_numpy(float), co["sigma2_rep"].to_numpy(float)
+    # σ̂²_e = w − σ̂²_rep, the per-query noise of one run, which averages over the seeds
+    e_t = np.maximum(tr["var_within"].to_numpy(float) - s_t, 0.0)
+    e_c = np.maximum(co["var_within"].to_numpy(float) - s_c, 0.0)
+    planned = (np.where(r_t == r_c, r_t, np.maximum(r_t, r_c)) if seeds is None
+               else np.full(len(out), float(seeds)))  # fmt: skip
+    q = np.maximum(q_pilot - e_t / r_t - e_c / r_c, 0.0) + (e_t + e_c) / planned
+    out["sd_diff"] = np.sqrt(q)
+    out["seeds"] = planned
+    out["var_seeds"] = (s_t + s_c) / planned
+    one_seed = (np.minimum(r_t, r_c) < 2) & (pilot_n >= 2)
+    if one_seed.any():
+        warn_groups(
+            "No plan (NaN) for {n} group(s): a system has a single replicate in the pilot, "
+            "so its seeds' variance cannot be estimated; run the pilot with ≥ 2 seeds per "
+            "system",
+            out.loc[one_seed, KEYS],
+            DegenerateWarning,
+        )
+    valid = (pilot_n >= 2) & np.isfinite(q) & (q > 0) & ~one_seed
+    _warn_degenerate(out, valid | one_seed, KEYS, "queries")
+    valid &= ~one_seed
+    if not valid.any():
+        raise PairingError("No group of the pilot can be planned with replicates='seeds'.")
+
+    def power_at(effect: Any, k: Any, r: Any = planned) -> np.ndarray:
+        return _seed_power(effect, q, s_t, s_c, r, k, alpha, alternative)
+
+    rows = len(out)
+    n_col = np.full(rows, np.nan if n is None else float(n))
+    mde_col = np.full(rows, np.nan if mde is None else float(mde))
+    if solve == "n":
+        reachable = ~(power_at(mde_col, np.inf) < power)
+        stuck = valid & ~reachable
+        n_col = _smallest_n(lambda k: power_at(mde_col, k) >= power, valid & reachable)
+        if stuck.any():
+            needed = _smallest_n(lambda r: power_at(mde_col, np.inf, r) >= power, stuck)
+            groups = out.loc[stuck, [*KEYS, "seeds"]].assign(seeds_needed=needed[stuck])
+            warn_groups(
+                f"No number of queries reaches power {power} (NaN) for {{n}} group(s): "
+                "with these seeds the seeds' variance alone, which more queries do not "
+                "reduce, is too large. More seeds are needed: `seeds_needed` is the "
+                "smallest number per system that makes the power reachable (pass "
+                "seeds=; more still need fewer queries)",
+                groups.astype({"seeds": "Int64", "seeds_needed": "Int64"}),
+                DegenerateWarning,
+            )
+    elif solve == "mde":
+        scale = np.sqrt(_seed_variance(q, s_t, s_c, planned, n_col)[0])
+        mde_col = _smallest_effect(lambda x: power_at(x, n_col), float(power), scale, valid)
+    power_col = np.where(valid, power_at(mde_col, n_col), np.nan)
+    table = out.assign(n=n_col, mde=np.where(valid, mde_col, np.nan), power=power_col)
+    table = _ordered(table.assign(alpha=alpha, test="t"), KEYS)
+    mde_arr = table["mde"].to_numpy(dtype=float)
+    curve = _curve(table, KEYS, "t", power,
+                   lambda i, k: _seed_power(mde_arr[i], q[i], s_t[i], s_c[i], planned[i], k,
+                                            alpha, alternative))  # fmt: skip
+    return PowerResult(table=table, curve=curve, unit="queries")
 
 
 def _plan_anova(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde: Any,
@@ -527,7 +674,7 @@ def _ordered(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     first = [*keys, *(["n_systems"] if "n_systems" in table else []), "n", "mde", "power"]
     rest = [c for c in table.columns if c not in first]
     out = table[first + rest].reset_index(drop=True)
-    for col in ("n", "n_items", "n_clusters", "pilot_n", "epochs", "n_systems"):
+    for col in ("n", "n_items", "n_clusters", "pilot_n", "epochs", "seeds", "n_systems"):
         if col in out:
             out[col] = out[col].astype("Int64")
     return out

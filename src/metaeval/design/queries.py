@@ -28,7 +28,7 @@ from ..errors import (
     warn_groups,
 )
 from ..paired import anova, effects, means
-from ..paired.replicates import replicate_variance
+from ..paired.replicates import has_replicates, replicate_variance
 from .results import PowerResult
 
 __all__ = ["plan_queries"]
@@ -521,6 +521,12 @@ def _plan_seeds(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde:
                 power: Any, alpha: float, alternative: str, seeds: Any,
                 solve: str) -> PowerResult:  # fmt: skip
     """The t design with each system's seed variance (see plan_queries' Notes)."""
+    if not has_replicates(scores):
+        raise OptionError(
+            "replicates='seeds' needs the pilot's `replicate` column (the seed of each "
+            "run), which the scores table does not have. Drop `replicates`, or add the "
+            "column."
+        )
     with warnings.catch_warnings():  # plan_queries names the degenerate groups itself
         warnings.simplefilter("ignore", DegenerateWarning)
         eff = effects(scores, control, treatment=treatment, effect="md", alpha=alpha,

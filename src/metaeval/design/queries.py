@@ -4,7 +4,9 @@ Sakai's three topic-set-size designs (Sakai 2016; 2018, ch. 6), vectorized over 
 (task, metric, treatment, control) group of a pilot scores table: the paired t-test
 (exact power from the noncentral t, as :class:`statsmodels.stats.power.TTestPower`), the
 one-way ANOVA over several systems (the noncentral F) and the width of a confidence
-interval; with clusters of queries or epochs per item as Miller (2024) describes.
+interval; with clusters of queries or epochs per item as Miller (2024) describes, and
+with seeds (runs whose shift is common to all their queries), whose variance more
+queries do not reduce.
 """
 
 from __future__ import annotations
@@ -286,11 +288,18 @@ def plan_queries(
     cluster : str, optional
         A column of ``scores`` with the cluster of each query (e.g. a passage several
         questions share): plan in clusters of the pilot's mean size (see Notes).
-    replicates : {"epochs"}, optional
-        The pilot's ``replicate`` column holds epochs (repeated answers to the same
-        item): plan with the between- and within-item variance (see Notes).
+    replicates : {"epochs", "seeds"}, optional
+        What the pilot's ``replicate`` column holds. ``"epochs"``: repeated answers to
+        the same item; plan with the between- and within-item variance. ``"seeds"``:
+        runs of each system with their own seed, whose shift is common to every query
+        of the run; plan with the seeds' variance, which more queries do not reduce
+        (see Notes). None with a ``replicate`` column plans on the replicate-averaged
+        scores without the seeds' variance, and warns.
     epochs : int, optional
         With ``replicates="epochs"``: the planned epochs per item (default the pilot's).
+    seeds : int, optional
+        With ``replicates="seeds"``: the planned seeds (runs) per system, ≥ 2 (default
+        the pilot's R; the larger of the two systems' when they differ).
     test : {"t", "anova", "ci"}, default "t"
         The design: the paired t-test; Sakai's one-way ANOVA over the systems of a task
         (F test on (m − 1, m(n − 1)) df); or the queries for a (1 − alpha) t
@@ -316,6 +325,9 @@ def plan_queries(
           ⌈n·m̄⌉ items in the planned n clusters of the pilot's mean size m̄;
         - with ``replicates="epochs"``: ``var_between``, ``var_within``, ``epochs``
           (planned) and ``sd_epochs`` = √(var_between + var_within/epochs);
+        - with ``replicates="seeds"``: ``seeds`` (planned, per system), ``var_seeds``
+          = (σ²_rep,T + σ²_rep,C)/seeds, the part of Var(D̄) that more queries do not
+          reduce, and ``sd_diff`` = σ_d at the planned seeds (see Notes);
         - with ``test="ci"``: ``width`` (the target) and ``expected_width`` at ``n``;
           ``mde`` and ``power`` are NaN.
 
@@ -329,7 +341,8 @@ def plan_queries(
         For none, one or three of ``n``, ``mde``, ``power``; ``power`` ≤ alpha or
         ≥ 1, ``mde`` ≤ 0, ``n`` < 2; ``width`` without ``test="ci"`` or missing with
         it; options that do not go together (``cluster`` with ``replicates``, either
-        with ``test="anova"``); and, from :func:`metaeval.effects`, ``replicates``
+        with ``test="anova"``, ``replicates="seeds"`` with ``test="ci"``, ``epochs`` or
+        ``seeds`` without their ``replicates``); ``seeds`` < 2; and ``replicates``
         without a ``replicate`` column.
     metaeval.PairingError
         Unknown systems, or no group that can be planned.
@@ -338,7 +351,13 @@ def plan_queries(
     -----
     metaeval.DegenerateWarning
         Naming the groups whose row is NaN: fewer than 2 paired queries (clusters) or
-        zero variance of the differences in the pilot.
+        zero variance of the differences in the pilot; with ``replicates="seeds"`` a
+        system with one replicate in the pilot, or (solving for ``n``) a power that no
+        number of queries reaches with ``seeds`` seeds, with ``seeds_needed``, the
+        fewest seeds per system that make it reachable.
+    metaeval.MetaEvalWarning
+        ``replicates=None`` on a pilot with a ``replicate`` column: the plan leaves the
+        seeds' variance out; pass ``replicates="seeds"`` or ``"epochs"``.
 
     Notes
     -----
@@ -365,6 +384,29 @@ def plan_queries(
     epochs shrink only σ²_w/E, so the variance falls towards σ²_b and never below it:
     once σ²_w/E is small next to σ²_b, only more items add power.
 
+    **Seeds** (Bouthillier et al. 2021; the model of :mod:`metaeval.paired.replicates`).
+    A run's seed shifts every query of the run, so the mean difference over n queries
+    of scores averaged over R seeds per system has the variance
+
+        Var(D̄) = σ²_d/n + (σ²_rep,T + σ²_rep,C)/R,
+
+    σ²_rep of each system from :func:`metaeval.paired.replicates.replicate_variance`
+    (``var_seeds`` is the second term) and σ²_d the query-level variance of the
+    differences of the replicate-averaged scores (:func:`metaeval.effects`'
+    ``variance`` less ``variance_replicates``, times n). With R seeds other than
+    the pilot's R_p, each system's per-query noise of one run, σ²_e = w − σ²_rep (w
+    the mean over queries of the variance across replicates), averages over R
+    instead: σ²_d(R) = max(0, σ²_d − σ²_e,T/R_p,T − σ²_e,C/R_p,C) + (σ²_e,T +
+    σ²_e,C)/R. The power is that of a t-test of D̄ as :func:`metaeval.effects` builds
+    it (t on its ``df``): the noncentral t with noncentrality mde/√Var(D̄) on the
+    Welch–Satterthwaite df Var(D̄)² / ((σ²_d/n)²/(n − 1) + Σ (σ²_rep/R)²/(R − 1)),
+    each system's seed part on R − 1 df and the query part on n − 1 (effects() takes
+    the query part as known; n − 1 errs on the safe side, slightly). As n → ∞ the variance falls to the seed
+    part only: when even that leaves the power below the target, ``n`` is NaN and
+    the warning names the fewest seeds that would make it reachable. The plan
+    without seeds (``replicates=None``) uses σ²_d/n alone and promises power that
+    n queries cannot give.
+
     **ANOVA** (Sakai 2016, after Nagata). m systems on n queries each, σ² the
     pilot's within-system variance (the one-way ANOVA's residual mean square: the
     queries' and the residual sums of squares of :func:`metaeval.anova`'s two-way
@@ -387,6 +429,8 @@ def plan_queries(
     256–283. doi:10.1007/s10791-015-9273-z
     Sakai, T. (2018). *Laboratory Experiments in Information Retrieval*, ch. 6.
     Springer. doi:10.1007/978-981-13-1199-4
+    Bouthillier, X., et al. (2021). Accounting for variance in machine learning
+    benchmarks. *Proceedings of Machine Learning and Systems* 3. (no DOI)
     Miller, E. (2024). Adding error bars to evals: A statistical approach to language
     model evaluations. arXiv:2411.00640.
 

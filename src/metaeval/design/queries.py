@@ -461,6 +461,22 @@ def plan_queries(
     3           wine  63      623          18         0.9073
     >>> plan.unit
     'clusters'
+
+    A pilot of 5 runs (seeds) per system, each run's seed shifting all its queries;
+    with 5 seeds no number of queries reaches 0.8 (a DegenerateWarning names the 7
+    seeds needed), with 10:
+
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> shift = rng.normal(0, 0.03, (2, 1, 5))  # [system, query, seed]
+    >>> x = 0.6 + np.array([0, 0.04])[:, None, None] + shift + rng.normal(0, 0.2, (2, 200, 5))
+    >>> s, q, r = np.indices(x.shape).reshape(3, -1)
+    >>> runs = pd.DataFrame({"task": "t", "query": q, "system": np.array(["a", "b"])[s],
+    ...                      "metric": "acc", "replicate": r, "value": x.ravel()})
+    >>> plan = plan_queries(runs, "a", mde=0.05, power=0.8, replicates="seeds", seeds=10)
+    >>> plan.table[["n", "power", "sd_diff", "seeds", "var_seeds"]].round(5)
+        n    power  sd_diff  seeds  var_seeds
+    0  52  0.80336   0.0896     10    0.00015
     """
     _check_options(alpha, alternative, test, cluster, replicates, epochs, seeds)
     solve = _given(n, mde, power, alpha, test, width)

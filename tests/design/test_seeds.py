@@ -18,7 +18,7 @@ from scipy import stats
 
 import metaeval
 from metaeval.design.queries import plan_queries
-from metaeval.errors import DegenerateWarning, MetaEvalWarning, OptionError
+from metaeval.errors import DegenerateWarning, MetaEvalWarning, OptionError, PairingError
 
 
 def _runs(rng, *, queries: int, seeds: int, studies: int = 1, delta: float, sd_query: float,
@@ -228,3 +228,21 @@ def test_seeds_without_a_replicate_column_is_an_option_error():
     scores = metaeval.load_example()
     with pytest.raises(OptionError, match="replicates='seeds'.*`replicate`"):
         plan_queries(scores, "logistic_regression", mde=0.1, power=0.8, replicates="seeds")
+
+
+def test_a_system_with_one_seed_in_the_pilot_is_a_nan_row_named_in_a_warning():
+    rng = np.random.default_rng(8)
+    runs = dict(delta=0.1, sd_query=0.2, sd_seed=0.02, sd_noise=0.1)
+    good = _table(_runs(rng, queries=30, seeds=6, **runs)).assign(task="good")
+    one = _table(_runs(rng, queries=30, seeds=6, **runs)).assign(task="one")
+    one = one[(one["system"] == "b") | (one["replicate"] == 0)]  # control: a single run
+    with pytest.warns(DegenerateWarning, match="single replicate") as caught:
+        plan = plan_queries(pd.concat([good, one]), "a", mde=0.15, power=0.8,
+                            replicates="seeds")  # fmt: skip
+    groups = next(w.message.groups for w in caught if "single replicate" in str(w.message))
+    assert list(groups["task"]) == ["one"]
+    table = plan.table.set_index("task")
+    assert pd.isna(table.loc["one", "n"]) and table.loc["good", "n"] >= 2
+    with pytest.raises(PairingError, match="No group"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateWarning)
+        plan_queries(one, "a", mde=0.1, power=0.8, replicates="seeds")

@@ -82,6 +82,16 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "plan with the within- and between-item variance split, for E epochs per item "
         "(alone: the pilot's number)",
     )
+    plan.add_argument(
+        "--seeds",
+        nargs="?",
+        const=0,
+        type=int,
+        metavar="R",
+        help="the pilot's 'replicate' column holds seeds (runs of each system): plan with the "
+        "seeds' variance, which more queries do not reduce, for R seeds per system (alone: "
+        "the pilot's number)",
+    )
     plan.add_argument("--tasks", action="store_true",
                       help="plan the tasks of the pooled comparison instead (from the "
                       "pilot's effects and their tau^2)")  # fmt: skip
@@ -99,7 +109,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 #: Options of the per-task designs and of --tasks, for the error naming the misplaced ones.
-_QUERY_ONLY = ("n", "alternative", "test", "width", "epochs")
+_QUERY_ONLY = ("n", "alternative", "test", "width", "epochs", "seeds")
 _TASK_ONLY = ("k", "tau2", "seed")
 
 
@@ -147,13 +157,16 @@ def _only_metrics(scores: pd.DataFrame, metrics: list[str], inputs: list[str]) -
 def _queries_plan(scores: pd.DataFrame, args: argparse.Namespace):
     from metaeval.design import plan_queries
 
-    replicates = None if args.epochs is None else "epochs"
-    epochs = args.epochs or None  # --epochs alone: the pilot's
+    if args.epochs is not None and args.seeds is not None:
+        raise UsageError("--epochs and --seeds name what the 'replicate' column holds: give one.")
+    replicates = (
+        "epochs" if args.epochs is not None else "seeds" if args.seeds is not None else None
+    )
     return plan_queries(
         scores, args.control, treatment=args.treatment, n=args.n, mde=args.mde,
         power=args.power, alpha=args.alpha, alternative=args.alternative,
-        cluster=args.cluster, replicates=replicates, epochs=epochs, test=args.test,
-        width=args.width,
+        cluster=args.cluster, replicates=replicates, test=args.test, width=args.width,
+        epochs=args.epochs or None, seeds=args.seeds or None,  # alone: the pilot's number
     )  # fmt: skip
 
 

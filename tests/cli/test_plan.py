@@ -90,6 +90,12 @@ def test_clusters_and_epochs(capsys, tmp_path):
     assert code == 0, err
     expected = plan_queries(pilot, "base", mde=0.1, power=0.8, replicates="epochs", epochs=5)
     _same(_printed(out), expected.table, ["n", "var_between", "var_within"])
+    # the same replicates read as seeds: their variance is planned with
+    code, out, err = _run(capsys, path, "--control", "base", "--mde", 0.1, "--power", 0.8,
+                          "--seeds", 4, "--print-mode", "raw")  # fmt: skip
+    assert code == 0, err
+    expected = plan_queries(pilot, "base", mde=0.1, power=0.8, replicates="seeds", seeds=4)
+    _same(_printed(out), expected.table, ["n", "var_seeds", "sd_diff"])
     averaged = pilot.groupby(["task", "query", "system", "metric", "passage"],
                              as_index=False)["value"].mean()  # fmt: skip
     path = tmp_path / "items.csv"

@@ -23,7 +23,7 @@ from metaeval import _options as vocabulary
 STAGES = ["metaeval", "metaeval.io", "metaeval.measures", "metaeval.paired",
           "metaeval.pooling", "metaeval.ranking", "metaeval.plot", "metaeval.report",
           "metaeval.schema", "metaeval.datasets", "metaeval.classification",
-          "metaeval.design.queries"]  # fmt: skip
+          "metaeval.design"]  # fmt: skip
 BOGUS = "bogus_value"
 
 

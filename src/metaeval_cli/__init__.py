@@ -2,7 +2,8 @@
 
 Each command is a module of this package (:mod:`~metaeval_cli.demo`,
 :mod:`~metaeval_cli.evaluate`, :mod:`~metaeval_cli.compare`,
-:mod:`~metaeval_cli.convert`, :mod:`~metaeval_cli.meta`) with two functions:
+:mod:`~metaeval_cli.convert`, :mod:`~metaeval_cli.meta`, :mod:`~metaeval_cli.plan`) with
+two functions:
 ``add_parser(sub)``, which adds the command's options to the subparsers ``sub``,
 and ``run(args)``, which executes the parsed command and returns its exit code.
 The package lives beside :mod:`metaeval`, not in it, because importing anything
@@ -18,14 +19,15 @@ from __future__ import annotations
 
 import argparse
 
-from . import compare, convert, demo, evaluate, meta
+from . import compare, convert, demo, evaluate, meta, plan
 from ._common import execute
 from ._parser import Formatter, resolve_model
 
 __all__ = ["main", "build_parser", "COMMANDS"]
 
 COMMANDS = {
-    module.__name__.rsplit(".", 1)[1]: module for module in (demo, evaluate, compare, convert, meta)
+    module.__name__.rsplit(".", 1)[1]: module
+    for module in (demo, evaluate, compare, convert, meta, plan)
 }
 """The commands by name, each a module with ``add_parser(sub)`` and ``run(args)``, in the
 order ``metaeval --help`` lists them."""
@@ -74,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         "  metaeval compare bm25.csv dense.csv splade.csv --seed 42\n"
         "  metaeval convert qrels.txt qrels.jsonl --rel-type true\n"
         "  metaeval meta scores.csv --control bm25 --plot forest.pdf\n"
+        "  metaeval plan pilot.csv --control bm25 --mde 0.02 --power 0.8\n"
         "Run 'metaeval COMMAND --help' for a command's options.\n"
         "Exit codes: 0 ok, 1 data error, 2 usage error.",
     )

@@ -18,7 +18,8 @@ __all__ = [
     "PRINT_MODES", "FORMATS", "ADJUSTMENTS", "COMPARE_TESTS", "POOL_METHODS", "CI_METHODS",
     "EFFECT_TYPES", "DEFAULTS", "RANGER", "Formatter", "Once", "Merge", "probability", "share",
     "positive", "seed_value", "mapping", "output_options", "column_options", "model_options",
-    "resolve_model", "INPUT_FORMATS", "LM_EVAL_REPLICATES", "REPLICATE_DESIGNS",
+    "resolve_model", "INPUT_FORMATS", "LM_EVAL_REPLICATES", "REPLICATE_DESIGNS", "ALTERNATIVES",
+    "PLAN_TESTS",
 ]  # fmt: skip
 
 PRINT_MODES = ("pretty", "raw")
@@ -40,6 +41,9 @@ INPUT_FORMATS = ("auto", "scores", "lm_eval", "inspect", "helm", "lighteval")
 LM_EVAL_REPLICATES = ("folders",)
 # effects()' `replicates`: how a replicate column's runs relate to the tasks
 REPLICATE_DESIGNS = ("crossed", "nested", "epochs")
+# the tests' alternatives, and the designs of `metaeval plan` (metaeval.design.plan_queries)
+ALTERNATIVES = ("two-sided", "greater", "less")
+PLAN_TESTS = ("t", "anova", "ci")
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):

@@ -32,7 +32,15 @@ if TYPE_CHECKING:
 
     from ._console import Output
 
-__all__ = ["add_parser", "run", "FOREST_PANELS", "FOREST_TASKS", "LATEX_COLUMNS"]
+__all__ = [
+    "add_parser",
+    "add_input_options",
+    "read_inputs",
+    "run",
+    "FOREST_PANELS",
+    "FOREST_TASKS",
+    "LATEX_COLUMNS",
+]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -59,48 +67,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "  metaeval meta benchmark_output/runs/v1/ --control openai/gpt2   # HELM\n"
         "  metaeval meta output/details/ --control org/small   # lighteval",
     )
-    meta.add_argument(
-        "scores",
-        metavar="SCORES",
-        nargs="+",
-        help="scores files, folders of them or quoted glob patterns, concatenated (a key in "
-        "two files is an error); folders of Parquet files are read with dask when it is "
-        "installed (pip install 'metaeval[dask]'), in parallel and a partition at a time",
-    )
-    column_options(meta)
-    meta.add_argument(
-        "--primary",
-        nargs="?",
-        const=True,
-        type=mapping,
-        action=Merge,
-        metavar="TASK=METRIC,...",
-        help="lm-eval output folders: one metric per task, named 'primary', so tasks pool "
-        "together; alone, the common tasks' primary metrics (arc_challenge acc_norm, gsm8k "
-        "exact_match,strict-match, ...); TASK=METRIC pairs (repeatable; metric names may "
-        "hold commas: gsm8k=exact_match,flexible-extract) override the tasks they name, the "
-        "others keep their defaults; the metric of each task is printed",
-    )
-    meta.add_argument(
-        "--latest",
-        action="store_true",
-        help="lm-eval output folders: of a task a model ran more than once, the newest log "
-        "(by the timestamp in its name; those read and left out are listed in a warning)",
-    )
-    meta.add_argument(
-        "--replicates",
-        choices=LM_EVAL_REPLICATES,
-        help="lm-eval: 'folders' reads the sub-folders of SCORES as replicates (one lm-eval "
-        "output folder per seed, SCORES/<seed>/<model>/): one system per model, the seed "
-        "folder's name in a 'replicate' column",
-    )
-    meta.add_argument(
-        "--cluster",
-        metavar="COLUMN",
-        help="a column naming the cluster of each query (e.g. the passage several questions "
-        "share): clustered variances of the effects, t intervals on C - 1 df; for Inspect "
-        "logs a sample-metadata key (read as if given to --metadata too)",
-    )
+    add_input_options(meta)
     meta.add_argument(
         "--replicate-design",
         choices=REPLICATE_DESIGNS,
@@ -109,26 +76,6 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "summary's variance), 'nested' (runs drawn per task) or 'epochs' (repeated answers to "
         "the same item: the item's mean is the unit); default: 'crossed' when every task has "
         "the same replicate ids, else 'nested'",
-    )
-    meta.add_argument(
-        "--input-format",
-        choices=INPUT_FORMATS,
-        default="auto",
-        help="what SCORES holds: tidy scores files, or the logs of lm-evaluation-harness, "
-        "Inspect AI, HELM or lighteval; auto recognises them by their files (a Ranger "
-        "config.yaml by its suffix)",
-    )
-    meta.add_argument(
-        "--metadata",
-        nargs="+",
-        metavar="KEY",
-        help="Inspect logs: sample metadata keys copied into columns (e.g. a passage id)",
-    )
-    meta.add_argument(
-        "--scorer",
-        nargs="+",
-        metavar="NAME",
-        help="Inspect logs: read only these scorers (default: every scorer)",
     )
     meta.add_argument("--control", required=True, action=Once, help="the control system")
     meta.add_argument("--treatment", nargs="+", help="default: every other system")
@@ -166,32 +113,99 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=True,
         help="--latex: shrink a table wider than the line to its width (default: on)",
     )
-    meta.add_argument(
+    output_options(meta)
+    return meta
+
+
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    """The options of what a command reads (shared by ``meta`` and ``plan``): SCORES, the
+    scores files' columns, the harness logs' options, Ranger configs and ``--cluster``."""
+    parser.add_argument(
+        "scores",
+        metavar="SCORES",
+        nargs="+",
+        help="scores files, folders of them or quoted glob patterns, concatenated (a key in "
+        "two files is an error); folders of Parquet files are read with dask when it is "
+        "installed (pip install 'metaeval[dask]'), in parallel and a partition at a time",
+    )
+    column_options(parser)
+    parser.add_argument(
+        "--primary",
+        nargs="?",
+        const=True,
+        type=mapping,
+        action=Merge,
+        metavar="TASK=METRIC,...",
+        help="lm-eval output folders: one metric per task, named 'primary', so tasks pool "
+        "together; alone, the common tasks' primary metrics (arc_challenge acc_norm, gsm8k "
+        "exact_match,strict-match, ...); TASK=METRIC pairs (repeatable; metric names may "
+        "hold commas: gsm8k=exact_match,flexible-extract) override the tasks they name, the "
+        "others keep their defaults; the metric of each task is printed",
+    )
+    parser.add_argument(
+        "--latest",
+        action="store_true",
+        help="lm-eval output folders: of a task a model ran more than once, the newest log "
+        "(by the timestamp in its name; those read and left out are listed in a warning)",
+    )
+    parser.add_argument(
+        "--replicates",
+        choices=LM_EVAL_REPLICATES,
+        help="lm-eval: 'folders' reads the sub-folders of SCORES as replicates (one lm-eval "
+        "output folder per seed, SCORES/<seed>/<model>/): one system per model, the seed "
+        "folder's name in a 'replicate' column",
+    )
+    parser.add_argument(
+        "--cluster",
+        metavar="COLUMN",
+        help="a column naming the cluster of each query (e.g. the passage several questions "
+        "share): clustered variances of the effects, t intervals on C - 1 df; for Inspect "
+        "logs a sample-metadata key (read as if given to --metadata too)",
+    )
+    parser.add_argument(
+        "--input-format",
+        choices=INPUT_FORMATS,
+        default="auto",
+        help="what SCORES holds: tidy scores files, or the logs of lm-evaluation-harness, "
+        "Inspect AI, HELM or lighteval; auto recognises them by their files (a Ranger "
+        "config.yaml by its suffix)",
+    )
+    parser.add_argument(
+        "--metadata",
+        nargs="+",
+        metavar="KEY",
+        help="Inspect logs: sample metadata keys copied into columns (e.g. a passage id)",
+    )
+    parser.add_argument(
+        "--scorer",
+        nargs="+",
+        metavar="NAME",
+        help="Inspect logs: read only these scorers (default: every scorer)",
+    )
+    parser.add_argument(
         "--measures",
         nargs="+",
         default=["nDCG@10", "Judged@10"],
         help="Ranger retrieval configs: the measures computed from qrels and runs",
     )
-    meta.add_argument(
+    parser.add_argument(
         "--missing-files",
         choices=["error", "skip"],
         default="error",
         help="Ranger configs: a file the config names that does not exist is an error, or "
         "its task is skipped with a warning",
     )
-    meta.add_argument(
+    parser.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
         help="progress bar when reading a folder with dask (default: on a terminal, for "
         "runs past 2 s)",
     )
-    meta.add_argument(
+    parser.add_argument(
         "--ranger-metric",
         help="Ranger classification configs: the name of the per-sample metric",
     )
-    output_options(meta)
-    return meta
 
 
 #: Above these sizes the command's figures and tables are hard to read, and it says so:
@@ -208,7 +222,13 @@ def _advise(text: str) -> None:
     print("metaeval: warning: " + text.replace("\n", "\n  "), file=sys.stderr)
 
 
-def _meta_scores(args: argparse.Namespace) -> pd.DataFrame:
+def read_inputs(args: argparse.Namespace, *, lazy: bool = True) -> pd.DataFrame:
+    """The scores a command's SCORES name (see :func:`add_input_options`); with ``lazy``
+    a folder of Parquet files is a dask DataFrame when dask is installed."""
+    return _meta_scores(args, lazy=lazy)
+
+
+def _meta_scores(args: argparse.Namespace, *, lazy: bool = True) -> pd.DataFrame:
     from pathlib import Path
 
     from metaeval.errors import FormatError, MetaEvalError, OptionError
@@ -269,7 +289,7 @@ def _meta_scores(args: argparse.Namespace) -> pd.DataFrame:
         return read_lighteval(source)
     mapping = {"columns": args.columns, "constants": args.constant}
     try:
-        if all(_lazy(text) for text in args.scores):
+        if lazy and all(_lazy(text) for text in args.scores):
             return read_scores(args.scores, lazy=True, **mapping)
         return read_scores(args.scores, **mapping)
     except FormatError as err:

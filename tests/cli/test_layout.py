@@ -23,7 +23,7 @@ from metaeval_cli import COMMANDS, build_parser
 from metaeval_cli._parser import DEFAULTS, RANGER
 
 PACKAGE = Path(metaeval_cli.__file__).parent
-NAMES = ["demo", "evaluate", "compare", "convert", "meta"]
+NAMES = ["demo", "evaluate", "compare", "convert", "meta", "plan"]
 HEAVY = ["pandas", "numpy", "metaeval", "scipy", "matplotlib", "rich"]
 
 
@@ -87,7 +87,8 @@ CHOICES = [
     )
 ] + [("compare", "--test", _options.CompareTest), ("compare", "--adjust", _options.Adjustment),
        ("meta", "--replicates", _options.LmEvalReplicates),
-       ("meta", "--replicate-design", _options.ReplicateDesign)]  # fmt: skip
+       ("meta", "--replicate-design", _options.ReplicateDesign),
+       ("plan", "--test", _options.PlanTest), ("plan", "--alternative", _options.Alternative)]  # fmt: skip
 
 
 @pytest.mark.parametrize(("command", "option", "literal"), CHOICES)

@@ -105,26 +105,23 @@ def test_the_curve_holds_the_power_of_each_size(pilot):
         assert mine.loc[mine["size"] == row.n, "power"].item() == pytest.approx(row.power)
 
 
-def _residual_ms(scores: pd.DataFrame) -> pd.DataFrame:
-    """Residual mean square of the two-way ANOVA without replication, naively per group."""
+def _within_ms(scores: pd.DataFrame) -> pd.DataFrame:
+    """The one-way ANOVA's within-system variance (Sakai's σ²), naively per group: the mean
+    over systems of each system's sample variance over the queries every system has."""
     rows = []
     for (metric, task), g in scores.groupby(["metric", "task"]):
         y = g.pivot(index="query", columns="system", values="value").dropna().to_numpy()
         q, m = y.shape
-        resid = y - y.mean(0) - y.mean(1, keepdims=True) + y.mean()
-        rows.append((metric, task, (resid**2).sum() / ((m - 1) * (q - 1)), m, q))
+        rows.append((metric, task, y.var(axis=0, ddof=1).mean(), m, q))
     return pd.DataFrame(rows, columns=["metric", "task", "ms", "m", "q"])
 
 
 def _sm_anova_power(D: float, ms: float, m: int, n: float, alpha: float) -> float:
-    """Sakai's design through statsmodels' FTestAnovaPower.
-
-    FTestAnovaPower has df_num = k − 1, df_denom = N − k and noncentrality f²·N. Sakai's
-    design (two-way ANOVA without replication) has df1 = m − 1, df2 = (m − 1)(n − 1) and
-    λ = n·D²/(2σ²); the two coincide for k = m groups, N = (m − 1)(n − 1) + m
-    observations and effect size f = √(λ/N)."""
+    """Sakai's design through statsmodels' FTestAnovaPower: one-way ANOVA of k = m
+    groups of n queries, N = m·n observations, df (m − 1, m(n − 1)); Sakai's
+    noncentrality λ = n·D²/(2σ²) is f²·N, so f = √(λ/N)."""
     lam = n * D**2 / (2 * ms)
-    N = (m - 1) * (n - 1) + m
+    N = m * n
     return FTestAnovaPower().power(effect_size=math.sqrt(lam / N), nobs=N, alpha=alpha,
                                    k_groups=m)  # fmt: skip
 
@@ -133,11 +130,11 @@ def _sm_anova_power(D: float, ms: float, m: int, n: float, alpha: float) -> floa
 def test_the_anova_design_is_statsmodels_ftestanovapower(pilot, treatment):
     systems = None if treatment is None else [CONTROL, *treatment]
     sub = pilot if systems is None else pilot[pilot["system"].isin(systems)]
-    ref = _residual_ms(sub)
+    ref = _within_ms(sub)
     plan = plan_queries(pilot, CONTROL, treatment=treatment, test="anova", mde=0.05, power=0.8)
     merged = plan.table.astype({"metric": str, "task": str}).merge(ref, on=["metric", "task"])
     assert len(merged) == len(ref) == 8
-    np.testing.assert_allclose(merged["ms_residual"], merged["ms"], rtol=1e-9)
+    np.testing.assert_allclose(merged["ms_within"], merged["ms"], rtol=1e-9)
     assert (merged["n_systems"] == merged["m"]).all() and (merged["pilot_n"] == merged["q"]).all()
     for row in merged.itertuples():
         assert _sm_anova_power(0.05, row.ms, row.m, row.n, 0.05) >= 0.8
@@ -148,7 +145,7 @@ def test_the_anova_design_is_statsmodels_ftestanovapower(pilot, treatment):
     merged = plan.table.astype({"metric": str, "task": str}).merge(ref, on=["metric", "task"])
     for row in merged.itertuples():
         want = optimize.brentq(lambda D, r=row: _sm_anova_power(D, r.ms, r.m, 40, 0.05) - 0.8,
-                               1e-6, 10.0, xtol=1e-12)  # fmt: skip
+                               1e-6, 1.0, xtol=1e-12)  # fmt: skip
         assert row.mde == pytest.approx(want, abs=1e-6)
 
 
@@ -300,7 +297,9 @@ def test_degenerate_groups_are_nan_rows_named_in_a_warning():
         ({"alpha": 1.5, "mde": 0.1, "power": 0.8}, "`alpha`"),
         ({"test": "anova", "alternative": "greater", "mde": 0.1, "power": 0.8}, "`alternative`"),
         ({"test": "anova", "cluster": "query", "mde": 0.1, "power": 0.8}, "test='anova'"),
-        ({"replicates": "seeds", "mde": 0.1, "power": 0.8}, "`replicates`"),
+        ({"replicates": "bogus", "mde": 0.1, "power": 0.8}, "`replicates`"),
+        ({"replicates": "seeds", "mde": 0.1, "power": 0.8}, "replicate"),
+        ({"seeds": 3, "mde": 0.1, "power": 0.8}, "`seeds`"),
         ({"epochs": 3, "mde": 0.1, "power": 0.8}, "`epochs`"),
         ({"replicates": "epochs", "mde": 0.1, "power": 0.8}, "replicate"),
     ],

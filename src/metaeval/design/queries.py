@@ -4,7 +4,9 @@ Sakai's three topic-set-size designs (Sakai 2016; 2018, ch. 6), vectorized over 
 (task, metric, treatment, control) group of a pilot scores table: the paired t-test
 (exact power from the noncentral t, as :class:`statsmodels.stats.power.TTestPower`), the
 one-way ANOVA over several systems (the noncentral F) and the width of a confidence
-interval; with clusters of queries or epochs per item as Miller (2024) describes.
+interval; with clusters of queries or epochs per item as Miller (2024) describes, and
+with seeds (runs whose shift is common to all their queries), whose variance more
+queries do not reduce.
 """
 
 from __future__ import annotations
@@ -18,8 +20,17 @@ import pandas as pd
 from scipy import stats
 
 from .._options import ALTERNATIVES, PLAN_TESTS, Alternative, PlanTest, literal_signature
-from ..errors import DegenerateWarning, OptionError, PairingError, check_option, warn_groups
+from ..errors import (
+    DegenerateWarning,
+    MetaEvalWarning,
+    OptionError,
+    PairingError,
+    check_option,
+    warn,
+    warn_groups,
+)
 from ..paired import anova, effects, means
+from ..paired.replicates import has_replicates, replicate_variance
 from .results import PowerResult
 
 __all__ = ["plan_queries"]
@@ -42,13 +53,44 @@ def _t_power(mde: Any, sd: Any, n: Any, alpha: float, alternative: str) -> np.nd
     return stats.nct.sf(stats.t.isf(alpha, df), df, nc)
 
 
+def _seed_variance(q: Any, s_t: Any, s_c: Any, seeds: Any, n: Any) -> tuple[Any, Any]:
+    """Var(D̄) = σ²_d/n + (σ²_rep,T + σ²_rep,C)/R and its Welch–Satterthwaite df (the
+    query part on n − 1, each system's seed part on R − 1); n = inf: the seeds alone."""
+    n = np.asarray(n, dtype=float)
+    seeds = np.asarray(seeds, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        part_q = np.where(np.isinf(n), 0.0, np.asarray(q, dtype=float) / n)
+        part_t = np.asarray(s_t, dtype=float) / seeds
+        part_c = np.asarray(s_c, dtype=float) / seeds
+        var = part_q + part_t + part_c
+        denom = (np.where(part_q > 0, part_q**2 / (n - 1), 0.0)
+                 + np.where(part_t > 0, part_t**2 / (seeds - 1), 0.0)
+                 + np.where(part_c > 0, part_c**2 / (seeds - 1), 0.0))  # fmt: skip
+        df = np.where(denom > 0, var**2 / denom, np.inf)
+    return var, df
+
+
+def _seed_power(mde: Any, q: Any, s_t: Any, s_c: Any, seeds: Any, n: Any, alpha: float,
+                alternative: str) -> np.ndarray:  # fmt: skip
+    """Power of the t-test of D̄ with the seeds' variance: noncentral t with
+    noncentrality mde/√Var(D̄) on the Welch–Satterthwaite df of :func:`_seed_variance`."""
+    var, df = _seed_variance(q, s_t, s_c, seeds, n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        nc = np.asarray(mde, dtype=float) / np.sqrt(var)
+        if alternative == "two-sided":
+            crit = stats.t.isf(alpha / 2, df)
+            return stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc)
+        return stats.nct.sf(stats.t.isf(alpha, df), df, nc)
+
+
 def _anova_power(mde: Any, ms: Any, m: Any, n: Any, alpha: float) -> np.ndarray:
-    """Power of the F test of m systems on n queries (two-way ANOVA without replication)
-    when the best and worst systems differ by ``mde``: λ = n·D²/(2σ²) (Sakai 2016)."""
+    """Power of the one-way ANOVA's F test of m systems on n queries each when the best
+    and worst systems differ by ``mde``: λ = n·D²/(2σ²), F on (m − 1, m(n − 1)) df
+    (Sakai 2016, after Nagata)."""
     n = np.asarray(n, dtype=float)
     m = np.asarray(m, dtype=float)
     lam = n * np.asarray(mde, dtype=float) ** 2 / (2 * np.asarray(ms, dtype=float))
-    df1, df2 = m - 1, (m - 1) * (n - 1)
+    df1, df2 = m - 1, m * (n - 1)
     return stats.ncf.sf(stats.f.isf(alpha, df1, df2), df1, df2, lam)
 
 
@@ -150,11 +192,24 @@ def _given(n: Any, mde: Any, power: Any, alpha: float, test: str, width: Any) ->
 
 
 def _check_options(alpha: Any, alternative: str, test: str, cluster: Any, replicates: Any,
-                   epochs: Any) -> None:  # fmt: skip
+                   epochs: Any, seeds: Any = None) -> None:  # fmt: skip
     check_option("test", test, PLAN_TESTS)
     check_option("alternative", alternative, ALTERNATIVES)
     if replicates is not None:
-        check_option("replicates", replicates, ["epochs"])
+        check_option("replicates", replicates, ["epochs", "seeds"])
+    if seeds is not None:
+        if replicates != "seeds":
+            raise OptionError(
+                f"`seeds` is the planned seeds per system of replicates='seeds', but "
+                f"seeds={seeds!r} was passed with replicates={replicates!r}."
+            )
+        if isinstance(seeds, bool) or not float(seeds).is_integer() or seeds < 2:
+            raise OptionError(
+                f"`seeds` must be an integer ≥ 2 (one seed leaves the seeds' variance "
+                f"unestimated), but {seeds!r} was passed."
+            )
+    if replicates == "seeds" and test == "ci":
+        raise OptionError("replicates='seeds' plans with test='t' only, but test='ci' was passed.")
     if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
         raise OptionError(f"`alpha` must be a number in (0, 1), but {alpha!r} was passed.")
     if test == "anova" and (cluster is not None or replicates is not None):
@@ -196,6 +251,7 @@ def plan_queries(
     cluster: str | None = None,
     replicates: str | None = None,
     epochs: int | None = None,
+    seeds: int | None = None,
     test: PlanTest = "t",
     width: float | None = None,
 ) -> PowerResult:
@@ -232,14 +288,21 @@ def plan_queries(
     cluster : str, optional
         A column of ``scores`` with the cluster of each query (e.g. a passage several
         questions share): plan in clusters of the pilot's mean size (see Notes).
-    replicates : {"epochs"}, optional
-        The pilot's ``replicate`` column holds epochs (repeated answers to the same
-        item): plan with the between- and within-item variance (see Notes).
+    replicates : {"epochs", "seeds"}, optional
+        What the pilot's ``replicate`` column holds. ``"epochs"``: repeated answers to
+        the same item; plan with the between- and within-item variance. ``"seeds"``:
+        runs of each system with their own seed, whose shift is common to every query
+        of the run; plan with the seeds' variance, which more queries do not reduce
+        (see Notes). None with a ``replicate`` column plans on the replicate-averaged
+        scores without the seeds' variance, and warns.
     epochs : int, optional
         With ``replicates="epochs"``: the planned epochs per item (default the pilot's).
+    seeds : int, optional
+        With ``replicates="seeds"``: the planned seeds (runs) per system, ≥ 2 (default
+        the pilot's R; the larger of the two systems' when they differ).
     test : {"t", "anova", "ci"}, default "t"
         The design: the paired t-test; Sakai's one-way ANOVA over the systems of a task
-        (F test on (m − 1, (m − 1)(n − 1)) df); or the queries for a (1 − alpha) t
+        (F test on (m − 1, m(n − 1)) df); or the queries for a (1 − alpha) t
         interval of the mean difference no wider than ``width``.
     width : float, optional
         With ``test="ci"`` (and only then): the widest interval wanted.
@@ -255,13 +318,16 @@ def plan_queries(
           smallest whole number reaching ``power`` (or ``width``) when solved for;
         - ``mde``: the minimum detectable effect in the metric's units; ``power``;
         - ``sd_diff``: the pilot's SD of the paired differences (of item means with
-          epochs); ``ms_residual`` (ANOVA): the pilot's residual mean square σ²;
+          epochs); ``ms_within`` (ANOVA): the pilot's within-system variance σ²;
         - ``pilot_n``: the pilot's paired queries; ``alpha``; ``test``;
         - with ``cluster=``: ``sd_cluster`` (σ_c, see Notes), ``n_clusters`` (the
           pilot's), ``design_effect`` (the pilot's) and ``n_items`` (Int64),
           ⌈n·m̄⌉ items in the planned n clusters of the pilot's mean size m̄;
         - with ``replicates="epochs"``: ``var_between``, ``var_within``, ``epochs``
           (planned) and ``sd_epochs`` = √(var_between + var_within/epochs);
+        - with ``replicates="seeds"``: ``seeds`` (planned, per system), ``var_seeds``
+          = (σ²_rep,T + σ²_rep,C)/seeds, the part of Var(D̄) that more queries do not
+          reduce, and ``sd_diff`` = σ_d at the planned seeds (see Notes);
         - with ``test="ci"``: ``width`` (the target) and ``expected_width`` at ``n``;
           ``mde`` and ``power`` are NaN.
 
@@ -275,7 +341,8 @@ def plan_queries(
         For none, one or three of ``n``, ``mde``, ``power``; ``power`` ≤ alpha or
         ≥ 1, ``mde`` ≤ 0, ``n`` < 2; ``width`` without ``test="ci"`` or missing with
         it; options that do not go together (``cluster`` with ``replicates``, either
-        with ``test="anova"``); and, from :func:`metaeval.effects`, ``replicates``
+        with ``test="anova"``, ``replicates="seeds"`` with ``test="ci"``, ``epochs`` or
+        ``seeds`` without their ``replicates``); ``seeds`` < 2; and ``replicates``
         without a ``replicate`` column.
     metaeval.PairingError
         Unknown systems, or no group that can be planned.
@@ -284,7 +351,13 @@ def plan_queries(
     -----
     metaeval.DegenerateWarning
         Naming the groups whose row is NaN: fewer than 2 paired queries (clusters) or
-        zero variance of the differences in the pilot.
+        zero variance of the differences in the pilot; with ``replicates="seeds"`` a
+        system with one replicate in the pilot, or (solving for ``n``) a power that no
+        number of queries reaches with ``seeds`` seeds, with ``seeds_needed``, the
+        fewest seeds per system that make it reachable.
+    metaeval.MetaEvalWarning
+        ``replicates=None`` on a pilot with a ``replicate`` column: the plan leaves the
+        seeds' variance out; pass ``replicates="seeds"`` or ``"epochs"``.
 
     Notes
     -----
@@ -311,15 +384,40 @@ def plan_queries(
     epochs shrink only σ²_w/E, so the variance falls towards σ²_b and never below it:
     once σ²_w/E is small next to σ²_b, only more items add power.
 
-    **ANOVA** (Sakai 2016). m systems on n queries, σ² the residual mean square of
-    the pilot's two-way ANOVA without replication (:func:`metaeval.anova`); for a
-    minimum detectable range D between the best and the worst system the F test's
-    power is P(F' > F_{α; m−1, (m−1)(n−1)}), F' noncentral F with λ = n·D²/(2σ²)
-    (Sakai's λ = nΔ, Δ = D²/(2σ²): the least favourable configuration, the other
-    systems at the grand mean). Sakai states the design for the one-way ANOVA, with
-    m(n − 1) error df; the (m − 1)(n − 1) df here are those of the two-way test that
-    :func:`metaeval.anova` runs on the same queries, which needs as many queries or
-    slightly more.
+    **Seeds** (Bouthillier et al. 2021; the model of :mod:`metaeval.paired.replicates`).
+    A run's seed shifts every query of the run, so the mean difference over n queries
+    of scores averaged over R seeds per system has the variance
+
+        Var(D̄) = σ²_d/n + (σ²_rep,T + σ²_rep,C)/R,
+
+    σ²_rep of each system from :func:`metaeval.paired.replicates.replicate_variance`
+    (``var_seeds`` is the second term) and σ²_d the query-level variance of the
+    differences of the replicate-averaged scores (:func:`metaeval.effects`'
+    ``variance`` less ``variance_replicates``, times n). With R seeds other than
+    the pilot's R_p, each system's per-query noise of one run, σ²_e = w − σ²_rep (w
+    the mean over queries of the variance across replicates), averages over R
+    instead: σ²_d(R) = max(0, σ²_d − σ²_e,T/R_p,T − σ²_e,C/R_p,C) + (σ²_e,T +
+    σ²_e,C)/R. The power is that of a t-test of D̄ as :func:`metaeval.effects` builds
+    it (t on its ``df``): the noncentral t with noncentrality mde/√Var(D̄) on the
+    Welch–Satterthwaite df Var(D̄)² / ((σ²_d/n)²/(n − 1) + Σ (σ²_rep/R)²/(R − 1)),
+    each system's seed part on R − 1 df and the query part on n − 1 (effects() takes
+    the query part as known; n − 1 errs on the safe side, slightly). As n → ∞ the variance falls to the seed
+    part only: when even that leaves the power below the target, ``n`` is NaN and
+    the warning names the fewest seeds that would make it reachable. The plan
+    without seeds (``replicates=None``) uses σ²_d/n alone and promises power that
+    n queries cannot give.
+
+    **ANOVA** (Sakai 2016, after Nagata). m systems on n queries each, σ² the
+    pilot's within-system variance (the one-way ANOVA's residual mean square: the
+    queries' and the residual sums of squares of :func:`metaeval.anova`'s two-way
+    table together, on m(n − 1) df; Sakai's "within-system variance", not the total
+    variance); for a minimum detectable range D between the best and the worst system
+    the F test's power is P(F' > F_{α; m−1, m(n−1)}), F' noncentral F with
+    λ = n·D²/(2σ²) (Sakai's λ = nΔ, Δ = D²/(2σ²): the least favourable
+    configuration, the other systems at the grand mean). This is statsmodels'
+    ``FTestAnovaPower`` with k = m groups, N = m·n and f² = λ/N. The two-way ANOVA that
+    :func:`metaeval.anova` runs on paired queries removes the queries' variance from
+    σ², so it has at least this power: Sakai's n is enough for it.
 
     **Interval width** (Sakai 2016). The smallest n with
     2·t_{α/2, n−1}·σ_d/√n ≤ ``width``, σ_d for the sample SD (the expected width is
@@ -331,6 +429,8 @@ def plan_queries(
     256–283. doi:10.1007/s10791-015-9273-z
     Sakai, T. (2018). *Laboratory Experiments in Information Retrieval*, ch. 6.
     Springer. doi:10.1007/978-981-13-1199-4
+    Bouthillier, X., et al. (2021). Accounting for variance in machine learning
+    benchmarks. *Proceedings of Machine Learning and Systems* 3. (no DOI)
     Miller, E. (2024). Adding error bars to evals: A statistical approach to language
     model evaluations. arXiv:2411.00640.
 
@@ -361,11 +461,30 @@ def plan_queries(
     3           wine  63      623          18         0.9073
     >>> plan.unit
     'clusters'
+
+    A pilot of 5 runs (seeds) per system, each run's seed shifting all its queries;
+    with 5 seeds no number of queries reaches 0.8 (a DegenerateWarning names the 7
+    seeds needed), with 10:
+
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> shift = rng.normal(0, 0.03, (2, 1, 5))  # [system, query, seed]
+    >>> x = 0.6 + np.array([0, 0.04])[:, None, None] + shift + rng.normal(0, 0.2, (2, 200, 5))
+    >>> s, q, r = np.indices(x.shape).reshape(3, -1)
+    >>> runs = pd.DataFrame({"task": "t", "query": q, "system": np.array(["a", "b"])[s],
+    ...                      "metric": "acc", "replicate": r, "value": x.ravel()})
+    >>> plan = plan_queries(runs, "a", mde=0.05, power=0.8, replicates="seeds", seeds=10)
+    >>> plan.table[["n", "power", "sd_diff", "seeds", "var_seeds"]].round(5)
+        n    power  sd_diff  seeds  var_seeds
+    0  52  0.80336   0.0896     10    0.00015
     """
-    _check_options(alpha, alternative, test, cluster, replicates, epochs)
+    _check_options(alpha, alternative, test, cluster, replicates, epochs, seeds)
     solve = _given(n, mde, power, alpha, test, width)
     if test == "anova":
         return _plan_anova(scores, control, treatment, n, mde, power, alpha, solve)
+    if replicates == "seeds":
+        return _plan_seeds(scores, control, treatment, n, mde, power, alpha, alternative,
+                           seeds, solve)  # fmt: skip
     pilot = _pilot(scores, control, treatment, cluster, replicates, epochs, alpha)
     sd = pilot.pop("_sd").to_numpy(dtype=float)
     size = pilot["n_clusters" if cluster is not None else "pilot_n"].to_numpy(dtype=float)
@@ -415,6 +534,14 @@ def _pilot(scores: pd.DataFrame, control: str, treatment: Any, cluster: Any, rep
     variance = eff["variance"].to_numpy(dtype=float)
     if "variance_replicates" in eff and replicates is None:
         variance = variance - eff["variance_replicates"].fillna(0).to_numpy(dtype=float)
+        warn(
+            "The pilot has a `replicate` column: its scores are averaged over each "
+            "system's replicates and the plan leaves out the replicates' (seeds') "
+            "variance, which more queries do not reduce, so it promises more power than "
+            "n queries can give. Pass replicates='seeds' (runs with their own seed) or "
+            "replicates='epochs' (repeated answers to the same item).",
+            MetaEvalWarning,
+        )
     out = eff[KEYS].copy()
     out["pilot_n"] = pilot_n
     if cluster is not None:
@@ -450,6 +577,95 @@ def _pilot(scores: pd.DataFrame, control: str, treatment: Any, cluster: Any, rep
     return out
 
 
+def _plan_seeds(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde: Any,
+                power: Any, alpha: float, alternative: str, seeds: Any,
+                solve: str) -> PowerResult:  # fmt: skip
+    """The t design with each system's seed variance (see plan_queries' Notes)."""
+    if not has_replicates(scores):
+        raise OptionError(
+            "replicates='seeds' needs the pilot's `replicate` column (the seed of each "
+            "run), which the scores table does not have. Drop `replicates`, or add the "
+            "column."
+        )
+    with warnings.catch_warnings():  # plan_queries names the degenerate groups itself
+        warnings.simplefilter("ignore", DegenerateWarning)
+        eff = effects(scores, control, treatment=treatment, effect="md", alpha=alpha,
+                      replicates="nested")  # fmt: skip
+    pilot_n = eff["n"].to_numpy(dtype=float)
+    # the query-level variance of the differences of the replicate-averaged scores
+    q_pilot = (eff["variance"].to_numpy(float)
+               - eff["variance_replicates"].fillna(0).to_numpy(float)) * pilot_n  # fmt: skip
+    out = eff[KEYS].copy()
+    out["pilot_n"] = pilot_n
+    keys = ["task", "metric", "system"]
+    rep = replicate_variance(scores).astype({k: str for k in keys})
+    item = means(scores)[[*keys, "var_within"]].astype({k: str for k in keys})
+    rep = rep.merge(item, on=keys, how="left")
+    keyed = out[KEYS].astype(str)
+    tr = keyed.merge(rep, how="left", left_on=["task", "metric", "treatment"],
+                     right_on=keys)  # fmt: skip
+    co = keyed.merge(rep, how="left", left_on=["task", "metric", "control"], right_on=keys)
+    r_t, r_c = tr["replicates"].to_numpy(float), co["replicates"].to_numpy(float)
+    s_t, s_c = tr["sigma2_rep"].to_numpy(float), co["sigma2_rep"].to_numpy(float)
+    # σ̂²_e = w − σ̂²_rep, the per-query noise of one run, which averages over the seeds
+    e_t = np.maximum(tr["var_within"].to_numpy(float) - s_t, 0.0)
+    e_c = np.maximum(co["var_within"].to_numpy(float) - s_c, 0.0)
+    planned = (np.where(r_t == r_c, r_t, np.maximum(r_t, r_c)) if seeds is None
+               else np.full(len(out), float(seeds)))  # fmt: skip
+    q = np.maximum(q_pilot - e_t / r_t - e_c / r_c, 0.0) + (e_t + e_c) / planned
+    out["sd_diff"] = np.sqrt(q)
+    out["seeds"] = planned
+    out["var_seeds"] = (s_t + s_c) / planned
+    one_seed = (np.minimum(r_t, r_c) < 2) & (pilot_n >= 2)
+    if one_seed.any():
+        warn_groups(
+            "No plan (NaN) for {n} group(s): a system has a single replicate in the pilot, "
+            "so its seeds' variance cannot be estimated; run the pilot with ≥ 2 seeds per "
+            "system",
+            out.loc[one_seed, KEYS],
+            DegenerateWarning,
+        )
+    valid = (pilot_n >= 2) & np.isfinite(q) & (q > 0) & ~one_seed
+    _warn_degenerate(out, valid | one_seed, KEYS, "queries")
+    valid &= ~one_seed
+    if not valid.any():
+        raise PairingError("No group of the pilot can be planned with replicates='seeds'.")
+
+    def power_at(effect: Any, k: Any, r: Any = planned) -> np.ndarray:
+        return _seed_power(effect, q, s_t, s_c, r, k, alpha, alternative)
+
+    rows = len(out)
+    n_col = np.full(rows, np.nan if n is None else float(n))
+    mde_col = np.full(rows, np.nan if mde is None else float(mde))
+    if solve == "n":
+        reachable = ~(power_at(mde_col, np.inf) < power)
+        stuck = valid & ~reachable
+        n_col = _smallest_n(lambda k: power_at(mde_col, k) >= power, valid & reachable)
+        if stuck.any():
+            needed = _smallest_n(lambda r: power_at(mde_col, np.inf, r) >= power, stuck)
+            groups = out.loc[stuck, [*KEYS, "seeds"]].assign(seeds_needed=needed[stuck])
+            warn_groups(
+                f"No number of queries reaches power {power} (NaN) for {{n}} group(s): "
+                "with these seeds the seeds' variance alone, which more queries do not "
+                "reduce, is too large. More seeds are needed: `seeds_needed` is the "
+                "smallest number per system that makes the power reachable (pass "
+                "seeds=; more still need fewer queries)",
+                groups.astype({"seeds": "Int64", "seeds_needed": "Int64"}),
+                DegenerateWarning,
+            )
+    elif solve == "mde":
+        scale = np.sqrt(_seed_variance(q, s_t, s_c, planned, n_col)[0])
+        mde_col = _smallest_effect(lambda x: power_at(x, n_col), float(power), scale, valid)
+    power_col = np.where(valid, power_at(mde_col, n_col), np.nan)
+    table = out.assign(n=n_col, mde=np.where(valid, mde_col, np.nan), power=power_col)
+    table = _ordered(table.assign(alpha=alpha, test="t"), KEYS)
+    mde_arr = table["mde"].to_numpy(dtype=float)
+    curve = _curve(table, KEYS, "t", power,
+                   lambda i, k: _seed_power(mde_arr[i], q[i], s_t[i], s_c[i], planned[i], k,
+                                            alpha, alternative))  # fmt: skip
+    return PowerResult(table=table, curve=curve, unit="queries")
+
+
 def _plan_anova(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde: Any,
                 power: Any, alpha: float, solve: str) -> PowerResult:  # fmt: skip
     """Sakai's ANOVA design per (task, metric) over the control and the treatments."""
@@ -467,11 +683,14 @@ def _plan_anova(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde:
         warnings.simplefilter("ignore", DegenerateWarning)
         table = anova(pilot)
     res = table[table["source"] == "residual"].reset_index(drop=True)
+    query = table[table["source"] == "query"].reset_index(drop=True)
     keys = ["metric", "task", "control"]
     out = pd.DataFrame({"metric": res["metric"].to_numpy(), "task": res["task"].to_numpy(),
                         "control": control,
                         "n_systems": res["n_systems"].to_numpy(dtype=float)})  # fmt: skip
-    ms = res["ms"].to_numpy(dtype=float)
+    # the within-system variance of the one-way ANOVA (Sakai 2016): the queries' and the
+    # residual sums of squares of the two-way table together, on m(n − 1) df
+    ms = ((query["ss"] + res["ss"]) / (query["df"] + res["df"])).to_numpy(dtype=float)
     m = out["n_systems"].to_numpy(dtype=float)
     pilot_n = res["n_queries"].to_numpy(dtype=float)
     valid = (pilot_n >= 2) & (m >= 2) & np.isfinite(ms) & (ms > 0)
@@ -487,7 +706,7 @@ def _plan_anova(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde:
     out["n"] = n_col
     out["mde"] = np.where(valid, mde_col, np.nan)
     out["power"] = np.where(valid, _anova_power(mde_col, ms, m, n_col, alpha), np.nan)
-    out["ms_residual"] = ms
+    out["ms_within"] = ms
     out["pilot_n"] = pilot_n
     out = _ordered(out.assign(alpha=alpha, test="anova"), keys)
     curve = _curve(
@@ -521,7 +740,7 @@ def _ordered(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     first = [*keys, *(["n_systems"] if "n_systems" in table else []), "n", "mde", "power"]
     rest = [c for c in table.columns if c not in first]
     out = table[first + rest].reset_index(drop=True)
-    for col in ("n", "n_items", "n_clusters", "pilot_n", "epochs", "n_systems"):
+    for col in ("n", "n_items", "n_clusters", "pilot_n", "epochs", "seeds", "n_systems"):
         if col in out:
             out[col] = out[col].astype("Int64")
     return out

@@ -319,7 +319,7 @@ def power_curves(
             where.tick_params(labelbottom=True)
         from matplotlib.ticker import MaxNLocator
 
-        where.xaxis.set_major_locator(MaxNLocator(integer=True))
+        where.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))
 
     entries = [handles[k] for k in sorted(handles)] if line_keys else []
     if len(levels):

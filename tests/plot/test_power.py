@@ -285,3 +285,27 @@ def test_a_plan_without_group_keys_and_sizes_between_or_beyond_the_curve():
     assert (dot.get_xdata()[0], dot.get_ydata()[0]) == (20, 0.8)
     with pytest.raises(SchemaError, match="2 rows and its curve 1 groups"):
         power_curves(plan.replace(table=pd.concat([plan.table, plan.table])))
+
+
+def test_an_interval_width_plan_draws_its_expected_widths():
+    """plan_queries(test="ci"): the curve is the expected width against n (no power), the
+    target is the width asked for, the dots at the planned n."""
+    import metaeval
+    from metaeval.design import plan_queries
+
+    scores = metaeval.load_example()
+    accuracy = scores[scores["metric"] == "accuracy"]
+    plan = plan_queries(accuracy, "logistic_regression", treatment="knn", test="ci", width=0.04)
+    fig = plan.plot()
+    ax = fig.axes[0]
+    lines = [line for line in ax.get_lines() if line.get_gid() == "power-curve"]
+    assert len(lines) == len(plan.table) == 4
+    for line, (_, part) in zip(lines, plan.curve.groupby("task", sort=False), strict=True):
+        np.testing.assert_allclose(line.get_ydata(), part.sort_values("size")["width"])
+    (target,) = [line for line in ax.get_lines() if line.get_gid() == "power-target"]
+    assert target.get_ydata()[0] == pytest.approx(0.04)
+    dots = sorted(
+        line.get_xdata()[0] for line in ax.get_lines() if line.get_gid() == "power-planned"
+    )
+    assert dots == sorted(plan.table["n"].astype(float))
+    assert ax.get_ylabel() == "expected interval width"

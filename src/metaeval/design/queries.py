@@ -259,7 +259,7 @@ def plan_queries(
 
     Per (task, metric, treatment, control) group of a pilot scores table, give exactly
     two of ``n``, ``mde`` and ``power`` and get the third, as
-    :meth:`statsmodels.stats.power.TTestPower.solve_power` does (Sakai's topic-set-size
+    ``statsmodels.stats.power.TTestPower.solve_power`` does (Sakai's topic-set-size
     design), for the paired t-test, the one-way ANOVA over several systems, or the
     width of a confidence interval.
 
@@ -384,13 +384,13 @@ def plan_queries(
     epochs shrink only σ²_w/E, so the variance falls towards σ²_b and never below it:
     once σ²_w/E is small next to σ²_b, only more items add power.
 
-    **Seeds** (Bouthillier et al. 2021; the model of :mod:`metaeval.paired.replicates`).
+    **Seeds** (Bouthillier et al. 2021; the model of ``metaeval.paired.replicates``).
     A run's seed shifts every query of the run, so the mean difference over n queries
     of scores averaged over R seeds per system has the variance
 
         Var(D̄) = σ²_d/n + (σ²_rep,T + σ²_rep,C)/R,
 
-    σ²_rep of each system from :func:`metaeval.paired.replicates.replicate_variance`
+    σ²_rep of each system from ``metaeval.paired.replicates.replicate_variance``
     (``var_seeds`` is the second term) and σ²_d the query-level variance of the
     differences of the replicate-averaged scores (:func:`metaeval.effects`'
     ``variance`` less ``variance_replicates``, times n). With R seeds other than

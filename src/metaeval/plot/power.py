@@ -134,7 +134,7 @@ def power_curves(
     Parameters
     ----------
     plan : PowerResult
-        What :func:`metaeval.design.power` (``scores.meta.power(...)``,
+        What :func:`metaeval.power` (``scores.meta.power(...)``,
         ``effects.meta.power(...)``) returned; ``plan.plot()`` is
         ``power_curves(plan)``. Its table may be filtered
         (``plan.replace(table=plan.table.query(...))``): the curves of the
@@ -215,7 +215,9 @@ def power_curves(
         raise OptionError(f"`col_wrap` must be a whole number of panels ≥ 1, not {col_wrap!r}.")
     curve: pd.DataFrame = plan.curve
     unit = str(plan.unit)
-    keys = [c for c in curve.columns if c not in CURVE_COLUMNS]
+    # the interval-width design (plan_queries(test="ci")): its curve is the expected width
+    measure = "width" if "width" in curve.columns and curve["power"].isna().all() else "power"
+    keys = [c for c in curve.columns if c not in (*CURVE_COLUMNS, "width")]
     if col is not None and col not in keys:
         raise OptionError(
             f"`col` must be one of the plan's group keys {quote_list(keys)}, but {col!r} "
@@ -282,13 +284,13 @@ def power_curves(
         marks: list[tuple[float, float, str]] = []
         for _, row in own.iterrows():  # one line per group drawn: a few dozen at most
             part = points[int(row["_group"])].sort_values("size", kind="stable")
-            x, y = part["size"].to_numpy(float), part["power"].to_numpy(float)
+            x, y = part["size"].to_numpy(float), part[measure].to_numpy(float)
             style = {
                 "color": f"C{int(row['_line']) % 10}",
                 "linestyle": STYLES[(int(row["_line"]) // 10) % len(STYLES)],
                 "linewidth": 1.4,
             }
-            name = literal(_label(row, line_keys)) if line_keys else "power"
+            name = literal(_label(row, line_keys)) if line_keys else measure
             if in_legend and np.isfinite(row["planned"]):
                 name += f" ({short} = {format_number(float(row['planned']), 0, to='unicode')})"
             (line,) = where.plot(x, y, gid="power-curve", label=name, **{**style, **kwargs})
@@ -306,14 +308,18 @@ def power_curves(
             _annotate(where, marks, per_inch)
         for level in levels:
             where.axhline(level, color="0.35", linewidth=0.9, linestyle=(0, (4, 3)),
-                          zorder=1, gid="power-target", label="target power")  # fmt: skip
-        where.set_ylim(0, 1.02)
+                          zorder=1, gid="power-target", label=f"target {measure}")  # fmt: skip
+        if measure == "power":
+            where.set_ylim(0, 1.02)
+        else:  # widths fall from the widest (at 2) to the target and below
+            top = float(np.nanquantile(curve["width"], 0.9)) * 1.1
+            where.set_ylim(0, min(top, 4 * levels.max()) if len(levels) else top)
         where.grid(True, color="0.92", linewidth=0.6)
         where.set_axisbelow(True)
         if col is not None:
             where.set_title(literal(value), fontsize=10)
         if ax is not None or i % ncols == 0:
-            where.set_ylabel("power")
+            where.set_ylabel("power" if measure == "power" else "expected interval width")
         if ax is not None or i >= len(panel_values) - ncols:
             where.set_xlabel(xlabel)
             where.tick_params(labelbottom=True)
@@ -327,7 +333,7 @@ def power_curves(
 
         text = " / ".join(format_number(float(v), 2, to="unicode") for v in levels)
         entries.append(Line2D([], [], color="0.35", linewidth=0.9, linestyle=(0, (4, 3)),
-                              label=f"target power {text}"))  # fmt: skip
+                              label=f"target {measure} {text}"))  # fmt: skip
     if planned and groups["planned"].notna().any():
         from matplotlib.lines import Line2D
 

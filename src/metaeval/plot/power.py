@@ -354,8 +354,12 @@ def power_curves(
                    ncol=ncol)  # fmt: skip
         widest = text_width([t.replace(r"\$", "$") for t in labels], {"fontsize": FONT})
         fig.set_figwidth(fig.get_figwidth() + ncol * (widest + 0.5))
-    if title and col is None:  # one panel: its title
-        axes[0].set_title(literal(title), fontsize=10)
+    if title and col is None:  # one panel: its title, wrapped to the panel's width (the
+        # legend stands to its right: a longer line would run into it)
+        import textwrap
+
+        chars = max(20, int((PANEL[0] - 0.8) * 72 / (10 * 0.55)))  # the axes, 10 pt text
+        axes[0].set_title(literal("\n".join(textwrap.wrap(title, chars))), fontsize=10)
     elif title:
         fig.suptitle(literal(title), fontsize=10)
     return fig

@@ -15,7 +15,7 @@ from metaeval import DegenerateWarning, MetaEvalWarning, OptionError, SchemaErro
 
 DIR = FIXTURES / "metafor"
 FORMULAS = {"~ x1": ["x1"], "~ x1 + x2": ["x1", "x2"], "~ f": ["f"], "~ x1 + f": ["x1", "f"]}
-METHODS = ["EE", "DL", "HE", "ML", "REML"]
+METHODS = ["EE", "DL", "HE", "ML", "REML", "SJ", "EB", "PM"]
 COEFS = {"estimate": "estimate", "se": "se", "statistic": "zval", "p_value": "pval",
          "ci_low": "ci_lb", "ci_high": "ci_ub"}  # fmt: skip
 FIT = {"tau2": "tau2", "i2": "I2", "h2": "H2", "r2": "R2", "qm": "QM", "qm_df": "QMdf1",
@@ -226,7 +226,7 @@ def test_bad_moderators_are_schema_errors(mods, match):
 
 def test_bad_options():
     with pytest.raises(OptionError, match="method"):
-        metaeval.metareg(_toy(), "x", method="PM")
+        metaeval.metareg(_toy(), "x", method="XX")
     with pytest.warns(MetaEvalWarning, match="not meant for the common-effect"):
         metaeval.metareg(_toy(), "x", method="EE", ci="knha")
 

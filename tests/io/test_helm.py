@@ -107,43 +107,40 @@ def test_malformed_json(tmp_path):
         read_helm(run)
 
 
-def test_missing_instance_id(tmp_path):
-    run = _copy(tmp_path)
-    path = run / "per_instance_stats.json"
-    records = json.loads(path.read_text())
+def _drop_id(records):
     del records[1]["instance_id"]
-    path.write_text(json.dumps(records))
-    with pytest.raises(FormatError, match="record 1 has no string 'instance_id'"):
-        read_helm(run)
 
 
-def test_instance_id_not_in_scenario_state(tmp_path):
-    run = _copy(tmp_path)
-    path = run / "per_instance_stats.json"
-    records = json.loads(path.read_text())
+def _unknown_id(records):
     records[0]["instance_id"] = "id99"
-    path.write_text(json.dumps(records))
-    with pytest.raises(FormatError, match="'id99' is not in scenario_state.json"):
-        read_helm(run)
 
 
-def test_duplicate_stat(tmp_path):
-    run = _copy(tmp_path)
-    path = run / "per_instance_stats.json"
-    records = json.loads(path.read_text())
+def _repeat_stat(records):
     records.append(records[0])
-    path.write_text(json.dumps(records))
-    with pytest.raises(FormatError, match="stat 'exact_match' of instance 'id10'.*appears twice"):
-        read_helm(run)
 
 
-def test_non_numeric_mean(tmp_path):
+def _text_mean(records):
+    records[0]["stats"][0]["mean"] = "1"
+
+
+@pytest.mark.parametrize(
+    ("spoil", "message"),
+    [
+        (_drop_id, "record 1 has no string 'instance_id'"),
+        (_unknown_id, "'id99' is not in scenario_state.json"),
+        (_repeat_stat, "stat 'exact_match' of instance 'id10'.*appears twice"),
+        (_text_mean, "stat 'exact_match' has mean '1', not a number"),
+    ],
+    ids=["missing_instance_id", "instance_id_not_in_scenario_state", "duplicate_stat",
+         "non_numeric_mean"],
+)  # fmt: skip
+def test_a_spoiled_record_is_a_format_error_naming_it(tmp_path, spoil, message):
     run = _copy(tmp_path)
     path = run / "per_instance_stats.json"
     records = json.loads(path.read_text())
-    records[0]["stats"][0]["mean"] = "1"
+    spoil(records)
     path.write_text(json.dumps(records))
-    with pytest.raises(FormatError, match="stat 'exact_match' has mean '1', not a number"):
+    with pytest.raises(FormatError, match=message):
         read_helm(run)
 
 

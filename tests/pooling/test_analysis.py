@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _helpers import make_scores
+from _helpers import NARROW_KH, make_scores
 
 import metaeval
 
@@ -31,6 +31,7 @@ def test_analyze_rows_and_weights(rng):
     np.testing.assert_array_equal(merged["mean_treatment_x"], merged["mean_treatment_y"])
 
 
+@NARROW_KH
 def test_analyze_order_follows_categories(rng):
     scores = make_scores(rng).astype({"system": "category"})
     scores["system"] = scores["system"].cat.reorder_categories(["ctrl", "b", "a"])

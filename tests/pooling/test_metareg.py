@@ -64,7 +64,7 @@ def _close(ours, theirs, rtol, atol, what):
     np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, err_msg=what)
 
 
-@pytest.mark.parametrize("test", ["z", "knha"])
+@pytest.mark.parametrize("test", ["z", "knha", "adhoc"])
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("formula", list(FORMULAS))
 def test_metareg_matches_rma(data, coefs, fits, formula, method, test):

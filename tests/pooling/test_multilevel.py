@@ -96,6 +96,24 @@ def test_knha_scales_by_the_weighted_residual_mean_square(data, cov, fits):
         assert width_t == pytest.approx(2 * crit * r["se"], rel=1e-6)
 
 
+def test_adhoc_floors_the_knha_factor_at_one(data, cov, fits):
+    """ci="adhoc" (metafor's test="adhoc" for rma.uni, Röver et al. 2015) in the three-level
+    model: se = max(se_z, se_knha), with metafor's z standard error (the fixture's test="z"
+    fits) as the floor, and t on k − 1 df (issue 29, item 1)."""
+    adhoc = _pool(data, cov, method="REML", ci="adhoc").set_index("id")
+    knha = _pool(data, cov, method="REML", ci="knha").set_index("id")
+    ref = fits.query("method == 'REML' and test == 'z'").set_index("id").loc[adhoc.index]
+    np.testing.assert_allclose(
+        adhoc["se"], np.maximum(ref["se"], knha["se"]), rtol=1e-4
+    )  # the fits' tolerance, as for knha above
+    floored = (knha["se"] < ref["se"] * (1 - 1e-3)).to_numpy()
+    assert floored.any() and (~floored).any()  # the data hold both cases
+    np.testing.assert_array_equal(adhoc["df"], adhoc["k"] - 1)
+    crit = stats.t.isf(0.025, adhoc["df"])
+    np.testing.assert_allclose(adhoc["ci_high"], adhoc["effect"] + crit * adhoc["se"], rtol=1e-12)
+    assert (adhoc["test"] == "adhoc").all()
+
+
 def test_ee_is_generalized_least_squares(data, cov):
     d, c = data[data["id"] == 3], cov[cov["id"] == 3]
     res = _pool(d, c, method="EE", ci="z")

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import reference
-from _helpers import make_scores
+from _helpers import NARROW_KH, make_scores
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize, stats
@@ -151,6 +151,7 @@ def _many(rng, n_groups=6, k=8) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
+@NARROW_KH
 @pytest.mark.parametrize("adjust", ["holm", "bonferroni", "fdr_bh"])
 def test_adjust_matches_statsmodels(rng, adjust):
     from statsmodels.stats.multitest import multipletests
@@ -237,6 +238,7 @@ def test_prob_gain_follows_the_prediction_distribution(rng):
         np.testing.assert_allclose(pooled["pi_high"] - pooled["effect"], crit * sd, rtol=1e-12)
 
 
+@NARROW_KH
 def test_weights_leave_one_out_influence_tables(rng):
     eff = _many(rng, n_groups=2, k=5)
     w = eff.meta.weights(method="REML")
@@ -254,6 +256,7 @@ def test_weights_leave_one_out_influence_tables(rng):
         assert pair.meta.leave_one_out(method="DL")["tau2"].isna().all()
 
 
+@NARROW_KH
 def test_pooled_schema_with_all_options(rng):
     from metaeval import schema
 
@@ -388,6 +391,7 @@ def _beir_scores(rng) -> pd.DataFrame:
     return scores[~absent].reset_index(drop=True)
 
 
+@NARROW_KH
 def test_a_system_without_a_task_is_named_with_k_of_k_total(rng):
     scores = _beir_scores(rng)
     with pytest.warns(metaeval.PairingWarning, match="Queries present for only one system"):
@@ -473,3 +477,64 @@ def test_knha_with_equal_effects_warns_and_gives_nan(method):
         warnings.simplefilter("error")
         z = metaeval.pool(eff[eff["g"] == "zero"], method=method, ci="z")
     assert z["se"].item() > 0 and z["p_value"].item() == 1
+
+
+#: metafor 3.8.1 on four tasks with τ̂² = 0 (fixtures/metafor/adhoc_four_tasks.R):
+#: ci_low, ci_high, pi_low, pi_high, se, tau2, p_value per test
+ADHOC_METAFOR = {
+    "z": (6.030287664e-02, 7.599019807e-02, 6.030287664e-02, 7.599019807e-02,
+          4.001941248e-03, 0.0, 5.059372555e-65),
+    "knha": (6.519055114e-02, 7.110252356e-02, 6.519055114e-02, 7.110252356e-02,
+             9.288408746e-04, 0.0, 5.580497797e-06),
+    "adhoc": (0.0554105742158, 0.0808825004914, 0.0554105742158, 0.0808825004914,
+              0.0040019412477, 0.0, 0.0004411494371),
+}  # fmt: skip
+
+
+def test_adhoc_floors_knha_at_the_normal_interval():
+    """Four tasks that agree more closely than their variances imply (τ̂² = 0, s² < 1):
+    Knapp–Hartung's interval is narrower than the normal one, and pool() says so naming
+    the group; ci="adhoc" (metafor's test="adhoc") floors the factor at 1. All three
+    against metafor 3.8.1 (issue 29, item 1)."""
+    eff = pd.DataFrame({
+        "task": ["arc", "gsm8k", "mmlu", "hellaswag"],
+        "effect": [0.066, 0.070, 0.067, 0.069],
+        "variance": np.array([0.0081, 0.0074, 0.0088, 0.0079]) ** 2,
+    })  # fmt: skip
+    columns = ["ci_low", "ci_high", "pi_low", "pi_high", "se", "tau2", "p_value"]
+    got = {}
+    for ci in ("z", "adhoc"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got[ci] = metaeval.pool(eff, method="REML", ci=ci)
+    with pytest.warns(DegenerateWarning, match="narrower than the normal") as record:
+        got["knha"] = metaeval.pool(eff, method="REML", ci="knha")
+    assert len(record) == 1 and "ci='adhoc'" in str(record[0].message)
+    for ci, ref in ADHOC_METAFOR.items():
+        row = got[ci].iloc[0]
+        np.testing.assert_allclose(row[columns].to_numpy(float), ref, rtol=1e-8, atol=1e-13)
+        assert row["test"] == ci
+    assert got["adhoc"]["df"].item() == got["knha"]["df"].item() == 3
+    # the identity metafor's documentation states: se_adhoc = max(se_z, se_knha)
+    assert got["adhoc"]["se"].item() == max(got["z"]["se"].item(), got["knha"]["se"].item())
+
+
+def test_knha_narrow_warning_names_only_narrow_groups():
+    """The warning fires where s² · t²(k − 1) < z² and nowhere else (a group whose effects
+    scatter widely stays quiet; leave_one_out's refits never warn)."""
+    eff = pd.DataFrame({
+        "g": ["tight"] * 4 + ["wide"] * 4, "task": list("abcd") * 2,
+        "effect": [0.066, 0.070, 0.067, 0.069, 0.1, 0.3, 0.2, 0.6],
+        "variance": [0.0081**2] * 4 + [0.01, 0.02, 0.015, 0.01],
+    })  # fmt: skip
+    with pytest.warns(DegenerateWarning, match="narrower than the normal") as record:
+        res = metaeval.pool(eff, groups="g", ci="knha").set_index("g")
+    text = " ".join(str(w.message) for w in record)
+    assert "g='tight'" in text and "g='wide'" not in text
+    z = metaeval.pool(eff, groups="g", ci="z").set_index("g")
+    width = res["ci_high"] - res["ci_low"]
+    assert width["tight"] < (z["ci_high"] - z["ci_low"])["tight"]
+    assert width["wide"] > (z["ci_high"] - z["ci_low"])["wide"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        metaeval.leave_one_out(eff, groups="g", ci="knha")

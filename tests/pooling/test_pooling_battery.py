@@ -55,7 +55,7 @@ def _close(ours, theirs, rtol, atol, what):
     np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, err_msg=what)
 
 
-@pytest.mark.parametrize("test", ["z", "knha"])
+@pytest.mark.parametrize("test", ["z", "knha", "adhoc"])
 @pytest.mark.parametrize("method", CLOSED + ITERATIVE)
 def test_battery_matches_rma(data, fits, method, test):
     ref = fits[(fits["method"] == method) & (fits["test"] == test)].drop(columns=["method", "test"])

@@ -45,7 +45,17 @@ from ..paired.replicates import SHARED_COLUMNS
 from . import _tau2 as t2
 from ._grouping import Grouped, coverage, group, slots, valid_rows
 
-__all__ = ["Fit", "fit", "refuse_shared", "batches", "POOL_PARAMS", "solver_messages", "warn_each"]
+__all__ = [
+    "Fit",
+    "fit",
+    "KH_TESTS",
+    "narrower_than_z",
+    "refuse_shared",
+    "batches",
+    "POOL_PARAMS",
+    "solver_messages",
+    "warn_each",
+]
 
 
 # -------------------------------------------------------------------- fitting
@@ -163,7 +173,7 @@ class _Options:
     """The checked options of a fit."""
 
     method: str  # "EE" for "FE"
-    test: str  # "z" or "knha" ("hksj" is an alias)
+    test: str  # "z", "knha" ("hksj" is an alias) or "adhoc"
     alpha: float
     adjust: str | None
 
@@ -196,6 +206,7 @@ def fit(
     quiet_single: bool = False,
     warn_dependence: bool = True,
     warn_coverage: bool = False,
+    warn_narrow: bool = False,
 ) -> Fit:
     """Pool every group; the engine behind :func:`pool` and its relatives.
 
@@ -204,7 +215,9 @@ def fit(
     tests, intervals and heterogeneity, blank what a single effect or a failed
     fit cannot give, add the subgroup test, adjusted p-values and reporting-
     scale columns, and warn about degenerate groups (and, with ``warn_coverage``,
-    about groups that pool fewer tasks than their analysis has).
+    about groups that pool fewer tasks than their analysis has; with ``warn_narrow``,
+    about Knapp–Hartung intervals narrower than the normal ones: :func:`pool` and
+    :func:`analyze` warn, the refits of the diagnostics do not).
     """
     opts = _Options.checked(method, ci, alpha, adjust)
     grp = group(effects, over, groups, by, warn_dependence=warn_dependence)
@@ -221,6 +234,9 @@ def fit(
     columns, s2w = _inference(g, k, opts)
     k_total, missing = coverage(grp, valid)
     flags["zero_s2"] = (opts.test == "knha") & (k >= 2) & (s2w == 0) & ~flags["failed"]
+    narrow = warn_narrow & (opts.test == "knha") & (shared is None)
+    flags["narrow_kh"] = narrow & (k >= 2) & narrower_than_z(s2w, k, opts.alpha)
+    flags["narrow_kh"] &= ~flags["failed"] & ~flags["zero_s2"]
     pooled = grp.key_frame.assign(**columns)
     pooled.insert(pooled.columns.get_loc("k") + 1, "k_total", k_total)
     _blank_undefined(pooled, k, flags["failed"], opts, list(columns))
@@ -245,7 +261,7 @@ def _inputs(grp: Grouped, opts: _Options) -> tuple[np.ndarray, np.ndarray, np.nd
             omitted,
             DegenerateWarning,
         )
-    if opts.method == "EE" and opts.test == "knha":
+    if opts.method == "EE" and opts.test in KH_TESTS:
         warn(
             "The Knapp–Hartung method is not meant for the common-effect model "
             "(metafor warns the same); consider a random-effects method.",
@@ -320,8 +336,9 @@ def _inference(
     alpha = opts.alpha
     with np.errstate(invalid="ignore", divide="ignore"):
         single = k < 2
-        knha = (opts.test == "knha") & ~single  # k = 1: no t distribution with 0 df, use z
-        s2w = np.where(knha, g["s2w"], 1.0)
+        knha = (opts.test in KH_TESTS) & ~single  # k = 1: no t distribution with 0 df, use z
+        # ad hoc Knapp–Hartung (metafor's test="adhoc"): the factor floored at 1
+        s2w = np.where(knha, np.maximum(g["s2w"], 1.0 if opts.test == "adhoc" else 0.0), 1.0)
         base = s2w / g["sw"]
         part_t, part_c = g.get("shared_t", 0.0) ** 2, g.get("shared_c", 0.0) ** 2
         shared = part_t + part_c
@@ -460,7 +477,7 @@ def _warn_groups(
         "" if method == "EE" else ", tau2 and its interval"
     )
     single_text = f"have one effect (k = 1): {single_what} are NaN"
-    if test == "knha":
+    if test in KH_TESTS:
         single_text += (
             "; the test and confidence interval use the normal distribution, as a t "
             "distribution with 0 degrees of freedom does not exist"
@@ -470,6 +487,7 @@ def _warn_groups(
         (k == 1, single_text),
         *solver_messages(flags, method),
         (flags.get("zero_s2", np.zeros(len(k), dtype=bool)), ZERO_S2_TEXT),
+        (flags.get("narrow_kh", np.zeros(len(k), dtype=bool)), NARROW_KH_TEXT),
     )
     warn_each(messages, pooled[keys], "pooled group(s)")
 
@@ -498,6 +516,26 @@ def _warn_coverage(pooled: pd.DataFrame, grp: Grouped, missing: pd.DataFrame) ->
 
 
 #: The warning for Knapp–Hartung with every effect equal to the pooled mean.
+#: The tests that scale the variance by Knapp–Hartung's factor s² and use t with k − 1 df.
+KH_TESTS = ("knha", "adhoc")
+
+NARROW_KH_TEXT = (
+    "have a Knapp–Hartung interval narrower than the normal (z) one: the effects scatter "
+    "less than their variances imply (s² · t²(k − 1) < z²). ci='adhoc' floors s² at 1 "
+    "(metafor's test='adhoc'), so the interval is never narrower than z's"
+)
+
+
+def narrower_than_z(s2w: np.ndarray, k: np.ndarray, alpha: float) -> np.ndarray:
+    """Where a Knapp–Hartung interval (factor ``s2w``, t on k − 1 df) is narrower than the
+    normal one: s² · t²_{k−1} < z² (False where k < 2 or s² is NaN)."""
+    from scipy import stats as sps
+
+    with np.errstate(invalid="ignore"):
+        t = t2.per_value(lambda df: sps.t.isf(alpha / 2, df), np.where(k >= 2, k - 1.0, np.nan))
+        return (k >= 2) & (s2w * t**2 < sps.norm.isf(alpha / 2) ** 2)
+
+
 ZERO_S2_TEXT = (
     "have effects that all equal the pooled effect, so Knapp–Hartung's scale s² is 0 and "
     "the standard error would be 0: se, statistic, p-value, confidence and prediction "
@@ -533,10 +571,12 @@ POOL_PARAMS = """\
 method : {"DL", "REML", "ML", "EB", "PM", "HE", "HS", "SJ", "EE", "FE"}, default "REML"
         The τ² estimator, as metafor's ``rma(method=...)``; ``EE`` (alias
         ``FE``) is the common-effect model (τ² = 0).
-    ci : {"knha", "z", "hksj"} or None, default None
+    ci : {"knha", "z", "hksj", "adhoc"} or None, default None
         Knapp–Hartung (``hksj`` is an alias): the variance scaled by the
-        weighted residual mean square and t with k − 1 df (metafor's
-        ``test="knha"``), or normal tests and intervals (``"z"``). None:
+        weighted residual mean square s² and t with k − 1 df (metafor's
+        ``test="knha"``); ``"adhoc"``: the same with s² floored at 1, so the
+        interval is never narrower than the normal one (metafor's
+        ``test="adhoc"``); or normal tests and intervals (``"z"``). None:
         ``"knha"`` for the random-effects methods, ``"z"`` for ``EE``.
     alpha : float, default 0.05
         Intervals have level 1 − alpha.

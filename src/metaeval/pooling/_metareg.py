@@ -71,6 +71,7 @@ import numpy as np
 import pandas as pd
 
 from .._options import (
+    CI_METHODS,
     DEFAULT_CI,
     DEFAULT_POOL_METHOD,
     POOLED_COLUMNS,
@@ -90,7 +91,7 @@ from ..errors import (
     warn_groups,
 )
 from . import _tau2 as t2
-from ._engine import batches, refuse_shared, solver_messages, warn_each
+from ._engine import KH_TESTS, batches, refuse_shared, solver_messages, warn_each
 from ._grouping import RESULT_COLUMNS, as_list, group, valid_rows
 from .results import MetaRegResult
 
@@ -175,10 +176,11 @@ def design(table: pd.DataFrame, mods: list[str]) -> Design:
 
 # ------------------------------------------------------------------ the fit
 def _fit_batch(
-    b: t2.Batch, method: str, knha: bool
+    b: t2.Batch, method: str, knha: bool, adhoc: bool = False
 ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """Per group: τ² and the fit statistics; per group the coefficients and their
-    covariance (in the scaled units of the batch), and per slot the weights."""
+    covariance (in the scaled units of the batch), and per slot the weights. ``knha``:
+    the covariance scaled by Knapp–Hartung's s²; with ``adhoc`` too, by max(1, s²)."""
     tau2, failed, reset = t2.estimate(b, method)
     fit_tau2 = np.where(failed, 0.0, tau2)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -190,8 +192,9 @@ def _fit_batch(
         s2w = np.where(rss <= noise, 0.0, rss / (k - p))
         # Knapp–Hartung with moderators that fit the effects exactly: s² = 0 leaves no
         # covariance (metafor gives se 0, t = ±Inf and Q_M NA): NaN, with a warning
-        exact = (s2w == 0) if knha else np.zeros(len(s2w), dtype=bool)
-        vcov = inv * (s2w if knha else np.ones_like(s2w))[:, None, None]
+        exact = (s2w == 0) if knha and not adhoc else np.zeros(len(s2w), dtype=bool)
+        scale = np.maximum(s2w, 1.0) if adhoc else s2w if knha else np.ones_like(s2w)
+        vcov = inv * scale[:, None, None]
         vcov = np.where(
             b.free[:, :, None] & b.free[:, None, :] & ~exact[:, None, None], vcov, np.nan
         )
@@ -276,10 +279,11 @@ def metareg(
     method : {"REML", "ML", "DL", "HE", "HS", "SJ", "EB", "PM", "EE", "FE"}, default "REML"
         The estimator of the residual τ², with metafor's definitions for models
         with moderators; ``EE`` (alias ``FE``) fixes τ² at 0.
-    ci : {"knha", "z", "hksj"} or None, default None
+    ci : {"knha", "z", "hksj", "adhoc"} or None, default None
         Knapp–Hartung (``hksj`` an alias): the coefficients' covariance scaled by
-        the weighted residual mean square, t tests with k − p df and Q_M as an
-        F(p − 1, k − p) test; or normal tests and a χ² Q_M (``"z"``). None:
+        the weighted residual mean square s², t tests with k − p df and Q_M as an
+        F(p − 1, k − p) test; ``"adhoc"`` the same with s² floored at 1 (metafor's
+        ``test="adhoc"``); or normal tests and a χ² Q_M (``"z"``). None:
         ``"knha"`` for the random-effects methods, ``"z"`` for ``EE``.
     alpha : float, default 0.05
         Intervals have level 1 − alpha.
@@ -414,7 +418,9 @@ def metareg(
         if not len(ok):
             continue
         b = t2.Batch(yy[ok], vv[ok], m[ok], xx[ok], free[ok])
-        got, coef, cov, w, got_flags = _fit_batch(b, opts_method, test == "knha")
+        got, coef, cov, w, got_flags = _fit_batch(
+            b, opts_method, test in KH_TESTS, adhoc=test == "adhoc"
+        )
         got["r2"] = _r2(b, opts_method, got)
         for name, values in got.items():
             stats[name][members[ok]] = values
@@ -452,10 +458,10 @@ def metareg(
 def _checked(method: str, ci: str | None, alpha: float) -> tuple[str, str, float]:
     check_option("method", method, METAREG_METHODS)
     resolved = resolve_ci(method, ci)
-    check_option("ci", resolved, ("z", "knha", "hksj"))
+    check_option("ci", resolved, CI_METHODS)
     method = "EE" if method == "FE" else method
     test = "knha" if resolved == "hksj" else resolved
-    if method == "EE" and test == "knha":
+    if method == "EE" and test in KH_TESTS:
         warn(
             "The Knapp–Hartung method is not meant for the common-effect model "
             "(metafor warns the same); consider a random-effects method.",
@@ -530,7 +536,7 @@ def _coef_table(grp, des: Design, beta, vcov, stats, test: str, alpha: float) ->
     se = np.sqrt(np.diagonal(vcov, axis1=1, axis2=2))
     with np.errstate(invalid="ignore", divide="ignore"):
         stat = beta / se
-        if test == "knha":
+        if test in KH_TESTS:
             df = np.repeat((stats["k"] - stats["p"])[:, None], n_terms, axis=1)
             crit = t2.per_value(lambda d: sps.t.isf(alpha / 2, d), df.ravel()).reshape(df.shape)
             p = 2 * sps.t.sf(np.abs(stat), df)
@@ -557,7 +563,7 @@ def _fit_table(grp, stats, method: str, test: str) -> pd.DataFrame:
 
     k, p, m = stats["k"], stats["p"], stats["m"]
     with np.errstate(invalid="ignore", divide="ignore"):
-        if test == "knha":
+        if test in KH_TESTS:
             qm = stats["qm"] / m
             qm_df2 = k - p
             qm_p = sps.f.sf(qm, m, qm_df2)

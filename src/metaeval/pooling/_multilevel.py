@@ -10,7 +10,8 @@ metrics, :func:`metaeval.effect_covariance`). The marginal covariance of a task'
 is M_t = V_t + σ²_task·11' + σ²_metric·I. With X = 1 (an intercept):
 
 - μ̂ = 1'M⁻¹y / 1'M⁻¹1 with variance 1/(1'M⁻¹1); ``ci="knha"`` multiplies it by
-  s² = (y − μ̂)'M⁻¹(y − μ̂)/(k − 1) and uses t with k − 1 df (metafor's ``test="knha"``);
+  s² = (y − μ̂)'M⁻¹(y − μ̂)/(k − 1) and uses t with k − 1 df (metafor's ``test="knha"``),
+  ``ci="adhoc"`` by max(1, s²) (``test="adhoc"``);
 - σ²_task, σ²_metric maximize the REML (or ML) likelihood over σ² ≥ 0, found by
   projected Newton steps (Fisher scoring where the observed information is not positive
   definite) with step halving, for every group in lockstep; the likelihood can have
@@ -65,7 +66,7 @@ from ..errors import (
     warn,
     warn_groups,
 )
-from ._engine import ZERO_S2_TEXT, refuse_shared, warn_each
+from ._engine import KH_TESTS, ZERO_S2_TEXT, refuse_shared, warn_each
 from ._grouping import Grouped, group, valid_rows
 
 __all__ = ["fit_multilevel", "MULTILEVEL_METHODS"]
@@ -484,9 +485,10 @@ def _inference(b: Blocks, theta, ok, test: str, alpha: float, robust: bool, meth
         with np.errstate(invalid="ignore", divide="ignore"):
             var = 1 / g["sxx"]
             kk = k[idx]
-            if test == "knha":
+            if test in KH_TESTS:
                 rss = np.einsum("gts,gts->g", g["r"], g["u"])
                 s2w = np.where(rss <= np.finfo(float).eps, 0.0, rss / (kk - 1))
+                s2w = np.maximum(s2w, 1.0) if test == "adhoc" else s2w
                 var = np.where(s2w == 0, np.nan, var * s2w)  # se 0 would claim certainty
                 zero_s2[idx] = s2w == 0
                 dfs = kk - 1
@@ -496,7 +498,7 @@ def _inference(b: Blocks, theta, ok, test: str, alpha: float, robust: bool, meth
                 crit = np.full(len(idx), sps.norm.isf(alpha / 2))
             s = np.sqrt(var)
             z = g["mu"] / s
-            pv = 2 * sps.t.sf(np.abs(z), dfs) if test == "knha" else 2 * sps.norm.sf(np.abs(z))
+            pv = 2 * sps.t.sf(np.abs(z), dfs) if test in KH_TESTS else 2 * sps.norm.sf(np.abs(z))
             effect[idx], se[idx], stat[idx], df[idx], p[idx] = g["mu"], s, z, dfs, pv
             low[idx], high[idx] = g["mu"] - crit * s, g["mu"] + crit * s
             vinv = np.linalg.inv(sub.v)

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from .._options import (
+    CI_METHODS,
     DEFAULT_CI,
     DEFAULT_POOL_METHOD,
     POOL_MODELS,
@@ -61,7 +62,8 @@ def pool(
         (``sigma2_metric``) and the sampling covariance ``V`` of a task's effects.
         Methods ``REML``, ``ML`` and ``EE`` (both variances 0); ``ci="knha"``
         scales the variance by Knapp–Hartung's factor with t on k − 1 df (as
-        metafor ≥ 4's ``test="knha"``), ``"z"`` is normal; ``by`` and ``adjust``
+        metafor ≥ 4's ``test="knha"``), ``"adhoc"`` by the factor floored at 1,
+        ``"z"`` is normal; ``by`` and ``adjust``
         do not apply.
     cov : pandas.DataFrame, optional
         For ``model="multilevel"``: the sampling covariances of the effects of one
@@ -90,7 +92,7 @@ def pool(
           ``pi_low, pi_high`` (the prediction interval for the true effect on
           a new task), ``prob_gain`` (the probability that it is positive),
           ``tau2`` (the between-task variance, 0 for ``EE``), ``i2`` (percent);
-        - then ``method``, ``test`` (``"z"`` or ``"knha"``), ``se``,
+        - then ``method``, ``test`` (``"z"``, ``"knha"`` or ``"adhoc"``), ``se``,
           ``statistic, df`` (``df`` NaN for z), ``tau`` and the Q-profile
           interval ``tau2_low, tau2_high`` (NaN for ``EE``), ``i2_low,
           i2_high``, ``h2`` (heterogeneity as defined by metafor for the
@@ -155,7 +157,7 @@ def pool(
         return _multilevel(effects, method, ci, alpha, over, groups, by, adjust, cov, robust)
     pooled = fit(
         effects, method=method, ci=ci, alpha=alpha, over=over, groups=groups, by=by,
-        adjust=adjust, warn_coverage=True,
+        adjust=adjust, warn_coverage=True, warn_narrow=True,
     ).pooled  # fmt: skip
     pooled.attrs.update(method=method, ci=ci, alpha=alpha, adjust=adjust)
     return pooled
@@ -164,7 +166,7 @@ def pool(
 def _multilevel(effects, method, ci, alpha, over, groups, by, adjust, cov, robust):
     check_option("method", method, MULTILEVEL_METHODS + ("FE",))
     test = resolve_ci(method, ci)
-    check_option("ci", test, ("z", "knha", "hksj"))
+    check_option("ci", test, CI_METHODS)
     if by is not None or adjust is not None:
         raise OptionError("`by` and `adjust` do not apply to model='multilevel'.")
     fitted = "EE" if method == "FE" else method

@@ -111,7 +111,7 @@ def analysis_table(
     type of an empty one."""
     result = fit(
         eff, method=method, ci=ci, alpha=alpha, over="task", groups=None, heterogeneity_ci=False,
-        warn_coverage=True,
+        warn_coverage=True, warn_narrow=True,
     )  # fmt: skip
     pooled, weights = result.pooled, result.row_weight
     keys = ["metric", "treatment", "control"]

@@ -46,7 +46,17 @@ from ..paired.replicates import SHARED_COLUMNS
 from . import _tau2 as t2
 from ._grouping import Grouped, coverage, group, slots, valid_rows
 
-__all__ = ["Fit", "fit", "check_tau2_ci", "PROFILE_METHODS", "refuse_shared", "batches", "POOL_PARAMS", "solver_messages", "warn_each"]
+__all__ = [
+    "Fit",
+    "fit",
+    "check_tau2_ci",
+    "PROFILE_METHODS",
+    "refuse_shared",
+    "batches",
+    "POOL_PARAMS",
+    "solver_messages",
+    "warn_each",
+]
 
 
 # -------------------------------------------------------------------- fitting

@@ -139,3 +139,23 @@ def test_bad_tau2_ci_options():
     multi = eff.assign(metric="m")
     with pytest.raises(metaeval.OptionError, match=r"tau2_ci='profile'.*multilevel"):
         metaeval.pool(multi, model="multilevel", over=("task", "metric"), tau2_ci="profile")
+
+
+@pytest.mark.parametrize("reml", [True, False])
+def test_design_path_equals_the_intercept_fast_path(reml):
+    """_tau2.profile_ci on the design X = 1 (the general likelihood, ragged k) gives the
+    closed-form intercept-only path's bounds."""
+    from metaeval.pooling import _tau2 as t2
+
+    eff = _effects().query("id <= 16")
+    slot = eff.groupby("id").cumcount().to_numpy()
+    g = eff["id"].to_numpy() - 1
+    shape = (16, slot.max() + 1)
+    y, v, m = np.zeros(shape), np.ones(shape), np.zeros(shape, dtype=bool)
+    y[g, slot], v[g, slot], m[g, slot] = eff["effect"], eff["variance"], True
+    fast = t2.Batch(y, v, m)
+    tau2 = t2.estimate(fast, "REML" if reml else "ML")[0]
+    design = t2.Batch(y, v, m, x=np.ones((*shape, 1)))
+    for a, b in zip(t2.profile_ci(fast, tau2, 0.05, reml), t2.profile_ci(design, tau2, 0.05, reml)):
+        np.testing.assert_allclose(a, b, rtol=1e-8)
+        assert np.isfinite(a).all()

@@ -679,16 +679,29 @@ def q_profile(b: Batch, tau2: np.ndarray, alpha: float) -> tuple[np.ndarray, np.
 def pl_equation(b: Batch, tau2: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """s·(−2 ll(τ²) − c) and its slope, ``target`` the columns (c, s, reml).
 
-    c = −2 ll(τ̂²) + χ²₁,₁₋α, so −2 ll(τ²) − c is the likelihood-ratio statistic
+    Without a design the constant (k − p) log 2π of −2 ll is left out. c = −2 ll(τ̂²) +
+    χ²₁,₁₋α (computed by this function, constants alike), so −2 ll(τ²) − c is the likelihood-ratio statistic
     minus its quantile; s = +1 for the lower bound (positive at 0, where the
     statistic exceeds the quantile, negative at τ̂²) and −1 for the upper one
     (positive at τ̂², negative beyond the bound), so that both cross 0 from above
     as :func:`solve` requires. d(−2 ll)/dτ² = −(y'P²y − t) with t = tr W (ML) or
     tr P (REML): the score of :func:`ml_equation` / :func:`reml_equation`.
     """
-    crit, sign, reml = target[:, 0], target[:, 1], target[0, 2] > 0
-    a, _, t, _ = b.score_parts(tau2, reml=bool(reml))
-    return sign * (-2 * b.log_lik(tau2, bool(reml)) - crit), -sign * (a - t)
+    crit, sign, reml = target[:, 0], target[:, 1], bool(target[0, 2] > 0)
+    if b.x is None:  # one pass over the slots: the likelihood and its score together
+        w = b.weights(tau2)
+        sw = w.sum(axis=1)
+        r = b.y - (np.einsum("gk,gk->g", w, b.y) / sw)[:, None]
+        wr = w * r
+        rss = np.einsum("gk,gk->g", wr, r)
+        logdet = np.log(np.where(b.m, b.v + tau2[:, None], 1.0)).sum(axis=1)
+        # the score only steers Newton's steps (the bracket keeps them safe): tr P in
+        # its textbook form is accurate enough there
+        t = sw - np.einsum("gk,gk->g", w, w) / sw if reml else sw
+        neg2ll = logdet + rss + (np.log(sw) if reml else 0.0)
+        return sign * (neg2ll - crit), -sign * (np.einsum("gk,gk->g", wr, wr) - t)
+    a, _, t, _ = b.score_parts(tau2, reml=reml)
+    return sign * (-2 * b.log_lik(tau2, reml) - crit), -sign * (a - t)
 
 
 def profile_ci(
@@ -711,8 +724,10 @@ def profile_ci(
     n = len(tau2)
     tau2 = np.nan_to_num(tau2)
     real = b.k > b.p
-    crit = -2 * b.log_lik(tau2, reml) + sps.chi2.isf(alpha, 1)
     flag = float(reml)
+    # −2 ll(τ̂²) as pl_equation computes it (its constants, if any, cancel in the statistic)
+    at_hat, _ = pl_equation(b, tau2, np.c_[np.zeros(n), np.ones(n), np.full(n, flag)])
+    crit = at_hat + sps.chi2.isf(alpha, 1)
     low, high = np.full(n, np.nan), np.full(n, np.nan)
     zero = np.zeros(n)
     lower = np.c_[crit, np.ones(n), np.full(n, flag)]

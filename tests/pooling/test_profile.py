@@ -156,6 +156,9 @@ def test_design_path_equals_the_intercept_fast_path(reml):
     fast = t2.Batch(y, v, m)
     tau2 = t2.estimate(fast, "REML" if reml else "ML")[0]
     design = t2.Batch(y, v, m, x=np.ones((*shape, 1)))
-    for a, b in zip(t2.profile_ci(fast, tau2, 0.05, reml), t2.profile_ci(design, tau2, 0.05, reml)):
+    bounds = zip(
+        t2.profile_ci(fast, tau2, 0.05, reml), t2.profile_ci(design, tau2, 0.05, reml), strict=True
+    )
+    for a, b in bounds:
         np.testing.assert_allclose(a, b, rtol=1e-8)
         assert np.isfinite(a).all()

@@ -24,7 +24,7 @@ import pandas as pd
 __all__ = [
     "EffectType", "PoolMethod", "CIMethod", "CompareTest", "Alternative", "Adjustment",
     "Correlation", "Statistic", "Aggregation", "TableCells", "TableLayout", "Best", "ForestSort",
-    "PairwiseValue", "PosthocMethod", "PoolModel", "POOL_MODELS", "MeansCI", "MEANS_CIS",
+    "PairwiseValue", "PosthocMethod", "PoolModel", "POOL_MODELS", "Tau2CI", "TAU2_CIS", "MeansCI", "MEANS_CIS",
     "ReplicateDesign", "REPLICATE_DESIGNS", "PlanTest", "PLAN_TESTS", "LmEvalReplicates", "LM_EVAL_REPLICATES",
     "EFFECT_TYPES", "POOL_METHODS", "CI_METHODS", "COMPARE_TESTS", "ALTERNATIVES",
     "ADJUSTMENTS", "CORRELATIONS", "STATISTICS", "AGGREGATIONS",
@@ -75,6 +75,8 @@ PairwiseValue = Literal["p_value", "effect_size", "diff"]
 """``value=`` of :func:`metaeval.plot.pairwise`."""
 PosthocMethod = Literal["nemenyi", "holm", "bonferroni_dunn", "wilcoxon_holm"]
 """``method=`` of :func:`metaeval.ranking.posthoc`."""
+Tau2CI = Literal["qprofile", "profile"]
+"""``tau2_ci=`` of :func:`metaeval.pool`: the Q-profile or the profile-likelihood interval of τ²."""
 PoolModel = Literal["univariate", "multilevel"]
 """``model=`` of :func:`metaeval.pool`: one level of heterogeneity, or tasks and metrics."""
 RankForce = Literal["parametric", "nonparametric"]
@@ -98,6 +100,7 @@ CORRELATIONS: tuple[str, ...] = get_args(Correlation)
 STATISTICS: tuple[str, ...] = get_args(Statistic)
 AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
 POOL_MODELS: tuple[str, ...] = get_args(PoolModel)
+TAU2_CIS: tuple[str, ...] = get_args(Tau2CI)
 LM_EVAL_REPLICATES: tuple[str, ...] = get_args(LmEvalReplicates)
 
 DEFAULT_EFFECT: EffectType = "smcrp"

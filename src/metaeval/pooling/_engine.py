@@ -26,6 +26,7 @@ from .._options import (
     POOL_METHODS,
     POOLED_COLUMNS,
     POOLED_FIRST,
+    TAU2_CIS,
     add_display,
     answer_first,
     resolve_ci,
@@ -50,6 +51,8 @@ __all__ = [
     "fit",
     "KH_TESTS",
     "narrower_than_z",
+    "check_tau2_ci",
+    "PROFILE_METHODS",
     "refuse_shared",
     "batches",
     "POOL_PARAMS",
@@ -119,6 +122,7 @@ def _fit_arrays(
     method: str,
     want_ci: bool,
     alpha: float,
+    tau2_ci: str = "qprofile",
 ) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, np.ndarray]]:
     """τ² and the sums every output needs, for every group; per-row w*."""
     out = {name: np.full(n_groups, np.nan) for name in _GROUP_FIELDS}
@@ -153,7 +157,11 @@ def _fit_arrays(
             "s2w": s2w,
         }
         if want_ci and method != "EE":
-            low, high = t2.q_profile(b, fit_tau2, alpha)  # finite; k = 1 gives NaN bounds
+            if tau2_ci == "profile":  # ML or REML (checked): that fit's likelihood
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    low, high = t2.profile_ci(b, fit_tau2, alpha, reml=method == "REML")
+            else:
+                low, high = t2.q_profile(b, fit_tau2, alpha)  # finite; k = 1 gives NaN bounds
             group_values["tau2_low"], group_values["tau2_high"] = low, high
         for name, values in group_values.items():
             out[name][members] = values
@@ -161,6 +169,23 @@ def _fit_arrays(
         flags["reset"][members] = reset
         w_row[rows] = w[local, slot]
     return out, w_row, flags
+
+
+#: The τ² estimators with a likelihood: the ones ``tau2_ci="profile"`` takes.
+PROFILE_METHODS = ("ML", "REML")
+
+
+def check_tau2_ci(tau2_ci: str, method: str) -> None:
+    """An OptionError for an unknown ``tau2_ci``, or ``"profile"`` with a method that
+    does not maximize a likelihood (the profile-likelihood interval is relative to
+    the likelihood's maximum)."""
+    check_option("tau2_ci", tau2_ci, TAU2_CIS)
+    if tau2_ci == "profile" and method not in PROFILE_METHODS:
+        raise OptionError(
+            f"`tau2_ci='profile'` needs the likelihood of a method that maximizes it, "
+            f"{list(PROFILE_METHODS)}, but method={method!r} was passed; use "
+            f"method='REML' (or 'ML'), or tau2_ci='qprofile'."
+        )
 
 
 def pool_options(method: str, ci: str | None, alpha: float) -> None:
@@ -203,6 +228,7 @@ def fit(
     by: str | Mapping[Any, Any] | None = None,
     adjust: str | None = None,
     heterogeneity_ci: bool = True,
+    tau2_ci: str = "qprofile",
     quiet_single: bool = False,
     warn_dependence: bool = True,
     warn_coverage: bool = False,
@@ -220,13 +246,14 @@ def fit(
     :func:`analyze` warn, the refits of the diagnostics do not).
     """
     opts = _Options.checked(method, ci, alpha, adjust)
+    check_tau2_ci(tau2_ci, method)
     grp = group(effects, over, groups, by, warn_dependence=warn_dependence)
     y, v, valid = _inputs(grp, opts)
     shared = _shared_parts(grp)
     if shared is not None:  # pool on each task's own variance; the shared part comes after
         v = v - np.minimum(shared[0] ** 2 + shared[1] ** 2, shared[4])
     g, w_row, flags = _fit_arrays(
-        y, v, grp.code, valid, grp.n_groups, opts.method, heterogeneity_ci, opts.alpha
+        y, v, grp.code, valid, grp.n_groups, opts.method, heterogeneity_ci, opts.alpha, tau2_ci
     )
     k = np.bincount(grp.code[valid], minlength=grp.n_groups)
     if shared is not None:

@@ -16,11 +16,12 @@ from .._options import (
     CIMethod,
     PoolMethod,
     PoolModel,
+    Tau2CI,
     literal_signature,
     resolve_ci,
 )
 from ..errors import OptionError, check_alpha, check_no_clash, check_option
-from ._engine import POOL_PARAMS, fit
+from ._engine import POOL_PARAMS, check_tau2_ci, fit
 from ._multilevel import MULTILEVEL_METHODS, check_cov_option, fit_multilevel
 
 __all__ = ["pool", "weights"]
@@ -40,6 +41,7 @@ def pool(
     model: PoolModel = "univariate",
     cov: pd.DataFrame | None = None,
     robust: bool = False,
+    tau2_ci: Tau2CI = "qprofile",
 ) -> pd.DataFrame:
     """Pool effects across tasks, one model per group, all groups at once.
 
@@ -75,6 +77,16 @@ def pool(
         ``robust(fit, cluster=task)``: the CR1-type factor n/(n − 1), t on n − 1 df,
         n the number of tasks), which stay valid when V or the random effects are
         misspecified (Pustejovsky & Tipton 2022).
+    tau2_ci : {"qprofile", "profile"}, default "qprofile"
+        The confidence interval of τ² (``tau2_low, tau2_high``, and ``i2_low,
+        i2_high`` from it): the Q-profile interval (metafor's ``confint()``), or
+        the profile-likelihood interval (``confint(type="PL")``), whose bounds solve
+        −2(ll(τ²) − ll(τ̂²)) = χ²₁,₁₋α with the log-likelihood of the fit (restricted
+        for ``REML``, β profiled out); the lower bound is 0 where the statistic at
+        τ² = 0 stays below the quantile. ``"profile"`` needs ``method="REML"`` or
+        ``"ML"`` (the other estimators do not maximize a likelihood) and the
+        univariate model. Unlike metafor, the upper bound is not capped at
+        max(100, 10 τ̂²).
 
     Returns
     -------
@@ -93,8 +105,9 @@ def pool(
           a new task), ``prob_gain`` (the probability that it is positive),
           ``tau2`` (the between-task variance, 0 for ``EE``), ``i2`` (percent);
         - then ``method``, ``test`` (``"z"``, ``"knha"`` or ``"adhoc"``), ``se``,
-          ``statistic, df`` (``df`` NaN for z), ``tau`` and the Q-profile
-          interval ``tau2_low, tau2_high`` (NaN for ``EE``), ``i2_low,
+          ``statistic, df`` (``df`` NaN for z), ``tau`` and the Q-profile (or,
+          with ``tau2_ci="profile"``, profile-likelihood) interval ``tau2_low,
+          tau2_high`` (NaN for ``EE``), ``i2_low,
           i2_high``, ``h2`` (heterogeneity as defined by metafor for the
           method);
         - ``q, q_df, q_p_value``: Cochran's Q test of homogeneity;
@@ -103,7 +116,7 @@ def pool(
         - for ``corr`` also ``r, r_ci_low, r_ci_high, r_pi_low, r_pi_high`` and
           for ``rom`` the same with prefix ``rel_change`` (reporting scale).
 
-        ``attrs`` hold ``method``, ``ci``, ``alpha`` and ``adjust`` (read by
+        ``attrs`` hold ``method``, ``ci``, ``alpha``, ``adjust`` and ``tau2_ci`` (read by
         :mod:`metaeval.report` for table captions).
 
         With ``model="multilevel"``, one row per group (the keys but ``task`` and
@@ -122,7 +135,9 @@ def pool(
         Missing columns, non-positive or infinite variances, a task appearing
         twice in one group, or a ``by`` mapping that misses tasks.
     metaeval.OptionError
-        An unknown ``method``, ``ci`` or ``adjust``.
+        An unknown ``method``, ``ci``, ``adjust`` or ``tau2_ci``, or
+        ``tau2_ci="profile"`` with a method other than ``REML`` and ``ML`` or with
+        ``model="multilevel"``.
 
     Warns
     -----
@@ -150,16 +165,32 @@ def pool(
     >>> eff.meta.pool(method="REML", ci="knha")[["k", "effect", "ci_low", "ci_high", "tau2"]].round(4)
        k  effect  ci_low  ci_high    tau2
     0  4  0.3025 -0.0519   0.6568  0.0394
+
+    The profile-likelihood interval of τ² beside the Q-profile one:
+
+    >>> cols = ["tau2", "tau2_low", "tau2_high"]
+    >>> eff.meta.pool()[cols].round(4)
+         tau2  tau2_low  tau2_high
+    0  0.0394    0.0047     0.6384
+    >>> eff.meta.pool(tau2_ci="profile")[cols].round(4)
+         tau2  tau2_low  tau2_high
+    0  0.0394    0.0036     0.4244
     """
     check_option("model", model, POOL_MODELS)
     check_cov_option(model, cov, robust)
+    check_tau2_ci(tau2_ci, method)
     if model == "multilevel":
+        if tau2_ci != "qprofile":
+            raise OptionError(
+                f"`tau2_ci={tau2_ci!r}` does not apply to model='multilevel' (it has no "
+                "single τ²); leave tau2_ci at its default 'qprofile'."
+            )
         return _multilevel(effects, method, ci, alpha, over, groups, by, adjust, cov, robust)
     pooled = fit(
         effects, method=method, ci=ci, alpha=alpha, over=over, groups=groups, by=by,
-        adjust=adjust, warn_coverage=True, warn_narrow=True,
+        adjust=adjust, tau2_ci=tau2_ci, warn_coverage=True, warn_narrow=True,
     ).pooled  # fmt: skip
-    pooled.attrs.update(method=method, ci=ci, alpha=alpha, adjust=adjust)
+    pooled.attrs.update(method=method, ci=ci, alpha=alpha, adjust=adjust, tau2_ci=tau2_ci)
     return pooled
 
 

@@ -74,6 +74,8 @@ __all__ = [
     "bracket",
     "ll0_check",
     "q_profile",
+    "profile_ci",
+    "pl_equation",
     "per_value",
     "trace_p_intercept",
 ]
@@ -670,4 +672,83 @@ def q_profile(b: Batch, tau2: np.ndarray, alpha: float) -> tuple[np.ndarray, np.
         roots = solve(b.take(rows), q_equation, target, zero[rows], hi[rows], start)
         high[find_high], low[find_low] = roots[: len(find_high)], roots[len(find_high) :]
     low[~real] = high[~real] = np.nan
+    return low, high
+
+
+# ------------------------------------------------------- profile-likelihood CI
+def pl_equation(b: Batch, tau2: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """s·(−2 ll(τ²) − c) and its slope, ``target`` the columns (c, s, reml).
+
+    Without a design the constant (k − p) log 2π of −2 ll is left out. c = −2 ll(τ̂²) +
+    χ²₁,₁₋α (computed by this function, constants alike), so −2 ll(τ²) − c is the likelihood-ratio statistic
+    minus its quantile; s = +1 for the lower bound (positive at 0, where the
+    statistic exceeds the quantile, negative at τ̂²) and −1 for the upper one
+    (positive at τ̂², negative beyond the bound), so that both cross 0 from above
+    as :func:`solve` requires. d(−2 ll)/dτ² = −(y'P²y − t) with t = tr W (ML) or
+    tr P (REML): the score of :func:`ml_equation` / :func:`reml_equation`.
+    """
+    crit, sign, reml = target[:, 0], target[:, 1], bool(target[0, 2] > 0)
+    if b.x is None:  # one pass over the slots: the likelihood and its score together
+        w = b.weights(tau2)
+        sw = w.sum(axis=1)
+        r = b.y - (np.einsum("gk,gk->g", w, b.y) / sw)[:, None]
+        wr = w * r
+        rss = np.einsum("gk,gk->g", wr, r)
+        logdet = np.log(np.where(b.m, b.v + tau2[:, None], 1.0)).sum(axis=1)
+        # the score only steers Newton's steps (the bracket keeps them safe): tr P in
+        # its textbook form is accurate enough there
+        t = sw - np.einsum("gk,gk->g", w, w) / sw if reml else sw
+        neg2ll = logdet + rss + (np.log(sw) if reml else 0.0)
+        return sign * (neg2ll - crit), -sign * (np.einsum("gk,gk->g", wr, wr) - t)
+    a, _, t, _ = b.score_parts(tau2, reml=reml)
+    return sign * (-2 * b.log_lik(tau2, reml) - crit), -sign * (a - t)
+
+
+def profile_ci(
+    b: Batch, tau2: np.ndarray, alpha: float, reml: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Profile-likelihood confidence interval for τ² (metafor's ``confint(type="PL")``).
+
+    The bounds solve −2(ll(τ²) − ll(τ̂²)) = χ²₁,₁₋α with the (restricted, ``reml``)
+    log-likelihood of the fit, β profiled out (:meth:`Batch.log_lik`). The lower
+    bound is 0 where the statistic at τ² = 0 does not exceed the quantile (always
+    when τ̂² = 0); the upper one is bracketed by quadrupling from max(τ̂², v_min)
+    (:func:`bracket`) until the statistic exceeds the quantile — metafor stops at
+    max(100, 10 τ̂²) and reports that cap instead, which only matters for effects
+    whose τ² is of that order. Both bounds of every model are solved in one batch
+    by :func:`solve` (relative tolerance :data:`ROOT_TOL`). NaN where k ≤ p or the
+    bracket fails.
+    """
+    from scipy import stats as sps
+
+    n = len(tau2)
+    tau2 = np.nan_to_num(tau2)
+    real = b.k > b.p
+    flag = float(reml)
+    # −2 ll(τ̂²) as pl_equation computes it (its constants, if any, cancel in the statistic)
+    at_hat, _ = pl_equation(b, tau2, np.c_[np.zeros(n), np.ones(n), np.full(n, flag)])
+    crit = at_hat + sps.chi2.isf(alpha, 1)
+    low, high = np.full(n, np.nan), np.full(n, np.nan)
+    zero = np.zeros(n)
+    lower = np.c_[crit, np.ones(n), np.full(n, flag)]
+    upper = np.c_[crit, -np.ones(n), np.full(n, flag)]
+    f0, _ = pl_equation(b, zero, lower)
+    low[real & ~(f0 > 0)] = 0.0  # the statistic at 0 is below the quantile
+    find_low = np.flatnonzero(real & (f0 > 0))
+    # the upper bound: bracket above τ̂², where the (upper) equation is χ²₁,₁₋α > 0
+    find_high = np.flatnonzero(real)
+    hi = np.full(n, np.nan)
+    if find_high.size:
+        sub = b.take(find_high)
+        f_start = np.full(find_high.size, sps.chi2.isf(alpha, 1))
+        _, hi[find_high] = bracket(sub, pl_equation, upper[find_high], tau2[find_high], f_start)
+    find_high = find_high[np.isfinite(hi[find_high])]
+    rows = np.r_[find_low, find_high]
+    if rows.size:
+        target = np.r_[lower[find_low], upper[find_high]]
+        lo_end = np.r_[zero[find_low], tau2[find_high]]
+        hi_end = np.r_[tau2[find_low], hi[find_high]]
+        start = 0.5 * (lo_end + hi_end)
+        roots = solve(b.take(rows), pl_equation, target, lo_end, hi_end, start)
+        low[find_low], high[find_high] = roots[: len(find_low)], roots[len(find_low) :]
     return low, high

@@ -60,18 +60,31 @@ def _memberships(
     counts = np.where(exact, 2.0 ** k.astype(float) - 1, n_max).astype(np.int64)
     gid = np.repeat(np.arange(len(k)), counts)
     offset = np.arange(len(gid)) - np.repeat(np.cumsum(counts) - counts, counts)
-    in_group = np.arange(width)[None, :] < k[gid][:, None]
-    incl = np.zeros((len(gid), width), dtype=bool)
+    masks = np.zeros(len(gid), dtype=np.uint64)
     ex = exact[gid]
-    if ex.any():
-        masks = offset[ex] + 1
-        incl[ex] = ((masks[:, None] >> np.arange(width)) & 1).astype(bool)
-    drawn = np.flatnonzero(~ex)
+    masks[ex] = offset[ex] + 1
+    small = ~ex & (k[gid] <= 62)  # random masks drawn directly, uniform in 1 .. 2ᵏ − 1
+    if small.any():
+        top = np.left_shift(1, k[gid[small]].astype(np.int64))
+        masks[small] = rng.integers(1, top, dtype=np.int64)
+    incl = _unpack(masks, width)
+    drawn = np.flatnonzero(~ex & ~small)  # more than 62 tasks: random bits
     while drawn.size:  # the first pass draws all; later ones redraw the rare empty draws
-        bits = rng.random((drawn.size, width)) < 0.5
-        incl[drawn] = bits & in_group[drawn]
+        in_group = np.arange(width)[None, :] < k[gid[drawn]][:, None]
+        incl[drawn] = (rng.random((drawn.size, width)) < 0.5) & in_group
         drawn = drawn[~incl[drawn].any(axis=1)]
     return gid, incl, exact
+
+
+def _unpack(masks: np.ndarray, width: int) -> np.ndarray:
+    """The bits of ``masks`` (uint64) as a ``(N, width)`` boolean array, bit i in column i
+    (columns past 64 False)."""
+    le = masks.astype("<u8").view(np.uint8).reshape(len(masks), 8)
+    if width <= 64:
+        used = le[:, : -(-width // 8)]  # the bytes that hold bits
+        return np.unpackbits(used, axis=1, count=width, bitorder="little").view(bool)
+    bits = np.unpackbits(le, axis=1, bitorder="little").view(bool)
+    return np.hstack([bits, np.zeros((len(masks), width - 64), dtype=bool)])
 
 
 def _fit_subsets(
@@ -256,8 +269,9 @@ def gosh(
     v_pad[code, slot] = table["variance"].to_numpy(float)[rows]
     local_gid, incl, exact = _memberships(k[fitted], n_max, rng)
     gid = fitted[local_gid]
-    size = incl.sum(axis=1)
-    order = np.lexsort((size, gid))  # stable: within a size, the masks' (metafor's) order
+    size = incl.sum(axis=1, dtype=np.int64)
+    # stable: within a size, the masks' (metafor's) order
+    order = np.argsort(gid * (width + 1) + size, kind="stable")
     gid, incl, size = gid[order], incl[order], size[order]
 
     n = len(gid)
@@ -283,11 +297,13 @@ def gosh(
     out = keys.assign(k=size.astype(np.int64), **cols)
     out.attrs.update(method=method, ci=ci, over=tuple(grp.over))
     # membership: one boolean column per task label (in the order the table has them)
-    slot_label = np.zeros((grp.n_groups, width), dtype=np.intp)
-    slot_label[code, slot] = lab
-    r, s = np.nonzero(incl)
-    member = np.zeros((n, len(names)), dtype=bool)
-    member[r, slot_label[gid[r], s]] = True
+    label_slot = np.full((grp.n_groups, len(names)), width)  # `width`: no such task
+    label_slot[code, lab] = slot
+    padded = np.hstack([incl, np.zeros((n, 1), dtype=bool)])
+    if grp.n_groups == 1:
+        member = padded[:, label_slot[0]]
+    else:
+        member = np.take_along_axis(padded, label_slot[gid], axis=1)
     included = pd.DataFrame(member, columns=pd.Index(list(names), tupleize_cols=False))
     n_subsets = np.bincount(gid, minlength=grp.n_groups)
     all_exact = np.zeros(grp.n_groups, dtype=bool)

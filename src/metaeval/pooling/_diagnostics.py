@@ -317,7 +317,10 @@ def baujat(
         x_val = np.where(single, np.nan, (y - mu) ** 2 / (tau2 + v))
         y_val = (mu_del - mu) ** 2 / var_del
     out = table.loc[valid, grp.keys + grp.over].assign(x=x_val[valid], y=y_val[valid])
-    return out.reset_index(drop=True)
+    out = out.reset_index(drop=True)
+    out.attrs.update(method=full.pooled["method"].iloc[0] if len(full.pooled) else method,
+                     ci=ci, over=tuple(grp.over))  # fmt: skip
+    return out
 
 
 def _sum_over_group(

@@ -7,21 +7,21 @@ matplotlib and seaborn are imported when a figure is drawn, not on import.
 
 from __future__ import annotations
 
-from .baujat import baujat
+from .baujat import baujat_plot
 from .bubble import bubble
 from .critical_difference import critical_difference
 from .forest import forest, ir_columns, save
-from .gosh import gosh
+from .gosh import gosh_plot
 from .pairwise import pairwise
 from .power import power_curves
 from .simplex import simplex
 
 __all__ = [
-    "baujat",
+    "baujat_plot",
     "bubble",
     "critical_difference",
     "forest",
-    "gosh",
+    "gosh_plot",
     "ir_columns",
     "pairwise",
     "power_curves",

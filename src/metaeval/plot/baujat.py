@@ -11,10 +11,10 @@ from ..errors import OptionError, SchemaError, format_groups
 from ._figure import new_figure
 from ._text import literal
 
-__all__ = ["baujat"]
+__all__ = ["baujat_plot"]
 
 
-def baujat(table: pd.DataFrame, *, labels: bool = True, ax: Any = None, **kwargs: Any) -> Any:
+def baujat_plot(table: pd.DataFrame, *, labels: bool = True, ax: Any = None, **kwargs: Any) -> Any:
     """The Baujat plot of one group (metafor ``baujat()``; Baujat et al. 2002).
 
     Each task at (``x``, ``y``) from :func:`metaeval.baujat`: its contribution to
@@ -52,7 +52,7 @@ def baujat(table: pd.DataFrame, *, labels: bool = True, ax: Any = None, **kwargs
     >>> eff = metaeval.load_example().meta.effects("logistic_regression",
     ...                                            treatment="gradient_boosting")
     >>> bj = eff.query("metric == 'accuracy'").meta.baujat()
-    >>> ax = metaeval.plot.baujat(bj).axes[0]
+    >>> ax = metaeval.plot.baujat_plot(bj).axes[0]
     >>> [t.get_text() for t in ax.texts]
     ['breast_cancer', 'digits', 'iris', 'wine']
     """
@@ -60,14 +60,14 @@ def baujat(table: pd.DataFrame, *, labels: bool = True, ax: Any = None, **kwargs
     missing = [c for c in ["x", "y", *over] if c not in table.columns]
     if missing:
         raise SchemaError(
-            f"plot.baujat() draws the table of metaeval.baujat() (columns x, y and {over}), "
+            f"plot.baujat_plot() draws the table of metaeval.baujat() (columns x, y and {over}), "
             f"but {missing} are missing; pass what effects.meta.baujat() returned."
         )
     keys = [c for c in table.columns if c not in ("x", "y", *over)]
     groups = table[keys].drop_duplicates() if keys else pd.DataFrame(index=[0])
     if len(groups) > 1:
         raise OptionError(
-            f"plot.baujat() draws one group, but this table holds {len(groups)}:\n"
+            f"plot.baujat_plot() draws one group, but this table holds {len(groups)}:\n"
             f"{format_groups(groups)}\nSelect one, e.g. with table.query(...)."
         )
     if ax is None:

@@ -12,7 +12,7 @@ from ..errors import OptionError, SchemaError, format_groups, quote_list
 from ._figure import new_figure
 from ._text import literal
 
-__all__ = ["gosh"]
+__all__ = ["gosh_plot"]
 
 _HEXBIN_FROM = 20_000
 """Subsets from which the cloud is drawn as hexagonal bins (without ``task``)."""
@@ -26,7 +26,7 @@ def _one_group(result: Any) -> tuple[Any, list[str]]:
     if not (isinstance(result, Result) and result.kind == "gosh"):
         what = "a DataFrame" if isinstance(result, pd.DataFrame) else type(result).__name__
         raise SchemaError(
-            "plot.gosh() draws the result of metaeval.gosh() (a GoshResult), but "
+            "plot.gosh_plot() draws the result of metaeval.gosh() (a GoshResult), but "
             f"{what} was passed; pass what effects.meta.gosh() returned, or call its .plot()."
         )
     res: Any = result
@@ -34,14 +34,14 @@ def _one_group(result: Any) -> tuple[Any, list[str]]:
     if len(res.fit) != 1:
         first = res.fit.iloc[0]
         raise OptionError(
-            f"plot.gosh() draws one group, but this result holds {len(res.fit)}:\n"
+            f"plot.gosh_plot() draws one group, but this result holds {len(res.fit)}:\n"
             f"{format_groups(res.fit[keys])}\nSelect one, e.g. "
             f"result.select({', '.join(f'{k}={first[k]!r}' for k in keys)}).plot()."
         )
     return res, keys
 
 
-def gosh(
+def gosh_plot(
     result: Result,
     *,
     task: Any = None,
@@ -62,7 +62,7 @@ def gosh(
     ----------
     result : GoshResult
         What :func:`metaeval.gosh` returned, of one group (choose one with
-        ``result.select(metric=...)``). ``result.plot()`` is ``gosh(result)``.
+        ``result.select(metric=...)``). ``result.plot()`` is ``gosh_plot(result)``.
     task : optional
         A task (a column of ``result.included``) to colour the subsets by.
     hexbin : bool, optional
@@ -94,7 +94,7 @@ def gosh(
     >>> eff = metaeval.load_example().meta.effects("logistic_regression",
     ...                                            treatment="gradient_boosting")
     >>> res = eff.query("metric == 'accuracy'").meta.gosh()
-    >>> fig = res.plot(task="digits")  # or metaeval.plot.gosh(res, task="digits")
+    >>> fig = res.plot(task="digits")  # or metaeval.plot.gosh_plot(res, task="digits")
     >>> main = fig.axes[0]
     >>> [c.get_gid() for c in main.collections]
     ['gosh-without', 'gosh-with']

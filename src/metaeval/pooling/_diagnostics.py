@@ -245,7 +245,7 @@ def baujat(
 ) -> pd.DataFrame:
     """Each task's contribution to Q and influence on the estimate (metafor ``baujat()``).
 
-    The Baujat plot (Baujat et al. 2002; :func:`metaeval.plot.baujat`) draws ``y``
+    The Baujat plot (Baujat et al. 2002; :func:`metaeval.plot.baujat_plot`) draws ``y``
     against ``x``: tasks at the top right both drive heterogeneity and move the
     pooled estimate.
 

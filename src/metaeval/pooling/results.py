@@ -173,7 +173,7 @@ class GoshResult(Result):
 
     Notes
     -----
-    :meth:`plot` draws the GOSH plot (:func:`metaeval.plot.gosh`) of one group;
+    :meth:`plot` draws the GOSH plot (:func:`metaeval.plot.gosh_plot`) of one group;
     :meth:`select` keeps the groups of some keys in every part.
     """
 
@@ -236,19 +236,19 @@ class GoshResult(Result):
         )
 
     def plot(self, task: Any = None, **kwargs: Any) -> Any:
-        """The GOSH plot of one group (:func:`metaeval.plot.gosh`).
+        """The GOSH plot of one group (:func:`metaeval.plot.gosh_plot`).
 
         Parameters
         ----------
         task : optional
             Colour the subsets by whether they include this task.
         **kwargs
-            Passed to :func:`metaeval.plot.gosh`.
+            Passed to :func:`metaeval.plot.gosh_plot`.
 
         Returns
         -------
         matplotlib.figure.Figure
         """
-        from ..plot import gosh
+        from ..plot import gosh_plot
 
-        return gosh(self, task=task, **kwargs)
+        return gosh_plot(self, task=task, **kwargs)

@@ -107,7 +107,12 @@ def _outputs() -> dict[str, pd.DataFrame]:
     for name, result in list(out.items()):
         table = getattr(result, "table", result)  # Result objects: their tidy table
         out[name] = table
-        for part in ("fit", "ranks", "curve", "included"):  # the other tables of a result (attrs or parts)
+        for part in (
+            "fit",
+            "ranks",
+            "curve",
+            "included",
+        ):  # the other tables of a result (attrs or parts)
             extra = getattr(result, part, None)
             if extra is None and isinstance(table, pd.DataFrame):
                 extra = table.attrs.get(part)

@@ -228,14 +228,17 @@ def gosh(
     >>> res = eff.query("metric == 'accuracy'").meta.gosh()
     >>> res.table[["k", "effect", "tau2", "i2", "q"]].tail(3).round(3)
         k  effect   tau2      i2      q
-    12  3  -0.062  0.003  51.282  4.127
-    13  3  -0.108  0.000   0.000  0.855
-    14  4  -0.070  0.003  55.418  6.883
+    12  3  -0.108  0.000   0.000  0.918
+    13  3  -0.078  0.004  54.706  4.434
+    14  4  -0.070  0.002  44.969  5.326
     >>> res.included.tail(3)
-        breast_cancer  digits   iris   wine
-    12           True    True  False   True
-    13          False    True   True   True
-    14           True    True   True   True
+        breast_cancer  digits  iris  wine
+    12           True   False  True  True
+    13          False    True  True  True
+    14           True    True  True  True
+
+    The last row is the full model; without ``digits`` (row 12) the heterogeneity
+    is gone.
     """
     pool_options(method, ci, 0.05)
     ci = resolve_ci(method, ci)

@@ -7,6 +7,7 @@ converged with ``control=list(threshold=1e-13)``.
 from __future__ import annotations
 
 import itertools
+import pickle
 import warnings
 
 import numpy as np
@@ -55,17 +56,29 @@ def test_gosh_matches_metafor_all_subsets(data, fits, method):
         assert (got["h2"] < 1).any()
 
 
-def test_gosh_single_tasks_and_definitions(data):
-    """Single tasks: y_i, τ² = Q = I² = 0, H² = 1; the full set equals pool()."""
-    d5 = data[data["dataset"] == "d5"]
-    res = metaeval.gosh(d5, method="REML")
+@pytest.mark.parametrize("method", ["EE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM"])
+def test_gosh_single_tasks_and_definitions(data, method):
+    """Single tasks: y_i, τ² = Q = I² = 0, H² = 1; every subset of four or more tasks
+    equals pool() on it (pool() is checked against metafor on every estimator); H² of EE
+    and DL is Q/(k − 1)."""
+    d6 = data[data["dataset"] == "d6"].reset_index(drop=True)
+    res = metaeval.gosh(d6, method=method)
     ones = res.table[res.table["k"] == 1]
-    np.testing.assert_array_equal(ones["effect"], d5["effect"])
+    np.testing.assert_array_equal(ones["effect"], d6["effect"])
     assert (ones[["tau2", "q", "i2"]] == 0).all().all() and (ones["h2"] == 1).all()
-    full = res.table.iloc[-1]
-    pooled = metaeval.pool(d5, method="REML").iloc[0]
-    for col in ("effect", "tau2", "i2", "h2", "q"):
-        assert full[col] == pytest.approx(pooled[col], rel=1e-9, abs=1e-12)
+    rows = np.flatnonzero(res.table["k"] >= 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateWarning)
+        pooled = pd.concat(
+            [metaeval.pool(d6[res.included.iloc[i].to_numpy()], method=method) for i in rows]
+        )
+    got = res.table.iloc[rows]
+    for col in ("effect", "tau2", "i2", "q"):
+        np.testing.assert_allclose(got[col], pooled[col], rtol=1e-7, atol=1e-12, err_msg=col)
+    want_h2 = pooled["q"] / (got["k"].to_numpy() - 1) if method in ("EE", "DL") else pooled["h2"]
+    np.testing.assert_allclose(got["h2"], want_h2, rtol=1e-7)
+    restored = pickle.loads(pickle.dumps(res))
+    pd.testing.assert_frame_equal(restored.included, res.included)
 
 
 def test_gosh_random_subsets_are_seeded_and_exact_fits(data):

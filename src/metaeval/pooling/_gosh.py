@@ -56,7 +56,7 @@ def _memberships(
     """
     width = int(k.max())
     with np.errstate(over="ignore"):
-        exact = 2.0 ** k.astype(float) - 1 <= n_max
+        exact = (k <= 62) & (2.0 ** k.astype(float) - 1 <= n_max)  # 62: masks fit in int64
     counts = np.where(exact, 2.0 ** k.astype(float) - 1, n_max).astype(np.int64)
     gid = np.repeat(np.arange(len(k)), counts)
     offset = np.arange(len(gid)) - np.repeat(np.cumsum(counts) - counts, counts)

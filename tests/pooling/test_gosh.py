@@ -198,8 +198,9 @@ def test_baujat_definitions(data):
 def test_baujat_bad_input(data):
     one = pd.concat([data[data["dataset"] == "d5"],
                      data[data["dataset"] == "d6"].iloc[:1].assign(dataset="solo")])  # fmt: skip
-    with pytest.warns(DegenerateWarning):
+    with pytest.warns(DegenerateWarning, match="x and y are NaN") as record:
         got = metaeval.baujat(one, groups="dataset")
+    assert len(record) == 1 and "solo" in str(record[0].message)
     assert got.loc[got["dataset"] == "solo", ["x", "y"]].isna().all().all()
     with pytest.raises(OptionError, match="method"):
         metaeval.baujat(data, method="bogus")

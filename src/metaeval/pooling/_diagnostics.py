@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .._options import DEFAULT_CI, DEFAULT_POOL_METHOD, CIMethod, PoolMethod, literal_signature
-from ..errors import DegenerateWarning, check_no_clash, warn
+from ..errors import DegenerateWarning, check_no_clash, warn, warn_groups
 from ._engine import POOL_PARAMS, Fit, fit
 from ._grouping import GROUP_KEYS, Grouped, group, pairs_within, valid_rows
 
@@ -269,7 +269,8 @@ def baujat(
           carries the refit's Knapp–Hartung scale, so ``y`` depends on ``ci`` and
           ``x`` does not).
 
-        Groups with a single effect have NaN in both.
+        Groups with a single effect have NaN in both (with a
+        :class:`~metaeval.DegenerateWarning` naming them).
 
     Notes
     -----
@@ -298,12 +299,19 @@ def baujat(
     """
     full = fit(
         effects, method=method, ci=ci, alpha=0.05, over=over, groups=groups,
-        heterogeneity_ci=False,
+        heterogeneity_ci=False, quiet_single=True,
     )  # fmt: skip
     grp = full.grouped
     table = grp.table.reset_index(drop=True)
     valid = valid_rows(table)
     k = np.bincount(grp.code[valid], minlength=grp.n_groups)
+    if (k == 1).any():
+        warn_groups(
+            "{n} group(s) have one effect: baujat() has no heterogeneity or refit there "
+            "(x and y are NaN)",
+            grp.key_frame.loc[k == 1],
+            DegenerateWarning,
+        )
     loo = _fit_left_out(grp, method=method, ci=ci, alpha=0.05)
     mu_del = np.full(len(table), np.nan)
     var_del = np.full(len(table), np.nan)

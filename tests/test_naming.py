@@ -74,6 +74,8 @@ def _outputs() -> dict[str, pd.DataFrame]:
         "weights": metaeval.weights(eff),
         "influence": metaeval.influence(eff),
         "leave_one_out": metaeval.leave_one_out(eff),
+        "gosh": metaeval.gosh(eff),
+        "baujat": metaeval.baujat(eff),
         "metareg": metaeval.metareg(eff.assign(size=eff["task"].map(size)), "size"),
         "effect_covariance": metaeval.effect_covariance(scores, CONTROL),
         "friedman": ranking.friedman(scores),
@@ -105,7 +107,12 @@ def _outputs() -> dict[str, pd.DataFrame]:
     for name, result in list(out.items()):
         table = getattr(result, "table", result)  # Result objects: their tidy table
         out[name] = table
-        for part in ("fit", "ranks", "curve"):  # the other tables of a result (attrs or parts)
+        for part in (
+            "fit",
+            "ranks",
+            "curve",
+            "included",
+        ):  # the other tables of a result (attrs or parts)
             extra = getattr(result, part, None)
             if extra is None and isinstance(table, pd.DataFrame):
                 extra = table.attrs.get(part)
@@ -124,7 +131,7 @@ def outputs() -> dict[str, pd.DataFrame]:
 def test_the_outputs_cover_the_public_functions(outputs):
     wanted = {"effects", "pool", "compare", "tukey", "anova", "analyze", "metareg", "friedman",
               "posthoc", "bayes_signed_rank", "leaderboard", "rank_report.summary",
-              "rank_report.ranks", "influence", "weights", "means"}  # fmt: skip
+              "rank_report.ranks", "influence", "weights", "means", "gosh", "baujat"}  # fmt: skip
     assert wanted <= set(outputs)
     assert all(isinstance(t, pd.DataFrame) and len(t.columns) for t in outputs.values())
     # the check sees p-values: most outputs have one

@@ -59,8 +59,11 @@ from .paired import (
     tukey,
 )
 from .pooling import (
+    GoshResult,
     MetaRegResult,
     analyze,
+    baujat,
+    gosh,
     influence,
     leave_one_out,
     metareg,
@@ -105,6 +108,8 @@ __all__ = [
     "weights",
     "leave_one_out",
     "influence",
+    "gosh",
+    "baujat",
     "metareg",
     "pool_metrics",
     "analyze",
@@ -118,6 +123,7 @@ __all__ = [
     "load_example",
     # classes
     "MetaRegResult",
+    "GoshResult",
     "PowerResult",
     # modules
     *_SUBMODULES,

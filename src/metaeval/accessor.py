@@ -77,6 +77,8 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
     "weights": _M("metaeval.pooling:weights", ("effects",), _EFFECTS_HINT),
     "leave_one_out": _M("metaeval.pooling:leave_one_out", ("effects",), _EFFECTS_HINT),
     "influence": _M("metaeval.pooling:influence", ("effects",), _EFFECTS_HINT),
+    "gosh": _M("metaeval.pooling:gosh", ("effects",), _EFFECTS_HINT),
+    "baujat": _M("metaeval.pooling:baujat", ("effects",), _EFFECTS_HINT),
     "metareg": _M("metaeval.pooling:metareg", ("effects",), _EFFECTS_HINT),
     "correlation_effects": _M(
         "metaeval.paired:correlation_effects", ("scores",),

@@ -1,23 +1,27 @@
 """Figures drawn from metaeval's result tables: forest plots, pairwise heatmaps,
 critical-difference diagrams, the simplex of a Bayesian signed-rank test, the
-bubble plot of a meta-regression and the power curves of a plan.
+bubble plot of a meta-regression, the GOSH and Baujat plots and the power curves of a plan.
 
 matplotlib and seaborn are imported when a figure is drawn, not on import.
 """
 
 from __future__ import annotations
 
+from .baujat import baujat_plot
 from .bubble import bubble
 from .critical_difference import critical_difference
 from .forest import forest, ir_columns, save
+from .gosh import gosh_plot
 from .pairwise import pairwise
 from .power import power_curves
 from .simplex import simplex
 
 __all__ = [
+    "baujat_plot",
     "bubble",
     "critical_difference",
     "forest",
+    "gosh_plot",
     "ir_columns",
     "pairwise",
     "power_curves",

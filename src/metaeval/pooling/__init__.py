@@ -51,25 +51,29 @@ from __future__ import annotations
 from typing import Any
 
 from .._options import CI_METHODS, POOL_METHODS, RENAMED, renamed
-from ._diagnostics import influence, leave_one_out
+from ._diagnostics import baujat, influence, leave_one_out
 
 # pool()'s option check for callers that check before other work (metaeval.scale checks
 # before it computes the effects of every partition). Not in __all__: a seam.
 from ._engine import pool_options as pool_options
+from ._gosh import gosh
 from ._grouping import GROUP_KEYS
 from ._metareg import metareg
 from ._summary import pool, weights
 from .analysis import analyze, pool_metrics
-from .results import MetaRegResult
+from .results import GoshResult, MetaRegResult
 
 __all__ = [
     "pool",
     "weights",
     "leave_one_out",
     "influence",
+    "gosh",
+    "baujat",
     "analyze",
     "metareg",
     "MetaRegResult",
+    "GoshResult",
     "pool_metrics",
     "POOL_METHODS",
     "CI_METHODS",

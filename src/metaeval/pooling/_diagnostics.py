@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 
 from .._options import DEFAULT_CI, DEFAULT_POOL_METHOD, CIMethod, PoolMethod, literal_signature
-from ..errors import DegenerateWarning, check_no_clash, warn
+from ..errors import DegenerateWarning, check_no_clash, warn, warn_groups
 from ._engine import POOL_PARAMS, Fit, fit
 from ._grouping import GROUP_KEYS, Grouped, group, pairs_within, valid_rows
 
-__all__ = ["INFLUENCE_COLUMNS", "leave_one_out", "influence"]
+__all__ = ["INFLUENCE_COLUMNS", "leave_one_out", "influence", "baujat"]
 
 
 #: The columns :func:`influence` adds to the effects table.
@@ -232,6 +232,105 @@ def influence(
         q_del=q_del, hat=hat, weight=full.row_weight, dfbetas=dfbetas,
         influential=influential & np.isfinite(rstudent),
     )  # fmt: skip
+
+
+@literal_signature
+def baujat(
+    effects: pd.DataFrame,
+    *,
+    method: PoolMethod = DEFAULT_POOL_METHOD,
+    ci: CIMethod | None = DEFAULT_CI,
+    over: str | Sequence[str] = "task",
+    groups: str | Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Each task's contribution to Q and influence on the estimate (metafor ``baujat()``).
+
+    The Baujat plot (Baujat et al. 2002; :func:`metaeval.plot.baujat_plot`) draws ``y``
+    against ``x``: tasks at the top right both drive heterogeneity and move the
+    pooled estimate.
+
+    Parameters
+    ----------
+    effects : pandas.DataFrame
+        As for :func:`pool`.
+    method, ci, over, groups
+        As for :func:`pool`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group and task (the effects pooled): the group keys, the
+        ``over`` column(s) and
+
+        - ``x``: (y_i − μ̂)²/(τ̂² + v_i), the task's contribution to the
+          heterogeneity statistic, with the full fit's μ̂ and τ̂² (0 for ``EE``);
+        - ``y``: (μ̂₍₋ᵢ₎ − μ̂)²/SE²₍₋ᵢ₎, its influence on the estimate, from the
+          model refitted without it (τ̂² re-estimated; under ``ci="knha"`` SE²₍₋ᵢ₎
+          carries the refit's Knapp–Hartung scale, so ``y`` depends on ``ci`` and
+          ``x`` does not).
+
+        Groups with a single effect have NaN in both (with a
+        :class:`~metaeval.DegenerateWarning` naming them).
+
+    Notes
+    -----
+    With ``EE``, Σx is Cochran's Q. Values as metafor's ``baujat()`` returns them.
+
+    References
+    ----------
+    Baujat, B., Mahé, C., Pignon, J.-P., & Hill, C. (2002). A graphical method for
+    exploring heterogeneity in meta-analyses: application to a meta-analysis of 65
+    trials. *Statistics in Medicine*, 21(18), 2641–2652. doi:10.1002/sim.1221
+
+    Examples
+    --------
+    >>> import metaeval
+    >>> eff = metaeval.load_example().meta.effects("logistic_regression",
+    ...                                            treatment="gradient_boosting")
+    >>> bj = eff.query("metric == 'accuracy'").meta.baujat()
+    >>> bj[["task", "x", "y"]].round(3)
+                task      x      y
+    0  breast_cancer  0.049  0.021
+    1         digits  1.104  2.329
+    2           iris  0.320  0.039
+    3           wine  1.176  0.357
+
+    ``digits`` moves the estimate most; ``wine`` and ``digits`` contribute most to Q.
+    """
+    full = fit(
+        effects, method=method, ci=ci, alpha=0.05, over=over, groups=groups,
+        heterogeneity_ci=False, quiet_single=True,
+    )  # fmt: skip
+    grp = full.grouped
+    table = grp.table.reset_index(drop=True)
+    valid = valid_rows(table)
+    k = np.bincount(grp.code[valid], minlength=grp.n_groups)
+    if (k == 1).any():
+        warn_groups(
+            "{n} group(s) have one effect: baujat() has no heterogeneity or refit there "
+            "(x and y are NaN)",
+            grp.key_frame.loc[k == 1],
+            DegenerateWarning,
+        )
+    loo = _fit_left_out(grp, method=method, ci=ci, alpha=0.05)
+    mu_del = np.full(len(table), np.nan)
+    var_del = np.full(len(table), np.nan)
+    left = loo.pooled["_left_out"].to_numpy()
+    mu_del[left] = loo.pooled["effect"].to_numpy()
+    var_del[left] = loo.pooled["se"].to_numpy() ** 2
+    g = grp.code
+    mu = full.pooled["effect"].to_numpy()[g]
+    tau2 = full.pooled["tau2"].to_numpy()[g]
+    y, v = table["effect"].to_numpy(float), table["variance"].to_numpy(float)
+    single = k[g] < 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        x_val = np.where(single, np.nan, (y - mu) ** 2 / (tau2 + v))
+        y_val = (mu_del - mu) ** 2 / var_del
+    out = table.loc[valid, grp.keys + grp.over].assign(x=x_val[valid], y=y_val[valid])
+    out = out.reset_index(drop=True)
+    out.attrs.update(method=full.pooled["method"].iloc[0] if len(full.pooled) else method,
+                     ci=ci, over=tuple(grp.over))  # fmt: skip
+    return out
 
 
 def _sum_over_group(

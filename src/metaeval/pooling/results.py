@@ -1,4 +1,5 @@
-"""The results of the pooling stage that have several parts: :class:`MetaRegResult`.
+"""The results of the pooling stage that have several parts: :class:`MetaRegResult`,
+:class:`GoshResult`.
 
 A :class:`metaeval._results.Result` keeps a tidy ``table`` (with only scalar options in
 its ``attrs``) and names its other parts, so that tables concatenate, results pickle
@@ -10,12 +11,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar
 
+import numpy as np
 import pandas as pd
 
 from .._results import Result
 from ..errors import OptionError, quote_list
 
-__all__ = ["MetaRegResult"]
+__all__ = ["MetaRegResult", "GoshResult"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -141,3 +143,112 @@ class MetaRegResult(Result):
         from ..plot import bubble
 
         return bubble(self, mod, **kwargs)
+
+
+def _select_rows(frame: pd.DataFrame, keys: dict[str, Any]) -> np.ndarray:
+    match = np.ones(len(frame), dtype=bool)
+    for name, value in keys.items():  # the few keys given, not the groups
+        match &= (frame[name] == value).to_numpy()
+    return match
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class GoshResult(Result):
+    """The fits of every subset of tasks (:func:`metaeval.gosh`).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per group and subset: the group keys and ``k, effect, tau2, i2, h2,
+        q``; ``attrs`` holds the options ``method, ci, over``.
+    included : pandas.DataFrame
+        Booleans with the rows of ``table``, one column per task: whether the task is
+        in the subset. A boolean frame rather than a bitmask column: it reads as it
+        is (``res.included["digits"]``), selects the subsets with or without a task
+        directly, and holds any number of tasks (a 64-bit mask holds 64).
+    fit : pandas.DataFrame
+        One row per group: the keys, ``k`` (its tasks), ``n_subsets`` (rows of
+        ``table``) and ``exact`` (True when they are all its non-empty subsets, False
+        when they are a random sample).
+
+    Notes
+    -----
+    :meth:`plot` draws the GOSH plot (:func:`metaeval.plot.gosh_plot`) of one group;
+    :meth:`select` keeps the groups of some keys in every part.
+    """
+
+    included: pd.DataFrame
+    fit: pd.DataFrame
+    kind: ClassVar[str] = "gosh"
+
+    @property
+    def group_keys(self) -> list[str]:
+        """The columns that tell the groups apart."""
+        return [c for c in self.fit.columns if c not in ("k", "n_subsets", "exact")]
+
+    def select(self, **keys: Any) -> GoshResult:
+        """The groups whose keys have the values given, in every part.
+
+        Parameters
+        ----------
+        **keys
+            Group keys and their values, e.g. ``metric="accuracy"``.
+
+        Returns
+        -------
+        GoshResult
+            The same result restricted to those groups (table, membership and fit).
+
+        Raises
+        ------
+        metaeval.OptionError
+            A name that is not a group key; a value that no group has.
+
+        Examples
+        --------
+        >>> import metaeval
+        >>> eff = metaeval.load_example().meta.effects("logistic_regression",
+        ...                                            treatment="gradient_boosting")
+        >>> res = eff.meta.gosh(method="DL")
+        >>> len(res.fit), len(res.select(metric="accuracy").fit)
+        (2, 1)
+        """
+        names = self.group_keys
+        unknown = [k for k in keys if k not in names]
+        if unknown:
+            raise OptionError(
+                f"select() takes the group keys {quote_list(names)} of this GOSH result, "
+                f"but {quote_list(unknown)} was passed."
+            )
+        missing = {k: v for k, v in keys.items() if not (self.fit[k] == v).any()}
+        if missing:
+            name, value = next(iter(missing.items()))
+            raise OptionError(
+                f"No group has {name}={value!r}; its values are "
+                f"{quote_list(list(pd.unique(self.fit[name])))}."
+            )
+        rows = _select_rows(self.table, keys)
+        return dataclasses.replace(
+            self,
+            table=self.table.loc[rows].reset_index(drop=True),
+            included=self.included.loc[rows].reset_index(drop=True),
+            fit=self.fit.loc[_select_rows(self.fit, keys)].reset_index(drop=True),
+        )
+
+    def plot(self, task: Any = None, **kwargs: Any) -> Any:
+        """The GOSH plot of one group (:func:`metaeval.plot.gosh_plot`).
+
+        Parameters
+        ----------
+        task : optional
+            Colour the subsets by whether they include this task.
+        **kwargs
+            Passed to :func:`metaeval.plot.gosh_plot`.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from ..plot import gosh_plot
+
+        return gosh_plot(self, task=task, **kwargs)

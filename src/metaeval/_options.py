@@ -77,6 +77,9 @@ PosthocMethod = Literal["nemenyi", "holm", "bonferroni_dunn", "wilcoxon_holm"]
 """``method=`` of :func:`metaeval.ranking.posthoc`."""
 PoolModel = Literal["univariate", "multilevel"]
 """``model=`` of :func:`metaeval.pool`: one level of heterogeneity, or tasks and metrics."""
+RobustMethod = Literal["CR1", "CR2"]
+"""``robust=`` of :func:`metaeval.metareg` and the multilevel :func:`metaeval.pool` (besides
+True, meaning ``"CR1"``, and False): the cluster-robust covariance."""
 RankForce = Literal["parametric", "nonparametric"]
 """``force=`` of :func:`metaeval.ranking.rank_report`: the route of the tests."""
 RangerExample = Literal["classification-glue-data", "retrieval-colberter-data"]
@@ -98,6 +101,7 @@ CORRELATIONS: tuple[str, ...] = get_args(Correlation)
 STATISTICS: tuple[str, ...] = get_args(Statistic)
 AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
 POOL_MODELS: tuple[str, ...] = get_args(PoolModel)
+ROBUST_METHODS: tuple[str, ...] = get_args(RobustMethod)
 LM_EVAL_REPLICATES: tuple[str, ...] = get_args(LmEvalReplicates)
 
 DEFAULT_EFFECT: EffectType = "smcrp"

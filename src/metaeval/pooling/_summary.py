@@ -15,6 +15,7 @@ from .._options import (
     CIMethod,
     PoolMethod,
     PoolModel,
+    RobustMethod,
     literal_signature,
     resolve_ci,
 )
@@ -38,7 +39,7 @@ def pool(
     adjust: Adjustment | None = None,
     model: PoolModel = "univariate",
     cov: pd.DataFrame | None = None,
-    robust: bool = False,
+    robust: bool | RobustMethod = False,
 ) -> pd.DataFrame:
     """Pool effects across tasks, one model per group, all groups at once.
 
@@ -68,11 +69,15 @@ def pool(
         task, as :func:`metaeval.effect_covariance` returns them (same control,
         treatment and effect as ``effects``). None: independent sampling errors
         within a task, with a :class:`~metaeval.DependenceWarning`.
-    robust : bool, default False
-        For ``model="multilevel"``: add cluster-robust results by task (metafor's
-        ``robust(fit, cluster=task)``: the CR1-type factor n/(n − 1), t on n − 1 df,
-        n the number of tasks), which stay valid when V or the random effects are
-        misspecified (Pustejovsky & Tipton 2022).
+    robust : {False, True, "CR1", "CR2"}, default False
+        For ``model="multilevel"``: add cluster-robust results by task, which stay
+        valid when V or the random effects are misspecified (Pustejovsky & Tipton
+        2022). ``"CR1"`` (or True) is metafor's ``robust(fit, cluster=task)``: the
+        factor n/(n − 1), t on n − 1 df, n the number of tasks; ``"CR2"`` is
+        clubSandwich's bias-reduced ``vcovCR(type="CR2")`` (target: the model's
+        marginal covariance) with Satterthwaite df (``coef_test(test=
+        "Satterthwaite")``; Tipton 2015), the choice with few tasks, where CR1's
+        intervals are too narrow. Neither depends on ``ci``.
 
     Returns
     -------
@@ -108,9 +113,10 @@ def pool(
         ``metric``) with ``model, method, test, k`` (effects), ``k_task``
         (tasks), ``effect, ci_low, ci_high, p_value, se, statistic, df``,
         ``sigma2_task, sigma2_metric``, ``qe, qe_df, qe_p_value`` (the test of
-        heterogeneity at both levels) and, with ``robust=True``, ``robust_se,
-        robust_df, robust_p_value, robust_ci_low, robust_ci_high``; ``attrs``
-        also hold ``model`` and ``robust``. The model, estimation and formulas
+        heterogeneity at both levels) and, with ``robust``, ``robust_se,
+        robust_df, robust_statistic, robust_p_value, robust_ci_low,
+        robust_ci_high``; ``attrs`` also hold ``model`` and ``robust`` (``"CR1"``,
+        ``"CR2"`` or False). The model, estimation and formulas
         are in the guide's "Beyond one pooled mean"; checked against metafor's
         ``rma.mv()`` and ``robust()`` on 120 random three-level data sets.
 
@@ -120,7 +126,7 @@ def pool(
         Missing columns, non-positive or infinite variances, a task appearing
         twice in one group, or a ``by`` mapping that misses tasks.
     metaeval.OptionError
-        An unknown ``method``, ``ci`` or ``adjust``.
+        An unknown ``method``, ``ci``, ``adjust`` or ``robust``.
 
     Warns
     -----
@@ -150,9 +156,11 @@ def pool(
     0  4  0.3025 -0.0519   0.6568  0.0394
     """
     check_option("model", model, POOL_MODELS)
-    check_cov_option(model, cov, robust)
+    robust_method = check_cov_option(model, cov, robust)
     if model == "multilevel":
-        return _multilevel(effects, method, ci, alpha, over, groups, by, adjust, cov, robust)
+        return _multilevel(
+            effects, method, ci, alpha, over, groups, by, adjust, cov, robust_method
+        )
     pooled = fit(
         effects, method=method, ci=ci, alpha=alpha, over=over, groups=groups, by=by,
         adjust=adjust, warn_coverage=True,
@@ -171,9 +179,11 @@ def _multilevel(effects, method, ci, alpha, over, groups, by, adjust, cov, robus
     pooled = fit_multilevel(
         effects, over=[over] if isinstance(over, str) else over, groups=groups, cov=cov,
         method=fitted, test="knha" if test == "hksj" else test, alpha=check_alpha(alpha),
-        robust=bool(robust),
+        robust=robust,
     )  # fmt: skip
-    pooled.attrs.update(method=method, ci=ci, alpha=alpha, model="multilevel", robust=robust)
+    pooled.attrs.update(
+        method=method, ci=ci, alpha=alpha, model="multilevel", robust=robust or False
+    )
     return pooled
 
 

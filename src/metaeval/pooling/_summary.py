@@ -158,9 +158,7 @@ def pool(
     check_option("model", model, POOL_MODELS)
     robust_method = check_cov_option(model, cov, robust)
     if model == "multilevel":
-        return _multilevel(
-            effects, method, ci, alpha, over, groups, by, adjust, cov, robust_method
-        )
+        return _multilevel(effects, method, ci, alpha, over, groups, by, adjust, cov, robust_method)
     pooled = fit(
         effects, method=method, ci=ci, alpha=alpha, over=over, groups=groups, by=by,
         adjust=adjust, warn_coverage=True,

@@ -394,6 +394,20 @@ def metareg(
 
     metafor gives the same: ``rma(yi, vi, mods = ~ log_n, test = "knha")``. Here the
     size of a task explains all of the heterogeneity (R² = 100%, τ² = 0).
+
+    If the tasks come in suites of two whose effects may be correlated, the CR2
+    cluster-robust results by suite:
+
+    >>> eff["suite"] = list("aabbccdd")
+    >>> rob = eff.meta.metareg("log_n", robust="CR2", cluster="suite")
+    >>> rob.table[["term", "robust_se", "robust_df", "robust_p_value"]].round(4)
+            term  robust_se  robust_df  robust_p_value
+    0  intercept     0.0486     1.5413          0.0298
+    1      log_n     0.0101     1.6190          0.0096
+
+    clubSandwich gives the same: ``coef_test(fit, vcov = "CR2", cluster = suite, test =
+    "Satterthwaite")``. Four clusters leave fewer than two degrees of freedom: the
+    robust tests are valid but weak.
     """
     opts_method, test, alpha = _checked(method, ci, alpha)
     robust_method = check_robust(robust)

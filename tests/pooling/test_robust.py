@@ -203,3 +203,21 @@ def test_too_few_clusters_are_nan_with_a_warning(reg_data):
     with pytest.warns(DegenerateWarning, match="no more clusters than coefficients"):
         res = metaeval.metareg(two, "x", robust="CR2", cluster="study")
     assert res.table["robust_se"].isna().all() and res.table["se"].notna().all()
+
+
+def test_a_term_not_estimable_in_a_group_has_nan_robust_results(reg_data):
+    """A factor level absent from a group (present in another): its coefficient is NaN,
+    and so are its robust se and df (not 0); the other terms equal the group's fit
+    alone, where the level does not exist."""
+    most = reg_data.groupby("id")["study"].nunique().idxmax()  # 14 studies
+    lacking = reg_data[(reg_data["id"] == most) & (reg_data["f"] != "c")]
+    other = reg_data[reg_data["id"] == 1]
+    both = pd.concat([lacking, other])
+    with pytest.warns(DegenerateWarning, match="not estimable"):
+        res = metaeval.metareg(both, ["x", "f"], groups="id", robust="CR2", cluster="study")
+    res = res.table[res.table["id"] == most].set_index("term")
+    cols = ["estimate", "robust_se", "robust_df", "robust_p_value"]
+    assert res.loc["f[T.c]", cols].astype(float).isna().all()
+    alone = metaeval.metareg(lacking, ["x", "f"], robust="CR2", cluster="study").table
+    alone = alone.set_index("term")
+    np.testing.assert_allclose(res.loc[alone.index, cols], alone[cols], rtol=1e-10)

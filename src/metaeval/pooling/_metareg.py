@@ -474,8 +474,10 @@ def metareg(
                 robust_method, clusters, rows[in_ok], position, slot[in_ok], xx[ok], w, parts,
                 b.p,
             )  # fmt: skip
+            fr = free[ok]  # a term not estimated in a group: NaN, not 0
+            rv = np.where(fr[:, :, None] & fr[:, None, :], rv, np.nan)
             robust_vcov[members[ok]] = rv / np.outer(des.scale, des.scale)
-            robust_df[members[ok]] = rdf
+            robust_df[members[ok]] = np.where(fr, rdf, np.nan)
     bad = flags["failed"] | flags["collinear"] | flags["too_few"]
     for name in ("tau2", "qm", "qe", "i2", "h2", "r2", "s2w"):
         stats[name][bad] = np.nan

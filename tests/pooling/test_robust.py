@@ -205,6 +205,19 @@ def test_too_few_clusters_are_nan_with_a_warning(reg_data):
     assert res.table["robust_se"].isna().all() and res.table["se"].notna().all()
 
 
+@pytest.mark.parametrize("ci", ["z", "knha"])
+def test_an_exact_fit_has_nan_robust_results(ci):
+    """Moderators that fit the effects exactly leave residuals 0: a robust se of 0 would
+    claim certainty; NaN with a warning, whatever ``ci``."""
+    eff = pd.DataFrame({"task": list("abcdef"), "x": [0.0, 1, 2, 3, 4, 5],
+                        "variance": [0.01, 0.02, 0.01, 0.03, 0.02, 0.01]})  # fmt: skip
+    eff["effect"] = 0.1 + 0.2 * eff["x"]
+    with pytest.warns(DegenerateWarning, match="fitted exactly"):
+        res = metaeval.metareg(eff, "x", method="DL", ci=ci, robust="CR1").table
+    assert res["robust_se"].isna().all()
+    np.testing.assert_allclose(res["estimate"], [0.1, 0.2], rtol=1e-10)
+
+
 def test_a_term_not_estimable_in_a_group_has_nan_robust_results(reg_data):
     """A factor level absent from a group (present in another): its coefficient is NaN,
     and so are its robust se and df (not 0); the other terms equal the group's fit

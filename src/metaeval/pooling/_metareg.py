@@ -487,7 +487,7 @@ def metareg(
     coefs = _coef_table(grp, des, beta, vcov, stats, test, alpha)
     vcov_table = _vcov_table(grp, des, vcov)
     if robust_method is not None:
-        few = _few_clusters(grp, clusters, stats["p"], bad)
+        few = _few_clusters(grp, clusters, stats["p"], stats["s2w"], bad)
         robust_vcov[bad | few], robust_df[bad | few] = np.nan, np.nan
         coefs = coefs.assign(**_robust_columns(beta, robust_vcov, robust_df, alpha))
         vcov_table["robust_cov"] = robust_vcov.ravel()
@@ -586,17 +586,20 @@ def _robust_batch(kind, clusters, rows, position, slot, x, w, parts, n_coef):
         )  # fmt: skip
 
 
-def _few_clusters(grp, clusters, p: np.ndarray, bad: np.ndarray) -> np.ndarray:
-    """Groups with no more clusters than coefficients: NaN robust results, a warning."""
+def _few_clusters(grp, clusters, p, s2w, bad) -> np.ndarray:
+    """Groups with no more clusters than coefficients, or fitted exactly by their
+    moderators (residuals 0: a robust se of 0 would claim certainty): NaN robust
+    results, a warning."""
     few = (clusters["n"] <= p) & ~bad & np.isfinite(p)
-    if few.any():
-        warn_groups(
-            "{n} group(s) have no more clusters than coefficients: their robust results "
-            "are NaN (metafor's robust() refuses them); use fewer moderators or more clusters",
-            grp.key_frame.loc[few],
-            DegenerateWarning,
-        )
-    return few
+    exact = (s2w == 0) & ~bad & ~few
+    messages = (
+        (few, "have no more clusters than coefficients: their robust results are NaN "
+              "(metafor's robust() refuses them); use fewer moderators or more clusters"),
+        (exact, "are fitted exactly by their moderators (residuals 0): their robust "
+                "results are NaN"),
+    )  # fmt: skip
+    warn_each(messages, grp.key_frame, "meta-regression group(s)")
+    return few | exact
 
 
 def _robust_columns(beta, vcov, df, alpha: float) -> dict[str, np.ndarray]:

@@ -77,6 +77,9 @@ def _outputs() -> dict[str, pd.DataFrame]:
         "gosh": metaeval.gosh(eff),
         "baujat": metaeval.baujat(eff),
         "metareg": metaeval.metareg(eff.assign(size=eff["task"].map(size)), "size"),
+        "metareg(robust=)": metaeval.metareg(
+            eff.assign(size=eff["task"].map(size)), "size", robust="CR2"
+        ),
         "effect_covariance": metaeval.effect_covariance(scores, CONTROL),
         "friedman": ranking.friedman(scores),
         "posthoc": ranking.posthoc(scores),

@@ -79,6 +79,9 @@ Tau2CI = Literal["qprofile", "profile"]
 """``tau2_ci=`` of :func:`metaeval.pool`: the Q-profile or the profile-likelihood interval of τ²."""
 PoolModel = Literal["univariate", "multilevel"]
 """``model=`` of :func:`metaeval.pool`: one level of heterogeneity, or tasks and metrics."""
+RobustMethod = Literal["CR1", "CR2"]
+"""``robust=`` of :func:`metaeval.metareg` and the multilevel :func:`metaeval.pool` (besides
+True, meaning ``"CR1"``, and False): the cluster-robust covariance."""
 RankForce = Literal["parametric", "nonparametric"]
 """``force=`` of :func:`metaeval.ranking.rank_report`: the route of the tests."""
 RangerExample = Literal["classification-glue-data", "retrieval-colberter-data"]
@@ -101,6 +104,7 @@ STATISTICS: tuple[str, ...] = get_args(Statistic)
 AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
 POOL_MODELS: tuple[str, ...] = get_args(PoolModel)
 TAU2_CIS: tuple[str, ...] = get_args(Tau2CI)
+ROBUST_METHODS: tuple[str, ...] = get_args(RobustMethod)
 LM_EVAL_REPLICATES: tuple[str, ...] = get_args(LmEvalReplicates)
 
 DEFAULT_EFFECT: EffectType = "smcrp"

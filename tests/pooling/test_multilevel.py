@@ -150,7 +150,7 @@ def test_chain_from_scores_with_effect_covariance():
     res = eff.meta.pool(over=("task", "metric"), model="multilevel", cov=cov, robust=True)
     assert res[["k", "k_task"]].values.tolist() == [[8, 4]]
     assert {"sigma2_task", "sigma2_metric", "robust_se"} <= set(res.columns)
-    assert res.attrs["model"] == "multilevel" and res.attrs["robust"] is True
+    assert res.attrs["model"] == "multilevel" and res.attrs["robust"] == "CR1"
     with pytest.warns(DependenceWarning, match="effect_covariance"):
         independent = eff.meta.pool(over=("task", "metric"), model="multilevel")
     assert independent["se"].item() != res["se"].item()

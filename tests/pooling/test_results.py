@@ -43,7 +43,8 @@ def test_metareg_returns_the_result_with_its_parts(result):
 
 def test_table_attrs_hold_options_only(result):
     attrs = result.table.attrs
-    assert attrs == {"method": "REML", "ci": None, "alpha": 0.05, "mods": ["log_n", "domain"]}
+    assert attrs == {"method": "REML", "ci": None, "alpha": 0.05, "mods": ["log_n", "domain"],
+                     "robust": False, "cluster": None}  # fmt: skip
     for value in attrs.values():
         assert not isinstance(value, pd.DataFrame | pd.Series | np.ndarray)
 

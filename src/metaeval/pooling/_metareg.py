@@ -77,12 +77,14 @@ from .._options import (
     POOLED_COLUMNS,
     CIMethod,
     PoolMethod,
+    RobustMethod,
     literal_signature,
     resolve_ci,
 )
 from ..errors import (
     DegenerateWarning,
     MetaEvalWarning,
+    OptionError,
     SchemaError,
     check_alpha,
     check_option,
@@ -93,6 +95,7 @@ from ..errors import (
 from . import _tau2 as t2
 from ._engine import KH_TESTS, batches, refuse_shared, solver_messages, warn_each
 from ._grouping import RESULT_COLUMNS, as_list, group, valid_rows
+from ._robust import check_robust, sandwich
 from .results import MetaRegResult
 
 __all__ = ["metareg", "METAREG_METHODS", "COEF_COLUMNS", "FIT_COLUMNS"]
@@ -175,12 +178,11 @@ def design(table: pd.DataFrame, mods: list[str]) -> Design:
 
 
 # ------------------------------------------------------------------ the fit
-def _fit_batch(
-    b: t2.Batch, method: str, knha: bool, adhoc: bool = False
-) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+def _fit_batch(b: t2.Batch, method: str, knha: bool, adhoc: bool = False) -> tuple[Any, ...]:
     """Per group: τ² and the fit statistics; per group the coefficients and their
-    covariance (in the scaled units of the batch), and per slot the weights. ``knha``:
-    the covariance scaled by Knapp–Hartung's s²; with ``adhoc`` too, by max(1, s²)."""
+    covariance (in the scaled units of the batch), per slot the weights; the flags; and
+    (X'WX)⁻¹ and the residuals (the pieces of the robust covariance). ``knha``: the
+    covariance scaled by Knapp–Hartung's s²; with ``adhoc`` too, by max(1, s²)."""
     tau2, failed, reset = t2.estimate(b, method)
     fit_tau2 = np.where(failed, 0.0, tau2)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -223,7 +225,7 @@ def _fit_batch(
         "s2w": s2w,
     }  # fmt: skip
     flags = {"failed": failed, "reset": reset, "exact": exact}
-    return stats, beta, vcov, w, flags
+    return stats, beta, vcov, w, flags, {"bread": inv, "resid": r}
 
 
 def _r2(b: t2.Batch, method: str, stats: dict[str, np.ndarray]) -> np.ndarray:
@@ -256,6 +258,8 @@ def metareg(
     alpha: float = 0.05,
     over: str = "task",
     groups: str | Sequence[str] | None = None,
+    robust: bool | RobustMethod = False,
+    cluster: str | None = None,
 ) -> MetaRegResult:
     """Meta-regression: how the effect depends on task-level moderators, per group.
 
@@ -292,6 +296,20 @@ def metareg(
     groups : str or list of str, optional
         Further columns that tell separate models apart, besides
         ``effect_type, metric, treatment, control``.
+    robust : {False, True, "CR1", "CR2"}, default False
+        Add cluster-robust inference for every coefficient (``robust_*`` columns).
+        ``"CR1"`` (or True) is metafor's ``robust(fit, cluster, adjust=TRUE)``: the
+        sandwich with the factor n/(n − p), t on n − p df (n clusters); ``"CR2"`` is
+        clubSandwich's bias-reduced ``vcovCR(type="CR2")`` (working weights and target
+        from the fitted model) with a Satterthwaite df per coefficient
+        (``coef_test(test="Satterthwaite")``; Tipton 2015), the choice with few
+        clusters. Both use (X'WX)⁻¹ as bread whatever ``ci`` is (metafor's ``robust()``
+        of a Knapp–Hartung fit multiplies by s² once more).
+    cluster : str, optional
+        With ``robust``: the column whose values are the clusters, e.g. the study of
+        several effects (effects of a cluster may be correlated; the model's weights
+        stay those of independent effects). None: the ``over`` column, each effect its
+        own cluster.
 
     Returns
     -------
@@ -302,8 +320,11 @@ def metareg(
         group keys; ``term`` (``"intercept"``, the moderator, or ``mod[T.level]``);
         ``estimate`` (the coefficient on the analysis scale of the effects);
         ``se``; ``statistic`` (z or t); ``df`` (k − p under Knapp–Hartung, else
-        NaN); ``p_value``; ``ci_low, ci_high``. Its ``attrs``: ``method, ci,
-        alpha, mods``.
+        NaN); ``p_value``; ``ci_low, ci_high``; with ``robust``, ``robust_se,
+        robust_df, robust_statistic, robust_p_value, robust_ci_low,
+        robust_ci_high`` (t tests and intervals with ``robust_df``). Its ``attrs``:
+        ``method, ci, alpha, mods, robust`` (``"CR1"``, ``"CR2"`` or False) and
+        ``cluster``.
 
         ``.fit``: one row per group with the keys and ``method, test, k``
         (effects used), ``n_coef`` (p, the estimable coefficients), ``tau2,
@@ -314,7 +335,8 @@ def metareg(
         NaN), ``qe, qe_df, qe_p_value`` (the test of residual heterogeneity).
         ``.data``: the effects used, with each one's ``weight`` in the fit
         (percent) and ``fitted`` value. ``.vcov``: the coefficients'
-        covariance, long (keys, ``term, term_b, cov``). ``.mods`` and
+        covariance, long (keys, ``term, term_b, cov``, and ``robust_cov`` with
+        ``robust``, for tests of contrasts). ``.mods`` and
         ``.alpha``: the options the figure needs. ``.plot()`` draws the bubble
         plot (:func:`metaeval.plot.bubble`) of one group; ``.select(metric=...)``
         keeps some groups in every part. The tables of several results
@@ -324,9 +346,10 @@ def metareg(
     ------
     metaeval.SchemaError
         A moderator that is not a column of the table (or a key or result
-        column), an infinite moderator value, a factor with a single level.
+        column), an infinite moderator value, a factor with a single level; a
+        ``cluster`` that is not a column, or has missing values.
     metaeval.OptionError
-        An unknown ``method`` or ``ci``.
+        An unknown ``method``, ``ci`` or ``robust``; ``cluster`` without ``robust``.
 
     Warns
     -----
@@ -340,7 +363,8 @@ def metareg(
         not converge is NaN; a REML/ML fit reset to τ² = 0 by metafor's
         likelihood check; with ``ci="knha"``, moderators that fit the effects
         exactly (s² = 0) leave the standard errors, tests, intervals and Q_M NaN
-        (metafor gives se 0).
+        (metafor gives se 0); with ``robust``, a group with no more clusters than
+        coefficients has NaN robust results (metafor refuses it).
 
     Notes
     -----
@@ -374,12 +398,28 @@ def metareg(
 
     metafor gives the same: ``rma(yi, vi, mods = ~ log_n, test = "knha")``. Here the
     size of a task explains all of the heterogeneity (R² = 100%, τ² = 0).
+
+    If the tasks come in suites of two whose effects may be correlated, the CR2
+    cluster-robust results by suite:
+
+    >>> eff["suite"] = list("aabbccdd")
+    >>> rob = eff.meta.metareg("log_n", robust="CR2", cluster="suite")
+    >>> rob.table[["term", "robust_se", "robust_df", "robust_p_value"]].round(4)
+            term  robust_se  robust_df  robust_p_value
+    0  intercept     0.0486     1.5413          0.0298
+    1      log_n     0.0101     1.6190          0.0096
+
+    clubSandwich gives the same: ``coef_test(fit, vcov = "CR2", cluster = suite, test =
+    "Satterthwaite")``. Four clusters leave fewer than two degrees of freedom: the
+    robust tests are valid but weak.
     """
     opts_method, test, alpha = _checked(method, ci, alpha)
+    robust_method = check_robust(robust)
     refuse_shared(effects, "metareg()")
     mod_list = as_list(mods)
     grp = group(effects, over, groups, None)
     _check_mods(grp.table, mod_list, grp.keys + grp.over)
+    cluster_col = _check_cluster(grp.table, cluster, robust_method, grp.over[0])
     des = design(grp.table, mod_list)
     valid = valid_rows(grp.table) & np.isfinite(des.matrix).all(axis=1)
     _warn_left_out(grp, des, valid)
@@ -397,6 +437,10 @@ def metareg(
     y = grp.table["effect"].to_numpy(np.float64)
     v = grp.table["variance"].to_numpy(np.float64)
     x = np.where(np.isfinite(des.matrix), des.matrix, 0.0) / des.scale
+    if robust_method is not None:
+        clusters = _clusters(grp, valid, cluster_col)
+        robust_vcov = np.full((n_groups, n_terms, n_terms), np.nan)
+        robust_df = np.full((n_groups, n_terms), np.nan)
     for members, rows, local, slot, width in batches(grp.code, valid, n_groups):
         shape = (len(members), width)
         m = np.zeros(shape, dtype=bool)
@@ -418,7 +462,7 @@ def metareg(
         if not len(ok):
             continue
         b = t2.Batch(yy[ok], vv[ok], m[ok], xx[ok], free[ok])
-        got, coef, cov, w, got_flags = _fit_batch(
+        got, coef, cov, w, got_flags, parts = _fit_batch(
             b, opts_method, test in KH_TESTS, adhoc=test == "adhoc"
         )
         got["r2"] = _r2(b, opts_method, got)
@@ -431,6 +475,15 @@ def metareg(
         in_ok = np.isin(local, ok)
         position = np.searchsorted(ok, local[in_ok])
         weight[rows[in_ok]] = 100 * w[position, slot[in_ok]] / w.sum(axis=1)[position]
+        if robust_method is not None:
+            rv, rdf = _robust_batch(
+                robust_method, clusters, rows[in_ok], position, slot[in_ok], xx[ok], w, parts,
+                b.p,
+            )  # fmt: skip
+            fr = free[ok]  # a term not estimated in a group: NaN, not 0
+            rv = np.where(fr[:, :, None] & fr[:, None, :], rv, np.nan)
+            robust_vcov[members[ok]] = rv / np.outer(des.scale, des.scale)
+            robust_df[members[ok]] = np.where(fr, rdf, np.nan)
     bad = flags["failed"] | flags["collinear"] | flags["too_few"]
     for name in ("tau2", "qm", "qe", "i2", "h2", "r2", "s2w"):
         stats[name][bad] = np.nan
@@ -438,18 +491,27 @@ def metareg(
     _warn(grp, des, flags, absent, opts_method)
     _warn_new_references(grp, des, new_refs)
     coefs = _coef_table(grp, des, beta, vcov, stats, test, alpha)
+    vcov_table = _vcov_table(grp, des, vcov)
+    if robust_method is not None:
+        few = _few_clusters(grp, clusters, stats["p"], stats["s2w"], bad)
+        robust_vcov[bad | few], robust_df[bad | few] = np.nan, np.nan
+        coefs = coefs.assign(**_robust_columns(beta, robust_vcov, robust_df, alpha))
+        vcov_table["robust_cov"] = robust_vcov.ravel()
     fit_table = _fit_table(grp, stats, opts_method, test)
     data = grp.table.loc[valid, grp.keys + grp.over + mod_list + ["effect", "variance"]].copy()
     data["weight"] = weight[valid]
     # a term that is not estimable in a group (absent level, reference there) adds nothing
     fit_beta = np.where(np.isnan(beta) & ~bad[:, None], 0.0, beta)
     data["fitted"] = np.einsum("rp,rp->r", des.matrix[valid], fit_beta[grp.code[valid]])
-    coefs.attrs.update(method=method, ci=ci, alpha=alpha, mods=mod_list)
+    coefs.attrs.update(
+        method=method, ci=ci, alpha=alpha, mods=mod_list, robust=robust_method or False,
+        cluster=cluster_col if robust_method else None,
+    )  # fmt: skip
     return MetaRegResult(
         coefs,
         fit=fit_table,
         data=data.reset_index(drop=True),
-        vcov=_vcov_table(grp, des, vcov),
+        vcov=vcov_table,
         mods=tuple(mod_list),
         alpha=alpha,
     )
@@ -468,6 +530,99 @@ def _checked(method: str, ci: str | None, alpha: float) -> tuple[str, str, float
             MetaEvalWarning,
         )
     return method, test, check_alpha(alpha)
+
+
+def _check_cluster(table: pd.DataFrame, cluster: Any, robust: str | None, over: str) -> str:
+    """The cluster column (``over`` for None), checked."""
+    if cluster is None:
+        return over
+    if robust is None:
+        raise OptionError(
+            f"`cluster` ({cluster!r}) applies to cluster-robust inference only: pass "
+            "robust='CR2' (or 'CR1'/True) with it, or leave cluster=None."
+        )
+    if not isinstance(cluster, str) or cluster not in table.columns:
+        raise SchemaError(
+            f"`cluster` must name a column of the effects table, but {cluster!r} was passed; "
+            f"its columns are {quote_list([str(c) for c in table.columns])}."
+        )
+    missing = table[cluster].isna().to_numpy()
+    if missing.any():
+        raise SchemaError(
+            f"The `cluster` column {cluster!r} has {int(missing.sum())} missing value(s) "
+            f"(rows {table.index[missing][:5].tolist()}); give every effect its cluster."
+        )
+    return cluster
+
+
+def _clusters(grp, valid: np.ndarray, column: str) -> dict[str, np.ndarray]:
+    """Per table row: the cluster's rank within its group and the row's slot within its
+    cluster (valid rows only); per group the number of clusters."""
+    rows = np.flatnonzero(valid)
+    code = grp.code[rows]
+    cid = pd.factorize(pd.MultiIndex.from_arrays([code, grp.table[column].to_numpy()[rows]]))[0]
+    first = pd.DataFrame({"g": code, "c": cid}).drop_duplicates("c")
+    rank = np.empty(len(first), dtype=np.intp)
+    rank[first["c"].to_numpy()] = first.groupby("g").cumcount().to_numpy()
+    j_of = np.zeros(len(grp.table), dtype=np.intp)
+    s_of = np.zeros(len(grp.table), dtype=np.intp)
+    j_of[rows] = rank[cid]
+    s_of[rows] = pd.Series(cid).groupby(cid).cumcount().to_numpy()
+    n_cluster = np.bincount(first["g"].to_numpy(), minlength=grp.n_groups)
+    return {"j": j_of, "s": s_of, "n": n_cluster}
+
+
+def _robust_batch(kind, clusters, rows, position, slot, x, w, parts, n_coef):
+    """The robust covariance and df of a batch's groups: their effects laid out by
+    cluster, W = diag(w), Θ = W⁻¹ (see :mod:`metaeval.pooling._robust`)."""
+    j, s = clusters["j"][rows], clusters["s"][rows]
+    shape = (len(x), int(j.max()) + 1, int(s.max()) + 1)
+    xc = np.zeros((*shape, x.shape[2]))
+    ec, wc = np.zeros(shape), np.ones(shape)
+    xc[position, j, s] = x[position, slot]
+    ec[position, j, s] = parts["resid"][position, slot]
+    wc[position, j, s] = w[position, slot]
+    eye = np.eye(shape[2])
+    n = np.zeros(len(x))
+    np.maximum.at(n, position, j + 1)  # the clusters of each group
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sandwich(
+            kind, xc, ec, wc[..., None] * eye, (1 / wc)[..., None] * eye, parts["bread"], n,
+            n_coef.astype(float),
+        )  # fmt: skip
+
+
+def _few_clusters(grp, clusters, p, s2w, bad) -> np.ndarray:
+    """Groups with no more clusters than coefficients, or fitted exactly by their
+    moderators (residuals 0: a robust se of 0 would claim certainty): NaN robust
+    results, a warning."""
+    few = (clusters["n"] <= p) & ~bad & np.isfinite(p)
+    exact = (s2w == 0) & ~bad & ~few
+    messages = (
+        (few, "have no more clusters than coefficients: their robust results are NaN "
+              "(metafor's robust() refuses them); use fewer moderators or more clusters"),
+        (exact, "are fitted exactly by their moderators (residuals 0): their robust "
+                "results are NaN"),
+    )  # fmt: skip
+    warn_each(messages, grp.key_frame, "meta-regression group(s)")
+    return few | exact
+
+
+def _robust_columns(beta, vcov, df, alpha: float) -> dict[str, np.ndarray]:
+    from scipy import stats as sps
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.sqrt(np.diagonal(vcov, axis1=1, axis2=2))
+        stat = beta / se
+        crit = sps.t.isf(alpha / 2, df)
+        return {
+            "robust_se": se.ravel(),
+            "robust_df": df.ravel(),
+            "robust_statistic": stat.ravel(),
+            "robust_p_value": (2 * sps.t.sf(np.abs(stat), df)).ravel(),
+            "robust_ci_low": (beta - crit * se).ravel(),
+            "robust_ci_high": (beta + crit * se).ravel(),
+        }
 
 
 def _check_mods(table: pd.DataFrame, mods: list[str], taken: list[str]) -> None:

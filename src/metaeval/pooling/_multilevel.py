@@ -23,11 +23,14 @@ is M_t = V_t + σ²_task·11' + σ²_metric·I. With X = 1 (an intercept):
   ½tr(PZ_jPZ_k) (ML: M⁻¹ in the trace terms);
 - Q_E = y'(V⁻¹ − V⁻¹1(1'V⁻¹1)⁻¹1'V⁻¹)y with k − 1 df, the test of heterogeneity at both
   levels;
-- cluster-robust by task (``robust=True``, metafor's ``robust(fit, cluster=task)`` with
-  its default ``adjust=TRUE``): Var_R(μ̂) = n/(n − 1) · Σ_t (1'M_t⁻¹e_t)² / (1'M⁻¹1)²,
-  e = y − μ̂, n the number of tasks, with t on n − 1 df (Hedges, Tipton & Johnson 2010;
-  Pustejovsky & Tipton 2022). It keeps the intervals honest when V or the random
-  effects are misspecified.
+- cluster-robust by task (``robust=True`` or ``"CR1"``, metafor's
+  ``robust(fit, cluster=task)`` with its default ``adjust=TRUE``):
+  Var_R(μ̂) = n/(n − 1) · Σ_t (1'M_t⁻¹e_t)² / (1'M⁻¹1)², e = y − μ̂, n the number of
+  tasks, with t on n − 1 df (Hedges, Tipton & Johnson 2010; Pustejovsky & Tipton 2022);
+  ``robust="CR2"``: clubSandwich's bias-reduced ``vcovCR(type="CR2")`` with the target
+  M and its Satterthwaite df (:mod:`metaeval.pooling._robust`; Tipton 2015), which
+  holds its level with few tasks where CR1 does not. It keeps the intervals honest when
+  V or the random effects are misspecified; it does not depend on ``ci``.
 
 Groups are laid out as ``(group, task, metric)`` arrays padded with inert slots (a 1 on
 M's diagonal, no effect), so that every step is a batched operation on the blocks of
@@ -68,6 +71,13 @@ from ..errors import (
 )
 from ._engine import KH_TESTS, ZERO_S2_TEXT, refuse_shared, warn_each
 from ._grouping import Grouped, group, valid_rows
+from ._robust import check_robust, sandwich
+
+#: The cluster-robust columns (``robust="CR1"`` or ``"CR2"``).
+ROBUST_COLUMNS = (
+    "robust_se", "robust_df", "robust_statistic", "robust_p_value", "robust_ci_low",
+    "robust_ci_high",
+)  # fmt: skip
 
 __all__ = ["fit_multilevel", "MULTILEVEL_METHODS"]
 
@@ -396,7 +406,7 @@ def fit_multilevel(
     method: str,
     test: str,
     alpha: float,
-    robust: bool,
+    robust: str | None,
 ) -> pd.DataFrame:
     """The multilevel fit of every group (see the module docstring); :func:`pool`'s
     ``model="multilevel"``."""
@@ -463,7 +473,7 @@ def fit_multilevel(
     return pooled
 
 
-def _inference(b: Blocks, theta, ok, test: str, alpha: float, robust: bool, method: str):
+def _inference(b: Blocks, theta, ok, test: str, alpha: float, robust: str | None, method: str):
     from scipy import stats as sps
 
     n = len(b.k)
@@ -474,8 +484,7 @@ def _inference(b: Blocks, theta, ok, test: str, alpha: float, robust: bool, meth
     effect, se, stat, df, p, low, high = (nan.copy() for _ in range(7))
     qe = nan.copy()
     zero_s2 = np.zeros(n, dtype=bool)
-    rob = {name: nan.copy() for name in ("robust_se", "robust_df", "robust_p_value",
-                                         "robust_ci_low", "robust_ci_high")}  # fmt: skip
+    rob = {name: nan.copy() for name in ROBUST_COLUMNS}
     idx = np.flatnonzero(ok)
     if len(idx):
         sub = _take(b, idx)
@@ -505,15 +514,17 @@ def _inference(b: Blocks, theta, ok, test: str, alpha: float, robust: bool, meth
             g0 = _gls(sub, vinv)
             qe[idx] = np.einsum("gts,gts->g", g0["r"], g0["u"])
             if robust:
-                clusters = n_task[idx]
-                contrib = np.einsum("gts,gts->gt", g["a"], g["r"])  # 1'M_t⁻¹e_t
-                meat = (contrib**2).sum(axis=1)
-                var_r = clusters / (clusters - 1) * meat / g["sxx"] ** 2
-                se_r = np.sqrt(var_r)
-                df_r = clusters - 1
+                # clusters = tasks, W = M⁻¹, Θ = M; the bread 1/(1'M⁻¹1) whatever `ci`
+                var_r, df_r = sandwich(
+                    robust, sub.x[..., None], g["r"], minv, sub.marginal(th),
+                    (1 / g["sxx"])[:, None, None], n_task[idx], np.ones(len(idx)),
+                )  # fmt: skip
+                se_r = np.sqrt(var_r[:, 0, 0])
+                df_r = df_r[:, 0]
                 crit_r = sps.t.isf(alpha / 2, df_r)
                 rob["robust_se"][idx] = se_r
                 rob["robust_df"][idx] = df_r
+                rob["robust_statistic"][idx] = g["mu"] / se_r
                 rob["robust_p_value"][idx] = 2 * sps.t.sf(np.abs(g["mu"] / se_r), df_r)
                 rob["robust_ci_low"][idx] = g["mu"] - crit_r * se_r
                 rob["robust_ci_high"][idx] = g["mu"] + crit_r * se_r
@@ -546,11 +557,15 @@ def _warn(pooled, keys, not_pd, nan_cov, n_task, failed, identified, method) -> 
     warn_each(messages, pooled[keys], "multilevel group(s)")
 
 
-def check_cov_option(model: str, cov: Any, robust: bool) -> None:
-    """``cov`` and ``robust`` belong to the multilevel model."""
-    if model != "multilevel" and (cov is not None or robust):
-        given = quote_list([n for n, v in (("cov", cov is not None), ("robust", robust)) if v])
+def check_cov_option(model: str, cov: Any, robust: Any) -> str | None:
+    """``cov`` and ``robust`` belong to the multilevel model; ``robust`` checked, as
+    "CR1", "CR2" or None (off)."""
+    method = check_robust(robust)
+    if model != "multilevel" and (cov is not None or method is not None):
+        named = (("cov", cov is not None), ("robust", method is not None))
+        given = quote_list([n for n, v in named if v])
         raise SchemaError(
             f"{given} apply to model='multilevel' only; pool(over=('task', 'metric'), "
             "model='multilevel', cov=..., robust=True)."
         )
+    return method

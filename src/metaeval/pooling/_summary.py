@@ -17,6 +17,7 @@ from .._options import (
     PoolMethod,
     PoolModel,
     Tau2CI,
+    RobustMethod,
     literal_signature,
     resolve_ci,
 )
@@ -40,7 +41,7 @@ def pool(
     adjust: Adjustment | None = None,
     model: PoolModel = "univariate",
     cov: pd.DataFrame | None = None,
-    robust: bool = False,
+    robust: bool | RobustMethod = False,
     tau2_ci: Tau2CI = "qprofile",
 ) -> pd.DataFrame:
     """Pool effects across tasks, one model per group, all groups at once.
@@ -72,11 +73,15 @@ def pool(
         task, as :func:`metaeval.effect_covariance` returns them (same control,
         treatment and effect as ``effects``). None: independent sampling errors
         within a task, with a :class:`~metaeval.DependenceWarning`.
-    robust : bool, default False
-        For ``model="multilevel"``: add cluster-robust results by task (metafor's
-        ``robust(fit, cluster=task)``: the CR1-type factor n/(n − 1), t on n − 1 df,
-        n the number of tasks), which stay valid when V or the random effects are
-        misspecified (Pustejovsky & Tipton 2022).
+    robust : {False, True, "CR1", "CR2"}, default False
+        For ``model="multilevel"``: add cluster-robust results by task, which stay
+        valid when V or the random effects are misspecified (Pustejovsky & Tipton
+        2022). ``"CR1"`` (or True) is metafor's ``robust(fit, cluster=task)``: the
+        factor n/(n − 1), t on n − 1 df, n the number of tasks; ``"CR2"`` is
+        clubSandwich's bias-reduced ``vcovCR(type="CR2")`` (target: the model's
+        marginal covariance) with Satterthwaite df (``coef_test(test=
+        "Satterthwaite")``; Tipton 2015), the choice with few tasks, where CR1's
+        intervals are too narrow. Neither depends on ``ci``.
     tau2_ci : {"qprofile", "profile"}, default "qprofile"
         The confidence interval of τ² (``tau2_low, tau2_high``, and ``i2_low,
         i2_high`` from it): the Q-profile interval (metafor's ``confint()``), or
@@ -123,9 +128,10 @@ def pool(
         ``metric``) with ``model, method, test, k`` (effects), ``k_task``
         (tasks), ``effect, ci_low, ci_high, p_value, se, statistic, df``,
         ``sigma2_task, sigma2_metric``, ``qe, qe_df, qe_p_value`` (the test of
-        heterogeneity at both levels) and, with ``robust=True``, ``robust_se,
-        robust_df, robust_p_value, robust_ci_low, robust_ci_high``; ``attrs``
-        also hold ``model`` and ``robust``. The model, estimation and formulas
+        heterogeneity at both levels) and, with ``robust``, ``robust_se,
+        robust_df, robust_statistic, robust_p_value, robust_ci_low,
+        robust_ci_high``; ``attrs`` also hold ``model`` and ``robust`` (``"CR1"``,
+        ``"CR2"`` or False). The model, estimation and formulas
         are in the guide's "Beyond one pooled mean"; checked against metafor's
         ``rma.mv()`` and ``robust()`` on 120 random three-level data sets.
 
@@ -135,7 +141,7 @@ def pool(
         Missing columns, non-positive or infinite variances, a task appearing
         twice in one group, or a ``by`` mapping that misses tasks.
     metaeval.OptionError
-        An unknown ``method``, ``ci``, ``adjust`` or ``tau2_ci``, or
+        An unknown ``method``, ``ci``, ``adjust``, ``robust`` or ``tau2_ci``, or
         ``tau2_ci="profile"`` with a method other than ``REML`` and ``ML`` or with
         ``model="multilevel"``.
 
@@ -177,7 +183,7 @@ def pool(
     0  0.0394    0.0036     0.4244
     """
     check_option("model", model, POOL_MODELS)
-    check_cov_option(model, cov, robust)
+    robust_method = check_cov_option(model, cov, robust)
     check_tau2_ci(tau2_ci, method)
     if model == "multilevel":
         if tau2_ci != "qprofile":
@@ -185,7 +191,7 @@ def pool(
                 f"`tau2_ci={tau2_ci!r}` does not apply to model='multilevel' (it has no "
                 "single τ²); leave tau2_ci at its default 'qprofile'."
             )
-        return _multilevel(effects, method, ci, alpha, over, groups, by, adjust, cov, robust)
+        return _multilevel(effects, method, ci, alpha, over, groups, by, adjust, cov, robust_method)
     pooled = fit(
         effects, method=method, ci=ci, alpha=alpha, over=over, groups=groups, by=by,
         adjust=adjust, tau2_ci=tau2_ci, warn_coverage=True, warn_narrow=True,
@@ -204,9 +210,11 @@ def _multilevel(effects, method, ci, alpha, over, groups, by, adjust, cov, robus
     pooled = fit_multilevel(
         effects, over=[over] if isinstance(over, str) else over, groups=groups, cov=cov,
         method=fitted, test="knha" if test == "hksj" else test, alpha=check_alpha(alpha),
-        robust=bool(robust),
+        robust=robust,
     )  # fmt: skip
-    pooled.attrs.update(method=method, ci=ci, alpha=alpha, model="multilevel", robust=robust)
+    pooled.attrs.update(
+        method=method, ci=ci, alpha=alpha, model="multilevel", robust=robust or False
+    )
     return pooled
 
 

@@ -16,6 +16,7 @@ from .._options import (
     EffectType,
     PoolMethod,
     ReplicateDesign,
+    RobustMethod,
     literal_signature,
 )
 from ..errors import SchemaError, quote_list
@@ -158,7 +159,7 @@ def pool_metrics(
     method: PoolMethod = DEFAULT_POOL_METHOD,
     ci: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
-    robust: bool = True,
+    robust: bool | RobustMethod = True,
     replicates: ReplicateDesign | None = None,
 ) -> pd.DataFrame:
     """Several metrics of the same queries pooled in one model, from the scores.
@@ -181,8 +182,9 @@ def pool_metrics(
         As in :func:`metaeval.pool`.
     alpha : float, default 0.05
         Intervals have level 1 − alpha.
-    robust : bool, default True
-        Add cluster-robust results by task (see :func:`metaeval.pool`).
+    robust : {True, False, "CR1", "CR2"}, default True
+        Add cluster-robust results by task (see :func:`metaeval.pool`; True means
+        ``"CR1"``; ``"CR2"`` with few tasks).
     replicates : {"crossed", "nested", "epochs"}, optional
         As in :func:`metaeval.effects`. The multilevel model does not take a
         replicate shift shared by every task into account, so a crossed design

@@ -28,8 +28,9 @@ class MetaRegResult(Result):
     ----------
     table : pandas.DataFrame
         The coefficients: one row per (group, term), with the group keys, ``term,
-        estimate, se, statistic, df, p_value, ci_low, ci_high``; ``attrs`` holds the
-        options ``method, ci, alpha, mods``.
+        estimate, se, statistic, df, p_value, ci_low, ci_high`` (and the ``robust_*``
+        columns with ``robust``); ``attrs`` holds the options ``method, ci, alpha, mods,
+        robust, cluster``.
     fit : pandas.DataFrame
         One row per group: the keys and ``method, test, k, n_coef, tau2, tau, i2, h2,
         r2, qm, qm_df, qm_df2, qm_p_value, qe, qe_df, qe_p_value``.
@@ -38,7 +39,8 @@ class MetaRegResult(Result):
         moderators, ``effect, variance``, each effect's ``weight`` in the fit (percent)
         and its ``fitted`` value.
     vcov : pandas.DataFrame
-        The coefficients' covariance, long: the keys, ``term, term_b, cov``.
+        The coefficients' covariance, long: the keys, ``term, term_b, cov`` (and
+        ``robust_cov``, the cluster-robust one, with ``robust``).
     mods : tuple of str
         The moderator columns, in the order of the model.
     alpha : float

@@ -59,8 +59,10 @@ from .paired import (
     tukey,
 )
 from .pooling import (
+    BayesPoolResult,
     MetaRegResult,
     analyze,
+    bayes_pool,
     influence,
     leave_one_out,
     metareg,
@@ -106,6 +108,7 @@ __all__ = [
     "leave_one_out",
     "influence",
     "metareg",
+    "bayes_pool",
     "pool_metrics",
     "analyze",
     "power",
@@ -118,6 +121,7 @@ __all__ = [
     "load_example",
     # classes
     "MetaRegResult",
+    "BayesPoolResult",
     "PowerResult",
     # modules
     *_SUBMODULES,

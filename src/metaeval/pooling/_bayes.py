@@ -37,7 +37,7 @@ __all__ = ["bayes_pool"]
 
 _COARSE = np.arange(-60.0, 60.0 + 0.25, 0.5)  # the scan, in log τ around the group's anchor
 _DROP = 42.0  # the log density below its maximum that is left out (e^-42 ≈ 6e-19)
-_PANELS = 32
+_PANELS = 16
 _NODES = 16
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(_NODES)
 _CELLS = 2**21  # (groups, nodes, tasks) elements per chunk
@@ -124,18 +124,46 @@ def _grid(model: _Model, anchor: np.ndarray, upper: float) -> tuple[np.ndarray, 
     logd = model.at(np.minimum(u, upper))["logd"]
     logd = np.where(u <= upper, logd, -np.inf)
     top = logd.max(axis=1, keepdims=True)
-    keep = logd > top - _DROP
+    # the second moments weigh the tail with τ²: keep it where that matters too
+    peak = u[np.arange(len(u)), np.argmax(logd, axis=1)][:, None]
+    keep = np.maximum(logd, logd + 2 * (u - peak)) > top - _DROP
     n = len(_COARSE)
     first = np.argmax(keep, axis=1)
     last = n - 1 - np.argmax(keep[:, ::-1], axis=1)
     lo = u[np.arange(len(u)), np.maximum(first - 1, 0)]
     hi = np.minimum(u[np.arange(len(u)), np.minimum(last + 1, n - 1)], upper)
-    edges = lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0, _PANELS + 1)
+    # panel edges at equal steps of 1/4 length + 3/4 the integral of the density's square
+    # root (on the coarse scan): narrow where the mass is, wide in the far tails
+    inside = (u >= lo[:, None]) & (u <= hi[:, None])
+    dens = np.where(inside, np.exp(0.2 * (logd - top)), 0.0)  # tempered: tails get panels
+    mass = np.cumsum(dens, axis=1)
+    mass /= mass[:, -1:]
+    length = np.clip((u - lo[:, None]) / (hi - lo)[:, None], 0.0, 1.0)
+    share = 0.4 * length + (1 - 0.4) * mass
+    share[~inside & (u < lo[:, None])] = 0.0
+    share[:, -1] = 1.0
+    edges = _interp_rows(np.linspace(0.0, 1.0, _PANELS + 1), share, u)
+    edges[:, 0], edges[:, -1] = lo, hi
     half = 0.5 * np.diff(edges, axis=1)  # (G, P)
     mid = 0.5 * (edges[:, 1:] + edges[:, :-1])
     nodes = (mid[..., None] + half[..., None] * _GL_X).reshape(len(u), -1)
     weights = (half[..., None] * _GL_W).reshape(len(u), -1)
     return edges, nodes, weights
+
+
+def _interp_rows(targets: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray:
+    """``np.interp(targets, xp[g], fp[g])`` for every row g (``xp`` rows non-decreasing
+    from 0 to 1), at once: the rows shifted apart so that one search serves them all."""
+    n_rows, n = xp.shape
+    shift = 2.0 * np.arange(n_rows)[:, None]
+    flat = (xp + shift).ravel()
+    where = np.searchsorted(flat, (targets + shift).ravel(), side="right").reshape(n_rows, -1)
+    rows = np.arange(n_rows)[:, None]
+    hi = np.clip(where - rows * n, 1, n - 1)
+    x0, x1 = xp[rows, hi - 1], xp[rows, hi]
+    f0, f1 = fp[rows, hi - 1], fp[rows, hi]
+    t = np.where(x1 > x0, (targets - x0) / np.where(x1 > x0, x1 - x0, 1.0), 0.0)
+    return f0 + np.clip(t, 0.0, 1.0) * (f1 - f0)
 
 
 def _partial(model: _Model, a: np.ndarray, b: np.ndarray, top: np.ndarray) -> np.ndarray:
@@ -158,15 +186,17 @@ def _tau_quantiles(model, edges, post, top, z, probs) -> list[np.ndarray]:
         lo, hi = a.copy(), b.copy()
         target = (q - cum[g, j]) * z
         x = a + (b - a) * np.clip(target / np.maximum(mass[g, j] * z, 1e-300), 0, 1)
-        for _ in range(60):
+        done = ~np.isfinite(x)
+        for _ in range(100):
             f = _partial(model, a, x, top) - target
             dens = np.exp(model.at(x[:, None])["logd"][:, 0] - top)
             lo, hi = np.where(f < 0, x, lo), np.where(f < 0, hi, x)
             step = x - f / np.where(dens > 0, dens, np.nan)
-            inside = np.isfinite(step) & (step > lo) & (step < hi)
+            inside = np.isfinite(step) & (step >= lo) & (step <= hi)
             new = np.where(inside, step, 0.5 * (lo + hi))
-            done = np.abs(new - x) <= 1e-14 * np.maximum(1.0, np.abs(x))
-            x = new
+            tol = 1e-13 * np.maximum(1.0, np.abs(x))
+            done |= (np.abs(f) <= 1e-14 * z) | (np.abs(new - x) <= tol) | (hi - lo <= tol)
+            x = np.where(done, x, new)
             if done.all():
                 break
         out.append(np.exp(x))
@@ -175,26 +205,37 @@ def _tau_quantiles(model, edges, post, top, z, probs) -> list[np.ndarray]:
 
 def _mixture_quantile(means, sds, weights, q: float) -> np.ndarray:
     """The q-quantile of Σ_j weights_j N(means_j, sds_j²) along the last axis (weights sum
-    to 1), by Newton steps kept inside a shrinking bracket."""
+    to 1), by Newton steps kept inside a shrinking bracket; each step works on the
+    mixtures not settled yet."""
+    shape = means.shape[:-1]
+    n = means.shape[-1]
+    means, sds = means.reshape(-1, n), sds.reshape(-1, n)
+    weights = np.broadcast_to(weights, shape + (n,)).reshape(-1, n)
     mean = (weights * means).sum(axis=-1)
     sd = np.sqrt(np.maximum((weights * (sds**2 + means**2)).sum(axis=-1) - mean**2, 0))
     lo = (means - 40 * sds).min(axis=-1)
     hi = (means + 40 * sds).max(axis=-1)
     x = np.clip(mean + special.ndtri(q) * sd, lo, hi)
-    for _ in range(100):
-        zz = (x[..., None] - means) / sds
-        f = (weights * special.ndtr(zz)).sum(axis=-1) - q
-        dens = (weights * np.exp(-0.5 * zz * zz) / sds).sum(axis=-1) / np.sqrt(2 * np.pi)
-        lo, hi = np.where(f < 0, x, lo), np.where(f < 0, hi, x)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = x - f / dens
-        inside = np.isfinite(step) & (step > lo) & (step < hi)
-        new = np.where(inside, step, 0.5 * (lo + hi))
-        done = np.abs(new - x) <= 1e-13 * np.maximum(sd, 1e-300)
-        x = new
-        if np.all(done | ~np.isfinite(x)):
+    active = np.flatnonzero(np.isfinite(x))
+    for _ in range(200):
+        if not len(active):
             break
-    return x
+        m, s, w, xa = means[active], sds[active], weights[active], x[active]
+        zz = (xa[:, None] - m) / s
+        f = (w * special.ndtr(zz)).sum(axis=-1) - q
+        dens = (w * np.exp(-0.5 * zz * zz) / s).sum(axis=-1) / np.sqrt(2 * np.pi)
+        la = np.where(f < 0, xa, lo[active])
+        ha = np.where(f < 0, hi[active], xa)
+        lo[active], hi[active] = la, ha
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = xa - f / dens
+        inside = np.isfinite(step) & (step >= la) & (step <= ha)
+        new = np.where(inside, step, 0.5 * (la + ha))
+        tol = 1e-13 * np.maximum(sd[active], np.abs(xa))  # the steps settle at rounding
+        done = (np.abs(f) <= 1e-14) | (np.abs(new - xa) <= tol) | (ha - la <= tol)
+        x[active] = np.where(done, xa, new)
+        active = active[~done]
+    return x.reshape(shape)
 
 
 def _posterior(model: _Model, upper: float, alpha: float) -> tuple[dict, dict]:
@@ -211,41 +252,47 @@ def _posterior(model: _Model, upper: float, alpha: float) -> tuple[dict, dict]:
     post = gl * np.exp(at["logd"] - top[:, None])  # (G, N)
     z = post.sum(axis=1)
     p = post / z[:, None]
+    tau_med, tau_lo, tau_hi = _tau_quantiles(
+        model, edges, post, top, z, (0.5, alpha / 2, 1 - alpha / 2)
+    )
     tau2 = np.exp(2 * nodes)
     mu, sw = at["mu"], at["sw"]
     mu_sd = 1.0 / np.sqrt(sw)
     new_sd = np.sqrt(1.0 / sw + tau2)
-    lower, upper_q = alpha / 2, 1 - alpha / 2
-    tau_med, tau_lo, tau_hi = _tau_quantiles(model, edges, post, top, z, (0.5, lower, upper_q))
+    # θ_i | τ, y, per task: (G, K, N)
+    vv, yy = v[:, :, None], model.y[:, :, None]
+    t2 = tau2[:, None, :]
+    b = vv / (vv + t2)
+    cm = b * mu[:, None, :] + (1 - b) * yy
+    cs = np.sqrt(vv * t2 / (vv + t2) + b * b / sw[:, None, :])
+    pk = p[:, None, :]
     mean = (p * mu).sum(axis=1)
+    smean = (pk * cm).sum(axis=-1)
     out = {
-        "effect": _mixture_quantile(mu, mu_sd, p, 0.5),
-        "ci_low": _mixture_quantile(mu, mu_sd, p, lower),
-        "ci_high": _mixture_quantile(mu, mu_sd, p, upper_q),
         "prob_positive": (p * special.ndtr(mu / mu_sd)).sum(axis=1),
         "mu_mean": mean,
         "mu_sd": np.sqrt(np.maximum((p * (mu_sd**2 + mu**2)).sum(axis=1) - mean**2, 0)),
         "tau_median": tau_med,
         "tau_low": tau_lo,
         "tau_high": tau_hi,
-        "pi_low": _mixture_quantile(mu, new_sd, p, lower),
-        "pi_high": _mixture_quantile(mu, new_sd, p, upper_q),
         "prob_gain": (p * special.ndtr(mu / new_sd)).sum(axis=1),
     }
-    # θ_i | τ, y, per task: (G, N, K)
-    vv, yy = v[:, None, :], model.y[:, None, :]
-    b = vv / (vv + tau2[..., None])
-    cm = b * mu[..., None] + (1 - b) * yy
-    cs = np.sqrt(vv * tau2[..., None] / (vv + tau2[..., None]) + b * b / sw[..., None])
-    cm, cs = np.moveaxis(cm, 1, 2), np.moveaxis(cs, 1, 2)  # (G, K, N)
-    pk = p[:, None, :]
-    smean = (pk * cm).sum(axis=-1)
     tasks = {
         "shrunk_mean": smean,
         "shrunk_sd": np.sqrt(np.maximum((pk * (cs**2 + cm**2)).sum(axis=-1) - smean**2, 0)),
-        "shrunk_low": _mixture_quantile(cm, cs, pk, lower),
-        "shrunk_high": _mixture_quantile(cm, cs, pk, upper_q),
     }
+    # the quantiles: only the nodes that carry weight in some group (not the far tails)
+    used = (p > 1e-17).any(axis=0)
+    p, pk, mu, mu_sd, new_sd = p[:, used], pk[..., used], mu[:, used], mu_sd[:, used], new_sd[:, used]
+    cm, cs = cm[..., used], cs[..., used]
+    lower, upper_q = alpha / 2, 1 - alpha / 2
+    out["effect"] = _mixture_quantile(mu, mu_sd, p, 0.5)
+    out["ci_low"] = _mixture_quantile(mu, mu_sd, p, lower)
+    out["ci_high"] = _mixture_quantile(mu, mu_sd, p, upper_q)
+    out["pi_low"] = _mixture_quantile(mu, new_sd, p, lower)
+    out["pi_high"] = _mixture_quantile(mu, new_sd, p, upper_q)
+    tasks["shrunk_low"] = _mixture_quantile(cm, cs, pk, lower)
+    tasks["shrunk_high"] = _mixture_quantile(cm, cs, pk, upper_q)
     bad = k == 0
     for d in (out, tasks):
         for name in d:

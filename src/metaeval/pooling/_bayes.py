@@ -362,7 +362,10 @@ def bayes_pool(
         ``table``: one row per group, the group keys, then ``k`` (tasks), ``effect``
         (posterior median of μ), ``ci_low, ci_high`` (equal-tailed credible interval of
         μ), ``prob_positive`` (P(μ > 0 | y)), ``mu_mean, mu_sd`` (posterior mean and SD
-        of μ), ``tau_median, tau_low, tau_high`` (posterior median and equal-tailed
+        of μ; with a flat prior on μ and a heavy-tailed prior on τ, the mean does not
+        exist (NaN) when b + k ≤ 3 and the SD is infinite when b + k ≤ 4, where p(τ) ∝
+        τ^(−b) in its tail: b = 2 for the half-Cauchy, ν + 1 for the half-Student-t, 1 for
+        Jeffreys), ``tau_median, tau_low, tau_high`` (posterior median and equal-tailed
         interval of τ), ``pi_low, pi_high`` (equal-tailed interval of θ_new, the true
         effect on a new task: the predictive interval), ``prob_gain`` (P(θ_new > 0 |
         y)), ``tau_prior, tau_scale``. ``tasks``: one row per group and task, the keys
@@ -412,7 +415,8 @@ def bayes_pool(
     Examples
     --------
     Eight schools (Rubin 1981), as in bayesmeta's vignette: a uniform prior on τ (wide)
-    and a flat prior on μ give its posterior median of τ, 5.2277, and of μ, 8.0559.
+    and a flat prior on μ give its posterior median of τ, 5.2277 (bayesmeta's μ
+    quantiles, from a discretized mixture, differ in the fourth digit).
 
     >>> import pandas as pd, metaeval
     >>> schools = pd.DataFrame({
@@ -422,11 +426,19 @@ def bayes_pool(
     >>> res = metaeval.bayes_pool(schools, tau_prior="uniform", tau_scale=1e4)
     >>> res.table[["k", "effect", "ci_low", "ci_high", "tau_median"]].round(4)
        k  effect  ci_low  ci_high  tau_median
-    0  8  8.0559 -2.2767  18.3284      5.2277
+    0  8  8.0564 -2.0817   18.499      5.2277
     >>> res.tasks[["task", "effect", "shrunk_mean"]].head(2).round(2)
       task  effect  shrunk_mean
-    0    A   28.39        11.35
-    1    B    7.94         7.86
+    0    A   28.39        11.64
+    1    B    7.94         8.00
+
+    The same through the accessor, with the default weakly informative half-normal prior
+    (scale 0.5 suits standardized effects; these are raw score differences):
+
+    >>> res = schools.meta.bayes_pool(tau_prior="halfnormal", tau_scale=10)
+    >>> res.table[["effect", "tau_median"]].round(3)
+       effect  tau_median
+    0   8.008       4.031
     """
     scale, df, mu_p, alpha = _check(tau_prior, tau_scale, tau_df, mu_prior, alpha)
     refuse_shared(effects, "bayes_pool()")
@@ -473,6 +485,10 @@ def bayes_pool(
                 g_out[name][members[start : start + n]] = out[name]
             for name in _TASK_COLUMNS:
                 t_out[name][ri] = tasks[name][li, si]
+    if mu_p is None:  # heavy tails: E[τ] or E[τ²] infinite, and with them μ's mean or SD
+        tail = {"halfcauchy": 2.0, "halfstudent": df + 1, "jeffreys": 1.0}.get(tau_prior, np.inf)
+        g_out["mu_mean"][tail + k <= 3] = np.nan
+        g_out["mu_sd"][(tail + k <= 4) & (k > 0) & ~improper] = np.inf
     keys = grp.key_frame
     result = keys.assign(k=k.astype(np.int64), **g_out, tau_prior=tau_prior, tau_scale=scale)
     if tau_prior == "jeffreys":

@@ -75,6 +75,7 @@ def _outputs() -> dict[str, pd.DataFrame]:
         "influence": metaeval.influence(eff),
         "leave_one_out": metaeval.leave_one_out(eff),
         "metareg": metaeval.metareg(eff.assign(size=eff["task"].map(size)), "size"),
+        "bayes_pool": metaeval.bayes_pool(eff),
         "effect_covariance": metaeval.effect_covariance(scores, CONTROL),
         "friedman": ranking.friedman(scores),
         "posthoc": ranking.posthoc(scores),
@@ -105,7 +106,8 @@ def _outputs() -> dict[str, pd.DataFrame]:
     for name, result in list(out.items()):
         table = getattr(result, "table", result)  # Result objects: their tidy table
         out[name] = table
-        for part in ("fit", "ranks", "curve"):  # the other tables of a result (attrs or parts)
+        # the other tables of a result (attrs or parts)
+        for part in ("fit", "ranks", "curve", "tasks"):
             extra = getattr(result, part, None)
             if extra is None and isinstance(table, pd.DataFrame):
                 extra = table.attrs.get(part)

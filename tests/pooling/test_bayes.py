@@ -102,7 +102,9 @@ class Reference:
         def mean_var(t):
             mu, sw, _, _ = self.cond(t)
             b = self.v[i] / (self.v[i] + t * t)
-            return b * mu + (1 - b) * self.y[i], self.v[i] * t * t / (self.v[i] + t * t) + b * b / sw
+            return b * mu + (1 - b) * self.y[i], self.v[i] * t * t / (
+                self.v[i] + t * t
+            ) + b * b / sw
 
         m1 = self._quad(lambda t: self.dens(t) * mean_var(t)[0]) / self.z
         m2 = self._quad(lambda t: self.dens(t) * (mean_var(t)[0] ** 2 + mean_var(t)[1])) / self.z
@@ -174,7 +176,7 @@ def test_shrunken_intervals_equal_a_quadrature_of_the_mixture():
         return ref._quad(f) / ref.z
 
     for col, q in (("shrunk_low", 0.025), ("shrunk_high", 0.975)):
-        want = optimize.brentq(lambda x: cdf(x) - q, -10, 10, xtol=1e-13, rtol=1e-13)
+        want = optimize.brentq(lambda x, q=q: cdf(x) - q, -10, 10, xtol=1e-13, rtol=1e-13)
         assert res.tasks[col].iloc[i] == pytest.approx(want, abs=1e-6 * sd)
 
 

@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import special
 
 from .._options import TAU_PRIORS, TauPrior, literal_signature
 from ..errors import DegenerateWarning, OptionError, check_alpha, check_option, warn_groups
@@ -207,6 +206,8 @@ def _mixture_quantile(means, sds, weights, q: float) -> np.ndarray:
     """The q-quantile of Σ_j weights_j N(means_j, sds_j²) along the last axis (weights sum
     to 1), by Newton steps kept inside a shrinking bracket; each step works on the
     mixtures not settled yet."""
+    from scipy import special  # scipy loads on first use: `import metaeval` stays light
+
     shape = means.shape[:-1]
     n = means.shape[-1]
     means, sds = means.reshape(-1, n), sds.reshape(-1, n)
@@ -240,6 +241,8 @@ def _mixture_quantile(means, sds, weights, q: float) -> np.ndarray:
 
 def _posterior(model: _Model, upper: float, alpha: float) -> tuple[dict, dict]:
     """Every summary of a chunk of groups (``group``: (G,) arrays; ``task``: (G, K))."""
+    from scipy import special
+
     v = model.v
     k = model.m.sum(axis=1)
     logv = np.where(model.m & (v > 0), np.log(np.where(v > 0, v, 1.0)), 0.0)
@@ -283,7 +286,13 @@ def _posterior(model: _Model, upper: float, alpha: float) -> tuple[dict, dict]:
     }
     # the quantiles: only the nodes that carry weight in some group (not the far tails)
     used = (p > 1e-17).any(axis=0)
-    p, pk, mu, mu_sd, new_sd = p[:, used], pk[..., used], mu[:, used], mu_sd[:, used], new_sd[:, used]
+    p, pk, mu, mu_sd, new_sd = (
+        p[:, used],
+        pk[..., used],
+        mu[:, used],
+        mu_sd[:, used],
+        new_sd[:, used],
+    )
     cm, cs = cm[..., used], cs[..., used]
     lower, upper_q = alpha / 2, 1 - alpha / 2
     out["effect"] = _mixture_quantile(mu, mu_sd, p, 0.5)
@@ -511,5 +520,7 @@ def bayes_pool(
     )
     for hit, text in messages:
         if hit.any():
-            warn_groups(f"{{n}} pooled group(s) {text}", result.loc[hit, grp.keys], DegenerateWarning)
+            warn_groups(
+                f"{{n}} pooled group(s) {text}", result.loc[hit, grp.keys], DegenerateWarning
+            )
     return BayesPoolResult(result, tasks=task_table, alpha=alpha)

@@ -192,5 +192,7 @@ class BayesPoolResult(Result):
         from ..plot import forest
 
         pooled = self.table.assign(tau2=self.table["tau_median"] ** 2)
-        effects = self.tasks.drop(columns=[c for c in self.tasks.columns if c.startswith("shrunk_")])
+        effects = self.tasks.drop(
+            columns=[c for c in self.tasks.columns if c.startswith("shrunk_")]
+        )
         return forest(effects, pooled=pooled, **kwargs)

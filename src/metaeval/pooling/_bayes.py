@@ -204,7 +204,7 @@ def _tau_quantiles(model, edges, post, top, z, probs) -> list[np.ndarray]:
 
 def _mixture_quantile(means, sds, weights, q: float) -> np.ndarray:
     """The q-quantile of Σ_j weights_j N(means_j, sds_j²) along the last axis (weights sum
-    to 1), by Newton steps kept inside a shrinking bracket; each step works on the
+    to 1), by Halley steps kept inside a shrinking bracket; each step works on the
     mixtures not settled yet."""
     from scipy import special  # scipy loads on first use: `import metaeval` stays light
 
@@ -224,12 +224,15 @@ def _mixture_quantile(means, sds, weights, q: float) -> np.ndarray:
         m, s, w, xa = means[active], sds[active], weights[active], x[active]
         zz = (xa[:, None] - m) / s
         f = (w * special.ndtr(zz)).sum(axis=-1) - q
-        dens = (w * np.exp(-0.5 * zz * zz) / s).sum(axis=-1) / np.sqrt(2 * np.pi)
+        phi = w * np.exp(-0.5 * zz * zz) / s
+        dens = phi.sum(axis=-1) / np.sqrt(2 * np.pi)
+        slope = -(phi * zz / s).sum(axis=-1) / np.sqrt(2 * np.pi)  # the density's derivative
         la = np.where(f < 0, xa, lo[active])
         ha = np.where(f < 0, hi[active], xa)
         lo[active], hi[active] = la, ha
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = xa - f / dens
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            newton = f / dens
+            step = xa - newton / (1 - 0.5 * newton * slope / dens)  # Halley's step
         inside = np.isfinite(step) & (step >= la) & (step <= ha)
         new = np.where(inside, step, 0.5 * (la + ha))
         tol = 1e-13 * np.maximum(sd[active], np.abs(xa))  # the steps settle at rounding

@@ -380,7 +380,7 @@ def bayes_pool(
         Jeffreys), ``tau_median, tau_low, tau_high`` (posterior median and equal-tailed
         interval of τ), ``pi_low, pi_high`` (equal-tailed interval of θ_new, the true
         effect on a new task: the predictive interval), ``prob_gain`` (P(θ_new > 0 |
-        y)), ``tau_prior, tau_scale``. ``tasks``: one row per group and task, the keys
+        y)), ``tau_prior, tau_scale`` (NaN for the Jeffreys prior, which has no scale). ``tasks``: one row per group and task, the keys
         and the ``over`` column(s), ``effect, variance`` (the input), ``shrunk_mean,
         shrunk_sd`` (posterior mean and SD of the task's true effect θ_i) and
         ``shrunk_low, shrunk_high`` (its equal-tailed interval). The table's ``attrs``

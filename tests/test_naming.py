@@ -80,6 +80,7 @@ def _outputs() -> dict[str, pd.DataFrame]:
         "metareg(robust=)": metaeval.metareg(
             eff.assign(size=eff["task"].map(size)), "size", robust="CR2"
         ),
+        "bayes_pool": metaeval.bayes_pool(eff),
         "effect_covariance": metaeval.effect_covariance(scores, CONTROL),
         "friedman": ranking.friedman(scores),
         "posthoc": ranking.posthoc(scores),
@@ -110,12 +111,8 @@ def _outputs() -> dict[str, pd.DataFrame]:
     for name, result in list(out.items()):
         table = getattr(result, "table", result)  # Result objects: their tidy table
         out[name] = table
-        for part in (
-            "fit",
-            "ranks",
-            "curve",
-            "included",
-        ):  # the other tables of a result (attrs or parts)
+        # the other tables of a result (attrs or parts)
+        for part in ("fit", "ranks", "curve", "included", "tasks"):
             extra = getattr(result, part, None)
             if extra is None and isinstance(table, pd.DataFrame):
                 extra = table.attrs.get(part)

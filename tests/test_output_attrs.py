@@ -225,6 +225,7 @@ def _cases(scores: pd.DataFrame, effects: pd.DataFrame, tmp: Path) -> dict[str, 
         "analyze": lambda: metaeval.analyze(scores, CONTROL),
         "pool_metrics": lambda: metaeval.pool_metrics(scores, CONTROL),
         "metareg": lambda: metaeval.metareg(effects.assign(size=effects["n"]), mods=["size"]),
+        "bayes_pool": lambda: metaeval.bayes_pool(acc),
         # ranking
         "leaderboard": lambda: metaeval.ranking.leaderboard(scores),
         "friedman": lambda: metaeval.ranking.friedman(scores),

@@ -59,10 +59,12 @@ from .paired import (
     tukey,
 )
 from .pooling import (
+    BayesPoolResult,
     GoshResult,
     MetaRegResult,
     analyze,
     baujat,
+    bayes_pool,
     gosh,
     influence,
     leave_one_out,
@@ -111,6 +113,7 @@ __all__ = [
     "gosh",
     "baujat",
     "metareg",
+    "bayes_pool",
     "pool_metrics",
     "analyze",
     "power",
@@ -124,6 +127,7 @@ __all__ = [
     # classes
     "MetaRegResult",
     "GoshResult",
+    "BayesPoolResult",
     "PowerResult",
     # modules
     *_SUBMODULES,

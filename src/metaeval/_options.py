@@ -25,7 +25,7 @@ __all__ = [
     "EffectType", "PoolMethod", "CIMethod", "CompareTest", "Alternative", "Adjustment",
     "Correlation", "Statistic", "Aggregation", "TableCells", "TableLayout", "Best", "ForestSort",
     "PairwiseValue", "PosthocMethod", "PoolModel", "POOL_MODELS", "Tau2CI", "TAU2_CIS", "MeansCI", "MEANS_CIS",
-    "ReplicateDesign", "REPLICATE_DESIGNS", "PlanTest", "PLAN_TESTS", "LmEvalReplicates", "LM_EVAL_REPLICATES",
+    "ReplicateDesign", "REPLICATE_DESIGNS", "TauPrior", "TAU_PRIORS", "PlanTest", "PLAN_TESTS", "LmEvalReplicates", "LM_EVAL_REPLICATES",
     "EFFECT_TYPES", "POOL_METHODS", "CI_METHODS", "COMPARE_TESTS", "ALTERNATIVES",
     "ADJUSTMENTS", "CORRELATIONS", "STATISTICS", "AGGREGATIONS",
     "EffectScale", "EFFECT_SCALES", "effect_scale", "format_number", "format_p", "format_cell",
@@ -86,6 +86,8 @@ RankForce = Literal["parametric", "nonparametric"]
 """``force=`` of :func:`metaeval.ranking.rank_report`: the route of the tests."""
 RangerExample = Literal["classification-glue-data", "retrieval-colberter-data"]
 """``name=`` of :func:`metaeval.datasets.fetch_ranger`: the folders of Ranger's ``examples/``."""
+TauPrior = Literal["halfnormal", "halfcauchy", "halfstudent", "uniform", "jeffreys"]
+"""``tau_prior=`` of :func:`metaeval.bayes_pool`: the prior of the heterogeneity τ."""
 LmEvalReplicates = Literal["folders"]
 """``replicates=`` of :func:`metaeval.io.read_lm_eval`: ``"folders"`` reads the sub-folders
 of the folder given (one lm-eval output folder per seed) as replicates."""
@@ -106,6 +108,7 @@ POOL_MODELS: tuple[str, ...] = get_args(PoolModel)
 TAU2_CIS: tuple[str, ...] = get_args(Tau2CI)
 ROBUST_METHODS: tuple[str, ...] = get_args(RobustMethod)
 LM_EVAL_REPLICATES: tuple[str, ...] = get_args(LmEvalReplicates)
+TAU_PRIORS: tuple[str, ...] = get_args(TauPrior)
 
 DEFAULT_EFFECT: EffectType = "smcrp"
 """The default ``effect=``: standardized by the raw-score SD (the scale of Ranger's

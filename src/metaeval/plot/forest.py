@@ -340,6 +340,9 @@ def _values(frame: pd.DataFrame, treatment: str) -> dict[str, float]:
             "q_between",
             "q_between_df",
             "q_between_p_value",
+            "tau_median",
+            "tau_low",
+            "tau_high",
         )
         if k in row.index
     }
@@ -361,6 +364,8 @@ def _rows(
         if method in ("EE", "FE")
         else f"RE model ({method}{', Knapp–Hartung' if ci != 'z' else ''})"
     )
+    if "tau_prior" in summary.columns and len(summary):  # a bayes_pool() table
+        model = f"Bayesian RE model ({summary['tau_prior'].iloc[0]} prior on τ)"
     rows: list[_Row] = []
 
     def task_row(task: str, part: pd.DataFrame) -> _Row:
@@ -751,7 +756,15 @@ def _notes(rows, treatments, level, named: bool) -> list[str]:
         for r in foot_lines:
             v = r.values.get(t, {})
             prefix = f"{literal(t)}: " if named else ""
-            if v.get("k", 0) >= 2 and np.isfinite(v.get("q", np.nan)):
+            if np.isfinite(v.get("tau_median", np.nan)):  # a posterior (bayes_pool)
+                notes.append(
+                    f"{prefix}posterior median τ = {format_number(v['tau_median'], 3, significant=True)} "
+                    f"[{format_number(v['tau_low'], 3, significant=True)}, "
+                    f"{format_number(v['tau_high'], 3, significant=True)}]; diamond: posterior "
+                    f"median and {level}% credible interval of μ; thin line: {level}% "
+                    "predictive interval of a new task's effect"
+                )
+            elif v.get("k", 0) >= 2 and np.isfinite(v.get("q", np.nan)):
                 tau2 = v.get("tau2", np.nan)
                 notes.append(
                     f"{prefix}heterogeneity τ² = {format_number(tau2, 3, significant=True)}, "

@@ -51,6 +51,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._options import CI_METHODS, POOL_METHODS, RENAMED, renamed
+from ._bayes import bayes_pool
 from ._diagnostics import baujat, influence, leave_one_out
 
 # pool()'s option check for callers that check before other work (metaeval.scale checks
@@ -61,7 +62,7 @@ from ._grouping import GROUP_KEYS
 from ._metareg import metareg
 from ._summary import pool, weights
 from .analysis import analyze, pool_metrics
-from .results import GoshResult, MetaRegResult
+from .results import BayesPoolResult, GoshResult, MetaRegResult
 
 __all__ = [
     "pool",
@@ -74,6 +75,8 @@ __all__ = [
     "metareg",
     "MetaRegResult",
     "GoshResult",
+    "bayes_pool",
+    "BayesPoolResult",
     "pool_metrics",
     "POOL_METHODS",
     "CI_METHODS",

@@ -1,5 +1,5 @@
 """The results of the pooling stage that have several parts: :class:`MetaRegResult`,
-:class:`GoshResult`.
+:class:`GoshResult`, :class:`BayesPoolResult`.
 
 A :class:`metaeval._results.Result` keeps a tidy ``table`` (with only scalar options in
 its ``attrs``) and names its other parts, so that tables concatenate, results pickle
@@ -17,7 +17,7 @@ import pandas as pd
 from .._results import Result
 from ..errors import OptionError, quote_list
 
-__all__ = ["MetaRegResult", "GoshResult"]
+__all__ = ["MetaRegResult", "GoshResult", "BayesPoolResult"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -254,3 +254,57 @@ class GoshResult(Result):
         from ..plot import gosh_plot
 
         return gosh_plot(self, task=task, **kwargs)
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class BayesPoolResult(Result):
+    """A Bayesian random-effects pooling (:func:`metaeval.bayes_pool`): groups and tasks.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per group: the group keys, ``k, effect, ci_low, ci_high, prob_positive,
+        mu_mean, mu_sd, tau_median, tau_low, tau_high, pi_low, pi_high, prob_gain,
+        tau_prior, tau_scale`` (see :func:`metaeval.bayes_pool`); ``attrs`` holds the
+        options ``alpha, tau_prior, tau_scale, tau_df, mu_prior``.
+    tasks : pandas.DataFrame
+        One row per group and task: the keys, the ``over`` column(s), ``effect,
+        variance`` and the posterior of the task's true effect, ``shrunk_mean,
+        shrunk_sd, shrunk_low, shrunk_high``.
+    alpha : float
+        The intervals have probability 1 − alpha.
+
+    Notes
+    -----
+    :meth:`plot` draws the forest plot of the posterior: each task's effect with its
+    normal interval, the posterior median and credible interval of μ (the diamond) and
+    the predictive interval of a new task's effect.
+    """
+
+    tasks: pd.DataFrame
+    alpha: float
+    kind: ClassVar[str] = "bayes_pooled"
+
+    def plot(self, **kwargs: Any) -> Any:
+        """The forest plot of the posterior (:func:`metaeval.plot.forest`).
+
+        The summary row shows the posterior median of μ with its credible interval (the
+        diamond) and the predictive interval of θ_new (the bar); tasks are weighted by
+        1/(v_i + τ²) with τ the posterior median.
+
+        Parameters
+        ----------
+        **kwargs
+            Passed to :func:`metaeval.plot.forest` (``ax``, ``sort``, ...).
+
+        Returns
+        -------
+        matplotlib.figure.Figure, or the Axes when ``ax`` is given.
+        """
+        from ..plot import forest
+
+        pooled = self.table.assign(tau2=self.table["tau_median"] ** 2)
+        effects = self.tasks.drop(
+            columns=[c for c in self.tasks.columns if c.startswith("shrunk_")]
+        )
+        return forest(effects, pooled=pooled, **kwargs)

@@ -78,6 +78,7 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
     "leave_one_out": _M("metaeval.pooling:leave_one_out", ("effects",), _EFFECTS_HINT),
     "influence": _M("metaeval.pooling:influence", ("effects",), _EFFECTS_HINT),
     "metareg": _M("metaeval.pooling:metareg", ("effects",), _EFFECTS_HINT),
+    "permutest": _M("metaeval.pooling:permutest", ("effects",), _EFFECTS_HINT),
     "correlation_effects": _M(
         "metaeval.paired:correlation_effects", ("scores",),
         "correlation_effects() correlates per-query scores with a reference system.",

@@ -58,6 +58,7 @@ from ._diagnostics import influence, leave_one_out
 from ._engine import pool_options as pool_options
 from ._grouping import GROUP_KEYS
 from ._metareg import metareg
+from ._permutest import permutest
 from ._summary import pool, weights
 from .analysis import analyze, pool_metrics
 from .results import MetaRegResult
@@ -69,6 +70,7 @@ __all__ = [
     "influence",
     "analyze",
     "metareg",
+    "permutest",
     "MetaRegResult",
     "pool_metrics",
     "POOL_METHODS",

@@ -75,6 +75,10 @@ def _outputs() -> dict[str, pd.DataFrame]:
         "influence": metaeval.influence(eff),
         "leave_one_out": metaeval.leave_one_out(eff),
         "metareg": metaeval.metareg(eff.assign(size=eff["task"].map(size)), "size"),
+        "permutest": metaeval.permutest(eff, seed=1, n_resamples=50),
+        "permutest(mods=)": metaeval.permutest(
+            eff.assign(size=eff["task"].map(size)), mods="size", seed=1, n_resamples=50
+        ),
         "effect_covariance": metaeval.effect_covariance(scores, CONTROL),
         "friedman": ranking.friedman(scores),
         "posthoc": ranking.posthoc(scores),

@@ -168,7 +168,7 @@ def permutest(
     >>> res = eff.meta.permutest()
     >>> res[["term", "estimate", "p_value", "model_p_value", "exact", "n_permutations"]].round(4)
             term  estimate  p_value  model_p_value  exact  n_permutations
-    0  intercept    0.1724   0.0312         0.0016   True              64
+    0  intercept    0.1744   0.0312         0.0058   True              64
     >>> int(round(res["p_value"].iloc[0] * 64))  # only the observed signs and their mirror
     2
 

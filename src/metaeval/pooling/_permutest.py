@@ -224,39 +224,40 @@ def permutest(
     start = np.concatenate([[0], np.cumsum(k)])
     draws = _Draws(seed, n_resamples)
     model = _Model(method, knha, mods is not None, n_groups)
+    # the jobs: groups of one size (and, with moderators, one pattern of tied rows)
+    jobs = []
     for size in np.unique(k[usable]):
         members = np.flatnonzero(usable & (k == size))
         idx = rows[start[members][:, None] + np.arange(size)]  # (G, k)
-        yy, vv = y[idx], v[idx]
-        xx = None if x is None else np.where(free[members][:, None, :], x[idx], 0.0)
-        obs = (observed["stat"][members], observed["qm"][members])
-        if xx is None:
-            n_exact = 2**size
-            exact_here = _decide(exact, n_exact, n_resamples, grp, members)
-            is_exact[members] = exact_here
-            if exact_here:
-                signs = 1 - 2 * ((np.arange(n_exact)[:, None] >> np.arange(size)) & 1)
-            else:
-                signs = draws.signs(size)
-            model.run(members, yy, vv, None, None, signs, None, obs, tallies)
+        if x is None:
+            jobs.append((members, idx, None, None, None, 2**size))
             continue
+        xx = np.where(free[members][:, None, :], x[idx], 0.0)
         pattern, reps = _tie_patterns(xx)
         for p_code in np.unique(pattern[:, 0]):
             sel = pattern[:, 0] == p_code
             counts = pattern[sel][0, 1:]
             counts = counts[counts > 0]
             n_exact = math.factorial(int(size)) // math.prod(math.factorial(int(c)) for c in counts)
-            exact_here = _decide(exact, n_exact, n_resamples, grp, members[sel])
-            is_exact[members[sel]] = exact_here
+            jobs.append((members[sel], idx[sel], xx[sel], reps[sel], counts, n_exact))
+    decisions = [_decide(exact, job[-1], n_resamples, grp, job[0]) for job in jobs]  # may raise
+    for (members, idx, xx, reps, counts, n_exact), exact_here in zip(jobs, decisions, strict=True):
+        size = idx.shape[1]
+        is_exact[members] = exact_here
+        obs = (observed["stat"][members], observed["qm"][members])
+        if xx is None:
+            if exact_here:
+                signs = 1 - 2 * ((np.arange(n_exact)[:, None] >> np.arange(size)) & 1)
+            else:
+                signs = draws.signs(size)
+            model.run(members, y[idx], v[idx], None, None, signs, None, obs, tallies)
+        else:
             if exact_here:
                 perms = _multiset_permutations(counts)  # (n, k) class labels
-                order_rows = reps[sel][:, perms]  # (G, n, k) the row put into each slot
+                order_rows = reps[:, perms]  # (G, n, k) the row put into each slot
             else:
                 order_rows = draws.orders(size)  # (n, k)
-            model.run(
-                members[sel], yy[sel], vv[sel], xx[sel], free[members[sel]], None, order_rows,
-                (obs[0][sel], obs[1][sel]), tallies,
-            )  # fmt: skip
+            model.run(members, y[idx], v[idx], xx, free[members], None, order_rows, obs, tallies)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = np.minimum(1.0, hits / count)
         qm_p = np.minimum(1.0, qm_hits / qm_count)

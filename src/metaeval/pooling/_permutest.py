@@ -173,7 +173,8 @@ def permutest(
     2
 
     With six tasks no sign vector gives a larger |t| than the observed one: the smallest
-    p-value an exact test of 2^6 sign vectors can give is 2/64.
+    p-value an exact test of 2^6 sign vectors can give is 2/64. metafor gives the same:
+    ``permutest(rma(yi, vi, test = "knha"))``.
     """
     if exact is not None and not isinstance(exact, bool | np.bool_):
         raise OptionError(f"`exact` must be True, False or None, but {exact!r} was passed.")

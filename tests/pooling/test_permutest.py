@@ -10,6 +10,7 @@ metafor's refits; the observed statistics to 1e-6 (relative).
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from pathlib import Path
@@ -211,3 +212,27 @@ def test_exact_with_too_many_permutations():
         metaeval.permutest(eff.iloc[:11], exact=True, mods="x")  # 11! = 39,916,800
     res = metaeval.permutest(eff, seed=1, n_resamples=100)  # random: fine
     assert not res["exact"].any()
+
+
+def test_failed_refits_are_left_out_with_a_warning():
+    """Two of the 24 orders of x fit the effects exactly (Knapp–Hartung s² = 0, no t):
+    left out of both counts. Checked by a naive loop of metareg() over the orders."""
+    eff = pd.DataFrame(
+        {"task": list("abcd"), "effect": [0.1, 0.2, 0.3, 0.4],
+         "variance": [0.01, 0.02, 0.01, 0.02], "x": [2.0, 1.0, 3.0, 4.0]}
+    )  # fmt: skip
+    with pytest.warns(DegenerateWarning, match="left_out=2, of=24"):
+        got = metaeval.permutest(eff, mods="x", method="DL")
+    assert (got["n_permutations"] == 22).all() and got["exact"].all()
+    observed = metaeval.metareg(eff, "x", method="DL").table["statistic"].to_numpy()
+    stats = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateWarning)  # the exact fits
+        for order in itertools.permutations(range(4)):
+            shuffled = eff.assign(x=eff["x"].to_numpy()[list(order)])
+            stats.append(metaeval.metareg(shuffled, "x", method="DL").table["statistic"])
+    stats = np.array(stats)
+    ok = np.isfinite(stats).all(axis=1)
+    assert ok.sum() == 22
+    hits = (np.abs(stats[ok]) >= np.abs(observed) - np.sqrt(np.finfo(float).eps)).sum(axis=0)
+    np.testing.assert_array_equal(np.round(got["p_value"] * 22), hits)

@@ -468,7 +468,7 @@ def _warn_failed(grp, usable, n_models, tried) -> None:
     short = usable & (n_models < tried)
     if short.any():
         table = grp.key_frame.loc[short].assign(
-            left_out=(tried - n_models)[short].astype(np.int64), of=tried[short]
+            left_out=(tried - n_models)[short].astype(np.int64), of=tried[short].astype(np.int64)
         )
         warn_groups(
             "{n} group(s) had refits that failed (τ² did not converge, or a Knapp–Hartung "

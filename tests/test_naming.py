@@ -81,6 +81,10 @@ def _outputs() -> dict[str, pd.DataFrame]:
             eff.assign(size=eff["task"].map(size)), "size", robust="CR2"
         ),
         "bayes_pool": metaeval.bayes_pool(eff),
+        "permutest": metaeval.permutest(eff, seed=1, n_resamples=50),
+        "permutest(mods=)": metaeval.permutest(
+            eff.assign(size=eff["task"].map(size)), mods="size", seed=1, n_resamples=50
+        ),
         "effect_covariance": metaeval.effect_covariance(scores, CONTROL),
         "friedman": ranking.friedman(scores),
         "posthoc": ranking.posthoc(scores),

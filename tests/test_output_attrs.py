@@ -226,6 +226,7 @@ def _cases(scores: pd.DataFrame, effects: pd.DataFrame, tmp: Path) -> dict[str, 
         "pool_metrics": lambda: metaeval.pool_metrics(scores, CONTROL),
         "metareg": lambda: metaeval.metareg(effects.assign(size=effects["n"]), mods=["size"]),
         "bayes_pool": lambda: metaeval.bayes_pool(acc),
+        "permutest": lambda: metaeval.permutest(effects, seed=1, n_resamples=50),
         # ranking
         "leaderboard": lambda: metaeval.ranking.leaderboard(scores),
         "friedman": lambda: metaeval.ranking.friedman(scores),

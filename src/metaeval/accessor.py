@@ -81,6 +81,7 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
     "baujat": _M("metaeval.pooling:baujat", ("effects",), _EFFECTS_HINT),
     "metareg": _M("metaeval.pooling:metareg", ("effects",), _EFFECTS_HINT),
     "bayes_pool": _M("metaeval.pooling:bayes_pool", ("effects",), _EFFECTS_HINT),
+    "permutest": _M("metaeval.pooling:permutest", ("effects",), _EFFECTS_HINT),
     "correlation_effects": _M(
         "metaeval.paired:correlation_effects", ("scores",),
         "correlation_effects() correlates per-query scores with a reference system.",

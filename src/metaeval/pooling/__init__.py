@@ -60,6 +60,7 @@ from ._engine import pool_options as pool_options
 from ._gosh import gosh
 from ._grouping import GROUP_KEYS
 from ._metareg import metareg
+from ._permutest import permutest
 from ._summary import pool, weights
 from .analysis import analyze, pool_metrics
 from .results import BayesPoolResult, GoshResult, MetaRegResult
@@ -73,6 +74,7 @@ __all__ = [
     "baujat",
     "analyze",
     "metareg",
+    "permutest",
     "MetaRegResult",
     "GoshResult",
     "bayes_pool",

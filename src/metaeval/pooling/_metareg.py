@@ -98,7 +98,7 @@ from ._grouping import RESULT_COLUMNS, as_list, group, valid_rows
 from ._robust import check_robust, sandwich
 from .results import MetaRegResult
 
-__all__ = ["metareg", "METAREG_METHODS", "COEF_COLUMNS", "FIT_COLUMNS"]
+__all__ = ["metareg", "METAREG_METHODS", "COEF_COLUMNS", "FIT_COLUMNS", "design", "refit"]
 
 #: The τ² estimators :func:`metareg` offers (``FE`` is an alias of ``EE``).
 METAREG_METHODS = ("EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM")
@@ -226,6 +226,17 @@ def _fit_batch(b: t2.Batch, method: str, knha: bool, adhoc: bool = False) -> tup
     }  # fmt: skip
     flags = {"failed": failed, "reset": reset, "exact": exact}
     return stats, beta, vcov, w, flags, {"bread": inv, "resid": r}
+
+
+def refit(b: t2.Batch, method: str, knha: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per model of ``b`` (a seam for :func:`metaeval.permutest`): the coefficients' z (or
+    t) statistics (NaN for a column that is not free), Q_M as :func:`metareg` reports it
+    (divided by its df under Knapp–Hartung) and whether the fit failed."""
+    stats, beta, vcov, _, flags = _fit_batch(b, method, knha)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stat = beta / np.sqrt(np.diagonal(vcov, axis1=1, axis2=2))
+        qm = stats["qm"] / stats["m"] if knha else stats["qm"]
+    return stat, qm, flags["failed"]
 
 
 def _r2(b: t2.Batch, method: str, stats: dict[str, np.ndarray]) -> np.ndarray:

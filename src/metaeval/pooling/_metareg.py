@@ -228,11 +228,13 @@ def _fit_batch(b: t2.Batch, method: str, knha: bool, adhoc: bool = False) -> tup
     return stats, beta, vcov, w, flags, {"bread": inv, "resid": r}
 
 
-def refit(b: t2.Batch, method: str, knha: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per model of ``b`` (a seam for :func:`metaeval.permutest`): the coefficients' z (or
-    t) statistics (NaN for a column that is not free), Q_M as :func:`metareg` reports it
-    (divided by its df under Knapp–Hartung) and whether the fit failed."""
-    stats, beta, vcov, _, flags = _fit_batch(b, method, knha)
+def refit(b: t2.Batch, method: str, test: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per model of ``b`` (a seam for :func:`metaeval.permutest`) fitted with ``test``
+    ("z", "knha" or "adhoc"): the coefficients' z (or t) statistics (NaN for a column that
+    is not free), Q_M as :func:`metareg` reports it (divided by its df under Knapp–Hartung)
+    and whether the fit failed."""
+    knha = test in KH_TESTS
+    stats, beta, vcov, _, flags, _ = _fit_batch(b, method, knha, adhoc=test == "adhoc")
     with np.errstate(invalid="ignore", divide="ignore"):
         stat = beta / np.sqrt(np.diagonal(vcov, axis1=1, axis2=2))
         qm = stats["qm"] / stats["m"] if knha else stats["qm"]

@@ -40,10 +40,17 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .._options import DEFAULT_CI, DEFAULT_POOL_METHOD, CIMethod, PoolMethod, literal_signature
+from .._options import (
+    DEFAULT_CI,
+    DEFAULT_POOL_METHOD,
+    CIMethod,
+    PoolMethod,
+    literal_signature,
+    resolve_ci,
+)
 from ..errors import DegenerateWarning, OptionError, resolve_seed, warn_groups
 from . import _tau2 as t2
-from ._engine import fit, refuse_shared
+from ._engine import KH_TESTS, fit, refuse_shared
 from ._grouping import group, valid_rows
 from ._metareg import INTERCEPT, design, metareg, refit
 
@@ -106,8 +113,9 @@ def permutest(
     method : {"REML", "ML", "DL", "HE", "HS", "SJ", "EB", "PM", "EE", "FE"}, default "REML"
         The τ² estimator, as in :func:`metaeval.pool` and :func:`metaeval.metareg`; every
         permuted data set is refitted with it.
-    ci : {"knha", "z", "hksj"} or None, default None
-        The test whose statistic is permuted: Knapp–Hartung t (``hksj`` an alias) or z.
+    ci : {"knha", "z", "hksj", "adhoc"} or None, default None
+        The test whose statistic is permuted: Knapp–Hartung t (``hksj`` an alias), its
+        factor floored at 1 (``"adhoc"``), or z.
         None: ``"knha"`` for the random-effects methods, ``"z"`` for ``EE``.
     mods : str or list of str, optional
         Moderator columns (as :func:`metaeval.metareg`'s ``mods``): permute the rows of
@@ -189,13 +197,13 @@ def permutest(
     seed = resolve_seed(seed)
     refuse_shared(effects, "permutest()")
     if mods is None:
-        out, observed, grp, y, v, x, free, valid, knha = _intercept_model(
+        out, observed, grp, y, v, x, free, valid, test = _intercept_model(
             effects, method, ci, alpha, over, groups
         )
         terms = [INTERCEPT]
         mod_list: list[str] = []
     else:
-        out, observed, grp, y, v, x, free, valid, knha = _moderator_model(
+        out, observed, grp, y, v, x, free, valid, test = _moderator_model(
             effects, mods, method, ci, alpha, over, groups
         )
         terms = list(out["term"].iloc[: len(out) // max(1, grp.n_groups)])
@@ -224,7 +232,7 @@ def permutest(
     rows = np.flatnonzero(valid)[order]
     start = np.concatenate([[0], np.cumsum(k)])
     draws = _Draws(seed, n_resamples)
-    model = _Model(method, knha, mods is not None, n_groups)
+    model = _Model(method, test, mods is not None, n_groups)
     # the jobs: groups of one size (and, with moderators, one pattern of tied rows)
     jobs = []
     for size in np.unique(k[usable]):
@@ -276,7 +284,7 @@ def permutest(
     columns = [c for c in out.columns if c not in PERMUTEST_COLUMNS]
     columns += [c for c in PERMUTEST_COLUMNS if c in out.columns]
     out = out[columns].reset_index(drop=True)
-    out.attrs = {"method": method, "ci": "knha" if knha else "z", "seed": seed,
+    out.attrs = {"method": method, "ci": test, "seed": seed,
                  "n_resamples": n_resamples, "mods": mod_list}  # fmt: skip
     return out
 
@@ -289,7 +297,7 @@ def _intercept_model(effects, method, ci, alpha, over, groups):
         heterogeneity_ci=False,
     )  # fmt: skip
     pooled, grp = fitted.pooled, fitted.grouped
-    knha = bool((pooled["test"] == "knha").any()) if len(pooled) else ci in ("knha", "hksj")
+    test = _test(pooled["test"], method, ci)
     valid = valid_rows(grp.table)
     y = grp.table["effect"].to_numpy(np.float64)
     v = grp.table["variance"].to_numpy(np.float64)
@@ -302,7 +310,15 @@ def _intercept_model(effects, method, ci, alpha, over, groups):
     stat = pooled["statistic"].to_numpy(np.float64)[:, None]
     observed = {"stat": stat, "qm": np.full(grp.n_groups, np.nan)}
     free = np.ones((grp.n_groups, 1), dtype=bool)
-    return out, observed, grp, y, v, None, free, valid, knha
+    return out, observed, grp, y, v, None, free, valid, test
+
+
+def _test(tests: pd.Series, method: str, ci: str | None) -> str:
+    """The test of the observed fits ("z", "knha" or "adhoc"): the refits use it too."""
+    if len(tests):
+        return str(tests.iloc[0])
+    test = resolve_ci(method, ci)
+    return "knha" if test == "hksj" else test
 
 
 def _moderator_model(effects, mods, method, ci, alpha, over, groups):
@@ -319,7 +335,7 @@ def _moderator_model(effects, mods, method, ci, alpha, over, groups):
     stat = table["statistic"].to_numpy(np.float64).reshape(grp.n_groups, n_terms)
     beta = table["estimate"].to_numpy(np.float64).reshape(grp.n_groups, n_terms)
     free = np.isfinite(beta)
-    knha = bool((res.fit["test"] == "knha").any()) if len(res.fit) else ci in ("knha", "hksj")
+    test = _test(res.fit["test"], method, ci)
     out = table[[*grp.keys, "term", "estimate", "statistic", "p_value"]].rename(
         columns={"p_value": "model_p_value"}
     )
@@ -328,7 +344,7 @@ def _moderator_model(effects, mods, method, ci, alpha, over, groups):
     observed = {"stat": stat, "qm": fit_qm}
     y = grp.table["effect"].to_numpy(np.float64)
     v = grp.table["variance"].to_numpy(np.float64)
-    return out, observed, grp, y, v, x, free, valid, knha
+    return out, observed, grp, y, v, x, free, valid, test
 
 
 # ------------------------------------------------------------------ the permutations
@@ -405,8 +421,8 @@ def _multiset_permutations(counts: np.ndarray) -> np.ndarray:
 class _Model:
     """Refits (group × permutation) models in chunks and tallies the hits."""
 
-    def __init__(self, method: str, knha: bool, with_mods: bool, n_groups: int) -> None:
-        self.method, self.knha, self.with_mods = method, knha, with_mods
+    def __init__(self, method: str, test: str, with_mods: bool, n_groups: int) -> None:
+        self.method, self.test, self.with_mods = method, test, with_mods
         self.attempted = np.zeros(n_groups)  # the refits tried per group
 
     def run(self, members, y, v, x, free, signs, orders, obs, tallies) -> None:
@@ -422,13 +438,13 @@ class _Model:
             g, j = np.divmod(flat, per_group)
             if x is None:
                 b = t2.Batch(y[g] * signs[j], v[g], np.ones((len(flat), size), dtype=bool))
-                stat, qm, failed = _intercept_stats(b, self.method, self.knha)
+                stat, qm, failed = _intercept_stats(b, self.method, self.test)
             else:
                 rows = orders[g, j] if orders.ndim == 3 else orders[j]
                 xx = x[g[:, None], rows]
                 m = np.ones((len(flat), size), dtype=bool)
                 b = t2.Batch(y[g], v[g], m, xx, free[g])
-                stat, qm, failed = refit(b, self.method, self.knha)
+                stat, qm, failed = refit(b, self.method, self.test)
             stat = np.where(failed[:, None], np.nan, stat)
             ok = np.isfinite(stat)
             with np.errstate(invalid="ignore"):
@@ -445,18 +461,20 @@ class _Model:
         self.attempted[members] = per_group
 
 
-def _intercept_stats(b: t2.Batch, method: str, knha: bool):
-    """z (or Knapp–Hartung t) of the intercept-only model, as :func:`metaeval.pool`."""
+def _intercept_stats(b: t2.Batch, method: str, test: str):
+    """z (or Knapp–Hartung t, with ``"adhoc"`` its factor floored at 1) of the
+    intercept-only model, as :func:`metaeval.pool`."""
     tau2, failed, _ = t2.estimate(b, method)
     with np.errstate(invalid="ignore", divide="ignore"):
         w = b.weights(np.where(failed, 0.0, tau2))
         sw = w.sum(axis=1)
         mu = (w * b.y).sum(axis=1) / sw
-        if knha:
+        if test in KH_TESTS:
             r = (b.y - mu[:, None]) * b.m
             rss = (w * r * r).sum(axis=1)
             noise = (4 * b.k * np.finfo(float).eps * np.abs(b.y).max(axis=1)) ** 2 * sw
             s2w = np.where(rss <= noise, 0.0, rss / (b.k - 1))
+            s2w = np.maximum(s2w, 1.0) if test == "adhoc" else s2w
             se = np.where(s2w == 0, np.nan, np.sqrt(s2w / sw))
         else:
             se = np.sqrt(1 / sw)

@@ -16,8 +16,8 @@ from .._options import (
     CIMethod,
     PoolMethod,
     PoolModel,
-    Tau2CI,
     RobustMethod,
+    Tau2CI,
     literal_signature,
     resolve_ci,
 )

@@ -84,6 +84,30 @@ def test_exact_p_values_equal_metafor(data, reference, model, method, test):
         np.testing.assert_allclose(both["qm_p_value"], both["QMp"], rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize(
+    ("model", "method"), [(m, t) for m in ("int", "xt") for t in ("REML", "DL")]
+)
+def test_adhoc_p_values_equal_metafor(data, model, method):
+    """ci="adhoc": the observed fit and every refit use Knapp–Hartung's factor floored at
+    1 (metafor's permutest of a test="adhoc" fit; make_permutest_adhoc.R). Compared where
+    every one of metafor's refits converged (its Fisher scoring fails on a few REML refits
+    with ~ xt, which it drops)."""
+    ref = pd.read_csv(FIXTURES / "permutest_adhoc.csv.gz")
+    ref = ref.assign(term=ref["term"].map(TERMS))
+    ref = ref.query("model == @model and method == @method and n_ok == n_exact")
+    assert ref["case"].nunique() >= 8
+    got = _run(data[data["case"].isin(ref["case"])], model, method=method, ci="adhoc", exact=True)
+    assert got.attrs["ci"] == "adhoc"
+    both = got.merge(ref, on=["case", "term"], how="inner", validate="one_to_one")
+    assert len(both) == len(ref) == len(got)
+    np.testing.assert_allclose(both["statistic"], both["zval"], rtol=1e-6)
+    np.testing.assert_array_equal(both["n_permutations"], both["n_exact"])
+    np.testing.assert_array_equal(np.round(both["p_value"] * both["n_permutations"]), both["hits"])
+    if model != "int":
+        qm_hits = np.round(both["qm_p_value"] * both["n_permutations"])
+        np.testing.assert_array_equal(qm_hits, both["QM_hits"])
+
+
 def test_the_number_of_distinct_permutations(data):
     """2^k sign vectors; k!/Π m_j! orders of the rows with tied rows (counted here)."""
     one = data[data["case"] == 10]  # k = 8

@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-from _helpers import make_scores
+from _helpers import NARROW_KH, make_scores
 from scipy import stats
 
 import metaeval
@@ -289,6 +289,7 @@ def test_influence_on_an_all_nan_table_gives_nan_with_warnings(rng):
     assert any("k = 0" in str(w.message) for w in caught)
 
 
+@NARROW_KH
 @pytest.mark.parametrize("render", [to_latex, to_html, metaeval.report.style])
 def test_pooled_tables_with_subgroups_or_groups_render(rng, render):
     scores = make_scores(rng)
@@ -392,6 +393,7 @@ def test_same_system_as_treatment_and_control_is_a_pairing_error(rng):
 EVIL = "bm25_v2 50% \\write18{touch PWNED}\n\n\\input{/etc/passwd} <script>x</script>"
 
 
+@NARROW_KH
 def test_every_string_in_latex_and_html_is_escaped(rng):
     scores = make_scores(rng, systems=("ctrl", EVIL))
     eff = scores.meta.effects(control="ctrl")
@@ -435,6 +437,7 @@ def test_names_cannot_run_commands_under_shell_escape(rng, tmp_path, capsys):
     assert not (tmp_path / "PWNED").exists()
 
 
+@NARROW_KH
 def test_figures_show_names_with_dollar_signs_literally(rng):
     import matplotlib.pyplot as plt
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from _helpers import parse_raw
+from _helpers import NARROW_KH, parse_raw
 
 import metaeval
 from metaeval.errors import DegenerateWarning
@@ -87,6 +87,7 @@ def _run(capsys, *argv: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
+@NARROW_KH
 def test_an_inspect_log_folder(inspect_logs, capsys):
     code, out, err = _run(capsys, inspect_logs, "--control", "mockllm/model", "--effect", "md",
                           "--print-mode", "raw")  # fmt: skip
@@ -185,6 +186,7 @@ def test_cluster_reads_the_metadata_key_and_clusters_the_effects(inspect_logs, c
     assert not clustered["se"].equals(plain["se"])
 
 
+@NARROW_KH
 def test_replicate_design_reaches_effects(capsys, tmp_path):
     """--replicate-design nested|crossed: the summaries equal the library's with that design;
     the default is crossed for seeds named alike on every task."""

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import NARROW_KH
 from scipy import stats
 
 import metaeval
@@ -289,6 +290,7 @@ def test_pearson_correlation_effects_equal_effects_corr():
     np.testing.assert_allclose(merged["r_ci_low"], merged["r_ci_low_ref"], rtol=1e-10)
 
 
+@NARROW_KH
 @pytest.mark.parametrize("method", ["spearman", "kendall"])
 def test_rank_correlation_effects_equal_scipy(method):
     scores = metaeval.load_example().query("metric == 'p_true_class'")

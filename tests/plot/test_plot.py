@@ -8,7 +8,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
-from _helpers import make_scores
+from _helpers import NARROW_KH, make_scores
 from matplotlib.collections import PathCollection
 from matplotlib.patches import Polygon
 from matplotlib.text import Text
@@ -99,6 +99,7 @@ def test_nothing_outside_the_figure(rng, k):
     assert fig.get_size_inches()[1] > 0.27 * k  # the height follows the rows
 
 
+@NARROW_KH
 def test_height_grows_with_rows(rng):
     small = forest(_effects(rng, tasks={"a": 10, "b": 12}))
     big = forest(_effects(rng, tasks={f"t{i}": 10 for i in range(20)}))
@@ -121,6 +122,7 @@ def test_subgroups_get_their_own_diamonds(rng):
     assert any(t.startswith("test of subgroup differences: Q = ") for t in texts)
 
 
+@NARROW_KH
 def test_several_treatments_share_rows_and_x_scale(rng):
     scores = make_scores(rng, systems=("ctrl", "a", "b", "c"), metrics=("m1",))
     eff = scores.meta.effects(control="ctrl")

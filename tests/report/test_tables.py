@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pandas as pd
 import pytest
-from _helpers import make_scores
+from _helpers import NARROW_KH, make_scores
 
 import metaeval
 from metaeval import OptionError, SchemaError
@@ -216,6 +216,7 @@ def _compile(tmp_path, tables: list[str]) -> str:
     return (tmp_path / "t.log").read_text(errors="replace")
 
 
+@NARROW_KH
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no pdflatex installed")
 def test_wide_tables_fit_the_page(rng, tmp_path):
     demo = metaeval.load_example().query("metric == 'accuracy'")
@@ -259,6 +260,7 @@ def test_an_analyze_table_is_the_effects_with_their_pooled_column(rng):
         to_latex(table, pooled=eff.meta.pool())
 
 
+@NARROW_KH
 def test_subgroup_columns_of_pooled_rows_are_labelled(rng):
     scores = make_scores(rng, systems=("ctrl", "a"), metrics=("m1",))
     eff = scores.meta.effects("ctrl")
@@ -299,6 +301,7 @@ def _row(tex: str, name: str) -> list[str]:
     return [c.strip() for c in line.rstrip("\\ ").split("&")]
 
 
+@NARROW_KH
 def test_rows_pooled_over_fewer_tasks_carry_a_footnote(rng, tmp_path):
     scores, eff, pooled = _beir(rng)
     tasks = scores.groupby("system")["task"].agg(set)

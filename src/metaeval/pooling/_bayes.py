@@ -28,8 +28,8 @@ import pandas as pd
 
 from .._options import TAU_PRIORS, TauPrior, literal_signature
 from ..errors import DegenerateWarning, OptionError, check_alpha, check_option, warn_groups
-from ._engine import batches, refuse_shared
-from ._grouping import group, valid_rows
+from ._engine import batches, refuse_shared, usable_rows
+from ._grouping import group
 from .results import BayesPoolResult
 
 __all__ = ["bayes_pool"]
@@ -456,14 +456,7 @@ def bayes_pool(
     refuse_shared(effects, "bayes_pool()")
     grp = group(effects, over, groups, None)
     table = grp.table
-    valid = valid_rows(table)
-    if not valid.all():
-        omitted = table.loc[~valid, grp.keys + grp.over]
-        warn_groups(
-            f"{len(omitted)} effect(s) with NaN effect or variance were left out of pooling",
-            omitted,
-            DegenerateWarning,
-        )
+    valid = usable_rows(grp)
     y = table["effect"].to_numpy(np.float64)
     v = table["variance"].to_numpy(np.float64)
     n_groups = grp.n_groups

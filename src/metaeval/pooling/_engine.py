@@ -49,6 +49,7 @@ from ._grouping import Grouped, coverage, group, slots, valid_rows
 __all__ = [
     "Fit",
     "fit",
+    "usable_rows",
     "KH_TESTS",
     "narrower_than_z",
     "check_tau2_ci",
@@ -277,17 +278,23 @@ def fit(
     return Fit(pooled, weights, s2w, grp)
 
 
-def _inputs(grp: Grouped, opts: _Options) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Effects, variances and which rows are usable (warning about the others)."""
-    df = grp.table
-    valid = valid_rows(df)
+def usable_rows(grp: Grouped) -> np.ndarray:
+    """Which rows have an effect and a variance, warning (naming them) about the others."""
+    valid = valid_rows(grp.table)
     if not valid.all():
-        omitted = df.loc[~valid, grp.keys + grp.over]
+        omitted = grp.table.loc[~valid, grp.keys + grp.over]
         warn_groups(
             f"{len(omitted)} effect(s) with NaN effect or variance were left out of pooling",
             omitted,
             DegenerateWarning,
         )
+    return valid
+
+
+def _inputs(grp: Grouped, opts: _Options) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Effects, variances and which rows are usable (warning about the others)."""
+    df = grp.table
+    valid = usable_rows(grp)
     if opts.method == "EE" and opts.test in KH_TESTS:
         warn(
             "The Knapp–Hartung method is not meant for the common-effect model "

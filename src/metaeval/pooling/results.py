@@ -99,26 +99,10 @@ class MetaRegResult(Result):
         >>> res.select(metric="AP").fit["metric"].tolist()
         ['AP']
         """
-        names = self.group_keys
-        unknown = [k for k in keys if k not in names]
-        if unknown:
-            raise OptionError(
-                f"select() takes the group keys {quote_list(names)} of this meta-regression, "
-                f"but {quote_list(unknown)} was passed."
-            )
-        missing = {k: v for k, v in keys.items() if not (self.fit[k] == v).any()}
-        if missing:
-            name, value = next(iter(missing.items()))
-            raise OptionError(
-                f"No group has {name}={value!r}; its values are "
-                f"{quote_list(list(pd.unique(self.fit[name])))}."
-            )
+        _check_select(self.fit, self.group_keys, keys, "meta-regression")
 
         def part(frame: pd.DataFrame) -> pd.DataFrame:
-            match = pd.Series(True, index=frame.index)
-            for name, value in keys.items():  # the few keys given, not the groups
-                match &= frame[name] == value
-            return frame.loc[match].reset_index(drop=True)
+            return frame.loc[_select_rows(frame, keys)].reset_index(drop=True)
 
         return dataclasses.replace(
             self,
@@ -145,6 +129,23 @@ class MetaRegResult(Result):
         from ..plot import bubble
 
         return bubble(self, mod, **kwargs)
+
+
+def _check_select(fit: pd.DataFrame, names: list[str], keys: dict[str, Any], what: str) -> None:
+    """``select(**keys)``'s checks: every name a group key, every value one a group has."""
+    unknown = [k for k in keys if k not in names]
+    if unknown:
+        raise OptionError(
+            f"select() takes the group keys {quote_list(names)} of this {what}, "
+            f"but {quote_list(unknown)} was passed."
+        )
+    missing = {k: v for k, v in keys.items() if not (fit[k] == v).any()}
+    if missing:
+        name, value = next(iter(missing.items()))
+        raise OptionError(
+            f"No group has {name}={value!r}; its values are "
+            f"{quote_list(list(pd.unique(fit[name])))}."
+        )
 
 
 def _select_rows(frame: pd.DataFrame, keys: dict[str, Any]) -> np.ndarray:
@@ -215,20 +216,7 @@ class GoshResult(Result):
         >>> len(res.fit), len(res.select(metric="accuracy").fit)
         (2, 1)
         """
-        names = self.group_keys
-        unknown = [k for k in keys if k not in names]
-        if unknown:
-            raise OptionError(
-                f"select() takes the group keys {quote_list(names)} of this GOSH result, "
-                f"but {quote_list(unknown)} was passed."
-            )
-        missing = {k: v for k, v in keys.items() if not (self.fit[k] == v).any()}
-        if missing:
-            name, value = next(iter(missing.items()))
-            raise OptionError(
-                f"No group has {name}={value!r}; its values are "
-                f"{quote_list(list(pd.unique(self.fit[name])))}."
-            )
+        _check_select(self.fit, self.group_keys, keys, "GOSH result")
         rows = _select_rows(self.table, keys)
         return dataclasses.replace(
             self,

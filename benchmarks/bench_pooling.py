@@ -81,10 +81,10 @@ def main() -> None:
 
     eff = make_effects(args.groups, args.k)
     print(f"{args.groups:,} groups x k = {args.k} ({len(eff):,} effects)")
-    metaeval.pool(eff.head(args.k * 10), method="REML", ci="knha")  # warm-up: lazy imports
     timings = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", metaeval.MetaEvalWarning)
+        metaeval.pool(eff.head(args.k * 10), method="REML", ci="knha")  # warm-up: lazy imports
         for label, kwargs in (
             ("REML + Knapp-Hartung", {"method": "REML", "ci": "knha"}),
             ("DL + z (as statsmodels)", {"method": "DL", "ci": "z"}),

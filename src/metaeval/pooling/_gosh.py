@@ -144,7 +144,7 @@ def gosh(
     Each group's model is fitted again to every non-empty subset of its tasks —
     single tasks included — when there are at most ``subsets`` (10⁶ by default)
     of them, 2ᵏ − 1 for k tasks; otherwise to ``subsets`` random ones. The GOSH plot
-    (:meth:`GoshResult.plot`) shows the estimate against I² over the subsets
+    (:meth:`~metaeval.GoshResult.plot`) shows the estimate against I² over the subsets
     (Olkin et al. 2012).
 
     Parameters

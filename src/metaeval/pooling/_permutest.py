@@ -101,7 +101,7 @@ def permutest(
         None: enumerate every distinct permutation when there are no more of them than
         ``n_resamples`` (2^k sign vectors; k!/Π m_j! orders of the model matrix's rows,
         m_j the sizes of sets of identical rows), else draw ``n_resamples`` at random
-        (metafor's rule). True: always enumerate (at most :data:`MAX_EXACT` per group).
+        (metafor's rule). True: always enumerate (at most ``MAX_EXACT`` = 10⁶ per group).
         False: always draw at random (metafor has no such choice).
     n_resamples : int, default 1000
         The number of random permutations (metafor's ``iter``), the observed data set
@@ -146,7 +146,7 @@ def permutest(
     ------
     metaeval.OptionError
         An unknown ``method`` or ``ci``; ``exact`` not a bool or None; ``exact=True`` with
-        more than :data:`MAX_EXACT` distinct permutations in a group; ``n_resamples`` < 2;
+        more than ``MAX_EXACT`` = 10⁶ distinct permutations in a group; ``n_resamples`` < 2;
         a bad ``seed``.
     metaeval.SchemaError
         As :func:`metaeval.pool` and :func:`metaeval.metareg`.
@@ -160,7 +160,7 @@ def permutest(
 
     Notes
     -----
-    Two-sided p = #{|z*| ≥ |z| − √ε}/N over the N refits (the observed one among them),
+    Two-sided p = ``#{|z*| ≥ |z| − √ε}/N`` over the N refits (the observed one among them),
     √ε ≈ 1.5e-8 as metafor's ``comptol``; Q_M's p = #{Q_M* ≥ Q_M − √ε}/N. Random
     permutations: the first is replaced by the observed data, so p ≥ 1/N. A group whose
     Knapp–Hartung s² is 0 in a refit (moderators that fit exactly) has no statistic there
@@ -180,7 +180,7 @@ def permutest(
     >>> int(round(res["p_value"].iloc[0] * 64))  # only the observed signs and their mirror
     2
 
-    With six tasks no sign vector gives a larger |t| than the observed one: the smallest
+    With six tasks no sign vector gives a larger ``|t|`` than the observed one: the smallest
     p-value an exact test of 2^6 sign vectors can give is 2/64. metafor gives the same:
     ``permutest(rma(yi, vi, test = "knha"))``.
     """

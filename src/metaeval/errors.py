@@ -343,10 +343,14 @@ def warn(
 def warn_groups(text: str, groups: pd.DataFrame, category: type[MetaEvalWarning]) -> None:
     """One warning about ``groups``: ``text``, the first ten groups, and all in ``.groups``.
 
-    ``{n}`` in ``text`` stands for the number of groups.
+    ``{n}`` in ``text`` stands for the number of groups. A table without key columns
+    (the effects of one comparison, no group columns) has no names to list.
     """
     groups = groups.reset_index(drop=True)
     header = text.replace("{n}", str(len(groups)))
+    if groups.shape[1] == 0:  # a table without group keys: nothing to name
+        warn(f"{header}.", category, groups, template=text)
+        return
     warn(f"{header}:\n{format_groups(groups)}", category, groups, template=text)
 
 

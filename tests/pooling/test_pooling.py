@@ -538,3 +538,18 @@ def test_knha_narrow_warning_names_only_narrow_groups():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         metaeval.leave_one_out(eff, groups="g", ci="knha")
+
+
+def test_a_warning_about_a_table_without_group_keys_names_no_groups():
+    """An effects table of one comparison without group columns: the warning ends its
+    sentence instead of listing an empty group line."""
+    eff = pd.DataFrame({
+        "task": ["arc", "gsm8k", "mmlu", "hellaswag"],
+        "effect": [0.066, 0.070, 0.067, 0.069],
+        "variance": np.array([0.0081, 0.0074, 0.0088, 0.0079]) ** 2,
+    })  # fmt: skip
+    with pytest.warns(DegenerateWarning) as record:
+        metaeval.pool(eff, ci="knha")
+    (message,) = [str(w.message) for w in record]
+    assert message.endswith("never narrower than z's.") and "\n" not in message
+    assert record[0].message.groups.shape == (1, 0)

@@ -4,7 +4,6 @@ from its formulas, against bayesmeta's published examples, groups at once, bad i
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pandas as pd
@@ -278,19 +277,23 @@ def test_the_input_is_not_changed_and_the_result_has_its_parts():
     assert row["tau_low"] < row["tau_median"] < row["tau_high"]
 
 
-def test_many_groups_are_fast():
+def test_a_thousand_groups_in_chunks_equal_each_group_alone():
+    """1,000 groups go through the grid in several chunks; a group's answer does not depend
+    on its chunk (the time is in benchmarks/bench_bayes.py, not asserted here)."""
     rng = np.random.default_rng(1)
     n_groups, k = 1000, 10
     eff = pd.DataFrame({
-        "metric": np.repeat([f"m{i}" for i in range(n_groups)], k),
+        "metric": np.repeat([f"m{i:04d}" for i in range(n_groups)], k),
         "task": np.tile([f"t{j}" for j in range(k)], n_groups),
         "effect": rng.normal(0.2, 0.3, n_groups * k),
         "variance": rng.uniform(0.005, 0.05, n_groups * k),
     })  # fmt: skip
-    start = time.perf_counter()
-    res = metaeval.bayes_pool(eff)
-    assert time.perf_counter() - start < 20  # ~1 s on an idle machine; CI is shared
-    assert res.table[["effect", "tau_median", "pi_low"]].notna().all().all()
+    res = metaeval.bayes_pool(eff).table.set_index("metric")
+    cols = ["effect", "ci_low", "ci_high", "tau_median", "tau_high", "pi_low", "prob_gain"]
+    for name in ("m0000", "m0499", "m0999"):
+        alone = metaeval.bayes_pool(eff[eff["metric"] == name]).table.iloc[0]
+        np.testing.assert_allclose(res.loc[name, cols].to_numpy(float), alone[cols].to_numpy(float),
+                                   rtol=1e-9, atol=1e-12)  # fmt: skip
 
 
 # ------------------------------------------------------------------ edge cases, bad input

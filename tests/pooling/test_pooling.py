@@ -212,7 +212,7 @@ def test_knha_with_one_task_uses_z_and_ee_knha_warns():
     eff = pd.DataFrame({"task": ["a"], "effect": [0.2], "variance": [0.04]})
     sentence = (
         r"are NaN; the test and confidence interval use the normal distribution, as a t "
-        r"distribution with 0 degrees of freedom does not exist:"
+        r"distribution with 0 degrees of freedom does not exist\."
     )
     with pytest.warns(DegenerateWarning, match=sentence):
         one = eff.meta.pool(method="REML", ci="knha").iloc[0]

@@ -152,7 +152,9 @@ def test_maxt_is_reproducible_however_computed(rng, monkeypatch):
                   seed=2026)  # fmt: skip
     first = metaeval.compare(scores, **kwargs)
     assert first.attrs["seed"] == 2026 and first.attrs["adjust"] == "maxt"
-    np.testing.assert_array_equal(first["p_adjusted"], metaeval.compare(scores, **kwargs)["p_adjusted"])
+    np.testing.assert_array_equal(
+        first["p_adjusted"], metaeval.compare(scores, **kwargs)["p_adjusted"]
+    )
     monkeypatch.setattr(rs, "CHUNK_BYTES", 1)  # one resample block and one pair per chunk
     chunked = metaeval.compare(scores, **kwargs)
     np.testing.assert_array_equal(first["p_adjusted"], chunked["p_adjusted"])

@@ -187,8 +187,12 @@ default "t"
           adjusted p_i = (1 + #{b: max_j |t*_jb| ≥ |t_i|})/(1 + B), the observed
           data counted once as in the unadjusted p (#/2^n with ``exact=True``);
           one-sided alternatives use t (``"greater"``) or −t (``"less"``)
-          instead of |t|. It controls the family-wise error rate and is
-          never above Bonferroni's, nor below the unadjusted p.
+          instead of |t|. It controls the family-wise error rate, is never
+          below the unadjusted p (floating-point ties are settled that way),
+          and is at most Bonferroni's up to Monte Carlo error and the
+          discreteness of the flips (the t statistics are nearly pivotal); it
+          is smaller when the pairs are correlated, as pairs sharing a system
+          and the queries are.
     alpha : float, default 0.05
         Level of the confidence intervals (1 − alpha).
     progress : bool, optional

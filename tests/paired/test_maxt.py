@@ -210,3 +210,31 @@ def test_cli_refuses_maxt_without_a_randomization_table(small, tmp_path, capsys)
                  "--adjust", "maxt", "--n-resamples", "200", "--seed", "1",
                  "--print-mode", "raw"]) == 0  # fmt: skip
     assert "p_adjusted" in capsys.readouterr().out
+
+
+def test_maxt_with_pairs_missing_queries_equals_exact_enumeration(small):
+    """Each pair is tested on its own paired queries; the flips are the task's, shared."""
+    gone = (
+        (small["task"] == "a")
+        & (((small["system"] == "x") & small["query"].isin(["q0", "q1"]))
+           | ((small["system"] == "c2") & (small["query"] == "q5")))
+    )  # fmt: skip
+    scores = small[~gone]
+    with pytest.warns(metaeval.PairingWarning):
+        res = metaeval.compare(scores, control=CONTROLS, treatment=TREATMENTS,
+                               test="randomization", adjust="maxt", exact=True)  # fmt: skip
+    for (metric, task), family in res.groupby(["metric", "task"]):
+        wide = _wide(scores, task, metric)
+        signs = _all_signs(len(wide))  # the task's flips, one sign per query
+        stats, observed = {}, {}
+        for t in TREATMENTS:
+            for c in CONTROLS:
+                d = (wide[t] - wide[c]).to_numpy()
+                paired = ~np.isnan(d)
+                stats[t, c] = np.abs(_t(signs[:, paired] * d[paired]))
+                observed[t, c] = abs(_t(d[paired]))
+        top = np.max(list(stats.values()), axis=0)
+        for row in family.itertuples():
+            o = observed[row.treatment, row.control]
+            assert row.n == (~np.isnan(wide[row.treatment] - wide[row.control])).sum()
+            assert row.p_adjusted == pytest.approx(np.mean(top >= o - 1e-9 * o), abs=1e-12)

@@ -238,3 +238,15 @@ def test_maxt_with_pairs_missing_queries_equals_exact_enumeration(small):
             o = observed[row.treatment, row.control]
             assert row.n == (~np.isnan(wide[row.treatment] - wide[row.control])).sum()
             assert row.p_adjusted == pytest.approx(np.mean(top >= o - 1e-9 * o), abs=1e-12)
+
+
+def test_a_group_without_a_test_has_no_adjusted_p(small):
+    lonely = (small["task"] == "a") & (small["system"] == "x") & (small["query"] != "q0")
+    with pytest.warns(metaeval.DegenerateWarning, match="fewer than 2 paired queries"):
+        with pytest.warns(metaeval.PairingWarning):
+            res = metaeval.compare(small[~lonely], control=CONTROLS, treatment=TREATMENTS,
+                                   test="randomization", adjust="maxt", exact=True)  # fmt: skip
+    one = (res["task"] == "a") & (res["treatment"] == "x")
+    assert res.loc[one, ["p_value", "p_adjusted"]].isna().all().all()
+    assert res.loc[~one, "p_adjusted"].notna().all()
+    assert (res.loc[~one, "p_adjusted"] >= res.loc[~one, "p_value"]).all()

@@ -542,10 +542,9 @@ def _per_query_tests(
             )  # fmt: skip
             idx = np.ix_(batch.tasks, np.arange(n_metrics), pairs)
             stat[idx], p[idx], p_family[idx] = family
-        batches = []  # done
     plan = [
         (batch, chunk)
-        for batch in batches
+        for batch in ([] if maxt else batches)  # max-T has done every pair above
         for chunk in _pair_chunks(
             len(pairs), len(batch.tasks) * batch.rows.shape[1] * n_metrics * per_value
         )
@@ -841,6 +840,8 @@ def _randomization_family(
     """
     n_tasks, width = batch.rows.shape
     n_pairs = len(pt)
+    if n_pairs == 0:
+        return tuple(np.zeros((n_tasks, n_metrics, 0)) for _ in range(3))
     chunks = _pair_chunks(n_pairs, n_tasks * width * n_metrics * 8 * 4)
 
     def flat_of(chunk: slice) -> tuple[np.ndarray, np.ndarray]:

@@ -250,3 +250,14 @@ def test_a_group_without_a_test_has_no_adjusted_p(small):
     assert res.loc[one, ["p_value", "p_adjusted"]].isna().all().all()
     assert res.loc[~one, "p_adjusted"].notna().all()
     assert (res.loc[~one, "p_adjusted"] >= res.loc[~one, "p_value"]).all()
+
+
+def test_tables_name_max_t_and_exact_flips(small):
+    from metaeval.report import to_latex
+
+    kwargs = dict(control="c1", treatment=["x", "y"], test="randomization", adjust="maxt")
+    part = small[(small["metric"] == "m1") & (small["task"] == "a")]
+    tex = to_latex(metaeval.compare(part, n_resamples=300, seed=1, **kwargs))
+    assert "300 resamples, seed 1" in tex and "Westfall–Young max-T correction" in tex
+    tex = to_latex(metaeval.compare(part, exact=True, **kwargs))
+    assert "paired randomization test, all sign flips, two-sided" in tex

@@ -54,8 +54,10 @@ Alternative = Literal["two-sided", "greater", "less"]
 """``alternative=`` of :func:`metaeval.compare`."""
 PlanTest = Literal["t", "anova", "ci"]
 """``test=`` of :func:`metaeval.design.plan_queries`: Sakai's three topic-set-size designs."""
-Adjustment = Literal["holm", "bonferroni", "fdr_bh"]
-"""``adjust=``: multiplicity adjustments as statsmodels' ``multipletests`` names them."""
+Adjustment = Literal["holm", "bonferroni", "fdr_bh", "maxt"]
+"""``adjust=``: multiplicity adjustments as statsmodels' ``multipletests`` names them, and
+``"maxt"`` (Westfall–Young max-T), which needs the randomization test's resamples: only
+:func:`metaeval.compare` with ``test="randomization"`` takes it."""
 Correlation = Literal["pearson", "spearman", "kendall"]
 """``method=`` of the correlation functions."""
 Statistic = Literal["accuracy", "f1", "f1_macro", "mcc", "pearson", "spearman"]

@@ -23,8 +23,8 @@ from __future__ import annotations
 from .._options import AGGREGATIONS
 from ._aggregate import leaderboard
 from ._bayes import BayesResult, bayes_signed_rank
-from ._intervals import rank_intervals
 from ._friedman import POSTHOC_METHODS, FriedmanResult, PosthocResult, friedman, posthoc
+from ._intervals import rank_intervals
 from ._report import RankReport, rank_report
 
 __all__ = [

@@ -265,3 +265,29 @@ def test_incomplete_scores(rng):
     one = scores[scores["system"] == "A"]
     with pytest.raises(PairingError, match="at least 2 systems"):
         rank_intervals(one, n_resamples=10, seed=0)
+
+
+@pytest.mark.parametrize("method", ["borda", "mean_rank"])
+def test_leaderboard_gains_the_interval_columns(scores, method):
+    board = leaderboard(scores, method=method, rank_intervals=True, n_resamples=60, seed=4)
+    alone = rank_intervals(scores, by="borda", n_resamples=60, seed=4)
+    cols = ["rank_low", "rank_high", "tie_group", "prob_best"]
+    merged = board.merge(alone, on=["metric", "system"], suffixes=("", "_alone"))
+    assert len(merged) == len(board)
+    for col in cols:
+        assert (merged[col] == merged[f"{col}_alone"]).all()
+    assert (board["rank_low"] <= board["rank"]).all() and (
+        board["rank"] <= board["rank_high"]
+    ).all()
+    assert board.attrs["seed"] == 4 and board.attrs["n_resamples"] == 60
+    plain = leaderboard(scores, method=method)
+    pd.testing.assert_frame_equal(board.drop(columns=cols), plain, check_like=False)
+
+
+def test_leaderboard_rank_intervals_options(scores):
+    with pytest.raises(OptionError, match="method='borda'"):
+        leaderboard(scores, method="copeland", rank_intervals=True)
+    with pytest.raises(OptionError, match="rank_intervals"):
+        leaderboard(scores, rank_intervals="yes")
+    with pytest.raises(OptionError, match="n_resamples"):
+        leaderboard(scores, n_resamples=1)

@@ -37,8 +37,10 @@ from ..errors import (
     PairingError,
     check_alpha,
     check_option,
+    check_resamples,
     format_groups,
     quote_list,
+    resolve_seed,
 )
 from ..paired.effect_size import effects
 from ..pooling import pool
@@ -334,6 +336,9 @@ def leaderboard(
     pool_method: PoolMethod = DEFAULT_POOL_METHOD,
     ci: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
+    rank_intervals: bool = False,
+    n_resamples: int = 1000,
+    seed: int | None = None,
 ) -> pd.DataFrame:
     """Rank systems over tasks: one leaderboard per metric.
 
@@ -365,7 +370,16 @@ def leaderboard(
     ci : {"z", "knha", "hksj"} or None, default None
         ``method="meta"`` only: the test and interval, see :func:`metaeval.pool`.
     alpha : float, default 0.05
-        ``method="meta"`` only: the intervals have level 1 − alpha.
+        ``method="meta"`` and ``rank_intervals=True``: the intervals have level 1 − alpha.
+    rank_intervals : bool, default False
+        Add the simultaneous rank intervals and tie groups of
+        :func:`metaeval.ranking.rank_intervals` (``by="borda"``: the Borda points,
+        whose order is the leaderboard's for ``"borda"`` and ``"mean_rank"``; the other
+        methods raise an OptionError).
+    n_resamples : int, default 1000
+        ``rank_intervals=True`` only: the bootstrap resamples.
+    seed : int, optional
+        ``rank_intervals=True`` only: the seed of the resampling.
 
     Every option is checked whichever the method, so that a typo is an
     error even where the option is not used.
@@ -388,13 +402,16 @@ def leaderboard(
         - ``mean`` (float): the mean over tasks of the per-task scores;
         - for ``meta`` also ``ci_low, ci_high, p_value`` (float) and ``k``
           (nullable Int64, tasks pooled) from :func:`metaeval.pool`; the
-          control's row has ``score`` 0.0 and NaN/<NA> elsewhere.
+          control's row has ``score`` 0.0 and NaN/<NA> elsewhere;
+        - with ``rank_intervals=True`` also ``rank_low, rank_high, tie_group`` (int)
+          and ``prob_best`` (float) of :func:`metaeval.ranking.rank_intervals`.
 
         ``attrs`` hold ``method``, ``higher_is_better`` (a dict metric → bool);
         for ``kemeny`` also ``kemeny_exact`` (bool: True when every metric was
         solved exactly) and ``kemeny_cost`` (dict metric → int: the number of
         (task, pair) disagreements of the returned order, the minimum when
-        exact); for ``meta`` also ``control, effect, pool_method, ci, alpha``.
+        exact); for ``meta`` also ``control, effect, pool_method, ci, alpha``;
+        with ``rank_intervals=True`` also ``n_resamples``, ``seed`` and ``alpha``.
 
     Raises
     ------
@@ -493,6 +510,20 @@ def leaderboard(
     alpha = check_alpha(alpha)
     if control is not None and not isinstance(control, str):
         raise OptionError(f"`control` must be one system name (a str), not {control!r}.")
+    if not isinstance(rank_intervals, bool | np.bool_):
+        raise OptionError(
+            f"`rank_intervals` must be True or False, but {rank_intervals!r} was passed."
+        )
+    n_resamples = check_resamples(n_resamples, minimum=2)
+    if seed is not None:
+        resolve_seed(seed)  # checked here too: a typo is an error whatever the options
+    if rank_intervals and method not in ("borda", "mean_rank"):
+        raise OptionError(
+            f"rank_intervals=True resamples the Borda points, so it needs method='borda' or "
+            f"'mean_rank', but method={method!r} was passed; for intervals of the mean over "
+            "tasks call metaeval.ranking.rank_intervals(scores, by='mean')."
+        )
+    raw = scores
     scores, directions = scores_of_metrics(scores, metric, higher_is_better)
 
     x, metrics, _tasks, systems = task_means(scores)
@@ -566,5 +597,16 @@ def leaderboard(
     )
     frame = frame.assign(_m=m_idx).sort_values(["_m", "rank", "system"], kind="stable")
     frame = frame.drop(columns="_m").reset_index(drop=True)
+    if rank_intervals:
+        from ._intervals import rank_intervals as intervals_of
+
+        ints = intervals_of(raw, by="borda", n_resamples=n_resamples, seed=seed, alpha=alpha,
+                            metric=metric, higher_is_better=higher_is_better)  # fmt: skip
+        cols = ["rank_low", "rank_high", "tie_group", "prob_best"]
+        keyed = ints.set_index(["metric", "system"])
+        where = pd.MultiIndex.from_frame(frame[["metric", "system"]].astype(object))
+        for col in cols:  # four columns, aligned on (metric, system); the dtypes kept
+            frame[col] = keyed[col].reindex(where).to_numpy()
+        attrs.update(n_resamples=ints.attrs["n_resamples"], seed=ints.attrs["seed"], alpha=alpha)
     frame.attrs = attrs
     return frame

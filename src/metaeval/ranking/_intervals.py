@@ -350,7 +350,7 @@ def rank_intervals(
                 }
             )
         )
-    frame = pd.concat(parts, ignore_index=True).astype({"metric": object, "system": object})
+    frame = pd.concat(parts, ignore_index=True)
     frame = frame.sort_values(["_m", "rank", "system"], kind="stable")
     frame = frame.drop(columns="_m").reset_index(drop=True)
     frame.attrs = {

@@ -27,7 +27,7 @@ from ..errors import (
     format_groups,
     resolve_seed,
 )
-from ._aggregate import check_complete, scores_of_metrics, task_means
+from ._tables import check_complete, scores_of_metrics, task_means
 
 __all__ = ["rank_intervals"]
 

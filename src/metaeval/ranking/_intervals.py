@@ -291,20 +291,22 @@ def rank_intervals(
 
     Examples
     --------
-    Three systems on four tasks of three queries; C is far behind A and B:
+    Three systems on four tasks of three queries; A and B are close, C far behind:
 
     >>> import pandas as pd
     >>> from metaeval.ranking import rank_intervals
-    >>> rows = [(t, q, s, "acc", v + 0.02 * ((q + t) % 3))
+    >>> rows = [(t, q, s, "acc", v + 0.05 * ((q + k * t) % 3))
     ...         for t in range(4) for q in range(3)
-    ...         for s, v in [("A", 0.80), ("B", 0.79), ("C", 0.40)]]
+    ...         for s, v, k in [("A", 0.80, 1), ("B", 0.79, 2), ("C", 0.40, 1)]]
     >>> scores = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
     >>> table = rank_intervals(scores, n_resamples=200, seed=1)
     >>> table[["system", "rank", "rank_low", "rank_high", "tie_group"]]
       system  rank  rank_low  rank_high  tie_group
-    0      A     1         1          1          1
-    1      B     2         2          2          2
-    2      C     3         3          3          3
+    0      A     1         1          2          1
+    1      B     2         1          2          1
+    2      C     3         3          3          2
+
+    A and B cannot be told apart (one tie group); C is third in every reading.
     """
     check_option("by", by, RANK_BYS)
     n_resamples = check_resamples(n_resamples, minimum=2)

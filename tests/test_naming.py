@@ -90,6 +90,7 @@ def _outputs() -> dict[str, pd.DataFrame]:
         "posthoc": ranking.posthoc(scores),
         "bayes_signed_rank": ranking.bayes_signed_rank(acc, control=CONTROL, seed=1),
         "leaderboard": ranking.leaderboard(scores),
+        "rank_intervals": ranking.rank_intervals(scores, n_resamples=50, seed=1),
         "leaderboard(meta)": ranking.leaderboard(
             scores, method="meta", control=CONTROL, metric="accuracy"
         ),
@@ -134,7 +135,7 @@ def outputs() -> dict[str, pd.DataFrame]:
 
 def test_the_outputs_cover_the_public_functions(outputs):
     wanted = {"effects", "pool", "compare", "tukey", "anova", "analyze", "metareg", "friedman",
-              "posthoc", "bayes_signed_rank", "leaderboard", "rank_report.summary",
+              "posthoc", "bayes_signed_rank", "leaderboard", "rank_intervals", "rank_report.summary",
               "rank_report.ranks", "influence", "weights", "means", "gosh", "baujat"}  # fmt: skip
     assert wanted <= set(outputs)
     assert all(isinstance(t, pd.DataFrame) and len(t.columns) for t in outputs.values())

@@ -52,7 +52,7 @@ NOT_TABLES = {
     "best_predicted_vs_human": "a number", "normalize_ranks": "an array of ranks",
     "forest": "a figure", "pairwise": "a figure", "critical_difference": "a figure",
     "bubble": "a figure", "gosh_plot": "a figure", "baujat_plot": "a figure",
-    "simplex": "a figure", "power_curves": "a figure", "save": "None (writes a figure)",
+    "simplex": "a figure", "power_curves": "a figure", "rank_plot": "a figure", "save": "None (writes a figure)",
     "ir_columns": "a mapping of text columns for forest()",
     "to_latex": "a string", "to_html": "a string", "escape": "a string",
     "escape_latex": "a string", "style": "a pandas Styler of a table checked here",
@@ -229,6 +229,7 @@ def _cases(scores: pd.DataFrame, effects: pd.DataFrame, tmp: Path) -> dict[str, 
         "permutest": lambda: metaeval.permutest(effects, seed=1, n_resamples=50),
         # ranking
         "leaderboard": lambda: metaeval.ranking.leaderboard(scores),
+        "rank_intervals": lambda: metaeval.ranking.rank_intervals(scores, n_resamples=50, seed=1),
         "friedman": lambda: metaeval.ranking.friedman(scores),
         "posthoc": lambda: metaeval.ranking.posthoc(scores),
         "bayes_signed_rank": lambda: metaeval.ranking.bayes_signed_rank(

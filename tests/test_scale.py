@@ -170,6 +170,8 @@ PER_TASK_CALLS = [
     ("compare", {"control": "ctrl", "test": "randomization", "n_resamples": 300, "seed": 7,
                  "alternative": "greater"}),
     ("compare", {"control": "a", "test": "bootstrap", "n_resamples": 300, "seed": 7}),
+    ("compare", {"control": ["ctrl", "a"], "test": "randomization", "n_resamples": 300,
+                 "seed": 7, "adjust": "maxt"}),
     ("anova", {}),
     ("means", {"alpha": 0.1}),
     ("tukey", {}),

@@ -23,7 +23,7 @@ import pandas as pd
 
 __all__ = [
     "EffectType", "PoolMethod", "CIMethod", "CompareTest", "Alternative", "Adjustment",
-    "Correlation", "Statistic", "Aggregation", "TableCells", "TableLayout", "Best", "ForestSort",
+    "Correlation", "Statistic", "Aggregation", "RankBy", "RANK_BYS", "TableCells", "TableLayout", "Best", "ForestSort",
     "PairwiseValue", "PosthocMethod", "PoolModel", "POOL_MODELS", "Tau2CI", "TAU2_CIS", "MeansCI", "MEANS_CIS",
     "ReplicateDesign", "REPLICATE_DESIGNS", "TauPrior", "TAU_PRIORS", "PlanTest", "PLAN_TESTS", "LmEvalReplicates", "LM_EVAL_REPLICATES",
     "EFFECT_TYPES", "POOL_METHODS", "CI_METHODS", "COMPARE_TESTS", "ALTERNATIVES",
@@ -54,14 +54,18 @@ Alternative = Literal["two-sided", "greater", "less"]
 """``alternative=`` of :func:`metaeval.compare`."""
 PlanTest = Literal["t", "anova", "ci"]
 """``test=`` of :func:`metaeval.design.plan_queries`: Sakai's three topic-set-size designs."""
-Adjustment = Literal["holm", "bonferroni", "fdr_bh"]
-"""``adjust=``: multiplicity adjustments as statsmodels' ``multipletests`` names them."""
+Adjustment = Literal["holm", "bonferroni", "fdr_bh", "maxt"]
+"""``adjust=``: multiplicity adjustments as statsmodels' ``multipletests`` names them, and
+``"maxt"`` (Westfall–Young max-T), which needs the randomization test's resamples: only
+:func:`metaeval.compare` with ``test="randomization"`` takes it."""
 Correlation = Literal["pearson", "spearman", "kendall"]
 """``method=`` of the correlation functions."""
 Statistic = Literal["accuracy", "f1", "f1_macro", "mcc", "pearson", "spearman"]
 """``statistic=`` of :func:`metaeval.bootstrap_effects`."""
 Aggregation = Literal["borda", "mean_rank", "copeland", "kemeny", "meta"]
 """``method=`` of :func:`metaeval.ranking.leaderboard`."""
+RankBy = Literal["mean", "borda"]
+"""``by=`` of :func:`metaeval.ranking.rank_intervals`: the score that ranks the systems."""
 TableCells = Literal["value", "ci", "p_value"]
 """``show=`` of :func:`metaeval.report.to_latex`: what a cell shows besides the value."""
 TableLayout = Literal["auto", "table"]
@@ -104,6 +108,7 @@ ADJUSTMENTS: tuple[str, ...] = get_args(Adjustment)
 CORRELATIONS: tuple[str, ...] = get_args(Correlation)
 STATISTICS: tuple[str, ...] = get_args(Statistic)
 AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
+RANK_BYS: tuple[str, ...] = get_args(RankBy)
 POOL_MODELS: tuple[str, ...] = get_args(PoolModel)
 TAU2_CIS: tuple[str, ...] = get_args(Tau2CI)
 ROBUST_METHODS: tuple[str, ...] = get_args(RobustMethod)

@@ -90,6 +90,10 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
         "metaeval.ranking:leaderboard", ("scores",),
         "leaderboard() ranks systems from per-query scores.",
     ),
+    "rank_intervals": _M(
+        "metaeval.ranking:rank_intervals", ("scores",),
+        "rank_intervals() resamples the per-query scores of the systems.",
+    ),
     "friedman": _M(
         "metaeval.ranking:friedman", ("scores",),
         "friedman() ranks systems from per-query or per-task scores.",

@@ -490,6 +490,7 @@ class DaskMetaAccessor:
         test: CompareTest = "t",
         alternative: Alternative = "two-sided",
         n_resamples: int = 10_000,
+        exact: bool = False,
         seed: int | None = None,
         adjust: Adjustment | None = None,
         alpha: float = 0.05,
@@ -500,12 +501,12 @@ class DaskMetaAccessor:
         from .errors import resolve_seed
         from .paired.significance import compare, compare_options
 
-        if test in ("randomization", "bootstrap"):
+        if test == "bootstrap" or (test == "randomization" and not exact):
             seed = resolve_seed(seed)
         kwargs = dict(control=control, treatment=treatment, test=test, alternative=alternative,
-                      n_resamples=n_resamples, seed=seed, adjust=adjust, alpha=alpha,
-                      progress=False, cluster=cluster)  # fmt: skip
-        compare_options(test, alternative, adjust, alpha, n_resamples)
+                      n_resamples=n_resamples, exact=exact, seed=seed, adjust=adjust,
+                      alpha=alpha, progress=False, cluster=cluster)  # fmt: skip
+        compare_options(test, alternative, adjust, alpha, n_resamples, exact)
         return _per_task(self._obj, compare, kwargs, pairs=("treatment", "control"),
                          control=control, treatment=treatment)  # fmt: skip
 

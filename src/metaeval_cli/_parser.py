@@ -26,7 +26,7 @@ PRINT_MODES = ("pretty", "raw")
 FORMATS = ("markdown", "latex", "csv", "tsv")
 # the library's Literal option types (metaeval._options), repeated so that --help imports
 # nothing; tests/cli/test_layout.py checks that they agree
-ADJUSTMENTS = ("holm", "bonferroni", "fdr_bh")
+ADJUSTMENTS = ("holm", "bonferroni", "fdr_bh", "maxt")
 COMPARE_TESTS = (
     "t", "wilcoxon", "sign", "randomization", "bootstrap", "mcnemar", "mcnemar_midp",
 )  # fmt: skip

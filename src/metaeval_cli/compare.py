@@ -149,6 +149,10 @@ def run(args: argparse.Namespace) -> int:
     if args.control is None and (args.treatment or args.test != "t"):
         raise UsageError("--treatment and --test choose the compact table against a control; "
                          "add --control NAME.")  # fmt: skip
+    if args.adjust == "maxt" and (args.control is None or args.test != "randomization"):
+        raise UsageError("--adjust maxt (Westfall-Young max-T) adjusts the randomization "
+                         "test's p-values of a compact table: add --control NAME and "
+                         "--test randomization, or use --adjust holm.")  # fmt: skip
     scores, aliases = _compare_inputs(args)
     seed = resolve_seed(args.seed)
     if args.control is not None:

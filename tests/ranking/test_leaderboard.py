@@ -340,6 +340,9 @@ BOGUS = {
     "pool_method": "REML2",
     "ci": "wald",
     "alpha": 1.5,
+    "rank_intervals": "yes",
+    "n_resamples": 1,
+    "seed": -1,
 }
 
 

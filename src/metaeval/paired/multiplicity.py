@@ -17,6 +17,27 @@ from ..errors import check_option
 
 __all__ = ["adjust_pvalues", "adjust_in_table"]
 
+PVALUE_ADJUSTMENTS = tuple(a for a in ADJUSTMENTS if a != "maxt")
+"""The adjustments computed from p-values alone (every one but ``"maxt"``)."""
+
+
+def check_adjustment(name: str, value: Any, where: str) -> None:
+    """Check an adjustment of p-values alone: one of :data:`PVALUE_ADJUSTMENTS`.
+
+    ``"maxt"`` gets its own :class:`~metaeval.OptionError`, which says why ``where``
+    cannot take it and what to use instead.
+    """
+    if value == "maxt":
+        from ..errors import OptionError
+
+        raise OptionError(
+            f"`{name}`='maxt' (Westfall–Young max-T) is not available in {where}: it needs "
+            "the randomization test's resampled statistics of every test of a family, not "
+            "their p-values. Use compare(..., test='randomization', adjust='maxt') on the "
+            f"scores, or `{name}` one of {list(PVALUE_ADJUSTMENTS)} here."
+        )
+    check_option(name, value, PVALUE_ADJUSTMENTS)
+
 
 @literal_signature
 def adjust_pvalues(p: Any, method: Adjustment = "holm", *, families: Any = None) -> np.ndarray:
@@ -27,6 +48,8 @@ def adjust_pvalues(p: Any, method: Adjustment = "holm", *, families: Any = None)
     p : array-like of float
         The p-values. NaN p-values stay NaN and are not counted.
     method : {"holm", "bonferroni", "fdr_bh"}, default "holm"
+        ``"maxt"`` raises an :class:`~metaeval.OptionError`: max-T needs the
+        resamples of a randomization test (:func:`metaeval.compare`), not p-values.
         ``bonferroni``: min(1, m p); ``holm``: step-down
         max_{j≤i} min(1, (m − j + 1) p_(j)); ``fdr_bh`` (Benjamini–Hochberg):
         step-up min_{j≥i} min(1, p_(j) / (j/m)); m the number of non-NaN
@@ -55,7 +78,7 @@ def adjust_pvalues(p: Any, method: Adjustment = "holm", *, families: Any = None)
     Benjamini, Y., & Hochberg, Y. (1995). Controlling the false discovery rate.
     *JRSS B*, 57(1), 289–300. doi:10.1111/j.2517-6161.1995.tb02031.x
     """
-    check_option("method", method, ADJUSTMENTS)
+    check_adjustment("method", method, "adjust_pvalues()")
     p = np.asarray(p, dtype=float).ravel()
     fam = (
         np.zeros(len(p), dtype=np.intp)

@@ -94,6 +94,7 @@ def compare(
     test: CompareTest = "t",
     alternative: Alternative = "two-sided",
     n_resamples: int = 10_000,
+    exact: bool = False,
     seed: int | None = None,
     adjust: Adjustment | None = None,
     alpha: float = 0.05,
@@ -146,13 +147,52 @@ default "t"
     alternative : {"two-sided", "greater", "less"}, default "two-sided"
         "greater": the treatment scores higher than the control.
     n_resamples : int, default 10,000
-        Resamples B of the randomization and bootstrap tests.
+        Resamples B of the randomization and bootstrap tests; not used with
+        ``exact=True``.
+    exact : bool, default False
+        With ``test="randomization"``: enumerate all 2^n sign flips of each
+        task's n queries instead of drawing B random ones, for tasks of at most
+        20 queries (else an :class:`~metaeval.OptionError` naming ``exact``).
+        p-values (and max-T's) are then exact shares,
+        p = #{T* at least as extreme as T}/2^n, the observed flip among them;
+        ``n_resamples`` and ``seed`` are not used (``attrs["n_resamples"]`` and
+        ``attrs["seed"]`` are None unless a seed was passed).
     seed : int, optional
         Seed of the resampling tests; None draws one. It is stored in
         ``result.attrs["seed"]``, so every run can be repeated.
-    adjust : {"holm", "bonferroni", "fdr_bh"}, optional
-        Adjust the p-values over the pairs of one task and metric (statsmodels'
-        ``multipletests`` definitions), adding ``p_adjusted``.
+    adjust : {"holm", "bonferroni", "fdr_bh", "maxt"}, optional
+        Adjust the p-values for multiple comparisons, adding ``p_adjusted``.
+        The family of every adjustment is one task and metric: all the
+        (treatment, control) pairs of the result on that task and metric —
+        with several controls, every treatment against every control is one
+        family (3 treatments × 2 controls: 6 tests), never one family per
+        control; with ``control=None``, every ordered pair. Tasks and metrics
+        are separate families (pool the tasks with :func:`metaeval.pool` for
+        one answer per metric). Pairs whose p-value is NaN are not counted.
+
+        - ``holm``, ``bonferroni``, ``fdr_bh``: from the family's p-values,
+          as statsmodels' ``multipletests`` (see :func:`adjust_pvalues`);
+          Holm and Bonferroni control the family-wise error rate, fdr_bh
+          (Benjamini–Hochberg) the false discovery rate.
+        - ``maxt``: Westfall–Young single-step max-T (Westfall & Young 1993;
+          Boytsov, Belova & Westfall 2013), with ``test="randomization"``
+          only (else an :class:`~metaeval.OptionError` naming ``adjust``).
+          Every pair of a task is sign-flipped with the SAME flips (and the
+          unadjusted p-values are those of ``adjust=None`` with the same
+          seed), so the dependence between the pairs — which share queries
+          and systems — is kept. The statistic of pair j in a resample is its
+          paired t of the flipped differences, t*_j (an increasing function of
+          |mean difference| for each pair, so each pair's own test is
+          unchanged, and pairs of different spread are on one scale); the
+          adjusted p_i = (1 + #{b: max_j |t*_jb| ≥ |t_i|})/(1 + B), the observed
+          data counted once as in the unadjusted p (#/2^n with ``exact=True``);
+          one-sided alternatives use t (``"greater"``) or −t (``"less"``)
+          instead of |t|. It controls the family-wise error rate, is never
+          below the unadjusted p (floating-point ties are settled that way),
+          and is at most Bonferroni's up to Monte Carlo error and the
+          discreteness of the flips (the t statistics are nearly pivotal); it
+          is smaller when the pairs are correlated, as pairs sharing a system
+          and the queries are.
     alpha : float, default 0.05
         Level of the confidence intervals (1 − alpha).
     progress : bool, optional
@@ -184,7 +224,7 @@ default "t"
         ``df`` = n − 1, the standard error and degrees of freedom the interval
         uses (the clustered ones with ``cluster=``; NaN for McNemar's tests,
         whose Newcombe interval rests on no standard error). ``attrs`` hold ``test``,
-        ``alternative``, ``alpha``, ``seed``, ``adjust`` and ``n_resamples``;
+        ``alternative``, ``alpha``, ``seed``, ``adjust``, ``n_resamples`` and ``exact``;
         for a scores table with a ``replicate`` column (seeds, folds) also
         ``replicates``: each system's scores are averaged per query over its
         replicates before pairing, and the tests see only the queries' spread,
@@ -210,6 +250,13 @@ default "t"
         zero variance of the differences (t and bootstrap: t undefined); all
         differences zero (Wilcoxon, sign test).
 
+    References
+    ----------
+    Westfall, P. H., & Young, S. S. (1993). *Resampling-Based Multiple Testing*.
+    Wiley. ISBN 978-0-471-55761-6
+    Boytsov, L., Belova, A., & Westfall, P. (2013). Deciding on an adjustment for
+    multiplicity in IR experiments. *SIGIR '13*.
+
     Examples
     --------
     >>> import metaeval
@@ -221,16 +268,25 @@ default "t"
     1         digits -0.1185   -14.7030   0.0000
     2           iris  0.0000     0.0000   1.0000
     3           wine -0.0112    -0.8157   0.4158
+
+    Two baselines as one family, adjusted by max-T on 2,000 sign flips:
+
+    >>> iris = metaeval.load_example().query("task == 'iris'")
+    >>> res = metaeval.compare(iris, control=["logistic_regression", "naive_bayes"],
+    ...                        test="randomization", adjust="maxt", n_resamples=2000, seed=1)
+    >>> bool((res["p_adjusted"] >= res["p_value"]).all())
+    True
     """
     from scipy import stats as sps
 
-    alpha, n_resamples = compare_options(test, alternative, adjust, alpha, n_resamples)
+    alpha, n_resamples = compare_options(test, alternative, adjust, alpha, n_resamples, exact)
     if cluster is not None and test != "t":
         raise OptionError(
             f"cluster= works with test='t' only, but test={test!r} was passed with "
             f"cluster={cluster!r}; use test='t' or cluster=None."
         )
-    seed = resolve_seed(seed) if test in ("randomization", "bootstrap") else seed
+    resampled = test == "bootstrap" or (test == "randomization" and not exact)
+    seed = resolve_seed(seed) if resampled else seed
     if test in _MCNEMAR:
         check_binary(scores, f"compare(test={test!r})")
 
@@ -280,9 +336,12 @@ default "t"
         reasons["zero variance of the differences (t undefined)"] = zero_var & ~undefined
     if test != "t":
         stat, p, extra = _per_query_tests(
-            lay, ds, test, alternative, n_resamples, seed, progress, observed_t=t_stat
-        )
+            lay, ds, test, alternative, n_resamples, seed, progress, observed_t=t_stat,
+            exact=exact, maxt=adjust == "maxt",
+        )  # fmt: skip
         out["statistic"], out["p_value"] = stat, p
+        if adjust == "maxt":
+            out["p_adjusted"] = extra.pop("p_maxt")
         if test in _MCNEMAR:
             counts = extra.pop("counts")
             b, c = counts.sel(count="b", drop=True), counts.sel(count="c", drop=True)
@@ -294,8 +353,9 @@ default "t"
     bad = xr.zeros_like(keep)
     for mask in reasons.values():
         bad = bad | mask
-    for name in ("statistic", "p_value"):
-        out[name] = out[name].where(~bad)
+    for name in ("statistic", "p_value", "p_adjusted"):
+        if name in out:
+            out[name] = out[name].where(~bad)
     keep_flat = keep.transpose(*_ORDER).values.ravel()
     frame = out.to_dataframe(dim_order=list(_ORDER)).reset_index()[keep_flat]
     if test in _MCNEMAR:
@@ -305,13 +365,17 @@ default "t"
     if cluster is not None:
         frame = _clustered_t(frame, scores, cluster, alternative, alpha)
     if adjust is not None:
-        position = frame.columns.get_loc("p_value") + 1
-        frame.insert(position, "p_adjusted", adjust_in_table(frame, ["metric", "task"], adjust))
+        adjusted = (
+            frame.pop("p_adjusted").to_numpy()
+            if adjust == "maxt"
+            else adjust_in_table(frame, ["metric", "task"], adjust)
+        )
+        frame.insert(frame.columns.get_loc("p_value") + 1, "p_adjusted", adjusted)
     warn_undefined(f"test={test!r}", reasons, keep, _ORDER)
     frame = answer_first(frame, COMPARE_FIRST, COMPARE_RESULTS)
     frame.attrs.update(
         test=test, alternative=alternative, alpha=alpha, seed=seed, adjust=adjust,
-        n_resamples=n_resamples if test in ("randomization", "bootstrap") else None,
+        n_resamples=n_resamples if resampled else None, exact=exact,
     )  # fmt: skip
     if has_replicates(scores):
         frame.attrs["replicates"] = REPLICATES_AVERAGED
@@ -370,13 +434,26 @@ def _clustered_t(
 
 
 def compare_options(
-    test: Any, alternative: Any, adjust: Any, alpha: Any, n_resamples: Any
+    test: Any, alternative: Any, adjust: Any, alpha: Any, n_resamples: Any, exact: Any = False
 ) -> tuple[float, int]:
     """Check :func:`compare`'s options; return ``alpha`` and ``n_resamples`` as numbers."""
     check_option("test", test, COMPARE_TESTS)
     check_option("alternative", alternative, ALTERNATIVES)
     if adjust is not None:
         check_option("adjust", adjust, ADJUSTMENTS)
+    if adjust == "maxt" and test != "randomization":
+        raise OptionError(
+            f"`adjust`='maxt' (Westfall–Young max-T) works on the sign flips of the "
+            f"randomization test, but test={test!r} was passed; use test='randomization', "
+            f"or `adjust` one of {[a for a in ADJUSTMENTS if a != 'maxt']}."
+        )
+    if not isinstance(exact, bool | np.bool_):
+        raise OptionError(f"`exact` must be True or False, but {exact!r} was passed.")
+    if exact and test != "randomization":
+        raise OptionError(
+            f"`exact`=True enumerates the sign flips of the randomization test, but "
+            f"test={test!r} was passed; use test='randomization' or exact=False."
+        )
     return check_alpha(alpha), check_resamples(n_resamples)
 
 
@@ -424,12 +501,16 @@ def _per_query_tests(
     seed: int | None,
     progress: bool | None,
     observed_t: xr.DataArray,
+    exact: bool = False,
+    maxt: bool = False,
 ) -> tuple[xr.DataArray, xr.DataArray, dict[str, xr.DataArray]]:
     """Statistic and p-value of a test that needs the per-query differences.
 
     ``observed_t`` is the paired t-test's statistic on the grid of ``ds``: the
     bootstrap test's observed t, so that both tests report the same t (with
     the same rounding rules: a mean difference within rounding of 0 is 0).
+    ``exact``: the randomization test enumerates every sign flip; ``maxt``: it
+    also returns the max-T adjusted p-values as ``extra["p_maxt"]``.
     """
     pt, pc = _pairs(ds, lay)
     n_tasks, n_metrics = len(lay.tasks), len(lay.metrics)
@@ -446,18 +527,33 @@ def _per_query_tests(
     pairs = np.flatnonzero(pt != pc)
     resampling = test in ("randomization", "bootstrap")
     per_value = 8 * (4 if test == "bootstrap" else 2)
+    batches = list(rs.task_batches(lay))
+    if exact:
+        _check_exact(batches, task_names)
+    if maxt:  # every pair of a task at once: one family per task and metric
+        p_family = np.full(shape, np.nan)
+        steps = sum(len(_resample_chunks(b, n_resamples, exact)) for b in batches)
+        tracker = rs.Progress(steps, "randomization test (max-T)", progress)
+        for batch in batches:
+            names = [task_names[i] for i in batch.tasks]
+            family = _randomization_family(
+                lay, batch, pt[pairs], pc[pairs], n_metrics, names, alternative,
+                n_resamples, seed, exact, tracker,
+            )  # fmt: skip
+            idx = np.ix_(batch.tasks, np.arange(n_metrics), pairs)
+            stat[idx], p[idx], p_family[idx] = family
     plan = [
         (batch, chunk)
-        for batch in rs.task_batches(lay)
+        for batch in ([] if maxt else batches)  # max-T has done every pair above
         for chunk in _pair_chunks(
             len(pairs), len(batch.tasks) * batch.rows.shape[1] * n_metrics * per_value
         )
     ]
-    steps = sum(
-        len(rs.chunks(n_resamples, len(b.tasks) * b.rows.shape[1] * 8)) if resampling else 1
-        for b, _ in plan
-    )
-    tracker = rs.Progress(steps, f"{test} test", progress)
+    if not maxt:
+        steps = sum(
+            len(_resample_chunks(b, n_resamples, exact)) if resampling else 1 for b, _ in plan
+        )
+        tracker = rs.Progress(steps, f"{test} test", progress)
     for batch, chunk in plan:
         sel = pairs[chunk]
         d, both = _differences(lay, batch.rows, pt[sel], pc[sel])
@@ -472,7 +568,9 @@ def _per_query_tests(
             s, pv, z = _wilcoxon(d, both, alternative)
         elif test == "randomization":
             names = [task_names[i] for i in batch.tasks]
-            s, pv = _randomization(d, both, batch.n, names, alternative, n_resamples, seed, tracker)
+            s, pv = _randomization(
+                d, both, batch.n, names, alternative, n_resamples, seed, tracker, exact
+            )
             z = np.zeros(s.shape, dtype=bool)
         else:
             names = [task_names[i] for i in batch.tasks]
@@ -495,6 +593,8 @@ def _per_query_tests(
         return out.sel(task=ds["task"].values).transpose(*ds["n"].dims)
 
     extra = {}
+    if maxt:
+        extra["p_maxt"] = as_array(p_family)
     if test in ("wilcoxon", "sign"):
         extra["all differences zero"] = as_array(all_zero)
     if test in _MCNEMAR:
@@ -636,7 +736,55 @@ def _column_units(flat: np.ndarray) -> np.ndarray:
     return np.where(extreme, np.ldexp(1.0, exponent), 1.0)
 
 
-def _randomization(d, both, n, names, alternative, n_resamples, seed, tracker):
+EXACT_MAX_QUERIES = 20
+"""The most queries a task may have for ``compare(..., exact=True)`` (2^20 sign flips)."""
+
+
+def _check_exact(batches: list[rs.TaskBatch], task_names: list[str]) -> None:
+    """OptionError naming ``exact`` when a task has too many queries to enumerate."""
+    sizes = {task_names[t]: int(n) for b in batches for t, n in zip(b.tasks, b.n, strict=True)}
+    big = {task: n for task, n in sizes.items() if n > EXACT_MAX_QUERIES}
+    if big:
+        shown = ", ".join(f"{task!r} ({n})" for task, n in list(big.items())[:5])
+        raise OptionError(
+            f"`exact`=True enumerates all 2^n sign flips of a task's n queries, for at most "
+            f"{EXACT_MAX_QUERIES} queries (2^{EXACT_MAX_QUERIES} ≈ 1 million flips), but "
+            f"{len(big)} task(s) have more: {shown}; use exact=False with n_resamples random "
+            "sign flips."
+        )
+
+
+def _resample_total(batch: rs.TaskBatch, n_resamples: int, exact: bool) -> int:
+    """Resamples of a batch: B, or all 2^width sign flips when ``exact``."""
+    return 2 ** batch.rows.shape[1] if exact else n_resamples
+
+
+def _resample_chunks(batch: rs.TaskBatch, n_resamples: int, exact: bool) -> list[tuple[int, int]]:
+    total = _resample_total(batch, n_resamples, exact)
+    return rs.chunks(total, len(batch.tasks) * batch.rows.shape[1] * 8)
+
+
+def _flips(exact, seed, names, n, width, b0, b1) -> np.ndarray:
+    """Sign bits ``(tasks, b1 − b0, width)``: random (:func:`rs.draws`), or when ``exact``
+    the binary digits of b0 … b1 − 1, which run through all 2^width flips.
+
+    A task with n < width queries has zero differences past its n-th query, so each of
+    its 2^n flips appears 2^(width − n) times: the same shares as an enumeration of 2^n.
+    """
+    if not exact:
+        return rs.draws("signs", seed, names, n, width, b0, b1)
+    codes = np.arange(b0, b1, dtype=np.int64)
+    bits = ((codes[:, None] >> np.arange(width)) & 1).astype(float)
+    return np.broadcast_to(bits, (len(names), b1 - b0, width))
+
+
+def _p_of(count: np.ndarray, total: int, exact: bool) -> np.ndarray:
+    """The share of resamples at least as extreme: (1 + #)/(1 + B) for B random flips
+    (the observed data counted once), #/2^n for the full enumeration (which holds it)."""
+    return count / total if exact else (1 + count) / (1 + total)
+
+
+def _randomization(d, both, n, names, alternative, n_resamples, seed, tracker, exact=False):
     """Fisher's randomization test by random sign flips, all columns at once.
 
     With signs s = 2b − 1 (b random bits), T* = Σ s·d = 2·(b @ d) − Σ d; the
@@ -648,15 +796,99 @@ def _randomization(d, both, n, names, alternative, n_resamples, seed, tracker):
     observed = flat.sum(axis=1)  # (tasks, columns)
     tol = 1e-9 * np.abs(flat).sum(axis=1)  # equal sums up to rounding count as ties
     count = np.zeros_like(observed)
-    for b0, b1 in rs.chunks(n_resamples, n_tasks * width * 8):
-        bits = rs.draws("signs", seed, names, n, width, b0, b1)  # (tasks, resamples, width)
+    total = 2**width if exact else n_resamples
+    for b0, b1 in rs.chunks(total, n_tasks * width * 8):
+        bits = _flips(exact, seed, names, n, width, b0, b1)  # (tasks, resamples, width)
         star = 2 * np.matmul(bits, flat) - observed[:, None, :]  # (tasks, resamples, columns)
         count += _tail(star, observed, tol, alternative)
         tracker.step()
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = observed / both.reshape(n_tasks, width, -1).sum(axis=1) * unit
-    p = (1 + count) / (1 + n_resamples)
+    p = _p_of(count, total, exact)
     return mean.reshape(n_tasks, n_metrics, n_pairs), p.reshape(n_tasks, n_metrics, n_pairs)
+
+
+def _studentized(total: np.ndarray, squares: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """The paired t of sign-flipped differences from T* = Σ s·d, Σ d² and n.
+
+    Σ d² does not change with the signs, so t*² = (n − 1)·T*² / (n·Σ d² − T*²): an
+    increasing function of |T*| for each pair. All differences equal (up to sign)
+    and all flipped one way: ±inf; no differences, or one: 0 (never extreme).
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = total * np.sqrt((n - 1) / np.maximum(n * squares - total * total, 0.0))
+    return np.where(np.isnan(t), 0.0, t)
+
+
+def _extreme(t: np.ndarray, alternative: str) -> np.ndarray:
+    """The statistic whose maximum over a family is max-T's: |t|, t or −t."""
+    return np.abs(t) if alternative == "two-sided" else (t if alternative == "greater" else -t)
+
+
+def _randomization_family(
+    lay, batch, pt, pc, n_metrics, names, alternative, n_resamples, seed, exact, tracker
+):
+    """The randomization test and Westfall–Young single-step max-T of every pair at once.
+
+    For one batch of tasks: the same sign flips for every pair of a task (and every
+    metric), t*_j of every pair j from T*_j (see :func:`_studentized`), and the
+    adjusted p_i = (1 + #{b: max_j u*_jb ≥ u_i})/(1 + B) with u = |t| (two-sided),
+    t or −t, the max over the pairs of one task and metric; #/2^n when ``exact``.
+    Pairs come in chunks of bounded memory: per resample chunk, the running maximum
+    over the pair chunks, then the counts. Returns the mean differences, the
+    unadjusted and the adjusted p-values, each ``(tasks, metrics, pairs)``.
+    """
+    n_tasks, width = batch.rows.shape
+    n_pairs = len(pt)
+    if n_pairs == 0:
+        return tuple(np.zeros((n_tasks, n_metrics, 0)) for _ in range(3))
+    chunks = _pair_chunks(n_pairs, n_tasks * width * n_metrics * 8 * 4)
+
+    def flat_of(chunk: slice) -> tuple[np.ndarray, np.ndarray]:
+        d, both = _differences(lay, batch.rows, pt[chunk], pc[chunk])
+        return d.reshape(n_tasks, width, -1), both.reshape(n_tasks, width, -1)
+
+    observed = []  # per pair chunk: units, T, tolerance, Σ d², n, u and its threshold
+    cache = []
+    for chunk in chunks:
+        d, both = flat_of(chunk)
+        unit = _column_units(d)
+        flat = d / unit[:, None, :]
+        total, squares, n = flat.sum(axis=1), (flat * flat).sum(axis=1), both.sum(axis=1)
+        u = _extreme(_studentized(total, squares, n), alternative)
+        threshold = np.where(np.isposinf(u), u, u - 1e-9 * np.abs(u))  # rounding ties
+        observed.append((unit, total, 1e-9 * np.abs(flat).sum(axis=1), squares, n, threshold))
+        if len(chunks) == 1:  # else recomputed per resample chunk, to bound memory
+            cache.append(flat)
+    count = [np.zeros_like(o[1]) for o in observed]
+    top_count = [np.zeros_like(o[1]) for o in observed]
+    resamples = _resample_total(batch, n_resamples, exact)
+    for b0, b1 in _resample_chunks(batch, n_resamples, exact):
+        bits = _flips(exact, seed, names, batch.n, width, b0, b1)
+        top = np.full((n_tasks, b1 - b0, n_metrics), -np.inf)  # max over the pairs
+        for k, chunk in enumerate(chunks):
+            unit, total, tol, squares, n, _ = observed[k]
+            flat = cache[k] if cache else flat_of(chunk)[0] / unit[:, None, :]
+            star = 2 * np.matmul(bits, flat) - total[:, None, :]
+            count[k] += _tail(star, total, tol, alternative)
+            u_star = _extreme(_studentized(star, squares[:, None], n[:, None]), alternative)
+            top = np.maximum(top, u_star.reshape(n_tasks, b1 - b0, n_metrics, -1).max(axis=3))
+        for k in range(len(chunks)):
+            threshold = observed[k][5].reshape(n_tasks, 1, n_metrics, -1)
+            hits = (top[..., None] >= threshold).sum(axis=1)
+            top_count[k] += hits.reshape(n_tasks, -1)
+        tracker.step()
+    shape = (n_tasks, n_metrics, -1)
+    parts = []
+    for k in range(len(chunks)):
+        unit, total, _, _, n, _ = observed[k]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = total / n * unit
+        p = _p_of(count[k], resamples, exact)
+        # never below the pair's own p: max-T's maximum includes the pair (up to rounding)
+        adjusted = np.maximum(_p_of(top_count[k], resamples, exact), p)
+        parts.append([a.reshape(shape) for a in (mean, p, adjusted)])
+    return tuple(np.concatenate([part[i] for part in parts], axis=2) for i in range(3))
 
 
 def _bootstrap(d, both, t_obs, n, names, alternative, n_resamples, seed, tracker):

@@ -1,6 +1,6 @@
 """Figures drawn from metaeval's result tables: forest plots, pairwise heatmaps,
 critical-difference diagrams, the simplex of a Bayesian signed-rank test, the
-bubble plot of a meta-regression, the GOSH and Baujat plots and the power curves of a plan.
+bubble plot of a meta-regression, the GOSH and Baujat plots and the power curves of a plan and the rank intervals of a leaderboard.
 
 matplotlib and seaborn are imported when a figure is drawn, not on import.
 """
@@ -14,6 +14,7 @@ from .forest import forest, ir_columns, save
 from .gosh import gosh_plot
 from .pairwise import pairwise
 from .power import power_curves
+from .ranks import rank_plot
 from .simplex import simplex
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "ir_columns",
     "pairwise",
     "power_curves",
+    "rank_plot",
     "save",
     "simplex",
 ]

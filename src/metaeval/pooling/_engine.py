@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 
 from .._options import (
-    ADJUSTMENTS,
     CI_METHODS,
     POOL_METHODS,
     POOLED_COLUMNS,
@@ -41,7 +40,7 @@ from ..errors import (
     warn,
     warn_groups,
 )
-from ..paired.multiplicity import adjust_in_table
+from ..paired.multiplicity import adjust_in_table, check_adjustment
 from ..paired.replicates import SHARED_COLUMNS
 from . import _tau2 as t2
 from ._grouping import Grouped, coverage, group, slots, valid_rows
@@ -209,7 +208,7 @@ class _Options:
         ci = resolve_ci(method, ci)
         check_option("ci", ci, CI_METHODS)
         if adjust is not None:
-            check_option("adjust", adjust, ADJUSTMENTS)
+            check_adjustment("adjust", adjust, "pool(): pooled effects have no sign flips")
         return cls(
             "EE" if method == "FE" else method,
             "knha" if ci == "hksj" else ci,

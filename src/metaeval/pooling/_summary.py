@@ -56,7 +56,9 @@ def pool(
         Adjust the p-values for multiple comparisons within each family of
         groups that differ only in ``treatment`` (the treatments compared with
         one control on one metric, per subgroup); adds ``p_adjusted``. Values
-        equal statsmodels' ``multipletests``.
+        equal statsmodels' ``multipletests``. ``"maxt"`` raises an
+        :class:`~metaeval.OptionError`: it needs the randomization test's
+        resamples (:func:`metaeval.compare`), which pooled effects do not have.
     model : {"univariate", "multilevel"}, default "univariate"
         ``"multilevel"`` pools the effects of several metrics of each task at once
         (``over=("task", "metric")``) with metafor's three-level model

@@ -1,7 +1,8 @@
 """Ranking systems: leaderboards over tasks and the rank tests of many systems.
 
 - leaderboards over tasks (Borda, mean rank, Copeland, Kemeny–Young,
-  meta-analytic): :func:`leaderboard`;
+  meta-analytic): :func:`leaderboard`; how sure each rank is (intervals and tie
+  groups from a two-level paired bootstrap): :func:`rank_intervals`;
 - many systems over many tasks (Demšar 2006): :func:`friedman`
   (a :class:`FriedmanResult`), :func:`posthoc` (Nemenyi, Holm,
   Bonferroni–Dunn, Wilcoxon–Holm; a :class:`PosthocResult`, whose ``cd()``,
@@ -23,11 +24,13 @@ from .._options import AGGREGATIONS
 from ._aggregate import leaderboard
 from ._bayes import BayesResult, bayes_signed_rank
 from ._friedman import POSTHOC_METHODS, FriedmanResult, PosthocResult, friedman, posthoc
+from ._intervals import rank_intervals
 from ._report import RankReport, rank_report
 
 __all__ = [
     "AGGREGATIONS",
     "leaderboard",
+    "rank_intervals",
     "POSTHOC_METHODS",
     "friedman",
     "FriedmanResult",

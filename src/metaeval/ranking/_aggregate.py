@@ -37,12 +37,20 @@ from ..errors import (
     PairingError,
     check_alpha,
     check_option,
-    format_groups,
+    check_resamples,
     quote_list,
+    resolve_seed,
 )
 from ..paired.effect_size import effects
 from ..pooling import pool
-from ..schema import prepare_scores
+from ._tables import (
+    check_complete,
+    metric_directions,
+    scores_of_metrics,
+    select_metrics,
+    task_means,
+    task_ranks,
+)
 
 __all__ = [
     "KEMENY_EXACT_MAX", "leaderboard", "scores_of_metrics", "select_metrics",
@@ -57,137 +65,6 @@ subsets, O(2ⁿ n) time and memory); above it a local search is used."""
 _SCORE_DESCENDING = {"borda": True, "mean_rank": False, "copeland": True, "kemeny": False}
 
 _BIG = np.iinfo(np.int64).max // 4  # "impossible" in the integer Kemeny programme
-
-
-# ----------------------------------------------------------------- arguments
-def select_metrics(available: Sequence[str], metric: str | Sequence[str] | None) -> list[str]:
-    """The selected metrics in the table's order of first appearance."""
-    if metric is None:
-        return list(available)
-    wanted = [metric] if isinstance(metric, str) else list(metric)
-    if not wanted:
-        raise OptionError("`metric` is an empty list; pass None to rank on every metric.")
-    unknown = [m for m in wanted if m not in set(available)]
-    if unknown:
-        raise OptionError(
-            f"Unknown metric(s) {quote_list(unknown)} in `metric`; the table has the metrics "
-            f"{quote_list(list(available))}."
-        )
-    chosen = set(wanted)
-    return [m for m in available if m in chosen]
-
-
-def scores_of_metrics(
-    scores: pd.DataFrame, metric: str | Sequence[str] | None, higher_is_better: Any
-) -> tuple[pd.DataFrame, dict[str, bool]]:
-    """The checked scores of the selected metrics and each metric's direction."""
-    scores = prepare_scores(scores)  # an empty table is a SchemaError there
-    available = [str(m) for m in pd.unique(scores["metric"].astype(str))]
-    selected = select_metrics(available, metric)
-    if len(selected) < len(available):
-        scores = scores[scores["metric"].astype(str).isin(selected).to_numpy()]
-    return scores, metric_directions(higher_is_better, selected)
-
-
-def metric_directions(higher_is_better: Any, metrics: Sequence[str]) -> dict[str, bool]:
-    """``higher_is_better`` as one bool per metric."""
-    if isinstance(higher_is_better, bool | np.bool_):
-        return dict.fromkeys(metrics, bool(higher_is_better))
-    if not isinstance(higher_is_better, Mapping):
-        raise OptionError(
-            "`higher_is_better` must be a bool or a mapping {metric: bool}, "
-            f"but {higher_is_better!r} was passed."
-        )
-    missing = [m for m in metrics if m not in higher_is_better]
-    if missing:
-        raise OptionError(
-            f"`higher_is_better` has no entry for the metric(s) {quote_list(missing)}; "
-            "give a bool for every metric ranked."
-        )
-    bad = {
-        m: higher_is_better[m]
-        for m in metrics
-        if not isinstance(higher_is_better[m], bool | np.bool_)
-    }
-    if bad:
-        raise OptionError(f"The values of `higher_is_better` must be bools, but got {bad!r}.")
-    return {m: bool(higher_is_better[m]) for m in metrics}
-
-
-# ----------------------------------------------------------------- per-task array
-def task_means(
-    scores: pd.DataFrame,
-) -> tuple[np.ndarray, pd.Index, pd.Index, pd.Index]:
-    """Mean value per ``(metric, task, system)`` as an array, NaN where absent.
-
-    The tasks come in sorted order (metrics and systems in the table's order of
-    first appearance), and each cell's values are summed in increasing order:
-    equal data give exactly equal means and equal sums over tasks, whatever the
-    order of the rows (a sum in row order can differ in the last bit, and two
-    systems with the same per-query scores would then not tie).
-    """
-    m_codes, metrics = pd.factorize(scores["metric"], sort=False)
-    t_codes, tasks = pd.factorize(scores["task"], sort=True)
-    s_codes, systems = pd.factorize(scores["system"], sort=False)
-    value = scores["value"].to_numpy(dtype=float)
-    shape = (len(metrics), len(tasks), len(systems))
-    cell = np.ravel_multi_index((m_codes, t_codes, s_codes), shape)
-    # by cell, then by value: a sort by value (equal values are interchangeable, so an
-    # unstable one does), then a stable one by cell, a radix sort on 16-bit codes
-    order = np.argsort(value)
-    small = np.uint16 if cell.size == 0 or np.prod(shape) <= 1 << 16 else np.int64
-    order = order[np.argsort(cell[order].astype(small), kind="stable")]
-    cell, value = cell[order], value[order]
-    start = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
-    count = np.diff(np.r_[start, len(value)])
-    x = np.full(shape, np.nan)
-    x.flat[cell[start]] = np.add.reduceat(value, start) / count
-    return x, pd.Index(metrics), pd.Index(tasks), pd.Index(systems)
-
-
-def check_complete(
-    x: np.ndarray,
-    metrics: pd.Index,
-    tasks: pd.Index,
-    systems: pd.Index,
-    caller: str = "leaderboard",
-) -> tuple[np.ndarray, np.ndarray]:
-    """Masks of the systems and tasks of each metric; raise if a cell is missing."""
-    present = ~np.isnan(x)
-    sys_in = present.any(axis=1)  # (metric, system)
-    task_in = present.any(axis=2)  # (metric, task)
-    missing = task_in[:, :, None] & sys_in[:, None, :] & ~present
-    if missing.any():
-        m, t, s = np.nonzero(missing)
-        groups = pd.DataFrame(
-            {"metric": metrics[m], "task": tasks[t], "system": systems[s]}
-        ).astype(object)
-        raise PairingError(
-            "Every system needs a score on every task of a metric to be ranked, but "
-            f"{len(groups)} (metric, task, system) combination(s) have no rows:\n"
-            f"{format_groups(groups)}\n"
-            "Filter the table to the systems and tasks that have scores everywhere "
-            f"(e.g. scores[scores['system'].isin([...])]) and call {caller}() again."
-        )
-    n_sys = sys_in.sum(axis=1)
-    few = n_sys < 2
-    if few.any():
-        raise PairingError(
-            f"{caller}() needs at least 2 systems, but the metric(s) "
-            f"{quote_list(list(metrics[few]))} have {quote_list(n_sys[few].tolist())} system(s)."
-        )
-    return sys_in, task_in
-
-
-def task_ranks(x: np.ndarray, sign: np.ndarray) -> np.ndarray:
-    """Average ranks along the system axis, 1 = best; NaN where a cell is absent."""
-    present = ~np.isnan(x)
-    # Absent cells sort after every present one, so they do not shift its rank.
-    key = np.where(present, -sign[:, None, None] * np.nan_to_num(x), np.inf)
-    from scipy.stats import rankdata
-
-    ranks = rankdata(key, method="average", axis=-1)
-    return np.where(present, ranks, np.nan)
 
 
 # ----------------------------------------------------------------- Kemeny
@@ -334,6 +211,9 @@ def leaderboard(
     pool_method: PoolMethod = DEFAULT_POOL_METHOD,
     ci: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
+    rank_intervals: bool = False,
+    n_resamples: int = 1000,
+    seed: int | None = None,
 ) -> pd.DataFrame:
     """Rank systems over tasks: one leaderboard per metric.
 
@@ -365,7 +245,16 @@ def leaderboard(
     ci : {"z", "knha", "hksj"} or None, default None
         ``method="meta"`` only: the test and interval, see :func:`metaeval.pool`.
     alpha : float, default 0.05
-        ``method="meta"`` only: the intervals have level 1 − alpha.
+        ``method="meta"`` and ``rank_intervals=True``: the intervals have level 1 − alpha.
+    rank_intervals : bool, default False
+        Add the simultaneous rank intervals and tie groups of
+        :func:`metaeval.ranking.rank_intervals` (``by="borda"``: the Borda points,
+        whose order is the leaderboard's for ``"borda"`` and ``"mean_rank"``; the other
+        methods raise an OptionError).
+    n_resamples : int, default 1000
+        ``rank_intervals=True`` only: the bootstrap resamples.
+    seed : int, optional
+        ``rank_intervals=True`` only: the seed of the resampling.
 
     Every option is checked whichever the method, so that a typo is an
     error even where the option is not used.
@@ -388,13 +277,16 @@ def leaderboard(
         - ``mean`` (float): the mean over tasks of the per-task scores;
         - for ``meta`` also ``ci_low, ci_high, p_value`` (float) and ``k``
           (nullable Int64, tasks pooled) from :func:`metaeval.pool`; the
-          control's row has ``score`` 0.0 and NaN/<NA> elsewhere.
+          control's row has ``score`` 0.0 and NaN/<NA> elsewhere;
+        - with ``rank_intervals=True`` also ``rank_low, rank_high, tie_group`` (int)
+          and ``prob_best`` (float) of :func:`metaeval.ranking.rank_intervals`.
 
         ``attrs`` hold ``method``, ``higher_is_better`` (a dict metric → bool);
         for ``kemeny`` also ``kemeny_exact`` (bool: True when every metric was
         solved exactly) and ``kemeny_cost`` (dict metric → int: the number of
         (task, pair) disagreements of the returned order, the minimum when
-        exact); for ``meta`` also ``control, effect, pool_method, ci, alpha``.
+        exact); for ``meta`` also ``control, effect, pool_method, ci, alpha``;
+        with ``rank_intervals=True`` also ``n_resamples``, ``seed`` and ``alpha``.
 
     Raises
     ------
@@ -493,6 +385,20 @@ def leaderboard(
     alpha = check_alpha(alpha)
     if control is not None and not isinstance(control, str):
         raise OptionError(f"`control` must be one system name (a str), not {control!r}.")
+    if not isinstance(rank_intervals, bool | np.bool_):
+        raise OptionError(
+            f"`rank_intervals` must be True or False, but {rank_intervals!r} was passed."
+        )
+    n_resamples = check_resamples(n_resamples, minimum=2)
+    if seed is not None:
+        resolve_seed(seed)  # checked here too: a typo is an error whatever the options
+    if rank_intervals and method not in ("borda", "mean_rank"):
+        raise OptionError(
+            f"rank_intervals=True resamples the Borda points, so it needs method='borda' or "
+            f"'mean_rank', but method={method!r} was passed; for intervals of the mean over "
+            "tasks call metaeval.ranking.rank_intervals(scores, by='mean')."
+        )
+    raw = scores
     scores, directions = scores_of_metrics(scores, metric, higher_is_better)
 
     x, metrics, _tasks, systems = task_means(scores)
@@ -566,5 +472,16 @@ def leaderboard(
     )
     frame = frame.assign(_m=m_idx).sort_values(["_m", "rank", "system"], kind="stable")
     frame = frame.drop(columns="_m").reset_index(drop=True)
+    if rank_intervals:
+        from ._intervals import rank_intervals as intervals_of
+
+        ints = intervals_of(raw, by="borda", n_resamples=n_resamples, seed=seed, alpha=alpha,
+                            metric=metric, higher_is_better=higher_is_better)  # fmt: skip
+        cols = ["rank_low", "rank_high", "tie_group", "prob_best"]
+        keyed = ints.set_index(["metric", "system"])
+        where = pd.MultiIndex.from_frame(frame[["metric", "system"]].astype(object))
+        for col in cols:  # four columns, aligned on (metric, system); the dtypes kept
+            frame[col] = keyed[col].reindex(where).to_numpy()
+        attrs.update(n_resamples=ints.attrs["n_resamples"], seed=ints.attrs["seed"], alpha=alpha)
     frame.attrs = attrs
     return frame

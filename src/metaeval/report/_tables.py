@@ -51,7 +51,8 @@ TEST_NAMES = {
     "randomization": "paired randomization test",
     "bootstrap": "paired studentized bootstrap test",
 }
-ADJUST_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "fdr_bh": "Benjamini–Hochberg"}
+ADJUST_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "fdr_bh": "Benjamini–Hochberg",
+                "maxt": "Westfall–Young max-T"}  # fmt: skip
 _LATEX = {
     "\n": " ",
     "\r": " ",
@@ -529,6 +530,8 @@ def _compare_layout(
     name = TEST_NAMES.get(test, str(test))
     if test in ("randomization", "bootstrap") and attrs.get("n_resamples"):
         name += f", {attrs['n_resamples']:,} resamples, seed {attrs.get('seed')}"
+    elif test == "randomization" and attrs.get("exact"):
+        name += ", all sign flips"
     alternative = attrs.get("alternative", "two-sided")
     adjust = attrs.get("adjust")
     correction = (

@@ -468,8 +468,8 @@ def _html_table(frame: pd.DataFrame, digits: int, name: str) -> str:
             cells.append(f"<td{key}>{html.escape(_cell(frame, c, v, digits))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return (
-        f'<table class="sortable" id="t-{name}"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        f'<div class="wrap"><table class="sortable" id="t-{name}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 
@@ -511,6 +511,7 @@ th, td {{ padding: 0.2em 0.6em; border-bottom: 1px solid #ddd; text-align: right
 th {{ border-bottom: 2px solid #333; cursor: pointer; }}
 td:first-child, th:first-child {{ text-align: left; }}
 img {{ max-width: 100%; }}
+.wrap {{ overflow-x: auto; max-width: 100%; }}
 </style></head><body>
 {body}
 <script>

@@ -21,7 +21,7 @@ from metaeval.ranking import rank_intervals
 from metaeval.report import Report, build_report
 
 CONTROL = "logistic_regression"
-HOSTILE = ["R&D 50%", "#1_{x}", "$cost$ ~a", "back\\slash"]
+HOSTILE = ["R&D 50%", "#1_{x}", "$cost$ ~a", "back\\slash", "a<b>|c^2"]
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +35,9 @@ def report(scores) -> Report:
 
 
 def _hostile(scores: pd.DataFrame) -> pd.DataFrame:
-    """The example with four systems renamed to names that LaTeX, HTML and Markdown treat
-    as markup, on one metric (a small, fast report)."""
-    names = dict(zip(pd.unique(scores["system"])[1:], HOSTILE, strict=False))
+    """The example with its five systems renamed to names that LaTeX, HTML and Markdown
+    treat as markup, on one metric (a small, fast report)."""
+    names = dict(zip(pd.unique(scores["system"]), HOSTILE, strict=True))
     acc = scores[scores["metric"] == "accuracy"]
     return acc.assign(system=acc["system"].astype(str).replace(names))
 
@@ -165,7 +165,7 @@ def test_markdown_escapes_names():
     rep = build_report(scores, n_resamples=20, seed=1)
     md = rep.to_markdown()
     assert "R&D 50%" in md and r"\#1\_{x}" in md and r"\$cost\$ \~a" in md
-    assert "back\\\\slash" in md
+    assert "back\\\\slash" in md and r"a\<b\>\|c^2" in md
 
 
 # ------------------------------------------------------------------ LaTeX
@@ -182,11 +182,12 @@ def test_latex_with_hostile_names_compiles(tmp_path):
     assert run.returncode == 0, run.stdout[-3000:]
     log = (tmp_path / "r.log").read_text(errors="replace")
     assert "Undefined control sequence" not in log and "Missing character" not in log
+    assert "Overfull \\hbox" not in log  # every table shrinks to the line
     if shutil.which("pdftotext") is None:
         return
     text = subprocess.run(["pdftotext", "-layout", "r.pdf", "-"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60).stdout  # fmt: skip
-    assert "R&D 50%" in text and "back\\slash" in text and "$cost$" in text
+    assert "R&D 50%" in text and "back\\slash" in text and "$cost$" in text and "a<b>|c" in text
 
 
 # ------------------------------------------------------------------ HTML
@@ -215,7 +216,7 @@ def test_html_is_one_offline_file_a_browser_shows_with_tables_and_figures(tmp_pa
     page = rep.to_html()
     assert not re.search(r"""(src|href)=["']?(https?:|//)""", page)  # nothing external
     assert "<script src" not in page and "<link" not in page
-    assert "R&amp;D 50%" in page and "<i>" not in page
+    assert "R&amp;D 50%" in page and "a&lt;b&gt;|c^2" in page and "<b>" not in page
     path = tmp_path / "report.html"
     path.write_text(page.replace("</body>", PROBE + "</body>", 1), encoding="utf-8")
     with tempfile.TemporaryDirectory() as profile:

@@ -222,6 +222,26 @@ def build_report(
         ``methods`` (str) and ``options``; it writes itself with ``to_markdown()``,
         ``to_json()``, ``to_latex()`` and ``to_html()``.
 
+    Notes
+    -----
+    The methods paragraph is generated from ``options`` and the tables (the number of
+    tests and of families, the seed the ranks used, the interval the pool reports), not
+    written beside them, so the text and the numbers cannot disagree. Every format rounds
+    through :func:`metaeval._options.format_cell`; ``to_json()`` keeps full precision.
+
+    References
+    ----------
+    Mogstad, M., Romano, J. P., Shaikh, A. M., & Wilhelm, D. (2024). Inference for ranks
+    with applications to mobility across neighbourhoods and academic achievement across
+    countries. *Review of Economic Studies*, 91(1), 476–518. doi:10.1093/restud/rdad006
+
+    Knapp, G., & Hartung, J. (2003). Improved tests for a random effects meta-regression
+    with a single covariate. *Statistics in Medicine*, 22(17), 2693–2710.
+    doi:10.1002/sim.1482
+
+    Holm, S. (1979). A simple sequentially rejective multiple test procedure.
+    *Scandinavian Journal of Statistics*, 6(2), 65–70.
+
     Examples
     --------
     >>> import metaeval

@@ -33,7 +33,7 @@ def test_json_and_html_are_the_librarys_report(tmp_path, capsys):
                  "-o", str(page)])  # fmt: skip
     assert code == 0
     html = page.read_text()
-    assert html.startswith("<!DOCTYPE html>") and 'id="fig-forest"' in html
+    assert html.startswith("<!DOCTYPE html>") and 'id="fig-forest-0"' in html
     assert "not adjusted" in html
     assert "report:" in capsys.readouterr().out
 

@@ -160,6 +160,15 @@ def test_json_keeps_full_precision_and_the_other_formats_show_the_same_numbers(r
     assert report.methods in html and "Methods" in tex
 
 
+def test_html_draws_a_forest_per_metric_and_control(scores):
+    rep = build_report(scores, [CONTROL, "knn"], n_resamples=20, seed=1)
+    page = rep.to_html()
+    panels = rep.effects[["metric", "control"]].drop_duplicates()
+    assert len(panels) == 4  # two metrics x two controls
+    assert page.count('<img id="fig-forest-') == len(panels)
+    assert page.count('<img id="fig-ranks"') == 1
+
+
 def test_markdown_escapes_names():
     scores = _hostile(metaeval.load_example())
     rep = build_report(scores, n_resamples=20, seed=1)
@@ -235,7 +244,7 @@ def test_html_is_one_offline_file_a_browser_shows_with_tables_and_figures(tmp_pa
     assert found, run.stdout[-2000:]
     probe = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
     assert probe["tables"] == 4  # means, tests, pooled, ranks
-    assert dict(probe["imgs"]).keys() == {"fig-ranks", "fig-forest"}
+    assert dict(probe["imgs"]).keys() == {"fig-ranks", "fig-forest-0"}
     assert all(width > 100 for _, width in probe["imgs"])  # the PNGs decoded
     assert [r for r in probe["res"] if not r.startswith(("data:", "file:"))] == []
     assert probe["first"] == str(rep.ranks["rank"].max())  # the header sorts the table

@@ -512,13 +512,22 @@ def _figures(rep: Report) -> list[str]:
     out.append(f'<img id="fig-ranks" alt="rank intervals" src="data:image/png;base64,{_png(fig)}">')
     if rep.effects is not None:
         o = rep.options
-        ax = forest(rep.effects, method=o["method"], ci=o["ci"], alpha=o["alpha"],
-                    pooled=rep.pooled)  # fmt: skip
-        fig = ax.figure if hasattr(ax, "figure") else ax
-        out.append('<h2 id="forest-figure">Forest plot</h2>')
-        out.append(
-            f'<img id="fig-forest" alt="forest plot" src="data:image/png;base64,{_png(fig)}">'
-        )
+        e, p = rep.effects, rep.pooled
+        panels = e[["metric", "control"]].astype(str).drop_duplicates()
+        out.append('<h2 id="forest-figure">Forest plots</h2>')
+        # forest() draws one metric and control at a time: one figure each (display only)
+        for n, (metric, control) in enumerate(panels.itertuples(index=False)):
+            pick = e["metric"].astype(str).eq(metric) & e["control"].astype(str).eq(control)
+            keep = p["metric"].astype(str).eq(metric) & p["control"].astype(str).eq(control)
+            ax = forest(e[pick], method=o["method"], ci=o["ci"], alpha=o["alpha"],
+                        pooled=p[keep])  # fmt: skip
+            fig = ax.figure if hasattr(ax, "figure") else ax
+            title = html.escape(f"{metric} (control: {control})")
+            out.append(f"<h3>{title}</h3>")
+            out.append(
+                f'<img id="fig-forest-{n}" alt="forest plot: {title}" '
+                f'src="data:image/png;base64,{_png(fig)}">'
+            )
     return out
 
 

@@ -154,6 +154,10 @@ def test_json_keeps_full_precision_and_the_other_formats_show_the_same_numbers(r
     md = set(_NUMBER.findall(tables))
     tex = report.to_latex().replace("$-$", "-")
     html = report.to_html(figures=False)
+    # the leaderboard cards show the same cells in Markdown and HTML
+    cards = report.to_markdown().split("## Per-task means")[0]
+    card_numbers = set(_NUMBER.findall(cards))
+    assert card_numbers and card_numbers <= set(_NUMBER.findall(html.split("<h2 id=")[0]))
     for text in (tex, html):
         # the tables' numbers, in the same rounding (LaTeX writes a minus as $-$)
         assert md <= set(_NUMBER.findall(text)), sorted(md - set(_NUMBER.findall(text)))[:10]
@@ -243,7 +247,7 @@ def test_html_is_one_offline_file_a_browser_shows_with_tables_and_figures(tmp_pa
     found = re.search(r'<pre id="probe">(.*?)</pre>', run.stdout, re.S)
     assert found, run.stdout[-2000:]
     probe = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
-    assert probe["tables"] == 4  # means, tests, pooled, ranks
+    assert probe["tables"] == 5  # the leaderboard card, means, tests, pooled, ranks
     assert dict(probe["imgs"]).keys() == {"fig-ranks", "fig-forest-0"}
     assert all(width > 100 for _, width in probe["imgs"])  # the PNGs decoded
     assert [r for r in probe["res"] if not r.startswith(("data:", "file:"))] == []

@@ -152,7 +152,7 @@ class Report(Result):
         """The report as one self-contained HTML page: inline CSS, sortable tables (a few
         lines of inline JavaScript; click a header), the rank-interval and forest figures
         as inline PNG data, and the methods paragraph. It loads nothing from elsewhere."""
-        body = ["<h1>Evaluation report</h1>"]
+        body = ["<h1>Evaluation report</h1>", *_html_cards(self, digits)]
         for name, frame in self.parts().items():
             body.append(f'<h2 id="{name}">{html.escape(_TITLES[name])}</h2>')
             body.append(_html_table(frame, digits, name))
@@ -437,23 +437,22 @@ def _md_table(frame: pd.DataFrame, digits: int) -> list[str]:
     return rows
 
 
-def _cards(rep: Report, digits: int) -> list[str]:
-    """A leaderboard card per metric: one row per system, best first."""
+def _card_cells(rep: Report, digits: int) -> list[tuple[str, list[str], list[list[str]]]]:
+    """A leaderboard card per metric as text cells: ``(metric, header, rows)``, one row per
+    system, best first (the same strings in Markdown and HTML; not escaped)."""
     r = rep.ranks.sort_values(["metric", "rank"], kind="stable")
     m = rep.table
-    out: list[str] = []
+    out = []
     for metric, board in r.groupby("metric", sort=False):  # display: one card per metric
-        out += [f"## Leaderboard: {_md_escape(metric)}", ""]
         tasks = list(dict.fromkeys(m.loc[m["metric"] == metric, "task"]))
         head = ["system", "mean", "rank [low, high]", "tie group"]
         for task in tasks:
             head += [f"{task}: mean", "n", "SE", "CI"]
-        out.append("| " + " | ".join(_md_escape(h) for h in head) + " |")
-        out.append("|---|---:|---:|---:|" + "---:|" * (4 * len(tasks)))
         per = m[m["metric"] == metric].set_index(["system", "task"])
+        rows = []
         for row in board.itertuples(index=False):
             cells = [
-                _md_escape(row.system),
+                str(row.system),
                 format_cell(row.score, digits),
                 f"{row.rank} [{row.rank_low}, {row.rank_high}]",
                 str(row.tie_group),
@@ -469,8 +468,38 @@ def _cards(rep: Report, digits: int) -> list[str]:
                     format_cell(x["se"], digits),
                     f"[{format_cell(x['ci_low'], digits)}, {format_cell(x['ci_high'], digits)}]",
                 ]
-            out.append("| " + " | ".join(cells) + " |")
+            rows.append(cells)
+        out.append((str(metric), head, rows))
+    return out
+
+
+def _cards(rep: Report, digits: int) -> list[str]:
+    """The leaderboard cards in Markdown."""
+    out: list[str] = []
+    for metric, head, rows in _card_cells(rep, digits):
+        out += [f"## Leaderboard: {_md_escape(metric)}", ""]
+        out.append("| " + " | ".join(_md_escape(h) for h in head) + " |")
+        out.append("|---|" + "---:|" * (len(head) - 1))
+        # only the name is text; the other cells are numbers and intervals written here
+        out += ["| " + " | ".join([_md_escape(c[0]), *c[1:]]) + " |" for c in rows]
         out.append("")
+    return out
+
+
+def _html_cards(rep: Report, digits: int) -> list[str]:
+    """The leaderboard cards in HTML (sortable like the other tables)."""
+    out = []
+    for n, (metric, head, rows) in enumerate(_card_cells(rep, digits)):
+        th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
+            for cells in rows
+        )
+        out.append(f"<h2>Leaderboard: {html.escape(metric)}</h2>")
+        out.append(
+            f'<div class="wrap"><table class="sortable card" id="card-{n}"><thead><tr>{th}'
+            f"</tr></thead><tbody>{body}</tbody></table></div>"
+        )
     return out
 
 
@@ -484,7 +513,8 @@ def _html_table(frame: pd.DataFrame, digits: int, name: str) -> str:
         cells = []
         for c in cols:
             v = values[c][i]
-            key = "" if not isinstance(v, int | float | np.number) else f' data-v="{v!r}"'
+            number = isinstance(v, int | float | np.number) and not isinstance(v, bool)
+            key = f' data-v="{v!r}"' if number else ' class="t"'
             cells.append(f"<td{key}>{html.escape(_cell(frame, c, v, digits))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return (
@@ -538,7 +568,7 @@ body {{ font-family: system-ui, sans-serif; margin: 2em; max-width: 80em; }}
 table {{ border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }}
 th, td {{ padding: 0.2em 0.6em; border-bottom: 1px solid #ddd; text-align: right; }}
 th {{ border-bottom: 2px solid #333; cursor: pointer; }}
-td:first-child, th:first-child {{ text-align: left; }}
+td:first-child, th:first-child, td.t {{ text-align: left; }}
 img {{ max-width: 100%; }}
 .wrap {{ overflow-x: auto; max-width: 100%; }}
 </style></head><body>

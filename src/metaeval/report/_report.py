@@ -571,6 +571,7 @@ th {{ border-bottom: 2px solid #333; cursor: pointer; }}
 td:first-child, th:first-child, td.t {{ text-align: left; }}
 img {{ max-width: 100%; }}
 .wrap {{ overflow-x: auto; max-width: 100%; }}
+.card td, .card th {{ white-space: nowrap; }}
 </style></head><body>
 {body}
 <script>

@@ -101,7 +101,8 @@ STAGES: dict[str, set[str]] = {
     "design": {"core", "paired", "pooling"},  # plans from pilots: the variances they estimate
     "ranking": {"core", "measures", "paired", "pooling"},
     "plot": {"core", "pooling"},
-    "report": {"core"},
+    # build_report() runs the analyses of one report (means, tests, pooling, ranks, figures)
+    "report": {"core", "paired", "pooling", "ranking", "plot"},
     "accessor": {"core"},
     "scale": {"core", "paired", "pooling", "accessor"},  # the dask .meta from ACCESSOR_METHODS
     "cli": {

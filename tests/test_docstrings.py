@@ -87,7 +87,7 @@ def test_the_public_api_is_enumerated():
     assert len(functions) >= 64, sorted(functions)
     # bubble, simplex, cliques, critical_difference: result methods now (issue 26);
     # power: planning (issue 28)
-    assert len(methods) == 32, sorted(methods)
+    assert len(methods) == 33, sorted(methods)
     names = {f.__name__ for f in functions.values()}
     assert {"effects", "pool", "analyze", "read_run", "forest", "evaluate", "to_latex", "friedman",
             "posthoc", "bayes_signed_rank", "critical_difference"} <= names  # fmt: skip

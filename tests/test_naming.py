@@ -110,6 +110,7 @@ def _outputs() -> dict[str, pd.DataFrame]:
         "plan_queries(test='anova')": plan_queries(scores, CONTROL, test="anova", n=50, mde=0.05),
         "plan_queries.curve": plan_queries(scores, CONTROL, n=50, mde=0.05).curve,
         "rank_report.ranks": report.ranks,
+        "build_report": metaeval.report.build_report(scores, CONTROL, n_resamples=50, seed=1),
     }
     for metric, table in report.posthoc.items():
         out[f"rank_report.posthoc[{metric}]"] = table
@@ -117,7 +118,7 @@ def _outputs() -> dict[str, pd.DataFrame]:
         table = getattr(result, "table", result)  # Result objects: their tidy table
         out[name] = table
         # the other tables of a result (attrs or parts)
-        for part in ("fit", "ranks", "curve", "included", "tasks"):
+        for part in ("fit", "ranks", "curve", "included", "tasks", "tests", "effects", "pooled"):
             extra = getattr(result, part, None)
             if extra is None and isinstance(table, pd.DataFrame):
                 extra = table.attrs.get(part)

@@ -115,6 +115,9 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
         "metaeval.plot:pairwise", ("compare", "tukey"),
         "Run scores.meta.compare() or .meta.tukey() first.",
     ),
+    "report": _M(
+        "metaeval.report:build_report", ("scores",), "report() starts from per-query scores.",
+    ),
     "to_latex": _M("metaeval.report:to_latex", REPORT_KINDS, ""),
     "to_html": _M("metaeval.report:to_html", REPORT_KINDS, ""),
     "style": _M("metaeval.report:style", REPORT_KINDS, ""),

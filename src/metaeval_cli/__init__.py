@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import compare, convert, demo, evaluate, meta, plan
+from . import compare, convert, demo, evaluate, meta, plan, report
 from ._common import execute
 from ._parser import Formatter, resolve_model
 
@@ -27,7 +27,7 @@ __all__ = ["main", "build_parser", "COMMANDS"]
 
 COMMANDS = {
     module.__name__.rsplit(".", 1)[1]: module
-    for module in (demo, evaluate, compare, convert, meta, plan)
+    for module in (demo, evaluate, compare, convert, meta, plan, report)
 }
 """The commands by name, each a module with ``add_parser(sub)`` and ``run(args)``, in the
 order ``metaeval --help`` lists them."""
@@ -77,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
         "  metaeval convert qrels.txt qrels.jsonl --rel-type true\n"
         "  metaeval meta scores.csv --control bm25 --plot forest.pdf\n"
         "  metaeval plan pilot.csv --control bm25 --mde 0.02 --power 0.8\n"
+        "  metaeval report scores.csv --control bm25 -o report.html\n"
         "Run 'metaeval COMMAND --help' for a command's options.\n"
         "Exit codes: 0 ok, 1 data error, 2 usage error.",
     )

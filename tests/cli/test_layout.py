@@ -23,7 +23,7 @@ from metaeval_cli import COMMANDS, build_parser
 from metaeval_cli._parser import DEFAULTS, RANGER
 
 PACKAGE = Path(metaeval_cli.__file__).parent
-NAMES = ["demo", "evaluate", "compare", "convert", "meta", "plan"]
+NAMES = ["demo", "evaluate", "compare", "convert", "meta", "plan", "report"]
 HEAVY = ["pandas", "numpy", "metaeval", "scipy", "matplotlib", "rich"]
 
 

@@ -9,6 +9,7 @@ HTML goes through :func:`escape` (wrap deliberate markup in :class:`Markup`).
 
 from __future__ import annotations
 
+from ._report import Report, build_report
 from ._tables import Markup, escape, escape_latex, style, to_html, to_latex
 
 # The one path from rendered cells to pandas' Styler, for the other stages' own LaTeX tables
@@ -17,4 +18,6 @@ from ._tables import Markup, escape, escape_latex, style, to_html, to_latex
 from ._tables import latex_table as latex_table
 from ._tables import text_styler as text_styler
 
-__all__ = ["Markup", "escape", "escape_latex", "style", "to_html", "to_latex"]
+__all__ = [
+    "Markup", "Report", "build_report", "escape", "escape_latex", "style", "to_html", "to_latex",
+]  # fmt: skip

@@ -1,0 +1,92 @@
+"""``metaeval report``: one report (means, tests, pooled effects, ranks, methods) in a file."""
+
+from __future__ import annotations
+
+import argparse
+
+from ._common import UsageError, check_outputs
+from ._parser import (
+    ADJUSTMENTS,
+    COMPARE_TESTS,
+    Formatter,
+    Once,
+    model_options,
+    positive,
+    probability,
+    seed_value,
+)
+
+__all__ = ["add_parser", "run"]
+
+WRITERS = {".html": "to_html", ".htm": "to_html", ".md": "to_markdown", ".json": "to_json",
+           ".tex": "to_latex"}  # fmt: skip
+"""The report's format by the output's suffix."""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """The parser of ``metaeval report``, added to the subparsers ``sub``."""
+    from .meta import add_input_options
+
+    rep = sub.add_parser(
+        "report",
+        formatter_class=Formatter,
+        help="one report (means, tests, pooled effects, rank intervals, methods) in a file",
+        description="Write one report of the scores (any input 'metaeval meta' reads): "
+        "per-task means with intervals, tests against --control, pooled effects, rank "
+        "intervals with tie groups and a methods paragraph written from the same numbers. "
+        "The format follows the suffix of --output: .html (one self-contained page), .md, "
+        ".json or .tex; without --output, Markdown on stdout.",
+        epilog="Examples:\n"
+        "  metaeval report scores.csv --control bm25 -o report.html\n"
+        "  metaeval report scores.csv --control bm25 dense --adjust fdr_bh -o report.md\n"
+        "  metaeval report scores.csv --seed 1 -o leaderboard.json   # ranks only",
+    )
+    add_input_options(rep)
+    rep.add_argument("--control", nargs="+", help="the control system(s); none: ranks only")
+    rep.add_argument("--metric", nargs="+", help="only these metrics")
+    rep.add_argument("--test", choices=COMPARE_TESTS, default="t", help="the paired test")
+    rep.add_argument("--adjust", choices=(*ADJUSTMENTS, "none"), default="holm",
+                     help="the correction of the tests (family: one task and metric)")  # fmt: skip
+    model_options(rep)
+    rep.add_argument("--alpha", type=probability, default=0.05, help="1 - the intervals' level")
+    rep.add_argument("--n-resamples", type=positive, default=1000, metavar="B",
+                     help="bootstrap resamples of the rank intervals")  # fmt: skip
+    rep.add_argument("--seed", type=seed_value, help="the resampling's seed (default: drawn)")
+    rep.add_argument("-o", "--output", action=Once, metavar="FILE",
+                     help="the report (.html, .md, .json, .tex)")  # fmt: skip
+    return rep
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``metaeval report`` on the parsed ``args``; returns the exit code."""
+    from pathlib import Path
+
+    from .meta import read_inputs
+
+    writer = "to_markdown"
+    if args.output:
+        suffix = Path(args.output).suffix.lower()
+        if suffix not in WRITERS:
+            raise UsageError(
+                f"--output {args.output}: cannot tell the format from its suffix; use one of "
+                f"{sorted(WRITERS)}."
+            )
+        writer = WRITERS[suffix]
+    check_outputs(args, {"--output": args.output}, list(args.scores))
+    scores = read_inputs(args, lazy=False)
+    from metaeval.report import build_report
+
+    control = args.control[0] if args.control and len(args.control) == 1 else args.control
+    rep = build_report(
+        scores, control, metrics=args.metric, test=args.test,
+        adjust=None if args.adjust == "none" else args.adjust, effect=args.effect,
+        method=args.method, ci=args.ci, alpha=args.alpha, n_resamples=args.n_resamples,
+        seed=args.seed,
+    )  # fmt: skip
+    text = getattr(rep, writer)()
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"report: {args.output}")
+    else:
+        print(text)
+    return 0

@@ -1,0 +1,255 @@
+"""build_report(): one Report whose parts are the analyses' own tables, whose methods
+paragraph is written from its options, and which shows the same numbers in Markdown, JSON,
+LaTeX and HTML (issue 30, item 3)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import metaeval
+from metaeval import OptionError
+from metaeval._options import format_cell, format_number
+from metaeval.ranking import rank_intervals
+from metaeval.report import Report, build_report
+
+CONTROL = "logistic_regression"
+HOSTILE = ["R&D 50%", "#1_{x}", "$cost$ ~a", "back\\slash", "a<b>|c^2"]
+
+
+@pytest.fixture(scope="module")
+def scores() -> pd.DataFrame:
+    return metaeval.load_example()
+
+
+@pytest.fixture(scope="module")
+def report(scores) -> Report:
+    return build_report(scores, CONTROL, n_resamples=100, seed=3)
+
+
+def _hostile(scores: pd.DataFrame) -> pd.DataFrame:
+    """The example with its five systems renamed to names that LaTeX, HTML and Markdown
+    treat as markup, on one metric (a small, fast report)."""
+    names = dict(zip(pd.unique(scores["system"]), HOSTILE, strict=True))
+    acc = scores[scores["metric"] == "accuracy"]
+    return acc.assign(system=acc["system"].astype(str).replace(names))
+
+
+# ------------------------------------------------------------------ the parts
+def test_the_parts_are_the_analyses_own_tables(scores, report):
+    pd.testing.assert_frame_equal(report.table, metaeval.means(scores))
+    pd.testing.assert_frame_equal(
+        report.tests, metaeval.compare(scores, CONTROL, adjust="holm", seed=3, n_resamples=100)
+    )
+    effects = metaeval.effects(scores, CONTROL)
+    pd.testing.assert_frame_equal(report.effects, effects)
+    pd.testing.assert_frame_equal(report.pooled, metaeval.pool(effects, method="REML"))
+    pd.testing.assert_frame_equal(report.ranks, rank_intervals(scores, n_resamples=100, seed=3))
+    assert list(report.parts()) == ["table", "tests", "pooled", "ranks"]
+    assert scores.meta.report(CONTROL, n_resamples=100, seed=3).to_json() == report.to_json()
+
+
+def test_without_a_control_there_are_ranks_but_no_tests_and_the_text_says_so(scores):
+    rep = build_report(scores, metrics="accuracy", n_resamples=50, seed=1)
+    assert rep.tests is None and rep.pooled is None and rep.effects is None
+    assert set(rep.ranks["metric"]) == {"accuracy"} and set(rep.table["metric"]) == {"accuracy"}
+    assert "No control system was named" in rep.methods
+    assert "Holm" not in rep.methods and "pooled over tasks in" not in rep.methods
+    assert json.loads(rep.to_json())["tests"] is None
+
+
+# ------------------------------------------------------------------ the methods paragraph
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({}, ["paired t-test", "Holm method", "restricted maximum likelihood",
+              "Knapp–Hartung", "prediction intervals", "simultaneous 95%",
+              "80 resamples and seed 7"]),
+        ({"test": "wilcoxon", "adjust": "fdr_bh", "method": "DL", "ci": "z", "alpha": 0.1},
+         ["Wilcoxon signed-rank test", "Benjamini–Hochberg", "DerSimonian and Laird",
+          "normal (Wald) intervals", "90% confidence", "simultaneous 90%"]),
+        ({"adjust": None, "seed": None}, ["not adjusted", "(drawn: none was given)"]),
+    ],
+)  # fmt: skip
+def test_the_methods_paragraph_is_written_from_the_options(scores, options, says):
+    acc = scores[scores["metric"] == "accuracy"]
+    kw = {"n_resamples": 80, "seed": 7} | options
+    rep = build_report(acc, [CONTROL, "knn"], **kw)
+    for words in says:
+        assert words in rep.methods, (words, rep.methods)
+    # its counts are those of the tables: tests with a p-value, families of one task and
+    # metric of every treatment against both controls (3 treatments x 2 controls + the
+    # two controls against each other = 8 pairs), and the tasks
+    n_systems, n_tasks = acc["system"].nunique(), acc["task"].nunique()
+    pairs = (n_systems - 2) * 2 + 2
+    assert f"{pairs * n_tasks} tests in all" in rep.methods
+    if options.get("adjust", "holm") is not None:
+        assert f"{pairs} tests per family, {n_tasks} families" in rep.methods
+    assert f"{n_systems} systems were evaluated on {n_tasks} tasks" in rep.methods
+    assert f"and seed {rep.ranks.attrs['seed']}" in rep.methods  # the seed the ranks used
+
+
+def test_bad_options_fail_before_any_work_naming_the_option(scores):
+    with pytest.raises(OptionError, match="`metrics`.*'f1'"):
+        build_report(scores, CONTROL, metrics="f1")
+    with pytest.raises(OptionError, match="adjust"):
+        build_report(scores, CONTROL, adjust="hochberg")
+    with pytest.raises(OptionError, match="n_resamples"):
+        build_report(scores, CONTROL, n_resamples=10.5)
+
+
+# ------------------------------------------------------------------ the same numbers everywhere
+_NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d+(?![\w.])")
+
+
+def _formatted(doc: dict) -> set[str]:
+    """Every float of the JSON document, through the one rounding function."""
+    out: set[str] = set()
+    for part in ("table", "tests", "pooled", "ranks"):
+        for record in doc[part] or []:
+            for value in record.values():
+                if isinstance(value, float):
+                    out.add(format_cell(value, 3))
+    return out
+
+
+def test_every_number_in_markdown_is_a_json_number_rounded_once(report):
+    doc = json.loads(report.to_json())
+    md = report.to_markdown().split("## Methods")[0]
+    shown = set(_NUMBER.findall(md))
+    assert len(shown) > 100
+    allowed = _formatted(doc)
+    # p-values below 0.001 read "< 0.001"; every other number is a rounded JSON float
+    assert shown <= allowed, sorted(shown - allowed)[:10]
+    # the leaderboard card: the ranks' score and each task's mean, SE and CI
+    ranks = pd.DataFrame(doc["ranks"])
+    means = pd.DataFrame(doc["table"])
+    top = ranks[ranks["metric"] == "accuracy"].sort_values("rank").iloc[0]
+    row = means[(means["system"] == top["system"]) & (means["metric"] == "accuracy")].iloc[0]
+    card = md.split("## Leaderboard: accuracy")[1].split("\n## ")[0]
+    first = card.strip().splitlines()[2]
+    assert first.startswith(f"| {top['system'].replace('_', chr(92) + '_')} | "
+                            f"{format_number(top['score'], 3)} | "
+                            f"{top['rank']} [{top['rank_low']}, {top['rank_high']}] | "
+                            f"{top['tie_group']} | {format_number(row['mean'], 3)} | "
+                            f"{row['n']} | {format_number(row['se'], 3)} | "
+                            f"[{format_number(row['ci_low'], 3)}, {format_number(row['ci_high'], 3)}]")  # fmt: skip
+
+
+def test_json_keeps_full_precision_and_the_other_formats_show_the_same_numbers(report):
+    doc = json.loads(report.to_json())
+    for part in ("table", "tests", "pooled", "ranks"):
+        frame = getattr(report, part)
+        back = pd.DataFrame(doc[part])
+        for col in frame.select_dtypes("number").columns:
+            np.testing.assert_array_equal(back[col].to_numpy(float), frame[col].to_numpy(float))
+    tables = report.to_markdown().split("## Per-task means")[1].split("## Methods")[0]
+    md = set(_NUMBER.findall(tables))
+    tex = report.to_latex().replace("$-$", "-")
+    html = report.to_html(figures=False)
+    # the leaderboard cards show the same cells in Markdown and HTML
+    cards = report.to_markdown().split("## Per-task means")[0]
+    card_numbers = set(_NUMBER.findall(cards))
+    assert card_numbers and card_numbers <= set(_NUMBER.findall(html.split("<h2 id=")[0]))
+    for text in (tex, html):
+        # the tables' numbers, in the same rounding (LaTeX writes a minus as $-$)
+        assert md <= set(_NUMBER.findall(text)), sorted(md - set(_NUMBER.findall(text)))[:10]
+    assert report.methods in html and "Methods" in tex
+
+
+def test_html_draws_a_forest_per_metric_and_control(scores):
+    rep = build_report(scores, [CONTROL, "knn"], n_resamples=20, seed=1)
+    page = rep.to_html()
+    panels = rep.effects[["metric", "control"]].drop_duplicates()
+    assert len(panels) == 4  # two metrics x two controls
+    assert page.count('<img id="fig-forest-') == len(panels)
+    assert page.count('<img id="fig-ranks"') == 1
+
+
+def test_markdown_escapes_names():
+    scores = _hostile(metaeval.load_example())
+    rep = build_report(scores, n_resamples=20, seed=1)
+    md = rep.to_markdown()
+    assert "R&D 50%" in md and r"\#1\_{x}" in md and r"\$cost\$ \~a" in md
+    assert "back\\\\slash" in md and r"a\<b\>\|c^2" in md
+
+
+# ------------------------------------------------------------------ LaTeX
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no pdflatex installed")
+def test_latex_with_hostile_names_compiles(tmp_path):
+    scores = _hostile(metaeval.load_example())
+    rep = build_report(scores, HOSTILE[0], n_resamples=50, seed=1)
+    doc = "\n".join([r"\documentclass{article}", r"\usepackage[utf8]{inputenc}",
+                     r"\usepackage{booktabs,graphicx}", r"\begin{document}", rep.to_latex(),
+                     r"\end{document}"])  # fmt: skip
+    (tmp_path / "r.tex").write_text(doc, encoding="utf-8")
+    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "r.tex"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stdout[-3000:]
+    log = (tmp_path / "r.log").read_text(errors="replace")
+    assert "Undefined control sequence" not in log and "Missing character" not in log
+    assert "Overfull \\hbox" not in log  # every table shrinks to the line
+    if shutil.which("pdftotext") is None:
+        return
+    text = subprocess.run(["pdftotext", "-layout", "r.pdf", "-"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60).stdout  # fmt: skip
+    assert "R&D 50%" in text and "back\\slash" in text and "$cost$" in text and "a<b>|c" in text
+
+
+# ------------------------------------------------------------------ HTML
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+PROBE = """<script>
+window.addEventListener("load", function () {
+  const t = document.querySelector("#t-ranks");
+  const th = t.tHead.rows[0].cells[3];  /* rank */
+  th.click(); th.click();  /* descending */
+  const first = t.tBodies[0].rows[0].cells[3].textContent;
+  const imgs = Array.from(document.images).map(i => [i.id, i.naturalWidth]);
+  const res = performance.getEntriesByType("resource").map(r => r.name);
+  const pre = document.createElement("pre");
+  pre.id = "probe";
+  pre.textContent = JSON.stringify({first: first, imgs: imgs, res: res,
+    tables: document.querySelectorAll("table").length});
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium (Debian's chromium) is absent")
+def test_html_is_one_offline_file_a_browser_shows_with_tables_and_figures(tmp_path):
+    scores = _hostile(metaeval.load_example())
+    rep = build_report(scores, HOSTILE[0], n_resamples=50, seed=1)
+    page = rep.to_html()
+    assert not re.search(r"""(src|href)=["']?(https?:|//)""", page)  # nothing external
+    assert "<script src" not in page and "<link" not in page
+    assert "R&amp;D 50%" in page and "a&lt;b&gt;|c^2" in page and "<b>" not in page
+    path = tmp_path / "report.html"
+    path.write_text(page.replace("</body>", PROBE + "</body>", 1), encoding="utf-8")
+    with tempfile.TemporaryDirectory() as profile:
+        flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 f"--user-data-dir={profile}", "--window-size=1400,1000",
+                 "--enable-logging=stderr", "--v=0"]  # fmt: skip
+        run = subprocess.run([*flags, "--virtual-time-budget=5000", "--dump-dom", path.as_uri()],
+                             capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert run.returncode == 0, run.stderr[-2000:]
+        shot = tmp_path / "report.png"
+        subprocess.run([*flags, f"--screenshot={shot}", path.as_uri()], capture_output=True,
+                       timeout=120, check=True)  # fmt: skip
+    assert "Uncaught" not in run.stderr, run.stderr[-2000:]  # no console error
+    found = re.search(r'<pre id="probe">(.*?)</pre>', run.stdout, re.S)
+    assert found, run.stdout[-2000:]
+    probe = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    assert probe["tables"] == 5  # the leaderboard card, means, tests, pooled, ranks
+    assert dict(probe["imgs"]).keys() == {"fig-ranks", "fig-forest-0"}
+    assert all(width > 100 for _, width in probe["imgs"])  # the PNGs decoded
+    assert [r for r in probe["res"] if not r.startswith(("data:", "file:"))] == []
+    assert probe["first"] == str(rep.ranks["rank"].max())  # the header sorts the table
+    assert shot.stat().st_size > 5_000

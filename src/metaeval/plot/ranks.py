@@ -43,7 +43,8 @@ def _panel(target: Any, part: pd.DataFrame, kwargs: dict[str, Any]) -> None:
     target.set_xlabel("rank (1 = best)")
     for g in np.unique(groups):  # a legend entry per tie group
         target.plot([], [], color=cycle[(g - 1) % len(cycle)], linewidth=3, label=f"tie group {g}")
-    target.legend(fontsize=7, loc="upper right", frameon=False)
+    # beside the panel: inside it, the legend would cover the best systems' bars
+    target.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     target.set_title(literal(part["metric"].iloc[0]), fontsize=10)
 
 
@@ -104,7 +105,7 @@ def rank_plot(table: pd.DataFrame, *, ax: Any = None, **kwargs: Any) -> Any:
         )
     if ax is None:
         rows = table.groupby("metric", sort=False).size().max()
-        fig = new_figure(figsize=(4.8 * len(metrics), 1.2 + 0.28 * rows))
+        fig = new_figure(figsize=(5.8 * len(metrics), 1.2 + 0.28 * rows))
         axes = fig.subplots(1, len(metrics), squeeze=False)[0]
     else:
         fig, axes = None, [ax]

@@ -182,12 +182,12 @@ default "t"
           seed), so the dependence between the pairs — which share queries
           and systems — is kept. The statistic of pair j in a resample is its
           paired t of the flipped differences, t*_j (an increasing function of
-          |mean difference| for each pair, so each pair's own test is
+          ``|mean difference|`` for each pair, so each pair's own test is
           unchanged, and pairs of different spread are on one scale); the
-          adjusted p_i = (1 + #{b: max_j |t*_jb| ≥ |t_i|})/(1 + B), the observed
+          adjusted p_i = ``(1 + #{b: max_j |t*_jb| ≥ |t_i|})/(1 + B)``, the observed
           data counted once as in the unadjusted p (#/2^n with ``exact=True``);
           one-sided alternatives use t (``"greater"``) or −t (``"less"``)
-          instead of |t|. It controls the family-wise error rate, is never
+          instead of ``|t|``. It controls the family-wise error rate, is never
           below the unadjusted p (floating-point ties are settled that way),
           and is at most Bonferroni's up to Monte Carlo error and the
           discreteness of the flips (the t statistics are nearly pivotal); it

@@ -265,7 +265,7 @@ def rank_intervals(
     Wilhelm (2024). For every pair j < k of the N systems let D_jk = s_j − s_k be the
     difference of the scores, D*_jk its value in a resample and σ_jk the standard
     deviation of D*_jk over the resamples. The critical value c is the 1 − alpha
-    quantile over resamples of max_{j<k} |D*_jk − D_jk| / σ_jk, so that
+    quantile over resamples of ``max_{j<k} |D*_jk − D_jk| / σ_jk``, so that
     D_jk ± c σ_jk cover all differences at once with probability ≈ 1 − alpha. System
     k beats j when D_kj > c σ_kj; then with probability ≈ 1 − alpha every system's
     true rank lies in [1 + #{k beats j}, N − #{j beats k}]. A pair whose difference

@@ -227,7 +227,7 @@ def build_report(
     The methods paragraph is generated from ``options`` and the tables (the number of
     tests and of families, the seed the ranks used, the interval the pool reports), not
     written beside them, so the text and the numbers cannot disagree. Every format rounds
-    through :func:`metaeval._options.format_cell`; ``to_json()`` keeps full precision.
+    through ``metaeval._options.format_cell``; ``to_json()`` keeps full precision.
 
     References
     ----------

@@ -175,3 +175,20 @@ def test_page_fits_the_window_and_its_figures_can_be_read(name, width, profile):
         assert not report["small_images"], report["small_images"]
     else:  # a phone cannot: each figure shown small opens at full size on a click
         assert all(img["opens"] for img in report["small_images"]), report["small_images"]
+
+
+def test_the_leaderboards_page_embeds_the_whole_report(profile):
+    """The guide page shows the report's own HTML in an iframe: the sortable tables, both
+    figures and the methods paragraph, with nothing fetched from outside the page."""
+    import html as html_lib
+
+    page = SITE / "user_guide" / "leaderboards.html"
+    if not page.is_file():
+        pytest.skip("the leaderboards page is not built")
+    frames = re.findall(r'<iframe[^>]*srcdoc="([^"]*)"', page.read_text())
+    assert len(frames) == 1, f"{len(frames)} iframes with a srcdoc"
+    doc = html_lib.unescape(frames[0])
+    assert doc.startswith("<!DOCTYPE html>") and doc.count('class="sortable"') >= 4
+    assert 'id="fig-ranks"' in doc and 'id="fig-forest-0"' in doc
+    assert 'id="methods"' in doc and "Knapp–Hartung" in doc
+    assert not re.search(r'(?:src|href)="(?!data:|#)', doc), "a link out of the page"

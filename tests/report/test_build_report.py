@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from html import escape as escape_html
 
 import numpy as np
 import pandas as pd
@@ -161,7 +162,8 @@ def test_json_keeps_full_precision_and_the_other_formats_show_the_same_numbers(r
     for text in (tex, html):
         # the tables' numbers, in the same rounding (LaTeX writes a minus as $-$)
         assert md <= set(_NUMBER.findall(text)), sorted(md - set(_NUMBER.findall(text)))[:10]
-    assert report.methods in html and "Methods" in tex
+    # the same paragraph, escaped for HTML (an apostrophe becomes &#x27;)
+    assert escape_html(report.methods) in html and "Methods" in tex
 
 
 def test_html_draws_a_forest_per_metric_and_control(scores):
@@ -253,3 +255,14 @@ def test_html_is_one_offline_file_a_browser_shows_with_tables_and_figures(tmp_pa
     assert [r for r in probe["res"] if not r.startswith(("data:", "file:"))] == []
     assert probe["first"] == str(rep.ranks["rank"].max())  # the header sorts the table
     assert shot.stat().st_size > 5_000
+
+
+def test_the_methods_paragraph_counts_in_the_right_number(scores):
+    # one treatment against one control on one task: "1 test", "1 family", not "1 tests"
+    one = scores[(scores["metric"] == "accuracy") & (scores["task"] == scores["task"].iloc[0])]
+    pair = one[one["system"].isin([CONTROL, "knn"])]
+    with pytest.warns(metaeval.DegenerateWarning, match="one effect"):  # k = 1 task
+        rep = build_report(pair, CONTROL, n_resamples=20, seed=0)
+    assert "2 systems were evaluated on 1 task (" in rep.methods, rep.methods
+    assert "1 test in all" in rep.methods and "1 test per family, 1 family)" in rep.methods
+    assert "1 tests" not in rep.methods and "1 families" not in rep.methods

@@ -305,7 +305,7 @@ def methods_paragraph(rep: Report) -> str:
     n_tasks = t["task"].nunique()
     systems = t["system"].nunique()
     out = [
-        f"{systems} systems were evaluated on {n_tasks} tasks "
+        f"{systems} systems were evaluated on {_count(n_tasks, 'task')} "
         f"({', '.join(o['metrics'])}). Per-task means are shown with {level}% confidence "
         "intervals (t intervals; the residual variance of the two-way ANOVA where three or "
         "more systems share the queries, Sakai 2018)."
@@ -323,7 +323,7 @@ def methods_paragraph(rep: Report) -> str:
         sentence = (
             f"Each system was compared with {controls} on every task and metric by a {test}"
             + (f" ({cite})" if cite else "")
-            + f", {n_tests} tests in all"
+            + f", {_count(n_tests, 'test')} in all"
         )
         if o["adjust"] is None:
             sentence += "; the p-values are not adjusted for multiple comparisons."
@@ -334,7 +334,8 @@ def methods_paragraph(rep: Report) -> str:
                 f"; the p-values were adjusted by the {ADJUST_NAMES[o['adjust']]} method "
                 f"({_ADJUST_CITE[o['adjust']]}) within each family of one task and metric "
                 f"(every treatment against every control: "
-                f"{' or '.join(str(s) for s in sizes)} tests per family, {len(fam)} families)."
+                f"{' or '.join(str(s) for s in sizes)} test{'' if sizes == [1] else 's'} per "
+                f"family, {_count(len(fam), 'family', 'families')})."
             )
         out.append(sentence)
         p = rep.pooled
@@ -365,8 +366,9 @@ def methods_paragraph(rep: Report) -> str:
     a = r.attrs
     kind = "simultaneous" if a.get("simultaneous", True) else "marginal"
     seed = a.get("seed")
-    by = {"mean": "the mean of its per-task means", "pooled": "its pooled effect",
-          "borda": "its Borda points"}.get(a.get("by", "mean"), str(a.get("by")))  # fmt: skip
+    by = {"mean": "the mean over tasks of each system's per-task means",
+          "pooled": "each system's pooled effect",
+          "borda": "each system's Borda points"}.get(a.get("by", "mean"), str(a.get("by")))  # fmt: skip
     how = (
         "from the max-|t| critical value over all pairs of systems (Mogstad, Romano, Shaikh "
         "and Wilhelm 2024)"
@@ -387,6 +389,11 @@ def methods_paragraph(rep: Report) -> str:
         "interval, group 2 the best of the rest and those overlapping it, and so on."
     )
     return " ".join(out)
+
+
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    """``"1 task"``, ``"6 tasks"``: a count with its noun in the right number."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
 
 
 def _digits(x: float) -> int:

@@ -202,9 +202,9 @@ def _concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
-def _reduce(ddf: Any, func: Any, kwargs: dict[str, Any], join: Any,
-            names: tuple[list[str], list[str]]) -> tuple[Piece, Any]:  # fmt: skip
-    """``func`` on every partition, the results joined by a tree reduction on the workers
+def _reduce(ddf: Any, piece: Any, args: tuple[Any, ...], join: Any) -> tuple[Piece, Any]:
+    """``piece(partition, *args)`` of every partition (:func:`_partition`, or
+    :func:`_statistics_piece`), the results joined by a tree reduction on the workers
     (:data:`SPLIT_EVERY` pieces a node), the root brought to the client; and the table
     as computed.
 
@@ -215,7 +215,7 @@ def _reduce(ddf: Any, func: Any, kwargs: dict[str, Any], join: Any,
     import dask
 
     def tree(ddf: Any) -> Piece:
-        nodes = [dask.delayed(_partition)(p, func, kwargs, names) for p in ddf.to_delayed()]
+        nodes = [dask.delayed(piece)(p, *args) for p in ddf.to_delayed()]
         while len(nodes) > 1:
             nodes = [
                 dask.delayed(_combine)(nodes[i : i + SPLIT_EVERY], join)
@@ -260,30 +260,115 @@ def _nothing() -> SchemaError:
 
 
 # ------------------------------------------------------------- the statistics
-def _statistics_of(
-    part: pd.DataFrame, control: Any, treatment: Any
-) -> tuple[xr.Dataset, pd.DataFrame, set[str]]:
-    """A partition's statistics, its task-level columns, and its other extra columns."""
+# The sufficient statistics need no first pass: each partition is laid out with its own
+# tasks, systems and metrics (what it would be in memory on its own), and the arrays are
+# aligned on the names as they are joined. A system or metric absent from a partition is
+# absent from its tasks: no queries, sums 0, shift 0, scale 1, as the whole table's layout
+# gives them (its sums for a pair do not depend on the other systems: issue 25).
+_FILL = {"scale": 1}
+"""Where an array lacks a name, the value the whole table's layout has: 0 but for these."""
+
+
+class Partial(NamedTuple):
+    """Sufficient statistics of some partitions (see :func:`_statistics_piece`)."""
+
+    names: dict[str, list[str]]  # task, metric, treatment, control: the names along each dim
+    data: dict[str, np.ndarray]  # the variables of STATISTICS_DIMS, as numpy arrays
+    systems: frozenset[str]  # every system with rows there, selected or not
+    attrs: pd.DataFrame  # task-level columns, by task
+    varying: frozenset[str]  # extra columns not constant within a task
+
+
+def _selected(wanted: str | Sequence[str] | None, systems: np.ndarray) -> np.ndarray | None:
+    """The indices in ``systems`` of the ``wanted`` systems that are there (None: all); the
+    client checks ``wanted`` against the whole table's systems."""
+    if wanted is None:
+        return None
+    lookup = {str(name): i for i, name in enumerate(systems)}
+    found = [lookup[str(w)] for w in ([wanted] if isinstance(wanted, str) else wanted)
+             if str(w) in lookup]  # fmt: skip
+    return np.array(list(dict.fromkeys(found)), dtype=np.intp)
+
+
+def _statistics_piece(part: pd.DataFrame, control: Any, treatment: Any) -> Piece:
+    """One partition's statistics (:class:`Partial`), laid out on its own names; its
+    warnings are dropped (the client warns once, for the whole table)."""
+    from .errors import MetaEvalError, collected_warnings
     from .paired import layout
     from .paired.effect_size import task_attributes
-    from .paired.sufficient import statistics_of
+    from .paired.sufficient import statistics_arrays
 
-    attrs = task_attributes(part)
+    if part.empty:
+        return Piece(None, [], frozenset(), False)
+    try:
+        with collected_warnings():
+            lay = layout(part)
+            left, right = _selected(treatment, lay.systems), _selected(control, lay.systems)
+            names, data = statistics_arrays(lay, left, right)
+            attrs = task_attributes(part)
+    except MetaEvalError as err:  # travels to the client alone: not with pandera's context
+        err.__context__ = err.__cause__ = None
+        raise err
     varying = {str(c) for c in part.columns if c not in SCORE_COLUMNS and c not in attrs.columns}
-    stats = statistics_of(layout(part), control=control, treatment=treatment, warn=False)
-    return stats, attrs, varying
+    systems = frozenset(str(s) for s in lay.systems)
+    result = Partial(names, data, systems, attrs, frozenset(varying))
+    return Piece(result, [], frozenset(names["task"]), False)
 
 
-def _join_statistics(
-    parts: list[tuple[xr.Dataset, pd.DataFrame, set[str]]],
-) -> tuple[xr.Dataset, pd.DataFrame, set[str]]:
-    attrs = [a for _, a, _ in parts if len(a.columns)]
-    datasets = [ds for ds, _, _ in parts]
-    return (
-        xr.concat(datasets, dim="task") if len(datasets) > 1 else datasets[0],
-        pd.concat(attrs) if attrs else pd.DataFrame(),
-        set().union(*(v for _, _, v in parts)),
-    )
+def _aligned(part: Partial, names: dict[str, list[str]]) -> dict[str, np.ndarray]:
+    """``part``'s arrays on ``names`` (its tasks: the first axis, kept), filled where it
+    lacks a name (see :data:`_FILL`)."""
+    from .paired.sufficient import STATISTICS_DIMS
+
+    if all(part.names[d] == names[d] for d in ("metric", "treatment", "control")):
+        return part.data
+    where = {d: pd.Index(part.names[d]) for d in ("metric", "treatment", "control")}
+    into = {d: pd.Index(names[d]).get_indexer(where[d]) for d in where}
+    out = {}
+    for name, dims in STATISTICS_DIMS.items():
+        arr = part.data[name]
+        full = np.full((arr.shape[0], *(len(names[d]) for d in dims[1:])),
+                       _FILL.get(name, 0), dtype=arr.dtype)  # fmt: skip
+        full[(slice(None), *np.ix_(*(into[d] for d in dims[1:])))] = arr
+        out[name] = full
+    return out
+
+
+def _join_statistics(parts: list[Partial]) -> Partial:
+    """Partitions' statistics as one: their tasks one after the other, the other names'
+    union (sorted; the client puts them in the in-memory order)."""
+    from .paired.sufficient import STATISTICS_DIMS
+
+    if len(parts) == 1:
+        return parts[0]
+    names = {"task": [t for p in parts for t in p.names["task"]]}
+    for dim in ("metric", "treatment", "control"):
+        names[dim] = sorted({n for p in parts for n in p.names[dim]})
+    aligned = [_aligned(p, names) for p in parts]
+    data = {name: np.concatenate([a[name] for a in aligned]) for name in STATISTICS_DIMS}
+    attrs = [p.attrs for p in parts if len(p.attrs.columns)]
+    return Partial(names, data, frozenset().union(*(p.systems for p in parts)),
+                   pd.concat(attrs) if attrs else pd.DataFrame(),
+                   frozenset().union(*(p.varying for p in parts)))  # fmt: skip
+
+
+def _in_order(partial: Partial, ddf: Any, control: Any, treatment: Any) -> xr.Dataset:
+    """The joined statistics as the in-memory dataset: names in the in-memory order, and
+    its errors for unknown or repeated systems (against the whole table's systems)."""
+    from .paired.sufficient import select_systems, statistics_dataset
+
+    systems = np.array(_key_order(ddf, "system", set(partial.systems)), dtype=object)
+    right = select_systems(systems, control, "control")
+    left = select_systems(systems, treatment, "treatment")
+    names = {
+        "task": _key_order(ddf, "task", set(partial.names["task"])),
+        "metric": _key_order(ddf, "metric", set(partial.names["metric"])),
+        "treatment": [str(s) for s in (systems if left is None else systems[left])],
+        "control": [str(s) for s in (systems if right is None else systems[right])],
+    }
+    rows = pd.Index(partial.names["task"]).get_indexer(names["task"])
+    data = {k: v[rows] for k, v in _aligned(partial, names).items()}
+    return statistics_dataset(names, data)
 
 
 def statistics(
@@ -293,23 +378,26 @@ def statistics(
     survey: Survey | None = None,
 ) -> tuple[xr.Dataset, pd.DataFrame]:
     """The sufficient statistics of a dask scores table, and its task-level columns
-    (``survey``: the first pass's result, where the caller has it already)."""
-    from .paired.sufficient import warn_unpaired
+    (``survey``: the first pass's result, where the caller has it already; none is
+    needed)."""
+    from .paired.sufficient import select_systems, warn_unpaired
 
-    survey = survey or Survey(ddf)
-    _select(survey, control, treatment)
-    result = _reduce(survey.ddf, _statistics_of, {"control": control, "treatment": treatment},
-                     _join_statistics, (survey.systems, survey.metrics))[0].result  # fmt: skip
-    if result is None:
+    ddf = survey.ddf if survey is not None else ddf
+    _check_columns(ddf)
+    for wanted, role in ((control, "control"), (treatment, "treatment")):
+        if wanted is not None and not isinstance(wanted, str) and not list(wanted):
+            select_systems(np.array([]), wanted, role)  # its error for an empty list, at once
+    root, _ = _reduce(ddf, _statistics_piece, (control, treatment), _join_statistics)
+    if root.result is None:
         raise _nothing()
-    stats, attrs, varying = result
-    present = set(stats["task"].values)
-    stats = stats.sel(task=[t for t in survey.tasks if t in present])
+    partial: Partial = root.result
+    stats = _in_order(partial, ddf, control, treatment)
     warn_unpaired(stats)  # once, for the whole table (the partitions' warnings are dropped)
     # task-level columns: those constant within every task of every partition
-    attrs = attrs.drop(columns=[c for c in attrs.columns if str(c) in varying])
+    attrs = partial.attrs.drop(columns=[c for c in partial.attrs.columns
+                                        if str(c) in partial.varying])  # fmt: skip
     if len(attrs.columns):
-        attrs = attrs.loc[[t for t in survey.tasks if t in attrs.index]]
+        attrs = attrs.loc[[t for t in stats["task"].values if t in attrs.index]]
     return stats, attrs
 
 
@@ -360,8 +448,8 @@ def effects(
         assert survey is not None
         kwargs = {"pairs": table[["metric", "treatment", "control", "task"]], "cluster": cluster,
                   "effect": effect}  # fmt: skip
-        root, _ = _reduce(survey.ddf, cluster_terms, kwargs, _concat_frames,
-                          (survey.systems, survey.metrics))  # fmt: skip
+        names = (survey.systems, survey.metrics)
+        root, _ = _reduce(survey.ddf, _partition, (cluster_terms, kwargs, names), _concat_frames)
         return clustered_effects(table, root.result, pair_variances(stats), cluster=cluster,
                                  effect=effect, alpha=alpha, correct=correct)  # fmt: skip
     if cv is not None:  # one row per fold: the same correction as in memory
@@ -383,7 +471,8 @@ def _per_task(ddf: Any, func: Any, kwargs: dict[str, Any], *, pairs: tuple[str, 
     survey = Survey(ddf)
     if pairs is not None:
         _select(survey, control, treatment)
-    root, _ = _reduce(survey.ddf, func, kwargs, _concat_frames, (survey.systems, survey.metrics))
+    names = (survey.systems, survey.metrics)
+    root, _ = _reduce(survey.ddf, _partition, (func, kwargs, names), _concat_frames)
     frame, held = root.result, root.held
     orders: dict[str, list[str]] = {"metric": survey.metrics}
     # the systems' order for the warnings' groups, whichever system columns they have

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..schema import prepare_scores, validate_scores
+from ..schema import key_column_ok, key_names_ok, prepare_scores, validate_scores
 
 __all__ = ["BLOCK", "SAFE_MAGNITUDE", "Layout", "layout", "per_task_sum", "add_segments"]
 
@@ -124,22 +124,69 @@ def add_segments(out: np.ndarray, a: np.ndarray, segment: np.ndarray, axis: int)
     out[tuple(index)] += np.add.reduceat(a, starts, axis=axis)
 
 
-def _codes(series: pd.Series, *, sort: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes and the names they index (categories may include unused ones).
+def _codes(series: pd.Series, *, sort: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """Integer codes and the names they index (categories may include unused ones); None
+    when a key is missing, empty or not a string (for :func:`validate_scores` to report).
 
     Categoricals keep their category order; other values are numbered in sorted
-    order when ``sort`` is set, else in order of first appearance.
+    order when ``sort`` is set, else in order of first appearance. The checks of the keys
+    are those of :func:`metaeval.schema.prepare_scores`, on the distinct values.
     """
     if isinstance(series.dtype, pd.CategoricalDtype):
+        if not key_column_ok(series):
+            return None
         return series.cat.codes.to_numpy(), np.asarray(series.cat.categories, dtype=object)
+    coded = _arrow_codes(series, sort=sort)
+    if coded is not None:
+        return coded if coded[0] is not None else None
     codes, uniques = pd.factorize(series, sort=False)
+    if (codes < 0).any():  # missing keys
+        return None
     uniques = np.asarray(uniques, dtype=object)
+    if not key_names_ok(uniques):  # (not strings: not sorted either)
+        return None
     if sort:  # sorting the few uniques and renumbering beats factorize(sort=True)
         order = _name_order(uniques)
         rank = np.empty(len(order), dtype=codes.dtype)
         rank[order] = np.arange(len(order), dtype=codes.dtype)
         codes, uniques = np.take(rank, codes), uniques[order]
     return codes, uniques
+
+
+def _arrow_codes(series: pd.Series, *, sort: bool) -> tuple[Any, Any] | None:
+    """:func:`_codes` of a column of pyarrow-backed strings (pandas' ``str``), encoded by
+    pyarrow without Python strings for its rows; ``(None, None)`` for a missing or empty
+    key; None for other columns.
+
+    A column of one value (the task or metric of a partition by task) is checked, not
+    encoded; names sort by their UTF-8 bytes, which is Python's order of strings.
+    """
+    array = series.array
+    if not isinstance(array, pd.arrays.ArrowStringArray) or not len(array):
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    data = array.__arrow_array__()
+    if isinstance(data, pa.ChunkedArray):
+        data = data.chunk(0) if data.num_chunks == 1 else data.combine_chunks()
+    if data.null_count:
+        return None, None
+    first = data[0]
+    if data[len(data) - 1] == first and pc.all(pc.equal(data, first)).as_py():
+        codes, names = np.zeros(len(data), dtype=np.intp), np.array([first.as_py()], dtype=object)
+    else:
+        encoded = pc.dictionary_encode(data)
+        codes, dictionary = encoded.indices.to_numpy(), encoded.dictionary
+        if sort:
+            order = pc.array_sort_indices(dictionary)
+            rank = np.empty(len(order), dtype=codes.dtype)
+            rank[np.asarray(order)] = np.arange(len(order), dtype=codes.dtype)
+            codes, dictionary = np.take(rank, codes), dictionary.take(order)
+        names = dictionary.to_numpy(zero_copy_only=False)
+    if not len(names[0]) or (not sort and (names == "").any()):
+        return None, None
+    return codes, names
 
 
 def _name_order(names: np.ndarray) -> np.ndarray:
@@ -221,15 +268,16 @@ def layout(scores: pd.DataFrame, *, keep_raw: bool = False) -> Layout:
     metaeval.SchemaError
         For any problem with the table, duplicate keys included.
     """
-    df = prepare_scores(scores)
-    task, tasks = _codes(df["task"], sort=True)
-    if isinstance(df["task"].dtype, pd.CategoricalDtype):  # tasks without rows: not in the layout
-        task, tasks = _used_only(task, tasks)
-    metric, metrics = _codes(df["metric"], sort=True)
-    system, systems = _codes(df["system"], sort=True)
+    df = prepare_scores(scores, check_keys=False)  # the keys are checked as they are encoded
     # queries sorted by id (category order for categoricals): rows do not depend on the
     # order of the table's rows, which resampling tests need to be reproducible
-    query, queries = _codes(df["query"], sort=True)
+    coded = [_codes(df[c], sort=True) for c in ("task", "metric", "system", "query")]
+    if any(c is None for c in coded):  # a missing, empty or non-string key
+        validate_scores(df)  # raises with the full report
+        raise AssertionError("unreachable: a bad key not reported by the schema")
+    (task, tasks), (metric, metrics), (system, systems), (query, queries) = coded  # type: ignore[misc]
+    if isinstance(df["task"].dtype, pd.CategoricalDtype):  # tasks without rows: not in the layout
+        task, tasks = _used_only(task, tasks)
     n_tasks, n_metrics, n_systems = len(tasks), len(metrics), len(systems)
     itype = np.int32 if len(df) < 2**31 and n_tasks * len(queries) < 2**31 else np.int64
 

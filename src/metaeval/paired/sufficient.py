@@ -37,7 +37,8 @@ import xarray as xr
 from ..errors import PairingError, PairingWarning, quote_list, warn_groups
 from ._layout import BLOCK, Layout, layout
 
-__all__ = ["sufficient_statistics", "statistics_of", "raw_sums"]
+__all__ = ["sufficient_statistics", "statistics_of", "statistics_arrays", "statistics_dataset",
+           "raw_sums"]  # fmt: skip
 
 _CHUNK_BYTES = 32 * 2**20
 """Approximate input bytes per chunk of blocks in the Gram products."""
@@ -244,30 +245,55 @@ def statistics_of(
     ``warn=False`` leaves the warning about unpaired queries to the caller."""
     right = select_systems(lay.systems, control, "control")
     left = select_systems(lay.systems, treatment, "treatment")
+    ds = statistics_dataset(*statistics_arrays(lay, left, right))
+    if warn:
+        warn_unpaired(ds)
+    return ds
+
+
+STATISTICS_DIMS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("n", "sum_x", "sum_y", "sum_xx", "sum_yy", "sum_xy"),
+                    ("task", "metric", "treatment", "control")),
+    "n_treatment": ("task", "metric", "treatment"),
+    "n_control": ("task", "metric", "control"),
+    "shift_treatment": ("task", "metric", "treatment"),
+    "shift_control": ("task", "metric", "control"),
+    "scale": ("task", "metric"),
+}  # fmt: skip
+"""The data variables of :func:`sufficient_statistics` and their dims, in its order."""
+
+
+def statistics_arrays(
+    lay: Layout, left: np.ndarray | None, right: np.ndarray | None
+) -> tuple[dict[str, list[str]], dict[str, np.ndarray]]:
+    """The data of :func:`statistics_of` as numpy arrays: the names along each dim, and
+    every variable of :data:`STATISTICS_DIMS` with those dims (tasks first). ``left``,
+    ``right``: the treatment and control systems' indices in ``lay.systems`` (None: all),
+    as :func:`select_systems` gives them (or any, an empty one too)."""
     sums = _gram(lay, left, right)
     counts, shift = lay.counts, lay.shift  # (metric, system, task)
     left, right = (np.arange(len(lay.systems)) if i is None else i for i in (left, right))
-
-    dims = ("task", "metric", "treatment", "control")
-    coords = {
+    names = {
         "task": [str(t) for t in lay.tasks],
         "metric": [str(m) for m in lay.metrics],
         "treatment": [str(s) for s in lay.systems[left]],
         "control": [str(s) for s in lay.systems[right]],
     }
-    data: dict[str, tuple[tuple[str, ...], np.ndarray]] = {
-        name: (dims, arr.swapaxes(0, 1)) for name, arr in sums.items()
-    }
-    data["n"] = (dims, np.rint(data["n"][1]).astype(np.int64))
-    data["n_treatment"] = (("task", "metric", "treatment"), counts[:, left].transpose(2, 0, 1))
-    data["n_control"] = (("task", "metric", "control"), counts[:, right].transpose(2, 0, 1))
-    data["shift_treatment"] = (("task", "metric", "treatment"), shift[:, left].transpose(2, 0, 1))
-    data["shift_control"] = (("task", "metric", "control"), shift[:, right].transpose(2, 0, 1))
-    data["scale"] = (("task", "metric"), lay.scale.T)
-    ds = xr.Dataset(data, coords=coords)
-    if warn:
-        warn_unpaired(ds)
-    return ds
+    data = {name: arr.swapaxes(0, 1) for name, arr in sums.items()}
+    data["n"] = np.rint(data["n"]).astype(np.int64)
+    data["n_treatment"] = counts[:, left].transpose(2, 0, 1)
+    data["n_control"] = counts[:, right].transpose(2, 0, 1)
+    data["shift_treatment"] = shift[:, left].transpose(2, 0, 1)
+    data["shift_control"] = shift[:, right].transpose(2, 0, 1)
+    data["scale"] = lay.scale.T
+    return names, data
+
+
+def statistics_dataset(names: dict[str, list[str]], data: dict[str, np.ndarray]) -> xr.Dataset:
+    """The :func:`sufficient_statistics` dataset of :func:`statistics_arrays`' output."""
+    return xr.Dataset(
+        {name: (STATISTICS_DIMS[name], data[name]) for name in STATISTICS_DIMS}, coords=names
+    )
 
 
 def warn_unpaired(ds: xr.Dataset) -> None:

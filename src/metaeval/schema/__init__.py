@@ -284,24 +284,36 @@ def _check_not_folds(df: pd.DataFrame) -> None:
         )
 
 
-def _quick_scores_ok(df: pd.DataFrame) -> bool:
-    """Cheap checks that pass exactly when pandera's checks (bar uniqueness) pass."""
+def _quick_scores_ok(df: pd.DataFrame, *, keys: bool = True) -> bool:
+    """Cheap checks that pass exactly when pandera's checks (bar uniqueness) pass
+    (``keys=False``: bar the values of the key columns, too)."""
     if not all(c in df.columns for c in SCORE_COLUMNS) or df.columns.duplicated().any():
         return False
     if len(df) == 0:
         return False
-    for col in KEY_COLUMNS:
-        s = df[col]
-        if not is_key_dtype(s.dtype) or non_string_keys(s).any() or empty_keys(s).any():
-            return False
-        if isinstance(s.dtype, pd.CategoricalDtype):
-            if (s.cat.codes.to_numpy() < 0).any():
-                return False
-        elif s.isna().any():
-            return False
+    if keys and not all(key_column_ok(df[col]) for col in KEY_COLUMNS):
+        return False
     if df["value"].dtype != np.float64:
         return False
     return bool(np.isfinite(df["value"].to_numpy()).all())
+
+
+def key_column_ok(s: pd.Series) -> bool:
+    """Whether a key column passes :func:`validate_scores`' checks of its dtype and values
+    (no missing, empty or non-string keys), row by row."""
+    if not is_key_dtype(s.dtype) or non_string_keys(s).any() or empty_keys(s).any():
+        return False
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return not (s.cat.codes.to_numpy() < 0).any()
+    return not s.isna().any()
+
+
+def key_names_ok(names: np.ndarray) -> bool:
+    """Whether the distinct values of a key column (an object array, missing values left
+    out) are all non-empty strings: :func:`key_column_ok` on a column's distinct values."""
+    if pd.api.types.infer_dtype(names, skipna=False) not in ("string", "empty"):
+        return False
+    return not (names == "").any()
 
 
 def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
@@ -369,12 +381,15 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def prepare_scores(df: pd.DataFrame) -> pd.DataFrame:
+def prepare_scores(df: pd.DataFrame, *, check_keys: bool = True) -> pd.DataFrame:
     """Validation as the first step of every method: a fast path for valid tables.
 
     Uniqueness of keys is checked where the keys are encoded (see
     :mod:`metaeval.paired.sufficient`), which calls :func:`validate_scores` for the full
-    report when it finds duplicates.
+    report when it finds duplicates. ``check_keys=False`` leaves the values of the key
+    columns (missing, empty, not strings) to the caller as well, which checks them on
+    their distinct values once it has encoded them (:func:`metaeval.paired.layout`), and
+    calls :func:`validate_scores` for the report; their dtypes are checked here.
 
     Examples
     --------
@@ -396,7 +411,9 @@ def prepare_scores(df: pd.DataFrame) -> pd.DataFrame:
         df = coerce_scores(df)
         if REPLICATE in df.columns and len(df):
             df = coerce_scores(average_replicates(df))
-        if _quick_scores_ok(df):
+        if _quick_scores_ok(df, keys=check_keys) and (
+            check_keys or all(is_key_dtype(df[c].dtype) for c in KEY_COLUMNS)
+        ):
             return df
     validate_scores(df)  # raises with the full report
     raise AssertionError("unreachable: quick checks and the pandera model disagree")

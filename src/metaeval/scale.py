@@ -215,7 +215,11 @@ def _reduce(ddf: Any, piece: Any, args: tuple[Any, ...], join: Any) -> tuple[Pie
     import dask
 
     def tree(ddf: Any) -> Piece:
-        nodes = [dask.delayed(piece)(p, *args) for p in ddf.to_delayed()]
+        # map_partitions: each piece in the task that reads its partition (fused), which
+        # then never waits in a worker's memory or travels
+        pieces = ddf.map_partitions(piece, *args, meta=pd.Series(dtype=object),
+                                    enforce_metadata=False, align_dataframes=False)  # fmt: skip
+        nodes = pieces.to_delayed()
         while len(nodes) > 1:
             nodes = [
                 dask.delayed(_combine)(nodes[i : i + SPLIT_EVERY], join)

@@ -4,18 +4,27 @@ Every statistic metaeval computes from a scores table is a function of one task'
 rows at a time (sums over its queries, its system means, its resamples drawn from
 streams keyed by the seed and the task's name). So a dask table is analysed as:
 
-1. **a first pass** over the ``task``, ``system`` and ``metric`` columns of every
-   partition gives the table's names (in the in-memory order) and tells whether any
-   task has rows in two partitions; only then is the table shuffled on ``task``, once
-   (one Parquet file per task, the common layout, moves nothing);
-2. **every partition** is validated and computed by the in-memory code, with the
-   whole table's systems and metrics as its axes (see
-   :func:`metaeval.paired._layout.whole_table_names`), so each of its tasks gets what
-   it gets in memory; warnings are held as data (:func:`metaeval.errors.collected_warnings`);
-3. **a tree reduction** on the workers joins the partitions' results
+1. **every partition** is validated and computed by the in-memory code, in the task
+   that reads it;
+2. **a tree reduction** on the workers joins the partitions' results
    (``SPLIT_EVERY`` a node) — statistics per task × metric × pair, or result rows,
-   small whatever the number of queries — and the client puts them in the in-memory
-   order and issues the warnings once, merged.
+   small whatever the number of queries — and tells whether any task had rows in two
+   partitions, in which case the table is shuffled on ``task`` and the work done again
+   (one Parquet file per task, the common layout, moves nothing);
+3. **the client** puts the results in the in-memory order and issues the warnings once,
+   merged.
+
+The sufficient statistics (``effects``, ``analyze``, ``sufficient_statistics``) need
+nothing more: each partition is laid out on its own tasks, systems and metrics, and
+the partitions' arrays are aligned on the names as they are joined
+(:func:`_statistics_piece`, :func:`_join_statistics`). The per-task tests and tables
+(``compare``, ``anova``, ``tukey``, ``means``) and clustered effects lay every
+partition out with the whole table's systems and metrics as its axes (see
+:func:`metaeval.paired._layout.whole_table_names`), so that each task gets what it
+gets in memory: **a first pass** (:class:`Survey`) over the ``task``, ``system`` and
+``metric`` columns gives those names, and the table shuffled on ``task`` first where a
+task has rows in two partitions; their warnings are held as data
+(:func:`metaeval.errors.collected_warnings`).
 
 Errors are the in-memory ones, raised on a worker and re-raised by dask on the
 client; but a :class:`~metaeval.PairingError` of a partition without a pair to compare
@@ -98,7 +107,8 @@ def _key_order(ddf: Any, column: str, found: set[str]) -> list[str]:
 
 class Survey:
     """What the first pass learns: the table with whole tasks in each partition, and
-    the order of its tasks, systems and metrics."""
+    the order of its tasks, systems and metrics (for the per-task methods; the
+    statistics need no first pass)."""
 
     def __init__(self, ddf: Any):
         import dask
@@ -209,8 +219,9 @@ def _reduce(ddf: Any, piece: Any, args: tuple[Any, ...], join: Any) -> tuple[Pie
     as computed.
 
     Should a task's rows turn out to be in two partitions — a table not laid out by
-    task, or dask reading a file otherwise for the first pass's three columns than for
-    all of them — the work is done again on the table shuffled on ``task``.
+    task (found here where no first pass looked), or dask reading a file otherwise for
+    the first pass's three columns than for all of them — the work is done again on the
+    table shuffled on ``task``.
     """
     import dask
 

@@ -143,6 +143,48 @@ def test_bad_input_gets_the_in_memory_errors(client, rng):
         _by_task(scores).meta.effects("nope")
 
 
+def _logged(path, frame: pd.DataFrame) -> pd.DataFrame:
+    with open(path, "a") as log:  # one line per partition read, by any worker process
+        log.write(f"{frame['task'].iloc[0] if len(frame) else '-'}\n")
+    return frame
+
+
+def test_effects_read_every_partition_once(client, rng, tmp_path):
+    """The statistics need no first pass: one read of each partition, when every task's
+    rows are in one of them; a split table is read again for the shuffle, once."""
+    scores = make_scores(rng)
+    tasks = sorted(scores["task"].unique())
+    log = tmp_path / "reads.txt"
+    by_task = dd.from_map(lambda t: _logged(log, scores[scores["task"] == t].reset_index(drop=True)),
+                          tasks, meta=scores.iloc[:0])  # fmt: skip
+    got = by_task.meta.effects("ctrl")
+    pd.testing.assert_frame_equal(got, scores.meta.effects("ctrl"), check_exact=True)
+    assert sorted(log.read_text().split()) == tasks
+    log.unlink()
+    halves = [scores.iloc[i::2].reset_index(drop=True) for i in range(2)]  # every task in both
+    split = dd.from_map(lambda i: _logged(log, halves[i]), [0, 1], meta=scores.iloc[:0])
+    got = split.meta.effects("ctrl")
+    pd.testing.assert_frame_equal(got, scores.meta.effects("ctrl"), check_exact=True)
+    assert len(log.read_text().split()) == 4  # the pass that found the split, the shuffle's
+
+
+def test_control_lists_get_the_in_memory_errors(client, rng):
+    """Unknown, repeated and missing names in a list of systems: the in-memory error, the
+    same one first, though the whole table's systems are known only after the pass."""
+    scores = make_scores(rng, systems=("ctrl", "a", "b", "c"))
+    scores = scores[(scores["system"] != "c") | (scores["task"] == "t4")]  # c on one task only
+    for control, treatment in ((["a", "nope", "a"], None), (["ctrl", "ctrl"], None), ([], None),
+                               ("ctrl", ["c", "zz"]), (["c", "a"], ["c", "c"])):  # fmt: skip
+        want, want_w = _outcome(scores.meta.effects, control, treatment=treatment)
+        got, got_w = _outcome(_by_task(scores).meta.effects, control, treatment=treatment)
+        assert got == want and got_w == want_w
+        assert want[0] is PairingError
+    want, want_w = _caught(scores.meta.effects, ["c", "a"], treatment=["ctrl", "b"])
+    got, got_w = _caught(_by_task(scores).meta.effects, ["c", "a"], treatment=["ctrl", "b"])
+    pd.testing.assert_frame_equal(got, want, check_exact=True)  # c only in one partition
+    assert got_w == want_w
+
+
 def test_extra_columns_named_like_outputs_get_the_in_memory_schema_error(client, rng):
     scores = make_scores(rng)
     # r: was overwritten by tanh(effect); n: was pandas' "cannot insert n, already exists"

@@ -219,3 +219,65 @@ def test_a_tasks_sums_do_not_depend_on_the_memory_chunks(monkeypatch):
     for other in results[1:]:
         for column in ("effect", "variance", "mean_treatment", "n"):
             assert np.array_equal(other[column], results[0][column]), column
+
+
+def _layouts_equal(a: _layout.Layout, b: _layout.Layout) -> None:
+    for name in ("values", "mask", "block_task", "counts", "shift", "scale"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    for name in ("tasks", "metrics", "systems"):
+        assert list(getattr(a, name)) == list(getattr(b, name)), name
+
+
+def test_pyarrow_python_and_object_strings_give_one_layout(rng):
+    """Keys as pandas' pyarrow-backed ``str`` (encoded by pyarrow), Python strings and
+    objects (encoded by pandas): the same layout, bit for bit, names in Python's order of
+    strings — query ids past 1,000 with non-ASCII ones, a column of one value, a column
+    in two pyarrow chunks."""
+    pa = pytest.importorskip("pyarrow")
+    ids = [f"q{i}" for i in range(1100)] + ["é", "Z", "ä", "z", "日本", "q\U0001f600", "Q"]
+    scores = make_scores(rng, tasks={"t1": len(ids), "t2": 40}, drop=0.1)
+    scores["query"] = np.array(ids, dtype=object)[scores["query"].str[1:].astype(int)]
+    keys = ["task", "query", "system", "metric"]
+    as_object = scores.astype(dict.fromkeys(keys, object))
+    want = _layout.layout(as_object)
+    assert list(want.tasks) == ["t1", "t2"]
+    for dtype in ("str", object):  # the codes index names in Python's order of strings
+        codes, names = _layout._codes(scores["query"].astype(dtype), sort=True)
+        assert list(names) == sorted(set(scores["query"]))
+        assert names[codes].tolist() == scores["query"].tolist()
+    for dtype in ("str", "string[python]", "string[pyarrow]"):
+        got = _layout.layout(scores.astype(dict.fromkeys(keys, dtype)))
+        _layouts_equal(got, want)
+    one_task = scores[scores["task"] == "t1"].reset_index(drop=True)
+    _layouts_equal(_layout.layout(one_task.astype(dict.fromkeys(keys, "str"))),
+                   _layout.layout(one_task.astype(dict.fromkeys(keys, object))))  # fmt: skip
+    half = len(scores) // 2
+    chunked = scores.assign(**{key: pd.arrays.ArrowStringArray(pa.chunked_array(
+        [pa.array(scores[key].iloc[:half].tolist()), pa.array(scores[key].iloc[half:].tolist())]
+    )) for key in keys})  # fmt: skip
+    assert chunked["query"].array.__arrow_array__().num_chunks == 2
+    _layouts_equal(_layout.layout(chunked), want)
+
+
+@pytest.mark.parametrize("dtype", ["str", "string[python]", object])
+@pytest.mark.parametrize("column", ["task", "query", "system", "metric"])
+@pytest.mark.parametrize("bad", [None, ""])
+def test_a_missing_or_empty_key_gets_the_schema_report(rng, dtype, column, bad):
+    """Keys checked as the layout encodes them, on their distinct values: the report of
+    validate_scores, whichever the column, its dtype, and the row."""
+    scores = make_scores(rng).astype(dict.fromkeys(["task", "query", "system", "metric"], dtype))
+    for row in (0, len(scores) - 1, 7):  # the first and last rows: the one-value shortcut
+        broken = scores.copy()
+        broken.loc[row, column] = bad
+        with pytest.raises(metaeval.SchemaError) as want:
+            metaeval.validate_scores(broken)
+        with pytest.raises(metaeval.SchemaError) as got:
+            _layout.layout(broken)
+        assert str(got.value) == str(want.value)
+        assert "empty names" in str(got.value) if bad == "" else "missing" in str(got.value)
+    one = scores[scores["task"] == "t1"].reset_index(drop=True)  # one task, one value but a row
+    one.loc[len(one) - 1, "task"] = bad
+    with pytest.raises(
+        metaeval.SchemaError, match=f"column 'task' has {'empty' if bad == '' else 'missing'}"
+    ):
+        _layout.layout(one)

@@ -136,9 +136,9 @@ def _codes(series: pd.Series, *, sort: bool) -> tuple[np.ndarray, np.ndarray] | 
         if not key_column_ok(series):
             return None
         return series.cat.codes.to_numpy(), np.asarray(series.cat.categories, dtype=object)
-    coded = _arrow_codes(series, sort=sort)
-    if coded is not None:
-        return coded if coded[0] is not None else None
+    strings = _arrow_strings(series)
+    if strings is not None:
+        return _arrow_codes(strings, sort=sort)
     codes, uniques = pd.factorize(series, sort=False)
     if (codes < 0).any():  # missing keys
         return None
@@ -153,25 +153,27 @@ def _codes(series: pd.Series, *, sort: bool) -> tuple[np.ndarray, np.ndarray] | 
     return codes, uniques
 
 
-def _arrow_codes(series: pd.Series, *, sort: bool) -> tuple[Any, Any] | None:
-    """:func:`_codes` of a column of pyarrow-backed strings (pandas' ``str``), encoded by
-    pyarrow without Python strings for its rows; ``(None, None)`` for a missing or empty
-    key; None for other columns.
-
-    A column of one value (the task or metric of a partition by task) is checked, not
-    encoded; names sort by their UTF-8 bytes, which is Python's order of strings.
-    """
+def _arrow_strings(series: pd.Series) -> Any:
+    """The pyarrow array of a column of pyarrow-backed strings (pandas' ``str``), or None."""
     array = series.array
     if not isinstance(array, pd.arrays.ArrowStringArray) or not len(array):
         return None
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     data = array.__arrow_array__()
     if isinstance(data, pa.ChunkedArray):
         data = data.chunk(0) if data.num_chunks == 1 else data.combine_chunks()
-    if data.null_count:
-        return None, None
+    return data
+
+
+def _arrow_codes(data: Any, *, sort: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_codes` of pyarrow strings, encoded by pyarrow without a Python string per
+    row. A column of one value (the task or metric of a partition by task) is checked,
+    not encoded; names sort by their UTF-8 bytes, which is Python's order of strings."""
+    import pyarrow.compute as pc
+
+    if data.null_count:  # missing keys
+        return None
     first = data[0]
     if data[len(data) - 1] == first and pc.all(pc.equal(data, first)).as_py():
         codes, names = np.zeros(len(data), dtype=np.intp), np.array([first.as_py()], dtype=object)
@@ -184,9 +186,8 @@ def _arrow_codes(series: pd.Series, *, sort: bool) -> tuple[Any, Any] | None:
             rank[np.asarray(order)] = np.arange(len(order), dtype=codes.dtype)
             codes, dictionary = np.take(rank, codes), dictionary.take(order)
         names = dictionary.to_numpy(zero_copy_only=False)
-    if not len(names[0]) or (not sort and (names == "").any()):
-        return None, None
-    return codes, names
+    # an empty key: sorted, it comes first
+    return None if not names[0] or (not sort and (names == "").any()) else (codes, names)
 
 
 def _name_order(names: np.ndarray) -> np.ndarray:

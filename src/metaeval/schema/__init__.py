@@ -286,12 +286,15 @@ def _check_not_folds(df: pd.DataFrame) -> None:
 
 def _quick_scores_ok(df: pd.DataFrame, *, keys: bool = True) -> bool:
     """Cheap checks that pass exactly when pandera's checks (bar uniqueness) pass
-    (``keys=False``: bar the values of the key columns, too)."""
+    (``keys=False``: bar the values of the key columns too, whose dtypes only are checked)."""
     if not all(c in df.columns for c in SCORE_COLUMNS) or df.columns.duplicated().any():
         return False
     if len(df) == 0:
         return False
-    if keys and not all(key_column_ok(df[col]) for col in KEY_COLUMNS):
+    if keys:
+        if not all(key_column_ok(df[col]) for col in KEY_COLUMNS):
+            return False
+    elif not all(is_key_dtype(df[col].dtype) for col in KEY_COLUMNS):
         return False
     if df["value"].dtype != np.float64:
         return False
@@ -411,9 +414,7 @@ def prepare_scores(df: pd.DataFrame, *, check_keys: bool = True) -> pd.DataFrame
         df = coerce_scores(df)
         if REPLICATE in df.columns and len(df):
             df = coerce_scores(average_replicates(df))
-        if _quick_scores_ok(df, keys=check_keys) and (
-            check_keys or all(is_key_dtype(df[c].dtype) for c in KEY_COLUMNS)
-        ):
+        if _quick_scores_ok(df, keys=check_keys):
             return df
     validate_scores(df)  # raises with the full report
     raise AssertionError("unreachable: quick checks and the pandera model disagree")

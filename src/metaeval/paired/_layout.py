@@ -124,13 +124,17 @@ def add_segments(out: np.ndarray, a: np.ndarray, segment: np.ndarray, axis: int)
     out[tuple(index)] += np.add.reduceat(a, starts, axis=axis)
 
 
-def _codes(series: pd.Series, *, sort: bool) -> tuple[np.ndarray, np.ndarray] | None:
+def _codes(
+    series: pd.Series, *, sort: bool, named: bool = True
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Integer codes and the names they index (categories may include unused ones); None
     when a key is missing, empty or not a string (for :func:`validate_scores` to report).
 
     Categoricals keep their category order; other values are numbered in sorted
     order when ``sort`` is set, else in order of first appearance. The checks of the keys
     are those of :func:`metaeval.schema.prepare_scores`, on the distinct values.
+    ``named=False``: only the number of names is needed, which they may then give as a
+    pyarrow array (no Python string for each).
     """
     if isinstance(series.dtype, pd.CategoricalDtype):
         if not key_column_ok(series):
@@ -138,7 +142,7 @@ def _codes(series: pd.Series, *, sort: bool) -> tuple[np.ndarray, np.ndarray] | 
         return series.cat.codes.to_numpy(), np.asarray(series.cat.categories, dtype=object)
     strings = _arrow_strings(series)
     if strings is not None:
-        return _arrow_codes(strings, sort=sort)
+        return _arrow_codes(strings, sort=sort, named=named)
     codes, uniques = pd.factorize(series, sort=False)
     if (codes < 0).any():  # missing keys
         return None
@@ -166,7 +170,7 @@ def _arrow_strings(series: pd.Series) -> Any:
     return data
 
 
-def _arrow_codes(data: Any, *, sort: bool) -> tuple[np.ndarray, np.ndarray] | None:
+def _arrow_codes(data: Any, *, sort: bool, named: bool) -> tuple[np.ndarray, Any] | None:
     """:func:`_codes` of pyarrow strings, encoded by pyarrow without a Python string per
     row. A column of one value (the task or metric of a partition by task) is checked,
     not encoded; names sort by their UTF-8 bytes, which is Python's order of strings."""
@@ -176,18 +180,21 @@ def _arrow_codes(data: Any, *, sort: bool) -> tuple[np.ndarray, np.ndarray] | No
         return None
     first = data[0]
     if data[len(data) - 1] == first and pc.all(pc.equal(data, first)).as_py():
-        codes, names = np.zeros(len(data), dtype=np.intp), np.array([first.as_py()], dtype=object)
-    else:
-        encoded = pc.dictionary_encode(data)
-        codes, dictionary = encoded.indices.to_numpy(), encoded.dictionary
-        if sort:
-            order = pc.array_sort_indices(dictionary)
-            rank = np.empty(len(order), dtype=codes.dtype)
-            rank[np.asarray(order)] = np.arange(len(order), dtype=codes.dtype)
-            codes, dictionary = np.take(rank, codes), dictionary.take(order)
-        names = dictionary.to_numpy(zero_copy_only=False)
-    # an empty key: sorted, it comes first
-    return None if not names[0] or (not sort and (names == "").any()) else (codes, names)
+        name = first.as_py()
+        return (
+            (np.zeros(len(data), dtype=np.intp), np.array([name], dtype=object)) if name else None
+        )
+    encoded = pc.dictionary_encode(data)
+    codes, names = encoded.indices.to_numpy(), encoded.dictionary
+    if pc.any(pc.equal(names, "")).as_py():  # an empty key
+        return None
+    if sort:
+        order = pc.array_sort_indices(names)
+        rank = np.empty(len(order), dtype=codes.dtype)
+        rank[np.asarray(order)] = np.arange(len(order), dtype=codes.dtype)
+        codes = np.take(rank, codes)
+        names = names.take(order) if named else names
+    return codes, names.to_numpy(zero_copy_only=False) if named else names
 
 
 def _name_order(names: np.ndarray) -> np.ndarray:
@@ -272,7 +279,9 @@ def layout(scores: pd.DataFrame, *, keep_raw: bool = False) -> Layout:
     df = prepare_scores(scores, check_keys=False)  # the keys are checked as they are encoded
     # queries sorted by id (category order for categoricals): rows do not depend on the
     # order of the table's rows, which resampling tests need to be reproducible
-    coded = [_codes(df[c], sort=True) for c in ("task", "metric", "system", "query")]
+    coded = [
+        _codes(df[c], sort=True, named=c != "query") for c in ("task", "metric", "system", "query")
+    ]
     if any(c is None for c in coded):  # a missing, empty or non-string key
         validate_scores(df)  # raises with the full report
         raise AssertionError("unreachable: a bad key not reported by the schema")

@@ -114,9 +114,10 @@ class Survey:
         import dask
 
         _check_columns(ddf)
-        parts = dask.compute(
-            *[dask.delayed(_names)(p) for p in ddf[["task", "system", "metric"]].to_delayed()]
-        )
+        names = ddf[["task", "system", "metric"]].map_partitions(
+            _names, meta=pd.Series(dtype=object), enforce_metadata=False
+        )  # in the task that reads the three columns
+        parts = dask.compute(*names.to_delayed())
         seen: set[str] = set()
         aligned = True
         for tasks, _, _ in parts:

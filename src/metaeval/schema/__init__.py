@@ -391,7 +391,7 @@ def prepare_scores(df: pd.DataFrame, *, check_keys: bool = True) -> pd.DataFrame
     :mod:`metaeval.paired.sufficient`), which calls :func:`validate_scores` for the full
     report when it finds duplicates. ``check_keys=False`` leaves the values of the key
     columns (missing, empty, not strings) to the caller as well, which checks them on
-    their distinct values once it has encoded them (:func:`metaeval.paired.layout`), and
+    their distinct values once it has encoded them (the paired layout, ``paired.layout``), and
     calls :func:`validate_scores` for the report; their dtypes are checked here.
 
     Examples

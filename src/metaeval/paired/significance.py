@@ -550,9 +550,7 @@ def _per_query_tests(
         )
     ]
     if not maxt:
-        steps = sum(
-            len(_resample_chunks(b, n_resamples, exact)) if resampling else 1 for b, _ in plan
-        )
+        steps = sum(_steps(test, b, n_resamples, exact) for b, _ in plan)
         tracker = rs.Progress(steps, f"{test} test", progress)
     for batch, chunk in plan:
         sel = pairs[chunk]
@@ -759,6 +757,16 @@ def _resample_total(batch: rs.TaskBatch, n_resamples: int, exact: bool) -> int:
     return 2 ** batch.rows.shape[1] if exact else n_resamples
 
 
+def _steps(test: str, batch: rs.TaskBatch, n_resamples: int, exact: bool) -> int:
+    """Progress steps of one (batch, pair chunk): work items of the randomization test,
+    resample chunks of the bootstrap, 1 for the other tests."""
+    if test == "randomization":
+        total = _resample_total(batch, n_resamples, exact)
+        size = np.full(len(batch.tasks), batch.rows.shape[1]) if exact else batch.n
+        return len(_randomization_items(size, total))
+    return len(_resample_chunks(batch, n_resamples, exact)) if test == "bootstrap" else 1
+
+
 def _resample_chunks(batch: rs.TaskBatch, n_resamples: int, exact: bool) -> list[tuple[int, int]]:
     total = _resample_total(batch, n_resamples, exact)
     return rs.chunks(total, len(batch.tasks) * batch.rows.shape[1] * 8)
@@ -789,23 +797,52 @@ def _randomization(d, both, n, names, alternative, n_resamples, seed, tracker, e
 
     With signs s = 2b − 1 (b random bits), T* = Σ s·d = 2·(b @ d) − Σ d; the
     p-value compares T* with T = Σ d (the mean difference times the fixed n).
+    One work item is one task and one chunk of its resamples (:func:`_randomization_items`):
+    its sign bits times the differences of every column, one BLAS product.
     """
     n_tasks, width, n_metrics, n_pairs = d.shape
     unit = _column_units(d.reshape(n_tasks, width, -1))
     flat = d.reshape(n_tasks, width, -1) / unit[:, None, :]
     observed = flat.sum(axis=1)  # (tasks, columns)
     tol = 1e-9 * np.abs(flat).sum(axis=1)  # equal sums up to rounding count as ties
-    count = np.zeros_like(observed)
     total = 2**width if exact else n_resamples
-    for b0, b1 in rs.chunks(total, n_tasks * width * 8):
-        bits = _flips(exact, seed, names, n, width, b0, b1)  # (tasks, resamples, width)
-        star = 2 * np.matmul(bits, flat) - observed[:, None, :]  # (tasks, resamples, columns)
-        count += _tail(star, observed, tol, alternative)
-        tracker.step()
+    # (columns, queries) per task: the product below is then flat_t @ bits.T (BLAS's
+    # faster orientation for a few columns), the task's own n queries (the rest are 0)
+    size = np.full(n_tasks, width) if exact else np.asarray(n, dtype=int)
+    flat_t = [np.ascontiguousarray(flat[i, : size[i]].T) for i in range(n_tasks)]
+
+    def work(item: tuple[int, int, int], scratch: rs.Scratch) -> np.ndarray:
+        i, b0, b1 = item
+        bits = scratch.buffer("bits", (b1 - b0, int(size[i])))
+        if exact:
+            _exact_bits(b0, b1, width, bits)
+        else:
+            rs.sign_bits(seed, names[i], int(size[i]), b0, b1, bits)
+        star = 2 * (flat_t[i] @ bits.T) - observed[i][:, None]  # (columns, resamples)
+        return _tail(star.T[None], observed[i][None], tol[i][None], alternative)[0]
+
+    items = _randomization_items(size, total)
+    counts = rs.run_items(work, items, tracker.step)
+    count = np.zeros_like(observed)
+    for (i, _, _), c in zip(items, counts, strict=True):  # in item order: exact integer sums
+        count[i] += c
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = observed / both.reshape(n_tasks, width, -1).sum(axis=1) * unit
     p = _p_of(count, total, exact)
     return mean.reshape(n_tasks, n_metrics, n_pairs), p.reshape(n_tasks, n_metrics, n_pairs)
+
+
+def _randomization_items(size: np.ndarray, total: int) -> list[tuple[int, int, int]]:
+    """``(task, b0, b1)``: the work items of the randomization test, every task's resamples
+    in chunks whose sign array is cache-sized (:func:`rs.item_chunks`)."""
+    return [(i, b0, b1) for i, m in enumerate(size) for b0, b1 in rs.item_chunks(total, int(m))]
+
+
+def _exact_bits(b0: int, b1: int, width: int, out: np.ndarray) -> np.ndarray:
+    """The binary digits of b0 … b1 − 1 (width of them) as floats, written into ``out``."""
+    codes = np.arange(b0, b1, dtype=np.int64)
+    np.copyto(out, (codes[:, None] >> np.arange(width)) & 1)
+    return out
 
 
 def _studentized(total: np.ndarray, squares: np.ndarray, n: np.ndarray) -> np.ndarray:

@@ -16,16 +16,16 @@ long runs.
 
 The randomization test's sign flips are evaluated per task and chunk of resamples
 (:func:`sign_bits`, :func:`run_items`): each work item is one single-threaded BLAS
-product, and the items run on a pool of Python threads (numpy releases the GIL in
-them) as many as BLAS had threads. OpenBLAS's own threads split every product in
-two and wait for each other, which on a busy machine (another process on the
-other core) made a product 3–5× slower than one thread alone; independent items
-that a free thread picks up do not wait.
+product, and the items run on as many Python threads as BLAS had (numpy releases
+the GIL in them). OpenBLAS's own threads split every product in two and wait for
+each other, which on a busy machine (other processes on the other core) made a
+product 3–5× slower than one thread alone; an item that a free thread picks up
+waits for nothing. The counts of every item are summed in a fixed order, so the
+p-values do not depend on the number of threads.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -104,41 +104,42 @@ def item_chunks(total: int, n: int) -> list[tuple[int, int]]:
 ITEM_BYTES = 8 * 2**20
 """The float sign array of one work item (resamples × queries × 8 bytes): cache-sized."""
 
-_BLAS_LOCK = threading.Lock()
-_BLAS_STATE: dict[str, Any] = {"users": 0, "limiter": None, "threads": 1}
-
 
 def _blas_threads() -> tuple[Any, int]:
-    """Limit BLAS to one thread; return the limiter and how many threads BLAS had (the
-    most of any BLAS library loaded; the number of CPUs when none is found)."""
+    """Limit BLAS to one thread; return the limiter (None when that did not take) and how
+    many threads BLAS had (the most of any BLAS library loaded)."""
     from threadpoolctl import ThreadpoolController
 
     blas = ThreadpoolController().select(user_api="blas")
     before = max((lib.num_threads for lib in blas.lib_controllers), default=0)
-    return blas.limit(limits=1), max(1, before or os.cpu_count() or 1)
+    if before <= 1:
+        return None, 1
+    limiter = blas.limit(limits=1)
+    if any(lib.get_num_threads() != 1 for lib in blas.lib_controllers):
+        limiter.restore_original_limits()  # e.g. a BLAS that ignores the call
+        return None, 1
+    return limiter, before
 
 
 @contextmanager
 def single_threaded_blas() -> Iterator[int]:
-    """BLAS on one thread for the duration; yields the threads it had before.
+    """BLAS on one thread for the duration; yields how many threads it had before (1 where
+    it was not limited).
 
-    Nested and concurrent uses share one limit (the last to leave restores the
-    original thread counts), so that two callers on two threads cannot restore a
-    limit the other set.
+    Only from the main thread: OpenBLAS ignores a thread count set on another thread
+    once the main thread has set one (seen with 0.3.31), so a limit set there might
+    not be restorable. Elsewhere (a dask worker's thread, say) BLAS is left as it is
+    and 1 is yielded: the items then run one after the other, on BLAS's own threads.
     """
-    with _BLAS_LOCK:
-        if _BLAS_STATE["users"] == 0:
-            _BLAS_STATE["limiter"], _BLAS_STATE["threads"] = _blas_threads()
-        _BLAS_STATE["users"] += 1
-        threads = _BLAS_STATE["threads"]
+    if threading.current_thread() is not threading.main_thread():
+        yield 1
+        return
+    limiter, threads = _blas_threads()
     try:
         yield threads
     finally:
-        with _BLAS_LOCK:
-            _BLAS_STATE["users"] -= 1
-            if _BLAS_STATE["users"] == 0:
-                _BLAS_STATE["limiter"].restore_original_limits()
-                _BLAS_STATE["limiter"] = None
+        if limiter is not None:
+            limiter.restore_original_limits()
 
 
 class Scratch(threading.local):
@@ -156,7 +157,8 @@ def run_items(
     work: Callable[[Any, Scratch], Any], items: Iterable[Any], done: Callable[[], None]
 ) -> list:
     """``[work(item, scratch) for item in items]`` on single-threaded BLAS and as many
-    Python threads as BLAS had; ``done()`` is called on the calling thread after each item.
+    Python threads as BLAS had (see :func:`single_threaded_blas`); ``done()`` is called on
+    the calling thread after each item.
 
     ``scratch`` holds the buffers of the thread that runs the item (freed when the run
     ends); results come back in the order of ``items``, so that sums over them do not

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -88,13 +89,18 @@ def test_runs_on_other_threads_leave_blas_alone_and_nested_runs_keep_the_limit()
         assert set(_blas_threads()) == {2}
 
 
-def test_an_error_in_an_item_propagates_and_restores_blas():
+def test_an_error_in_an_item_propagates_drops_the_rest_and_restores_blas():
+    ran = []
+
     def work(item, scratch):
+        ran.append(item)
         if item == 3:
             raise ValueError("item 3")
+        time.sleep(0.002)  # 1000 items take 1 s on two threads: far longer than cancelling
         return item
 
     with threadpool_limits(limits=2, user_api="blas"):
         with pytest.raises(ValueError, match="item 3"):
-            rs.run_items(work, range(6), lambda: None)
+            rs.run_items(work, range(1000), lambda: None)
         assert set(_blas_threads()) == {2}
+        assert 3 in ran and len(ran) < 1000  # the items not started were cancelled

@@ -178,9 +178,13 @@ def run_items(
 
         with ThreadPoolExecutor(threads, thread_name_prefix="metaeval") as pool:
             futures = [pool.submit(work, item, scratch) for item in items]
-            for future in futures:
-                future.result()
-                done()
+            try:
+                for future in futures:
+                    future.result()
+                    done()
+            except BaseException:  # an item's error, or Ctrl-C: drop the items not started
+                pool.shutdown(cancel_futures=True)
+                raise
         return [future.result() for future in futures]
 
 

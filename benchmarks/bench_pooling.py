@@ -124,6 +124,8 @@ def main() -> None:
            bare / reml, ">=100")  # fmt: skip
     result("pooling_dl", f"statsmodels combine_effects per group / pool(DL) per group, {groups}",
            bare / dl_time, ">=100")  # fmt: skip
+    result("pooling_user_loop", f"groupby loop + combine_effects().summary_frame() / pool(REML, "
+           f"knha) per group, {groups}", user / reml, ">=100")  # fmt: skip
     dl = metaeval.pool(eff.head(args.k * args.subset), method="DL")
     y = eff["effect"].to_numpy().reshape(args.groups, args.k)
     v = eff["variance"].to_numpy().reshape(args.groups, args.k)

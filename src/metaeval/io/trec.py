@@ -50,7 +50,7 @@ def _table(path: str | Path, width: int, layout: str) -> tuple[pd.DataFrame, np.
     return df, lines
 
 
-def _typed_table(path: str | Path, width: int, numbers: dict[int, type]) -> pd.DataFrame | None:
+def _typed_table(path: str | Path, width: int, numbers: dict[int, Any]) -> pd.DataFrame | None:
     """The columns of a well-formed file, ``numbers`` parsed by the C parser (int64 or
     float64; ids as str objects), or None wherever :func:`_table` and :func:`_numeric`
     must look: a blank or short line, a number the C parser does not read as the type, one
@@ -282,11 +282,12 @@ def read_nested(path: str | Path, kind: str) -> dict[str, dict[str, Any]]:
     >>> from metaeval.io.trec import read_nested
     >>> tmp = tempfile.TemporaryDirectory()
     >>> path = pathlib.Path(tmp.name) / "qrels.txt"
-    >>> _ = path.write_text("q2 0 d7 2\nq1 0 d1 1\nq2 0 d1 0\n")
+    >>> _ = path.write_text("q2 0 d7 2\\nq1 0 d1 1\\nq2 0 d1 0\\n")
     >>> read_nested(path, "qrels")
     {'q2': {'d7': 2, 'd1': 0}, 'q1': {'d1': 1}}
     >>> tmp.cleanup()
     """
+    numbers: dict[int, Any]
     if kind == "qrels":
         layout, width, doc, value, numbers = QRELS_LAYOUT, 4, 2, 3, {3: np.int64}
     else:

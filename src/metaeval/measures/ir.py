@@ -637,8 +637,8 @@ def evaluate(
             if absent and missing == "zero":
                 # ir_measures leaves out some judged queries without results (depending on the
                 # measure's provider): trec_eval -c scores them 0
-                done = set(zip(queries, metrics, strict=True))
-                fill = [(a, i) for a in absent for i in range(len(parsed)) if (a, i) not in done]
+                present = set(zip(queries, metrics, strict=True))
+                fill = [(a, i) for a in absent for i in range(len(parsed)) if (a, i) not in present]
                 queries += [a for a, _ in fill]
                 metrics += [i for _, i in fill]
                 values += [0.0] * len(fill)

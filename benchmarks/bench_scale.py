@@ -70,6 +70,7 @@ import pandas as pd
 import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
+from _result import result
 
 import metaeval
 
@@ -644,6 +645,9 @@ def summary(
     ok = max(ratios) <= 1.5 if len(ratios) == len(sizes) else False
     worst = f"worst {max(ratios):.2f}x" if ratios else "not measured"
     print(f"  {mark(ok)}  (b) <= 1.5x (a) at every size: {worst}")
+    shown = ", ".join(f"{r:.0e}" for r in sizes)
+    result("scale_effects", f"dask effects+pool / dask groupby sum, worst of {shown} rows",
+           max(ratios) if len(ratios) == len(sizes) else float("nan"), "<=1.5")  # fmt: skip
     as_written = [results[r]["b"].seconds / results[r]["a0"].seconds for r in sizes
                   if results[r]["b"].seconds and results[r]["a0"].seconds]  # fmt: skip
     if as_written:
@@ -659,6 +663,7 @@ def summary(
         print(
             f"  {mark(peak <= 2 * GB)}  peak RSS per worker <= 2 GB at 1e8 rows: {peak / GB:.2f} GB ({which})"
         )
+        result("scale_rss", "peak RSS per worker at 1e8 rows, GB", peak / GB, "<=2")
     else:
         print(
             f"  {mark(None)}  peak RSS per worker <= 2 GB at 1e8 rows: not run at 1e8 "
@@ -677,6 +682,8 @@ def summary(
     t0, t1 = results[lo]["b"].seconds, results[hi]["b"].seconds
     if hi > lo and t0 and t1:
         print(f"  {mark(t1 / t0 <= target)}  {name}: {t1 / t0:.2f}")
+        result("scale_linear", f"time of effects+pool at {hi:.0e} / at {lo:.0e} rows", t1 / t0,
+               f"<={target:.3g}")  # fmt: skip
     else:
         print(f"  {mark(None)}  {name}: needs two sizes")
 

@@ -65,6 +65,23 @@ def test_run_items_keeps_the_order_limits_blas_and_restores_it():
         assert threads == {threading.get_ident()}
 
 
+def test_without_threadpoolctl_the_items_run_in_turn_on_blas_threads(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # import threadpoolctl fails
+    with threadpool_limits(limits=2, user_api="blas"):
+        seen, threads = [], set()
+
+        def work(item, scratch):
+            seen.append(_blas_threads())
+            threads.add(threading.get_ident())
+            return item + 1
+
+        assert rs.run_items(work, range(12), lambda: None) == list(range(1, 13))
+        assert threads == {threading.get_ident()}  # no pool: one after the other
+        assert all(set(limits) == {2} for limits in seen)  # BLAS left as it was
+
+
 def test_runs_on_other_threads_leave_blas_alone_and_nested_runs_keep_the_limit():
     with threadpool_limits(limits=2, user_api="blas"):
         seen, inner, ran_on = [], [], set()

@@ -21,7 +21,9 @@ the GIL in them). OpenBLAS's own threads split every product in two and wait for
 each other, which on a busy machine (other processes on the other core) made a
 product 3–5× slower than one thread alone; an item that a free thread picks up
 waits for nothing. The counts of every item are summed in a fixed order, so the
-p-values do not depend on the number of threads.
+p-values do not depend on the number of threads. Limiting BLAS takes threadpoolctl
+(``pip install 'metaeval[speed]'``; scikit-learn brings it too); without it the items
+run one after the other on BLAS's own threads, with the same p-values.
 """
 
 from __future__ import annotations
@@ -108,8 +110,10 @@ ITEM_BYTES = 8 * 2**20
 def _blas_threads() -> tuple[Any, int]:
     """Limit BLAS to one thread; return the limiter (None when that did not take) and how
     many threads BLAS had (the most of any BLAS library loaded)."""
-    from threadpoolctl import ThreadpoolController
-
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # optional (the "speed" extra): BLAS keeps its own threads
+        return None, 1
     blas = ThreadpoolController().select(user_api="blas")
     before = max((lib.num_threads for lib in blas.lib_controllers), default=0)
     if before <= 1:

@@ -269,8 +269,10 @@ def test_ranx_objects_when_installed():
     qrels = ranx.Qrels({"q1": {"d1": 1}, "q2": {"d2": 1}})
     run = ranx.Run({"q1": {"d1": 0.9, "d3": 0.5}, "q2": {"d3": 0.4, "d2": 0.3}}, name="r")
     ours = metaeval.ir.evaluate(qrels, {"r": run}, "RR@10", task="t").set_index("query")["value"]
-    ranx.evaluate(qrels, run, "mrr@10", return_mean=False)
-    assert ours["q1"] == 1.0 and ours["q2"] == 0.5
+    # ranx's own per-query MRR@10 (it also stores them in the run, for from_ranx_scores)
+    theirs = ranx.evaluate(qrels, run, "mrr@10", return_mean=False)
+    np.testing.assert_array_equal(ours[["q1", "q2"]].to_numpy(), theirs)
+    assert ours["q1"] == 1.0 and ours["q2"] == 0.5  # by hand: d1 first, d2 second
     assert mio.from_ranx_scores({"r": run}).set_index("query")["value"].to_dict() == {
         "q1": 1.0,
         "q2": 0.5,

@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 import pandas as pd
+from _result import result
 from scipy import integrate, optimize, stats
 
 import metaeval
@@ -79,6 +80,13 @@ def main() -> None:
     )
     print(
         f"scipy quad, τ median only, per group: {quad * 1e3:8.3f} ms per group -> ratio {quad / batch:.0f}x"
+    )
+    groups = f"{args.groups:,} groups of k = {args.k}"
+    result(
+        "bayes_per_group", f"bayes_pool once per group / all groups at once, {groups}", one / batch
+    )
+    result(
+        "bayes_quad", f"scipy quad (tau median only) / bayes_pool per group, {groups}", quad / batch
     )
     got = metaeval.bayes_pool(parts[0]).table["tau_median"].item()
     print(

@@ -30,6 +30,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _result import result
 
 import metaeval
 
@@ -159,6 +160,7 @@ def main() -> None:
             f"Ranger-style loop             {t_loop:8.3f} s   {t_loop / t_base:5.2f}x baseline, "
             f"metaeval {t_loop / t_one:5.1f}x faster (target >= 10x); same numbers: {agree}"
         )
+        loop_ratio = t_loop / t_one
     p_one = peak_bytes(one_control)
     p_all = peak_bytes(all_pairs)
     print(
@@ -166,6 +168,35 @@ def main() -> None:
     )
     print(
         f"peak memory all pairs         {p_all / 2**20:8.0f} MiB  {p_all / frame_bytes:5.2f}x frame  (target <= 2x)"
+    )
+    rows = f"{len(df):,} rows"
+    result(
+        "effects_one_control",
+        f"effects(control)+pool() / groupby sum, {rows}",
+        t_one / t_base,
+        "<=1.5",
+    )
+    result(
+        "effects_all_pairs", f"effects(control=None) / groupby sum, {rows}", t_all / t_base, "<=4"
+    )
+    if not args.no_loop:
+        result(
+            "effects_vs_loop",
+            f"Ranger-style loop / effects(control)+pool(), {rows}",
+            loop_ratio,
+            ">=10",
+        )
+    result(
+        "effects_memory",
+        f"peak memory of effects+pool / the frame, {rows}",
+        p_one / frame_bytes,
+        "<=2",
+    )
+    result(
+        "effects_memory_all_pairs",
+        f"peak memory of all pairs / the frame, {rows}",
+        p_all / frame_bytes,
+        "<=2",
     )
 
 

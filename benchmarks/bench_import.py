@@ -25,6 +25,8 @@ import statistics
 import subprocess
 import sys
 
+from _result import result
+
 HEAVY = ("scipy", "matplotlib", "seaborn", "jinja2", "rich", "ir_measures", "pandera", "sklearn")
 
 STATEMENTS = {
@@ -67,6 +69,8 @@ def main() -> None:
     for name, m in median.items():
         print(f"  {name:<38} {m:6.3f} s   ratio to baseline {m / base:5.2f}")
     print(f"heavy libraries loaded by `import metaeval`: {loaded_after_import() or 'none'}")
+    result("import", f"import metaeval / import pandas, xarray, pandera (medians of {args.rounds})",
+           median["import metaeval"] / base, "<=1.15")  # fmt: skip
 
 
 if __name__ == "__main__":

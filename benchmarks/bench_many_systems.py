@@ -23,6 +23,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _result import result
 
 from metaeval.ranking import bayes_signed_rank, posthoc
 
@@ -121,6 +122,10 @@ def main() -> None:
     print(f"{'step':<38}{'metaeval':>10}  {'reference':<34}{'time':>9}{'ratio':>8}  max |diff|")
     for step, t1, name, t2, diff in rows:
         print(f"{step:<38}{t1:>9.2f}s  {name:<34}{t2:>8.2f}s{t2 / t1:>7.1f}x  {diff:.1e}")
+    for (step, t1, _, t2, _), name in zip(rows, ("nemenyi", "wilcoxon_holm", "bayes_signed_rank"),
+                                          strict=True):  # fmt: skip
+        result(f"many_systems_{name}", f"reference / metaeval, {step}, {k} systems x {n} tasks",
+               t2 / t1, ">=20")  # fmt: skip
     se = 0.5 / np.sqrt(args.samples)
     print(f"(Bayesian probabilities: Monte-Carlo error of each side up to {se:.4f}; "
           "the other differences are floating point)")  # fmt: skip

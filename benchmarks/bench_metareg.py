@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _result import result
 
 import metaeval
 
@@ -90,6 +91,11 @@ def main() -> None:
           f"-> ratio {loop_reml / per_group['REML']:.0f}x")  # fmt: skip
     print(f"statsmodels WLS (EE coefficients only)  : {1e3 * loop_wls:8.3f} ms per group "
           f"-> ratio {loop_wls / per_group['EE']:.0f}x")  # fmt: skip
+    groups = f"{args.groups:,} groups of k = {args.k}"
+    result("metareg_reml", f"metareg(REML) once per group / all groups at once, {groups}",
+           loop_reml / per_group["REML"])  # fmt: skip
+    result("metareg_ee_wls", f"statsmodels WLS per group / metareg(EE) per group, {groups}",
+           loop_wls / per_group["EE"])  # fmt: skip
 
 
 if __name__ == "__main__":

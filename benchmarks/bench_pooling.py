@@ -22,6 +22,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _result import result
 
 import metaeval
 
@@ -118,6 +119,13 @@ def main() -> None:
             f"REML+KH {per_group / reml:5.1f}x faster, DL {per_group / dl_time:5.1f}x faster"
         )
     print("target: >= 100x faster per group")
+    groups = f"{args.groups:,} groups of k = {args.k}"
+    result("pooling_reml", f"statsmodels combine_effects per group / pool(REML, knha) per group, {groups}",
+           bare / reml, ">=100")  # fmt: skip
+    result("pooling_dl", f"statsmodels combine_effects per group / pool(DL) per group, {groups}",
+           bare / dl_time, ">=100")  # fmt: skip
+    result("pooling_user_loop", f"groupby loop + combine_effects().summary_frame() / pool(REML, "
+           f"knha) per group, {groups}", user / reml, ">=100")  # fmt: skip
     dl = metaeval.pool(eff.head(args.k * args.subset), method="DL")
     y = eff["effect"].to_numpy().reshape(args.groups, args.k)
     v = eff["variance"].to_numpy().reshape(args.groups, args.k)

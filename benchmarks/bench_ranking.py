@@ -24,6 +24,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _result import result
 
 from metaeval.measures import err, kendall_tau, ndcg, reciprocal_rank, segment_scores
 from metaeval.ranking import leaderboard
@@ -111,6 +112,13 @@ def main() -> None:
     print(f"leaderboard borda               {borda / base:8.1f}x baseline")
     print(f"leaderboard kemeny (exact, {args.systems} systems) {kemeny / base:5.1f}x baseline")
     print(board.head(3).to_string(index=False))
+    result("ranking_segments", f"per-segment loop / segment_scores, {small['segment'].nunique():,} segments",
+           loop_small / vec_small)  # fmt: skip
+    result(
+        "ranking_borda",
+        f"leaderboard(borda) / groupby sum, {len(judgments):,} judgments",
+        borda / base,
+    )
 
 
 if __name__ == "__main__":

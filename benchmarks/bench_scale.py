@@ -75,6 +75,7 @@ import pandas as pd
 import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
+from _result import result
 
 import metaeval
 
@@ -662,6 +663,9 @@ def summary(
     ok = max(ratios) <= 1.5 if len(ratios) == len(sizes) else False
     worst = f"worst {max(ratios):.2f}x" if ratios else "not measured"
     print(f"  {mark(ok)}  (b) <= 1.5x (a) at every size: {worst}")
+    shown = ", ".join(f"{r:.0e}" for r in sizes)
+    result("scale_effects", f"dask effects+pool / dask groupby sum, worst of {shown} rows",
+           max(ratios) if len(ratios) == len(sizes) else float("nan"), "<=1.5")  # fmt: skip
     as_written = [results[r]["b"].seconds / results[r]["a0"].seconds for r in sizes
                   if results[r]["b"].seconds and results[r]["a0"].seconds]  # fmt: skip
     if as_written:
@@ -672,6 +676,9 @@ def summary(
     if to_pairing:
         print(f"  {mark(max(to_pairing) <= 1.5)}  (b) <= 1.5x (a1), the read-and-factorize floor "
               f"(issue 31): worst {max(to_pairing):.2f}x")  # fmt: skip
+    result("scale_effects_pairing",
+           f"dask effects+pool / read + factorize the four keys, worst of {shown} rows",
+           max(to_pairing) if len(to_pairing) == len(sizes) else float("nan"), "<=1.5")  # fmt: skip
 
     at = 10**8 if 10**8 in results else None
     rows = at or large
@@ -682,6 +689,7 @@ def summary(
         print(
             f"  {mark(peak <= 2 * GB)}  peak RSS per worker <= 2 GB at 1e8 rows: {peak / GB:.2f} GB ({which})"
         )
+        result("scale_rss", "peak RSS per worker at 1e8 rows, GB", peak / GB, "<=2")
     else:
         print(
             f"  {mark(None)}  peak RSS per worker <= 2 GB at 1e8 rows: not run at 1e8 "
@@ -700,6 +708,8 @@ def summary(
     t0, t1 = results[lo]["b"].seconds, results[hi]["b"].seconds
     if hi > lo and t0 and t1:
         print(f"  {mark(t1 / t0 <= target)}  {name}: {t1 / t0:.2f}")
+        result("scale_linear", f"time of effects+pool at {hi:.0e} / at {lo:.0e} rows", t1 / t0,
+               f"<={target:.3g}")  # fmt: skip
     else:
         print(f"  {mark(None)}  {name}: needs two sizes")
 

@@ -7,9 +7,14 @@ pair-tests — and times, per pair-test, ranx's ``fisher_randomization_test``
 (``permutation_type="samples"``, vectorized) on a few pairs. Target (issue 4):
 at least 100x faster than ranx per test.
 
+Speed depends on the machine's load more than on anything else: compare() runs its
+BLAS products on one thread each, on as many Python threads as BLAS had (see
+metaeval.paired._resampling); OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE, where a machine sets
+them, choose an older kernel (the first line printed names the one in use).
+
     pip install ranx        # for the ranx comparison (skipped without it)
     python benchmarks/bench_significance.py
-    python benchmarks/bench_significance.py --queries 1000 --tasks 5   # a quick run
+    python benchmarks/bench_significance.py --tasks 5 --pairs 1 --no-scipy   # a quick run
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import time
 
 import numpy as np
 import pandas as pd
+from _result import result
 
 import metaeval
 
@@ -48,8 +54,16 @@ def main() -> None:
     parser.add_argument("--adjust", action="store_true",
                         help="also time adjust='holm' and adjust='maxt' (max-T) and stop")  # fmt: skip
     parser.add_argument("--repeat", type=int, default=1, help="timed runs; the fastest is shown")
+    parser.add_argument(
+        "--no-scipy", action="store_true", help="skip scipy (11 s or more per pair)"
+    )
     args = parser.parse_args()
     from scipy import stats
+    from threadpoolctl import threadpool_info
+
+    blas = [f"{i['internal_api']} {i['version']} {i['architecture']}, {i['num_threads']} threads"
+            for i in threadpool_info() if i["user_api"] == "blas"]  # fmt: skip
+    print(f"metaeval from {metaeval.__file__}; BLAS: {'; '.join(blas)}")
 
     scores = make_scores(args.systems, args.tasks, args.queries)
     tests = (args.systems - 1) * args.tasks
@@ -94,19 +108,21 @@ def main() -> None:
             f"   metaeval {t_ranx / ours:7.0f}x faster (target >= 100x)"
         )
     except ImportError:
-        ranx_p = None
+        ranx_p, t_ranx = None, float("nan")
         print("ranx is not installed: pip install ranx")
-    start = time.perf_counter()
-    scipy_p = [
-        stats.permutation_test((x, control), lambda a, b, axis: np.mean(a - b, axis=axis), vectorized=True,
-                               permutation_type="samples", n_resamples=args.resamples, random_state=0).pvalue
-        for x in pairs
-    ]  # fmt: skip
-    t_scipy = (time.perf_counter() - start) / len(pairs)
-    print(
-        f"scipy permutation_test (vectorized):     {t_scipy * tests:8.1f} s  {t_scipy * 1e3:9.1f} ms/test"
-        f"   metaeval {t_scipy / ours:7.0f}x faster"
-    )
+    scipy_p = None
+    if not args.no_scipy:
+        start = time.perf_counter()
+        scipy_p = [
+            stats.permutation_test((x, control), lambda a, b, axis: np.mean(a - b, axis=axis), vectorized=True,
+                                   permutation_type="samples", n_resamples=args.resamples, random_state=0).pvalue
+            for x in pairs
+        ]  # fmt: skip
+        t_scipy = (time.perf_counter() - start) / len(pairs)
+        print(
+            f"scipy permutation_test (vectorized):     {t_scipy * tests:8.1f} s  {t_scipy * 1e3:9.1f} ms/test"
+            f"   metaeval {t_scipy / ours:7.0f}x faster"
+        )
     ours_p = res[
         (res["task"] == "task0")
         & res["treatment"].isin([f"system{i}" for i in range(1, 1 + args.pairs)])
@@ -115,10 +131,14 @@ def main() -> None:
         "p-values on the timed pairs: metaeval",
         np.round(ours_p["p_value"].to_numpy(), 4),
         "scipy",
-        np.round(scipy_p, 4),
+        None if scipy_p is None else np.round(scipy_p, 4),
         "ranx",
         None if ranx_p is None else np.round(ranx_p, 4),
     )
+
+    result("significance", f"ranx fisher_randomization_test / compare(test=randomization) per "
+           f"test, {tests} tests of {args.resamples:,} resamples on {args.queries:,} queries",
+           t_ranx / ours, ">=100")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import gzip
 import json
 import re
 import warnings
+from functools import partial
 
 import metaeval.ir
 import numpy as np
@@ -15,6 +16,7 @@ import pytest
 import metaeval
 from metaeval import FormatError, PairingWarning, SchemaError
 from metaeval import io as mio
+from metaeval.io.trec import read_nested
 
 pytest.importorskip("ir_measures")
 
@@ -192,11 +194,12 @@ def test_evaluate_errors(tmp_path):
 def test_trec_errors_name_file_and_line(tmp_path, text, reader, line, problem):
     path = tmp_path / "bad.txt"
     path.write_text(text)
-    with pytest.raises(FormatError, match=problem) as info:
-        reader(path)
-    assert (
-        info.value.line == line and str(path) in str(info.value) and "Expected" in str(info.value)
-    )
+    nested = partial(read_nested, kind="qrels" if reader is mio.read_qrels else "run")
+    for read in (reader, nested):  # evaluate() reads files with read_nested
+        with pytest.raises(FormatError, match=problem) as info:
+            read(path)
+        assert info.value.line == line and str(path) in str(info.value)
+        assert "Expected" in str(info.value)
 
 
 def test_elinor_jsonl_roundtrips_and_errors(tmp_path):
@@ -266,8 +269,10 @@ def test_ranx_objects_when_installed():
     qrels = ranx.Qrels({"q1": {"d1": 1}, "q2": {"d2": 1}})
     run = ranx.Run({"q1": {"d1": 0.9, "d3": 0.5}, "q2": {"d3": 0.4, "d2": 0.3}}, name="r")
     ours = metaeval.ir.evaluate(qrels, {"r": run}, "RR@10", task="t").set_index("query")["value"]
-    ranx.evaluate(qrels, run, "mrr@10", return_mean=False)
-    assert ours["q1"] == 1.0 and ours["q2"] == 0.5
+    # ranx's own per-query MRR@10 (it also stores them in the run, for from_ranx_scores)
+    theirs = ranx.evaluate(qrels, run, "mrr@10", return_mean=False)
+    np.testing.assert_array_equal(ours[["q1", "q2"]].to_numpy(), theirs)
+    assert ours["q1"] == 1.0 and ours["q2"] == 0.5  # by hand: d1 first, d2 second
     assert mio.from_ranx_scores({"r": run}).set_index("query")["value"].to_dict() == {
         "q1": 1.0,
         "q2": 0.5,
@@ -425,10 +430,55 @@ def test_per_query_csv_field_counts_and_repeated_queries(tmp_path):
 def test_a_document_listed_twice_for_a_query_is_refused_alike(tmp_path, text, reader, line, first):
     path = tmp_path / "dup.txt"
     path.write_text(text)
-    with pytest.raises(FormatError) as err:
-        reader(path)
-    assert err.value.line == line
-    assert f"of query 'q1' appears twice (first on line {first})" in str(err.value)
+    readers = [reader]
+    if reader in (mio.read_qrels, mio.read_run):
+        readers.append(partial(read_nested, kind="qrels" if reader is mio.read_qrels else "run"))
+    for read in readers:
+        with pytest.raises(FormatError) as err:
+            read(path)
+        assert err.value.line == line
+        assert f"of query 'q1' appears twice (first on line {first})" in str(err.value)
+
+
+def _by_hand(text: str, doc: int, value: int, kind: type) -> dict:
+    """{query: {doc: value}} of whitespace-separated lines, blank ones skipped."""
+    out: dict = {}
+    for line in text.lstrip("\ufeff").splitlines():
+        if line.strip():
+            fields = line.split()
+            out.setdefault(fields[0], {})[fields[doc]] = kind(float(fields[value]))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("q2 0 d7 2\nq1 0 d1 1\nq2 0 d1 0\n", "qrels"),  # the typed route
+        ("q2 0 d7 2.0\nq1 0 d1 +1\n\nq2 0 d1 0\n", "qrels"),  # "2.0", a blank line: checked route
+        ("\ufeffq1 0 nan 1\r\nq1 0 NA 3\r\n", "qrels"),  # BOM, CRLF, ids like missing values
+        ("q1 0 d1 9007199254740993\n", "qrels"),  # past 2^53: the checked route's float
+        ("q1 Q0 d2 1 0.9 t\nq1 Q0 d1 2 1e-3 t\nq2 Q0 d7 1 -3 t\n", "run"),
+        ("q1 d2 1 0.30000000000000004\nq1 d1 2.0 0.1\n", "run"),  # rank "2.0": checked route
+        ("q1\tQ0\td2\t1\t1.7976931348623157e308\tt\n\n", "run"),
+    ],
+)
+def test_read_nested_equals_the_readers_and_a_parse_by_hand(tmp_path, text, kind):
+    path = tmp_path / "file.txt"
+    path.write_bytes(text.encode("utf-8"))
+    width = len(text.lstrip("\ufeff").split("\n")[0].split())
+    doc, value = (2, 3) if kind == "qrels" else ((2, 4) if width == 6 else (1, 3))
+    want = _by_hand(text, doc, value, int if kind == "qrels" else float)
+    got = read_nested(path, kind)
+    assert got == want and list(got) == list(want)
+    assert all(
+        type(v) is (int if kind == "qrels" else float) for d in got.values() for v in d.values()
+    )
+    table = (mio.read_qrels if kind == "qrels" else mio.read_run)(path)
+    assert {q: dict(zip(g["doc_id"], g.iloc[:, -1], strict=True)) for q, g in
+            table.groupby("query_id", sort=False)} == want  # fmt: skip
+    gz = tmp_path / "file.txt.gz"
+    gz.write_bytes(gzip.compress(text.encode("utf-8")))
+    assert read_nested(gz, kind) == want
 
 
 def test_in_memory_judgments_and_runs_with_a_repeated_pair_are_refused():

@@ -156,6 +156,7 @@ def test_maxt_is_reproducible_however_computed(rng, monkeypatch):
         first["p_adjusted"], metaeval.compare(scores, **kwargs)["p_adjusted"]
     )
     monkeypatch.setattr(rs, "CHUNK_BYTES", 1)  # one resample block and one pair per chunk
+    monkeypatch.setattr(rs, "ITEM_BYTES", 1)  # one resample block per work item
     chunked = metaeval.compare(scores, **kwargs)
     np.testing.assert_array_equal(first["p_adjusted"], chunked["p_adjusted"])
     np.testing.assert_array_equal(first["p_value"], chunked["p_value"])

@@ -168,6 +168,7 @@ def test_same_seed_same_p_values_however_computed(rng, monkeypatch, test):
     kwargs = dict(control="ctrl", test=test, n_resamples=1000, seed=2026)
     first = metaeval.compare(scores, **kwargs)
     monkeypatch.setattr(rs, "CHUNK_BYTES", 1)  # one resample block and one pair per chunk
+    monkeypatch.setattr(rs, "ITEM_BYTES", 1)  # one resample block per work item
     chunked = metaeval.compare(scores, **kwargs)
     np.testing.assert_array_equal(first["p_value"], chunked["p_value"])
     shuffled = metaeval.compare(scores.sample(frac=1, random_state=5), **kwargs)

@@ -8,6 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import make_scores
 
 import metaeval
 from metaeval.errors import OptionError, PairingError
@@ -254,7 +255,12 @@ def test_accessor_and_input_unchanged(scores):
     [
         ({"n_resamples": 1}, "n_resamples"),
         ({"n_resamples": 2.5}, "n_resamples"),
-        ({"by": "pooled"}, "by"),
+        ({"by": "best"}, "by"),
+        ({"by": "pooled"}, "control"),
+        ({"control": "ctrl"}, "only with it"),
+        ({"by": "pooled", "control": ["ctrl"]}, "control"),
+        ({"by": "pooled", "control": "ctrl", "effect": "d"}, "effect"),
+        ({"by": "pooled", "control": "ctrl", "pool_method": "reml"}, "pool_method"),
         ({"simultaneous": "yes"}, "simultaneous"),
         ({"alpha": 1.5}, "alpha"),
         ({"seed": -1}, "seed"),
@@ -297,9 +303,116 @@ def test_leaderboard_gains_the_interval_columns(scores, method):
 
 
 def test_leaderboard_rank_intervals_options(scores):
-    with pytest.raises(OptionError, match="method='borda'"):
+    with pytest.raises(OptionError, match="method='borda', 'mean_rank' or 'meta'"):
         leaderboard(scores, method="copeland", rank_intervals=True)
     with pytest.raises(OptionError, match="rank_intervals"):
         leaderboard(scores, rank_intervals="yes")
     with pytest.raises(OptionError, match="n_resamples"):
         leaderboard(scores, n_resamples=1)
+
+
+# ------------------------------------------------------------------ by="pooled"
+POOLED = dict(by="pooled", control="ctrl", effect="md", pool_method="REML")
+
+
+def test_pooled_scores_are_the_meta_leaderboard(scores):
+    table = rank_intervals(scores, n_resamples=50, seed=0, **POOLED)
+    board = leaderboard(scores, method="meta", control="ctrl", effect="md", pool_method="REML",
+                        ci="z")  # fmt: skip
+    merged = table.merge(board, on=["metric", "system"], suffixes=("", "_board"))
+    assert len(merged) == len(table) == len(board) == 6
+    np.testing.assert_allclose(merged["score"], merged["score_board"], rtol=0, atol=1e-12)
+    assert (merged["rank"] == merged["rank_board"]).all()
+    # the leaderboard's score is pool(effects()) itself: an independent path to the numbers
+    eff = metaeval.effects(scores, control="ctrl", effect="md")
+    pooled = metaeval.pool(eff, method="REML", ci="z").set_index(["metric", "treatment"])["effect"]
+    got = table[table["system"] != "ctrl"].set_index(["metric", "system"])["score"]
+    np.testing.assert_allclose(got, pooled.reindex(got.index), rtol=0, atol=1e-12)
+    assert (table.loc[table["system"] == "ctrl", "score"] == 0).all()
+    assert table.attrs["control"] == "ctrl" and table.attrs["effect"] == "md"
+
+
+def resampled_table(scores: pd.DataFrame, tasks: np.ndarray, tau: np.ndarray,
+                    counts: np.ndarray) -> pd.DataFrame:  # fmt: skip
+    """One bootstrap resample written out as a scores table: slot i holds the drawn task
+    tau[i], each of its queries repeated as often as it was drawn (as new query ids)."""
+    frames = []
+    for i, t in enumerate(tau):
+        part = scores[scores["task"] == tasks[t]]
+        queries = np.sort(part["query"].unique())  # _query_table's order: sorted strings
+        for j, q in enumerate(queries):
+            for copy in range(int(counts[i, j])):
+                frames.append(part[part["query"] == q].assign(task=f"slot{i}", query=f"{q}#{copy}"))
+    return pd.concat(frames, ignore_index=True)
+
+
+@pytest.mark.parametrize("effect", ["md", "smcrp"])
+def test_pooled_resamples_equal_effects_then_pool_of_the_resampled_table(rng, effect):
+    """The vectorized path (weighted sums → effect_sizes → one pool call for all
+    resamples) against writing each resample out and calling effects() and pool()."""
+    from metaeval.ranking._intervals import (
+        _bootstrap_effects,
+        _pooled_scores,
+        _query_table,
+        _resamples,
+    )
+
+    scores = make_scores(rng, tasks={"t1": 6, "t2": 9, "t3": 5}, systems=("ctrl", "a", "b", "c"),
+                         metrics=("m",))  # fmt: skip
+    names = pd.Index(["a", "b", "c", "ctrl"])  # the order rank_intervals lays them out in
+    v, n_q, tasks = _query_table(scores, names)
+    n_res = 6
+    est, var = _bootstrap_effects(v, n_q, 3, n_res, 17, "m", effect)
+    (boot,) = _pooled_scores([est], [var], "REML")
+    draws = [(tau, counts) for _, tau_b, counts_b in _resamples(n_q, 12, n_res, 17, "m")
+             for tau, counts in zip(tau_b, counts_b, strict=True)]  # fmt: skip
+    assert len(draws) == n_res
+    for r, (tau, counts) in enumerate(draws):
+        table = resampled_table(scores, np.asarray(tasks), tau, counts)
+        eff = metaeval.effects(table, control="ctrl", effect=effect)
+        ref = metaeval.pool(eff, method="REML", ci="z").set_index("treatment")["effect"]
+        np.testing.assert_allclose(boot[r], ref.reindex(["a", "b", "c"]), rtol=1e-9, atol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def simulated_pooled() -> tuple[pd.DataFrame, pd.Series]:
+    # the md effect over system A estimates mu_s - mu_A: its true ranks are those of mu_s
+    return simulate(8, **{**SIM, "n_boards": 100})
+
+
+def test_pooled_intervals_cover_the_true_ranks(simulated_pooled):
+    scores, true = simulated_pooled
+    kw = dict(by="pooled", control="A", effect="md", n_resamples=200, seed=1)
+    table = rank_intervals(scores, **kw)
+    covered = coverage(table, true).groupby(table["metric"]).all()
+    assert len(covered) == 100
+    assert covered.mean() >= 0.90  # measured: 1.0 (100 of 100)
+    width = (table["rank_high"] - table["rank_low"] + 1).mean()
+    assert width < 4.0  # measured: 3.52 of 6 ranks (2.59 marginal)
+    marginal = rank_intervals(scores, simultaneous=False, **kw)
+    assert coverage(marginal, true).mean() >= 0.95  # measured: 0.997
+
+
+def test_pooled_copy_of_the_control_is_left_out_with_a_warning(scores):
+    copy = scores[scores["system"] == "ctrl"].assign(system="ctrl_copy")
+    both = pd.concat([scores, copy], ignore_index=True)
+    with pytest.warns(metaeval.DegenerateWarning, match="ctrl_copy"):
+        table = rank_intervals(both, n_resamples=30, seed=0, **POOLED)
+    assert "ctrl_copy" not in set(table["system"])
+    assert len(table) == 6
+
+
+def test_pooled_control_must_rank_on_every_metric(scores):
+    no_ctrl = scores[~((scores["metric"] == "m2") & (scores["system"] == "ctrl"))]
+    with pytest.raises(PairingError, match="'m2'"):
+        rank_intervals(no_ctrl, n_resamples=10, seed=0, **POOLED)
+
+
+def test_leaderboard_meta_gains_the_pooled_intervals(scores):
+    board = leaderboard(scores, method="meta", control="ctrl", effect="md", ci="z", rank_intervals=True,
+                        n_resamples=60, seed=4)  # fmt: skip
+    alone = rank_intervals(scores, n_resamples=60, seed=4, **POOLED)
+    merged = board.merge(alone, on=["metric", "system"], suffixes=("", "_alone"))
+    assert len(merged) == len(board) == 6
+    for col in ["rank_low", "rank_high", "tie_group", "prob_best"]:
+        assert (merged[col] == merged[f"{col}_alone"]).all()

@@ -17,6 +17,7 @@ ir-measures. ECIR 2022. doi:10.1007/978-3-030-99739-7_38
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ from ..errors import (
     warn,
     warn_groups,
 )
-from ..io.trec import invalid_numbers, read_qrels, read_run
+from ..io.trec import invalid_numbers, nested_from_columns, read_nested, read_qrels, read_run
 from ..schema import first_repeat
 
 __all__ = ["evaluate", "as_qrels", "as_run", "measure_name", "MEASURE_ALIASES"]
@@ -231,6 +232,81 @@ def _check_values(df: pd.DataFrame, value: str, what: str, labels: pd.Index | No
             "value": df[value].iloc[rows].to_numpy(),
         }),
     )  # fmt: skip
+
+
+_NUMBER_TYPES = frozenset(
+    {int, float, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+     np.uint64, np.float16, np.float32, np.float64}
+)  # fmt: skip
+
+
+def _nested(obj: Any, value: str, reader) -> dict[str, dict[str, Any]]:
+    """Judgments or a run as ``{query: {doc: value}}``: str ids, int relevance or float
+    scores, the form ir_measures evaluates without converting it row by row.
+
+    Validated as :func:`as_qrels` and :func:`as_run` validate, with the same errors: a
+    dict (or a ranx object) of plain numbers is checked and used (or copied) directly, a
+    file read by :func:`metaeval.io.trec.read_nested`; anything else, or a dict that fails
+    the check, goes through their tables (which raise, or convert what they accept, such
+    as numbers written as text). Queries without documents are left out, as the tables
+    have no row for them.
+    """
+    integer = value == "relevance"
+    mapping = None
+    if isinstance(obj, Mapping):
+        mapping = obj
+    elif not isinstance(obj, str | Path | pd.DataFrame) and callable(getattr(obj, "to_dict", None)):
+        mapping = obj.to_dict()  # ranx Qrels / Run
+    if isinstance(mapping, Mapping):
+        nested = _nested_from_mapping(mapping, integer)
+        if nested is not None:
+            return nested
+    if isinstance(obj, str | Path):
+        return read_nested(obj, "qrels" if integer else "run")
+    df = _as_frame(obj, value, reader)
+    number = df[value].to_numpy(dtype=float)
+    return nested_from_columns(
+        df["query_id"].to_numpy(dtype=object),
+        df["doc_id"].to_numpy(dtype=object),
+        number.astype(np.int64) if integer else number,
+    )
+
+
+def _nested_from_mapping(mapping: Mapping, integer: bool) -> dict[str, dict[str, Any]] | None:
+    """``mapping`` itself where it already has str ids and Python int (``integer``) or float
+    values, else a copy with them; None where the table route must decide: an entry that is
+    not a dict, a value that is not a plain number or not a valid one, two query keys with
+    the same str."""
+    if not all(isinstance(docs, Mapping) for docs in mapping.values()):
+        return None
+    values = list(chain.from_iterable(docs.values() for docs in mapping.values()))
+    types = set(map(type, values))
+    if not types <= _NUMBER_TYPES:
+        return None
+    number = np.array(values, dtype=float)
+    bad = ~np.isfinite(number)
+    if integer:
+        bad |= np.isfinite(number) & (number != np.round(number))
+    if bad.any():
+        return None
+    exact = int if integer else float
+    if (
+        types <= {exact}
+        and (not integer or not (np.abs(number) > 2**53).any())  # as the tables' float64
+        and all(type(docs) is dict and docs for docs in mapping.values())
+        and set(map(type, mapping)) <= {str}
+        and set(map(type, chain.from_iterable(mapping.values()))) <= {str}
+    ):
+        return mapping if type(mapping) is dict else dict(mapping)  # ir_measures copies it
+    converted = (number.astype(np.int64) if integer else number).tolist()
+    out, at = {}, 0
+    for query, docs in mapping.items():
+        if docs:
+            out[str(query)] = dict(zip(map(str, docs), converted[at : at + len(docs)], strict=True))
+            at += len(docs)
+    if len(out) < sum(1 for docs in mapping.values() if docs):  # 1 and "1": merge as tables do
+        return None
+    return out
 
 
 def as_qrels(qrels: QrelsLike) -> pd.DataFrame:
@@ -513,27 +589,29 @@ def evaluate(
         per_task = {str(task): qrels}
         runs = {system: {str(task): run} for system, run in runs.items()}
 
-    frames, short, unjudged = [], [], []
+    parts, short, unjudged = [], [], []
+    metric_of: dict[Any, int] = {m: i for i, m in enumerate(parsed)}
+    metric_names = [str(m) for m in parsed]
     for t, q in per_task.items():
-        q_df = as_qrels(q)
-        if q_df.empty:
+        q_nested = _nested(q, "relevance", read_qrels)
+        if not q_nested:
             raise SchemaError(
                 f"The qrels of task {excerpt(t)} are empty; there is nothing to evaluate."
             )
-        if not (q_df["relevance"] > 0).any():
+        if not any(v > 0 for docs in q_nested.values() for v in docs.values()):
             warn(
                 f"The qrels of task {excerpt(t)} judge no document relevant (relevance > 0): most "
                 "measures are 0 for every query (Judged@k still counts judged documents).",
                 DegenerateWarning,
             )
-        judged = pd.unique(q_df["query_id"])
+        judged = list(q_nested)  # in order of first appearance
         judged_set = set(judged)
         for system, by_task in runs.items():
             if t not in {str(k) for k in by_task}:
                 raise SchemaError(f"System {excerpt(system)} has no run for task {excerpt(t)}.")
             source = next(v for k, v in by_task.items() if str(k) == t)
-            run = as_run(source)
-            answered = set(run["query_id"])
+            run = _nested(source, "score", read_run)
+            answered = run.keys()
             if not answered & judged_set:
                 raise SchemaError(
                     f"Task {excerpt(t)}: the run of {excerpt(system)} shares no query with the qrels; are they of "
@@ -549,24 +627,22 @@ def evaluate(
                 if coverage < min_coverage or missing == "error":
                     raise _coverage_error(t, system, source, absent, len(judged), min_coverage)
                 short.append((t, str(system), len(absent), len(judged), round(coverage, 4)))
-            result = pd.DataFrame(
-                [(m.query_id, str(m.measure), m.value) for m in irm.iter_calc(parsed, q_df, run)],
-                columns=["query", "metric", "value"],
-            )
-            result = result[result["query"].isin(judged)]
+            keep = judged_set & answered if missing == "drop" else judged_set
+            queries, metrics, values = [], [], []
+            for m in irm.iter_calc(parsed, q_nested, run):
+                if m.query_id in keep:
+                    queries.append(m.query_id)
+                    metrics.append(_metric_index(m.measure, metric_of, metric_names))
+                    values.append(m.value)
             if absent and missing == "zero":
                 # ir_measures leaves out some judged queries without results (depending on the
                 # measure's provider): trec_eval -c scores them 0
-                fill = pd.MultiIndex.from_product(
-                    [absent, [str(m) for m in parsed]], names=["query", "metric"]
-                )
-                result = pd.concat(
-                    [result, fill.to_frame(index=False).assign(value=0.0)], ignore_index=True
-                )
-                result = result.drop_duplicates(["query", "metric"], keep="first")
-            if absent and missing == "drop":
-                result = result[result["query"].isin(answered)]
-            frames.append(result.assign(task=t, system=str(system)))
+                present = set(zip(queries, metrics, strict=True))
+                fill = [(a, i) for a in absent for i in range(len(parsed)) if (a, i) not in present]
+                queries += [a for a, _ in fill]
+                metrics += [i for _, i in fill]
+                values += [0.0] * len(fill)
+            parts.append((t, str(system), queries, metrics, values))
     if unjudged:
         warn(
             "Queries a run returned that the qrels do not judge were left out:\n"
@@ -586,9 +662,34 @@ def evaluate(
             pd.DataFrame(short, columns=["task", "system", "missing", "judged", "coverage"]),
             PairingWarning,
         )
-    out = pd.concat(frames, ignore_index=True)[["task", "query", "system", "metric", "value"]]
-    order = {str(m): i for i, m in enumerate(parsed)}
-    out = out.assign(_m=out["metric"].map(order)).sort_values(
-        ["task", "system", "_m", "query"], kind="stable"
-    )
-    return out.drop(columns="_m").astype({"value": np.float64}).reset_index(drop=True)
+    return _table(parts, metric_names)
+
+
+def _metric_index(measure: Any, metric_of: dict[Any, int], names: list[str]) -> int:
+    """The position of a measure ir_measures returned among the ones asked for (by name
+    where it is another object; a new position past them for one not asked for)."""
+    i = metric_of.get(measure)
+    if i is None:
+        name = str(measure)
+        i = metric_of[measure] = names.index(name) if name in names else len(names)
+        if i == len(names):
+            names.append(name)
+    return i
+
+
+def _table(parts: list[tuple[str, str, list, list, list]], metric_names: list[str]) -> pd.DataFrame:
+    """The scores table of every (task, system), built once: ``task, query, system, metric,
+    value`` sorted by task, system, the measures' order, then query (ids in code-point
+    order, as pandas sorts text)."""
+    sizes = [len(p[2]) for p in parts]
+    metric = np.concatenate([np.asarray(p[3], dtype=np.intp) for p in parts])
+    value = np.concatenate([np.asarray(p[4], dtype=np.float64) for p in parts])
+    query = np.array([q for p in parts for q in p[2]], dtype=object)
+    task = np.repeat(np.array([p[0] for p in parts], dtype=object), sizes)
+    system = np.repeat(np.array([p[1] for p in parts], dtype=object), sizes)
+    keys = [pd.factorize(column, sort=True)[0] for column in (query, system, task)]
+    order = np.lexsort((keys[0], metric, keys[1], keys[2]))
+    return pd.DataFrame({
+        "task": task[order], "query": query[order], "system": system[order],
+        "metric": np.array(metric_names, dtype=object)[metric[order]], "value": value[order],
+    })  # fmt: skip

@@ -13,14 +13,27 @@ batch), so that one batched matrix product of random signs or resample counts
 pairs``) gives the statistics of every resample for every pair of every task.
 Work is split into chunks of bounded memory; a progress bar on stderr reports
 long runs.
+
+The randomization test's sign flips are evaluated per task and chunk of resamples
+(:func:`sign_bits`, :func:`run_items`): each work item is one single-threaded BLAS
+product, and the items run on as many Python threads as BLAS had (numpy releases
+the GIL in them). OpenBLAS's own threads split every product in two and wait for
+each other, which on a busy machine (other processes on the other core) made a
+product 3–5× slower than one thread alone; an item that a free thread picks up
+waits for nothing. The counts of every item are summed in a fixed order, so the
+p-values do not depend on the number of threads. Limiting BLAS takes threadpoolctl
+(``pip install 'metaeval[speed]'``; scikit-learn brings it too); without it the items
+run one after the other on BLAS's own threads, with the same p-values.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +77,119 @@ def _block(kind: str, seed: int, task: str, block: int, n: int) -> np.ndarray:
     picks = gen.integers(0, n, size=(RES_BLOCK, n))
     flat = picks + (np.arange(RES_BLOCK) * n)[:, None]
     return np.bincount(flat.ravel(), minlength=RES_BLOCK * n).reshape(RES_BLOCK, n)
+
+
+def sign_bits(seed: int, task: str, n: int, b0: int, b1: int, out: np.ndarray) -> np.ndarray:
+    """Sign bits of resamples ``b0 … b1 − 1`` of one task with n queries, written into ``out``.
+
+    ``out`` is a float ``(b1 − b0, n)`` array (reused between calls, so that no page is
+    allocated per chunk); the bits are those of :func:`draws` ``("signs", ...)`` for the task,
+    without its padding. ``b0`` is a multiple of :data:`RES_BLOCK`.
+    """
+    words = -(-n // 64)
+    for j in range(b0 // RES_BLOCK, -(-b1 // RES_BLOCK)):
+        lo, hi = j * RES_BLOCK, min(b1, (j + 1) * RES_BLOCK)
+        raw = _generator(seed, task, j).bit_generator.random_raw(RES_BLOCK * words).astype("<u8")
+        bytes_ = raw.view(np.uint8).reshape(RES_BLOCK, words * 8)[: hi - lo]
+        bits = np.unpackbits(bytes_, axis=1, count=n, bitorder="little")
+        np.copyto(out[lo - b0 : hi - b0], bits)
+    return out
+
+
+def item_chunks(total: int, n: int) -> list[tuple[int, int]]:
+    """Ranges of resamples for one work item of a task with n queries: a float array of
+    their signs takes about :data:`ITEM_BYTES` (at least :data:`RES_BLOCK` resamples)."""
+    step = max(1, ITEM_BYTES // max(8 * n, 1) // RES_BLOCK) * RES_BLOCK
+    return [(b, min(total, b + step)) for b in range(0, total, step)]
+
+
+ITEM_BYTES = 8 * 2**20
+"""The float sign array of one work item (resamples × queries × 8 bytes): cache-sized."""
+
+
+def _blas_threads() -> tuple[Any, int]:
+    """Limit BLAS to one thread; return the limiter (None when that did not take) and how
+    many threads BLAS had (the most of any BLAS library loaded)."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # optional (the "speed" extra): BLAS keeps its own threads
+        return None, 1
+    blas = ThreadpoolController().select(user_api="blas")
+    before = max((lib.num_threads for lib in blas.lib_controllers), default=0)
+    if before <= 1:
+        return None, 1
+    limiter = blas.limit(limits=1)
+    if any(lib.get_num_threads() != 1 for lib in blas.lib_controllers):
+        limiter.restore_original_limits()  # e.g. a BLAS that ignores the call
+        return None, 1
+    return limiter, before
+
+
+@contextmanager
+def single_threaded_blas() -> Iterator[int]:
+    """BLAS on one thread for the duration; yields how many threads it had before (1 where
+    it was not limited).
+
+    Only from the main thread: OpenBLAS ignores a thread count set on another thread
+    once the main thread has set one (seen with 0.3.31), so a limit set there might
+    not be restorable. Elsewhere (a dask worker's thread, say) BLAS is left as it is
+    and 1 is yielded: the items then run one after the other, on BLAS's own threads.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield 1
+        return
+    limiter, threads = _blas_threads()
+    try:
+        yield threads
+    finally:
+        if limiter is not None:
+            limiter.restore_original_limits()
+
+
+class Scratch(threading.local):
+    """Float buffers owned by one thread of :func:`run_items`, reused while large enough."""
+
+    def buffer(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
+        size = int(np.prod(shape))
+        held = self.__dict__.get(name)
+        if held is None or held.size < size:
+            held = self.__dict__[name] = np.empty(size)
+        return held[:size].reshape(shape)
+
+
+def run_items(
+    work: Callable[[Any, Scratch], Any], items: Iterable[Any], done: Callable[[], None]
+) -> list:
+    """``[work(item, scratch) for item in items]`` on single-threaded BLAS and as many
+    Python threads as BLAS had (see :func:`single_threaded_blas`); ``done()`` is called on
+    the calling thread after each item.
+
+    ``scratch`` holds the buffers of the thread that runs the item (freed when the run
+    ends); results come back in the order of ``items``, so that sums over them do not
+    depend on the threads.
+    """
+    items = list(items)
+    scratch = Scratch()
+    with single_threaded_blas() as threads:
+        threads = min(threads, len(items))
+        if threads <= 1:
+            out = []
+            for item in items:
+                out.append(work(item, scratch))
+                done()
+            return out
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(threads, thread_name_prefix="metaeval") as pool:
+            futures = [pool.submit(work, item, scratch) for item in items]
+            try:
+                for future in futures:
+                    future.result()
+                    done()
+            except BaseException:  # an item's error, or Ctrl-C: drop the items not started
+                pool.shutdown(cancel_futures=True)
+                raise
+        return [future.result() for future in futures]
 
 
 def draws(

@@ -532,7 +532,7 @@ def _per_query_tests(
         _check_exact(batches, task_names)
     if maxt:  # every pair of a task at once: one family per task and metric
         p_family = np.full(shape, np.nan)
-        steps = sum(len(_resample_chunks(b, n_resamples, exact)) for b in batches)
+        steps = sum(_steps("randomization", b, n_resamples, exact) for b in batches)
         tracker = rs.Progress(steps, "randomization test (max-T)", progress)
         for batch in batches:
             names = [task_names[i] for i in batch.tasks]
@@ -550,9 +550,7 @@ def _per_query_tests(
         )
     ]
     if not maxt:
-        steps = sum(
-            len(_resample_chunks(b, n_resamples, exact)) if resampling else 1 for b, _ in plan
-        )
+        steps = sum(_steps(test, b, n_resamples, exact) for b, _ in plan)
         tracker = rs.Progress(steps, f"{test} test", progress)
     for batch, chunk in plan:
         sel = pairs[chunk]
@@ -759,23 +757,19 @@ def _resample_total(batch: rs.TaskBatch, n_resamples: int, exact: bool) -> int:
     return 2 ** batch.rows.shape[1] if exact else n_resamples
 
 
+def _steps(test: str, batch: rs.TaskBatch, n_resamples: int, exact: bool) -> int:
+    """Progress steps of one (batch, pair chunk): work items of the randomization test,
+    resample chunks of the bootstrap, 1 for the other tests."""
+    if test == "randomization":
+        total = _resample_total(batch, n_resamples, exact)
+        size = np.full(len(batch.tasks), batch.rows.shape[1]) if exact else batch.n
+        return len(_randomization_items(size, total))
+    return len(_resample_chunks(batch, n_resamples, exact)) if test == "bootstrap" else 1
+
+
 def _resample_chunks(batch: rs.TaskBatch, n_resamples: int, exact: bool) -> list[tuple[int, int]]:
     total = _resample_total(batch, n_resamples, exact)
     return rs.chunks(total, len(batch.tasks) * batch.rows.shape[1] * 8)
-
-
-def _flips(exact, seed, names, n, width, b0, b1) -> np.ndarray:
-    """Sign bits ``(tasks, b1 − b0, width)``: random (:func:`rs.draws`), or when ``exact``
-    the binary digits of b0 … b1 − 1, which run through all 2^width flips.
-
-    A task with n < width queries has zero differences past its n-th query, so each of
-    its 2^n flips appears 2^(width − n) times: the same shares as an enumeration of 2^n.
-    """
-    if not exact:
-        return rs.draws("signs", seed, names, n, width, b0, b1)
-    codes = np.arange(b0, b1, dtype=np.int64)
-    bits = ((codes[:, None] >> np.arange(width)) & 1).astype(float)
-    return np.broadcast_to(bits, (len(names), b1 - b0, width))
 
 
 def _p_of(count: np.ndarray, total: int, exact: bool) -> np.ndarray:
@@ -789,23 +783,52 @@ def _randomization(d, both, n, names, alternative, n_resamples, seed, tracker, e
 
     With signs s = 2b − 1 (b random bits), T* = Σ s·d = 2·(b @ d) − Σ d; the
     p-value compares T* with T = Σ d (the mean difference times the fixed n).
+    One work item is one task and one chunk of its resamples (:func:`_randomization_items`):
+    its sign bits times the differences of every column, one BLAS product.
     """
     n_tasks, width, n_metrics, n_pairs = d.shape
     unit = _column_units(d.reshape(n_tasks, width, -1))
     flat = d.reshape(n_tasks, width, -1) / unit[:, None, :]
     observed = flat.sum(axis=1)  # (tasks, columns)
     tol = 1e-9 * np.abs(flat).sum(axis=1)  # equal sums up to rounding count as ties
-    count = np.zeros_like(observed)
     total = 2**width if exact else n_resamples
-    for b0, b1 in rs.chunks(total, n_tasks * width * 8):
-        bits = _flips(exact, seed, names, n, width, b0, b1)  # (tasks, resamples, width)
-        star = 2 * np.matmul(bits, flat) - observed[:, None, :]  # (tasks, resamples, columns)
-        count += _tail(star, observed, tol, alternative)
-        tracker.step()
+    # (columns, queries) per task: the product below is then flat_t @ bits.T (BLAS's
+    # faster orientation for a few columns), the task's own n queries (the rest are 0)
+    size = np.full(n_tasks, width) if exact else np.asarray(n, dtype=int)
+    flat_t = [np.ascontiguousarray(flat[i, : size[i]].T) for i in range(n_tasks)]
+
+    def work(item: tuple[int, int, int], scratch: rs.Scratch) -> np.ndarray:
+        i, b0, b1 = item
+        bits = scratch.buffer("bits", (b1 - b0, int(size[i])))
+        if exact:
+            _exact_bits(b0, b1, width, bits)
+        else:
+            rs.sign_bits(seed, names[i], int(size[i]), b0, b1, bits)
+        star = 2 * (flat_t[i] @ bits.T) - observed[i][:, None]  # (columns, resamples)
+        return _tail(star.T[None], observed[i][None], tol[i][None], alternative)[0]
+
+    items = _randomization_items(size, total)
+    counts = rs.run_items(work, items, tracker.step)
+    count = np.zeros_like(observed)
+    for (i, _, _), c in zip(items, counts, strict=True):  # in item order: exact integer sums
+        count[i] += c
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = observed / both.reshape(n_tasks, width, -1).sum(axis=1) * unit
     p = _p_of(count, total, exact)
     return mean.reshape(n_tasks, n_metrics, n_pairs), p.reshape(n_tasks, n_metrics, n_pairs)
+
+
+def _randomization_items(size: np.ndarray, total: int) -> list[tuple[int, int, int]]:
+    """``(task, b0, b1)``: the work items of the randomization test, every task's resamples
+    in chunks whose sign array is cache-sized (:func:`rs.item_chunks`)."""
+    return [(i, b0, b1) for i, m in enumerate(size) for b0, b1 in rs.item_chunks(total, int(m))]
+
+
+def _exact_bits(b0: int, b1: int, width: int, out: np.ndarray) -> np.ndarray:
+    """The binary digits of b0 … b1 − 1 (width of them) as floats, written into ``out``."""
+    codes = np.arange(b0, b1, dtype=np.int64)
+    np.copyto(out, (codes[:, None] >> np.arange(width)) & 1)
+    return out
 
 
 def _studentized(total: np.ndarray, squares: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -834,8 +857,9 @@ def _randomization_family(
     metric), t*_j of every pair j from T*_j (see :func:`_studentized`), and the
     adjusted p_i = (1 + #{b: max_j u*_jb ≥ u_i})/(1 + B) with u = |t| (two-sided),
     t or −t, the max over the pairs of one task and metric; #/2^n when ``exact``.
-    Pairs come in chunks of bounded memory: per resample chunk, the running maximum
-    over the pair chunks, then the counts. Returns the mean differences, the
+    Pairs come in chunks of bounded memory: per work item (a task and a chunk of its
+    resamples, as in :func:`_randomization`), the running maximum over the pair chunks,
+    then the counts. Returns the mean differences, the
     unadjusted and the adjusted p-values, each ``(tasks, metrics, pairs)``.
     """
     n_tasks, width = batch.rows.shape
@@ -843,41 +867,61 @@ def _randomization_family(
     if n_pairs == 0:
         return tuple(np.zeros((n_tasks, n_metrics, 0)) for _ in range(3))
     chunks = _pair_chunks(n_pairs, n_tasks * width * n_metrics * 8 * 4)
+    size = np.full(n_tasks, width) if exact else np.asarray(batch.n, dtype=int)
 
-    def flat_of(chunk: slice) -> tuple[np.ndarray, np.ndarray]:
-        d, both = _differences(lay, batch.rows, pt[chunk], pc[chunk])
-        return d.reshape(n_tasks, width, -1), both.reshape(n_tasks, width, -1)
+    def flat_of(chunk: slice, tasks: slice) -> tuple[np.ndarray, np.ndarray]:
+        d, both = _differences(lay, batch.rows[tasks], pt[chunk], pc[chunk])
+        return d.reshape(len(d), width, -1), both.reshape(len(d), width, -1)
 
     observed = []  # per pair chunk: units, T, tolerance, Σ d², n, u and its threshold
-    cache = []
+    cache = []  # per pair chunk and task: (columns, queries), when one chunk holds every pair
     for chunk in chunks:
-        d, both = flat_of(chunk)
+        d, both = flat_of(chunk, slice(None))
         unit = _column_units(d)
         flat = d / unit[:, None, :]
         total, squares, n = flat.sum(axis=1), (flat * flat).sum(axis=1), both.sum(axis=1)
         u = _extreme(_studentized(total, squares, n), alternative)
         threshold = np.where(np.isposinf(u), u, u - 1e-9 * np.abs(u))  # rounding ties
         observed.append((unit, total, 1e-9 * np.abs(flat).sum(axis=1), squares, n, threshold))
-        if len(chunks) == 1:  # else recomputed per resample chunk, to bound memory
-            cache.append(flat)
+        if len(chunks) == 1:  # else recomputed per work item, to bound memory
+            cache.append([np.ascontiguousarray(flat[i, : size[i]].T) for i in range(n_tasks)])
+
+    def columns(k: int, i: int) -> np.ndarray:
+        if cache:
+            return cache[k][i]
+        d = flat_of(chunks[k], slice(i, i + 1))[0][0, : size[i]]
+        return np.ascontiguousarray((d / observed[k][0][i]).T)
+
+    def work(item: tuple[int, int, int], scratch: rs.Scratch) -> tuple[list, list]:
+        i, b0, b1 = item
+        bits = scratch.buffer("bits", (b1 - b0, int(size[i])))
+        if exact:
+            _exact_bits(b0, b1, width, bits)
+        else:
+            rs.sign_bits(seed, names[i], int(size[i]), b0, b1, bits)
+        top = np.full((n_metrics, b1 - b0), -np.inf)  # max over the pairs
+        counts = []
+        for k in range(len(chunks)):
+            _, total, tol, squares, n, _ = (o[i] for o in observed[k])
+            star = 2 * (columns(k, i) @ bits.T) - total[:, None]  # (columns, resamples)
+            counts.append(_tail(star.T[None], total[None], tol[None], alternative)[0])
+            u_star = _extreme(_studentized(star, squares[:, None], n[:, None]), alternative)
+            top = np.maximum(top, u_star.reshape(n_metrics, -1, b1 - b0).max(axis=1))
+        top_counts = []
+        for k in range(len(chunks)):
+            threshold = observed[k][5][i].reshape(n_metrics, -1, 1)
+            top_counts.append((top[:, None, :] >= threshold).sum(axis=2).ravel())
+        return counts, top_counts
+
+    resamples = _resample_total(batch, n_resamples, exact)
+    items = _randomization_items(size, resamples)
+    results = rs.run_items(work, items, tracker.step)
     count = [np.zeros_like(o[1]) for o in observed]
     top_count = [np.zeros_like(o[1]) for o in observed]
-    resamples = _resample_total(batch, n_resamples, exact)
-    for b0, b1 in _resample_chunks(batch, n_resamples, exact):
-        bits = _flips(exact, seed, names, batch.n, width, b0, b1)
-        top = np.full((n_tasks, b1 - b0, n_metrics), -np.inf)  # max over the pairs
-        for k, chunk in enumerate(chunks):
-            unit, total, tol, squares, n, _ = observed[k]
-            flat = cache[k] if cache else flat_of(chunk)[0] / unit[:, None, :]
-            star = 2 * np.matmul(bits, flat) - total[:, None, :]
-            count[k] += _tail(star, total, tol, alternative)
-            u_star = _extreme(_studentized(star, squares[:, None], n[:, None]), alternative)
-            top = np.maximum(top, u_star.reshape(n_tasks, b1 - b0, n_metrics, -1).max(axis=3))
+    for (i, _, _), (counts, top_counts) in zip(items, results, strict=True):
         for k in range(len(chunks)):
-            threshold = observed[k][5].reshape(n_tasks, 1, n_metrics, -1)
-            hits = (top[..., None] >= threshold).sum(axis=1)
-            top_count[k] += hits.reshape(n_tasks, -1)
-        tracker.step()
+            count[k][i] += counts[k]
+            top_count[k][i] += top_counts[k]
     shape = (n_tasks, n_metrics, -1)
     parts = []
     for k in range(len(chunks)):

@@ -248,9 +248,11 @@ def leaderboard(
         ``method="meta"`` and ``rank_intervals=True``: the intervals have level 1 − alpha.
     rank_intervals : bool, default False
         Add the simultaneous rank intervals and tie groups of
-        :func:`metaeval.ranking.rank_intervals` (``by="borda"``: the Borda points,
-        whose order is the leaderboard's for ``"borda"`` and ``"mean_rank"``; the other
-        methods raise an OptionError).
+        :func:`metaeval.ranking.rank_intervals`: for ``"borda"`` and ``"mean_rank"``
+        those of the Borda points (``by="borda"``), whose order is the leaderboard's; for
+        ``"meta"`` those of the pooled effects (``by="pooled"`` with the same
+        ``control``, ``effect`` and ``pool_method``); the other methods raise an
+        OptionError.
     n_resamples : int, default 1000
         ``rank_intervals=True`` only: the bootstrap resamples.
     seed : int, optional
@@ -392,11 +394,12 @@ def leaderboard(
     n_resamples = check_resamples(n_resamples, minimum=2)
     if seed is not None:
         resolve_seed(seed)  # checked here too: a typo is an error whatever the options
-    if rank_intervals and method not in ("borda", "mean_rank"):
+    if rank_intervals and method not in ("borda", "mean_rank", "meta"):
         raise OptionError(
-            f"rank_intervals=True resamples the Borda points, so it needs method='borda' or "
-            f"'mean_rank', but method={method!r} was passed; for intervals of the mean over "
-            "tasks call metaeval.ranking.rank_intervals(scores, by='mean')."
+            f"rank_intervals=True resamples the Borda points or the pooled effects, so it "
+            f"needs method='borda', 'mean_rank' or 'meta', but method={method!r} was passed; "
+            "for intervals of the mean over tasks call "
+            "metaeval.ranking.rank_intervals(scores, by='mean')."
         )
     raw = scores
     scores, directions = scores_of_metrics(scores, metric, higher_is_better)
@@ -475,8 +478,10 @@ def leaderboard(
     if rank_intervals:
         from ._intervals import rank_intervals as intervals_of
 
-        ints = intervals_of(raw, by="borda", n_resamples=n_resamples, seed=seed, alpha=alpha,
-                            metric=metric, higher_is_better=higher_is_better)  # fmt: skip
+        pooled = {"by": "pooled", "control": control, "effect": effect,
+                  "pool_method": pool_method} if method == "meta" else {"by": "borda"}  # fmt: skip
+        ints = intervals_of(raw, n_resamples=n_resamples, seed=seed, alpha=alpha, metric=metric,
+                            higher_is_better=higher_is_better, **pooled)  # fmt: skip
         cols = ["rank_low", "rank_high", "tie_group", "prob_best"]
         keyed = ints.set_index(["metric", "system"])
         where = pd.MultiIndex.from_frame(frame[["metric", "system"]].astype(object))

@@ -8,11 +8,13 @@ import pandas as pd
 
 from .._kinds import table_kind
 from ..errors import OptionError, TableKindError
+from ..schema.frames import any_frame
 from .results import PowerResult
 
 __all__ = ["power"]
 
 
+@any_frame
 def power(table: pd.DataFrame, control: Any = None, **options: Any) -> PowerResult:
     """A plan from a pilot: queries per task from a scores table, tasks from an effects
     table.

@@ -32,6 +32,7 @@ from ..errors import (
     warn_groups,
 )
 from ..pooling import GROUP_KEYS, pool
+from ..schema.frames import any_frame
 from .results import PowerResult
 
 __all__ = ["plan_tasks"]
@@ -44,6 +45,7 @@ CURVE_SIZES = 30
 """At most this many sizes on a power curve (every size from 2 while they fit)."""
 
 
+@any_frame
 @literal_signature
 def plan_tasks(
     effects: pd.DataFrame,

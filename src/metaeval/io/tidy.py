@@ -27,6 +27,7 @@ from ..schema import (
     map_columns,
     prepare_scores,
 )
+from ..schema.frames import any_frame
 from ._text import check_readable, iter_jsonl, read_delimited, read_text
 
 __all__ = ["read_scores", "write_scores", "scores_format", "scores_files", "SCORES_SUFFIXES"]
@@ -351,6 +352,7 @@ def _line(message: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+@any_frame
 def write_scores(scores: pd.DataFrame, path: str | Path) -> None:
     """Write a scores table as CSV, TSV, JSON lines or Parquet, by extension.
 

@@ -42,6 +42,7 @@ from ..errors import (
     warn_groups,
 )
 from ..schema import coerce_keys
+from ..schema.frames import any_frame
 from . import _resampling as rs
 from .effect_size import normal_inference
 
@@ -164,6 +165,7 @@ def _statistic(
 
 
 # --------------------------------------------------------------------- public
+@any_frame
 @literal_signature
 def bootstrap_effects(
     data: pd.DataFrame,

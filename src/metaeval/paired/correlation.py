@@ -24,6 +24,7 @@ from ..errors import (
     check_option,
     warn_groups,
 )
+from ..schema.frames import any_frame
 from .effect_size import normal_inference
 
 __all__ = ["fisher_z_variance", "correlation_effects"]
@@ -119,6 +120,7 @@ def _kendall(
 _CORR = {"pearson": _pearson, "spearman": _spearman, "kendall": _kendall}
 
 
+@any_frame
 @literal_signature
 def correlation_effects(
     scores: pd.DataFrame,

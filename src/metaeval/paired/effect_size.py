@@ -113,6 +113,8 @@ from ..errors import (
     warn_groups,
 )
 from ..schema import REPLICATE, SCORE_COLUMNS
+from ..schema.frames import LazyTable, any_frame
+from ..schema.lazy import first_pass
 from .replicates import (
     REPLICATE_COLUMNS,
     add_replicate_variance,
@@ -121,7 +123,7 @@ from .replicates import (
     replicate_design,
     t_inference,
 )
-from .sufficient import sufficient_statistics
+from .sufficient import lazy_statistics, sufficient_statistics
 from .twoway import cluster_se, per_query_scores
 
 __all__ = ["EFFECT_TYPES", "effects", "effect_sizes"]
@@ -398,6 +400,7 @@ def _kernel(n, a, b, sx, sy, sxx, syy, sxy, scale, *, effect: str, correct: bool
     )
 
 
+@any_frame(lazy=True)
 @literal_signature
 def effects(
     scores: pd.DataFrame,
@@ -597,6 +600,8 @@ def effects(
     3  accuracy           wine  0.0130   17.0         0.9073
     """
     effect, alpha = checked_options(effect, alpha)
+    if isinstance(scores, LazyTable) and (cluster is not None or REPLICATE in scores.columns):
+        scores = scores.collect()  # clusters and replicates: per-query work, in memory
     if replicates is not None and not has_replicates(scores):
         check_option("replicates", replicates, REPLICATE_DESIGNS)
         raise OptionError(
@@ -605,11 +610,15 @@ def effects(
         )
     if cluster is not None:
         check_cluster_options(cluster, effect, cv)
-    if isinstance(scores, pd.DataFrame):
+    if isinstance(scores, pd.DataFrame | LazyTable):
         check_extra_columns(list(scores.columns), replicates=has_replicates(scores),
                             cluster=cluster is not None)  # fmt: skip
-    stats = sufficient_statistics(scores, control=control, treatment=treatment)
-    attributes = task_attributes(scores)
+    if isinstance(scores, LazyTable):  # computed in the engine (see Notes)
+        stats = lazy_statistics(scores, control=control, treatment=treatment)
+        attributes = first_pass(scores).attributes()
+    else:
+        stats = sufficient_statistics(scores, control=control, treatment=treatment)
+        attributes = task_attributes(scores)
     if cluster is not None:
         attributes = attributes.drop(columns=[cluster], errors="ignore")
     table = effects_table(stats, attributes, effect=effect, alpha=alpha, correct=correct)

@@ -35,9 +35,12 @@ import pandas as pd
 import xarray as xr
 
 from ..errors import PairingError, PairingWarning, quote_list, warn_groups
+from ..schema.frames import LazyTable, any_frame
+from ..schema.lazy import first_pass
+from . import _pushdown
 from ._layout import BLOCK, Layout, layout
 
-__all__ = ["sufficient_statistics", "statistics_of", "raw_sums"]
+__all__ = ["sufficient_statistics", "statistics_of", "lazy_statistics", "raw_sums"]
 
 _CHUNK_BYTES = 32 * 2**20
 """Approximate input bytes per chunk of blocks in the Gram products."""
@@ -168,6 +171,7 @@ def _gram(lay: Layout, left: np.ndarray | None, right: np.ndarray | None) -> dic
     return out
 
 
+@any_frame(lazy=True)
 def sufficient_statistics(
     scores: pd.DataFrame,
     control: str | Sequence[str] | None = None,
@@ -229,6 +233,8 @@ def sufficient_statistics(
     >>> ds["n"].dims, ds["n"].shape
     (('task', 'metric', 'treatment', 'control'), (4, 2, 5, 1))
     """
+    if isinstance(scores, LazyTable):  # computed in the engine
+        return lazy_statistics(scores, control=control, treatment=treatment)
     return statistics_of(layout(scores), control=control, treatment=treatment)
 
 
@@ -245,15 +251,53 @@ def statistics_of(
     right = select_systems(lay.systems, control, "control")
     left = select_systems(lay.systems, treatment, "treatment")
     sums = _gram(lay, left, right)
-    counts, shift = lay.counts, lay.shift  # (metric, system, task)
     left, right = (np.arange(len(lay.systems)) if i is None else i for i in (left, right))
+    return statistics_dataset(sums, (lay.tasks, lay.metrics, lay.systems), left, right,
+                              lay.counts, lay.shift, lay.scale, warn=warn)  # fmt: skip
 
+
+def lazy_statistics(
+    table: LazyTable,
+    control: str | Sequence[str] | None = None,
+    treatment: str | Sequence[str] | None = None,
+    *,
+    warn: bool = True,
+) -> xr.Dataset:
+    """:func:`sufficient_statistics` of a lazy table (a polars LazyFrame or a DuckDB
+    relation), computed in its engine (:mod:`metaeval.paired._pushdown`): the same
+    Dataset, its sums equal to the in-memory ones to rounding."""
+    survey = first_pass(table)
+    right = select_systems(survey.systems, control, "control")
+    left = select_systems(survey.systems, treatment, "treatment")
+    every = np.arange(len(survey.systems))
+    left, right = (every if i is None else i for i in (left, right))
+    sums = _pushdown.compute(table, left, right)
+    return statistics_dataset(_pushdown.matrices(sums, left, right),
+                              (survey.tasks, survey.metrics, survey.systems), left, right,
+                              sums.count, sums.shift, sums.scale, warn=warn)  # fmt: skip
+
+
+def statistics_dataset(
+    sums: dict[str, np.ndarray],
+    names: tuple[np.ndarray, np.ndarray, np.ndarray],
+    left: np.ndarray,
+    right: np.ndarray,
+    counts: np.ndarray,
+    shift: np.ndarray,
+    scale: np.ndarray,
+    *,
+    warn: bool = True,
+) -> xr.Dataset:
+    """The Dataset of :func:`sufficient_statistics` from the six sums ``(metric, task,
+    left, right)``, the (tasks, metrics, systems) names, the systems' ``counts`` and
+    ``shift`` ``(metric, system, task)`` and the ``scale`` ``(metric, task)``."""
+    tasks, metrics, systems = names
     dims = ("task", "metric", "treatment", "control")
     coords = {
-        "task": [str(t) for t in lay.tasks],
-        "metric": [str(m) for m in lay.metrics],
-        "treatment": [str(s) for s in lay.systems[left]],
-        "control": [str(s) for s in lay.systems[right]],
+        "task": [str(t) for t in tasks],
+        "metric": [str(m) for m in metrics],
+        "treatment": [str(s) for s in systems[left]],
+        "control": [str(s) for s in systems[right]],
     }
     data: dict[str, tuple[tuple[str, ...], np.ndarray]] = {
         name: (dims, arr.swapaxes(0, 1)) for name, arr in sums.items()
@@ -263,7 +307,7 @@ def statistics_of(
     data["n_control"] = (("task", "metric", "control"), counts[:, right].transpose(2, 0, 1))
     data["shift_treatment"] = (("task", "metric", "treatment"), shift[:, left].transpose(2, 0, 1))
     data["shift_control"] = (("task", "metric", "control"), shift[:, right].transpose(2, 0, 1))
-    data["scale"] = (("task", "metric"), lay.scale.T)
+    data["scale"] = (("task", "metric"), scale.T)
     ds = xr.Dataset(data, coords=coords)
     if warn:
         warn_unpaired(ds)

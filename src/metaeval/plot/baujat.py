@@ -8,12 +8,14 @@ import numpy as np
 import pandas as pd
 
 from ..errors import OptionError, SchemaError, format_groups
+from ..schema.frames import any_frame
 from ._figure import new_figure
 from ._text import literal
 
 __all__ = ["baujat_plot"]
 
 
+@any_frame
 def baujat_plot(table: pd.DataFrame, *, labels: bool = True, ax: Any = None, **kwargs: Any) -> Any:
     """The Baujat plot of one group (metafor ``baujat()``; Baujat et al. 2002).
 

@@ -31,6 +31,7 @@ from .._options import (
 from ..errors import OptionError, SchemaError, check_option, quote_list
 from ..pooling import GROUP_KEYS, pool, weights
 from ..schema import validate_effects
+from ..schema.frames import any_frame
 from ._figure import new_figure
 from ._text import literal
 
@@ -133,6 +134,7 @@ def _weighted(effects: pd.DataFrame, pooled: pd.DataFrame) -> pd.DataFrame:
         return table.assign(weight=np.where(usable & ~failed, 100 * w / total, np.nan))
 
 
+@any_frame(tables=("pooled",))
 @literal_signature
 def forest(
     effects: pd.DataFrame,
@@ -883,6 +885,7 @@ def _draw_compact(ax, rows, treatment, limits, display, digits, xlabel, kwargs):
 
 
 # ----------------------------------------------------------------- helpers
+@any_frame
 def ir_columns(
     scores: pd.DataFrame,
     *,

@@ -9,6 +9,7 @@ import pandas as pd
 
 from .._options import PairwiseValue, format_number, format_p, literal_signature
 from ..errors import OptionError, SchemaError, check_option
+from ..schema.frames import any_frame
 from ._figure import new_figure
 from ._text import literal
 
@@ -40,6 +41,7 @@ def _pairs(results: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     return both, source
 
 
+@any_frame
 @literal_signature
 def pairwise(
     results: pd.DataFrame,

@@ -28,6 +28,7 @@ import pandas as pd
 
 from .._options import TAU_PRIORS, TauPrior, literal_signature
 from ..errors import DegenerateWarning, OptionError, check_alpha, check_option, warn_groups
+from ..schema.frames import any_frame
 from ._engine import batches, refuse_shared, usable_rows
 from ._grouping import group
 from .results import BayesPoolResult
@@ -320,6 +321,7 @@ _GROUP_COLUMNS = (
 _TASK_COLUMNS = ("shrunk_mean", "shrunk_sd", "shrunk_low", "shrunk_high")
 
 
+@any_frame
 @literal_signature
 def bayes_pool(
     effects: pd.DataFrame,

@@ -92,6 +92,7 @@ from ..errors import (
     warn,
     warn_groups,
 )
+from ..schema.frames import any_frame
 from . import _tau2 as t2
 from ._engine import KH_TESTS, batches, refuse_shared, solver_messages, warn_each
 from ._grouping import RESULT_COLUMNS, as_list, group, valid_rows
@@ -261,6 +262,7 @@ def _r2(b: t2.Batch, method: str, stats: dict[str, np.ndarray]) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ public API
+@any_frame
 @literal_signature
 def metareg(
     effects: pd.DataFrame,

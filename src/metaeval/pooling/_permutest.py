@@ -49,6 +49,7 @@ from .._options import (
     resolve_ci,
 )
 from ..errors import DegenerateWarning, OptionError, resolve_seed, warn_groups
+from ..schema.frames import any_frame
 from . import _tau2 as t2
 from ._engine import KH_TESTS, fit, refuse_shared
 from ._grouping import group, valid_rows
@@ -70,6 +71,7 @@ _TOL = np.sqrt(np.finfo(float).eps)  # metafor's comptol
 _CELLS = 2**18  # (model × slot × column) cells per chunk of refits
 
 
+@any_frame
 @literal_signature
 def permutest(
     effects: pd.DataFrame,

@@ -22,12 +22,14 @@ from .._options import (
 from ..errors import SchemaError, quote_list
 from ..paired.covariance import effect_covariance
 from ..paired.effect_size import effects
+from ..schema.frames import any_frame
 from ._engine import fit
 from ._summary import pool
 
 __all__ = ["analyze", "pool_metrics"]
 
 
+@any_frame(lazy=True)
 @literal_signature
 def analyze(
     scores: pd.DataFrame,
@@ -148,6 +150,7 @@ def analysis_table(
     return table
 
 
+@any_frame
 @literal_signature
 def pool_metrics(
     scores: pd.DataFrame,

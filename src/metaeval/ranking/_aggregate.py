@@ -43,6 +43,7 @@ from ..errors import (
 )
 from ..paired.effect_size import effects
 from ..pooling import pool
+from ..schema.frames import any_frame
 from ._tables import (
     check_complete,
     metric_directions,
@@ -199,6 +200,7 @@ def _meta_columns(
 
 
 # ----------------------------------------------------------------- main
+@any_frame
 @literal_signature
 def leaderboard(
     scores: pd.DataFrame,

@@ -44,6 +44,7 @@ import pandas as pd
 
 from .._results import Result
 from ..errors import OptionError, PairingError, SchemaError, quote_list, resolve_seed
+from ..schema.frames import any_frame
 from ._friedman import task_scores
 
 __all__ = ["bayes_signed_rank", "BayesResult", "SAMPLE_BLOCK"]
@@ -215,6 +216,7 @@ def _check(
     return rope, prior, int(n_samples), threshold
 
 
+@any_frame
 def bayes_signed_rank(
     scores: pd.DataFrame,
     *,

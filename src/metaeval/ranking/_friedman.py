@@ -47,6 +47,7 @@ from ..errors import (
     warn_groups,
 )
 from ..paired.multiplicity import adjust_pvalues
+from ..schema.frames import any_frame
 from ._aggregate import check_complete, scores_of_metrics, task_means, task_ranks
 
 __all__ = [
@@ -335,6 +336,7 @@ class PosthocResult(Result):
 
 
 # ----------------------------------------------------------------- Friedman
+@any_frame
 def friedman(
     scores: pd.DataFrame,
     *,
@@ -628,6 +630,7 @@ def _wilcoxon(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return stat, p
 
 
+@any_frame
 @literal_signature
 def posthoc(
     scores: pd.DataFrame,

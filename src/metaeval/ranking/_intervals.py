@@ -27,6 +27,7 @@ from ..errors import (
     format_groups,
     resolve_seed,
 )
+from ..schema.frames import any_frame
 from ._tables import check_complete, scores_of_metrics, task_means
 
 __all__ = ["rank_intervals"]
@@ -168,6 +169,7 @@ def _tie_groups(rank: np.ndarray, low: np.ndarray, high: np.ndarray, names: pd.I
     return group
 
 
+@any_frame
 @literal_signature
 def rank_intervals(
     scores: pd.DataFrame,

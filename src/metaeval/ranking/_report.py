@@ -14,6 +14,7 @@ import pandas as pd
 
 from .._options import RankForce, format_number, format_p, literal_signature
 from ..errors import OptionError, check_alpha, check_option
+from ..schema.frames import any_frame
 from ._friedman import PosthocResult, TaskScores, clique_runs, friedman, posthoc, task_scores
 
 __all__ = ["RankReport", "rank_report"]
@@ -291,6 +292,7 @@ def _checks(data: TaskScores, alpha: float) -> list[tuple[Any, ...]]:
     return rows
 
 
+@any_frame
 @literal_signature
 def rank_report(
     scores: pd.DataFrame,

@@ -42,6 +42,7 @@ from .._options import (
 )
 from .._results import Result
 from ..errors import OptionError, check_alpha, check_option, excerpt
+from ..schema.frames import any_frame
 from ._tables import ADJUST_NAMES, TEST_NAMES, escape, to_latex
 
 __all__ = ["Report", "build_report"]
@@ -169,6 +170,7 @@ class Report(Result):
 
 
 # ------------------------------------------------------------------ building
+@any_frame
 @literal_signature
 def build_report(
     scores: pd.DataFrame,

@@ -38,6 +38,7 @@ from .._options import (
 )
 from .._results import Result
 from ..errors import OptionError, SchemaError, check_alpha, check_option, excerpt, quote_list
+from ..schema.frames import any_frame
 
 __all__ = ["Markup", "escape", "escape_latex", "style", "to_html", "to_latex"]
 
@@ -972,6 +973,7 @@ def _caption_as_is(caption: str | None, name: str | None, fmt: str) -> str | Non
     return escape(name, fmt) if name else None
 
 
+@any_frame(tables=("pooled",))
 @literal_signature
 def to_latex(
     table: pd.DataFrame | Result,
@@ -1157,6 +1159,7 @@ def _check_show(lay: _Layout, show: str, table: pd.DataFrame) -> None:
         )
 
 
+@any_frame(tables=("pooled",))
 @literal_signature
 def style(
     table: pd.DataFrame | Result,
@@ -1222,6 +1225,7 @@ def _html_look(styler: Any) -> Any:
     )
 
 
+@any_frame(tables=("pooled",))
 @literal_signature
 def to_html(
     table: pd.DataFrame | Result,

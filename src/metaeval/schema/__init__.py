@@ -29,6 +29,9 @@ from ._columns import (
 )
 from ._columns import first_repeat as first_repeat  # io's readers and measures' checks
 from ._report import in_rows, report
+from .frames import LazyTable, any_frame
+
+TAKES = "a pandas DataFrame (or a polars DataFrame or LazyFrame, a pyarrow Table, a DuckDB relation)"
 
 __all__ = [  # noqa: F822  (the pandera models are module attributes loaded lazily)
     "KEY_COLUMNS",
@@ -111,6 +114,7 @@ def _only_numbers(values: pd.Series) -> bool:
     )
 
 
+@any_frame
 def coerce_keys(df: pd.DataFrame, columns: Sequence[str], *, table: str) -> pd.DataFrame:
     """Key columns of any table as plain strings, with the scores table's rules.
 
@@ -168,6 +172,7 @@ def coerce_keys(df: pd.DataFrame, columns: Sequence[str], *, table: str) -> pd.D
     return out
 
 
+@any_frame
 def average_replicates(df: pd.DataFrame) -> pd.DataFrame:
     """A scores table with a ``replicate`` column, each system's scores averaged over it.
 
@@ -216,6 +221,7 @@ def average_replicates(df: pd.DataFrame) -> pd.DataFrame:
     return df.drop(columns=REPLICATE)
 
 
+@any_frame
 def checked_replicates(df: pd.DataFrame) -> pd.DataFrame:
     """The checks of :func:`average_replicates`: replicate ids as strings, and a unique
     ``(task, query, system, metric, replicate)`` key; returns the table with the ids.
@@ -304,6 +310,7 @@ def _quick_scores_ok(df: pd.DataFrame) -> bool:
     return bool(np.isfinite(df["value"].to_numpy()).all())
 
 
+@any_frame(lazy=True)
 def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
     """Validate a scores table and return it with lossless conversions applied.
 
@@ -344,8 +351,13 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
     """
     import pandera.errors as pe
 
+    if isinstance(df, LazyTable):  # every check in the engine; the frame comes back as it is
+        from .lazy import validate
+
+        validate(df)
+        return df.native
     if not isinstance(df, pd.DataFrame):
-        raise SchemaError(f"A scores table must be a pandas DataFrame, not {type(df).__name__}.")
+        raise SchemaError(f"A scores table must be {TAKES}, not {type(df).__name__}.")
     if df.columns.duplicated().any():
         dup = list(df.columns[df.columns.duplicated()])
         raise SchemaError(f"The scores table has duplicated column names {dup}; rename them.")
@@ -369,6 +381,7 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+@any_frame
 def prepare_scores(df: pd.DataFrame) -> pd.DataFrame:
     """Validation as the first step of every method: a fast path for valid tables.
 
@@ -402,6 +415,7 @@ def prepare_scores(df: pd.DataFrame) -> pd.DataFrame:
     raise AssertionError("unreachable: quick checks and the pandera model disagree")
 
 
+@any_frame
 def validate_effects(df: pd.DataFrame) -> pd.DataFrame:
     """Validate an effects table: numeric ``effect`` and ``variance`` columns.
 
@@ -427,7 +441,7 @@ def validate_effects(df: pd.DataFrame) -> pd.DataFrame:
     import pandera.errors as pe
 
     if not isinstance(df, pd.DataFrame):
-        raise SchemaError(f"An effects table must be a pandas DataFrame, not {type(df).__name__}.")
+        raise SchemaError(f"An effects table must be {TAKES}, not {type(df).__name__}.")
     if df.columns.duplicated().any():
         dup = list(df.columns[df.columns.duplicated()])
         raise SchemaError(f"The effects table has duplicated column names {dup}; rename them.")
@@ -534,6 +548,7 @@ def map_columns(
     return out
 
 
+@any_frame
 def scores(
     df: pd.DataFrame,
     *,
@@ -603,6 +618,7 @@ def scores(
     )
 
 
+@any_frame
 def from_wide(
     df: pd.DataFrame,
     *,

@@ -10,10 +10,10 @@ per-(task, metric) aggregates come back to Python:
    sum and largest |score|, which give the names in the in-memory order, the
    queries each system has, a provisional shift a' (each system's mean on the task)
    and the power-of-two scale of extreme scores;
-2. **the per-query pivot**: one aggregation grouped by ``(task, metric, query)``, a
-   column pair per system — how many rows it has there (more than one: a duplicate
-   key) and its score — joined with a small table of the provisional shifts and
-   scales per ``(task, metric)``;
+2. **the per-query pivot**: one aggregation grouped by ``(task, metric, query)``: the
+   number of rows and a column per system with its score (more rows than scores: a
+   duplicate key), joined with a small table of the provisional shifts and scales per
+   ``(task, metric)``;
 3. **the sums**: over that pivot, grouped by ``(task, metric)``: per system Σy, Σy²
    and the sums over the queries every present system has (for the in-memory shift,
    see :class:`metaeval.paired._layout.Layout`), and per unordered pair {a, b} of the
@@ -143,17 +143,15 @@ def _query(table: LazyTable, sums: PairSums, pairs: list[tuple[int, int]],
             *[nw.when(system == s).then(value).alias(f"v{i}") for i, s in enumerate(survey.systems)],
         )
         .group_by("task", "metric", "query")
-        .agg(
-            *[nw.col(f"v{i}").count().alias(f"c{i}") for i in range(k)],
-            *[nw.col(f"v{i}").max().alias(f"v{i}") for i in range(k)],
-        )
+        .agg(nw.len().alias("rows_q"), *[nw.col(f"v{i}").max().alias(f"v{i}") for i in range(k)])
     )  # fmt: skip
     keys = [nw.col(c).cast(nw.String) for c in ("task", "metric")
             if table.schema[c] != nw.String and not table.schema[c].is_integer()]  # fmt: skip
     if keys:
         pivot = pivot.with_columns(*keys)
     joined = pivot.join(_constants(table, sums), on=["task", "metric"], how="inner")
-    here = [nw.col(f"c{i}") > 0 for i in range(k)]
+    # the first pass refused missing scores: a system has the query where its score is there
+    here = [~nw.col(f"v{i}").is_null() for i in range(k)]
     joined = joined.with_columns(
         *[nw.when(here[i]).then((nw.col(f"v{i}") - nw.col(f"a{i}")) * nw.col("inv"))
           .otherwise(nw.lit(0.0)).alias(f"y{i}") for i in range(k)],
@@ -164,8 +162,9 @@ def _query(table: LazyTable, sums: PairSums, pairs: list[tuple[int, int]],
     y = [nw.col(f"y{i}") for i in range(k)]
     w = [nw.col(f"m{i}") for i in range(k)]
     shared = nw.col("shared")
-    aggs = [nw.len().alias("rows"), shared.sum().alias("n_shared")]
-    aggs += [nw.col(f"c{i}").max().alias(f"dup{i}") for i in range(k)]
+    # more rows at a query than systems with a score there: a duplicate key
+    extra_rows = nw.col("rows_q") - nw.sum_horizontal(*w)
+    aggs = [nw.len().alias("rows"), shared.sum().alias("n_shared"), extra_rows.max().alias("dup")]
     if per_system:
         aggs += [y[i].sum().alias(f"own{i}") for i in range(k)]
         aggs += [(y[i] * y[i]).sum().alias(f"sq{i}") for i in range(k)]
@@ -201,8 +200,7 @@ def compute(table: LazyTable, left: np.ndarray, right: np.ndarray, *,
         m = metrics.get_indexer(out["metric"].astype(str))
         if first:
             k = len(survey.systems)
-            dup = out[[f"dup{i}" for i in range(k)]].to_numpy(dtype=float)
-            if (dup > 1).any():
+            if (out["dup"].to_numpy(dtype=float) > 0).any():
                 raise problems(table)
             sums.rows = _grid(sums, m, t, out["rows"])
             sums.n_shared = _grid(sums, m, t, out["n_shared"])

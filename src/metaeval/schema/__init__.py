@@ -31,7 +31,9 @@ from ._columns import first_repeat as first_repeat  # io's readers and measures'
 from ._report import in_rows, report
 from .frames import LazyTable, any_frame
 
-TAKES = "a pandas DataFrame (or a polars DataFrame or LazyFrame, a pyarrow Table, a DuckDB relation)"
+TAKES = (
+    "a pandas DataFrame (or a polars DataFrame or LazyFrame, a pyarrow Table, a DuckDB relation)"
+)
 
 __all__ = [  # noqa: F822  (the pandera models are module attributes loaded lazily)
     "KEY_COLUMNS",

@@ -386,7 +386,8 @@ def _lazy_means(scores: LazyTable, ci: str, alpha: float, cluster: str | None) -
     cell_sq = sums.cell_sq + 2 * (e * sums.shy).sum(axis=1) + q * (e**2).sum(axis=1)
     names = SimpleNamespace(tasks=survey.tasks, metrics=survey.metrics, systems=survey.systems,
                             shift=sums.shift, scale=sums.scale)  # fmt: skip
-    two = TwoWay.of_sums(names, present, q, sums.rows - q, sys_sum, row_sq, cell_sq, ref)
+    dropped = np.rint(sums.rows - q).astype(np.int64)
+    two = TwoWay.of_sums(names, present, q, dropped, sys_sum, row_sq, cell_sq, ref)
     own_n = sums.count.astype(float)
     stats_x = sums.own - own_n * sums.d  # each system's own queries, at its shift
     stats_xx = sums.sq - 2 * sums.d * sums.own + own_n * sums.d**2

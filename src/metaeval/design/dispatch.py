@@ -30,6 +30,8 @@ def power(table: pd.DataFrame, control: Any = None, **options: Any) -> PowerResu
     ----------
     table : pandas.DataFrame
         A pilot scores table or a pilot effects table.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     control : str or list of str, optional
         The control system(s) of a scores table (required there); not for an effects
         table, whose rows already name their control.

@@ -269,6 +269,8 @@ def plan_queries(
     ----------
     scores : pandas.DataFrame
         The pilot: a scores table ``task, query, system, metric, value``.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     control : str
         The control (baseline) system.
     treatment : str, list of str or None

@@ -74,6 +74,8 @@ def plan_tasks(
     effects : pandas.DataFrame
         A pilot effects table (from :func:`metaeval.effects`): its within-task
         variances and, by default, its τ̂² plan the comparison.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     k : int, optional
         Tasks in the planned comparison (at least 2).
     mde : float, optional

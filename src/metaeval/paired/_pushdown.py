@@ -48,7 +48,7 @@ from ..schema.frames import LazyTable, narwhals
 from ..schema.lazy import Survey, first_pass, problems
 from ._layout import SAFE_MAGNITUDE, whole_table_names
 
-__all__ = ["PairSums", "compute", "matrices", "per_task", "seeded", "MAX_PAIRS"]
+__all__ = ["PairSums", "compute", "matrices", "per_task", "seeded", "task_groups", "MAX_PAIRS"]
 
 MAX_PAIRS = 2000
 """Unordered pairs of systems whose sums one query computes at most (six aggregates
@@ -130,15 +130,65 @@ def _pairs_of(left: np.ndarray, right: np.ndarray) -> list[tuple[int, int]]:
     return sorted(found)
 
 
+def task_groups(table: LazyTable, sums: PairSums, limit: float | None = None) -> list[Any]:
+    """The tasks in groups whose per-query pivot fits in the engine's memory: ``[None]``
+    (every task in one query) unless the pivot's hash table — a group per (task, metric,
+    query) with its keys and a score per system, about 100 + 24·(systems + 1) bytes —
+    would take more than ``limit`` bytes (by default DuckDB's ``memory_limit``; polars
+    streams, and gets one query); then groups of tasks of half that size, each its own
+    query over the rows of its tasks (a filter on ``task``, which DuckDB pushes into a
+    Parquet scan: files laid out by task are read once in all), so that a table of any
+    size is summed without spilling: tasks never meet in the sums."""
+    survey = sums.survey
+    if limit is None:
+        limit = _duckdb_limit(table) if table.engine == "duckdb" else None
+    if limit is None:
+        return [None]
+    queries = sums.count.max(axis=1).sum(axis=0)  # (task,): at least this many groups each
+    size = queries * (100 + 24 * (len(survey.systems) + 1))
+    if size.sum() <= limit:
+        return [None]
+    groups: list[list[str]] = [[]]
+    used = 0.0
+    for task, bytes_ in zip(survey.tasks, size, strict=True):
+        if groups[-1] and used + bytes_ > limit / 2:
+            groups.append([])
+            used = 0.0
+        groups[-1].append(str(task))
+        used += bytes_
+    return groups
+
+
+def _duckdb_limit(table: LazyTable) -> float | None:
+    """The ``memory_limit`` of a DuckDB relation's connection, in bytes."""
+    units = {"bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
+             "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}  # fmt: skip
+    try:
+        setting = table.native.query(
+            "__metaeval_source", "SELECT current_setting('memory_limit')"
+        ).fetchall()[0][0]
+        number, unit = str(setting).split()
+        return float(number) * units[unit]
+    except Exception:  # noqa: BLE001 - an engine without the setting: one query
+        return None
+
+
 def _query(table: LazyTable, sums: PairSums, pairs: list[tuple[int, int]],
-           per_system: bool, anova: bool) -> pd.DataFrame:  # fmt: skip
-    """Steps 2 and 3 of the module docstring: the per-(task, metric) sums, one row each."""
+           per_system: bool, anova: bool, tasks: list[str] | None = None) -> pd.DataFrame:  # fmt: skip
+    """Steps 2 and 3 of the module docstring: the per-(task, metric) sums, one row each
+    (of ``tasks`` only, if given)."""
     nw = narwhals()
     survey = sums.survey
     k = len(survey.systems)
     value, system = nw.col("value"), nw.col("system")
+    frame = survey.frame
+    if tasks is not None:
+        task = (
+            nw.col("task") if table.schema["task"] == nw.String else nw.col("task").cast(nw.String)
+        )
+        frame = frame.filter(task.is_in(tasks))
     pivot = (
-        survey.frame.select(
+        frame.select(
             "task", "metric", "query",
             *[nw.when(system == s).then(value).alias(f"v{i}") for i, s in enumerate(survey.systems)],
         )
@@ -193,9 +243,12 @@ def compute(table: LazyTable, left: np.ndarray, right: np.ndarray, *,
     pairs = _pairs_of(left, right)
     chunks = [pairs[i : i + MAX_PAIRS] for i in range(0, len(pairs), MAX_PAIRS)] or [[]]
     tasks, metrics = pd.Index(survey.tasks), pd.Index(survey.metrics)
+    groups = task_groups(table, sums)
     for number, chunk in enumerate(chunks):
         first = number == 0
-        out = _query(table, sums, chunk, per_system=first, anova=anova and first)
+        parts = [_query(table, sums, chunk, per_system=first, anova=anova and first, tasks=g)
+                 for g in groups]  # fmt: skip
+        out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         t = tasks.get_indexer(out["task"].astype(str))
         m = metrics.get_indexer(out["metric"].astype(str))
         if first:

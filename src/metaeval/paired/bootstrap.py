@@ -188,6 +188,8 @@ def bootstrap_effects(
         ``accuracy``, ``f1``, ``f1_macro`` and ``mcc`` predictions and labels
         are class labels (any values); for ``pearson`` and ``spearman``
         numbers.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     statistic : str or callable
         One of :data:`STATISTICS`, or ``f(label, prediction, counts)`` with
         1-d ``label`` and ``prediction`` of a task and ``counts`` (resamples

@@ -139,6 +139,8 @@ def correlation_effects(
         A scores table. On each task and metric, a system's values over the
         queries (segments) are correlated with ``reference``'s values on the
         same queries.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     reference : str
         The system holding the reference scores (e.g. ``"human"``).
     method : {"pearson", "spearman", "kendall"}, default "pearson"

@@ -203,6 +203,8 @@ def effect_covariance(
     ----------
     scores : pandas.DataFrame
         A scores table with at least one metric.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     control, treatment, effect, correct
         As in :func:`metaeval.effects`; the covariances are those of its effects.
 

@@ -420,6 +420,8 @@ def effects(
     ----------
     scores : pandas.DataFrame
         A scores table: ``task, query, system, metric, value``.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation; a lazy one is computed in its engine (see Notes).
     control : str, list of str or None
         The control (baseline) system(s); None compares every ordered pair.
     treatment : str, list of str or None
@@ -569,6 +571,39 @@ def effects(
         multiplying every score by a constant changes no outcome. With
         ``cluster=``: a group whose paired queries are all in one cluster, or
         whose clustered variance is 0 (the effect is kept, the variance NaN).
+
+    Notes
+    -----
+    **Any frame.** A polars DataFrame or a pyarrow Table is converted to pandas once
+    (through Arrow). A lazy frame — a polars LazyFrame, a DuckDB relation (such as
+    ``metaeval.io.read_scores("runs/*.parquet", engine="duckdb")``) — is computed in its
+    engine, through narwhals, and only aggregates come back:
+
+    1. one aggregation grouped by (task, metric, system): the checks of
+       :func:`metaeval.validate_scores` (missing columns and wrong types from the
+       schema; missing or empty names, missing and non-finite scores counted), the
+       names in their in-memory order, each system's number of queries, the sum and
+       largest |score| (a provisional shift, each system's mean, and the scale);
+    2. one aggregation grouped by (task, metric, query), a column per system of the
+       table with its score (and the number of rows: more than scores is a duplicate
+       key), then, grouped by (task, metric), for each system Σy, Σy², the sums over
+       the queries every system has, and for each pair asked for n, Σx, Σy, Σx², Σy²,
+       Σxy of the shifted scores (y = score − shift; 0 where a system lacks the
+       query). A row per (task, metric) comes back; on DuckDB, a table whose
+       per-query groups would not fit in ``memory_limit`` is summed a few tasks at a
+       time.
+
+    The sums are then moved to the in-memory shifts and laid out as
+    :func:`metaeval.sufficient_statistics` lays them out, and the effects follow as
+    here; they equal the pandas results to rounding, not bit for bit (the engine adds
+    in another order): within 1e-12 of each column's largest value in the tests. When a
+    check fails, the error is the one pandas raises, with the same text: rows are
+    numbered from 0 in the engine's scan order. :func:`metaeval.analyze`,
+    ``compare(test="t")``, ``means(ci="t")`` and :func:`metaeval.sufficient_statistics` are
+    computed in the engine too; the other tests of :func:`compare` fetch the rows of
+    the systems asked for one task at a time. With a ``replicate`` column or
+    ``cluster=`` the table is collected into pandas first (the variances need
+    per-query values).
 
     Examples
     --------

@@ -111,6 +111,9 @@ def compare(
     ----------
     scores : pandas.DataFrame
         A scores table.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation; a lazy one is computed in its engine (see the Notes of
+        :func:`metaeval.effects`).
     control, treatment : str, list of str or None
         As in :func:`metaeval.effects`; ``control=None`` tests every ordered pair.
     test : {"t", "wilcoxon", "sign", "randomization", "bootstrap", "mcnemar", "mcnemar_midp"}, \

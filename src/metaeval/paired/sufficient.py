@@ -184,6 +184,9 @@ def sufficient_statistics(
     ----------
     scores : pandas.DataFrame
         A scores table (see :func:`metaeval.validate_scores`).
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation; a lazy one is computed in its engine (see the Notes of
+        :func:`metaeval.effects`).
     control : str or list of str, optional
         The control system(s). None: every system.
     treatment : str or list of str, optional

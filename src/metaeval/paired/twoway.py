@@ -256,6 +256,9 @@ def means(
     ----------
     scores : pandas.DataFrame
         A scores table: ``task, query, system, metric, value``.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation; a lazy one is computed in its engine (see the Notes of
+        :func:`metaeval.effects`).
     ci : {"t", "wilson", "clopper_pearson"}, default "t"
         The interval. ``"t"``: as above. For 0/1 scores (per-query accuracy)
         the binomial intervals of the share of successes x among each system's

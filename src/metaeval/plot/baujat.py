@@ -29,6 +29,8 @@ def baujat_plot(table: pd.DataFrame, *, labels: bool = True, ax: Any = None, **k
     table : pandas.DataFrame
         What :func:`metaeval.baujat` returned, of one group (e.g.
         ``bj.query("metric == 'accuracy'")``).
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     labels : bool, default True
         Name each point by its task (the ``over`` column(s)).
     ax : matplotlib Axes, optional

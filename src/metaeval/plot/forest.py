@@ -163,6 +163,8 @@ def forest(
     effects : pandas.DataFrame
         An effects table of one metric and one control (filter first); several
         treatments give one panel each, sharing the task rows and the x scale.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     method, ci, alpha
         The pooling model (:func:`metaeval.pool`).
     pooled : pandas.DataFrame, optional

@@ -61,6 +61,8 @@ def pairwise(
         A compare() table (any ``control``; cell (i, j) is system i − system j)
         or a tukey() table (system_a − system_b, mirrored). Several tasks or
         metrics give one heatmap each.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     value : {"p_value", "effect_size", "diff"}, default "p_value"
         The cell colour and number: the p-value (``p_adjusted`` where present;
         colour on a log scale from 10⁻⁴ to 1), the effect size (d_z for

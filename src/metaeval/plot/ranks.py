@@ -62,6 +62,8 @@ def rank_plot(table: pd.DataFrame, *, ax: Any = None, **kwargs: Any) -> Any:
     table : pandas.DataFrame
         What :func:`metaeval.ranking.rank_intervals` returned (columns ``metric, system,
         rank, rank_low, rank_high, tie_group``).
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     ax : matplotlib Axes, optional
         Draw into this Axes (the table must hold one metric).
     **kwargs

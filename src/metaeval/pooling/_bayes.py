@@ -349,6 +349,8 @@ def bayes_pool(
     ----------
     effects : pandas.DataFrame
         An effects table (:func:`metaeval.effects`): ``effect`` and ``variance``.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     tau_prior : {"halfnormal", "halfcauchy", "halfstudent", "uniform", "jeffreys"}, default "halfnormal"
         The prior of τ: half-normal, half-Cauchy or half-Student-t with scale
         ``tau_scale`` (densities 2φ(τ/s)/s, 2/(πs(1 + τ²/s²)) and twice Student's t

@@ -74,6 +74,8 @@ def leave_one_out(
     ----------
     effects : pandas.DataFrame
         As for :func:`pool`.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     {params}
 
     Returns

@@ -153,6 +153,8 @@ def gosh(
     ----------
     effects : pandas.DataFrame
         As for :func:`pool`.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     subsets : int, optional
         The most subsets to fit per group (≥ 2). When a group has more (2ᵏ − 1 >
         ``subsets``), this many random subsets are fitted instead: each task is in

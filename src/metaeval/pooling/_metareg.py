@@ -289,6 +289,8 @@ def metareg(
         An effects table (from :func:`metaeval.effects`) with the moderator
         columns: task-level columns of the scores table are carried into it, or
         merge a table of task attributes (``effects.merge(tasks, on="task")``).
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     mods : str or list of str
         The moderator columns. Numeric columns enter as they are (transform them
         first, e.g. ``log_n = np.log(n_queries)``); other columns are factors in

@@ -99,6 +99,8 @@ def permutest(
     effects : pandas.DataFrame
         An effects table (from :func:`metaeval.effects`), with the moderator columns when
         ``mods`` is given (see :func:`metaeval.metareg`).
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     exact : bool or None, default None
         None: enumerate every distinct permutation when there are no more of them than
         ``n_resamples`` (2^k sign vectors; k!/Π m_j! orders of the model matrix's rows,

@@ -53,6 +53,8 @@ def pool(
     effects : pandas.DataFrame
         An effects table (from :func:`metaeval.effects`) or any table with
         ``effect`` and ``variance`` on the same scale plus the ``over`` column.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     {params}
     adjust : {"holm", "bonferroni", "fdr_bh"}, optional
         Adjust the p-values for multiple comparisons within each family of

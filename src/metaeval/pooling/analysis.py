@@ -47,6 +47,9 @@ def analyze(
     ----------
     scores : pandas.DataFrame
         A scores table.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation; a lazy one is computed in its engine (see the Notes of
+        :func:`metaeval.effects`).
     control, treatment, effect, alpha
         As in :func:`metaeval.effects`.
     method, ci
@@ -175,6 +178,8 @@ def pool_metrics(
     ----------
     scores : pandas.DataFrame
         A scores table.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     control, treatment, effect
         As in :func:`metaeval.effects`.
     metrics : list of str, optional

@@ -229,6 +229,8 @@ def leaderboard(
     scores : pandas.DataFrame
         A scores table: ``task, query, system, metric, value``. Within each
         metric every system must have a score on every task.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     method : {"borda", "mean_rank", "copeland", "kemeny", "meta"}, default "borda"
         The aggregation rule (formulas under *Notes*).
     metric : str or list of str, optional

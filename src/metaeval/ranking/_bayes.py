@@ -244,6 +244,8 @@ def bayes_signed_rank(
     scores : pandas.DataFrame
         A scores table, as for :func:`friedman` (per-task means of the
         per-query scores, or one row per task without ``query``).
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     control : str
         The control system.
     treatment : str or list of str, optional

@@ -353,6 +353,8 @@ def friedman(
         score on a task is its mean over the task's queries. A table with one
         row per (task, system, metric) may leave out ``query``. Within a
         metric every system needs a score on every task.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     metric : str or list of str, optional
         The metric(s) to test; None tests every metric of the table.
     higher_is_better : bool or mapping of str to bool, default True

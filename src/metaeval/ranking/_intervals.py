@@ -193,6 +193,8 @@ def rank_intervals(
     scores : pandas.DataFrame
         A scores table: ``task, query, system, metric, value``. Within each metric every
         system must have a score on every query of every task.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     by : {"mean", "borda"}, default "mean"
         The score that ranks the systems: ``"mean"``, the mean over tasks of the
         per-task means; ``"borda"``, the Borda points Σ_t (N − r_t) of the per-task ranks

@@ -319,6 +319,8 @@ def rank_report(
     ----------
     scores : pandas.DataFrame
         A scores table, as for :func:`friedman`.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     alpha : float, default 0.05
         The level of every test.
     metric, higher_is_better

@@ -192,6 +192,8 @@ def build_report(
     ----------
     scores : pandas.DataFrame
         A scores table: ``task, query, system, metric, value``.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     control : str, list of str or None
         The baseline system(s). None: no tests and no pooled effects (the methods
         paragraph says so); the means and ranks are still there.

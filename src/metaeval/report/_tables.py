@@ -1013,6 +1013,8 @@ def to_latex(
         decimals, p-value columns (``p_value``, ``*_p_value``, ``p_adjusted``)
         as p-values (below 10^-digits: ``< 0.001``), counts as integers, the
         index left out; the caption defaults to the result's class name.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     pooled : pandas.DataFrame, optional
         The pooled result of ``table`` (an effects table), shown as an extra
         column.

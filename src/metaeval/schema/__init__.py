@@ -327,12 +327,16 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
         integer ids are converted to strings) and ``value`` (numbers; integers,
         booleans and an object column of Python numbers are converted to
         float). Other columns are kept.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation; a lazy one is computed in its engine (see the Notes of
+        :func:`metaeval.effects`).
 
     Returns
     -------
     pandas.DataFrame
         The table, with the conversions above applied (a new object only when
-        something was converted).
+        something was converted). A lazy frame (polars LazyFrame, DuckDB relation)
+        is checked in its engine and comes back as it is.
 
     Raises
     ------
@@ -568,6 +572,8 @@ def scores(
     df : pandas.DataFrame
         Per-query scores in long format. A wide table (one column per system)
         goes through :func:`metaeval.from_wide`.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     task, query, system, metric, value : str
         The names of the columns holding the task (data set), the query
         (sample) id, the system (run, model), the metric (measure) and the

@@ -461,6 +461,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--duckdb-temp", type=Path,
                         default=Path(tempfile.gettempdir()) / "metaeval-bench-duckdb-spill",
                         help="DuckDB's temp_directory, where it spills (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--floor-memory", default="8GB",
+                        help="DuckDB's memory_limit for the floor where it fails at "
+                             "--duckdb-memory (default: %(default)s)")  # fmt: skip
     parser.add_argument("--duckdb-child", help=argparse.SUPPRESS)
     parser.add_argument("--duckdb-step", help=argparse.SUPPRESS)
     return parser.parse_args()
@@ -767,13 +770,24 @@ def duckdb_child(folder: str, step: str, repeat: int, threads: int, memory_limit
     print(json.dumps(report))
 
 
-def run_duckdb_step(folder: Path, step: str, args: argparse.Namespace) -> dict[str, Any]:
+def run_duckdb_step(folder: Path, step: str, args: argparse.Namespace,
+                    memory: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """One step in a fresh process (``memory``: DuckDB's memory_limit, if not the usual).
+    The floor, which DuckDB cannot always spill (an OutOfMemoryException at 1e8 rows and
+    1.5GB), is run again with ``--floor-memory`` when it fails, and says so."""
+    memory = memory or args.duckdb_memory
     command = [sys.executable, __file__, "--duckdb-child", str(folder), "--duckdb-step", step,
                "--repeat", str(args.repeat), "--threads", str(args.threads),
-               "--duckdb-memory", args.duckdb_memory, "--duckdb-temp", str(args.duckdb_temp)]  # fmt: skip
-    done = subprocess.run(command, stdout=subprocess.PIPE, text=True)  # stderr: through
+               "--duckdb-memory", memory, "--duckdb-temp", str(args.duckdb_temp)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
-        return {"failed": f"exit code {done.returncode}"}
+        lines = done.stderr.strip().splitlines() or ["?"]
+        error = next((line for line in lines if "Error" in line or "Exception" in line),
+                     lines[-1])[:160]  # fmt: skip
+        if step == "floor" and memory != args.floor_memory:
+            out = run_duckdb_step(folder, step, args, args.floor_memory)
+            return {**out, "note": f"memory_limit={args.floor_memory} ({memory}: {error})"}
+        return {"failed": f"exit code {done.returncode}: {error}"}
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -821,7 +835,7 @@ def main_duckdb(args: argparse.Namespace) -> None:
                     continue
                 print(f"  round {round_ + 1} {step:<12} {out['seconds']:8.2f} s (cpu "
                       f"{out['cpu']:7.2f} s)   peak RSS {out['rss_peak'] / GB:.2f} GB   "
-                      f"({out['rows_out']:,} rows back)")  # fmt: skip
+                      f"({out['rows_out']:,} rows back) {out.get('note', '')}")  # fmt: skip
         if args.check and rows == sizes[0]:
             out = run_duckdb_step(folder, "pandas_check", args)
             print(f"  check effects(s0) vs pandas: {out.get('check', out.get('failed'))}")

@@ -230,3 +230,27 @@ def test_pairing_errors_are_the_in_memory_ones(example, engine):
         with pytest.raises(metaeval.PairingError) as got:
             metaeval.effects(frame, **kwargs)
         assert str(got.value) == str(ref.value)
+
+
+@pytest.mark.parametrize("engine", LAZY)
+def test_summed_a_few_tasks_at_a_time_past_the_memory_limit(example, engine, monkeypatch):
+    """Where the per-query pivot would not fit (DuckDB's memory_limit; polars'
+    POLARS_LIMIT), each group of tasks is its own query: the same results."""
+    from metaeval.paired import _pushdown
+
+    seen: list[list] = []
+    original = _pushdown.task_groups
+
+    def small(table, sums, limit=None):
+        groups = original(table, sums, 20_000)  # bytes: a task or two a group
+        seen.append(groups)
+        return groups
+
+    monkeypatch.setattr(_pushdown, "task_groups", small)
+    frame = in_engine(example, engine)
+    assert_same(
+        metaeval.effects(frame, None, effect="md"), metaeval.effects(example, None, effect="md")
+    )
+    assert_same(metaeval.means(frame), metaeval.means(example))
+    assert seen and all(len(groups) > 1 for groups in seen)
+    assert sorted(t for g in seen[0] for t in g) == sorted(example["task"].unique())

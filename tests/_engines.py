@@ -29,9 +29,14 @@ def in_engine(df: pd.DataFrame, engine: str) -> Any:
     if engine in ("polars", "polars-lazy"):
         frame = pl.from_pandas(df)
         return frame.lazy() if engine == "polars-lazy" else frame
-    if engine == "duckdb":
-        return duckdb.connect().from_arrow(pa.Table.from_pandas(df, preserve_index=False))
+    if engine == "duckdb":  # a connection of its own, kept open (duckdb < 2 closes it when
+        # it is no longer referenced, under its relations)
+        _CONNECTIONS.append(duckdb.connect())
+        return _CONNECTIONS[-1].from_arrow(pa.Table.from_pandas(df, preserve_index=False))
     raise ValueError(engine)
+
+
+_CONNECTIONS: list = []
 
 
 def as_parquet(df: pd.DataFrame, folder: Path) -> Path:

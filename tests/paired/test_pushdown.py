@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
-from _engines import ENGINES, LAZY, as_parquet, assert_same, duckdb, in_engine, pl
+from _engines import ENGINES, LAZY, as_parquet, assert_same, in_engine, pl
 from _helpers import make_scores
 
 import metaeval
@@ -214,8 +214,11 @@ def test_declared_order_of_an_enum_is_kept(example, engine):
     cat = example.assign(system=pd.Categorical(example["system"], categories=order))
     if engine == "polars-lazy":
         frame = pl.from_pandas(example).lazy().with_columns(pl.col("system").cast(pl.Enum(order)))
-    else:  # DuckDB reads a pandas categorical as an ENUM of its categories
-        frame = duckdb.connect().from_df(cat)
+    else:
+        names = ", ".join(f"'{s}'" for s in order)
+        frame = in_engine(example, "duckdb").project(
+            f"task, query, CAST(system AS ENUM({names})) AS system, metric, value"
+        )
     ref = metaeval.effects(cat, "knn", effect="md")
     assert ref["treatment"].unique().tolist() == [s for s in order if s != "knn"]
     assert_same(metaeval.effects(frame, "knn", effect="md"), ref)

@@ -26,7 +26,8 @@ In Python the sums are moved from the provisional shift a' to the in-memory one 
 (Σ(y − d) = Σy − n·d and so on, d = a − a' in scaled units, small) and laid out as
 the :class:`xarray.Dataset` of :func:`metaeval.sufficient_statistics`, with the same
 coordinates in the same order; the engine adds in its own order, so the sums equal the
-in-memory ones to rounding (1e-15 relative), not bit for bit.
+in-memory ones to rounding, not bit for bit (nor from one run to the next: DuckDB's
+threads add their parts in the order they finish).
 
 Tests that need the per-query differences (randomization, bootstrap, Wilcoxon, sign,
 McNemar, clusters) run in memory task by task (:func:`per_task`): each task's rows of
@@ -42,22 +43,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import PairingError, SchemaError, collected_warnings, reissue, resolve_seed
+from ..errors import PairingError, SchemaError, collected_warnings, reissue
 from ..schema import SCORE_COLUMNS
 from ..schema.frames import LazyTable, narwhals
 from ..schema.lazy import Survey, first_pass, problems
 from ._layout import SAFE_MAGNITUDE, whole_table_names
 
-__all__ = [
-    "PairSums", "compute", "matrices", "per_task", "seeded", "task_groups", "MAX_PAIRS",
-    "POLARS_LIMIT",
-]  # fmt: skip
+__all__ = ["PairSums", "compute", "matrices", "per_task", "task_groups", "MAX_PAIRS",
+           "POLARS_LIMIT"]  # fmt: skip
 
 MAX_PAIRS = 2000
 """Unordered pairs of systems whose sums one query computes at most (six aggregates
 each); more pairs are split over several queries."""
-
-SUMS = ("n", "sum_x", "sum_y", "sum_xx", "sum_yy", "sum_xy")
 
 POLARS_LIMIT = 2**30
 """Bytes the per-query pivot of a polars LazyFrame may take before it is computed a few
@@ -68,8 +65,13 @@ rows (3e6 groups) it brings polars' peak RSS from 3.1 to 1.5 GB, and its time do
 class PairSums:
     """The per-(metric, task) results of the pushed-down query, as numpy arrays.
 
-    ``count, own, sq, shared_sum`` are ``(metric, system, task)``; ``rows, n_shared`` are
-    ``(metric, task)``; ``pair[name]`` maps ``(a, b)`` to a ``(metric, task)`` array.
+    ``count`` (queries), ``start`` (the provisional shift a'), ``own`` (Σy), ``sq`` (Σy²),
+    ``shy`` (Σy over the queries every present system has), ``d`` and ``shift`` (the
+    in-memory shift, in scaled units from a' and in the scores' units) are ``(metric,
+    system, task)``; ``scale, rows`` (queries of the task), ``n_shared`` (those every
+    present system has) and, for means(), ``row_sq, cell_sq`` are ``(metric, task)``;
+    ``pair[name][(a, b)]`` is a ``(metric, task)`` array of the sums named in the module
+    docstring (``n, s, q, p``).
     """
 
     def __init__(self, survey: Survey) -> None:
@@ -77,15 +79,17 @@ class PairSums:
         tasks, metrics, systems = survey.tasks, survey.metrics, survey.systems
         self.shape = (len(metrics), len(systems), len(tasks))
         g = survey.groups
-        self.t = pd.Index(tasks).get_indexer(g["task"])
-        self.m = pd.Index(metrics).get_indexer(g["metric"])
-        self.s = pd.Index(systems).get_indexer(g["system"])
+        at = (
+            pd.Index(metrics).get_indexer(g["metric"]),
+            pd.Index(systems).get_indexer(g["system"]),
+            pd.Index(tasks).get_indexer(g["task"]),
+        )
         self.count = np.zeros(self.shape, dtype=np.int64)
-        self.count[self.m, self.s, self.t] = g["n"].to_numpy()
+        self.count[at] = g["n"].to_numpy()
         total = np.zeros(self.shape)
-        total[self.m, self.s, self.t] = g["total"].to_numpy(dtype=float)
+        total[at] = g["total"].to_numpy(dtype=float)
         top = np.zeros(self.shape)
-        top[self.m, self.s, self.t] = g["top"].to_numpy(dtype=float)
+        top[at] = g["top"].to_numpy(dtype=float)
         self.scale = _scales(top.max(axis=1))  # (metric, task)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             start = total / self.count
@@ -267,7 +271,6 @@ def compute(table: LazyTable, left: np.ndarray, right: np.ndarray, *,
             sums.n_shared = _grid(sums, m, t, out["n_shared"])
             for name in ("own", "sq", "shy"):
                 arr = np.zeros(sums.shape)
-                arr[:, :, :] = 0.0
                 values = out[[f"{name}{i}" for i in range(k)]].to_numpy(dtype=float)
                 arr[m[:, None], np.arange(k)[None, :], t[:, None]] = values
                 setattr(sums, name, arr)
@@ -411,13 +414,6 @@ def per_task(
     frame_out.attrs = attrs
     reissue(held, order)
     return frame_out
-
-
-def seeded(kwargs: dict[str, Any], resampled: bool) -> dict[str, Any]:
-    """``kwargs`` with the seed drawn once, for every task alike (``seed=None``)."""
-    if resampled:
-        return {**kwargs, "seed": resolve_seed(kwargs.get("seed"))}
-    return kwargs
 
 
 def _order(wanted: Any, systems: list[str]) -> list[str]:

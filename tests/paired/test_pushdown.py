@@ -257,3 +257,21 @@ def test_summed_a_few_tasks_at_a_time_past_the_memory_limit(example, engine, mon
     assert_same(metaeval.means(frame), metaeval.means(example))
     assert seen and all(len(groups) > 1 for groups in seen)
     assert sorted(t for g in seen[0] for t in g) == sorted(example["task"].unique())
+
+
+@pytest.mark.parametrize("engine", LAZY)
+def test_anova_and_tukey(rng, engine):
+    """The two-way ANOVA and Tukey's HSD from sums computed in the engine; the randomized
+    Tukey task by task (the same p-values for the same seed)."""
+    df = _ragged(rng)
+    frame = in_engine(df, engine)
+    for func, kwargs in ((metaeval.anova, {}), (metaeval.tukey, {})):
+        ref, ref_warned = _caught(func, df, **kwargs)
+        got, warned = _caught(func, frame, **kwargs)
+        assert_same(got, ref)
+        assert warned == ref_warned
+    kwargs = dict(randomized=True, n_resamples=100, seed=5)
+    ref, ref_warned = _caught(metaeval.tukey, df, **kwargs)
+    got, warned = _caught(metaeval.tukey, frame, **kwargs)
+    pd.testing.assert_frame_equal(got, ref)
+    assert warned == ref_warned

@@ -599,11 +599,13 @@ def effects(
     in another order): within 1e-12 of each column's largest value in the tests. When a
     check fails, the error is the one pandas raises, with the same text: rows are
     numbered from 0 in the engine's scan order. :func:`metaeval.analyze`,
-    ``compare(test="t")``, ``means(ci="t")`` and :func:`metaeval.sufficient_statistics` are
-    computed in the engine too; the other tests of :func:`compare` fetch the rows of
-    the systems asked for one task at a time. With a ``replicate`` column or
-    ``cluster=`` the table is collected into pandas first (the variances need
-    per-query values).
+    ``compare(test="t")``, ``means(ci="t")``, :func:`metaeval.anova`, ``tukey()`` and
+    :func:`metaeval.sufficient_statistics` are computed in the engine too; the other
+    tests of ``compare()`` and the randomized ``tukey()`` fetch the rows (of the systems
+    asked for) one task at a time, as do ``compare``, ``means`` and ``anova`` with a
+    ``replicate`` column or ``cluster=``; :func:`effects` with those collects the table
+    into pandas first (the variances need per-query values). Every other function
+    collects a lazy table once.
 
     Examples
     --------

@@ -167,7 +167,7 @@ class TwoWay:
             )
 
 
-@any_frame
+@any_frame(lazy=True)
 def anova(scores: pd.DataFrame) -> pd.DataFrame:
     """Two-way ANOVA without replication (systems × queries) per task and metric.
 
@@ -199,7 +199,10 @@ def anova(scores: pd.DataFrame) -> pd.DataFrame:
     """
     from scipy import stats as sps
 
-    two = TwoWay(layout(scores))
+    if isinstance(scores, LazyTable) and "replicate" in scores.columns:
+        # replicates are averaged per query first, in memory, a task at a time
+        return _pushdown.per_task(scores, anova, {}, pairs=None, columns=["replicate"])
+    two = _two_way(scores)  # a lazy table's sums computed in its engine
     two.check("ANOVA")
     m, t = two.frame_index()
     k, q = two.k[m, t].astype(float), two.q[m, t]
@@ -359,19 +362,9 @@ def means(
     return table
 
 
-def _lazy_means(scores: LazyTable, ci: str, alpha: float, cluster: str | None) -> pd.DataFrame:
-    """:func:`means` of a lazy table: with ``ci="t"`` from sums computed in its engine;
-    clusters and replicates task by task in memory; binomial intervals in memory."""
-    check_option("ci", ci, MEANS_CIS)
-    alpha = check_alpha(alpha)
-    if ci != "t":
-        return means(scores.collect(), ci=ci, alpha=alpha, cluster=cluster)
-    if cluster is not None or "replicate" in scores.columns:
-        if cluster is not None and cluster not in scores.columns:  # the in-memory error
-            cluster_ids(pd.DataFrame(columns=scores.columns), cluster)
-        extra = [c for c in (cluster, "replicate") if c is not None and c in scores.columns]
-        return _pushdown.per_task(scores, means, {"ci": ci, "alpha": alpha, "cluster": cluster},
-                                  pairs=None, columns=extra)  # fmt: skip
+def _lazy_two_way(scores: LazyTable) -> tuple[Any, SimpleNamespace, TwoWay]:
+    """The two-way layout of a lazy table from sums computed in its engine, with the sums
+    and the names (tasks, metrics, systems, shift, scale) it was built from."""
     none = np.zeros(0, dtype=int)
     sums = _pushdown.compute(scores, none, none, anova=True)
     survey = sums.survey
@@ -390,7 +383,30 @@ def _lazy_means(scores: LazyTable, ci: str, alpha: float, cluster: str | None) -
     names = SimpleNamespace(tasks=survey.tasks, metrics=survey.metrics, systems=survey.systems,
                             shift=sums.shift, scale=sums.scale)  # fmt: skip
     dropped = np.rint(sums.rows - q).astype(np.int64)
-    two = TwoWay.of_sums(names, present, q, dropped, sys_sum, row_sq, cell_sq, ref)
+    return sums, names, TwoWay.of_sums(names, present, q, dropped, sys_sum, row_sq, cell_sq, ref)
+
+
+def _two_way(scores: Any) -> TwoWay:
+    """:class:`TwoWay` of a scores table: laid out in memory, or from a lazy table's sums."""
+    if isinstance(scores, LazyTable):
+        return _lazy_two_way(scores)[2]
+    return TwoWay(layout(scores))
+
+
+def _lazy_means(scores: LazyTable, ci: str, alpha: float, cluster: str | None) -> pd.DataFrame:
+    """:func:`means` of a lazy table: with ``ci="t"`` from sums computed in its engine;
+    clusters and replicates task by task in memory; binomial intervals in memory."""
+    check_option("ci", ci, MEANS_CIS)
+    alpha = check_alpha(alpha)
+    if ci != "t":
+        return means(scores.collect(), ci=ci, alpha=alpha, cluster=cluster)
+    if cluster is not None or "replicate" in scores.columns:
+        if cluster is not None and cluster not in scores.columns:  # the in-memory error
+            cluster_ids(pd.DataFrame(columns=scores.columns), cluster)
+        extra = [c for c in (cluster, "replicate") if c is not None and c in scores.columns]
+        return _pushdown.per_task(scores, means, {"ci": ci, "alpha": alpha, "cluster": cluster},
+                                  pairs=None, columns=extra)  # fmt: skip
+    sums, names, two = _lazy_two_way(scores)
     own_n = sums.count.astype(float)
     stats_x = sums.own - own_n * sums.d  # each system's own queries, at its shift
     stats_xx = sums.sq - 2 * sums.d * sums.own + own_n * sums.d**2
@@ -591,7 +607,7 @@ def _clustered_means(scores: pd.DataFrame, lay: Layout, alpha: float, cluster: s
     )
 
 
-@any_frame
+@any_frame(lazy=True)
 def tukey(
     scores: pd.DataFrame,
     *,
@@ -659,8 +675,13 @@ def tukey(
 
     alpha = check_alpha(alpha)
     n_resamples = check_resamples(n_resamples)
-    lay = layout(scores)
-    two = TwoWay(lay)
+    if isinstance(scores, LazyTable) and (randomized or "replicate" in scores.columns):
+        kwargs = dict(randomized=randomized, n_resamples=n_resamples, alpha=alpha,
+                      seed=resolve_seed(seed) if randomized else seed, progress=progress)  # fmt: skip
+        return _pushdown.per_task(scores, tukey, kwargs, pairs=None,
+                                  columns=[c for c in ("replicate",) if c in scores.columns])  # fmt: skip
+    two = _two_way(scores)  # a lazy table's sums computed in its engine
+    lay = two.lay
     two.check("Tukey's HSD")
     n_systems = len(lay.systems)
     a, b = np.triu_indices(n_systems, k=1)

@@ -10,8 +10,9 @@ Every public function that takes a scores or effects table is wrapped by
 * a **lazy** frame (polars ``LazyFrame``, DuckDB relation) becomes a :class:`LazyTable`,
   which the functions that push work down into the engine take as it is
   (``any_frame(lazy=True)``: :func:`metaeval.effects`, :func:`metaeval.sufficient_statistics`,
-  :func:`metaeval.analyze`, :func:`metaeval.compare`, :func:`metaeval.means`); every other
-  function gets it collected into pandas, once.
+  :func:`metaeval.analyze`, :func:`metaeval.compare`, :func:`metaeval.means`,
+  :func:`metaeval.anova`, :func:`metaeval.tukey`, :func:`metaeval.validate_scores`); every
+  other function gets it collected into pandas, once.
 
 narwhals (the ``engines`` extra) is the one adapter between them: it reads the
 frames' schemas, converts them and writes the lazy queries, so that polars and DuckDB

@@ -583,7 +583,8 @@ def effects(
        :func:`metaeval.validate_scores` (missing columns and wrong types from the
        schema; missing or empty names, missing and non-finite scores counted), the
        names in their in-memory order, each system's number of queries, the sum and
-       largest |score| (a provisional shift, each system's mean, and the scale);
+       largest magnitude of the scores (a provisional shift, each system's mean, and the
+       scale);
     2. one aggregation grouped by (task, metric, query), a column per system of the
        table with its score (and the number of rows: more than scores is a duplicate
        key), then, grouped by (task, metric), for each system Σy, Σy², the sums over

@@ -44,6 +44,19 @@ slows one round of every step rather than all the calls of one.
     python benchmarks/bench_scale.py --rows 1e6 3e6 --repeat 1 --in-memory --resamples 1000   # a quick run
     python benchmarks/bench_scale.py --rows 1e7 --in-memory --check   # dask results == in memory
 
+``--engine duckdb`` runs the DuckDB section instead (issue 31): no cluster; for each size
+the same files read by ``read_scores(folder/*.parquet, engine="duckdb")``, and each step
+in a fresh process with DuckDB's ``--threads`` (2) and ``--duckdb-memory`` (1.5GB), its
+time (best of ``--repeat`` rounds, the steps taking turns, so that the load of a shared
+machine falls on all of them alike), its CPU time (DuckDB's threads included) and the
+process's peak RSS (VmHWM): the floor, DuckDB's own
+``SELECT task, metric, system, query, sum(value) ... GROUP BY ALL`` over the files
+(consumed in DuckDB: a count and a sum of its rows); ``effects(control="s0")`` + ``pool``;
+``effects(control=None)``; ``compare(control="s0", test="t")``; ``means()``. Target:
+effects + pool <= 1.5x the floor at 3e7 rows, peak RSS < 2 GB.
+
+    python benchmarks/bench_scale.py --engine duckdb --rows 3e7 1e8 1e9 --repeat 2
+
 The data stay in ``--dir`` (default /tmp/metaeval-bench-scale), one folder per
 shape (``tasks100-systems10-metrics1-queries10000``), and are reused by later
 runs; delete the folder to free the disk.
@@ -450,12 +463,35 @@ def parse_args() -> argparse.Namespace:
                         help="compare the dask results with in memory at the smallest size")  # fmt: skip
     parser.add_argument("--in-memory-child", help=argparse.SUPPRESS)
     parser.add_argument("--check-dir", help=argparse.SUPPRESS)
+    # the DuckDB section (issue 31): one node, no cluster
+    parser.add_argument("--engine", choices=("dask", "duckdb"), default="dask",
+                        help="dask (the cluster above) or duckdb (one node; see main_duckdb)")  # fmt: skip
+    parser.add_argument("--threads", type=int, default=2, help="DuckDB's threads (default: 2)")
+    parser.add_argument("--duckdb-memory", default="1.5GB",
+                        help="DuckDB's memory_limit (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--duckdb-temp", type=Path,
+                        default=Path(tempfile.gettempdir()) / "metaeval-bench-duckdb-spill",
+                        help="DuckDB's temp_directory, where it spills (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--floor-memory", default="8GB",
+                        help="DuckDB's memory_limit for the floor where it fails at "
+                             "--duckdb-memory (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--step-timeout", type=float, default=3600,
+                        help="seconds a DuckDB step may take (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--duckdb-child", help=argparse.SUPPRESS)
+    parser.add_argument("--duckdb-step", help=argparse.SUPPRESS)
     return parser.parse_args()
 
 
 def main() -> None:
     args = parse_args()
     resamples = None if args.skip_resampling else args.resamples
+    if args.duckdb_child:
+        duckdb_child(args.duckdb_child, args.duckdb_step, args.repeat, args.threads,
+                     args.duckdb_memory, str(args.duckdb_temp))  # fmt: skip
+        return
+    if args.engine == "duckdb":
+        main_duckdb(args)
+        return
     if args.in_memory_child:
         in_memory_child(args.in_memory_child, args.repeat, resamples, args.check_dir)
         return
@@ -712,6 +748,172 @@ def summary(
                f"<={target:.3g}")  # fmt: skip
     else:
         print(f"  {mark(None)}  {name}: needs two sizes")
+
+
+# ====================================================== DuckDB on one node (issue 31)
+# A separate section: ``--engine duckdb`` runs it instead of the dask cluster above.
+DUCKDB_STEPS = ("floor", "effects", "all_pairs", "compare_t", "means", "pandas_check")
+SPILL_LIMIT = "20GB"
+"""DuckDB's max_temp_directory_size in every step: what it may spill on a shared disk."""
+"""What the DuckDB section times, each in a fresh process (its peak RSS is its own)."""
+
+
+def duckdb_child(folder: str, step: str, repeat: int, threads: int, memory_limit: str,
+                 temp: str) -> None:  # fmt: skip
+    """Runs in a fresh process: one step over the Parquet files through DuckDB (on its
+    default connection, which ``read_scores(engine="duckdb")`` uses), timed best of
+    ``repeat``, with the process's peak RSS; one JSON line."""
+    import duckdb
+
+    warnings.simplefilter("error", metaeval.MetaEvalWarning)  # the synthetic data are clean
+    duckdb.execute(f"SET threads = {threads}")
+    duckdb.execute(f"SET memory_limit = '{memory_limit}'")
+    duckdb.execute(f"SET temp_directory = '{temp}'")
+    duckdb.execute(f"SET max_temp_directory_size = '{SPILL_LIMIT}'")  # a shared disk
+    report: dict[str, Any] = {"rss_start": max_rss()}
+    pattern = str(Path(folder) / "*.parquet")
+    files = f"read_parquet('{pattern}')"
+
+    def floor() -> Any:  # DuckDB's own four-key aggregation, consumed in the engine
+        sql = (f"SELECT count(*), sum(s) FROM (SELECT task, metric, system, query, "
+               f"sum(value) AS s FROM {files} GROUP BY ALL)")  # fmt: skip
+        return duckdb.sql(sql).fetchall()
+
+    def relation(files: Any = pattern) -> Any:
+        return metaeval.io.read_scores(files, engine="duckdb")
+
+    steps = {
+        "floor": floor,
+        "effects": lambda r=None: metaeval.effects(r or relation(), CONTROL).meta.pool(),
+        "all_pairs": lambda r=None: metaeval.effects(r or relation(), None),
+        "compare_t": lambda r=None: metaeval.compare(r or relation(), CONTROL, test="t"),
+        "means": lambda r=None: metaeval.means(r or relation()),
+    }
+    if step != "floor" and step in steps:  # warm-up on two files: metaeval's lazy imports
+        steps[step](relation(sorted(Path(folder).glob("*.parquet"))[:2]))
+    if step == "pandas_check":  # the same effects from pandas (small sizes only)
+        ours = metaeval.effects(relation(), CONTROL)
+        theirs = metaeval.effects(pd.read_parquet(folder), CONTROL)
+        report["check"] = max_abs_difference(ours, theirs)
+    else:
+        gc.collect()
+        cpu = resource.getrusage(resource.RUSAGE_SELF)
+        start = time.perf_counter()
+        result = steps[step]()
+        report["seconds"] = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_SELF)  # DuckDB's threads included
+        report["cpu"] = after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime
+        report["rows_out"] = len(result)
+    report["rss_peak"] = max_rss()
+    print(json.dumps(report))
+
+
+def run_duckdb_step(folder: Path, step: str, args: argparse.Namespace,
+                    memory: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """One step in a fresh process (``memory``: DuckDB's memory_limit, if not the usual).
+    The floor, which DuckDB cannot always spill (an OutOfMemoryException at 1e8 rows and
+    1.5GB), is run again with ``--floor-memory`` when it fails, and says so."""
+    memory = memory or args.duckdb_memory
+    command = [sys.executable, __file__, "--duckdb-child", str(folder), "--duckdb-step", step,
+               "--repeat", str(args.repeat), "--threads", str(args.threads),
+               "--duckdb-memory", memory, "--duckdb-temp", str(args.duckdb_temp)]  # fmt: skip
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=args.step_timeout)
+    except subprocess.TimeoutExpired:
+        return {"failed": f"not done in {args.step_timeout} s"}
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines() or ["?"]
+        error = next((line for line in lines if "Error" in line or "Exception" in line),
+                     lines[-1])[:160]  # fmt: skip
+        if step == "floor" and memory != args.floor_memory:
+            out = run_duckdb_step(folder, step, args, args.floor_memory)
+            return {**out, "note": f"memory_limit={args.floor_memory} ({memory}: {error})"}
+        return {"failed": f"exit code {done.returncode}: {error}"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main_duckdb(args: argparse.Namespace) -> None:
+    """``--engine duckdb``: effects + pool, all pairs, compare(t) and means through DuckDB
+    on one node, against DuckDB's own four-key aggregation over the same files."""
+    import duckdb
+
+    per_query = args.tasks * args.systems * args.metrics
+    shapes = {}
+    for rows in sorted(set(args.rows)):
+        queries = max(2, round(rows / per_query))
+        shapes[queries * per_query] = queries
+    sizes = sorted(shapes)
+    print(
+        f"duckdb {duckdb.__version__}, pandas {pd.__version__}, pyarrow {pa.__version__}; "
+        f"{os.cpu_count()} cores, {psutil.virtual_memory().total / GB:.1f} GB RAM; DuckDB "
+        f"threads={args.threads}, memory_limit={args.duckdb_memory}, temp_directory={args.duckdb_temp}"
+    )
+    print(f"scores: {args.tasks} tasks x {args.systems} systems x {args.metrics} metrics")
+    print("data:")
+    folders = {rows: ensure_data(args.dir, args.tasks, args.systems, args.metrics, shapes[rows])
+               for rows in sizes}  # fmt: skip
+    args.duckdb_temp.mkdir(parents=True, exist_ok=True)
+    steps = [s for s in DUCKDB_STEPS if s != "pandas_check"]
+    results: dict[int, dict[str, dict[str, Any]]] = {}
+    for rows in sizes:
+        folder = folders[rows]
+        for file in folder.glob("*.parquet"):  # into the page cache: the floor runs first, not cold
+            file.read_bytes()
+        print(f"\n{rows:,} rows, best of {args.repeat} rounds (each step in a fresh process, "
+              "the steps taking turns):")  # fmt: skip
+        results[rows] = {}
+        for round_ in range(args.repeat):
+            for step in steps:
+                out = run_duckdb_step(folder, step, args)
+                best = results[rows].setdefault(step, out)
+                if "seconds" in out and out["seconds"] < best.get("seconds", float("inf")):
+                    peak = max(out["rss_peak"], best.get("rss_peak", 0))
+                    results[rows][step] = {**out, "rss_peak": peak}
+                elif "rss_peak" in out and "rss_peak" in best:
+                    best["rss_peak"] = max(best["rss_peak"], out["rss_peak"])
+                if "failed" in out:
+                    print(f"  round {round_ + 1} {step:<12} {out['failed']}")
+                    continue
+                print(f"  round {round_ + 1} {step:<12} {out['seconds']:8.2f} s (cpu "
+                      f"{out['cpu']:7.2f} s)   peak RSS {out['rss_peak'] / GB:.2f} GB   "
+                      f"({out['rows_out']:,} rows back) {out.get('note', '')}")  # fmt: skip
+        if args.check and rows == sizes[0]:
+            out = run_duckdb_step(folder, "pandas_check", args)
+            print(f"  check effects(s0) vs pandas: {out.get('check', out.get('failed'))}")
+
+    print("\nsummary (times in s; ratios to DuckDB's four-key aggregation; peak RSS of the "
+          "processes of metaeval's steps and of the floor's, GB)")  # fmt: skip
+    print(f"{'rows':>14} {'floor':>8} {'effects+pool':>18} {'all pairs':>18} {'compare t':>18} "
+          f"{'means':>18} {'peak RSS':>9} {'(floor)':>8}")  # fmt: skip
+
+    def cell(out: dict[str, Any], floor: float | None, key: str) -> str:
+        if key not in out:
+            return f"{'failed':>18}"
+        return f"{out[key]:9.2f} {out[key] / floor:6.2f}x" if floor else f"{out[key]:18.2f}"
+
+    for key in ("seconds", "cpu"):
+        print(f"  {'wall' if key == 'seconds' else 'cpu'} time:")
+        for rows in sizes:
+            res = results[rows]
+            floor = res["floor"].get(key)
+            peak = max(o.get("rss_peak", 0) for s, o in res.items() if s != "floor")
+            print(f"{rows:>14,} {floor if floor else float('nan'):8.2f} "
+                  + " ".join(cell(res[s], floor, key) for s in steps[1:])
+                  + f" {peak / GB:9.2f} {res['floor'].get('rss_peak', 0) / GB:8.2f}")  # fmt: skip
+    print("\ntargets (issue 31)")
+    at = 3 * 10**7 if 3 * 10**7 in results else sizes[0]
+    res = results[at]
+    if "seconds" in res["effects"] and res["floor"].get("seconds"):
+        ratio = res["effects"]["seconds"] / res["floor"]["seconds"]
+        mark = "PASS" if ratio <= 1.5 else "MISS"
+        print(
+            f"  {mark}  effects+pool <= 1.5x DuckDB's four-key aggregation at {at:,} rows: {ratio:.2f}x"
+        )
+    peak = max(o.get("rss_peak", 0) for s, o in res.items() if s != "floor")
+    print(
+        f"  {'PASS' if peak < 2 * GB else 'MISS'}  peak RSS < 2 GB at {at:,} rows: "
+        f"{peak / GB:.2f} GB (the floor's: {res['floor'].get('rss_peak', 0) / GB:.2f} GB)"
+    )
 
 
 if __name__ == "__main__":

@@ -16,7 +16,10 @@ import pytest
 import metaeval
 
 SRC = Path(metaeval.__file__).parent
-HEAVY = ("scipy", "matplotlib", "seaborn", "jinja2", "rich", "ir_measures", "pandera", "sklearn")
+HEAVY = (
+    "scipy", "matplotlib", "seaborn", "jinja2", "rich", "ir_measures", "pandera", "sklearn",
+    "narwhals", "polars", "duckdb",
+)  # fmt: skip
 
 
 def _modules() -> dict[str, Path]:
@@ -87,7 +90,8 @@ STAGE_OF = {
     "design": "design",
     "ranking": "ranking",
     "plot": "plot", "report": "report",
-    "accessor": "accessor", "scale": "scale", "": "metaeval",  # metaeval_cli: "cli"
+    "accessor": "accessor", "scale": "scale", "engines": "engines",
+    "": "metaeval",  # metaeval_cli: "cli"
 }  # fmt: skip
 
 STAGES: dict[str, set[str]] = {
@@ -105,6 +109,7 @@ STAGES: dict[str, set[str]] = {
     "report": {"core", "paired", "pooling", "ranking", "plot"},
     "accessor": {"core"},
     "scale": {"core", "paired", "pooling", "accessor"},  # the dask .meta from ACCESSOR_METHODS
+    "engines": {"core", "accessor"},  # the polars .meta from ACCESSOR_METHODS
     "cli": {
         "core",
         "io",
@@ -117,7 +122,8 @@ STAGES: dict[str, set[str]] = {
         "scale",
         "metaeval",
     },
-    "metaeval": {"core", "io", "measures", "paired", "pooling", "design", "accessor", "scale"},
+    "metaeval": {"core", "io", "measures", "paired", "pooling", "design", "accessor", "scale"}
+    | {"engines"},
 }
 
 # A result's presentation methods draw or write it: ``Result.plot``/``to_latex``/

@@ -21,6 +21,7 @@ from typing import Any as _Any
 
 from . import _aliases, _options
 from . import accessor as _accessor  # noqa: F401  (registers DataFrame.meta)
+from . import engines as _engines
 from . import scale as _scale
 from ._options import (
     ADJUSTMENTS,
@@ -78,6 +79,7 @@ from .schema import from_wide, scores, validate_effects, validate_scores
 
 _aliases.install()
 _scale.install()  # .meta on dask DataFrames once dask.dataframe is imported
+_engines.install()  # .metaeval on polars DataFrames and LazyFrames once polars is imported
 
 
 def _version() -> str:

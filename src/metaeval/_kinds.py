@@ -33,7 +33,7 @@ import pandas as pd
 
 from ._results import Result
 
-__all__ = ["KINDS", "RULES", "REPORT_KINDS", "table_kind", "describe_kinds"]
+__all__ = ["KINDS", "RULES", "REPORT_KINDS", "table_kind", "kind_of_columns", "describe_kinds"]
 
 KINDS: dict[str, str] = {
     "scores": "a scores table (columns task, query, system, metric, value)",
@@ -97,8 +97,18 @@ def table_kind(table: Any) -> str | None:
         return table.kind or None
     if not isinstance(table, pd.DataFrame):
         return None
-    columns = set(table.columns)
-    return next((kind for kind, needed in RULES if needed <= columns), None)
+    return kind_of_columns(table.columns)
+
+
+def kind_of_columns(columns: Any) -> str | None:
+    """The kind of a table with these columns (:data:`RULES`), or None; for frames of
+    other libraries, whose columns are all that is known without reading them.
+
+    >>> kind_of_columns(["task", "query", "system", "metric", "value"])
+    'scores'
+    """
+    found = set(columns)
+    return next((kind for kind, needed in RULES if needed <= found), None)
 
 
 def describe_kinds(kinds: tuple[str, ...] | list[str]) -> str:

@@ -8,11 +8,13 @@ import pandas as pd
 
 from .._kinds import table_kind
 from ..errors import OptionError, TableKindError
+from ..schema.frames import any_frame
 from .results import PowerResult
 
 __all__ = ["power"]
 
 
+@any_frame
 def power(table: pd.DataFrame, control: Any = None, **options: Any) -> PowerResult:
     """A plan from a pilot: queries per task from a scores table, tasks from an effects
     table.
@@ -28,6 +30,8 @@ def power(table: pd.DataFrame, control: Any = None, **options: Any) -> PowerResu
     ----------
     table : pandas.DataFrame
         A pilot scores table or a pilot effects table.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     control : str or list of str, optional
         The control system(s) of a scores table (required there); not for an effects
         table, whose rows already name their control.

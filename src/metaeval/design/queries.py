@@ -31,6 +31,7 @@ from ..errors import (
 )
 from ..paired import anova, effects, means
 from ..paired.replicates import has_replicates, replicate_variance
+from ..schema.frames import any_frame
 from .results import PowerResult
 
 __all__ = ["plan_queries"]
@@ -237,6 +238,7 @@ def _check_options(alpha: Any, alternative: str, test: str, cluster: Any, replic
             raise OptionError(f"`epochs` must be an integer ≥ 1, but {epochs!r} was passed.")
 
 
+@any_frame
 @literal_signature
 def plan_queries(
     scores: pd.DataFrame,
@@ -267,6 +269,8 @@ def plan_queries(
     ----------
     scores : pandas.DataFrame
         The pilot: a scores table ``task, query, system, metric, value``.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     control : str
         The control (baseline) system.
     treatment : str, list of str or None

@@ -32,6 +32,7 @@ from ..errors import (
     warn_groups,
 )
 from ..pooling import GROUP_KEYS, pool
+from ..schema.frames import any_frame
 from .results import PowerResult
 
 __all__ = ["plan_tasks"]
@@ -44,6 +45,7 @@ CURVE_SIZES = 30
 """At most this many sizes on a power curve (every size from 2 while they fit)."""
 
 
+@any_frame
 @literal_signature
 def plan_tasks(
     effects: pd.DataFrame,
@@ -72,6 +74,8 @@ def plan_tasks(
     effects : pandas.DataFrame
         A pilot effects table (from :func:`metaeval.effects`): its within-task
         variances and, by default, its τ̂² plan the comparison.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     k : int, optional
         Tasks in the planned comparison (at least 2).
     mde : float, optional

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..errors import FormatError, SchemaError, check_option, excerpt, quote_list
 from ..schema import first_repeat
+from ..schema.frames import any_frame
 from ._text import iter_jsonl, read_delimited, read_text
 from .trec import check_unique_pairs, read_qrels, read_run, write_qrels, write_run
 
@@ -87,6 +88,7 @@ def read_jsonl(path: str | Path, *, rel_type: str = "pred") -> pd.DataFrame:
     return df.astype({value: np.int64 if rel_type == "true" else np.float64})
 
 
+@any_frame
 def write_jsonl(table: pd.DataFrame, path: str | Path) -> None:
     """Write ``query_id, doc_id`` and ``relevance`` or ``score`` as elinor JSONL.
 

@@ -17,7 +17,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import FormatError, MetaEvalError, SchemaError, excerpt, quote_list
+from ..errors import (
+    FormatError,
+    MetaEvalError,
+    OptionError,
+    SchemaError,
+    check_option,
+    excerpt,
+    quote_list,
+)
 from ..schema import (
     KEY_COLUMNS,
     REPLICATE,
@@ -27,11 +35,14 @@ from ..schema import (
     map_columns,
     prepare_scores,
 )
+from ..schema.frames import any_frame, narwhals
 from ._text import check_readable, iter_jsonl, read_delimited, read_text
 
 __all__ = ["read_scores", "write_scores", "scores_format", "scores_files", "SCORES_SUFFIXES"]
 
 SCORES_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".pq")
+ENGINES = ("pandas", "duckdb", "polars", "dask")
+"""What :func:`read_scores` reads with: pandas now, or lazily DuckDB, polars or dask."""
 COLUMNS = [*KEY_COLUMNS, "value"]
 LAYOUT = (
     "a scores table with the columns task, query, system, metric, value "
@@ -99,6 +110,7 @@ def read_scores(
     path: str | Path | Sequence[str | Path],
     *,
     lazy: bool = False,
+    engine: str | None = None,
     columns: Mapping[str, str] | None = None,
     constants: Mapping[str, str] | None = None,
 ) -> Any:
@@ -125,6 +137,17 @@ def read_scores(
         cluster. One partition per file, or per row group of large files. Nothing is
         read or checked now; the ``.meta`` methods check each partition as they read
         it, and ``.meta.validate()`` checks the whole table (see :doc:`/user_guide/scale`).
+        The same as ``engine="dask"``.
+    engine : {"pandas", "duckdb", "polars", "dask"}, optional
+        What reads the files (default: pandas, every file read and checked now).
+        ``"duckdb"``: a DuckDB relation over Parquet files (on DuckDB's default
+        connection, whose ``threads`` and ``memory_limit`` settings apply);
+        ``"polars"``: a polars LazyFrame (``pl.scan_parquet``). Nothing is read now
+        but the files' schemas; every metaeval function takes the result, and
+        :func:`metaeval.effects`, :func:`metaeval.sufficient_statistics`,
+        :func:`metaeval.analyze`, :func:`metaeval.compare` and :func:`metaeval.means`
+        compute in the engine, with the checks of :func:`metaeval.validate_scores`
+        (see the Notes of :func:`metaeval.effects`). ``"dask"``: as ``lazy=True``.
     columns : mapping of str to str, optional
         The files' own column names: ``{"task": "dataset", "query": "qid", "system":
         "run", "metric": "measure", "value": "score"}`` (any of them), as
@@ -142,8 +165,11 @@ def read_scores(
         a value that is not a number, NaN or ±inf, a repeated
         ``(task, query, system, metric)`` key, a line that is not a JSON
         object (or names a key twice), bytes that are not UTF-8, a directory
-        without scores files or a damaged gzip file. With ``lazy=True``: a file
-        that is not Parquet, or columns missing from the files' schema.
+        without scores files or a damaged gzip file. With ``lazy=True`` or another
+        ``engine``: a file that is not Parquet, or columns missing from the files'
+        schema.
+    metaeval.OptionError
+        An unknown ``engine``, or ``lazy=True`` with an engine other than dask.
 
     Examples
     --------
@@ -164,15 +190,30 @@ def read_scores(
     ...     write_scores(part, folder / f"{task}.parquet")
     >>> read_scores(folder).shape
     (26940, 5)
+
+    The same files as a DuckDB relation, the effects computed by DuckDB:
+
+    >>> relation = read_scores(folder / "*.parquet", engine="duckdb")
+    >>> type(relation).__name__
+    'DuckDBPyRelation'
+    >>> metaeval.effects(relation, "knn").shape == metaeval.effects(example, "knn").shape
+    True
     >>> tmp.cleanup()
     """
+    check_option("engine", engine, (None, *ENGINES))
+    if lazy and engine not in (None, "dask"):
+        raise OptionError(
+            f"lazy=True reads with dask; it cannot be combined with engine={engine!r}."
+        )
     paths = [path] if isinstance(path, str | Path) else list(path)
     if not paths:
         raise MetaEvalError("read_scores() was given an empty list of paths.")
     files = [f for p in paths for f in scores_files(p)]
     mapping = (dict(columns or {}), dict(constants or {}))
-    if lazy:
+    if lazy or engine == "dask":
         return _read_lazy(files, *mapping)
+    if engine in ("duckdb", "polars"):
+        return _read_engine(files, engine, *mapping)
     if len(files) == 1:
         return _read_file(files[0], *mapping)
     return _concat_files([_read_file(f, *mapping) for f in files], files)
@@ -248,6 +289,56 @@ def _read_lazy(files: list[Path], columns: dict, constants: dict) -> Any:
             f"the column(s) {missing} are missing (found {quote_list(list(ddf.columns))})", LAYOUT,
         )  # fmt: skip
     return ddf
+
+
+def _read_engine(files: list[Path], engine: str, columns: dict, constants: dict) -> Any:
+    """A DuckDB relation or a polars LazyFrame over Parquet files, their schema checked."""
+    not_parquet = [f for f in files if scores_format(f) != ".parquet"]
+    if not_parquet:
+        raise FormatError(
+            not_parquet[0], None, f"read_scores(engine={engine!r}) reads Parquet files only",
+            "Parquet files; convert with write_scores(read_scores(file), 'name.parquet')",
+        )  # fmt: skip
+    for file in files:
+        check_readable(file)
+    names = [str(f) for f in files]
+    try:
+        if engine == "duckdb":
+            import duckdb
+
+            native = duckdb.read_parquet(names, union_by_name=True)
+        else:
+            import polars as pl
+
+            native = pl.scan_parquet(names)
+    except ImportError as err:
+        raise MetaEvalError(
+            f"read_scores(engine={engine!r}) needs {engine}: pip install 'metaeval[engines]' "
+            f"({err})."
+        ) from None
+    nw = narwhals()
+    frame = nw.from_native(native)
+    try:
+        found = list(frame.collect_schema().names())
+    except Exception as err:  # noqa: BLE001 - each engine raises its own types
+        raise FormatError(files[0], None, f"not a Parquet dataset ({err})", LAYOUT) from None
+    if columns or constants:
+        try:
+            map_columns(pd.DataFrame(columns=found), columns, constants, where="columns")
+        except SchemaError as err:
+            raise FormatError(files[0], None, str(err).rstrip("."), LAYOUT) from None
+        renamed = {src: dst for dst, src in columns.items() if src != dst}
+        frame = frame.rename(renamed).with_columns(
+            *[nw.lit(str(v)).alias(k) for k, v in constants.items()]
+        )
+        found = list(frame.collect_schema().names())
+    missing = [c for c in COLUMNS if c not in found]
+    if missing:
+        raise FormatError(
+            files[0], None,
+            f"the column(s) {missing} are missing (found {quote_list(found)})", LAYOUT,
+        )  # fmt: skip
+    return nw.to_native(frame)
 
 
 def _read_file(path: Path, columns: dict, constants: dict) -> pd.DataFrame:
@@ -351,6 +442,7 @@ def _line(message: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+@any_frame
 def write_scores(scores: pd.DataFrame, path: str | Path) -> None:
     """Write a scores table as CSV, TSV, JSON lines or Parquet, by extension.
 

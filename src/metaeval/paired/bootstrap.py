@@ -42,6 +42,7 @@ from ..errors import (
     warn_groups,
 )
 from ..schema import coerce_keys
+from ..schema.frames import any_frame
 from . import _resampling as rs
 from .effect_size import normal_inference
 
@@ -164,6 +165,7 @@ def _statistic(
 
 
 # --------------------------------------------------------------------- public
+@any_frame
 @literal_signature
 def bootstrap_effects(
     data: pd.DataFrame,
@@ -186,6 +188,8 @@ def bootstrap_effects(
         ``accuracy``, ``f1``, ``f1_macro`` and ``mcc`` predictions and labels
         are class labels (any values); for ``pearson`` and ``spearman``
         numbers.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     statistic : str or callable
         One of :data:`STATISTICS`, or ``f(label, prediction, counts)`` with
         1-d ``label`` and ``prediction`` of a task and ``counts`` (resamples

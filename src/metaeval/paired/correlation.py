@@ -24,6 +24,7 @@ from ..errors import (
     check_option,
     warn_groups,
 )
+from ..schema.frames import any_frame
 from .effect_size import normal_inference
 
 __all__ = ["fisher_z_variance", "correlation_effects"]
@@ -119,6 +120,7 @@ def _kendall(
 _CORR = {"pearson": _pearson, "spearman": _spearman, "kendall": _kendall}
 
 
+@any_frame
 @literal_signature
 def correlation_effects(
     scores: pd.DataFrame,
@@ -137,6 +139,8 @@ def correlation_effects(
         A scores table. On each task and metric, a system's values over the
         queries (segments) are correlated with ``reference``'s values on the
         same queries.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     reference : str
         The system holding the reference scores (e.g. ``"human"``).
     method : {"pearson", "spearman", "kendall"}, default "pearson"

@@ -74,6 +74,7 @@ import numpy as np
 import pandas as pd
 
 from .._options import DEFAULT_EFFECT, EffectType, literal_signature
+from ..schema.frames import any_frame
 from ._layout import BLOCK, Layout, add_segments, layout
 from .effect_size import checked_options, effects_table
 from .replicates import (
@@ -180,6 +181,7 @@ def _delta_covariance(grad_a, grad_b, c, idx_a, idx_b):
     return means + second
 
 
+@any_frame
 @literal_signature
 def effect_covariance(
     scores: pd.DataFrame,
@@ -201,6 +203,8 @@ def effect_covariance(
     ----------
     scores : pandas.DataFrame
         A scores table with at least one metric.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     control, treatment, effect, correct
         As in :func:`metaeval.effects`; the covariances are those of its effects.
 

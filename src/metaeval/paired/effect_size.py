@@ -113,6 +113,8 @@ from ..errors import (
     warn_groups,
 )
 from ..schema import REPLICATE, SCORE_COLUMNS
+from ..schema.frames import LazyTable, any_frame
+from ..schema.lazy import first_pass
 from .replicates import (
     REPLICATE_COLUMNS,
     add_replicate_variance,
@@ -121,7 +123,7 @@ from .replicates import (
     replicate_design,
     t_inference,
 )
-from .sufficient import sufficient_statistics
+from .sufficient import lazy_statistics, sufficient_statistics
 from .twoway import cluster_se, per_query_scores
 
 __all__ = ["EFFECT_TYPES", "effects", "effect_sizes"]
@@ -398,6 +400,7 @@ def _kernel(n, a, b, sx, sy, sxx, syy, sxy, scale, *, effect: str, correct: bool
     )
 
 
+@any_frame(lazy=True)
 @literal_signature
 def effects(
     scores: pd.DataFrame,
@@ -417,6 +420,8 @@ def effects(
     ----------
     scores : pandas.DataFrame
         A scores table: ``task, query, system, metric, value``.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation; a lazy one is computed in its engine (see Notes).
     control : str, list of str or None
         The control (baseline) system(s); None compares every ordered pair.
     treatment : str, list of str or None
@@ -567,6 +572,42 @@ def effects(
         ``cluster=``: a group whose paired queries are all in one cluster, or
         whose clustered variance is 0 (the effect is kept, the variance NaN).
 
+    Notes
+    -----
+    **Any frame.** A polars DataFrame or a pyarrow Table is converted to pandas once
+    (through Arrow). A lazy frame — a polars LazyFrame, a DuckDB relation (such as
+    ``metaeval.io.read_scores("runs/*.parquet", engine="duckdb")``) — is computed in its
+    engine, through narwhals, and only aggregates come back:
+
+    1. one aggregation grouped by (task, metric, system): the checks of
+       :func:`metaeval.validate_scores` (missing columns and wrong types from the
+       schema; missing or empty names, missing and non-finite scores counted), the
+       names in their in-memory order, each system's number of queries, the sum and
+       largest magnitude of the scores (a provisional shift, each system's mean, and the
+       scale);
+    2. one aggregation grouped by (task, metric, query), a column per system of the
+       table with its score (and the number of rows: more than scores is a duplicate
+       key), then, grouped by (task, metric), for each system Σy, Σy², the sums over
+       the queries every system has, and for each pair asked for n, Σx, Σy, Σx², Σy²,
+       Σxy of the shifted scores (y = score − shift; 0 where a system lacks the
+       query). A row per (task, metric) comes back; on DuckDB, a table whose
+       per-query groups would not fit in ``memory_limit`` is summed a few tasks at a
+       time.
+
+    The sums are then moved to the in-memory shifts and laid out as
+    :func:`metaeval.sufficient_statistics` lays them out, and the effects follow as
+    here; they equal the pandas results to rounding, not bit for bit (the engine adds
+    in another order): within 1e-12 of each column's largest value in the tests. When a
+    check fails, the error is the one pandas raises, with the same text: rows are
+    numbered from 0 in the engine's scan order. :func:`metaeval.analyze`,
+    ``compare(test="t")``, ``means(ci="t")``, :func:`metaeval.anova`, ``tukey()`` and
+    :func:`metaeval.sufficient_statistics` are computed in the engine too; the other
+    tests of ``compare()`` and the randomized ``tukey()`` fetch the rows (of the systems
+    asked for) one task at a time, as do ``compare``, ``means`` and ``anova`` with a
+    ``replicate`` column or ``cluster=``; :func:`effects` with those collects the table
+    into pandas first (the variances need per-query values). Every other function
+    collects a lazy table once.
+
     Examples
     --------
     >>> import metaeval
@@ -597,6 +638,8 @@ def effects(
     3  accuracy           wine  0.0130   17.0         0.9073
     """
     effect, alpha = checked_options(effect, alpha)
+    if isinstance(scores, LazyTable) and (cluster is not None or REPLICATE in scores.columns):
+        scores = scores.collect()  # clusters and replicates: per-query work, in memory
     if replicates is not None and not has_replicates(scores):
         check_option("replicates", replicates, REPLICATE_DESIGNS)
         raise OptionError(
@@ -605,11 +648,15 @@ def effects(
         )
     if cluster is not None:
         check_cluster_options(cluster, effect, cv)
-    if isinstance(scores, pd.DataFrame):
+    if isinstance(scores, pd.DataFrame | LazyTable):
         check_extra_columns(list(scores.columns), replicates=has_replicates(scores),
                             cluster=cluster is not None)  # fmt: skip
-    stats = sufficient_statistics(scores, control=control, treatment=treatment)
-    attributes = task_attributes(scores)
+    if isinstance(scores, LazyTable):  # computed in the engine (see Notes)
+        stats = lazy_statistics(scores, control=control, treatment=treatment)
+        attributes = first_pass(scores).attributes()
+    else:
+        stats = sufficient_statistics(scores, control=control, treatment=treatment)
+        attributes = task_attributes(scores)
     if cluster is not None:
         attributes = attributes.drop(columns=[cluster], errors="ignore")
     table = effects_table(stats, attributes, effect=effect, alpha=alpha, correct=correct)

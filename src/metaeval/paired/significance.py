@@ -64,13 +64,16 @@ from ..errors import (
     resolve_seed,
     warn_groups,
 )
+from ..schema.frames import LazyTable, any_frame
+from ..schema.lazy import first_pass
+from . import _pushdown
 from . import _resampling as rs
 from ._layout import SAFE_MAGNITUDE, Layout, layout
 from .effect_size import effect_sizes, paired_groups, warn_undefined
 from .multiplicity import ADJUSTMENTS, adjust_in_table
 from .replicates import REPLICATES_AVERAGED, has_replicates
-from .sufficient import statistics_of
-from .twoway import check_binary, cluster_se, per_query_scores, wilson_interval
+from .sufficient import lazy_statistics, select_systems, statistics_of
+from .twoway import check_binary, cluster_ids, cluster_se, per_query_scores, wilson_interval
 
 __all__ = ["compare"]
 
@@ -85,6 +88,7 @@ _MCNEMAR = ("mcnemar", "mcnemar_midp")
 _COUNTS = ("n_discordant", "n_treatment_only", "n_control_only")  # McNemar's
 
 
+@any_frame(lazy=True)
 @literal_signature
 def compare(
     scores: pd.DataFrame,
@@ -107,6 +111,9 @@ def compare(
     ----------
     scores : pandas.DataFrame
         A scores table.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation; a lazy one is computed in its engine (see the Notes of
+        :func:`metaeval.effects`).
     control, treatment : str, list of str or None
         As in :func:`metaeval.effects`; ``control=None`` tests every ordered pair.
     test : {"t", "wilcoxon", "sign", "randomization", "bootstrap", "mcnemar", "mcnemar_midp"}, \
@@ -287,11 +294,20 @@ default "t"
         )
     resampled = test == "bootstrap" or (test == "randomization" and not exact)
     seed = resolve_seed(seed) if resampled else seed
+    if isinstance(scores, LazyTable) and (test != "t" or cluster is not None
+                                          or "replicate" in scores.columns):  # fmt: skip
+        return _per_task(scores, control=control, treatment=treatment, test=test,
+                         alternative=alternative, n_resamples=n_resamples, exact=exact,
+                         seed=seed, adjust=adjust, alpha=alpha, progress=progress,
+                         cluster=cluster)  # fmt: skip
     if test in _MCNEMAR:
         check_binary(scores, f"compare(test={test!r})")
 
-    lay = layout(scores, keep_raw=test != "t")
-    ds = statistics_of(lay, control=control, treatment=treatment)
+    if isinstance(scores, LazyTable):  # the t-test from sums computed in the engine
+        lay, ds = None, lazy_statistics(scores, control=control, treatment=treatment)
+    else:
+        lay = layout(scores, keep_raw=test != "t")
+        ds = statistics_of(lay, control=control, treatment=treatment)
     keep = paired_groups(ds)
     md, problems = effect_sizes(ds, effect="md", alpha=alpha)
     n = md["n"].astype(float)
@@ -380,6 +396,21 @@ default "t"
     if has_replicates(scores):
         frame.attrs["replicates"] = REPLICATES_AVERAGED
     return frame
+
+
+def _per_task(scores: LazyTable, **kwargs: Any) -> pd.DataFrame:
+    """:func:`compare` of a lazy table, one task at a time in memory (tests on per-query
+    differences; clusters; replicates): only the systems asked for are fetched."""
+    survey = first_pass(scores)
+    select_systems(survey.systems, kwargs["control"], "control")
+    select_systems(survey.systems, kwargs["treatment"], "treatment")
+    cluster = kwargs["cluster"]
+    if cluster is not None and cluster not in scores.columns:  # the in-memory error
+        cluster_ids(pd.DataFrame(columns=scores.columns), cluster)
+    extra = [c for c in (cluster, "replicate") if c is not None and c in scores.columns]
+    return _pushdown.per_task(scores, compare, kwargs, pairs=("treatment", "control"),
+                              control=kwargs["control"], treatment=kwargs["treatment"],
+                              columns=extra)  # fmt: skip
 
 
 def _clustered_t(

@@ -35,10 +35,13 @@ import pandas as pd
 import xarray as xr
 
 from ..errors import PairingError, PairingWarning, quote_list, warn_groups
+from ..schema.frames import LazyTable, any_frame
+from ..schema.lazy import first_pass
+from . import _pushdown
 from ._layout import BLOCK, Layout, layout
 
 __all__ = ["sufficient_statistics", "statistics_of", "statistics_arrays", "statistics_dataset",
-           "raw_sums"]  # fmt: skip
+           "lazy_statistics", "raw_sums"]  # fmt: skip
 
 _CHUNK_BYTES = 32 * 2**20
 """Approximate input bytes per chunk of blocks in the Gram products."""
@@ -169,6 +172,7 @@ def _gram(lay: Layout, left: np.ndarray | None, right: np.ndarray | None) -> dic
     return out
 
 
+@any_frame(lazy=True)
 def sufficient_statistics(
     scores: pd.DataFrame,
     control: str | Sequence[str] | None = None,
@@ -181,6 +185,9 @@ def sufficient_statistics(
     ----------
     scores : pandas.DataFrame
         A scores table (see :func:`metaeval.validate_scores`).
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation; a lazy one is computed in its engine (see the Notes of
+        :func:`metaeval.effects`).
     control : str or list of str, optional
         The control system(s). None: every system.
     treatment : str or list of str, optional
@@ -230,6 +237,8 @@ def sufficient_statistics(
     >>> ds["n"].dims, ds["n"].shape
     (('task', 'metric', 'treatment', 'control'), (4, 2, 5, 1))
     """
+    if isinstance(scores, LazyTable):  # computed in the engine
+        return lazy_statistics(scores, control=control, treatment=treatment)
     return statistics_of(layout(scores), control=control, treatment=treatment)
 
 
@@ -271,13 +280,30 @@ def statistics_arrays(
     ``right``: the treatment and control systems' indices in ``lay.systems`` (None: all),
     as :func:`select_systems` gives them (or any, an empty one too)."""
     sums = _gram(lay, left, right)
-    counts, shift = lay.counts, lay.shift  # (metric, system, task)
     left, right = (np.arange(len(lay.systems)) if i is None else i for i in (left, right))
-    names = {
-        "task": [str(t) for t in lay.tasks],
-        "metric": [str(m) for m in lay.metrics],
-        "treatment": [str(s) for s in lay.systems[left]],
-        "control": [str(s) for s in lay.systems[right]],
+    names = (lay.tasks, lay.metrics, lay.systems)
+    return arrays_of_sums(sums, names, left, right, lay.counts, lay.shift, lay.scale)
+
+
+def arrays_of_sums(
+    sums: dict[str, np.ndarray],
+    names: tuple[np.ndarray, np.ndarray, np.ndarray],
+    left: np.ndarray,
+    right: np.ndarray,
+    counts: np.ndarray,
+    shift: np.ndarray,
+    scale: np.ndarray,
+) -> tuple[dict[str, list[str]], dict[str, np.ndarray]]:
+    """:func:`statistics_arrays` from the six sums ``(metric, task, left, right)``, the
+    (tasks, metrics, systems) names, the systems' ``counts`` and ``shift`` ``(metric, system,
+    task)`` and the ``scale`` ``(metric, task)``, wherever they were computed (in memory or
+    in a lazy table's engine)."""
+    tasks, metrics, systems = names
+    coords = {
+        "task": [str(t) for t in tasks],
+        "metric": [str(m) for m in metrics],
+        "treatment": [str(s) for s in systems[left]],
+        "control": [str(s) for s in systems[right]],
     }
     data = {name: arr.swapaxes(0, 1) for name, arr in sums.items()}
     data["n"] = np.rint(data["n"]).astype(np.int64)
@@ -285,8 +311,8 @@ def statistics_arrays(
     data["n_control"] = counts[:, right].transpose(2, 0, 1)
     data["shift_treatment"] = shift[:, left].transpose(2, 0, 1)
     data["shift_control"] = shift[:, right].transpose(2, 0, 1)
-    data["scale"] = lay.scale.T
-    return names, data
+    data["scale"] = scale.T
+    return coords, data
 
 
 def statistics_dataset(names: dict[str, list[str]], data: dict[str, np.ndarray]) -> xr.Dataset:
@@ -294,6 +320,30 @@ def statistics_dataset(names: dict[str, list[str]], data: dict[str, np.ndarray])
     return xr.Dataset(
         {name: (STATISTICS_DIMS[name], data[name]) for name in STATISTICS_DIMS}, coords=names
     )
+
+
+def lazy_statistics(
+    table: LazyTable,
+    control: str | Sequence[str] | None = None,
+    treatment: str | Sequence[str] | None = None,
+    *,
+    warn: bool = True,
+) -> xr.Dataset:
+    """:func:`sufficient_statistics` of a lazy table (a polars LazyFrame or a DuckDB
+    relation), computed in its engine (:mod:`metaeval.paired._pushdown`): the same
+    Dataset, its sums equal to the in-memory ones to rounding."""
+    survey = first_pass(table)
+    right = select_systems(survey.systems, control, "control")
+    left = select_systems(survey.systems, treatment, "treatment")
+    every = np.arange(len(survey.systems))
+    left, right = (every if i is None else i for i in (left, right))
+    sums = _pushdown.compute(table, left, right)
+    names = (survey.tasks, survey.metrics, survey.systems)
+    ds = statistics_dataset(*arrays_of_sums(_pushdown.matrices(sums, left, right), names,
+                                            left, right, sums.count, sums.shift, sums.scale))  # fmt: skip
+    if warn:
+        warn_unpaired(ds)
+    return ds
 
 
 def warn_unpaired(ds: xr.Dataset) -> None:

@@ -16,6 +16,7 @@ information retrieval experiments. *ACM TOIS*, 30(1). doi:10.1145/2094072.209407
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,8 @@ from ..errors import (
     resolve_seed,
     warn_groups,
 )
+from ..schema.frames import LazyTable, any_frame
+from . import _pushdown
 from . import _resampling as rs
 from ._layout import BLOCK, Layout, layout, per_task_sum
 from .replicates import REPLICATES_AVERAGED, add_item_variance, has_replicates
@@ -58,29 +61,54 @@ class TwoWay:
         n_metrics, n_systems, n_rows = lay.values.shape
         n_tasks = len(lay.tasks)
         row_task = np.repeat(lay.block_task, BLOCK)
-        self.lay, self.row_task = lay, row_task
-        self.present: np.ndarray = np.asarray(lay.counts > 0)
-        self.k = self.present.sum(axis=1)
-        present_row = self.present[:, :, row_task]  # (metric, system, row)
+        self.row_task = row_task
+        present: np.ndarray = np.asarray(lay.counts > 0)
+        k = present.sum(axis=1)
+        present_row = present[:, :, row_task]  # (metric, system, row)
         has = lay.mask.any(axis=1)
         self.complete: np.ndarray = np.asarray((lay.mask | ~present_row).all(axis=1) & has)
-        self.dropped = per_task_sum(has & ~self.complete, lay.block_task, n_tasks)
+        dropped = per_task_sum(has & ~self.complete, lay.block_task, n_tasks)
         w = self.complete[:, None, :] & present_row
         # scores relative to the mean shift of the present systems (keeps sums small)
-        ref = (lay.shift * self.present).sum(axis=1) / np.maximum(self.k, 1)  # (metric, task)
-        self.unit = lay.scale
-        offset = (lay.shift - ref[:, None, :]) / self.unit[:, None, :]  # in the values' units
+        ref = (lay.shift * present).sum(axis=1) / np.maximum(k, 1)  # (metric, task)
+        offset = (lay.shift - ref[:, None, :]) / lay.scale[:, None, :]  # in the values' units
         x = np.where(w, lay.values + offset[:, :, row_task], 0.0)
-        self.q = per_task_sum(self.complete, lay.block_task, n_tasks).astype(float)
+        q = per_task_sum(self.complete, lay.block_task, n_tasks).astype(float)
         sys_sum = per_task_sum(x, lay.block_task, n_tasks)  # (metric, system, task)
         row_sum = x.sum(axis=1)  # (metric, row)
+        cell_sq = per_task_sum((x * x).sum(axis=1), lay.block_task, n_tasks)
+        row_sq = per_task_sum(row_sum**2, lay.block_task, n_tasks)
+        self._finish(lay, present, q, dropped, sys_sum, row_sq, cell_sq, ref)
+
+    @classmethod
+    def of_sums(cls, names: Any, present: np.ndarray, q: np.ndarray, dropped: np.ndarray,
+                sys_sum: np.ndarray, row_sq: np.ndarray, cell_sq: np.ndarray,
+                ref: np.ndarray) -> TwoWay:  # fmt: skip
+        """The same from sums computed elsewhere (a lazy table's engine): ``names`` has
+        ``tasks, metrics, systems, scale`` as a :class:`Layout` does; the sums are over
+        the complete queries of scores minus ``ref`` (metric, task), divided by the scale:
+        per system ``sys_sum`` (metric, system, task), of the squared row sums ``row_sq``
+        and of the squares ``cell_sq`` (metric, task)."""
+        two = cls.__new__(cls)
+        two._finish(names, present, q, dropped, sys_sum, row_sq, cell_sq, ref)
+        return two
+
+    def _finish(self, lay: Any, present: np.ndarray, q: np.ndarray, dropped: np.ndarray,
+                sys_sum: np.ndarray, row_sq: np.ndarray, cell_sq: np.ndarray,
+                ref: np.ndarray) -> None:  # fmt: skip
+        self.lay = lay
+        self.present = present
+        self.k = present.sum(axis=1)
+        self.dropped = dropped
+        self.unit = lay.scale
+        self.q = q
         total = sys_sum.sum(axis=1)
         k = self.k.astype(float)
         with np.errstate(invalid="ignore", divide="ignore"):
             correction = total**2 / (self.q * k)
-            self.ss_total = per_task_sum((x * x).sum(axis=1), lay.block_task, n_tasks) - correction
+            self.ss_total = cell_sq - correction
             self.ss_system = (sys_sum**2).sum(axis=1) / self.q - correction
-            self.ss_query = per_task_sum(row_sum**2, lay.block_task, n_tasks) / k - correction
+            self.ss_query = row_sq / k - correction
             self.ss_residual = np.maximum(self.ss_total - self.ss_system - self.ss_query, 0.0)
             self.df_residual = (k - 1) * (self.q - 1)
             self.ms_residual = self.ss_residual / self.df_residual
@@ -139,6 +167,7 @@ class TwoWay:
             )
 
 
+@any_frame(lazy=True)
 def anova(scores: pd.DataFrame) -> pd.DataFrame:
     """Two-way ANOVA without replication (systems × queries) per task and metric.
 
@@ -170,7 +199,10 @@ def anova(scores: pd.DataFrame) -> pd.DataFrame:
     """
     from scipy import stats as sps
 
-    two = TwoWay(layout(scores))
+    if isinstance(scores, LazyTable) and "replicate" in scores.columns:
+        # replicates are averaged per query first, in memory, a task at a time
+        return _pushdown.per_task(scores, anova, {}, pairs=None, columns=["replicate"])
+    two = _two_way(scores)  # a lazy table's sums computed in its engine
     two.check("ANOVA")
     m, t = two.frame_index()
     k, q = two.k[m, t].astype(float), two.q[m, t]
@@ -201,6 +233,7 @@ def anova(scores: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+@any_frame(lazy=True)
 @literal_signature
 def means(
     scores: pd.DataFrame, *, ci: MeansCI = "t", alpha: float = 0.05, cluster: str | None = None
@@ -226,6 +259,9 @@ def means(
     ----------
     scores : pandas.DataFrame
         A scores table: ``task, query, system, metric, value``.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation; a lazy one is computed in its engine (see the Notes of
+        :func:`metaeval.effects`).
     ci : {"t", "wilson", "clopper_pearson"}, default "t"
         The interval. ``"t"``: as above. For 0/1 scores (per-query accuracy)
         the binomial intervals of the share of successes x among each system's
@@ -317,6 +353,8 @@ def means(
        n  mean  ci_low  ci_high
     0  3   1.0   0.439      1.0
     """
+    if isinstance(scores, LazyTable):
+        return _lazy_means(scores, ci, alpha, cluster)
     table = _means_table(scores, ci, alpha, cluster)
     if has_replicates(scores):
         table = add_item_variance(table, scores)
@@ -324,10 +362,59 @@ def means(
     return table
 
 
+def _lazy_two_way(scores: LazyTable) -> tuple[Any, SimpleNamespace, TwoWay]:
+    """The two-way layout of a lazy table from sums computed in its engine, with the sums
+    and the names (tasks, metrics, systems, shift, scale) it was built from."""
+    none = np.zeros(0, dtype=int)
+    sums = _pushdown.compute(scores, none, none, anova=True)
+    survey = sums.survey
+    present = sums.count > 0
+    k = present.sum(axis=1)
+    unit = sums.scale  # (metric, task)
+    ref = (sums.shift * present).sum(axis=1) / np.maximum(k, 1)  # (metric, task)
+    # the engine's sums are of y = (score − a')/unit (a' its provisional shift): the ANOVA's
+    # of x = (score − ref)/unit = y + e, e = (a' − ref)/unit, on the complete queries
+    e = np.where(present, (sums.start - ref[:, None, :]) / unit[:, None, :], 0.0)
+    q = sums.n_shared
+    sys_sum = sums.shy + q[:, None, :] * e
+    big_e, row = e.sum(axis=1), sums.shy.sum(axis=1)
+    row_sq = sums.row_sq + 2 * big_e * row + q * big_e**2
+    cell_sq = sums.cell_sq + 2 * (e * sums.shy).sum(axis=1) + q * (e**2).sum(axis=1)
+    names = SimpleNamespace(tasks=survey.tasks, metrics=survey.metrics, systems=survey.systems,
+                            shift=sums.shift, scale=sums.scale)  # fmt: skip
+    dropped = np.rint(sums.rows - q).astype(np.int64)
+    return sums, names, TwoWay.of_sums(names, present, q, dropped, sys_sum, row_sq, cell_sq, ref)
+
+
+def _two_way(scores: Any) -> TwoWay:
+    """:class:`TwoWay` of a scores table: laid out in memory, or from a lazy table's sums."""
+    if isinstance(scores, LazyTable):
+        return _lazy_two_way(scores)[2]
+    return TwoWay(layout(scores))
+
+
+def _lazy_means(scores: LazyTable, ci: str, alpha: float, cluster: str | None) -> pd.DataFrame:
+    """:func:`means` of a lazy table: with ``ci="t"`` from sums computed in its engine;
+    clusters and replicates task by task in memory; binomial intervals in memory."""
+    check_option("ci", ci, MEANS_CIS)
+    alpha = check_alpha(alpha)
+    if ci != "t":
+        return means(scores.collect(), ci=ci, alpha=alpha, cluster=cluster)
+    if cluster is not None or "replicate" in scores.columns:
+        if cluster is not None and cluster not in scores.columns:  # the in-memory error
+            cluster_ids(pd.DataFrame(columns=scores.columns), cluster)
+        extra = [c for c in (cluster, "replicate") if c is not None and c in scores.columns]
+        return _pushdown.per_task(scores, means, {"ci": ci, "alpha": alpha, "cluster": cluster},
+                                  pairs=None, columns=extra)  # fmt: skip
+    sums, names, two = _lazy_two_way(scores)
+    own_n = sums.count.astype(float)
+    stats_x = sums.own - own_n * sums.d  # each system's own queries, at its shift
+    stats_xx = sums.sq - 2 * sums.d * sums.own + own_n * sums.d**2
+    return t_means(names, two, sums.count, stats_x, stats_xx, alpha)
+
+
 def _means_table(scores: pd.DataFrame, ci: str, alpha: float, cluster: str | None):
     """:func:`means` before the replicates' columns."""
-    from scipy import stats as sps
-
     check_option("ci", ci, MEANS_CIS)
     alpha = check_alpha(alpha)
     if ci != "t":
@@ -342,7 +429,6 @@ def _means_table(scores: pd.DataFrame, ci: str, alpha: float, cluster: str | Non
     if cluster is not None:
         return _clustered_means(scores, lay, alpha, cluster)
     two = TwoWay(lay)
-    two.check("means()", among=two.k >= 3)  # the groups on complete queries only
     ds = statistics_of(lay, warn=False)  # each system on its own queries: nothing is paired
     own_n = np.einsum(
         "tmss->mst", ds["n"].transpose("task", "metric", "treatment", "control").values
@@ -353,6 +439,18 @@ def _means_table(scores: pd.DataFrame, ci: str, alpha: float, cluster: str | Non
     stats_x = np.einsum(
         "tmss->mst", ds["sum_x"].transpose("task", "metric", "treatment", "control").values
     )
+    return t_means(lay, two, own_n, stats_x, stats_xx, alpha)
+
+
+def t_means(lay: Any, two: TwoWay, own_n: np.ndarray, stats_x: np.ndarray,
+            stats_xx: np.ndarray, alpha: float) -> pd.DataFrame:  # fmt: skip
+    """:func:`means` with ``ci="t"`` from the two-way layout ``two`` and each system's own
+    count and sums of shifted scores (``(metric, system, task)``); ``lay`` has the names,
+    ``shift`` and ``scale`` of a :class:`Layout` (a lazy table's are computed in its
+    engine, see :mod:`metaeval.paired._pushdown`)."""
+    from scipy import stats as sps
+
+    two.check("means()", among=two.k >= 3)  # the groups on complete queries only
     use_anova = (two.k >= 3)[:, None, :] & two.present
     with np.errstate(invalid="ignore", divide="ignore"):
         unit = lay.scale[:, None, :]  # the sums are of scores divided by it
@@ -509,6 +607,7 @@ def _clustered_means(scores: pd.DataFrame, lay: Layout, alpha: float, cluster: s
     )
 
 
+@any_frame(lazy=True)
 def tukey(
     scores: pd.DataFrame,
     *,
@@ -576,8 +675,13 @@ def tukey(
 
     alpha = check_alpha(alpha)
     n_resamples = check_resamples(n_resamples)
-    lay = layout(scores)
-    two = TwoWay(lay)
+    if isinstance(scores, LazyTable) and (randomized or "replicate" in scores.columns):
+        kwargs = dict(randomized=randomized, n_resamples=n_resamples, alpha=alpha,
+                      seed=resolve_seed(seed) if randomized else seed, progress=progress)  # fmt: skip
+        return _pushdown.per_task(scores, tukey, kwargs, pairs=None,
+                                  columns=[c for c in ("replicate",) if c in scores.columns])  # fmt: skip
+    two = _two_way(scores)  # a lazy table's sums computed in its engine
+    lay = two.lay
     two.check("Tukey's HSD")
     n_systems = len(lay.systems)
     a, b = np.triu_indices(n_systems, k=1)

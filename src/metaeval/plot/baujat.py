@@ -8,12 +8,14 @@ import numpy as np
 import pandas as pd
 
 from ..errors import OptionError, SchemaError, format_groups
+from ..schema.frames import any_frame
 from ._figure import new_figure
 from ._text import literal
 
 __all__ = ["baujat_plot"]
 
 
+@any_frame
 def baujat_plot(table: pd.DataFrame, *, labels: bool = True, ax: Any = None, **kwargs: Any) -> Any:
     """The Baujat plot of one group (metafor ``baujat()``; Baujat et al. 2002).
 
@@ -27,6 +29,8 @@ def baujat_plot(table: pd.DataFrame, *, labels: bool = True, ax: Any = None, **k
     table : pandas.DataFrame
         What :func:`metaeval.baujat` returned, of one group (e.g.
         ``bj.query("metric == 'accuracy'")``).
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     labels : bool, default True
         Name each point by its task (the ``over`` column(s)).
     ax : matplotlib Axes, optional

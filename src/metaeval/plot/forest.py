@@ -31,6 +31,7 @@ from .._options import (
 from ..errors import OptionError, SchemaError, check_option, quote_list
 from ..pooling import GROUP_KEYS, pool, weights
 from ..schema import validate_effects
+from ..schema.frames import any_frame
 from ._figure import new_figure
 from ._text import literal
 
@@ -133,6 +134,7 @@ def _weighted(effects: pd.DataFrame, pooled: pd.DataFrame) -> pd.DataFrame:
         return table.assign(weight=np.where(usable & ~failed, 100 * w / total, np.nan))
 
 
+@any_frame(tables=("pooled",))
 @literal_signature
 def forest(
     effects: pd.DataFrame,
@@ -161,6 +163,8 @@ def forest(
     effects : pandas.DataFrame
         An effects table of one metric and one control (filter first); several
         treatments give one panel each, sharing the task rows and the x scale.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     method, ci, alpha
         The pooling model (:func:`metaeval.pool`).
     pooled : pandas.DataFrame, optional
@@ -883,6 +887,7 @@ def _draw_compact(ax, rows, treatment, limits, display, digits, xlabel, kwargs):
 
 
 # ----------------------------------------------------------------- helpers
+@any_frame
 def ir_columns(
     scores: pd.DataFrame,
     *,

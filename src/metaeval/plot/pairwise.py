@@ -9,6 +9,7 @@ import pandas as pd
 
 from .._options import PairwiseValue, format_number, format_p, literal_signature
 from ..errors import OptionError, SchemaError, check_option
+from ..schema.frames import any_frame
 from ._figure import new_figure
 from ._text import literal
 
@@ -40,6 +41,7 @@ def _pairs(results: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     return both, source
 
 
+@any_frame
 @literal_signature
 def pairwise(
     results: pd.DataFrame,
@@ -59,6 +61,8 @@ def pairwise(
         A compare() table (any ``control``; cell (i, j) is system i − system j)
         or a tukey() table (system_a − system_b, mirrored). Several tasks or
         metrics give one heatmap each.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     value : {"p_value", "effect_size", "diff"}, default "p_value"
         The cell colour and number: the p-value (``p_adjusted`` where present;
         colour on a log scale from 10⁻⁴ to 1), the effect size (d_z for

@@ -10,6 +10,7 @@ import pandas as pd
 
 from .._options import format_number
 from ..errors import OptionError, SchemaError
+from ..schema.frames import any_frame
 from ._figure import new_figure
 from ._text import literal
 
@@ -48,6 +49,7 @@ def _panel(target: Any, part: pd.DataFrame, kwargs: dict[str, Any]) -> None:
     target.set_title(literal(part["metric"].iloc[0]), fontsize=10)
 
 
+@any_frame
 def rank_plot(table: pd.DataFrame, *, ax: Any = None, **kwargs: Any) -> Any:
     """Systems ordered by rank with their rank intervals, tie groups coloured.
 
@@ -60,6 +62,8 @@ def rank_plot(table: pd.DataFrame, *, ax: Any = None, **kwargs: Any) -> Any:
     table : pandas.DataFrame
         What :func:`metaeval.ranking.rank_intervals` returned (columns ``metric, system,
         rank, rank_low, rank_high, tie_group``).
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     ax : matplotlib Axes, optional
         Draw into this Axes (the table must hold one metric).
     **kwargs

@@ -28,6 +28,7 @@ import pandas as pd
 
 from .._options import TAU_PRIORS, TauPrior, literal_signature
 from ..errors import DegenerateWarning, OptionError, check_alpha, check_option, warn_groups
+from ..schema.frames import any_frame
 from ._engine import batches, refuse_shared, usable_rows
 from ._grouping import group
 from .results import BayesPoolResult
@@ -320,6 +321,7 @@ _GROUP_COLUMNS = (
 _TASK_COLUMNS = ("shrunk_mean", "shrunk_sd", "shrunk_low", "shrunk_high")
 
 
+@any_frame
 @literal_signature
 def bayes_pool(
     effects: pd.DataFrame,
@@ -347,6 +349,8 @@ def bayes_pool(
     ----------
     effects : pandas.DataFrame
         An effects table (:func:`metaeval.effects`): ``effect`` and ``variance``.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     tau_prior : {"halfnormal", "halfcauchy", "halfstudent", "uniform", "jeffreys"}, default "halfnormal"
         The prior of τ: half-normal, half-Cauchy or half-Student-t with scale
         ``tau_scale`` (densities 2φ(τ/s)/s, 2/(πs(1 + τ²/s²)) and twice Student's t

@@ -10,6 +10,7 @@ import pandas as pd
 
 from .._options import DEFAULT_CI, DEFAULT_POOL_METHOD, CIMethod, PoolMethod, literal_signature
 from ..errors import DegenerateWarning, check_no_clash, warn, warn_groups
+from ..schema.frames import any_frame
 from ._engine import POOL_PARAMS, Fit, fit
 from ._grouping import GROUP_KEYS, Grouped, group, pairs_within, valid_rows
 
@@ -55,6 +56,7 @@ def _fit_left_out(grp: Grouped, **options: Any) -> Fit:
     )
 
 
+@any_frame
 @literal_signature
 def leave_one_out(
     effects: pd.DataFrame,
@@ -72,6 +74,8 @@ def leave_one_out(
     ----------
     effects : pandas.DataFrame
         As for :func:`pool`.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     {params}
 
     Returns
@@ -122,6 +126,7 @@ def leave_one_out(
     return pd.concat([out, pooled[cols]], axis=1)
 
 
+@any_frame
 @literal_signature
 def influence(
     effects: pd.DataFrame,
@@ -234,6 +239,7 @@ def influence(
     )  # fmt: skip
 
 
+@any_frame
 @literal_signature
 def baujat(
     effects: pd.DataFrame,

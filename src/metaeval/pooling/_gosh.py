@@ -18,6 +18,7 @@ import pandas as pd
 
 from .._options import DEFAULT_POOL_METHOD, CIMethod, PoolMethod, literal_signature, resolve_ci
 from ..errors import DegenerateWarning, OptionError, PairingError, warn_groups
+from ..schema.frames import any_frame
 from . import _tau2 as t2
 from ._engine import pool_options
 from ._grouping import group, slots, valid_rows
@@ -128,6 +129,7 @@ def _labels(table: pd.DataFrame, over: list[str], rows: np.ndarray) -> list[Any]
     return list(table[over].iloc[rows].itertuples(index=False, name=None))
 
 
+@any_frame
 @literal_signature
 def gosh(
     effects: pd.DataFrame,
@@ -151,6 +153,8 @@ def gosh(
     ----------
     effects : pandas.DataFrame
         As for :func:`pool`.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     subsets : int, optional
         The most subsets to fit per group (≥ 2). When a group has more (2ᵏ − 1 >
         ``subsets``), this many random subsets are fitted instead: each task is in

@@ -92,6 +92,7 @@ from ..errors import (
     warn,
     warn_groups,
 )
+from ..schema.frames import any_frame
 from . import _tau2 as t2
 from ._engine import KH_TESTS, batches, refuse_shared, solver_messages, warn_each
 from ._grouping import RESULT_COLUMNS, as_list, group, valid_rows
@@ -261,6 +262,7 @@ def _r2(b: t2.Batch, method: str, stats: dict[str, np.ndarray]) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ public API
+@any_frame
 @literal_signature
 def metareg(
     effects: pd.DataFrame,
@@ -287,6 +289,8 @@ def metareg(
         An effects table (from :func:`metaeval.effects`) with the moderator
         columns: task-level columns of the scores table are carried into it, or
         merge a table of task attributes (``effects.merge(tasks, on="task")``).
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     mods : str or list of str
         The moderator columns. Numeric columns enter as they are (transform them
         first, e.g. ``log_n = np.log(n_queries)``); other columns are factors in

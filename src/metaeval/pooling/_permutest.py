@@ -49,6 +49,7 @@ from .._options import (
     resolve_ci,
 )
 from ..errors import DegenerateWarning, OptionError, resolve_seed, warn_groups
+from ..schema.frames import any_frame
 from . import _tau2 as t2
 from ._engine import KH_TESTS, fit, refuse_shared
 from ._grouping import group, valid_rows
@@ -70,6 +71,7 @@ _TOL = np.sqrt(np.finfo(float).eps)  # metafor's comptol
 _CELLS = 2**18  # (model × slot × column) cells per chunk of refits
 
 
+@any_frame
 @literal_signature
 def permutest(
     effects: pd.DataFrame,
@@ -97,6 +99,8 @@ def permutest(
     effects : pandas.DataFrame
         An effects table (from :func:`metaeval.effects`), with the moderator columns when
         ``mods`` is given (see :func:`metaeval.metareg`).
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     exact : bool or None, default None
         None: enumerate every distinct permutation when there are no more of them than
         ``n_resamples`` (2^k sign vectors; k!/Π m_j! orders of the model matrix's rows,

@@ -22,12 +22,14 @@ from .._options import (
     resolve_ci,
 )
 from ..errors import OptionError, check_alpha, check_no_clash, check_option
+from ..schema.frames import any_frame
 from ._engine import POOL_PARAMS, check_tau2_ci, fit
 from ._multilevel import MULTILEVEL_METHODS, check_cov_option, fit_multilevel
 
 __all__ = ["pool", "weights"]
 
 
+@any_frame
 @literal_signature
 def pool(
     effects: pd.DataFrame,
@@ -51,6 +53,8 @@ def pool(
     effects : pandas.DataFrame
         An effects table (from :func:`metaeval.effects`) or any table with
         ``effect`` and ``variance`` on the same scale plus the ``over`` column.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     {params}
     adjust : {"holm", "bonferroni", "fdr_bh"}, optional
         Adjust the p-values for multiple comparisons within each family of
@@ -220,6 +224,7 @@ def _multilevel(effects, method, ci, alpha, over, groups, by, adjust, cov, robus
     return pooled
 
 
+@any_frame
 @literal_signature
 def weights(
     effects: pd.DataFrame,

@@ -22,12 +22,14 @@ from .._options import (
 from ..errors import SchemaError, quote_list
 from ..paired.covariance import effect_covariance
 from ..paired.effect_size import effects
+from ..schema.frames import any_frame
 from ._engine import fit
 from ._summary import pool
 
 __all__ = ["analyze", "pool_metrics"]
 
 
+@any_frame(lazy=True)
 @literal_signature
 def analyze(
     scores: pd.DataFrame,
@@ -45,6 +47,9 @@ def analyze(
     ----------
     scores : pandas.DataFrame
         A scores table.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation; a lazy one is computed in its engine (see the Notes of
+        :func:`metaeval.effects`).
     control, treatment, effect, alpha
         As in :func:`metaeval.effects`.
     method, ci
@@ -148,6 +153,7 @@ def analysis_table(
     return table
 
 
+@any_frame
 @literal_signature
 def pool_metrics(
     scores: pd.DataFrame,
@@ -172,6 +178,8 @@ def pool_metrics(
     ----------
     scores : pandas.DataFrame
         A scores table.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     control, treatment, effect
         As in :func:`metaeval.effects`.
     metrics : list of str, optional

@@ -43,6 +43,7 @@ from ..errors import (
 )
 from ..paired.effect_size import effects
 from ..pooling import pool
+from ..schema.frames import any_frame
 from ._tables import (
     check_complete,
     metric_directions,
@@ -199,6 +200,7 @@ def _meta_columns(
 
 
 # ----------------------------------------------------------------- main
+@any_frame
 @literal_signature
 def leaderboard(
     scores: pd.DataFrame,
@@ -227,6 +229,8 @@ def leaderboard(
     scores : pandas.DataFrame
         A scores table: ``task, query, system, metric, value``. Within each
         metric every system must have a score on every task.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     method : {"borda", "mean_rank", "copeland", "kemeny", "meta"}, default "borda"
         The aggregation rule (formulas under *Notes*).
     metric : str or list of str, optional

@@ -44,6 +44,7 @@ import pandas as pd
 
 from .._results import Result
 from ..errors import OptionError, PairingError, SchemaError, quote_list, resolve_seed
+from ..schema.frames import any_frame
 from ._friedman import task_scores
 
 __all__ = ["bayes_signed_rank", "BayesResult", "SAMPLE_BLOCK"]
@@ -215,6 +216,7 @@ def _check(
     return rope, prior, int(n_samples), threshold
 
 
+@any_frame
 def bayes_signed_rank(
     scores: pd.DataFrame,
     *,
@@ -242,6 +244,8 @@ def bayes_signed_rank(
     scores : pandas.DataFrame
         A scores table, as for :func:`friedman` (per-task means of the
         per-query scores, or one row per task without ``query``).
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     control : str
         The control system.
     treatment : str or list of str, optional

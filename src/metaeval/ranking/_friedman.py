@@ -47,6 +47,7 @@ from ..errors import (
     warn_groups,
 )
 from ..paired.multiplicity import adjust_pvalues
+from ..schema.frames import any_frame
 from ._aggregate import check_complete, scores_of_metrics, task_means, task_ranks
 
 __all__ = [
@@ -335,6 +336,7 @@ class PosthocResult(Result):
 
 
 # ----------------------------------------------------------------- Friedman
+@any_frame
 def friedman(
     scores: pd.DataFrame,
     *,
@@ -351,6 +353,8 @@ def friedman(
         score on a task is its mean over the task's queries. A table with one
         row per (task, system, metric) may leave out ``query``. Within a
         metric every system needs a score on every task.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     metric : str or list of str, optional
         The metric(s) to test; None tests every metric of the table.
     higher_is_better : bool or mapping of str to bool, default True
@@ -628,6 +632,7 @@ def _wilcoxon(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return stat, p
 
 
+@any_frame
 @literal_signature
 def posthoc(
     scores: pd.DataFrame,

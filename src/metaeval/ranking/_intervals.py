@@ -44,6 +44,7 @@ from ..errors import (
     resolve_seed,
     warn_groups,
 )
+from ..schema.frames import any_frame
 from ._tables import check_complete, scores_of_metrics, task_means
 
 __all__ = ["rank_intervals"]
@@ -323,6 +324,7 @@ def _tie_groups(rank: np.ndarray, low: np.ndarray, high: np.ndarray, names: pd.I
     return group
 
 
+@any_frame
 @literal_signature
 def rank_intervals(
     scores: pd.DataFrame,
@@ -349,6 +351,8 @@ def rank_intervals(
     scores : pandas.DataFrame
         A scores table: ``task, query, system, metric, value``. Within each metric every
         system must have a score on every query of every task.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     by : {"mean", "borda", "pooled"}, default "mean"
         The score that ranks the systems: ``"mean"``, the mean over tasks of the
         per-task means; ``"borda"``, the Borda points Σ_t (N − r_t) of the per-task ranks

@@ -14,6 +14,7 @@ import pandas as pd
 
 from .._options import RankForce, format_number, format_p, literal_signature
 from ..errors import OptionError, check_alpha, check_option
+from ..schema.frames import any_frame
 from ._friedman import PosthocResult, TaskScores, clique_runs, friedman, posthoc, task_scores
 
 __all__ = ["RankReport", "rank_report"]
@@ -291,6 +292,7 @@ def _checks(data: TaskScores, alpha: float) -> list[tuple[Any, ...]]:
     return rows
 
 
+@any_frame
 @literal_signature
 def rank_report(
     scores: pd.DataFrame,
@@ -317,6 +319,8 @@ def rank_report(
     ----------
     scores : pandas.DataFrame
         A scores table, as for :func:`friedman`.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     alpha : float, default 0.05
         The level of every test.
     metric, higher_is_better

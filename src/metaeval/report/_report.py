@@ -42,6 +42,7 @@ from .._options import (
 )
 from .._results import Result
 from ..errors import OptionError, check_alpha, check_option, excerpt
+from ..schema.frames import any_frame
 from ._tables import ADJUST_NAMES, TEST_NAMES, escape, to_latex
 
 __all__ = ["Report", "build_report"]
@@ -169,6 +170,7 @@ class Report(Result):
 
 
 # ------------------------------------------------------------------ building
+@any_frame
 @literal_signature
 def build_report(
     scores: pd.DataFrame,
@@ -190,6 +192,8 @@ def build_report(
     ----------
     scores : pandas.DataFrame
         A scores table: ``task, query, system, metric, value``.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     control : str, list of str or None
         The baseline system(s). None: no tests and no pooled effects (the methods
         paragraph says so); the means and ranks are still there.

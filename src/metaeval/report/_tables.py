@@ -38,6 +38,7 @@ from .._options import (
 )
 from .._results import Result
 from ..errors import OptionError, SchemaError, check_alpha, check_option, excerpt, quote_list
+from ..schema.frames import any_frame
 
 __all__ = ["Markup", "escape", "escape_latex", "style", "to_html", "to_latex"]
 
@@ -972,6 +973,7 @@ def _caption_as_is(caption: str | None, name: str | None, fmt: str) -> str | Non
     return escape(name, fmt) if name else None
 
 
+@any_frame(tables=("pooled",))
 @literal_signature
 def to_latex(
     table: pd.DataFrame | Result,
@@ -1011,6 +1013,8 @@ def to_latex(
         decimals, p-value columns (``p_value``, ``*_p_value``, ``p_adjusted``)
         as p-values (below 10^-digits: ``< 0.001``), counts as integers, the
         index left out; the caption defaults to the result's class name.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     pooled : pandas.DataFrame, optional
         The pooled result of ``table`` (an effects table), shown as an extra
         column.
@@ -1157,6 +1161,7 @@ def _check_show(lay: _Layout, show: str, table: pd.DataFrame) -> None:
         )
 
 
+@any_frame(tables=("pooled",))
 @literal_signature
 def style(
     table: pd.DataFrame | Result,
@@ -1222,6 +1227,7 @@ def _html_look(styler: Any) -> Any:
     )
 
 
+@any_frame(tables=("pooled",))
 @literal_signature
 def to_html(
     table: pd.DataFrame | Result,

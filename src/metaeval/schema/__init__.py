@@ -29,6 +29,11 @@ from ._columns import (
 )
 from ._columns import first_repeat as first_repeat  # io's readers and measures' checks
 from ._report import in_rows, report
+from .frames import LazyTable, any_frame
+
+TAKES = (
+    "a pandas DataFrame (or a polars DataFrame or LazyFrame, a pyarrow Table, a DuckDB relation)"
+)
 
 __all__ = [  # noqa: F822  (the pandera models are module attributes loaded lazily)
     "KEY_COLUMNS",
@@ -111,6 +116,7 @@ def _only_numbers(values: pd.Series) -> bool:
     )
 
 
+@any_frame
 def coerce_keys(df: pd.DataFrame, columns: Sequence[str], *, table: str) -> pd.DataFrame:
     """Key columns of any table as plain strings, with the scores table's rules.
 
@@ -168,6 +174,7 @@ def coerce_keys(df: pd.DataFrame, columns: Sequence[str], *, table: str) -> pd.D
     return out
 
 
+@any_frame
 def average_replicates(df: pd.DataFrame) -> pd.DataFrame:
     """A scores table with a ``replicate`` column, each system's scores averaged over it.
 
@@ -216,6 +223,7 @@ def average_replicates(df: pd.DataFrame) -> pd.DataFrame:
     return df.drop(columns=REPLICATE)
 
 
+@any_frame
 def checked_replicates(df: pd.DataFrame) -> pd.DataFrame:
     """The checks of :func:`average_replicates`: replicate ids as strings, and a unique
     ``(task, query, system, metric, replicate)`` key; returns the table with the ids.
@@ -319,6 +327,7 @@ def key_names_ok(names: np.ndarray) -> bool:
     return not (names == "").any()
 
 
+@any_frame(lazy=True)
 def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
     """Validate a scores table and return it with lossless conversions applied.
 
@@ -333,12 +342,16 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
         integer ids are converted to strings) and ``value`` (numbers; integers,
         booleans and an object column of Python numbers are converted to
         float). Other columns are kept.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation; a lazy one is computed in its engine (see the Notes of
+        :func:`metaeval.effects`).
 
     Returns
     -------
     pandas.DataFrame
         The table, with the conversions above applied (a new object only when
-        something was converted).
+        something was converted). A lazy frame (polars LazyFrame, DuckDB relation)
+        is checked in its engine and comes back as it is.
 
     Raises
     ------
@@ -359,8 +372,13 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
     """
     import pandera.errors as pe
 
+    if isinstance(df, LazyTable):  # every check in the engine; the frame comes back as it is
+        from .lazy import validate
+
+        validate(df)
+        return df.native
     if not isinstance(df, pd.DataFrame):
-        raise SchemaError(f"A scores table must be a pandas DataFrame, not {type(df).__name__}.")
+        raise SchemaError(f"A scores table must be {TAKES}, not {type(df).__name__}.")
     if df.columns.duplicated().any():
         dup = list(df.columns[df.columns.duplicated()])
         raise SchemaError(f"The scores table has duplicated column names {dup}; rename them.")
@@ -384,6 +402,7 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+@any_frame
 def prepare_scores(df: pd.DataFrame, *, check_keys: bool = True) -> pd.DataFrame:
     """Validation as the first step of every method: a fast path for valid tables.
 
@@ -420,6 +439,7 @@ def prepare_scores(df: pd.DataFrame, *, check_keys: bool = True) -> pd.DataFrame
     raise AssertionError("unreachable: quick checks and the pandera model disagree")
 
 
+@any_frame
 def validate_effects(df: pd.DataFrame) -> pd.DataFrame:
     """Validate an effects table: numeric ``effect`` and ``variance`` columns.
 
@@ -445,7 +465,7 @@ def validate_effects(df: pd.DataFrame) -> pd.DataFrame:
     import pandera.errors as pe
 
     if not isinstance(df, pd.DataFrame):
-        raise SchemaError(f"An effects table must be a pandas DataFrame, not {type(df).__name__}.")
+        raise SchemaError(f"An effects table must be {TAKES}, not {type(df).__name__}.")
     if df.columns.duplicated().any():
         dup = list(df.columns[df.columns.duplicated()])
         raise SchemaError(f"The effects table has duplicated column names {dup}; rename them.")
@@ -552,6 +572,7 @@ def map_columns(
     return out
 
 
+@any_frame
 def scores(
     df: pd.DataFrame,
     *,
@@ -569,6 +590,8 @@ def scores(
     df : pandas.DataFrame
         Per-query scores in long format. A wide table (one column per system)
         goes through :func:`metaeval.from_wide`.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation, converted to pandas once (a lazy one collected).
     task, query, system, metric, value : str
         The names of the columns holding the task (data set), the query
         (sample) id, the system (run, model), the metric (measure) and the
@@ -621,6 +644,7 @@ def scores(
     )
 
 
+@any_frame
 def from_wide(
     df: pd.DataFrame,
     *,

@@ -10,7 +10,16 @@ import pandas as pd
 
 from ..errors import SchemaError, excerpt, quote_list
 
-__all__ = ["PROBLEMS", "problem_name", "report"]
+__all__ = [
+    "PROBLEMS",
+    "problem_name",
+    "report",
+    "duplicate_line",
+    "missing_column_line",
+    "problem_line",
+    "dtype_line",
+    "problems_error",
+]
 
 # ------------------------------------------------------------------ error report
 PROBLEMS = {
@@ -41,6 +50,36 @@ def problem_name(check: str) -> str:
     if check.startswith("dtype("):
         return "wrong type (needs float values)"
     return check
+
+
+def duplicate_line(n: int, rows: list[Any], key_columns: list[str], key: tuple[Any, ...]) -> str:
+    """The report's line for duplicate keys: ``n`` rows, the first few ``rows``, the key."""
+    return (
+        f"- {n} rows share their ({', '.join(key_columns)}) key with another row, "
+        f"e.g. rows {quote_list(rows[:5])} with key {excerpt(key, 200)}"
+    )
+
+
+def missing_column_line(column: str) -> str:
+    return f"- column {column!r} is missing"
+
+
+def problem_line(column: str, problem: str, n: int, rows: list[Any]) -> str:
+    """``- column 'value' has non-finite values (±inf) in 2 rows, e.g. rows [3, 9]``."""
+    return f"- column {column!r} has {problem} {in_rows(n, rows[:5])}"
+
+
+def dtype_line(column: str, problem: str, dtype: Any) -> str:
+    return f"- column {column!r} has the {problem} but has dtype {dtype}"
+
+
+def problems_error(table: str, lines: list[str], cases: pd.DataFrame | None = None) -> SchemaError:
+    """One :class:`SchemaError` listing every problem line of a table."""
+    message = (
+        f"The {table} table has {len(lines)} problem{'s' if len(lines) != 1 else ''}:\n"
+        + "\n".join(lines)
+    )
+    return SchemaError(message, cases)
 
 
 def _non_numbers(column: pd.Series, label: Any) -> str:
@@ -100,19 +139,16 @@ def report(
     lines = []
     for (problem, column), part in cases.groupby(["problem", "column"], sort=False, dropna=False):
         if problem == "missing column":
-            lines.append(f"- column {column!r} is missing")
+            lines.append(missing_column_line(column))
         elif problem == "duplicate keys":
             rows = pd.unique(part["row"].dropna())
             key_cols = [c for c in keys if c in df.columns]
             example = df.loc[rows[:2], key_cols] if len(rows) else df.iloc[:0]
             first = tuple(example.iloc[0]) if len(example) else ()
-            lines.append(
-                f"- {len(rows)} rows share their ({', '.join(key_cols)}) key with another row, "
-                f"e.g. rows {quote_list([label(r) for r in rows[:5]])} with key {excerpt(first, 200)}"
-            )
+            lines.append(duplicate_line(len(rows), [label(r) for r in rows[:5]], key_cols, first))
         elif problem.startswith("wrong type"):
             got = df[column].dtype if column in df.columns else "?"
-            line = f"- column {column!r} has the {problem} but has dtype {got}"
+            line = dtype_line(column, problem, got)
             if column in df.columns and pd.api.types.is_object_dtype(got):
                 line += _non_numbers(df[column], label)
             lines.append(line)
@@ -128,14 +164,7 @@ def report(
             )
         else:
             rows = list(pd.unique(part["row"].dropna()))
-            lines.append(
-                f"- column {column!r} has {problem} "
-                f"{in_rows(len(rows), [label(r) for r in rows[:5]])}"
-            )
-    message = (
-        f"The {table} table has {len(lines)} problem{'s' if len(lines) != 1 else ''}:\n"
-        + "\n".join(lines)
-    )
+            lines.append(problem_line(column, problem, len(rows), [label(r) for r in rows[:5]]))
     if labels is not None:
         cases["row"] = [label(r) for r in cases["row"]]
-    return SchemaError(message, cases)
+    return problems_error(table, lines, cases)

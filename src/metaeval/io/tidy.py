@@ -145,9 +145,10 @@ def read_scores(
         ``"polars"``: a polars LazyFrame (``pl.scan_parquet``). Nothing is read now
         but the files' schemas; every metaeval function takes the result, and
         :func:`metaeval.effects`, :func:`metaeval.sufficient_statistics`,
-        :func:`metaeval.analyze`, :func:`metaeval.compare` and :func:`metaeval.means`
-        compute in the engine, with the checks of :func:`metaeval.validate_scores`
-        (see the Notes of :func:`metaeval.effects`). ``"dask"``: as ``lazy=True``.
+        :func:`metaeval.analyze`, :func:`metaeval.compare`, :func:`metaeval.means`,
+        :func:`metaeval.anova` and :func:`metaeval.tukey` compute in the engine, with the
+        checks of :func:`metaeval.validate_scores` (see the Notes of
+        :func:`metaeval.effects` and :doc:`/user_guide/engines`). ``"dask"``: as ``lazy=True``.
     columns : mapping of str to str, optional
         The files' own column names: ``{"task": "dataset", "query": "qid", "system":
         "run", "metric": "measure", "value": "score"}`` (any of them), as

@@ -15,12 +15,10 @@ imported (:func:`install`), as :mod:`metaeval.scale` registers dask's ``.meta``.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.util
-import sys
 import warnings
 from typing import Any
 
+from ._after_import import after_import
 from ._kinds import KINDS, describe_kinds, kind_of_columns
 from .accessor import with_methods
 from .errors import TableKindError
@@ -83,30 +81,6 @@ def register() -> None:
         pl.api.register_lazyframe_namespace(NAMESPACE)(PolarsMetaNamespace)
 
 
-class _AfterImport(importlib.abc.MetaPathFinder):
-    """Runs :func:`register` right after ``polars`` is imported."""
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != "polars":
-            return None
-        sys.meta_path.remove(self)  # find the real spec, once
-        spec = importlib.util.find_spec(fullname)
-        if spec is None or spec.loader is None:
-            return spec
-        loader = spec.loader
-        exec_module = loader.exec_module
-
-        def exec_and_register(module: Any) -> None:
-            exec_module(module)
-            register()
-
-        loader.exec_module = exec_and_register  # type: ignore[method-assign]
-        return spec
-
-
 def install() -> None:
     """Register now if polars is imported, else as soon as it is."""
-    if "polars" in sys.modules:
-        register()
-    elif not any(isinstance(f, _AfterImport) for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterImport())
+    after_import("polars", register)

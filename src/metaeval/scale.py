@@ -34,9 +34,6 @@ travels up the tree as data, raised only if no partition has a pair (as in memor
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.util
-import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -45,6 +42,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ._after_import import after_import
 from ._options import (
     DEFAULT_CI,
     DEFAULT_EFFECT,
@@ -777,30 +775,6 @@ def register() -> None:
         register_dataframe_accessor("meta")(DaskMetaAccessor)
 
 
-class _AfterImport(importlib.abc.MetaPathFinder):
-    """Runs :func:`register` right after ``dask.dataframe`` is imported."""
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != "dask.dataframe":
-            return None
-        sys.meta_path.remove(self)  # find the real spec, once
-        spec = importlib.util.find_spec(fullname)
-        if spec is None or spec.loader is None:
-            return spec
-        loader = spec.loader
-        exec_module = loader.exec_module
-
-        def exec_and_register(module: Any) -> None:
-            exec_module(module)
-            register()
-
-        loader.exec_module = exec_and_register  # type: ignore[method-assign]
-        return spec
-
-
 def install() -> None:
     """Register now if dask.dataframe is imported, else as soon as it is."""
-    if "dask.dataframe" in sys.modules:
-        register()
-    elif not any(isinstance(f, _AfterImport) for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterImport())
+    after_import("dask.dataframe", register)

@@ -830,11 +830,7 @@ def _randomization(d, both, n, names, alternative, n_resamples, seed, tracker, e
 
     def work(item: tuple[int, int, int], scratch: rs.Scratch) -> np.ndarray:
         i, b0, b1 = item
-        bits = scratch.buffer("bits", (b1 - b0, int(size[i])))
-        if exact:
-            _exact_bits(b0, b1, width, bits)
-        else:
-            rs.sign_bits(seed, names[i], int(size[i]), b0, b1, bits)
+        bits = _sign_bits(scratch, exact, seed, names[i], int(size[i]), b0, b1)
         star = 2 * (flat_t[i] @ bits.T) - observed[i][:, None]  # (columns, resamples)
         return _tail(star.T[None], observed[i][None], tol[i][None], alternative)[0]
 
@@ -853,6 +849,17 @@ def _randomization_items(size: np.ndarray, total: int) -> list[tuple[int, int, i
     """``(task, b0, b1)``: the work items of the randomization test, every task's resamples
     in chunks whose sign array is cache-sized (:func:`rs.item_chunks`)."""
     return [(i, b0, b1) for i, m in enumerate(size) for b0, b1 in rs.item_chunks(total, int(m))]
+
+
+def _sign_bits(scratch: rs.Scratch, exact: bool, seed: Any, name: str, size: int, b0: int,
+               b1: int) -> np.ndarray:  # fmt: skip
+    """Resamples b0 … b1 − 1 of a task's sign flips over its ``size`` queries, as 0/1 floats
+    in the scratch buffer: every flip in turn (``exact``) or the task's random stream."""
+    bits = scratch.buffer("bits", (b1 - b0, size))
+    if exact:
+        return _exact_bits(b0, b1, size, bits)
+    rs.sign_bits(seed, name, size, b0, b1, bits)
+    return bits
 
 
 def _exact_bits(b0: int, b1: int, width: int, out: np.ndarray) -> np.ndarray:
@@ -925,11 +932,7 @@ def _randomization_family(
 
     def work(item: tuple[int, int, int], scratch: rs.Scratch) -> tuple[list, list]:
         i, b0, b1 = item
-        bits = scratch.buffer("bits", (b1 - b0, int(size[i])))
-        if exact:
-            _exact_bits(b0, b1, width, bits)
-        else:
-            rs.sign_bits(seed, names[i], int(size[i]), b0, b1, bits)
+        bits = _sign_bits(scratch, exact, seed, names[i], int(size[i]), b0, b1)
         top = np.full((n_metrics, b1 - b0), -np.inf)  # max over the pairs
         counts = []
         for k in range(len(chunks)):

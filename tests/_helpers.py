@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -115,3 +117,12 @@ def public_names(module_name: str) -> list[str]:
     module = importlib.import_module(module_name)
     names = getattr(module, "__all__", None)
     return list(names) if names is not None else [n for n in dir(module) if not n.startswith("_")]
+
+
+def run_fresh(code: str) -> str:
+    """Run ``code`` in a fresh interpreter (what ``import metaeval`` loads, hooks that fire
+    on a later import) and return its standard output; its stderr is the failure message."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout

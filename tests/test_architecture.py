@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _helpers import run_fresh
 
 import metaeval
 
@@ -363,14 +364,6 @@ def test_no_module_imports_a_private_name_of_another():
     assert not bad, bad
 
 
-def _fresh(code: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 def test_every_module_imports_first_in_a_fresh_interpreter():
     """Each module imported before any other of metaeval's (import-order bugs of cycles)."""
     names = json.dumps(sorted(MODULES))
@@ -386,7 +379,7 @@ for name in json.loads({names!r}):
         failed.append(f"{{name}}: {{type(err).__name__}}: {{err}}")
 print(json.dumps(failed))
 """
-    assert json.loads(_fresh(code).strip().splitlines()[-1]) == []
+    assert json.loads(run_fresh(code).strip().splitlines()[-1]) == []
 
 
 def test_import_metaeval_loads_no_heavy_dependency():
@@ -394,7 +387,7 @@ def test_import_metaeval_loads_no_heavy_dependency():
         "import sys, json, metaeval, pandas as pd; pd.DataFrame({'value': [1.0]}).meta;"
         f"print(json.dumps([m for m in {list(HEAVY)!r} if m in sys.modules]))"
     )
-    assert json.loads(_fresh(code).strip().splitlines()[-1]) == []
+    assert json.loads(run_fresh(code).strip().splitlines()[-1]) == []
 
 
 def test_submodules_are_attributes_that_load_on_first_use():
@@ -406,7 +399,7 @@ def test_submodules_are_attributes_that_load_on_first_use():
         "metaeval.measures.segments; metaeval.datasets.load_example;"
         "print(json.dumps([before, 'matplotlib' in sys.modules]))"
     )
-    before, matplotlib_after = json.loads(_fresh(code).strip().splitlines()[-1])
+    before, matplotlib_after = json.loads(run_fresh(code).strip().splitlines()[-1])
     assert before is False and matplotlib_after is False  # plot loads matplotlib when drawing
     public = set(dir(metaeval))
     assert {"plot", "report", "ranking", "ir", "io", "classification", "datasets"} <= public
@@ -424,7 +417,7 @@ def test_documented_aliases_and_deprecated_module_paths():
         "import warnings; warnings.simplefilter('error', FutureWarning)\n"
         "try:\n    import metaeval.stats\nexcept FutureWarning as w:\n    print('warned:', w)\n"
     )
-    assert "warned: metaeval.stats is deprecated" in _fresh(code)
+    assert "warned: metaeval.stats is deprecated" in run_fresh(code)
     out = subprocess.run(
         [sys.executable, "-W", "always", "-c",
          "import metaeval.significance as s; print(s.tukey.__module__)"],

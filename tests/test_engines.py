@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import inspect
 import json
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
 from _engines import assert_same, pl
+from _helpers import run_fresh
 
 import metaeval
 from metaeval.accessor import ACCESSOR_METHODS
@@ -54,6 +53,4 @@ def test_registered_when_polars_is_imported_after_metaeval():
         " ['t'] * 2, 'metric': ['m'] * 4, 'value': [0.1, 0.5, 0.3, 0.4]});"
         "print(json.dumps([before, df.metaeval.effects('s', effect='md')['n'].tolist()]))"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True, timeout=300)  # fmt: skip
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == [False, [2]]
+    assert json.loads(run_fresh(code).strip().splitlines()[-1]) == [False, [2]]

@@ -4,15 +4,13 @@ partitioning."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
-from _helpers import make_scores
+from _helpers import make_scores, run_fresh
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
@@ -61,10 +59,7 @@ def test_import_metaeval_does_not_import_dask_and_importing_dask_registers_meta(
         "import dask.dataframe as dd, pandas as pd\n"
         "print(type(dd.from_pandas(metaeval.load_example(), npartitions=2).meta).__name__)"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=False, timeout=300)  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "DaskMetaAccessor"
+    assert run_fresh(code).strip() == "DaskMetaAccessor"
 
 
 @pytest.mark.parametrize("seed", range(3))

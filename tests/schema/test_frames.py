@@ -6,13 +6,12 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 from _engines import ENGINES, LAZY, duckdb, in_engine, pa, pl
+from _helpers import run_fresh
 
 import metaeval
 from metaeval.accessor import ACCESSOR_METHODS
@@ -120,9 +119,7 @@ def test_pandas_input_imports_no_narwhals():
         "metaeval.effects(s, 'knn'); metaeval.pool(metaeval.effects(s, 'knn'));"
         "print(json.dumps([m for m in ('narwhals', 'polars', 'duckdb') if m in sys.modules]))"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True, timeout=300)  # fmt: skip
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+    assert json.loads(run_fresh(code).strip().splitlines()[-1]) == []
 
 
 # ------------------------------------------------------------------ the same errors

@@ -70,8 +70,10 @@ class PairSums:
     in-memory shift, in scaled units from a' and in the scores' units) are ``(metric,
     system, task)``; ``scale, rows`` (queries of the task), ``n_shared`` (those every
     present system has) and, for means(), ``row_sq, cell_sq`` are ``(metric, task)``;
-    ``pair[name][(a, b)]`` is a ``(metric, task)`` array of the sums named in the module
-    docstring (``n, s, q, p``).
+    ``pairs`` lists the unordered pairs (a, b), a < b, whose sums were asked for, and
+    ``pair[name]`` is a ``(metric, task, pair)`` array of the sums named in the module
+    docstring: ``n`` and ``p`` (Σ m_a m_b, Σ y_a y_b), ``s`` and ``q`` (Σ y_a m_b,
+    Σ y_a² m_b) and ``s_swap`` and ``q_swap`` (the same with a and b swapped).
     """
 
     def __init__(self, survey: Survey) -> None:
@@ -96,7 +98,8 @@ class PairSums:
         # the provisional shift: each system's mean (0 where it has no scores, or where the
         # sum overflows; the sums are moved to the in-memory shift afterwards)
         self.start = np.where((self.count > 0) & np.isfinite(start), start, 0.0)
-        self.pair: dict[str, dict[tuple[int, int], np.ndarray]] = {}
+        self.pairs: list[tuple[int, int]] = []
+        self.pair: dict[str, np.ndarray] = {}
 
 
 def _scales(top: np.ndarray) -> np.ndarray:
@@ -256,6 +259,8 @@ def compute(table: LazyTable, left: np.ndarray, right: np.ndarray, *,
     chunks = [pairs[i : i + MAX_PAIRS] for i in range(0, len(pairs), MAX_PAIRS)] or [[]]
     tasks, metrics = pd.Index(survey.tasks), pd.Index(survey.metrics)
     groups = task_groups(table, sums)
+    sums.pairs = pairs
+    sums.pair = {name: np.zeros((sums.shape[0], sums.shape[2], len(pairs))) for name in _PAIR_SUMS}
     for number, chunk in enumerate(chunks):
         first = number == 0
         parts = [_query(table, sums, chunk, per_system=first, anova=anova and first, tasks=g)
@@ -277,13 +282,18 @@ def compute(table: LazyTable, left: np.ndarray, right: np.ndarray, *,
             if anova:
                 sums.row_sq = _grid(sums, m, t, out["row_sq"])
                 sums.cell_sq = _grid(sums, m, t, out["cell_sq"])
-        for a, b in chunk:
-            for name, key in (("n", (a, b)), ("s", (a, b)), ("s", (b, a)), ("q", (a, b)),
-                              ("q", (b, a)), ("p", (a, b))):  # fmt: skip
-                column = f"{name}{key[0]}_{key[1]}"
-                sums.pair.setdefault(name, {})[key] = _grid(sums, m, t, out[column])
+        at = number * MAX_PAIRS + np.arange(len(chunk))
+        for name, column in _PAIR_SUMS.items():
+            values = out[[column.format(a=a, b=b) for a, b in chunk]].to_numpy(dtype=float)
+            sums.pair[name][m[:, None], t[:, None], at[None, :]] = values
     _shifts(sums)
     return sums
+
+
+_PAIR_SUMS = {"n": "n{a}_{b}", "p": "p{a}_{b}", "s": "s{a}_{b}", "s_swap": "s{b}_{a}",
+              "q": "q{a}_{b}", "q_swap": "q{b}_{a}"}  # fmt: skip
+"""The sums of each pair (a, b), a < b, in :class:`PairSums` ``.pair``, and their columns
+in the query's result (the aliases of :func:`_query`)."""
 
 
 def _grid(sums: PairSums, m: np.ndarray, t: np.ndarray, column: pd.Series) -> np.ndarray:
@@ -311,25 +321,34 @@ def _shifts(sums: PairSums) -> None:
 def matrices(sums: PairSums, left: np.ndarray, right: np.ndarray) -> dict[str, np.ndarray]:
     """The six sums of the in-memory layout, ``(metric, task, left, right)``, moved to the
     in-memory shifts."""
-    n_m, _, n_t = sums.shape
-    shape = (n_m, n_t, len(left), len(right))
-    raw = {name: np.zeros(shape) for name in ("n", "sx", "sy", "sxx", "syy", "sxy")}
+    k = sums.shape[1]
     own, sq = sums.own.transpose(0, 2, 1), sums.sq.transpose(0, 2, 1)  # (metric, task, system)
     count = sums.count.transpose(0, 2, 1).astype(float)
-    for i, a in enumerate(left):
-        for j, b in enumerate(right):
-            if a == b:
-                raw["n"][..., i, j] = count[..., a]
-                raw["sx"][..., i, j] = raw["sy"][..., i, j] = own[..., a]
-                raw["sxx"][..., i, j] = raw["syy"][..., i, j] = raw["sxy"][..., i, j] = sq[..., a]
-                continue
-            low, high = min(a, b), max(a, b)
-            raw["n"][..., i, j] = sums.pair["n"][(low, high)]
-            raw["sxy"][..., i, j] = sums.pair["p"][(low, high)]
-            raw["sx"][..., i, j] = sums.pair["s"][(a, b)]
-            raw["sy"][..., i, j] = sums.pair["s"][(b, a)]
-            raw["sxx"][..., i, j] = sums.pair["q"][(a, b)]
-            raw["syy"][..., i, j] = sums.pair["q"][(b, a)]
+    # each (treatment, control) cell's pair of different systems, and whether the
+    # treatment is the pair's second (its sums then are the swapped ones)
+    shape = (*count.shape[:2], len(left), len(right))
+    if sums.pairs:
+        index = np.zeros((k, k), dtype=np.int64)
+        low, high = np.array(sums.pairs).T
+        index[low, high] = index[high, low] = np.arange(len(sums.pairs))
+        cell = index[left[:, None], right[None, :]]
+        pair = {name: arr[..., cell] for name, arr in sums.pair.items()}
+    else:  # a system against itself only
+        pair = dict.fromkeys(_PAIR_SUMS, np.zeros(shape))
+    swap, same = left[:, None] > right[None, :], left[:, None] == right[None, :]
+
+    def side(x: str, swapped: str) -> np.ndarray:  # the treatment's sum, a pair's either side
+        return np.where(swap, pair[swapped], pair[x])
+
+    own_n, own_s, own_q = (a[..., left][..., :, None] for a in (count, own, sq))
+    raw = {
+        "n": np.where(same, own_n, pair["n"]),
+        "sx": np.where(same, own_s, side("s", "s_swap")),
+        "sy": np.where(same, own_s, side("s_swap", "s")),
+        "sxx": np.where(same, own_q, side("q", "q_swap")),
+        "syy": np.where(same, own_q, side("q_swap", "q")),
+        "sxy": np.where(same, own_q, pair["p"]),
+    }
     d = sums.d.transpose(0, 2, 1)  # (metric, task, system)
     dx, dy = d[..., left][..., :, None], d[..., right][..., None, :]
     n, sx, sy = raw["n"], raw["sx"], raw["sy"]

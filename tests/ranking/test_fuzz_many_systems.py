@@ -7,8 +7,11 @@ four queries per task — with the rows in a random order. Checks:
 
 - :func:`metaeval.ranking.friedman`: χ² and p equal
   :func:`scipy.stats.friedmanchisquare` on a (task × system) pivot of per-task
-  means built here with a correctly rounded sum (``math.fsum``), so that copies
-  tie exactly; a table whose every task ties all systems gives NaN with a
+  means built here exactly (``fractions.Fraction``, rounded once), so that copies
+  tie exactly, and with the documented tie rule applied (means of a task closer
+  than 4 (log₂ n + 17) ε times the task's largest absolute score are one value, the
+  run's smallest; see ``metaeval.ranking._tables.settle_ties``), written here as a
+  plain loop; a table whose every task ties all systems gives NaN with a
   :class:`metaeval.DegenerateWarning`;
 - :func:`metaeval.ranking.posthoc` (Nemenyi): the adjusted p-values equal
   scikit-posthocs' ``posthoc_nemenyi_friedman`` on the same pivot, and copies
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -68,10 +72,24 @@ def tables(draw: Any) -> tuple[pd.DataFrame, list[int]]:
 
 
 def pivot(scores: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Per-task means (task × system), each a correctly rounded sum over the queries."""
+    """Per-task means (task × system): exact means rounded once to a float, then the means
+    of a task within the documented tolerance of their sorted neighbour made equal."""
     part = scores[scores["metric"] == metric]
-    means = part.groupby(["task", "system"])["value"].agg(lambda v: math.fsum(v) / len(v))
-    return means.unstack()
+    exact = part.groupby(["task", "system"])["value"].agg(
+        lambda v: float(sum(map(Fraction, v)) / len(v))
+    )
+    wide = exact.unstack()
+    for task in wide.index:
+        rows = part[part["task"] == task]
+        n = rows.groupby("system").size().max()
+        tol = 4 * (math.log2(n) + 17) * np.finfo(float).eps * rows["value"].abs().max()
+        order = wide.loc[task].sort_values(kind="stable")
+        first = order.iloc[0]
+        for i, (system, value) in enumerate(order.items()):
+            if i and value - order.iloc[i - 1] > tol:
+                first = value
+            wide.loc[task, system] = first
+    return wide
 
 
 def canonical_pairs(table: pd.DataFrame) -> pd.DataFrame:

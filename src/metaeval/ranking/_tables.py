@@ -18,7 +18,7 @@ from ..schema import prepare_scores
 
 __all__ = [
     "scores_of_metrics", "select_metrics", "metric_directions", "task_means", "check_complete",
-    "task_ranks",
+    "task_ranks", "tie_tolerance", "settle_ties",
 ]  # fmt: skip
 
 
@@ -77,6 +77,56 @@ def metric_directions(higher_is_better: Any, metrics: Sequence[str]) -> dict[str
     return {m: bool(higher_is_better[m]) for m in metrics}
 
 
+# ----------------------------------------------------------------- equal means
+def tie_tolerance(scale: np.ndarray | float, depth: np.ndarray | float) -> np.ndarray:
+    """How far apart two computed means may be when their exact values are equal.
+
+    A mean of values of magnitude at most ``scale`` carries the rounding error of its sum,
+    at most about ``depth`` units in the last place of ``scale`` (``depth`` is the number
+    of additions one value goes through: log₂ n + 16 for numpy's pairwise sum of n values,
+    n for a sum in sequence), plus the error of the decimal values themselves (half a
+    unit each). Two means differ by at most twice that; the tolerance is 4 (depth + 1)
+    units, a safety factor of 2 over the bound. At 10⁶ queries of scores in [0, 1] it is
+    3e-14, far below the 1e-6 that one query changes a mean by.
+    """
+    eps = np.finfo(float).eps
+    return 4.0 * (np.asarray(depth, dtype=float) + 1.0) * eps * np.asarray(scale, dtype=float)
+
+
+def settle_ties(x: np.ndarray, tol: np.ndarray | float) -> np.ndarray:
+    """``x`` with the values along the last axis that lie within ``tol`` of each other made
+    exactly equal: the one rule by which every ranking of means in metaeval tells a tie.
+
+    Along the last axis (the systems), the values sorted, a run of neighbours each within
+    ``tol`` of the next becomes the run's smallest value; NaN stays NaN. The result does
+    not depend on the order of the values, so two systems whose means are equal in exact
+    arithmetic (0.7 and 0.1 against 0.4 and 0.4: 0.39999999999999997 and 0.4 in floats)
+    tie whatever the order of the rows, and every ranking that reads the settled means
+    (Friedman's test, the post-hoc tests, the leaderboards, the rank intervals) sees the
+    same tie. ``tol`` broadcasts against ``x[..., :1]`` (see :func:`tie_tolerance`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metaeval.ranking._tables import settle_ties
+    >>> settle_ties(np.array([[0.4, (0.7 + 0.1) / 2, 0.2]]), 1e-15).tolist()
+    [[0.39999999999999997, 0.39999999999999997, 0.2]]
+    """
+    x = np.asarray(x, dtype=float)
+    if x.shape[-1] < 2:
+        return x.copy()
+    order = np.argsort(x, axis=-1, kind="stable")  # NaN last
+    s = np.take_along_axis(x, order, axis=-1)
+    with np.errstate(invalid="ignore"):
+        apart = ~(np.diff(s, axis=-1) <= np.asarray(tol, dtype=float))  # NaN gaps: apart
+    pos = np.arange(x.shape[-1])
+    start = np.concatenate([np.ones_like(apart[..., :1]), apart], axis=-1)
+    first = np.maximum.accumulate(np.where(start, pos, 0), axis=-1)
+    out = np.empty_like(x)
+    np.put_along_axis(out, order, np.take_along_axis(s, first, axis=-1), axis=-1)
+    return out
+
+
 # ----------------------------------------------------------------- per-task array
 def task_means(
     scores: pd.DataFrame,
@@ -84,10 +134,15 @@ def task_means(
     """Mean value per ``(metric, task, system)`` as an array, NaN where absent.
 
     The tasks come in sorted order (metrics and systems in the table's order of
-    first appearance), and each cell's values are summed in increasing order:
-    equal data give exactly equal means and equal sums over tasks, whatever the
-    order of the rows (a sum in row order can differ in the last bit, and two
-    systems with the same per-query scores would then not tie).
+    first appearance), and each cell's values are summed in increasing order
+    (numpy's pairwise sum), so equal data give exactly equal means whatever the
+    order of the rows. Means that are equal in exact arithmetic but not in floats
+    (0.7 and 0.1 against 0.4 and 0.4) are then made equal within each (metric,
+    task) by :func:`settle_ties`, with the :func:`tie_tolerance` of the task's
+    largest absolute value and of its largest number of queries: every ranking
+    of these means (Friedman, post-hoc tests, leaderboards, rank intervals)
+    sees the same ties. A settled mean moves by less than the tolerance
+    (about 1e-14 of the values' scale).
     """
     m_codes, metrics = pd.factorize(scores["metric"], sort=False)
     t_codes, tasks = pd.factorize(scores["task"], sort=True)
@@ -105,6 +160,12 @@ def task_means(
     count = np.diff(np.r_[start, len(value)])
     x = np.full(shape, np.nan)
     x.flat[cell[start]] = np.add.reduceat(value, start) / count
+    if len(start):
+        scale, depth = np.zeros(shape), np.zeros(shape)
+        scale.flat[cell[start]] = np.maximum.reduceat(np.abs(value), start)
+        depth.flat[cell[start]] = np.log2(count) + 16
+        x = settle_ties(x, tie_tolerance(scale.max(axis=2, keepdims=True),
+                                         depth.max(axis=2, keepdims=True)))  # fmt: skip
     return x, pd.Index(metrics), pd.Index(tasks), pd.Index(systems)
 
 

@@ -255,8 +255,9 @@ def leaderboard(
         :func:`metaeval.ranking.rank_intervals`: for ``"borda"`` and ``"mean_rank"``
         those of the Borda points (``by="borda"``), whose order is the leaderboard's; for
         ``"meta"`` those of the pooled effects (``by="pooled"`` with the same
-        ``control``, ``effect`` and ``pool_method``); the other methods raise an
-        OptionError.
+        ``control``, ``effect``, ``pool_method`` and ``ci``, so that a system is told
+        apart from the control only where its ``ci_low, ci_high`` exclude 0); the other
+        methods raise an OptionError.
     n_resamples : int, default 1000
         ``rank_intervals=True`` only: the bootstrap resamples.
     seed : int, optional
@@ -483,7 +484,7 @@ def leaderboard(
         from ._intervals import rank_intervals as intervals_of
 
         pooled = {"by": "pooled", "control": control, "effect": effect,
-                  "pool_method": pool_method} if method == "meta" else {"by": "borda"}  # fmt: skip
+                  "pool_method": pool_method, "ci": ci} if method == "meta" else {"by": "borda"}  # fmt: skip
         ints = intervals_of(raw, n_resamples=n_resamples, seed=seed, alpha=alpha, metric=metric,
                             higher_is_better=higher_is_better, **pooled)  # fmt: skip
         cols = ["rank_low", "rank_high", "tie_group", "prob_best"]

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         scores, control, metrics=args.metric, test=args.test,
         adjust=None if args.adjust == "none" else args.adjust, effect=args.effect,
         method=args.method, ci=args.ci, alpha=args.alpha, n_resamples=args.n_resamples,
-        seed=args.seed,
+        seed=args.seed, cluster=args.cluster,
     )  # fmt: skip
     text = getattr(rep, writer)()
     if args.output:

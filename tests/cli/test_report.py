@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import metaeval
@@ -50,3 +51,31 @@ def test_an_output_it_cannot_write_is_a_usage_error(tmp_path, capsys, bad):
     code = main(["report", str(EXAMPLE), "-o", str(tmp_path / bad), *ARGS])
     assert code == 2
     assert "--output" in capsys.readouterr().err
+
+
+def test_cluster_reaches_the_report(tmp_path):
+    """``--cluster passage``: the report's numbers are the clustered ones (issue 39, item 10)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "report"))
+    from test_build_report import clustered_scores
+
+    scores = clustered_scores()
+    path = tmp_path / "scores.csv"
+    scores.to_csv(path, index=False)
+    out = tmp_path / "r.json"
+    args = ["--n-resamples", "40", "--seed", "2"]
+    assert main(["report", str(path), "--control", "A", "--cluster", "passage", *args,
+                 "-o", str(out)]) == 0  # fmt: skip
+    got = json.loads(out.read_text())
+    expected = build_report(scores, "A", cluster="passage", ci="knha", n_resamples=40, seed=2)
+    want = json.loads(expected.to_json())
+    assert got["options"] == want["options"] and got["methods"] == want["methods"]
+    for part in ("table", "tests", "pooled", "ranks"):  # read back from the CSV:
+        pd.testing.assert_frame_equal(  # the sums differ in the last bits
+            pd.DataFrame(got[part]), pd.DataFrame(want[part]), check_exact=False, rtol=1e-12
+        )
+    assert got["options"]["cluster"] == "passage" and "clustered by passage" in got["methods"]
+    plain = build_report(scores, "A", ci="knha", n_resamples=40, seed=2)
+    assert got["tests"][0]["se"] == pytest.approx(expected.tests["se"].iloc[0], rel=1e-12)
+    assert got["tests"][0]["se"] > 1.5 * plain.tests["se"].iloc[0]

@@ -266,3 +266,52 @@ def test_the_methods_paragraph_counts_in_the_right_number(scores):
     assert "2 systems were evaluated on 1 task (" in rep.methods, rep.methods
     assert "1 test in all" in rep.methods and "1 test per family, 1 family)" in rep.methods
     assert "1 tests" not in rep.methods and "1 families" not in rep.methods
+
+
+# ------------------------------------------------------------------ clusters (issue 39, item 10)
+def clustered_scores() -> pd.DataFrame:
+    """Three systems on four tasks of 60 questions about 12 passages (5 each); each system
+    does better or worse on whole passages, so the questions of a passage are not
+    independent: clustered standard errors are about twice the naive ones."""
+    rng = np.random.default_rng(10)
+    frames = []
+    for t in range(4):
+        passage = np.repeat(np.arange(12), 5)
+        base = rng.normal(size=60)
+        for i, system in enumerate(["A", "B", "C"]):
+            value = base + 0.15 * i + rng.normal(size=12)[passage] + 0.5 * rng.normal(size=60)
+            frames.append(pd.DataFrame({"task": f"t{t}", "query": np.arange(60), "system": system,
+                                        "metric": "score", "value": value,
+                                        "passage": passage.astype(str)}))  # fmt: skip
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_cluster_reaches_every_part_of_the_report():
+    scores = clustered_scores()
+    kw = dict(n_resamples=40, seed=1)
+    rep = build_report(scores, "A", cluster="passage", **kw)
+    pd.testing.assert_frame_equal(rep.table, metaeval.means(scores, cluster="passage"))
+    tests = metaeval.compare(scores, "A", adjust="holm", cluster="passage", **kw)
+    pd.testing.assert_frame_equal(rep.tests, tests)
+    effects = metaeval.effects(scores, "A", cluster="passage")
+    pd.testing.assert_frame_equal(rep.effects, effects)
+    pd.testing.assert_frame_equal(rep.pooled, metaeval.pool(effects, method="REML"))
+    pd.testing.assert_frame_equal(rep.ranks, rank_intervals(scores, cluster="passage", **kw))
+    # the clusters matter here: the t-tests' standard errors are about twice the naive ones
+    naive = metaeval.compare(scores, "A", adjust="holm", **kw)
+    assert (rep.tests["se"] / naive["se"]).min() > 1.5
+    assert rep.options["cluster"] == "passage"
+    assert json.loads(rep.to_json())["options"]["cluster"] == "passage"
+    assert "clustered by passage" in rep.methods
+    assert "clustered" not in build_report(scores, "A", **kw).methods
+    via = scores.meta.report("A", cluster="passage", **kw)
+    assert via.to_json() == rep.to_json()
+
+
+def test_cluster_with_a_test_that_has_no_clustered_form_is_refused():
+    scores = clustered_scores()
+    with pytest.raises(OptionError, match=r"test='wilcoxon'.*cluster='passage'"):
+        build_report(scores, "A", test="wilcoxon", cluster="passage", n_resamples=20, seed=1)
+    # without a control there are no tests: the means and ranks are clustered
+    rep = build_report(scores, test="wilcoxon", cluster="passage", n_resamples=20, seed=1)
+    pd.testing.assert_frame_equal(rep.table, metaeval.means(scores, cluster="passage"))

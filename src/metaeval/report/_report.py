@@ -47,7 +47,7 @@ from ._tables import ADJUST_NAMES, TEST_NAMES, escape, to_latex
 
 __all__ = ["Report", "build_report"]
 
-_LATEX_TEXT = {"τ²": r"$\tau^2$", "–": "--", "§": r"\S{}", "×": r"$\times$"}
+_LATEX_TEXT = {"τ²": r"$\tau^2$", "–": "--", "§": r"\S{}", "×": r"$\times$", "−": "$-$"}
 """The methods paragraph's few non-ASCII signs, in plain LaTeX (no package needed)."""
 _PARTS = ("table", "tests", "pooled", "ranks")
 _TITLES = {
@@ -185,6 +185,7 @@ def build_report(
     alpha: float = 0.05,
     n_resamples: int = 1000,
     seed: int | None = None,
+    cluster: str | None = None,
 ) -> Report:
     """One report of an evaluation: means, tests, pooled effects, ranks and their methods.
 
@@ -218,6 +219,14 @@ def build_report(
         The bootstrap resamples of the rank intervals (and of a resampling test).
     seed : int or None
         The seed of the resampling (ranks and resampling tests).
+    cluster : str, optional
+        A column of ``scores`` with the cluster of each query (e.g. the passage several
+        questions share; constant within a query): every part is clustered — the means'
+        and the t-tests' standard errors (C/(C − 1), t on C − 1 df), the effects'
+        variances and so the pooled effects, and the rank intervals (clusters resampled,
+        clustered query-level errors) — and the methods paragraph says so. The tests
+        against a control have a clustered form for ``test="t"`` only: another ``test``
+        with ``cluster`` and a control is an OptionError.
 
     Returns
     -------
@@ -272,6 +281,13 @@ def build_report(
         raise OptionError(
             f"`n_resamples` is a whole number, but {excerpt(n_resamples)} was passed."
         )
+    if cluster is not None and control is not None and test != "t":
+        raise OptionError(
+            f"build_report(test={test!r}, cluster={cluster!r}): the tests against the "
+            "control have a clustered form for test='t' only (the means, effects, pooled "
+            "effects and ranks would be clustered, the tests not); pass test='t', or "
+            "cluster=None."
+        )
     data = scores
     if metrics is not None:
         wanted = [metrics] if isinstance(metrics, str) else list(metrics)
@@ -282,13 +298,13 @@ def build_report(
                 f"`metrics` names {lacking}, which the scores lack; they have {sorted(known)}."
             )
         data = scores[scores["metric"].astype(str).isin(wanted)]
-    table = means(data, alpha=alpha)
-    ranks = rank_intervals(data, n_resamples=n_resamples, seed=seed, alpha=alpha)
+    table = means(data, alpha=alpha, cluster=cluster)
+    ranks = rank_intervals(data, n_resamples=n_resamples, seed=seed, alpha=alpha, cluster=cluster)
     tests = eff = pooled = None
     if control is not None:
         tests = compare(data, control, test=test, adjust=adjust, alpha=alpha, seed=seed,
-                        n_resamples=max(n_resamples, 1))  # fmt: skip
-        eff = effects(data, control, effect=effect, alpha=alpha)
+                        n_resamples=max(n_resamples, 1), cluster=cluster)  # fmt: skip
+        eff = effects(data, control, effect=effect, alpha=alpha, cluster=cluster)
         pooled = pool(eff, method=method, ci=ci, alpha=alpha)
     options = {
         "control": None if control is None else ([control] if isinstance(control, str)
@@ -296,6 +312,7 @@ def build_report(
         "metrics": sorted(set(data["metric"].astype(str))),
         "test": test, "adjust": adjust, "effect": str(effect).lower(), "method": method,
         "ci": ci, "alpha": float(alpha), "n_resamples": int(n_resamples), "seed": seed,
+        "cluster": cluster,
     }  # fmt: skip
     rep = Report(table, tests=tests, effects=eff, pooled=pooled, ranks=ranks, options=options)
     return dataclasses.replace(rep, methods=methods_paragraph(rep))
@@ -308,12 +325,27 @@ def methods_paragraph(rep: Report) -> str:
     t = rep.table
     n_tasks = t["task"].nunique()
     systems = t["system"].nunique()
+    cluster = o.get("cluster")
     out = [
         f"{systems} systems were evaluated on {_count(n_tasks, 'task')} "
         f"({', '.join(o['metrics'])}). Per-task means are shown with {level}% confidence "
-        "intervals (t intervals; the residual variance of the two-way ANOVA where three or "
-        "more systems share the queries, Sakai 2018)."
+        + (
+            "intervals (t intervals; the residual variance of the two-way ANOVA where three "
+            "or more systems share the queries, Sakai 2018)."
+            if cluster is None
+            else "intervals (t intervals from each system's own standard error)."
+        )
     ]
+    if cluster is not None:
+        c = t["n_clusters"] if "n_clusters" in t else pd.Series(dtype=float)
+        span = f"{int(c.min())}" if c.min() == c.max() else f"{int(c.min())} to {int(c.max())}"
+        out.append(
+            f"Standard errors are clustered by {cluster} ({span} clusters per task; C/(C − 1) "
+            "times the sum over clusters of the squared within-cluster sums, t on C − 1 "
+            "degrees of freedom; Miller 2024): those of the means, of the tests against the "
+            "control and of the effects (and so the pooling weights), and the rank "
+            "intervals' bootstrap draws whole clusters."
+        )
     if o["control"] is None:
         out.append(
             "No control system was named, so no tests against a control and no pooled "
@@ -327,6 +359,7 @@ def methods_paragraph(rep: Report) -> str:
         sentence = (
             f"Each system was compared with {controls} on every task and metric by a {test}"
             + (f" ({cite})" if cite else "")
+            + (f" with standard errors clustered by {cluster}" if cluster is not None else "")
             + f", {_count(n_tests, 'test')} in all"
         )
         if o["adjust"] is None:
@@ -368,29 +401,38 @@ def methods_paragraph(rep: Report) -> str:
         )
     r = rep.ranks
     a = r.attrs
-    kind = "simultaneous" if a.get("simultaneous", True) else "marginal"
+    simultaneous = a.get("simultaneous", True)
+    kind = "simultaneous" if simultaneous else "marginal"
     seed = a.get("seed")
+    by_name = a.get("by", "mean")
     by = {"mean": "the mean over tasks of each system's per-task means",
           "pooled": "each system's pooled effect",
-          "borda": "each system's Borda points"}.get(a.get("by", "mean"), str(a.get("by")))  # fmt: skip
-    how = (
-        "from the max-|t| critical value over all pairs of systems (Mogstad, Romano, Shaikh "
-        "and Wilhelm 2024)"
-        if kind == "simultaneous"
-        else "as percentile intervals of each system's bootstrap rank"
-    )
+          "borda": "each system's Borda points"}.get(by_name, str(by_name))  # fmt: skip
+    few = int(r["n_tasks"].max()) if len(r) else 0
+    pairs = {
+        "mean": "paired t-tests over the tasks (t on k − 1 degrees of freedom)"
+        if few > 1
+        else "paired t-tests over the queries of the one task",
+        "pooled": "the pooled effects' own standard errors (t on k − 1 degrees of freedom)",
+        "borda": "sign flips of whole tasks (a randomization test of the Borda points)",
+    }.get(by_name, "pairwise tests")
+    family = "over all pairs" if simultaneous else "over each system's pairs"
     out.append(
-        f"Systems were ranked per metric by {by}; {kind} {level}% rank intervals, {how}, "
-        "rest on a two-level paired bootstrap (tasks, then queries within tasks, the same "
-        f"queries for every system; Davison and Hinkley 1997, §3.8) with "
+        f"Systems were ranked per metric by {by}; {kind} {level}% rank intervals count the "
+        f"pairs of systems the data tell apart (Mogstad, Romano, Shaikh and Wilhelm 2024), "
+        f"by {pairs} with the critical value of the largest absolute t {family}. The share of "
+        "resamples in which a system ranks first comes from a two-level paired bootstrap "
+        f"(tasks, then {'clusters' if cluster is not None else 'queries'} within tasks, the "
+        "same for every system; Davison and Hinkley 1997, §3.8) with "
         f"{a.get('n_resamples')} resamples "
         + (
             "and no seed"
             if seed is None
             else f"and seed {seed}" + (" (drawn: none was given)" if o["seed"] is None else "")
         )
-        + ". Tie group 1 holds the leader and the systems whose rank intervals overlap its "
-        "interval, group 2 the best of the rest and those overlapping it, and so on."
+        + ". Tie groups cut the ranking only where every rank interval above the cut ends "
+        "before every interval below it begins, so systems the intervals cannot order share "
+        "a group."
     )
     return " ".join(out)
 

@@ -538,7 +538,8 @@ def split_of(table: pd.DataFrame) -> pd.Series:
 def test_two_systems_split_exactly_where_the_reference_test_rejects(simultaneous):
     """N = 2: the mean splits where scipy's paired t-test over the tasks rejects, the
     pooled effect where pool()'s Knapp–Hartung interval excludes 0, the Borda points where
-    the sign test (scipy's binomtest) rejects."""
+    the sign test (scipy's binomtest) and the t-test of the ±1 points (infinite where every
+    task agrees) both reject."""
     from scipy import stats
 
     scores = boards_of_two(3, 40, 6)
@@ -551,7 +552,11 @@ def test_two_systems_split_exactly_where_the_reference_test_rejects(simultaneous
     pd.testing.assert_series_equal(mean, t_rejects.reindex(mean.index), check_names=False)
     borda = split_of(rank_intervals(scores, by="borda", **kw))
     sign = diff.apply(lambda d: stats.binomtest(int((d > 0).sum()), len(d)).pvalue <= 0.05)
-    pd.testing.assert_series_equal(borda, sign.reindex(borda.index), check_names=False)
+    points = np.sign(diff.obj).groupby(level="metric")  # Borda points of B minus A: ±1
+    t_points = points.apply(lambda d: d.std() == 0 or stats.ttest_1samp(d, 0).pvalue < 0.05)
+    both = sign & t_points.reindex(sign.index)
+    assert 2 < both.sum() < 38
+    pd.testing.assert_series_equal(borda, both.reindex(borda.index), check_names=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", metaeval.DegenerateWarning)  # narrow KH intervals
         pooled = split_of(rank_intervals(scores, by="pooled", control="A", effect="md", **kw))

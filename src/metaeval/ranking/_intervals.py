@@ -6,8 +6,8 @@ exceeds c σ_jk, with σ_jk the standard error of D_jk and c a critical value fo
 over all pairs (simultaneous) or over the pairs of one system (marginal). The standard
 errors and critical values come from the few tasks themselves, with t on k − 1 degrees
 of freedom: the paired t over tasks for the mean over tasks, the pooled model's own
-standard error (Knapp–Hartung) for the pooled effect, sign flips of whole tasks for the
-Borda points. A two-level paired bootstrap (tasks with replacement, then queries — or
+standard error (Knapp–Hartung) for the pooled effect, the t over tasks gated by sign
+flips of whole tasks for the Borda points. A two-level paired bootstrap (tasks with replacement, then queries — or
 clusters of queries — within each drawn task, the same for every system) gives
 ``prob_best`` and the correlations of the pooled effects, as arrays of shape
 ``(resamples, tasks, systems)`` reduced along the last axis.
@@ -379,27 +379,27 @@ def _t_draws(
         yield z, s
 
 
-def _flip_draws(
-    f: np.ndarray, rng: np.random.Generator, size: int
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Sign flips of whole tasks applied to the per-task points ``f`` ``(task, system)``:
-    every one of the 2^k patterns when there are at most ``size``, else the identity and
-    ``size`` − 1 random ones; in chunks ``(z, s)`` with z = ε f and s = 1."""
+def _sign_flips(f: np.ndarray, rng: np.random.Generator, size: int) -> np.ndarray:
+    """p-values ``(system, system)`` of the sign-flip test of every pair's per-task
+    differences d_t = f_tj − f_tk: the share of sign patterns ε (flipping whole tasks)
+    with |Σ_t ε_t d_t| ≥ |Σ_t d_t| — every one of the 2^k patterns when there are at most
+    ``size`` (exact; with two systems and d_t = ±1 the two-sided sign test), else the
+    identity and ``size`` − 1 random ones."""
     k, n = f.shape
     chunk = max(1, _CHUNK // (n * n))
-    if 2**k <= size:
-        total = 2**k
-        patterns = lambda lo, hi: (  # noqa: E731 - the rows lo..hi of all patterns
-            ((np.arange(lo, hi)[:, None] >> np.arange(k)) & 1) * 2.0 - 1.0
-        )
-    else:
-        total = size
-        patterns = lambda lo, hi: np.where(  # noqa: E731 - the identity first, then random
-            (np.arange(lo, hi) == 0)[:, None], 1.0, rng.choice([-1.0, 1.0], size=(hi - lo, k))
-        )
-    for start in range(0, total, chunk):
-        eps = patterns(start, min(total, start + chunk))
-        yield eps @ f, np.ones(len(eps))
+    observed = np.abs(f.sum(axis=0)[:, None] - f.sum(axis=0)[None, :])
+    total = 2**k if 2**k <= size else size
+    hits = np.zeros((n, n))
+    for lo in range(0, total, chunk):
+        hi = min(total, lo + chunk)
+        if 2**k <= size:  # the patterns lo..hi of all 2^k
+            eps = ((np.arange(lo, hi)[:, None] >> np.arange(k)) & 1) * 2.0 - 1.0
+        else:  # the identity first, then random patterns
+            eps = rng.choice([-1.0, 1.0], size=(hi - lo, k))
+            eps[np.arange(lo, hi) == 0] = 1.0
+        g = eps @ f
+        hits += (np.abs(g[:, :, None] - g[:, None, :]) >= observed * (1 - 1e-12)).sum(axis=0)
+    return hits / total
 
 
 def _critical(
@@ -429,7 +429,8 @@ def _bounds(beats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _intervals(
     diff: np.ndarray, sigma: np.ndarray, exact: np.ndarray, draws: Iterator[Any],
-    draw_sigma: np.ndarray, alpha: float, tol: float, t_df: float | None,
+    draw_sigma: np.ndarray, alpha: float, tol: float, t_df: float,
+    allowed: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:  # fmt: skip
     """Simultaneous and marginal rank bounds from the score differences ``diff[j, k]`` =
     s_j − s_k, their standard errors ``sigma`` (NaN: the pair is never told apart) and the
@@ -437,24 +438,25 @@ def _intervals(
     known equal). The critical values come from ``draws`` standardized by ``draw_sigma``.
 
     A family of one pair (two systems, or a system with one other it can be told from)
-    gets the exact t quantile on ``t_df`` degrees of freedom (None: the draws are sign
-    flips, whose enumeration is exact already) instead of the draws'.
+    gets the exact t quantile on ``t_df`` degrees of freedom instead of the draws'. Where
+    ``allowed`` is False a pair is never told apart.
     """
     from scipy import stats
 
     use = np.isfinite(sigma) & (sigma > 0) & ~exact
-    if t_df is None or use.sum(axis=1).max() > 1:  # a family of several pairs: the draws
+    if use.sum(axis=1).max() > 1:  # a family of several pairs: the draws
         c, c_j = _critical(draws, np.where(use, draw_sigma, np.nan), alpha)
     else:  # every family has at most one pair: the t quantile alone
         c, c_j = np.nan, np.full(len(diff), np.nan)
-    if t_df is not None:
-        exact_t = stats.t.isf(alpha / 2, t_df) if np.isfinite(t_df) else stats.norm.isf(alpha / 2)
-        if use.sum() == 2:  # one pair in all (each counted twice)
-            c = float(exact_t)
-        c_j = np.where(use.sum(axis=1) == 1, exact_t, c_j)
+    exact_t = stats.t.isf(alpha / 2, t_df) if np.isfinite(t_df) else stats.norm.isf(alpha / 2)
+    if use.sum() == 2:  # one pair in all (each counted twice)
+        c = float(exact_t)
+    c_j = np.where(use.sum(axis=1) == 1, exact_t, c_j)
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.where(use, diff / np.where(use, sigma, 1.0), 0.0)
-    known = exact & (diff > tol)
+    if allowed is not None:
+        t = np.where(allowed, t, 0.0)
+    known = exact & (diff > tol) & (True if allowed is None else allowed)
     equal = exact & (np.abs(diff) <= tol)
     np.fill_diagonal(equal, False)
     above = known | (t > c)  # above[j, k]: j surely above k (all pairs at once)
@@ -634,17 +636,19 @@ def rank_intervals(
       with ``ci`` (Knapp–Hartung by default), the control's 0; the correlations of the
       systems' pooled effects from the bootstrap; c as for the mean, on the pool's
       degrees of freedom (k − 1; normal for ``ci="z"``).
-    - ``by="borda"``: Borda points are ranks, whose differences take a few values only:
-      the test is a randomization over tasks, the sign of every task's point differences
-      flipped together (all 2^k patterns up to 14 tasks, else 20,000 at random), each
-      pair's statistic Σ_t d_t / √(Σ_t d_t²). With N = 2 it is the sign test; with k ≤ 5
-      tasks no pair can be told apart at α = 0.05 (the smallest p-value is 2/2^k).
+    - ``by="borda"``: the paired t over tasks of the per-task Borda points N − r_t, as for
+      the mean; and since Borda points take a few values only (a pair whose tasks all
+      agree has no spread at all), a pair is told apart only where the sign flips of its
+      whole tasks also reject at alpha (every one of the 2^k patterns up to 14 tasks,
+      else 20,000 at random; with two systems, the sign test): with k ≤ 5 tasks no pair
+      can be told apart at α = 0.05 (the smallest p-value is 2/2^k).
     - With one task, ``"mean"`` and ``"borda"`` rest on the queries: the paired t over
       the task's queries (clustered with ``cluster``, C − 1 degrees of freedom).
 
     A family of a single pair gets the exact t quantile. With two systems the intervals
     split them exactly when the paired t-test over tasks (``"mean"``), the pooled
-    interval (``"pooled"``) or the sign test (``"borda"``) rejects at alpha.
+    interval (``"pooled"``) or both the sign test and the t-test of the Borda points
+    (``"borda"``) reject at alpha.
 
     **Resampling** (``prob_best``, and the correlations for ``by="pooled"``). One
     resample draws T tasks with replacement from the T tasks of the metric, then, for
@@ -857,19 +861,21 @@ def _pairwise(
         exact = np.zeros_like(sigma, dtype=bool)
         diff = observed[:, None] - observed[None, :]
         draws = _t_draws(cov, board["df"], rng, _DRAWS)
-        return _intervals(diff, sigma, exact, draws, sigma, alpha, tol, board["df"])
+        return _intervals(diff, sigma, exact, draws, sigma, alpha, tol, float(board["df"]))
     means = board["means"]
     k = means.shape[0]
     diff = observed[:, None] - observed[None, :]
-    if k >= 2 and by == "borda":  # sign flips of whole tasks
+    if k >= 2 and by == "borda":  # the t over tasks of the Borda points, gated by sign flips
         from scipy.stats import rankdata
 
         f = means.shape[1] - rankdata(-means, method="average", axis=-1)  # Borda points
-        gram = f.T @ f
-        norm = np.sqrt(np.clip(np.diag(gram)[:, None] + np.diag(gram)[None, :] - 2 * gram, 0, None))
-        none = np.zeros(diff.shape, dtype=bool)
-        draws = _flip_draws(f, rng, _DRAWS)
-        return _intervals(diff, norm, none, draws, norm, alpha, tol, None)
+        cov = np.cov(f, rowvar=False, ddof=1) / k
+        sigma = _pair_se(cov)
+        exact = sigma <= _noise(cov)
+        np.fill_diagonal(exact, False)
+        allowed = _sign_flips(f, rng, _DRAWS) <= alpha
+        draws = _t_draws(cov, k - 1.0, rng, _DRAWS)
+        return _intervals(diff / k, sigma, exact, draws, sigma, alpha, 0.0, k - 1.0, allowed)
     within, n_units = _within(board)  # (task, system, system): each task mean's covariance
     if k >= 2:  # the paired t over tasks, never below the queries' own error
         between = np.cov(means, rowvar=False, ddof=1) / k

@@ -414,7 +414,8 @@ def methods_paragraph(rep: Report) -> str:
         if few > 1
         else "paired t-tests over the queries of the one task",
         "pooled": "the pooled effects' own standard errors (t on k − 1 degrees of freedom)",
-        "borda": "sign flips of whole tasks (a randomization test of the Borda points)",
+        "borda": "paired t-tests over the tasks of the Borda points, each also passing the "
+        "sign test of its tasks",
     }.get(by_name, "pairwise tests")
     family = "over all pairs" if simultaneous else "over each system's pairs"
     out.append(

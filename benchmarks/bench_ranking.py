@@ -9,6 +9,8 @@ Prints, in one process, the time of
 3. the same four measures segment by segment with the 1-D functions (as RankEval
    loops over segments),
 4. ``leaderboard(method=...)`` for Borda and Kemeny on the resulting scores,
+5. ``rank_intervals()`` of the nDCG scores (1,000 resamples; by the mean and by the
+   pooled effect over one system),
 
 as ratios to the baseline, and checks that 2 and 3 agree.
 
@@ -27,7 +29,7 @@ import pandas as pd
 from _result import result
 
 from metaeval.measures import err, kendall_tau, ndcg, reciprocal_rank, segment_scores
-from metaeval.ranking import leaderboard
+from metaeval.ranking import leaderboard, rank_intervals
 
 
 def make_judgments(
@@ -105,12 +107,21 @@ def main() -> None:
     board_scores = scores[complete]
     borda, _ = timed(lambda: leaderboard(board_scores, method="borda"))
     kemeny, board = timed(lambda: leaderboard(board_scores, method="kemeny", metric="ndcg"))
+    ranks_mean, _ = timed(
+        lambda: rank_intervals(board_scores, metric="ndcg", n_resamples=1000, seed=0), repeat=2
+    )
+    ranks_pooled, _ = timed(
+        lambda: rank_intervals(board_scores, metric="ndcg", n_resamples=1000, seed=0,
+                               by="pooled", control="sys0", effect="md"), repeat=2
+    )  # fmt: skip
     print(f"baseline groupby-sum            {base * 1000:8.1f} ms")
     print(f"segment_scores (4 measures)     {vec / base:8.1f}x baseline")
     print(f"per-segment loop (same result)  {loop_small / vec_small:8.1f}x slower than segment_scores "
           f"(on {small['segment'].nunique():,} segments)")  # fmt: skip
     print(f"leaderboard borda               {borda / base:8.1f}x baseline")
     print(f"leaderboard kemeny (exact, {args.systems} systems) {kemeny / base:5.1f}x baseline")
+    print(f"rank_intervals by mean          {ranks_mean / base:8.1f}x baseline")
+    print(f"rank_intervals by pooled        {ranks_pooled / base:8.1f}x baseline")
     print(board.head(3).to_string(index=False))
     result("ranking_segments", f"per-segment loop / segment_scores, {small['segment'].nunique():,} segments",
            loop_small / vec_small)  # fmt: skip
@@ -119,6 +130,12 @@ def main() -> None:
         f"leaderboard(borda) / groupby sum, {len(judgments):,} judgments",
         borda / base,
     )
+    n_ndcg = int((board_scores["metric"] == "ndcg").sum())
+    result("ranking_intervals", f"rank_intervals(mean, B=1000) / groupby sum, {n_ndcg:,} scores",
+           ranks_mean / base)  # fmt: skip
+    result("ranking_intervals_pooled",
+           f"rank_intervals(pooled md, B=1000) / groupby sum, {n_ndcg:,} scores",
+           ranks_pooled / base)  # fmt: skip
 
 
 if __name__ == "__main__":

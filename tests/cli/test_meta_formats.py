@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from _helpers import NARROW_KH, parse_raw
+from _helpers import HELM_SUITE, NARROW_KH, helm_suite, parse_raw
 
 import metaeval
 from metaeval.errors import DegenerateWarning
@@ -19,7 +19,6 @@ from metaeval.io import read_helm, read_inspect, read_lighteval
 from metaeval_cli import main
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-HELM = FIXTURES / "helm" / "suite"
 LIGHTEVAL = FIXTURES / "lighteval" / "details"
 PASSAGES = ["p1", "p1", "p2", "p2", "p3", "p3", "p4", "p4"]
 
@@ -114,13 +113,18 @@ def test_one_inspect_json_log_is_recognised(inspect_logs, capsys, tmp_path):
     assert code == 2 and "is not in" in err and "it has ['mockllm/other']" in err, err
 
 
-def test_a_helm_suite(capsys):
-    metric = "exact_match,split=test"
-    code, out, err = _run(capsys, HELM, "--control", "openai/gpt2", "--effect", "md",
+def test_a_helm_suite(capsys, tmp_path):
+    """Runs written by helm-run (two train trials, perturbed instances: issue 39, item 7);
+    of the suite's three scenarios, the one where the two models' prompts differ by
+    instance (the others differ by a constant: zero variance)."""
+    runs = [p.name for p in HELM_SUITE.iterdir() if p.name.startswith("dyck_language")]
+    suite = helm_suite(tmp_path / "v1", runs)
+    metric = "num_prompt_tokens,perturbation=style(suffix=watercolor)"
+    code, out, err = _run(capsys, suite, "--control", "simple/model1", "--effect", "md",
                           "--metric", metric, "--print-mode", "raw")  # fmt: skip
     assert code == 0, err
-    scores = read_helm(HELM)
-    effects = metaeval.effects(scores[scores["metric"] == metric], control="openai/gpt2",
+    scores = read_helm(suite)
+    effects = metaeval.effects(scores[scores["metric"] == metric], control="simple/model1",
                                effect="md")  # fmt: skip
     with pytest.warns(DegenerateWarning, match="k = 1"):  # one task
         pooled = metaeval.pool(effects)
@@ -158,8 +162,9 @@ def test_options_of_another_reader_are_usage_errors(capsys, tmp_path):
     for option in (["--metadata", "passage"], ["--scorer", "match"]):
         code, _, err = _run(capsys, LIGHTEVAL, "--control", "org/small", *option)
         assert code == 2 and f"{option[0]}: only for Inspect logs" in err, err
+    helm = helm_suite(tmp_path / "v1")
     for option in (["--primary"], ["--latest"], ["--replicates", "folders"]):
-        code, _, err = _run(capsys, HELM, "--control", "openai/gpt2", *option)
+        code, _, err = _run(capsys, helm, "--control", "simple/model1", *option)
         assert code == 2 and "only for an lm-eval output folder" in err, err
         assert "read as HELM runs" in err, err
 

@@ -147,20 +147,22 @@ def _namer(system_name: Any) -> Callable[[Any, dict[str, Any], Path], str]:
         return called
     if not isinstance(system_name, str):
         raise OptionError(
-            "`system_name` must be a format string such as '{model}:{task_args[prompt]}' or a "
-            f"function of the log returning a string, not {excerpt(system_name)}."
+            "`system_name` (--system-name) must be a format string such as "
+            "'{model}:{task_args[prompt]}' or a function of the log returning a string, not "
+            f"{excerpt(system_name)}."
         )
     try:
         fields = [f for _, f, _, _ in string.Formatter().parse(system_name) if f is not None]
     except ValueError as error:
         raise OptionError(
-            f"`system_name` {system_name!r} is not a format string: {error}."
+            f"`system_name` (--system-name) {system_name!r} is not a format string: {error}."
         ) from None
     unknown = [f for f in fields if re.split(r"[.\[]", f, maxsplit=1)[0] not in SYSTEM_FIELDS]
     if unknown:
         raise OptionError(
-            f"`system_name` {system_name!r} names {', '.join(map(repr, unknown))}; its fields "
-            f"are {', '.join(SYSTEM_FIELDS)} (e.g. '{{model}}:{{task_args[prompt]}}')."
+            f"`system_name` (--system-name) {system_name!r} names "
+            f"{', '.join(map(repr, unknown))}; its fields are {', '.join(SYSTEM_FIELDS)} (e.g. "
+            "'{model}:{task_args[prompt]}')."
         )
 
     def formatted(evaluation: Any, spec: dict[str, Any], path: Path) -> str:
@@ -568,8 +570,9 @@ def read_inspect(
                                  *extra, here))  # fmt: skip
                 if isinstance(scores[name].value, list):
                     lists[(path.name, task, system, name)] = None
-        reductions = {
-            (str(r.scorer), str(r.reducer or "mean")): {str(x.sample_id): x.value for x in r.samples}
+        reductions = {  # (scorer, reducer) -> sample id -> Inspect's reduced score
+            (str(r.scorer), str(r.reducer or "mean")): {str(x.sample_id): x.value
+                                                        for x in r.samples}
             for r in evaluation.reductions or []
         }  # fmt: skip
         for reducer in (r for r in reducers if r != "mean"):
@@ -610,7 +613,8 @@ def read_inspect(
         _bad_values([row for row, kind in zip(rows, kinds, strict=True) if kind == "bad"])
     if "unscored" in kinds:
         unscored = [(*row[-1][:4], row[1], row[3])
-                    for row, kind in zip(rows, kinds, strict=True) if kind == "unscored"]  # fmt: skip
+                    for row, kind in zip(rows, kinds, strict=True)
+                    if kind == "unscored"]  # fmt: skip
         rows = [row for row, kind in zip(rows, kinds, strict=True) if kind == "number"]
     numbers = np.array([to_float(row[4]) for row in rows], dtype=np.float64)
     table = pd.DataFrame([row[:-1] for row in rows], columns=[*_KEYS, *keys])

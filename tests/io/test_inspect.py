@@ -534,6 +534,14 @@ def test_primary_keeps_each_tasks_headline_metric(reduced: Path) -> None:
         read_inspect(reduced, primary="yes")
 
 
+def test_logs_without_the_scorers_named_are_left_out_with_a_warning(reduced: Path) -> None:
+    """A log none of whose scorers ``scorer`` names (task "several" has no includes) is left
+    out, and said, not silently."""
+    with pytest.warns(MetaEvalWarning, match=r"(?s)2 log\(s\) have none of the scorers.*several"):
+        table = read_inspect(reduced, scorer="includes")
+    assert set(table["task"]) == {"maxed"} and set(table["metric"]) == {"includes"}
+
+
 @solver
 def hedged():
     """Another solver: the answer first, then a hedge (includes succeeds, match fails)."""
@@ -604,3 +612,5 @@ def test_system_name_names_systems_by_model_and_task_arguments(
         read_inspect(two, system_name=3)
     with pytest.raises(SchemaError, match="`system_name`.*empty"):
         read_inspect(two, system_name=lambda log: "")
+    with pytest.raises(SchemaError, match=r"twice.*differ in task_args"):
+        read_inspect(two, system_name="{task}")  # one name for both runs

@@ -190,6 +190,9 @@ def _namer(system_name: Any) -> Callable[[Any, dict[str, Any], Path], str]:
 
 def _difference(first: dict[str, Any], second: dict[str, Any]) -> str:
     """What tells two runs of the same samples apart, and the ``system_name`` that names it."""
+    if first["model"] != second["model"]:  # a system_name without {model}
+        shown = f"{excerpt(first['model'])} and {excerpt(second['model'])}"
+        return _naming(f"model ({shown})", "{model}:...")
     for field in ("task_args", "solver_args", "model_args"):
         a, b = first[field], second[field]
         keys = [k for k in dict.fromkeys([*a, *b]) if a.get(k, None) != b.get(k, None)]
@@ -406,7 +409,8 @@ def read_inspect(
         scored samples than its header says were completed (a log damaged or
         edited after the run: its metrics include samples that are not there) is
         read with a warning naming file, task, system, both counts and the lost
-        sample ids. A scorer whose values are lists is read as one metric per
+        sample ids. Logs that have none of the scorers ``scorer`` names are left
+        out with a warning naming them. A scorer whose values are lists is read as one metric per
         position (``scorer/0``, ``scorer/1``, as Inspect's reducers reduce lists
         position by position), with a warning: Inspect's own metrics convert a
         list to 0, so the log's metrics of that scorer are not these means.
@@ -484,11 +488,13 @@ def read_inspect(
     unscored: list[tuple] = []
     lists: dict[tuple, None] = {}
     lost: list[tuple] = []
+    unchosen: list[tuple] = []  # logs without any scorer `scorer` names
     designs: dict[str, dict[str, tuple]] = {}  # task -> system -> (reducers, epochs)
     heads: dict[str, set] = {}
     reduced_tasks: dict[str, list[str]] = {}
     for path in _files(source):
         evaluation = _read(log, path)
+        file = path.name
         spec = _spec(evaluation)
         task, model = spec["task"], spec["model"]
         system = name_system(evaluation, spec, path)
@@ -514,6 +520,8 @@ def read_inspect(
             )
         scorers.update(names)
         wanted = names if chosen is None else [n for n in names if n in chosen]
+        if not wanted:
+            unchosen.append((path.name, task, system, ", ".join(names)))
         designs.setdefault(task, {})[system] = (
             tuple(reducers),
             None if reducers == ["mean"] else epochs,
@@ -563,17 +571,19 @@ def read_inspect(
             if "mean" not in reducers:
                 continue
             suffix = "[mean]" if len(reducers) > 1 else ""
+            epoch = sample.epoch
+            here = (file, task, system, epoch, sample.id)
             for name in wanted:  # the epochs are the mean's within-item replicates
-                here = (path.name, task, system, sample.epoch, sample.id)
-                for metric, value in _values(scores[name].value, name):
-                    rows.append((task, query, system, metric + suffix, value, sample.epoch,
-                                 *extra, here))  # fmt: skip
-                if isinstance(scores[name].value, list):
-                    lists[(path.name, task, system, name)] = None
+                value = scores[name].value
+                for metric, item in _values(value, name):
+                    rows.append((task, query, system, metric + suffix, item, epoch, *extra, here))
+                if isinstance(value, list):
+                    lists[(file, task, system, name)] = None
         reductions = {  # (scorer, reducer) -> sample id -> Inspect's reduced score
             (str(r.scorer), str(r.reducer or "mean")): {str(x.sample_id): x.value
                                                         for x in r.samples}
             for r in evaluation.reductions or []
+            if reducers != ["mean"]  # the mean's epochs are read, not its reductions
         }  # fmt: skip
         for reducer in (r for r in reducers if r != "mean"):
             suffix = f"[{reducer}]" if len(reducers) > 1 else ""
@@ -588,11 +598,11 @@ def read_inspect(
                         "or rescore the task (inspect score) so that the log has them."
                     )
                 for query, (sample, extra) in scored.items():
-                    here = (path.name, task, system, reducer, sample.id)
+                    here = (file, task, system, reducer, sample.id)
                     for metric, value in _values(values[query], name):
                         rows.append((task, query, system, metric + suffix, value, 1, *extra, here))
                     if isinstance(values[query], list):
-                        lists[(path.name, task, system, name)] = None
+                        lists[(file, task, system, name)] = None
         results = evaluation.results
         read = sum(1 for s in samples if s.scores)
         if results is not None and results.completed_samples > read:
@@ -608,15 +618,15 @@ def read_inspect(
                 f"they have {', '.join(map(repr, sorted(scorers)))}."
             )
     _check_designs(designs)
-    kinds = [_kind(row[4]) for row in rows]  # the logged values, before pandas infers a dtype
+    kinds, numbers = _convert([row[4] for row in rows], to_float)
     if "bad" in kinds:
         _bad_values([row for row, kind in zip(rows, kinds, strict=True) if kind == "bad"])
     if "unscored" in kinds:
         unscored = [(*row[-1][:4], row[1], row[3])
                     for row, kind in zip(rows, kinds, strict=True)
                     if kind == "unscored"]  # fmt: skip
-        rows = [row for row, kind in zip(rows, kinds, strict=True) if kind == "number"]
-    numbers = np.array([to_float(row[4]) for row in rows], dtype=np.float64)
+        keep = np.array(kinds) == "number"
+        rows, numbers = [row for row, ok in zip(rows, keep, strict=True) if ok], numbers[keep]
     table = pd.DataFrame([row[:-1] for row in rows], columns=[*_KEYS, *keys])
     table["value"] = numbers
     if primary is not False:
@@ -631,7 +641,32 @@ def read_inspect(
     if reduced_tasks:
         table.attrs["epochs_reducer"] = dict(sorted(reduced_tasks.items()))
     _warn(failed, unfinished, unscored, lists, lost)
+    if unchosen:
+        warn_groups(
+            "{n} log(s) have none of the scorers `scorer` names and are left out",
+            pd.DataFrame(unchosen, columns=["file", "task", "system", "scorers"]),
+            MetaEvalWarning,
+        )
     return table
+
+
+def _convert(values: list[Any], to_float: Callable[[Any], float]) -> tuple[list[str], Any]:
+    """The kind of every logged value (:func:`_kind`) and its number through Inspect's
+    ``to_float`` (NaN where it is not a number), each distinct value converted once."""
+    memo: dict[Any, tuple[str, float]] = {}
+    kinds, numbers = [], np.empty(len(values), dtype=np.float64)
+    for i, value in enumerate(values):
+        try:
+            kind, number = memo[value]
+        except KeyError:
+            kind = _kind(value)
+            number = float(to_float(value)) if kind == "number" else math.nan
+            memo[value] = (kind, number)
+        except TypeError:  # unhashable: a nested list or dict, never a number
+            kind, number = "bad", math.nan
+        kinds.append(kind)
+        numbers[i] = number
+    return kinds, numbers
 
 
 def _natural(text: str) -> tuple:

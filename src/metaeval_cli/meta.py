@@ -64,6 +64,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "  metaeval meta lm-eval-output/ --control llama --primary --latest   # lm-eval logs\n"
         "  metaeval meta runs/ --control llama --replicates folders   # runs/<seed>/<model>/\n"
         "  metaeval meta inspect-logs/ --control openai/gpt-4o --metadata passage\n"
+        "  metaeval meta inspect-logs/ --control openai/gpt-4o --primary   # a metric per task\n"
+        "  metaeval meta plain.eval cot.eval --control openai/gpt-4o:plain "
+        "--system-name '{model}:{task_args[prompt]}'\n"
         "  metaeval meta benchmark_output/runs/v1/ --control openai/gpt2   # HELM\n"
         "  metaeval meta output/details/ --control org/small   # lighteval",
     )
@@ -126,7 +129,9 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         help="scores files, folders of them or quoted glob patterns, concatenated (a key in "
         "two files is an error); folders of Parquet files are read with dask when it is "
-        "installed (pip install 'metaeval[dask]'), in parallel and a partition at a time",
+        "installed (pip install 'metaeval[dask]'), in parallel and a partition at a time; "
+        "or harness logs: folders, or files (Inspect .eval/.json logs, lighteval details, "
+        "HELM per_instance_stats.json), recognised by their files",
     )
     column_options(parser)
     parser.add_argument(

@@ -404,3 +404,27 @@ def test_system_name_tells_two_prompts_on_one_model_apart(scorer_logs, capsys):
     _check(out, _quiet(lambda: metaeval.pool(effects)))
     code, _, err = _run(capsys, LIGHTEVAL, "--control", "org/small", "--system-name", name)
     assert code == 2 and "--system-name: only for Inspect logs" in err, err
+
+
+@NARROW_KH
+def test_report_and_plan_take_primary_for_inspect_logs(scorer_logs, capsys, tmp_path):
+    """Item 2: `metaeval report` and `metaeval plan --tasks` read the logs as `meta` does:
+    --primary pools the three tasks' headline metrics (k = 3), as the library does."""
+    logs = scorer_logs / "logs"
+    out = tmp_path / "r.json"
+    code = main(["report", str(logs), "--control", "mockllm/model", "--primary",
+                 "--n-resamples", "40", "--seed", "2", "-o", str(out)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0, err
+    from metaeval.report import build_report
+
+    scores = read_inspect(logs, primary=True)
+    expected = build_report(scores, "mockllm/model", n_resamples=40, seed=2, ci="knha")
+    assert json.loads(out.read_text()) == json.loads(expected.to_json())
+    assert list(expected.pooled["k"]) == [3]
+    code = main(["plan", str(logs), "--control", "mockllm/model", "--primary", "--tasks",
+                 "--mde", "0.1", "--power", "0.8", "--n-sim", "200", "--seed", "1",
+                 "--print-mode", "raw"])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "primary" in captured.out, captured.out

@@ -331,6 +331,7 @@ def _harness_scores(args: argparse.Namespace, kind: str) -> pd.DataFrame | None:
     return None
 
 
+_PLURAL = {"task": "tasks", "query": "queries", "system": "systems", "metric": "metrics"}
 #: The columns of every harness reader's table, never sample metadata.
 _TABLE_COLUMNS = ("task", "query", "system", "metric", "value", "replicate")
 
@@ -382,8 +383,8 @@ def _harness_keys(scores: pd.DataFrame, args: argparse.Namespace, kind: str) -> 
             gathered = sorted(old[(new[list(place)] == pd.Series(place)).all(axis=1)].unique())
             context = ", ".join(f"{k} {v!r}" for k, v in place.items() if k != name)
             raise MetaEvalError(
-                f"{option[name]} gives {name}s {', '.join(gathered)} ({context}) the one "
-                f"{name} {place[name]!r}, which would merge them; "
+                f"{option[name]} gives the {_PLURAL[name]} {', '.join(gathered)} ({context}) "
+                f"the one {name} {place[name]!r}, which would merge them; "
                 + (
                     "choose one metric per task with --primary (or read one scorer with --scorer)."
                     if name == "metric"

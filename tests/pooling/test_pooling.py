@@ -44,7 +44,8 @@ def test_k1_because_metric_names_differ_across_tasks_says_so():
         "metric": ["match", "includes", "acc", "acc", "acc_norm", "em"],
         "task": ["qa", "quiz", "arc", "hella", "arc", "gsm8k"],
         "treatment": "b", "control": "a",
-        "effect": [0.2, 0.1, 0.3, 0.25, 0.2, 0.05], "variance": [0.01, 0.02, 0.01, 0.02, 0.01, 0.02],
+        "effect": [0.2, 0.1, 0.3, 0.25, 0.2, 0.05],
+        "variance": [0.01, 0.02, 0.01, 0.02, 0.01, 0.02],
     })  # fmt: skip
     with pytest.warns(DegenerateWarning) as record:
         pooled = metaeval.pool(eff, method="DL", ci="z")

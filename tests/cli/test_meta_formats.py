@@ -375,13 +375,14 @@ def test_several_log_files_are_read_by_their_harness(inspect_logs, capsys, tmp_p
     assert code == 0, err
     effects = metaeval.effects(read_lighteval(details), control="small", effect="md")
     _check(out, _quiet(lambda: metaeval.pool(effects)))
-    stats = sorted(HELM.rglob("per_instance_stats.json"))
-    metric = "exact_match,split=test"
-    code, out, err = _run(capsys, *stats, "--control", "openai/gpt2", "--effect", "md",
+    runs = [p.name for p in HELM_SUITE.iterdir() if p.name.startswith("dyck_language")]
+    stats = sorted(helm_suite(tmp_path / "v1", runs).rglob("per_instance_stats.json"))
+    metric = "num_prompt_tokens,perturbation=style(suffix=watercolor)"
+    code, out, err = _run(capsys, *stats, "--control", "simple/model1", "--effect", "md",
                           "--metric", metric, "--print-mode", "raw")  # fmt: skip
     assert code == 0, err
     scores = read_helm([p.parent for p in stats])
-    effects = metaeval.effects(scores[scores["metric"] == metric], control="openai/gpt2",
+    effects = metaeval.effects(scores[scores["metric"] == metric], control="simple/model1",
                                effect="md")  # fmt: skip
     _check(out, _quiet(lambda: metaeval.pool(effects)))
     # an Inspect log beside a scores file: which reader? a usage error naming both

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import metaeval
-from metaeval.errors import FormatError, MetaEvalWarning, PairingWarning
+from metaeval.errors import FormatError, MetaEvalWarning, PairingWarning, SchemaError
 from metaeval.io import read_lighteval
 
 OUTPUT = Path(__file__).parents[1] / "fixtures" / "lighteval" / "output"
@@ -219,3 +219,18 @@ def test_documents_cast_to_text_keep_their_ids(tmp_path):
     assert dict(zip(got["query"], got["value"], strict=True)) == _by_document(
         SYSTEMS[1], "rule_mc|0", "acc"
     )
+
+
+def test_details_with_only_corpus_metrics_are_an_error(tmp_path):
+    import pyarrow as pa
+
+    rows = _details(SYSTEMS[1], "rule_mc|0")
+    table = pa.table({"doc": [{"id": r["doc"]["id"]} for r in rows],
+                      "metric": [{"mcc": r["metric"]["mcc"]} for r in rows]})  # fmt: skip
+    path = (
+        tmp_path / "m" / "2026-01-01T00-00-00.0" / "details_rule_mc|0_2026-01-01T00-00-00.0.parquet"
+    )
+    path.parent.mkdir(parents=True)
+    pq.write_table(table, path)
+    with pytest.raises(SchemaError, match=r"hold no per-sample number: their metrics \(mcc\)"):
+        read_lighteval(path)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +30,11 @@ def _task_of(path: Path) -> str:
     return match["task"]
 
 
-def _columns(path: Path) -> tuple[str, list[Any], list[Any] | None]:
-    """The metric column's name, its values, and the documents' ids (None: not logged)."""
+def _columns(path: Path) -> tuple[str, Any, list[Any] | None]:
+    """The metric column's name, the column (a pyarrow array), and the documents' ids
+    (None: not logged)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     if not path.is_file():
@@ -48,20 +49,13 @@ def _columns(path: Path) -> tuple[str, list[Any], list[Any] | None]:
         table = pq.read_table(path, columns=read)
         ids = None
         if isinstance(doc, pa.StructType) and doc.get_field_index("id") >= 0:
-            ids = _struct_field(table.column("doc"), "id")
+            ids = pc.struct_field(table.column("doc"), "id").to_pylist()
         elif doc is not None and pa.types.is_string(doc):  # cast to str by lighteval
             docs = [_literal(text) for text in table.column("doc").to_pylist()]
             ids = [doc.get("id") if isinstance(doc, dict) else None for doc in docs]
-        return column, table.column(column).to_pylist(), ids
+        return column, table.column(column).combine_chunks(), ids
     except (pa.ArrowException, OSError) as error:
         raise FormatError(path, None, f"not a Parquet file ({error})", LAYOUT) from None
-
-
-def _struct_field(column: Any, name: str) -> list[Any]:
-    """The values of field ``name`` of a struct column."""
-    import pyarrow.compute as pc
-
-    return pc.struct_field(column, name).to_pylist()
 
 
 def _literal(text: Any) -> Any:
@@ -74,23 +68,76 @@ def _literal(text: Any) -> Any:
         return text
 
 
-@dataclass
-class _Details:
-    """One details file: its rows, the metrics without a per-sample number, and whether its
-    samples carry document ids."""
+def _rows(path: Path, task: str, system: str) -> tuple[pd.DataFrame, list[str], bool]:
+    """``task, query, system, metric, value`` of one details file, the metrics without a
+    per-sample number, and whether the file names its documents."""
+    import pyarrow as pa
 
-    rows: list[tuple]
-    pairs: list[str]
-    ids: bool
-
-
-def _rows(path: Path, task: str, system: str) -> _Details:
     column, values, logged = _columns(path)
-    if not values:
+    if not len(values):
         raise FormatError(path, None, "no samples", LAYOUT)
     ids = _ids(path, logged)
-    rows: list[tuple] = []
-    seen: dict[tuple[str, str], int] = {}  # (document, metric): row
+    if pa.types.is_struct(values.type) and values.type.num_fields and not values.null_count:
+        numbers, pairs = _struct_numbers(path, column, values)
+    else:  # text cast by lighteval, a Parquet map: one dict per sample
+        numbers, pairs = _dict_numbers(path, column, values.to_pylist())
+    rows = numbers["row"].to_numpy()
+    query = rows.astype(str) if ids is None else np.asarray(ids, dtype=object)[rows]
+    table = pd.DataFrame({"task": task, "query": query, "system": system,
+                          "metric": numbers["metric"].astype(str), "value": numbers["value"]})  # fmt: skip
+    twice = table.duplicated(["query", "metric"]).to_numpy()
+    if twice.any():
+        at = int(np.flatnonzero(twice)[0])
+        query_, metric = table["query"].iat[at], table["metric"].iat[at]
+        first = rows[
+            (table["query"] == query_).to_numpy() & (table["metric"] == metric).to_numpy()
+        ][0]
+        raise FormatError(
+            path, None,
+            f"row {rows[at]}: document id {query_!r} has metric {metric!r} again (row {first})",
+            LAYOUT,
+        )  # fmt: skip
+    return table, pairs, ids is not None
+
+
+def _struct_numbers(path: Path, column: str, values: Any) -> tuple[pd.DataFrame, list[str]]:
+    """``row, metric, value`` of a struct column of metrics (lighteval's own layout), one
+    pass per metric; a metric whose values are nested (a corpus metric's items) is listed
+    in the second item instead."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    parts, pairs = [], []
+    for index, field in enumerate(values.type):  # a loop over metric names, not data
+        child = values.field(index)
+        rows = np.flatnonzero(child.is_valid().to_numpy(zero_copy_only=False))
+        if not len(rows):
+            continue
+        kind = field.type
+        if pa.types.is_nested(kind):  # {golds, preds}, a pair: no per-sample number
+            pairs.append(str(field.name))
+            continue
+        if not (
+            pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)
+        ):
+            raise FormatError(path, None, f"row {rows[0]}: {column} {field.name!r} has value {excerpt(child[int(rows[0])].as_py())}, not a number", LAYOUT)  # fmt: skip
+        number = pc.cast(child, pa.float64()).to_numpy(zero_copy_only=False)[rows]
+        bad = np.flatnonzero(~np.isfinite(number))
+        if len(bad):
+            raise FormatError(path, None, f"row {rows[bad[0]]}: {column} {field.name!r} has value {number[bad[0]]}, not a number", LAYOUT)  # fmt: skip
+        parts.append(pd.DataFrame({"row": rows, "order": index, "metric": field.name, "value": number}))  # fmt: skip
+    numbers = pd.concat(parts, ignore_index=True) if parts else _no_numbers()
+    numbers = numbers.sort_values(["row", "order"], kind="stable", ignore_index=True)
+    return numbers[["row", "metric", "value"]], pairs
+
+
+def _no_numbers() -> pd.DataFrame:
+    return pd.DataFrame({"row": np.array([], dtype=int), "order": 0, "metric": "", "value": 0.0})
+
+
+def _dict_numbers(path: Path, column: str, values: list[Any]) -> tuple[pd.DataFrame, list[str]]:
+    """``row, metric, value`` of one ``{metric: number}`` per sample (text or a map)."""
+    rows: list[tuple[int, str, float]] = []
     kinds: dict[str, tuple[bool, int]] = {}  # metric: (a number?, first row)
     pairs: dict[str, None] = {}
     for row, metrics in enumerate(values):  # one dict per sample, as Parquet gives them
@@ -99,14 +146,13 @@ def _rows(path: Path, task: str, system: str) -> _Details:
             metrics = dict(metrics)  # a Parquet map column
         if not isinstance(metrics, dict) or not metrics:
             raise FormatError(path, None, f"row {row}: {column} {excerpt(metrics)} is not a non-empty {{metric: number}}", LAYOUT)  # fmt: skip
-        query = str(row) if ids is None else ids[row]
         for name, value in metrics.items():
             if value is None:
-                continue  # a struct column: a metric that other samples have and this one lacks
+                continue  # a metric that other samples have and this one lacks
             if isinstance(value, bool):
                 value = float(value)
             numeric = isinstance(value, int | float)
-            if not numeric and not isinstance(value, dict | list):
+            if not numeric and not isinstance(value, dict | list | tuple):
                 raise FormatError(path, None, f"row {row}: {column} {name!r} has value {excerpt(value)}, not a number", LAYOUT)  # fmt: skip
             kind = kinds.setdefault(name, (numeric, row))
             if kind[0] != numeric:
@@ -121,16 +167,9 @@ def _rows(path: Path, task: str, system: str) -> _Details:
                 continue
             if not np.isfinite(value):
                 raise FormatError(path, None, f"row {row}: {column} {name!r} has value {excerpt(value)}, not a number", LAYOUT)  # fmt: skip
-            if (query, name) in seen:
-                raise FormatError(
-                    path, None,
-                    f"row {row}: document id {query!r} has metric {name!r} again (row "
-                    f"{seen[query, name]})",
-                    LAYOUT,
-                )  # fmt: skip
-            seen[query, name] = row
-            rows.append((task, query, system, str(name), float(value)))
-    return _Details(rows, list(pairs), ids is not None)
+            rows.append((row, str(name), float(value)))
+    numbers = pd.DataFrame(rows, columns=["row", "metric", "value"])
+    return numbers.astype({"row": int, "value": float}), list(pairs)
 
 
 def _ids(path: Path, logged: list[Any] | None) -> list[str] | None:
@@ -226,7 +265,7 @@ def read_lighteval(
         some rows lack, a document with a metric twice (naming file and row).
     metaeval.SchemaError
         A folder without details files; two files of one task of one system (two
-        runs: pass the one to read).
+        runs: pass the one to read); details without any per-sample number.
 
     Examples
     --------
@@ -266,7 +305,7 @@ def read_lighteval(
         for place in map(Path, places):
             found += [(_system_of(place, path), path) for path in _files(place)]
     seen: dict[tuple[str, str], Path] = {}
-    rows: list[tuple] = []
+    frames: list[pd.DataFrame] = []
     pairs: list[tuple[str, str, str]] = []  # (system, task, metric) without a number
     unnamed: list[tuple[str, str]] = []  # (system, task) whose samples carry no document id
     for system, path in found:  # a loop over files, not over data
@@ -277,12 +316,17 @@ def read_lighteval(
                 f"{seen[system, task]} and {path} (two runs); pass the one to read."
             )
         seen[system, task] = path
-        read = _rows(path, task, system)
-        rows.extend(read.rows)
-        pairs.extend((system, task, metric) for metric in read.pairs)
-        if not read.ids:
+        table, corpus, named = _rows(path, task, system)
+        frames.append(table)
+        pairs.extend((system, task, metric) for metric in corpus)
+        if not named:
             unnamed.append((system, task))
-    table = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
+    table = pd.concat(frames, ignore_index=True)
+    if table.empty:
+        raise SchemaError(
+            "The lighteval details hold no per-sample number: their metrics "
+            f"({', '.join(sorted({m for *_, m in pairs}))}) are computed over the whole task."
+        )
     if unnamed:
         warn_groups(
             "The details of {n} (system, task) pair(s) carry no document id (lighteval "

@@ -248,7 +248,9 @@ def test_logs_of_lm_eval_before_0_4_7_without_filters(tmp_path):
         return [{k: v for k, v in r.items() if k not in ("filter", "metrics")} for r in records]
 
     folder = _copy_task(tmp_path, "rule_sum", old)
-    with pytest.raises(FormatError, match=r"doc_id 0 .*twice.*names no filter.*before 0\.4\.7"):
+    with pytest.raises(
+        FormatError, match=r"doc_id 0 \(no filter named\) appears twice: lm-eval before 0\.4\.7"
+    ):
         read_lm_eval(folder)
     shutil.rmtree(tmp_path / "out")
     folder = _copy_task(tmp_path, "rule_mc", old)

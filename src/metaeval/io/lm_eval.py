@@ -161,8 +161,8 @@ def _records(path: Path, task: str, system: str, wanted: frozenset[str] | None) 
                 number,
                 ("the record has no 'filter', which line {0} names" if named_filter[0] else
                  "the record names a 'filter', which line {0} does not").format(named_filter[1])
-                + " (lm-eval 0.4.7 and later name it in every record, earlier versions in "
-                "none); a log that mixes them cannot say which filter a record belongs to",
+                + ": lm-eval ≥ 0.4.7 names it in every record, older versions in none, so "
+                "this record's filter is unknown",
                 LAYOUT,
             )  # fmt: skip
         filt = record.get("filter", "none")
@@ -181,10 +181,9 @@ def _records(path: Path, task: str, system: str, wanted: frozenset[str] | None) 
             if not has_filter:
                 raise FormatError(
                     path, number,
-                    f"doc_id {excerpt(doc)} appears twice and the log names no filter: lm-eval "
-                    "before 0.4.7 wrote one record per filter (gsm8k's strict-match and "
-                    "flexible-extract) without saying which, so the records cannot be told "
-                    "apart; rerun the task with lm-eval 0.4.7 or later",
+                    f"doc_id {excerpt(doc)} (no filter named) appears twice: lm-eval before "
+                    "0.4.7 logged a record per filter without naming it; rerun with 0.4.7 or "
+                    "later",
                     LAYOUT,
                 )  # fmt: skip
             raise FormatError(

@@ -29,7 +29,8 @@ __all__ = ["read_lm_eval", "PRIMARY_METRICS"]
 
 LAYOUT = (
     "JSON lines with a 'doc_id' and per-sample metric values — the keys listed in 'metrics' "
-    "when present, else every top-level number other than the bookkeeping keys"
+    "when present, else the top-level fields other than the bookkeeping keys — and, from "
+    "lm-eval 0.4.7 on, the 'filter' of every record"
 )
 _NAME = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[\d\-:.]+)\.jsonl(\.gz)?$")
 _BARE = re.compile(r"^samples_(?P<task>.+?)\.jsonl(\.gz)?$")  # no timestamp

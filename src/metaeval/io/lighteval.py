@@ -245,7 +245,9 @@ def read_lighteval(
         revision: a data set with documents added shuffles differently), and a
         task whose metrics need two kinds of request (generation and
         log-likelihoods) gets one row per document and kind, each with its own
-        metrics: rows of one document are merged by id. Details without ids
+        metrics, the kinds in no fixed order (two runs of one model on the same
+        data wrote them in opposite orders): rows of one document are merged by
+        id. Details without ids
         (lighteval before 0.11) are read by row number with a warning naming the
         (system, task) pairs, since their models pair only if their runs listed
         the documents alike.

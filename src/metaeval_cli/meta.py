@@ -82,7 +82,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     meta.add_argument("--control", required=True, action=Once, help="the control system")
     meta.add_argument("--treatment", nargs="+", help="default: every other system")
-    meta.add_argument("--metric", nargs="+", help="only these metrics")
+    meta.add_argument(
+        "--metric",
+        nargs="+",
+        help="only these metrics (of an lm-eval folder only these are read, so metrics "
+        "without a per-sample number, such as bleu, are not warned about)",
+    )
     model_options(meta)
     meta.add_argument("--alpha", type=probability, default=0.05, help="1 - confidence level")
     meta.add_argument("--by", metavar="COLUMN", help="subgroups: a task-level column")
@@ -298,15 +303,24 @@ def _harness_scores(args: argparse.Namespace, kind: str) -> pd.DataFrame | None:
     """The scores of harness logs (``kind`` not ``"scores"``), else None."""
     from pathlib import Path
 
+    from metaeval.errors import SchemaError
+
     path = Path(args.scores[0])
     if kind == "lm_eval":
         if len(args.scores) > 1:
             raise UsageError("An lm-eval output folder is read alone; pass one folder.")
         from metaeval.io import read_lm_eval
 
-        # read_lm_eval names the systems (one per model sub-folder) and refuses mixes
-        return read_lm_eval(path, primary=args.primary or False, latest=args.latest,
-                            replicates=args.replicates)  # fmt: skip
+        # read_lm_eval names the systems (one per model sub-folder) and refuses mixes; it
+        # reads only the --metric metrics (with --primary, --metric names 'primary')
+        metrics = None if args.primary else getattr(args, "metric", None)
+        try:
+            return read_lm_eval(path, primary=args.primary or False, metrics=metrics,
+                                latest=args.latest, replicates=args.replicates)  # fmt: skip
+        except SchemaError as err:  # --metric naming what the logs lack: a usage error
+            if not str(err).startswith("`metrics` (--metric)"):
+                raise
+            raise UsageError(str(err).replace("`metrics` (--metric)", "--metric", 1)) from None
     source = args.scores[0] if len(args.scores) == 1 else list(args.scores)
     if kind == "inspect":
         from metaeval.io import read_inspect

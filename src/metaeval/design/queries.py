@@ -337,7 +337,10 @@ def plan_queries(
           ``n_items`` (Int64),
           ⌈n·m̄⌉ items in the planned n clusters of the pilot's mean size m̄;
         - with ``replicates="epochs"``: ``var_between``, ``var_within``, ``epochs``
-          (planned) and ``sd_epochs`` = √(var_between + var_within/epochs);
+          (planned) and ``sd_epochs`` = √(var_between + var_within/epochs); where a
+          system has one epoch per item in the pilot the two variances are NaN (nothing
+          to split them with): planned at the pilot's epochs with ``sd_epochs`` =
+          ``sd_diff``, NaN at other epochs;
         - with ``replicates="seeds"``: ``seeds`` (planned, per system), ``var_seeds``
           = (σ²_rep,T + σ²_rep,C)/seeds, the part of Var(D̄) that more queries do not
           reduce, and ``sd_diff`` = σ_d at the planned seeds (see Notes);
@@ -364,7 +367,9 @@ def plan_queries(
     -----
     metaeval.DegenerateWarning
         Naming the groups whose row is NaN: fewer than 2 paired queries (clusters) or
-        zero variance of the differences in the pilot; with ``replicates="seeds"`` a
+        zero variance of the differences in the pilot; with ``replicates="epochs"`` a
+        system with one epoch per item in the pilot (no within-item variance: planned
+        only at the pilot's epochs, and said so there too); with ``replicates="seeds"`` a
         system with one replicate in the pilot, or (solving for ``n``) a power that no
         number of queries reaches with ``seeds`` seeds, with ``seeds_needed``, the
         fewest seeds per system that make it reachable.
@@ -512,9 +517,12 @@ def plan_queries(
                            seeds, solve)  # fmt: skip
     pilot = _pilot(scores, control, treatment, cluster, replicates, epochs, alpha)
     sd = pilot.pop("_sd").to_numpy(dtype=float)
+    # groups whose NaN _pilot has explained (one epoch per item)
+    explained = pilot.pop("_explained").to_numpy(bool) if "_explained" in pilot else False
     size = pilot["n_clusters" if cluster is not None else "pilot_n"].to_numpy(dtype=float)
     valid = (size >= 2) & np.isfinite(sd) & (sd > 0)
-    _warn_degenerate(pilot, valid, KEYS, "clusters" if cluster is not None else "queries")
+    _warn_degenerate(pilot, valid | explained, KEYS,
+                     "clusters" if cluster is not None else "queries")  # fmt: skip
     rows = len(pilot)
     if test == "ci":
         widest = float(width)  # type: ignore[arg-type]  # checked by _given
@@ -604,16 +612,39 @@ def _pilot(scores: pd.DataFrame, control: str, treatment: Any, cluster: Any, rep
                      right_on=["task", "metric", "system"])  # fmt: skip
     co = keyed.merge(parts, how="left", left_on=["task", "metric", "control"],
                      right_on=["task", "metric", "system"])  # fmt: skip
+    e_t, e_c = tr["replicates"].to_numpy(float), co["replicates"].to_numpy(float)
     var_within = tr["var_within"].to_numpy(float) + co["var_within"].to_numpy(float)
-    shrink = (tr["var_within"].to_numpy(float) / tr["replicates"].to_numpy(float)
-              + co["var_within"].to_numpy(float) / co["replicates"].to_numpy(float))  # fmt: skip
-    planned = (np.maximum(tr["replicates"].to_numpy(float), co["replicates"].to_numpy(float))
-               if epochs is None else np.full(len(out), float(epochs)))  # fmt: skip
+    shrink = (tr["var_within"].to_numpy(float) / e_t
+              + co["var_within"].to_numpy(float) / e_c)  # fmt: skip
+    planned = np.maximum(e_t, e_c) if epochs is None else np.full(len(out), float(epochs))
     out["var_between"] = np.maximum(out["sd_diff"].to_numpy() ** 2 - shrink, 0.0)
     out["var_within"] = var_within
     out["epochs"] = planned
     out["sd_epochs"] = np.sqrt(out["var_between"] + var_within / planned)
-    out["_sd"] = out["sd_epochs"]
+    # one epoch per item (of either system): no within-item variance to split off. At the
+    # pilot's own epochs the split is not needed (the item differences' SD is the plan's);
+    # at other epochs there is no plan
+    one = ((e_t < 2) | (e_c < 2)) & (out["pilot_n"].to_numpy() >= 2)
+    same = one & (e_t == planned) & (e_c == planned)
+    out["sd_epochs"] = np.where(same, out["sd_diff"], out["sd_epochs"])
+    for mask, what in (
+        (same, "so `var_within` and `var_between` are NaN; planned at the pilot's epochs "
+               "from the item differences (`sd_epochs` = `sd_diff`)"),
+        (one & ~same, "so no plan (NaN) for other epochs than the pilot's; run the pilot "
+                      "with ≥ 2 epochs per item, or plan its epochs (`epochs`)"),
+    ):  # fmt: skip
+        if mask.any():
+            warn_groups(
+                "The pilot has one epoch per item of a system in {n} group(s) (its "
+                "epochs: `epochs_treatment`, `epochs_control`; planned: `epochs`): the "
+                "within-item variance cannot be estimated, " + what,
+                out.loc[mask, KEYS].assign(epochs_treatment=e_t[mask].astype(int),
+                                           epochs_control=e_c[mask].astype(int),
+                                           epochs=planned[mask].astype(int)),
+                DegenerateWarning,
+            )  # fmt: skip
+    out["_sd"] = np.where(one & ~same, np.nan, out["sd_epochs"])
+    out["_explained"] = one & ~same
     return out
 
 

@@ -40,9 +40,17 @@ from . import _pushdown
 from . import _resampling as rs
 from ._layout import BLOCK, Layout, layout, per_task_sum
 from .replicates import REPLICATES_AVERAGED, add_item_variance, has_replicates
-from .sufficient import statistics_of
+from .sufficient import ZERO_TOL, statistics_of
 
-__all__ = ["anova", "tukey", "means", "TwoWay", "check_binary", "wilson_interval"]
+__all__ = [
+    "anova",
+    "tukey",
+    "means",
+    "TwoWay",
+    "check_binary",
+    "wilson_interval",
+    "clustered_variance_is_zero",
+]
 
 
 # ------------------------------------------------------ two-way layout (ANOVA)
@@ -623,14 +631,19 @@ def _clustered_means(scores: pd.DataFrame, lay: Layout, alpha: float, cluster: s
     }
     rank = [out[key].map(order[key]) for key in ("metric", "task", "system")]
     out = out.iloc[np.lexsort(rank[::-1])].reset_index(drop=True)
-    one = out["n_clusters"] < 2
-    if one.any():
-        warn_groups(
-            f"means(cluster={cluster!r}) gives a NaN standard error for {{n}} (task, metric, "
-            "system) group(s) whose queries are all in one cluster",
-            out.loc[one, ["task", "metric", "system"]],
-            DegenerateWarning,
-        )
+    one = (out["n_clusters"] < 2).to_numpy()
+    zero = ~one & clustered_variance_is_zero(out["se"] ** 2, out["se_naive"] ** 2)
+    for mask, why in ((one, "whose queries are all in one cluster"),
+                      (zero, "because of a clustered variance of 0 (the clusters' "
+                             "deviations cancel although the scores vary)")):  # fmt: skip
+        if mask.any():
+            warn_groups(
+                f"means(cluster={cluster!r}) gives a NaN standard error for {{n}} (task, "
+                f"metric, system) group(s) {why}",
+                out.loc[mask, ["task", "metric", "system"]],
+                DegenerateWarning,
+            )
+    out.loc[zero, ["se", "design_effect"]] = np.nan
     with np.errstate(invalid="ignore", divide="ignore"):
         moe = sps.t.isf(alpha / 2, out["n_clusters"] - 1) * out["se"]
     return pd.DataFrame(
@@ -882,9 +895,9 @@ def cluster_se(frame: pd.DataFrame, keys: list[str], value: str = "value") -> pd
     """Clustered standard error of the mean of ``value`` per ``keys`` group.
 
     ``frame`` has the ``keys``, ``value`` and a ``cluster`` column. Returns per
-    group ``n, mean, se, n_clusters, design_effect``:
-    SE = √(C/(C − 1) · Σ_c (Σ_{i∈c} (x_i − x̄))²) / n and the design effect
-    SE²/(s²/n) (NaN when s = 0).
+    group ``n, mean, se, n_clusters, design_effect, se_naive``:
+    SE = √(C/(C − 1) · Σ_c (Σ_{i∈c} (x_i − x̄))²) / n, the design effect
+    SE²/(s²/n) (NaN when s = 0) and the unclustered s/√n.
     """
     grouped = frame.groupby(keys, observed=True, sort=False)[value]
     centred = frame[value] - grouped.transform("mean")
@@ -906,7 +919,26 @@ def cluster_se(frame: pd.DataFrame, keys: list[str], value: str = "value") -> pd
         se = np.sqrt(c.reindex(out.index) / (c.reindex(out.index) - 1) * out["ss"]) / out["n"]
         out["se"] = se
         out["design_effect"] = se**2 / (out["var"] / out["n"])
+        out["se_naive"] = np.sqrt(out["var"] / out["n"])
     return out.drop(columns=["var", "ss"]).reset_index()
+
+
+def clustered_variance_is_zero(clustered: Any, unclustered: Any) -> np.ndarray:
+    """Where a clustered variance is 0 up to rounding although the unclustered one is not.
+
+    True where ``unclustered`` is finite and positive and ``clustered`` is not above
+    :data:`~metaeval.paired.sufficient.ZERO_TOL` of it (or not finite): the clusters'
+    centred sums cancel (each passage's deviations sum to about 0), and the clustered
+    standard error is rounding noise, not an estimate. The one rule of
+    :func:`metaeval.effects`, :func:`metaeval.compare` and :func:`metaeval.means` with
+    ``cluster=``, which give NaN there with a DegenerateWarning naming the groups.
+    """
+    clustered = np.asarray(clustered, dtype=float)
+    unclustered = np.asarray(unclustered, dtype=float)
+    with np.errstate(invalid="ignore"):
+        known = np.isfinite(unclustered) & (unclustered > 0)
+        above = np.isfinite(clustered) & (clustered > ZERO_TOL * unclustered)
+    return known & ~above
 
 
 def per_query_scores(scores: pd.DataFrame, cluster: str) -> pd.DataFrame:

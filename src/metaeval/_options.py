@@ -46,10 +46,12 @@ CompareTest = Literal[
     "t", "wilcoxon", "sign", "randomization", "bootstrap", "mcnemar", "mcnemar_midp"
 ]  # fmt: skip
 """``test=`` of :func:`metaeval.compare`."""
-MeansCI = Literal["t", "wilson", "clopper_pearson"]
+MeansCI = Literal["t", "anova", "wilson", "clopper_pearson"]
+"""``ci=`` of :func:`metaeval.means`: t intervals from each system's own standard error,
+from the two-way ANOVA's residual (Sakai's display for comparing systems), or binomial
+intervals for 0/1 scores."""
 #: How repeated runs (a ``replicate`` column) relate to the tasks (:func:`metaeval.effects`).
 ReplicateDesign = Literal["crossed", "nested", "epochs"]
-"""``ci=`` of :func:`metaeval.means`: t intervals, or binomial intervals for 0/1 scores."""
 Alternative = Literal["two-sided", "greater", "less"]
 """``alternative=`` of :func:`metaeval.compare`."""
 PlanTest = Literal["t", "anova", "ci"]

@@ -302,7 +302,13 @@ def _compare_many(scores, systems, args, seed, level, out: Output) -> None:
     import metaeval
     from metaeval.paired.multiplicity import adjust_in_table
 
+    # each system's own interval, and beside it the margin from the ANOVA's residual
+    # variance V_E that elinor prints for comparing the systems (Sakai 2018)
     means = metaeval.means(scores, alpha=args.alpha)
+    keys = ["task", "metric", "system"]
+    residual = metaeval.means(scores, ci="anova", alpha=args.alpha)
+    means = means.merge(residual[[*keys, "moe"]].rename(columns={"moe": "anova_moe"}), on=keys,
+                        how="left", validate="one_to_one")  # fmt: skip
     anova = metaeval.anova(scores)
     tukey = metaeval.tukey(scores, alpha=args.alpha)
     random = metaeval.tukey(scores, randomized=True, n_resamples=args.n_resamples, seed=seed,
@@ -323,8 +329,9 @@ def _compare_many(scores, systems, args, seed, level, out: Output) -> None:
             .reindex([s for s in systems if s in set(m["system"])])
             .reset_index()
         )
-        out.table(f"Means and {level} margins of error: {where}",
-                  m[["system", "n", "mean", "moe", "ci_low", "ci_high"]])  # fmt: skip
+        out.table(f"Means and {level} margins of error (moe: each system's own; anova_moe: "
+                  f"from the ANOVA residual V_E, for comparing systems): {where}",
+                  m[["system", "n", "mean", "se", "moe", "ci_low", "ci_high", "anova_moe"]])  # fmt: skip
         a = anova[(anova["task"] == task) & (anova["metric"] == metric)]
         out.table(f"Two-way ANOVA (systems x queries): {where}",
                   a[["source", "ss", "df", "ms", "f", "p_value"]].astype({"df": int}))  # fmt: skip

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _helpers import parse_raw
+from scipy import stats
 
 import metaeval
 import metaeval_cli
@@ -146,9 +147,20 @@ def test_compare_three_systems_matches_elinor_and_the_library(capsys, elinor):
                              "--adjust", "holm", "--print-mode", "raw")  # fmt: skip
     assert code == 0, err
     tables = parse_raw(out)
-    means = one(tables, "Means and 95% margins of error: precision@3")
+    means = one(
+        tables,
+        "Means and 95% margins of error (moe: each system's own; anova_moe: "
+        "from the ANOVA residual V_E, for comparing systems): precision@3",
+    )
     assert means["system"].tolist() == ["pred_1", "pred_2", "pred_3"]
-    assert (means["moe"].round(4) == 0.1498).all()  # elinor's README
+    assert (means["anova_moe"].round(4) == 0.1498).all()  # elinor's README
+    # each system's own margin: scipy's t interval of its scores (issue 39, item 9)
+    scores = read_per_query_csv(files)
+    for row in means.itertuples():
+        x = scores.query("metric == 'precision@3' and system == @row.system")["value"]
+        ci = stats.ttest_1samp(x, 0).confidence_interval(0.95)
+        assert row.se == pytest.approx(stats.sem(x), abs=1e-4)  # the table's 4 decimals
+        assert row.moe == pytest.approx((ci.high - ci.low) / 2, abs=1e-4)
     anova = one(tables, "Two-way ANOVA (systems x queries): precision@3").set_index("source")
     assert round(anova.loc["system", "ss"], 4) == 0.3426 and anova.loc["system", "df"] == 2
     assert (
@@ -156,7 +168,6 @@ def test_compare_three_systems_matches_elinor_and_the_library(capsys, elinor):
         and round(anova.loc["system", "p_value"], 4) == 0.0331
     )
 
-    scores = read_per_query_csv(files)
     lib_anova = metaeval.anova(scores).query("metric == 'ap'").set_index("source")
     got = one(tables, "Two-way ANOVA (systems x queries): ap").set_index("source")
     np.testing.assert_array_equal(got["f"].dropna(), lib_anova["f"].dropna())

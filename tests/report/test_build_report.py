@@ -144,6 +144,29 @@ def test_every_number_in_markdown_is_a_json_number_rounded_once(report):
                             f"[{format_number(row['ci_low'], 3)}, {format_number(row['ci_high'], 3)}]")  # fmt: skip
 
 
+def test_the_cards_show_each_systems_own_standard_error():
+    """Three models that agree on 50 binary items (17 right): each card shows the SE the
+    harnesses report, s/√n = 0.068 (Inspect's stderr(), scipy.stats.sem), and its t
+    interval, not the two-way ANOVA's residual, which is 0 here (issue 39, item 9)."""
+    from scipy import stats
+
+    value = np.r_[np.ones(17), np.zeros(33)]
+    scores = pd.concat([pd.DataFrame({"task": "t", "query": np.arange(50), "system": s,
+                                      "metric": "acc", "value": value}) for s in "abc"],
+                       ignore_index=True)  # fmt: skip
+    rep = build_report(scores, n_resamples=20, seed=1)
+    se = stats.sem(value)
+    ci = stats.ttest_1samp(value, 0).confidence_interval(0.95)
+    card = rep.to_markdown().split("## Leaderboard: acc")[1].split("\n## ")[0]
+    rows = [line for line in card.splitlines() if line.startswith("| ") and "system" not in line]
+    assert len(rows) == 3 and round(se, 3) == 0.068
+    for line in rows:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[-2] == format_number(se, 3)
+        assert cells[-1] == f"[{format_number(ci.low, 3)}, {format_number(ci.high, 3)}]"
+    assert "own standard error" in rep.methods and "ANOVA" not in rep.methods
+
+
 def test_json_keeps_full_precision_and_the_other_formats_show_the_same_numbers(report):
     doc = json.loads(report.to_json())
     for part in ("table", "tests", "pooled", "ranks"):

@@ -76,6 +76,17 @@ class PairSums:
     Σ y_a² m_b) and ``s_swap`` and ``q_swap`` (the same with a and b swapped).
     """
 
+    # set by compute() and _shifts() once the engine's sums are in
+    own: np.ndarray
+    sq: np.ndarray
+    shy: np.ndarray
+    d: np.ndarray
+    shift: np.ndarray
+    rows: np.ndarray
+    n_shared: np.ndarray
+    row_sq: np.ndarray
+    cell_sq: np.ndarray
+
     def __init__(self, survey: Survey) -> None:
         self.survey = survey
         tasks, metrics, systems = survey.tasks, survey.metrics, survey.systems

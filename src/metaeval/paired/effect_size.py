@@ -123,14 +123,11 @@ from .replicates import (
     replicate_design,
     t_inference,
 )
-from .sufficient import lazy_statistics, sufficient_statistics
-from .twoway import cluster_se, per_query_scores
+from .sufficient import ZERO_TOL, lazy_statistics, sufficient_statistics
+from .twoway import cluster_se, clustered_variance_is_zero, per_query_scores
 
 __all__ = ["EFFECT_TYPES", "effects", "effect_sizes"]
 
-#: A (co)variance below this share of the sums of squared (shifted) scores it is
-#: computed from is rounding error and is treated as exactly zero; so is 1 − |r|.
-ZERO_TOL = 1e-10
 
 #: A mean difference below this share of the scores' magnitude (|x̄| + |ȳ| plus
 #: their root mean squares) is rounding error and is treated as exactly zero. It
@@ -765,7 +762,7 @@ def clustered_effects(
                 term = j**2 * 2 * (1 - r) / n
             new = old + term * (deff - 1)
         one = np.isfinite(old) & (c < 2)
-        zero = np.isfinite(old) & ~one & ~(np.isfinite(new) & (new > ZERO_TOL * old))
+        zero = ~one & clustered_variance_is_zero(new, old)
         new = np.where(one | zero, np.nan, new)
         design = new / old
     out = table.copy()

@@ -73,7 +73,14 @@ from .effect_size import effect_sizes, paired_groups, warn_undefined
 from .multiplicity import ADJUSTMENTS, adjust_in_table
 from .replicates import REPLICATES_AVERAGED, has_replicates
 from .sufficient import lazy_statistics, select_systems, statistics_of
-from .twoway import check_binary, cluster_ids, cluster_se, per_query_scores, wilson_interval
+from .twoway import (
+    check_binary,
+    cluster_ids,
+    cluster_se,
+    clustered_variance_is_zero,
+    per_query_scores,
+    wilson_interval,
+)
 
 __all__ = ["compare"]
 
@@ -175,7 +182,8 @@ default "t"
         family (3 treatments × 2 controls: 6 tests), never one family per
         control; with ``control=None``, every ordered pair. Tasks and metrics
         are separate families (pool the tasks with :func:`metaeval.pool` for
-        one answer per metric). Pairs whose p-value is NaN are not counted.
+        one answer per metric). Pairs whose p-value is NaN are not counted (nor
+        are they in max-T's maximum).
 
         - ``holm``, ``bonferroni``, ``fdr_bh``: from the family's p-values,
           as statsmodels' ``multipletests`` (see :func:`adjust_pvalues`);
@@ -255,7 +263,10 @@ default "t"
         Naming the groups whose result is NaN: fewer than 2 paired queries
         (with one, ``diff`` is its difference and the rest NaN);
         zero variance of the differences (t and bootstrap: t undefined); all
-        differences zero (Wilcoxon, sign test).
+        differences zero (Wilcoxon, sign test); with ``cluster=``, paired queries all
+        in one cluster, or a clustered variance of 0 up to rounding although the
+        differences vary (the rule of :func:`metaeval.effects`: the test and interval
+        are NaN, ``diff`` is kept).
 
     References
     ----------
@@ -448,18 +459,26 @@ def _clustered_t(
             high = np.full(len(diff), np.inf) if upper else diff + crit * se
     defined = frame["statistic"].notna().to_numpy()  # groups the naive t-test could test
     one = defined & (st["n_clusters"].to_numpy() < 2)
-    if one.any():
-        warn_groups(
-            f"compare(test='t', cluster={cluster!r}) gives NaN for {{n}} group(s) whose paired "
-            "queries are all in one cluster",
-            frame.loc[one, keys],
-            DegenerateWarning,
-        )
+    # the rule of effects(cluster=): a clustered variance of 0 up to rounding is no estimate
+    zero = defined & ~one & clustered_variance_is_zero(se**2, st["se_naive"].to_numpy() ** 2)
+    for mask, why in ((one, "whose paired queries are all in one cluster"),
+                      (zero, "because of a clustered variance of 0 (the clusters' deviations "
+                             "cancel although the differences vary)")):  # fmt: skip
+        if mask.any():
+            warn_groups(
+                f"compare(test='t', cluster={cluster!r}) gives NaN for {{n}} group(s) {why}",
+                frame.loc[mask, keys],
+                DegenerateWarning,
+            )
+    ok = defined & ~zero
+    nan = np.full(len(frame), np.nan)
     frame = frame.assign(
-        statistic=np.where(defined, t_stat, np.nan),
-        p_value=np.where(defined, p, np.nan),
-        ci_low=low, ci_high=high, moe=crit * se, se=se, df=dof,
-        n_clusters=st["n_clusters"].to_numpy(), design_effect=st["design_effect"].to_numpy(),
+        statistic=np.where(ok, t_stat, np.nan),
+        p_value=np.where(ok, p, np.nan),
+        ci_low=np.where(zero, nan, low), ci_high=np.where(zero, nan, high),
+        moe=np.where(zero, nan, crit * se), se=np.where(zero, nan, se), df=dof,
+        n_clusters=st["n_clusters"].to_numpy(),
+        design_effect=np.where(zero, nan, st["design_effect"].to_numpy()),
     )  # fmt: skip
     return frame
 
@@ -940,6 +959,9 @@ def _randomization_family(
             star = 2 * (columns(k, i) @ bits.T) - total[:, None]  # (columns, resamples)
             counts.append(_tail(star.T[None], total[None], tol[None], alternative)[0])
             u_star = _extreme(_studentized(star, squares[:, None], n[:, None]), alternative)
+            # a pair without a test (fewer than 2 paired queries: p NaN) is not in the
+            # family; its t* of 0 would be every one-sided maximum's floor
+            u_star = np.where(n[:, None] >= 2, u_star, -np.inf)
             top = np.maximum(top, u_star.reshape(n_metrics, -1, b1 - b0).max(axis=1))
         top_counts = []
         for k in range(len(chunks)):

@@ -311,8 +311,8 @@ def methods_paragraph(rep: Report) -> str:
     out = [
         f"{systems} systems were evaluated on {_count(n_tasks, 'task')} "
         f"({', '.join(o['metrics'])}). Per-task means are shown with {level}% confidence "
-        "intervals (t intervals; the residual variance of the two-way ANOVA where three or "
-        "more systems share the queries, Sakai 2018)."
+        "intervals (t intervals from each system's own standard error over its own "
+        "queries, as the evaluation harnesses report it)."
     ]
     if o["control"] is None:
         out.append(

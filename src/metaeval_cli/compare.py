@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import UsageError, check_outputs, finish, means_wide, output, shown_paths
+from ._common import (
+    UsageError,
+    check_names,
+    check_outputs,
+    finish,
+    means_wide,
+    output,
+    shown_paths,
+)
 from ._parser import (
     ADJUSTMENTS,
     COMPARE_TESTS,
@@ -194,16 +202,12 @@ def _compare_compact(scores: pd.DataFrame, aliases: pd.DataFrame, args, seed: in
     import pandas as pd
 
     import metaeval
-    from metaeval.errors import quote_list
 
     from ._console import Output
 
     systems = list(aliases["system"])
-    named = [*args.control, *(args.treatment or [])]
-    unknown = [s for s in named if s not in systems]
-    if unknown:
-        raise UsageError(f"System(s) {quote_list(unknown)} are not in the input; it has "
-                         f"{quote_list(systems)}.")  # fmt: skip
+    check_names("--control", args.control, systems, "the input")
+    check_names("--treatment", args.treatment, systems, "the input")
     treatments = args.treatment or [s for s in systems if s not in args.control]
     result = metaeval.compare(scores, control=list(args.control), treatment=list(treatments),
                               test=args.test, n_resamples=args.n_resamples, seed=seed,

@@ -7,7 +7,7 @@ import re
 import sys
 from contextlib import contextmanager
 
-from ._common import UsageError, check_outputs, finish, output
+from ._common import UsageError, check_column, check_names, check_outputs, finish, output
 from ._parser import (
     INPUT_FORMATS,
     LM_EVAL_REPLICATES,
@@ -36,6 +36,7 @@ __all__ = [
     "add_parser",
     "add_input_options",
     "read_inputs",
+    "inputs_text",
     "run",
     "FOREST_PANELS",
     "FOREST_TASKS",
@@ -317,7 +318,7 @@ def _check_format_options(args: argparse.Namespace, kind: str) -> None:
             place = "an lm-eval output folder" if own == "lm_eval" else _LOGS[own]
             raise UsageError(
                 f"{' and '.join(given)}: only for {place} (--input-format {own}), and "
-                f"{_inputs(args.scores)} was read as {_LOGS[kind]}."
+                f"{inputs_text(args.scores)} was read as {_LOGS[kind]}."
             )
 
 
@@ -383,8 +384,8 @@ def _lm_eval_models(path: Path) -> bool:
     )
 
 
-def _inputs(paths: list[str]) -> str:
-    """The inputs of a command, in a message."""
+def inputs_text(paths: list[str]) -> str:
+    """The inputs of a command, in a message: the path, or "the N inputs"."""
     return paths[0] if len(paths) == 1 else f"the {len(paths)} inputs"
 
 
@@ -460,19 +461,15 @@ def run(args: argparse.Namespace) -> int:
         unknown = [m for m in args.metric if m not in found]
         if unknown:
             raise UsageError(
-                f"--metric {unknown} not in {_inputs(args.scores)}; it has {quote_list(found)}."
+                f"--metric {unknown} not in {inputs_text(args.scores)}; it has {quote_list(found)}."
             )
         scores, survey = scores[scores["metric"].isin(args.metric)], None
         scores = scores if lazy else scores.reset_index(drop=True)
-    for name in [args.control, *(args.treatment or [])]:
-        if name not in systems:
-            raise UsageError(
-                f"System {name!r} is not in {_inputs(args.scores)}; it has {quote_list(systems)}."
-            )
-    if args.by is not None and args.by not in scores.columns:
-        raise UsageError(
-            f"--by {args.by!r} is not a column of {_inputs(args.scores)}; it has {quote_list(list(scores.columns))}."
-        )
+    source = inputs_text(args.scores)
+    check_names("--control", args.control, systems, source)
+    check_names("--treatment", args.treatment, systems, source)
+    check_column("--by", args.by, scores.columns, source)
+    check_column("--cluster", args.cluster, scores.columns, source)
     from metaeval.pooling.analysis import analysis_table
 
     kw = dict(method=args.method, ci=args.ci, alpha=args.alpha)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import UsageError, check_outputs
+from ._common import UsageError, check_column, check_names, check_outputs
 from ._parser import (
     ADJUSTMENTS,
     COMPARE_TESTS,
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``metaeval report`` on the parsed ``args``; returns the exit code."""
     from pathlib import Path
 
-    from .meta import read_inputs
+    from .meta import inputs_text, read_inputs
 
     writer = "to_markdown"
     if args.output:
@@ -74,6 +74,9 @@ def run(args: argparse.Namespace) -> int:
         writer = WRITERS[suffix]
     check_outputs(args, {"--output": args.output}, list(args.scores))
     scores = read_inputs(args, lazy=False)
+    source = inputs_text(args.scores)
+    check_names("--control", args.control, list(dict.fromkeys(scores["system"])), source)
+    check_column("--cluster", args.cluster, scores.columns, source)
     from metaeval.report import build_report
 
     control = args.control[0] if args.control and len(args.control) == 1 else args.control

@@ -446,7 +446,7 @@ def test_meta_on_a_ranger_config(capsys, shared_data):
 def test_meta_usage_errors(capsys, example_file):
     _, path = example_file
     for argv, message in [
-        (["--control", "nope"], "System 'nope' is not in"),
+        (["--control", "nope"], "--control 'nope' is not a system of"),
         (["--control", "naive_bayes", "--metric", "f1"], "--metric ['f1'] not in"),
         (["--control", "naive_bayes", "--by", "nope"], "--by 'nope' is not a column"),
         (["--control", "naive_bayes", "--ranger-metric", "x"], "--ranger-metric is for a Ranger"),
@@ -474,7 +474,7 @@ def test_meta_on_a_folder_of_parquet_files_prints_what_it_prints_for_one_file(
         assert out.replace(str(source), "X") == want.replace(str(path), "X")
         assert "100% Completed" in err  # dask's progress bar, on stderr
     code, _, err = run_cli(capsys, "meta", folder, "--control", "nope")
-    assert code == 2 and "System 'nope' is not in" in err
+    assert code == 2 and "--control 'nope' is not a system of" in err
 
 
 # ---------------------------------------------------------------- data errors

@@ -13,6 +13,7 @@ numbers and p-values become text in tables, figures, running text and the comman
 from __future__ import annotations
 
 import inspect
+import re
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ __all__ = [
     "ADJUSTMENTS", "CORRELATIONS", "STATISTICS", "AGGREGATIONS",
     "EffectScale", "EFFECT_SCALES", "effect_scale", "format_number", "format_p", "format_cell",
     "is_p_column", "counts_as_int", "COUNT_COLUMNS", "MINUS", "SIGNS", "TextTarget",
+    "escape_markdown",
     "literal_signature", "RENAMED", "renamed",
     "DEFAULT_EFFECT", "DEFAULT_POOL_METHOD", "DEFAULT_CI", "resolve_ci", "RANGER",
     "POOLED_FIRST", "EFFECTS_FIRST", "COMPARE_FIRST", "answer_first",
@@ -270,6 +272,26 @@ def format_cell(
             return format_p(v, digits, to=to, missing=missing)
         return format_number(v, digits, to=to, missing=missing, keep_sign=True)
     return str(value)
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#~|$!])|&(?=#?[0-9A-Za-z]+;)")
+
+
+def escape_markdown(text: Any) -> str:
+    r"""``text`` as literal Markdown text: the one escaping of every name metaeval writes
+    into Markdown (the report, the rank report's paragraph, the command's tables).
+
+    The characters that can open or close inline markup in CommonMark and GitHub's
+    Markdown — ``\ ` * _ [ ] < > # ~ | $ !`` and an ``&`` that starts a character
+    reference — get a backslash, and line breaks become spaces, so that a name never
+    becomes a link, an image, HTML, emphasis, code, a table border or math. It renders as
+    the text itself.
+
+    >>> print(escape_markdown("[l](javascript:alert(1)) <img src=x> a_b R&D &lt;"))
+    \[l\](javascript:alert(1)) \<img src=x\> a\_b R&D \&lt;
+    """
+    flat = " ".join(str(text).splitlines())
+    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), flat)
 
 
 COUNT_COLUMNS = ("n", "k", "df", "q_df", "n_systems", "n_queries", "n_metrics")

@@ -28,7 +28,8 @@ __all__ = [
     "PairwiseValue", "PosthocMethod", "PoolModel", "POOL_MODELS", "Tau2CI", "TAU2_CIS", "MeansCI", "MEANS_CIS",
     "ReplicateDesign", "REPLICATE_DESIGNS", "TauPrior", "TAU_PRIORS", "PlanTest", "PLAN_TESTS", "LmEvalReplicates", "LM_EVAL_REPLICATES",
     "EFFECT_TYPES", "POOL_METHODS", "CI_METHODS", "COMPARE_TESTS", "ALTERNATIVES",
-    "ADJUSTMENTS", "CORRELATIONS", "STATISTICS", "AGGREGATIONS",
+    "ADJUSTMENTS", "CORRELATIONS", "STATISTICS", "AGGREGATIONS", "AdjustFamily",
+    "ADJUST_FAMILIES", "ADJUST_FAMILY_KEYS",
     "EffectScale", "EFFECT_SCALES", "effect_scale", "format_number", "format_p", "format_cell",
     "is_p_column", "counts_as_int", "COUNT_COLUMNS", "MINUS", "SIGNS", "TextTarget",
     "escape_markdown",
@@ -60,6 +61,10 @@ Adjustment = Literal["holm", "bonferroni", "fdr_bh", "maxt"]
 """``adjust=``: multiplicity adjustments as statsmodels' ``multipletests`` names them, and
 ``"maxt"`` (Westfall–Young max-T), which needs the randomization test's resamples: only
 :func:`metaeval.compare` with ``test="randomization"`` takes it."""
+AdjustFamily = Literal["pairs", "tasks", "metrics", "all"]
+"""``family=`` of :func:`metaeval.compare`: the tests adjusted together by ``adjust=`` — the
+(treatment, control) pairs of one task and metric, and with ``"tasks"`` every task of a
+metric, ``"metrics"`` every metric of a task, ``"all"`` every test of the result."""
 Correlation = Literal["pearson", "spearman", "kendall"]
 """``method=`` of the correlation functions."""
 Statistic = Literal["accuracy", "f1", "f1_macro", "mcc", "pearson", "spearman"]
@@ -107,6 +112,7 @@ REPLICATE_DESIGNS: tuple[str, ...] = get_args(ReplicateDesign)
 ALTERNATIVES: tuple[str, ...] = get_args(Alternative)
 PLAN_TESTS: tuple[str, ...] = get_args(PlanTest)
 ADJUSTMENTS: tuple[str, ...] = get_args(Adjustment)
+ADJUST_FAMILIES: tuple[str, ...] = get_args(AdjustFamily)
 CORRELATIONS: tuple[str, ...] = get_args(Correlation)
 STATISTICS: tuple[str, ...] = get_args(Statistic)
 AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
@@ -116,6 +122,11 @@ TAU2_CIS: tuple[str, ...] = get_args(Tau2CI)
 ROBUST_METHODS: tuple[str, ...] = get_args(RobustMethod)
 LM_EVAL_REPLICATES: tuple[str, ...] = get_args(LmEvalReplicates)
 TAU_PRIORS: tuple[str, ...] = get_args(TauPrior)
+
+ADJUST_FAMILY_KEYS: dict[str, tuple[str, ...]] = {
+    "pairs": ("metric", "task"), "tasks": ("metric",), "metrics": ("task",), "all": (),
+}  # fmt: skip
+"""The columns whose values make one family of each ``family=`` (none: one family)."""
 
 DEFAULT_EFFECT: EffectType = "smcrp"
 """The default ``effect=``: standardized by the raw-score SD (the scale of Ranger's

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from ._console import Output
 
 __all__ = [
-    "UsageError", "execute", "check_outputs", "check_names", "check_column", "output", "finish",
+    "UsageError", "execute", "check_outputs", "check_names", "check_column", "advise", "output",
+    "finish",
     "is_jsonl", "shown_paths", "means_wide",
 ]  # fmt: skip
 
@@ -120,6 +121,11 @@ def check_outputs(
                 f"--tables {tables}: cannot tell the format from its suffix; use one of "
                 f"{sorted(FORMAT_BY_SUFFIX)} or pass --format."
             )
+
+
+def advise(text: str) -> None:
+    """A ``metaeval: warning:`` line of the command's own (not a library warning)."""
+    print("metaeval: warning: " + text.replace("\n", "\n  "), file=sys.stderr)
 
 
 def check_names(option: str, names: Any, found: Any, source: str, what: str = "system") -> None:

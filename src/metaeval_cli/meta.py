@@ -7,7 +7,15 @@ import re
 import sys
 from contextlib import contextmanager
 
-from ._common import UsageError, check_column, check_names, check_outputs, finish, output
+from ._common import (
+    UsageError,
+    advise,
+    check_column,
+    check_names,
+    check_outputs,
+    finish,
+    output,
+)
 from ._parser import (
     INPUT_FORMATS,
     LM_EVAL_REPLICATES,
@@ -105,8 +113,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     meta.add_argument(
         "--transpose",
-        action="store_true",
-        help="--latex: systems as columns and tasks as rows (for many tasks)",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="--latex: systems as columns and tasks as rows (--no-transpose: systems as "
+        "rows); default: the orientation with fewer columns of cells, so that one treatment "
+        "over many tasks is a column, not a row shrunk to the line",
     )
     meta.add_argument(
         "--fit",
@@ -216,11 +227,6 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
 FOREST_PANELS = 6
 FOREST_TASKS = 60
 LATEX_COLUMNS = 8
-
-
-def _advise(text: str) -> None:
-    """A ``metaeval: warning:`` line of the command's own (not a library warning)."""
-    print("metaeval: warning: " + text.replace("\n", "\n  "), file=sys.stderr)
 
 
 def read_inputs(args: argparse.Namespace, *, lazy: bool = True) -> pd.DataFrame:
@@ -430,8 +436,10 @@ def run(args: argparse.Namespace) -> int:
     from metaeval.errors import quote_list
 
     outputs = {"--plot": args.plot, "--latex": args.latex, "--tables": args.tables}
-    if (args.transpose or not args.fit) and not args.latex:
-        raise UsageError("--transpose and --no-fit shape the --latex table; add --latex FILE.")
+    if (args.transpose is not None or not args.fit) and not args.latex:
+        raise UsageError(
+            "--transpose, --no-transpose and --no-fit shape the --latex table; add --latex FILE."
+        )
     if args.plot_per_treatment and not args.plot:
         raise UsageError("--plot-per-treatment splits the --plot figure; add --plot FILE.")
     check_outputs(args, outputs, list(args.scores))
@@ -518,28 +526,42 @@ def run(args: argparse.Namespace) -> int:
     if args.latex:
         from metaeval.report import to_latex
 
-        latex = to_latex(effects, pooled=pooled, transpose=args.transpose, fit=args.fit)
+        tables = {flip: to_latex(effects, pooled=pooled, transpose=flip, fit=args.fit)
+                  for flip in (False, True)}  # fmt: skip
+        columns = {flip: _cell_columns(text) for flip, text in tables.items()}
+        # as asked, else the orientation with fewer columns of cells (a tie: systems as rows)
+        transposed = args.transpose
+        if transposed is None:
+            transposed = columns[True] < columns[False]
+        latex = tables[transposed]
         Path(args.latex).write_text(_primary_caption(latex, primary), encoding="utf-8")
-        out.note(f"wrote {args.latex}")
-        _check_latex_size(latex, effects, args)
+        shape = "tasks as rows, systems as columns" if transposed else "systems as rows"
+        out.note(f"wrote {args.latex} ({shape})")
+        _check_latex_size(columns[transposed], columns[not transposed], effects, args)
     finish(out, args)
     return 0
 
 
-def _check_latex_size(latex: str, effects: pd.DataFrame, args) -> None:
-    """Say when the --latex table has more columns of cells than a page can show."""
+def _cell_columns(latex: str) -> int:
+    """The columns of cells of a LaTeX table (its tabular's columns but the labels')."""
     spec = re.search(r"\\begin\{tabular\}\{([a-z|]+)\}", latex)
-    cells = len(spec.group(1).replace("|", "")) - 1 if spec else 0
+    return len(spec.group(1).replace("|", "").lstrip("l")) if spec else 0
+
+
+def _check_latex_size(cells: int, other: int, effects: pd.DataFrame, args) -> None:
+    """Say when the --latex table has more columns of cells (``cells``; ``other`` in the
+    other orientation) than a page can show."""
     if cells <= LATEX_COLUMNS:
         return
     ways = []
-    if not args.transpose and effects["treatment"].nunique() < cells:
-        ways.append("--transpose (tasks as rows, systems as columns)")
+    if other < cells:  # the wider orientation, as the user asked
+        ways.append("--no-transpose (systems as rows)" if args.transpose
+                    else "--transpose (tasks as rows, systems as columns)")  # fmt: skip
     if effects["metric"].nunique() > 1:
         ways.append("--metric NAME (one metric per table)")
     if effects["treatment"].nunique() > 1:
         ways.append("--treatment NAME ... (fewer systems)")
-    _advise(f"--latex {args.latex}: the table has {cells} columns of cells, more than "
+    advise(f"--latex {args.latex}: the table has {cells} columns of cells, more than "
             f"{LATEX_COLUMNS}; fitted to the line its text prints too small to read. Try "
             + ("; ".join(ways) or "fewer tasks") + ".")  # fmt: skip
 
@@ -622,6 +644,6 @@ def _check_forest_size(frame: pd.DataFrame, fig: Any, target: Path, args) -> Non
         ways += ["--plot-per-treatment (one file per treatment)", "--treatment NAME ..."]
     if tasks > FOREST_TASKS:
         ways.append("fewer tasks (select them in the scores)")
-    _advise(f"--plot {target}: {panels} treatment panel(s) x {tasks} tasks ({size}), more than "
+    advise(f"--plot {target}: {panels} treatment panel(s) x {tasks} tasks ({size}), more than "
             f"{FOREST_PANELS} panels or {FOREST_TASKS} tasks a figure can show legibly. Try "
             + "; ".join(ways) + ".")  # fmt: skip

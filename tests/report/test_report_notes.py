@@ -53,7 +53,7 @@ def _four_tasks(metric: str = "acc", control: str = "base", n: int = 100) -> pd.
 def _narrow_report(**kw) -> Report:
     with pytest.warns(DegenerateWarning, match="narrower than the normal"):
         return build_report(_four_tasks(**kw), kw.get("control", "base"), effect="md",
-                            n_resamples=30, seed=1)  # fmt: skip
+                            adjust=None, n_resamples=30, seed=1)  # fmt: skip
 
 
 def _text(rep: Report, fmt: str) -> str:
@@ -139,7 +139,8 @@ def test_no_note_where_knapp_hartung_is_not_narrow_or_adhoc_was_asked():
     rep = build_report(scores, "logistic_regression", n_resamples=20, seed=1)
     assert not [n for n in rep.notes if n["part"] == "pooled"]
     assert "narrower than the normal" not in rep.methods
-    adhoc = build_report(_four_tasks(), "base", effect="md", ci="adhoc", n_resamples=20, seed=1)
+    adhoc = build_report(_four_tasks(), "base", effect="md", ci="adhoc", adjust=None,
+                         n_resamples=20, seed=1)  # fmt: skip
     assert not [n for n in adhoc.notes if n["part"] == "pooled"]
     assert "narrower than the normal" not in adhoc.methods
 
@@ -231,7 +232,8 @@ def _evil() -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def evil_report() -> Report:
     with pytest.warns(DegenerateWarning):
-        return build_report(_evil(), EVIL_CONTROL, effect="md", n_resamples=30, seed=1)
+        return build_report(_evil(), EVIL_CONTROL, effect="md", adjust=None, n_resamples=30,
+                            seed=1)  # fmt: skip
 
 
 def _elements(html: str) -> list[tuple[str, dict]]:

@@ -22,12 +22,15 @@ import numpy as np
 import pandas as pd
 
 from .._options import (
+    ADJUST_FAMILIES,
+    ADJUST_FAMILY_KEYS,
     ADJUSTMENTS,
     CI_METHODS,
     COMPARE_TESTS,
     DEFAULT_EFFECT,
     EFFECT_TYPES,
     POOL_METHODS,
+    AdjustFamily,
     Adjustment,
     CIMethod,
     CompareTest,
@@ -85,6 +88,13 @@ _TEST_CITE = {
     "randomization": "Fisher 1935; Smucker, Allan and Carterette 2007",
     "bootstrap": "Efron and Tibshirani 1993",
 }
+_FAMILIES = {
+    "pairs": "one task and metric (every treatment against every control:",
+    "tasks": "one metric (every treatment against every control on every task:",
+    "metrics": "one task (every treatment against every control on every metric:",
+    "all": "all tests (every treatment against every control on every task and metric:",
+}
+"""How the methods paragraph says what a family of ``family=`` holds."""
 _ADJUST_CITE = {
     "holm": "Holm 1979",
     "bonferroni": "Dunn 1961",
@@ -201,6 +211,7 @@ def build_report(
     metrics: str | Sequence[str] | None = None,
     test: CompareTest = "t",
     adjust: Adjustment | None = "holm",
+    family: AdjustFamily = "pairs",
     effect: EffectType = DEFAULT_EFFECT,
     method: PoolMethod = "REML",
     ci: CIMethod | None = None,
@@ -225,8 +236,11 @@ def build_report(
 "mcnemar_midp"}, default "t"
         The paired test of :func:`metaeval.compare`.
     adjust : {"holm", "bonferroni", "fdr_bh", "maxt"} or None, default "holm"
-        The correction of :func:`metaeval.compare` (its family: every (treatment,
-        control) pair on one task and metric).
+        The correction of :func:`metaeval.compare`.
+    family : {"pairs", "tasks", "metrics", "all"}, default "pairs"
+        The tests ``adjust`` adjusts together (:func:`metaeval.compare`): every
+        (treatment, control) pair on one task and metric, and with ``"tasks"`` on every
+        task of a metric, ``"metrics"`` on every metric of a task, ``"all"`` every test.
     effect : {"md", "smd", "smcrp", "smcc", "rom", "corr"}, default "smcrp"
         The effect size of :func:`metaeval.effects`.
     method : {"EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM"}, default "REML"
@@ -324,6 +338,7 @@ def build_report(
     check_option("test", test, COMPARE_TESTS)
     if adjust is not None:
         check_option("adjust", adjust, ADJUSTMENTS)
+    check_option("family", family, ADJUST_FAMILIES)
     check_option("effect", str(effect).lower(), EFFECT_TYPES)
     check_option("method", method, POOL_METHODS)
     if ci is not None:
@@ -353,8 +368,8 @@ def build_report(
         notes = [{**n, "part": "table"} for n in notes]
     tests = eff = pooled = None
     if control is not None:
-        tests = compare(data, control, test=test, adjust=adjust, alpha=alpha, seed=seed,
-                        n_resamples=max(n_resamples, 1))  # fmt: skip
+        tests = compare(data, control, test=test, adjust=adjust, family=family, alpha=alpha,
+                        seed=seed, n_resamples=max(n_resamples, 1))  # fmt: skip
         eff = effects(data, control, effect=effect, alpha=alpha)
         with collected_warnings() as held:  # pool()'s own warnings, issued below as they are
             pooled = pool(eff, method=method, ci=ci, alpha=alpha)
@@ -364,7 +379,8 @@ def build_report(
         "control": None if control is None else ([control] if isinstance(control, str)
                                                  else [str(c) for c in control]),
         "metrics": sorted(set(data["metric"].astype(str))),
-        "test": test, "adjust": adjust, "effect": str(effect).lower(), "method": method,
+        "test": test, "adjust": adjust, "family": family, "effect": str(effect).lower(),
+        "method": method,
         "ci": ci, "alpha": float(alpha), "n_resamples": int(n_resamples), "seed": seed,
     }  # fmt: skip
     rep = Report(table, tests=tests, effects=eff, pooled=pooled, ranks=ranks, options=options,
@@ -377,8 +393,7 @@ def _narrow_notes(
 ) -> list[dict[str, Any]]:
     """A note per row of ``pooled`` whose Knapp–Hartung interval :func:`metaeval.pool`
     found narrower than the normal one (its own warning, ``held``), with the ad hoc one."""
-    from ..pooling import pool
-    from ..pooling._engine import NARROW_KH_TEXT
+    from ..pooling import NARROW_KH_TEXT, pool
 
     found = [
         h for h in held if h.template and NARROW_KH_TEXT in h.template and h.groups is not None
@@ -541,12 +556,14 @@ def methods_paragraph(rep: Report) -> str:
         if o["adjust"] is None:
             sentence += "; the p-values are not adjusted for multiple comparisons."
         else:
-            fam = rep.tests.groupby(["task", "metric"]).size()
+            family = o.get("family", "pairs")
+            keys = list(ADJUST_FAMILY_KEYS[family])
+            fam = rep.tests.groupby(keys).size() if keys else pd.Series([len(rep.tests)])
             sizes = sorted(set(fam.tolist()))
             sentence += (
                 f"; the p-values were adjusted by the {ADJUST_NAMES[o['adjust']]} method "
-                f"({_ADJUST_CITE[o['adjust']]}) within each family of one task and metric "
-                f"(every treatment against every control: "
+                f"({_ADJUST_CITE[o['adjust']]}) within each family of "
+                f"{_FAMILIES[family]} "
                 f"{' or '.join(str(s) for s in sizes)} test{'' if sizes == [1] else 's'} per "
                 f"family, {_count(len(fam), 'family', 'families')})."
             )

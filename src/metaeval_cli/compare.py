@@ -136,8 +136,9 @@ def _compare_inputs(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFram
             raise UsageError(f"--names gives {len(systems)} names for {len(args.inputs)} inputs.")
         if len(set(systems)) < len(systems):
             raise UsageError(
-                f"Two inputs would be called {sorted({s for s in systems if systems.count(s) > 1})};"
-                " name the systems with --names."
+                f"Two inputs would be called "
+                f"{quote_list(sorted({s for s in systems if systems.count(s) > 1}))}; name the "
+                "systems with --names."
             )
         scores = read_per_query_csv(dict(zip(systems, args.inputs, strict=True)), task=args.task)
         files = list(args.inputs)

@@ -450,7 +450,7 @@ def run(args: argparse.Namespace) -> int:
         if Path(args.plot).suffix.lower().lstrip(".") not in kinds:
             raise UsageError(
                 f"--plot {args.plot}: the suffix does not name a figure format; use one of "
-                f"{sorted('.' + k for k in kinds)}."
+                f"{quote_list(sorted('.' + k for k in kinds))}."
             )
     scores = _meta_scores(args)
     lazy = not isinstance(scores, pd.DataFrame)

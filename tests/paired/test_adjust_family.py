@@ -83,3 +83,17 @@ def test_a_lazy_table_adjusts_over_the_tasks_it_computed_one_at_a_time(scores):
     np.testing.assert_allclose(got["p_adjusted"], want["p_adjusted"], rtol=1e-12)
     np.testing.assert_allclose(got["p_adjusted"], _statsmodels(got, "tasks", "holm"))
     assert got.attrs["family"] == "tasks"
+
+
+def test_a_dask_table_adjusts_over_the_tasks_of_its_partitions(scores):
+    dd = pytest.importorskip("dask.dataframe")
+    frame = scores.astype({"query": str})
+    kw = dict(treatment=["knn", "naive_bayes"], adjust="bonferroni", family="all")
+    got = dd.from_pandas(frame, npartitions=3).meta.compare(CONTROL, **kw)
+    want = metaeval.compare(frame, CONTROL, **kw)
+    key = ["metric", "treatment", "control", "task"]
+    got = got.sort_values(key).reset_index(drop=True)
+    want = want.sort_values(key).reset_index(drop=True)
+    np.testing.assert_allclose(got["p_adjusted"], want["p_adjusted"], rtol=1e-12)
+    np.testing.assert_allclose(got["p_adjusted"], _statsmodels(got, "all", "bonferroni"))
+    assert got.attrs["family"] == "all"

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .._options import RankForce, escape_markdown, format_number, format_p, literal_signature
-from ..errors import OptionError, check_alpha, check_option
+from ..errors import OptionError, check_alpha, check_option, quote_list
 from ..schema.frames import any_frame
 from ._friedman import PosthocResult, TaskScores, clique_runs, friedman, posthoc, task_scores
 
@@ -108,11 +108,13 @@ class RankReport:
             if len(self.posthoc) > 1:
                 raise OptionError(
                     f"The report has {len(self.posthoc)} metrics; pass `metric` (one of "
-                    f"{list(self.posthoc)})."
+                    f"{quote_list(list(self.posthoc))})."
                 )
             return next(iter(self.posthoc))
         if metric not in self.posthoc:
-            raise OptionError(f"No metric {metric!r} in the report; it has {list(self.posthoc)}.")
+            raise OptionError(
+                f"No metric {metric!r} in the report; it has {quote_list(list(self.posthoc))}."
+            )
         return metric
 
     def figure(self, metric: str | None = None, **kwargs: Any) -> Any:

@@ -52,6 +52,7 @@ from ..errors import (
     check_option,
     collected_warnings,
     excerpt,
+    quote_list,
     reissue,
     warn_groups,
 )
@@ -355,7 +356,8 @@ def build_report(
         lacking = [m for m in wanted if m not in known]
         if lacking:
             raise OptionError(
-                f"`metrics` names {lacking}, which the scores lack; they have {sorted(known)}."
+                f"`metrics` names {quote_list(lacking)}, which the scores lack; they have "
+                f"{quote_list(sorted(known))}."
             )
         data = scores[scores["metric"].astype(str).isin(wanted)]
     table = means(data, alpha=alpha)

@@ -614,7 +614,8 @@ def _single(frame: pd.DataFrame, col: str, default: str) -> str:
     values = pd.unique(frame[col])
     if len(values) > 1:
         raise SchemaError(
-            f"A table holds one {col} at a time, but this one has {list(values)}; select one first."
+            f"A table holds one {col} at a time, but this one has {quote_list(values)}; select "
+            "one first."
         )
     return str(values[0]) if len(values) else default
 

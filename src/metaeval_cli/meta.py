@@ -528,16 +528,16 @@ def run(args: argparse.Namespace) -> int:
 
         tables = {flip: to_latex(effects, pooled=pooled, transpose=flip, fit=args.fit)
                   for flip in (False, True)}  # fmt: skip
-        columns = {flip: _cell_columns(text) for flip, text in tables.items()}
+        width = {flip: _cell_columns(text) for flip, text in tables.items()}
         # as asked, else the orientation with fewer columns of cells (a tie: systems as rows)
         transposed = args.transpose
         if transposed is None:
-            transposed = columns[True] < columns[False]
+            transposed = width[True] < width[False]
         latex = tables[transposed]
         Path(args.latex).write_text(_primary_caption(latex, primary), encoding="utf-8")
         shape = "tasks as rows, systems as columns" if transposed else "systems as rows"
         out.note(f"wrote {args.latex} ({shape})")
-        _check_latex_size(columns[transposed], columns[not transposed], effects, args)
+        _check_latex_size(width[transposed], width[not transposed], effects, args)
     finish(out, args)
     return 0
 

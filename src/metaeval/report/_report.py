@@ -141,7 +141,7 @@ class Report(Result):
     # ------------------------------------------------------------------ formats
     def to_markdown(self, *, digits: int = 3) -> str:
         """The report as GitHub-flavoured Markdown: a leaderboard card per metric, the
-        report's tables and the methods paragraph.
+        report's tables with their notes and the methods paragraph, every name escaped.
 
         The card has a row per system, best first: its mean over the tasks (the ranks'
         ``score``), the queries ``n``, the standard error and confidence interval of
@@ -157,7 +157,8 @@ class Report(Result):
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The report's numbers, machine-readable: every table as a list of records
-        (floats at full precision, NaN as null), the options and the methods paragraph."""
+        (floats at full precision, NaN as null), the options, the notes (records, the ad hoc
+        interval's numbers at full precision) and the methods paragraph."""
         doc: dict[str, Any] = {"kind": "report", "options": _plain(self.options)}
         for name in _PARTS:
             frame = getattr(self, name)
@@ -545,7 +546,7 @@ def methods_paragraph(rep: Report) -> str:
             "No control system was named, so no tests against a control and no pooled "
             "effects are reported."
         )
-    else:
+    elif rep.tests is not None and rep.pooled is not None:  # made with a control
         controls = ", ".join(o["control"])
         test = TEST_NAMES.get(o["test"], o["test"])
         cite = _TEST_CITE.get(o["test"])
@@ -661,7 +662,7 @@ def _left_out(rep: Report) -> str:
     t, r = rep.table, rep.ranks
     parts = []
     for metric, found in kinds.items():  # display: one clause per metric
-        if "unranked" in found:
+        if "unranked" in found or r is None:
             parts.append(f"{metric}: not ranked")
             continue
         total = t.loc[t["metric"].astype(str) == metric, "task"].nunique()

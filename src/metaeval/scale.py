@@ -49,6 +49,7 @@ from ._options import (
     DEFAULT_POOL_METHOD,
     MEANS_CIS,
     REPLICATE_DESIGNS,
+    AdjustFamily,
     Adjustment,
     Alternative,
     CIMethod,
@@ -596,22 +597,26 @@ class DaskMetaAccessor:
         exact: bool = False,
         seed: int | None = None,
         adjust: Adjustment | None = None,
+        family: AdjustFamily = "pairs",
         alpha: float = 0.05,
         cluster: str | None = None,
     ) -> pd.DataFrame:
         """:func:`metaeval.compare` of the whole table: the same p-values, resampled ones too
         (each task's random numbers depend on the seed and the task's name only)."""
         from .errors import resolve_seed
-        from .paired.significance import compare, compare_options
+        from .paired.significance import adjust_family, compare, compare_options
 
         if test == "bootstrap" or (test == "randomization" and not exact):
             seed = resolve_seed(seed)
+        # one task at a time: families across tasks are adjusted on the whole result
         kwargs = dict(control=control, treatment=treatment, test=test, alternative=alternative,
-                      n_resamples=n_resamples, exact=exact, seed=seed, adjust=adjust,
-                      alpha=alpha, progress=False, cluster=cluster)  # fmt: skip
-        compare_options(test, alternative, adjust, alpha, n_resamples, exact)
-        return _per_task(self._obj, compare, kwargs, pairs=("treatment", "control"),
-                         control=control, treatment=treatment)  # fmt: skip
+                      n_resamples=n_resamples, exact=exact, seed=seed,
+                      adjust=adjust if adjust == "maxt" else None, alpha=alpha,
+                      progress=False, cluster=cluster)  # fmt: skip
+        compare_options(test, alternative, adjust, alpha, n_resamples, exact, family)
+        frame = _per_task(self._obj, compare, kwargs, pairs=("treatment", "control"),
+                          control=control, treatment=treatment)  # fmt: skip
+        return adjust_family(frame, adjust, family)
 
     def _anova(self) -> pd.DataFrame:
         """:func:`metaeval.anova` of the whole table."""

@@ -7,7 +7,15 @@ import re
 import sys
 from contextlib import contextmanager
 
-from ._common import UsageError, check_outputs, finish, output
+from ._common import (
+    UsageError,
+    advise,
+    check_column,
+    check_names,
+    check_outputs,
+    finish,
+    output,
+)
 from ._parser import (
     INPUT_FORMATS,
     LM_EVAL_REPLICATES,
@@ -36,6 +44,7 @@ __all__ = [
     "add_parser",
     "add_input_options",
     "read_inputs",
+    "inputs_text",
     "run",
     "FOREST_PANELS",
     "FOREST_TASKS",
@@ -112,8 +121,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     meta.add_argument(
         "--transpose",
-        action="store_true",
-        help="--latex: systems as columns and tasks as rows (for many tasks)",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="--latex: systems as columns and tasks as rows (--no-transpose: systems as "
+        "rows); default: the orientation with fewer columns of cells, so that one treatment "
+        "over many tasks is a column, not a row shrunk to the line",
     )
     meta.add_argument(
         "--fit",
@@ -235,11 +247,6 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
 FOREST_PANELS = 6
 FOREST_TASKS = 60
 LATEX_COLUMNS = 8
-
-
-def _advise(text: str) -> None:
-    """A ``metaeval: warning:`` line of the command's own (not a library warning)."""
-    print("metaeval: warning: " + text.replace("\n", "\n  "), file=sys.stderr)
 
 
 def read_inputs(args: argparse.Namespace, *, lazy: bool = True) -> pd.DataFrame:
@@ -425,7 +432,7 @@ def _check_format_options(args: argparse.Namespace, kind: str) -> None:
             )
             raise UsageError(
                 f"{' and '.join(given)}: only for {place} (--input-format "
-                f"{' or '.join(own)}), and {_inputs(args.scores)} was read as {_LOGS[kind]}."
+                f"{' or '.join(own)}), and {inputs_text(args.scores)} was read as {_LOGS[kind]}."
             )
 
 
@@ -513,8 +520,8 @@ def _lm_eval_models(path: Path) -> bool:
     )
 
 
-def _inputs(paths: list[str]) -> str:
-    """The inputs of a command, in a message."""
+def inputs_text(paths: list[str]) -> str:
+    """The inputs of a command, in a message: the path, or "the N inputs"."""
     return paths[0] if len(paths) == 1 else f"the {len(paths)} inputs"
 
 
@@ -559,8 +566,10 @@ def run(args: argparse.Namespace) -> int:
     from metaeval.errors import quote_list
 
     outputs = {"--plot": args.plot, "--latex": args.latex, "--tables": args.tables}
-    if (args.transpose or not args.fit) and not args.latex:
-        raise UsageError("--transpose and --no-fit shape the --latex table; add --latex FILE.")
+    if (args.transpose is not None or not args.fit) and not args.latex:
+        raise UsageError(
+            "--transpose, --no-transpose and --no-fit shape the --latex table; add --latex FILE."
+        )
     if args.plot_per_treatment and not args.plot:
         raise UsageError("--plot-per-treatment splits the --plot figure; add --plot FILE.")
     check_outputs(args, outputs, list(args.scores))
@@ -571,7 +580,7 @@ def run(args: argparse.Namespace) -> int:
         if Path(args.plot).suffix.lower().lstrip(".") not in kinds:
             raise UsageError(
                 f"--plot {args.plot}: the suffix does not name a figure format; use one of "
-                f"{sorted('.' + k for k in kinds)}."
+                f"{quote_list(sorted('.' + k for k in kinds))}."
             )
     scores = _meta_scores(args)
     lazy = not isinstance(scores, pd.DataFrame)
@@ -590,19 +599,15 @@ def run(args: argparse.Namespace) -> int:
         unknown = [m for m in args.metric if m not in found]
         if unknown:
             raise UsageError(
-                f"--metric {unknown} not in {_inputs(args.scores)}; it has {quote_list(found)}."
+                f"--metric {unknown} not in {inputs_text(args.scores)}; it has {quote_list(found)}."
             )
         scores, survey = scores[scores["metric"].isin(args.metric)], None
         scores = scores if lazy else scores.reset_index(drop=True)
-    for name in [args.control, *(args.treatment or [])]:
-        if name not in systems:
-            raise UsageError(
-                f"System {name!r} is not in {_inputs(args.scores)}; it has {quote_list(systems)}."
-            )
-    if args.by is not None and args.by not in scores.columns:
-        raise UsageError(
-            f"--by {args.by!r} is not a column of {_inputs(args.scores)}; it has {quote_list(list(scores.columns))}."
-        )
+    source = inputs_text(args.scores)
+    check_names("--control", args.control, systems, source)
+    check_names("--treatment", args.treatment, systems, source)
+    check_column("--by", args.by, scores.columns, source)
+    check_column("--cluster", args.cluster, scores.columns, source)
     from metaeval.pooling.analysis import analysis_table
 
     kw = dict(method=args.method, ci=args.ci, alpha=args.alpha)
@@ -651,28 +656,42 @@ def run(args: argparse.Namespace) -> int:
     if args.latex:
         from metaeval.report import to_latex
 
-        latex = to_latex(effects, pooled=pooled, transpose=args.transpose, fit=args.fit)
+        tables = {flip: to_latex(effects, pooled=pooled, transpose=flip, fit=args.fit)
+                  for flip in (False, True)}  # fmt: skip
+        width = {flip: _cell_columns(text) for flip, text in tables.items()}
+        # as asked, else the orientation with fewer columns of cells (a tie: systems as rows)
+        transposed = args.transpose
+        if transposed is None:
+            transposed = width[True] < width[False]
+        latex = tables[transposed]
         Path(args.latex).write_text(_primary_caption(latex, primary), encoding="utf-8")
-        out.note(f"wrote {args.latex}")
-        _check_latex_size(latex, effects, args)
+        shape = "tasks as rows, systems as columns" if transposed else "systems as rows"
+        out.note(f"wrote {args.latex} ({shape})")
+        _check_latex_size(width[transposed], width[not transposed], effects, args)
     finish(out, args)
     return 0
 
 
-def _check_latex_size(latex: str, effects: pd.DataFrame, args) -> None:
-    """Say when the --latex table has more columns of cells than a page can show."""
+def _cell_columns(latex: str) -> int:
+    """The columns of cells of a LaTeX table (its tabular's columns but the labels')."""
     spec = re.search(r"\\begin\{tabular\}\{([a-z|]+)\}", latex)
-    cells = len(spec.group(1).replace("|", "")) - 1 if spec else 0
+    return len(spec.group(1).replace("|", "").lstrip("l")) if spec else 0
+
+
+def _check_latex_size(cells: int, other: int, effects: pd.DataFrame, args) -> None:
+    """Say when the --latex table has more columns of cells (``cells``; ``other`` in the
+    other orientation) than a page can show."""
     if cells <= LATEX_COLUMNS:
         return
     ways = []
-    if not args.transpose and effects["treatment"].nunique() < cells:
-        ways.append("--transpose (tasks as rows, systems as columns)")
+    if other < cells:  # the wider orientation, as the user asked
+        ways.append("--no-transpose (systems as rows)" if args.transpose
+                    else "--transpose (tasks as rows, systems as columns)")  # fmt: skip
     if effects["metric"].nunique() > 1:
         ways.append("--metric NAME (one metric per table)")
     if effects["treatment"].nunique() > 1:
         ways.append("--treatment NAME ... (fewer systems)")
-    _advise(f"--latex {args.latex}: the table has {cells} columns of cells, more than "
+    advise(f"--latex {args.latex}: the table has {cells} columns of cells, more than "
             f"{LATEX_COLUMNS}; fitted to the line its text prints too small to read. Try "
             + ("; ".join(ways) or "fewer tasks") + ".")  # fmt: skip
 
@@ -755,6 +774,6 @@ def _check_forest_size(frame: pd.DataFrame, fig: Any, target: Path, args) -> Non
         ways += ["--plot-per-treatment (one file per treatment)", "--treatment NAME ..."]
     if tasks > FOREST_TASKS:
         ways.append("fewer tasks (select them in the scores)")
-    _advise(f"--plot {target}: {panels} treatment panel(s) x {tasks} tasks ({size}), more than "
+    advise(f"--plot {target}: {panels} treatment panel(s) x {tasks} tasks ({size}), more than "
             f"{FOREST_PANELS} panels or {FOREST_TASKS} tasks a figure can show legibly. Try "
             + "; ".join(ways) + ".")  # fmt: skip

@@ -457,7 +457,7 @@ def test_meta_on_a_ranger_config(capsys, shared_data):
 def test_meta_usage_errors(capsys, example_file):
     _, path = example_file
     for argv, message in [
-        (["--control", "nope"], "System 'nope' is not in"),
+        (["--control", "nope"], "--control 'nope' is not a system of"),
         (["--control", "naive_bayes", "--metric", "f1"], "--metric ['f1'] not in"),
         (["--control", "naive_bayes", "--by", "nope"], "--by 'nope' is not a column"),
         (["--control", "naive_bayes", "--ranger-metric", "x"], "--ranger-metric is for a Ranger"),
@@ -485,7 +485,7 @@ def test_meta_on_a_folder_of_parquet_files_prints_what_it_prints_for_one_file(
         assert out.replace(str(source), "X") == want.replace(str(path), "X")
         assert "100% Completed" in err  # dask's progress bar, on stderr
     code, _, err = run_cli(capsys, "meta", folder, "--control", "nope")
-    assert code == 2 and "System 'nope' is not in" in err
+    assert code == 2 and "--control 'nope' is not a system of" in err
 
 
 # ---------------------------------------------------------------- data errors
@@ -639,8 +639,10 @@ def test_meta_latex_is_the_python_table_and_fits(capsys, tmp_path):
     write_scores(scores, path)
     effects = scores.meta.effects(control="naive_bayes")
     pooled = effects.meta.pool()
-    for extra, kwargs in (([], {}), (["--transpose"], {"transpose": True}),
-                          (["--no-fit"], {"fit": False})):  # fmt: skip
+    # 4 treatments x (4 tasks + pooled): by default the orientation with fewer columns
+    for extra, kwargs in (([], {"transpose": True}), (["--no-transpose"], {}),
+                          (["--transpose"], {"transpose": True}),
+                          (["--no-fit"], {"fit": False, "transpose": True})):  # fmt: skip
         tex = tmp_path / "t.tex"
         code, _, err = run_cli(capsys, "meta", path, "--control", "naive_bayes", "--latex", tex,
                                *extra)  # fmt: skip
@@ -728,7 +730,8 @@ def test_meta_says_when_a_figure_or_table_is_too_large_to_read(capsys, tmp_path)
     frame = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
     write_scores(frame, tmp_path / "s.parquet")
     code, _, err = run_cli(capsys, "meta", tmp_path / "s.parquet", "--control", "base",
-                           "--plot", tmp_path / "f.png", "--latex", tmp_path / "t.tex")  # fmt: skip
+                           "--plot", tmp_path / "f.png", "--latex", tmp_path / "t.tex",
+                           "--no-transpose")  # fmt: skip
     assert code == 0, err
     assert f"{FOREST_PANELS + 2} treatment panel(s) x {len(tasks)} tasks" in err
     assert "px" in err and "--plot-per-treatment" in err

@@ -110,7 +110,7 @@ def test_one_inspect_json_log_is_recognised(inspect_logs, capsys, tmp_path):
     other = shutil.copy(log, tmp_path / "run.json")
     code, _, err = _run(capsys, other, "--control", "mockllm/model")
     # read by read_inspect: the one model of the log is named, the control is not there
-    assert code == 2 and "is not in" in err and "it has ['mockllm/other']" in err, err
+    assert code == 2 and "is not a system of" in err and "it has ['mockllm/other']" in err, err
 
 
 def test_a_helm_suite(capsys, tmp_path):

@@ -26,6 +26,7 @@ from ..errors import (
     OptionError,
     PairingError,
     check_option,
+    quote_list,
     warn,
     warn_groups,
 )
@@ -746,8 +747,8 @@ def _plan_anova(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde:
     unknown = [s for s in ([control] + (wanted or [])) if s not in known]
     if unknown:
         raise PairingError(
-            f"Unknown system(s) {sorted(set(unknown))} for `control`/`treatment`; the pilot "
-            f"has {sorted(known)}."
+            f"Unknown system(s) {quote_list(sorted(set(unknown)))} for `control`/`treatment`; "
+            f"the pilot has {quote_list(sorted(known))}."
         )
     pilot = scores if wanted is None else scores[scores["system"].astype(str).isin(wanted)]
     with warnings.catch_warnings():

@@ -301,8 +301,9 @@ def read_helm(run_folder: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     if len(runs) < len(table):
         twice = table[table.duplicated(keys)].iloc[0]
         raise SchemaError(
-            f"Two HELM runs of task {twice['task']!r} by model {twice['system']!r} (both give "
-            f"{twice['metric']!r} of {twice['query']!r}); pass one run per model and task."
+            f"Two HELM runs of task {excerpt(twice['task'])} by model {excerpt(twice['system'])} "
+            f"(both give {excerpt(twice['metric'])} of {excerpt(twice['query'])}); pass one run "
+            "per model and task."
         )
     several = table.groupby("task")["split"].transform("nunique").to_numpy() > 1
     metric = table["metric"].where(~several, table["metric"] + ",split=" + table["split"])

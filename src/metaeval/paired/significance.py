@@ -46,9 +46,12 @@ import pandas as pd
 import xarray as xr
 
 from .._options import (
+    ADJUST_FAMILIES,
+    ADJUST_FAMILY_KEYS,
     ALTERNATIVES,
     COMPARE_FIRST,
     COMPARE_TESTS,
+    AdjustFamily,
     Adjustment,
     Alternative,
     CompareTest,
@@ -62,6 +65,7 @@ from ..errors import (
     check_option,
     check_resamples,
     resolve_seed,
+    warn,
     warn_groups,
 )
 from ..schema.frames import LazyTable, any_frame
@@ -108,6 +112,7 @@ def compare(
     exact: bool = False,
     seed: int | None = None,
     adjust: Adjustment | None = None,
+    family: AdjustFamily = "pairs",
     alpha: float = 0.05,
     progress: bool | None = None,
     cluster: str | None = None,
@@ -208,6 +213,19 @@ default "t"
           discreteness of the flips (the t statistics are nearly pivotal); it
           is smaller when the pairs are correlated, as pairs sharing a system
           and the queries are.
+    family : {"pairs", "tasks", "metrics", "all"}, default "pairs"
+        The tests that ``adjust`` adjusts together. ``"pairs"``: the
+        (treatment, control) pairs of one task and metric (above); ``"tasks"``:
+        those of every task of one metric (one treatment against one control on
+        six tasks: a family of six); ``"metrics"``: those of every metric on one
+        task; ``"all"``: every test of the result. Needs ``adjust``; ``"maxt"``
+        takes ``"pairs"`` only (its sign flips are shared within a task). When
+        every family holds one test, so that ``p_adjusted`` equals ``p_value``
+        (one treatment against one control with ``"pairs"``), a
+        :class:`~metaeval.DegenerateWarning` names the families that would hold
+        more. The choice is the question asked: a claim about each task stands
+        on its own family, a claim that the treatment wins "on some task"
+        needs the tasks in one family.
     alpha : float, default 0.05
         Level of the confidence intervals (1 − alpha).
     progress : bool, optional
@@ -239,7 +257,8 @@ default "t"
         ``df`` = n − 1, the standard error and degrees of freedom the interval
         uses (the clustered ones with ``cluster=``; NaN for McNemar's tests,
         whose Newcombe interval rests on no standard error). ``attrs`` hold ``test``,
-        ``alternative``, ``alpha``, ``seed``, ``adjust``, ``n_resamples`` and ``exact``;
+        ``alternative``, ``alpha``, ``seed``, ``adjust``, ``family``, ``n_resamples`` and
+        ``exact``;
         for a scores table with a ``replicate`` column (seeds, folds) also
         ``replicates``: each system's scores are averaged per query over its
         replicates before pairing, and the tests see only the queries' spread,
@@ -297,7 +316,9 @@ default "t"
     """
     from scipy import stats as sps
 
-    alpha, n_resamples = compare_options(test, alternative, adjust, alpha, n_resamples, exact)
+    alpha, n_resamples = compare_options(
+        test, alternative, adjust, alpha, n_resamples, exact, family
+    )
     if cluster is not None and test != "t":
         raise OptionError(
             f"cluster= works with test='t' only, but test={test!r} was passed with "
@@ -307,10 +328,12 @@ default "t"
     seed = resolve_seed(seed) if resampled else seed
     if isinstance(scores, LazyTable) and (test != "t" or cluster is not None
                                           or "replicate" in scores.columns):  # fmt: skip
-        return _per_task(scores, control=control, treatment=treatment, test=test,
-                         alternative=alternative, n_resamples=n_resamples, exact=exact,
-                         seed=seed, adjust=adjust, alpha=alpha, progress=progress,
-                         cluster=cluster)  # fmt: skip
+        # one task at a time: families across tasks are adjusted on the whole result
+        frame = _per_task(scores, control=control, treatment=treatment, test=test,
+                          alternative=alternative, n_resamples=n_resamples, exact=exact,
+                          seed=seed, adjust=adjust if adjust == "maxt" else None, alpha=alpha,
+                          progress=progress, cluster=cluster)  # fmt: skip
+        return adjust_family(frame, adjust, family)
     if test in _MCNEMAR:
         check_binary(scores, f"compare(test={test!r})")
 
@@ -391,13 +414,8 @@ default "t"
     frame = frame.reset_index(drop=True)
     if cluster is not None:
         frame = _clustered_t(frame, scores, cluster, alternative, alpha)
-    if adjust is not None:
-        adjusted = (
-            frame.pop("p_adjusted").to_numpy()
-            if adjust == "maxt"
-            else adjust_in_table(frame, ["metric", "task"], adjust)
-        )
-        frame.insert(frame.columns.get_loc("p_value") + 1, "p_adjusted", adjusted)
+    if adjust == "maxt":
+        frame.insert(frame.columns.get_loc("p_value") + 1, "p_adjusted", frame.pop("p_adjusted"))
     warn_undefined(f"test={test!r}", reasons, keep, _ORDER)
     frame = answer_first(frame, COMPARE_FIRST, COMPARE_RESULTS)
     frame.attrs.update(
@@ -406,6 +424,54 @@ default "t"
     )  # fmt: skip
     if has_replicates(scores):
         frame.attrs["replicates"] = REPLICATES_AVERAGED
+    return adjust_family(frame, adjust, family)
+
+
+_FAMILY_WORDS = {
+    "pairs": "the pairs of one task and metric",
+    "tasks": "every task of one metric",
+    "metrics": "every metric of one task",
+    "all": "every test",
+}
+
+
+def adjust_family(frame: pd.DataFrame, adjust: str | None, family: str) -> pd.DataFrame:
+    """``frame`` (a :func:`compare` result) with ``p_adjusted`` by ``adjust`` within the
+    families of ``family`` (max-T's own column kept) and ``attrs["adjust"]``,
+    ``attrs["family"]``; a :class:`~metaeval.DegenerateWarning` when every family holds
+    one test. One place for the in-memory, lazy and dask results (these two compute the
+    tasks one at a time, so a family across tasks is adjusted here, on the whole)."""
+    frame.attrs.update(adjust=adjust, family=family)
+    if adjust is None:
+        return frame
+    if adjust != "maxt":
+        adjusted = adjust_in_table(frame, list(ADJUST_FAMILY_KEYS[family]), adjust)
+        if "p_adjusted" in frame.columns:
+            frame["p_adjusted"] = adjusted
+        else:
+            frame.insert(frame.columns.get_loc("p_value") + 1, "p_adjusted", adjusted)
+    tested = frame[np.isfinite(frame["p_value"].to_numpy(dtype=float))]
+
+    def largest(name: str) -> int:  # the largest family of `name`
+        keys = list(ADJUST_FAMILY_KEYS[name])
+        return int(tested.groupby(keys, observed=True).size().max()) if keys else len(tested)
+
+    if len(tested) and largest(family) == 1:
+        wider = [f for f in ADJUST_FAMILIES if f != family and largest(f) > 1]
+        if adjust == "maxt":
+            wider = []  # max-T adjusts within a task only
+        advice = (
+            "; adjust over more tests with "
+            + " or ".join(f"family={f!r} ({_FAMILY_WORDS[f]})" for f in wider)
+            + " (--family in the metaeval command)"
+            if wider
+            else ""
+        )
+        warn(
+            f"adjust={adjust!r} changes nothing: every family of family={family!r} "
+            f"({_FAMILY_WORDS[family]}) holds one test, so p_adjusted equals p_value{advice}.",
+            DegenerateWarning,
+        )
     return frame
 
 
@@ -484,13 +550,31 @@ def _clustered_t(
 
 
 def compare_options(
-    test: Any, alternative: Any, adjust: Any, alpha: Any, n_resamples: Any, exact: Any = False
+    test: Any,
+    alternative: Any,
+    adjust: Any,
+    alpha: Any,
+    n_resamples: Any,
+    exact: Any = False,
+    family: Any = "pairs",
 ) -> tuple[float, int]:
     """Check :func:`compare`'s options; return ``alpha`` and ``n_resamples`` as numbers."""
     check_option("test", test, COMPARE_TESTS)
     check_option("alternative", alternative, ALTERNATIVES)
     if adjust is not None:
         check_option("adjust", adjust, ADJUSTMENTS)
+    check_option("family", family, ADJUST_FAMILIES)
+    if family != "pairs" and adjust is None:
+        raise OptionError(
+            f"`family`={family!r} chooses the tests that `adjust` adjusts together; pass "
+            "`adjust` too (e.g. adjust='holm'), or leave `family` out."
+        )
+    if family != "pairs" and adjust == "maxt":
+        raise OptionError(
+            f"`adjust`='maxt' flips the signs of the pairs of one task together, so its "
+            f"family is the pairs of a task and metric, but family={family!r} was passed; "
+            f"use family='pairs', or `adjust` one of {[a for a in ADJUSTMENTS if a != 'maxt']}."
+        )
     if adjust == "maxt" and test != "randomization":
         raise OptionError(
             f"`adjust`='maxt' (Westfall–Young max-T) works on the sign flips of the "

@@ -31,7 +31,9 @@ from ..errors import (
     check_alpha,
     check_option,
     check_resamples,
+    excerpt,
     format_groups,
+    quote_list,
     resolve_seed,
     warn_groups,
 )
@@ -565,19 +567,22 @@ def check_binary(scores: pd.DataFrame, where: str) -> None:
     tests see them), so replicates that disagree on a query are named too.
     """
     keys = [k for k in ("task", "query", "system", "metric") if k in scores.columns]
-    values = scores
+    values = scores.assign(_replicates=1)
     if has_replicates(scores):
-        values = scores.groupby(keys, observed=True, sort=False)["value"].mean().reset_index()
+        grouped = scores.groupby(keys, observed=True, sort=False)["value"]
+        values = grouped.agg(["mean", "size"]).reset_index()
+        values = values.rename(columns={"mean": "value", "size": "_replicates"})
     value = pd.to_numeric(values["value"], errors="coerce")
     bad = ~value.isin([0, 1])
     if bad.any():
         cases = values.loc[bad, keys + ["value"]]
-        first = cases.iloc[0]
-        group = ", ".join(f"{k}={first[k]!r}" for k in keys)
-        averaged = " (averaged over its replicates)" if has_replicates(scores) else ""
+        first = {k: cases[k].iloc[0] for k in [*keys, "value"]}  # each column's own type
+        group = ", ".join(f"{k}={excerpt(first[k])}" for k in keys)
+        n = int(values.loc[bad, "_replicates"].iloc[0])  # a mean of n replicates' scores
+        averaged = f" (averaged over its {n} replicates)" if n > 1 else ""
         raise SchemaError(
             f"{where} needs binary scores (0 or 1) in column 'value', but {len(cases)} "
-            f"row(s) are not, e.g. {first['value']!r} at {group}{averaged}. Use it on "
+            f"row(s) are not, e.g. {excerpt(first['value'])} at {group}{averaged}. Use it on "
             "0/1 scores such as per-query accuracy, or choose another option.",
             pd.DataFrame(
                 {
@@ -858,7 +863,7 @@ def cluster_ids(scores: pd.DataFrame, cluster: str) -> pd.DataFrame:
     if not isinstance(cluster, str) or cluster not in scores.columns:
         raise SchemaError(
             f"cluster={cluster!r} must name a column of the scores table (one cluster id "
-            f"per query, e.g. 'passage'); its columns are {list(map(str, scores.columns))}."
+            f"per query, e.g. 'passage'); its columns are {quote_list(list(scores.columns))}."
         )
     ids = scores[["task", "query", cluster]].rename(columns={cluster: "cluster"})
     missing = ids["cluster"].isna()

@@ -181,3 +181,17 @@ def test_a_design_that_contradicts_itself_is_refused(tmp_path, epochs):
     # said explicitly, replicates= decides
     stated = metaeval.effects(mixed, "base", effect="md", replicates="nested")
     assert stated.attrs["replicates"] == "nested"
+
+
+def test_a_file_that_does_not_record_the_design_warns(tmp_path, epochs):
+    """Files written without the design (pandas' own to_csv, a table without attrs): every
+    reader's table has a guessed design, and says so."""
+    bare = epochs.copy()
+    bare.attrs = {}
+    bare.to_csv(tmp_path / "bare.csv", index=False)
+    bare.to_parquet(tmp_path / "bare.parquet", index=False)
+    frames = [read_scores(tmp_path / "bare.csv")]
+    frames += [read_scores(tmp_path / "bare.parquet", engine=e) for e in (None, "polars", "duckdb")]
+    for frame in frames:
+        with pytest.warns(metaeval.MetaEvalWarning, match=r"guessed 'crossed'"):
+            metaeval.effects(frame, "base", effect="md")

@@ -63,7 +63,11 @@ def test_the_order_a_parquet_file_declares_in_every_engine(tmp_path):
     )
     path = tmp_path / "polars.parquet"
     frame.write_parquet(path)
+    frame.rename({"system": "run"}).write_parquet(tmp_path / "renamed.parquet")
     for engine in (None, "polars", "duckdb"):
         got = metaeval.means(read_scores(path, engine=engine))
         assert got["task"].unique().tolist() == sorted(example["task"].unique()), engine
         assert got["system"].unique().tolist() == systems, engine
+        renamed = read_scores(tmp_path / "renamed.parquet", engine=engine,
+                              columns={"system": "run"})  # fmt: skip
+        assert metaeval.means(renamed)["system"].unique().tolist() == systems, engine

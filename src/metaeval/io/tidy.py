@@ -253,9 +253,15 @@ def read_scores(
         return _read_file(files[0], *mapping)
     frames = [_read_file(f, *mapping) for f in files]
     design = _one_design([f.attrs.get("replicates") for f in frames], files)
-    out = _concat_files(frames, files)
-    out.attrs = {"replicates": design} if design is not None else {}
-    return out
+    return _noted(_concat_files(frames, files), design)
+
+
+def _noted(df: pd.DataFrame, design: str | None) -> pd.DataFrame:
+    """``df`` with ``attrs["replicates"]`` the files' design (other attrs pandas kept in a
+    Parquet file's metadata stay)."""
+    attrs = {k: v for k, v in df.attrs.items() if k != "replicates"}
+    df.attrs = {**attrs, "replicates": design} if design is not None else attrs
+    return df
 
 
 def _one_design(designs: list[str | None], files: list[Path]) -> str | None:
@@ -369,7 +375,7 @@ def _read_engine(files: list[Path], engine: str, columns: dict, constants: dict)
     for file in files:
         check_readable(file)
     names = [str(f) for f in files]
-    stored = _stored(files)
+    stored = _stored(files, [columns.get(k, k) for k in ("task", "system", "metric")])
     try:
         if engine == "duckdb":
             import duckdb
@@ -403,9 +409,9 @@ def _read_engine(files: list[Path], engine: str, columns: dict, constants: dict)
         except SchemaError as err:
             raise FormatError(files[0], None, str(err).rstrip("."), LAYOUT) from None
         renamed = {src: dst for dst, src in columns.items() if src != dst}
-        frame = frame.rename(renamed).with_columns(
-            *[nw.lit(str(v)).alias(k) for k, v in constants.items()]
-        )
+        frame = frame.rename(renamed)
+        if constants:  # (polars refuses with_columns() of nothing)
+            frame = frame.with_columns(*[nw.lit(str(v)).alias(k) for k, v in constants.items()])
         found = list(frame.collect_schema().names())
     missing = [c for c in COLUMNS if c not in found]
     if missing:
@@ -426,10 +432,11 @@ class _Stored:
         self.design, self.orders = design, orders
 
 
-def _stored(files: list[Path]) -> _Stored:
+def _stored(files: list[Path], keys: list[str]) -> _Stored:
     """:class:`_Stored` of Parquet files, from their schemas (each file's footer) and, for
-    the key columns whose dictionary declares an order, the dictionary of the first row
-    group (pyarrow, and so pandas, writes the whole dictionary into every row group)."""
+    the key columns (``keys``: the files' names of task, system and metric) whose
+    dictionary declares an order, the dictionary of the first row group (pyarrow, and so
+    pandas, writes the whole dictionary into every row group)."""
     import json
 
     try:
@@ -447,7 +454,6 @@ def _stored(files: list[Path]) -> _Stored:
         attrs = json.loads((schema.metadata or {}).get(b"PANDAS_ATTRS", b"{}") or b"{}")
         noted = attrs.get("replicates") if isinstance(attrs, dict) else None
         designs.append(noted if noted in REPLICATE_DESIGNS else None)
-        keys = [c for c in ("task", "system", "metric") if c in schema.names]
         declared = declared_orders(schema)
         mine = {}
         if handle.metadata.num_row_groups:
@@ -521,8 +527,7 @@ def _read_file(path: Path, columns: dict, constants: dict) -> pd.DataFrame:
         )  # fmt: skip
     try:
         ready = _ready(df)  # the full report only when a check fails
-        ready.attrs = {"replicates": design} if design is not None else {}
-        return ready
+        return _noted(ready, design)
     except SchemaError as err:
         rows = pd.to_numeric(err.failure_cases.get("row"), errors="coerce").dropna()
         bad_row = int(rows.min()) if len(rows) else None

@@ -58,6 +58,7 @@ NOT_TABLES = {
     "to_latex": "a string", "to_html": "a string", "escape": "a string",
     "escape_latex": "a string", "style": "a pandas Styler of a table checked here",
     "cliques": "a list of cliques",
+    "recorded_design": "the replicate design a table records, a string or None",
     "effect_sizes": "a Dataset of effects and a dict of DataArrays (effects() tabulates them)",
 }  # fmt: skip
 

@@ -86,8 +86,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="how a 'replicate' column's runs relate to the tasks: 'crossed' (one seed or "
         "checkpoint evaluated on every task: its shift is shared and is added to the "
         "summary's variance), 'nested' (runs drawn per task) or 'epochs' (repeated answers to "
-        "the same item: the item's mean is the unit); default: 'crossed' when every task has "
-        "the same replicate ids, else 'nested'",
+        "the same item: the item's mean is the unit); default: the design the scores record "
+        "(a 'replicate_design' column, Inspect's epochs), else a guess said in a warning: "
+        "'crossed' when every task has the same replicate ids, else 'nested'",
     )
     meta.add_argument("--control", required=True, action=Once, help="the control system")
     meta.add_argument("--treatment", nargs="+", help="default: every other system")

@@ -197,7 +197,7 @@ def test_cluster_reads_the_metadata_key_and_clusters_the_effects(inspect_logs, c
 @NARROW_KH
 def test_replicate_design_reaches_effects(capsys, tmp_path):
     """--replicate-design nested|crossed: the summaries equal the library's with that design;
-    the default is crossed for seeds named alike on every task."""
+    the default is crossed for seeds named alike on every task, a guess the command says."""
     import numpy as np
 
     rng = np.random.default_rng(5)
@@ -214,7 +214,8 @@ def test_replicate_design_reaches_effects(capsys, tmp_path):
         code, out, err = _run(capsys, path, "--control", "old", "--effect", "md",
                               "--print-mode", "raw", *extra)  # fmt: skip
         assert code == 0, err
-        eff = metaeval.effects(scores, control="old", effect="md", replicates=design)
+        assert ("guessed 'crossed'" in err) == (design is None)  # the guess is said
+        eff = metaeval.effects(scores, control="old", effect="md", replicates=design or "crossed")
         _check(out, metaeval.pool(eff))
         summaries[design] = _summaries(out)[("acc", "new")]
     assert summaries[None]["se"] == summaries["crossed"]["se"] != summaries["nested"]["se"]

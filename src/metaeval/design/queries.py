@@ -32,6 +32,7 @@ from ..errors import (
 )
 from ..paired import anova, effects, means
 from ..paired.replicates import has_replicates, replicate_variance
+from ..schema import recorded_design
 from ..schema.frames import any_frame
 from .results import PowerResult
 
@@ -560,10 +561,15 @@ def _pilot(scores: pd.DataFrame, control: str, treatment: Any, cluster: Any, rep
            epochs: Any, alpha: float) -> pd.DataFrame:  # fmt: skip
     """Per group: ``pilot_n``, ``sd_diff`` and the SD per planned unit ``_sd`` (with the
     cluster or epoch columns), from :func:`metaeval.effects` with ``effect="md"``."""
+    design = replicates
+    if replicates is None and has_replicates(scores):
+        # the table's own design, else "nested": which of crossed and nested does not change
+        # a task's variance, and the seeds' part is left out below with its own warning
+        design = recorded_design(scores) or "nested"
     with warnings.catch_warnings():  # plan_queries names the degenerate groups itself
         warnings.simplefilter("ignore", DegenerateWarning)
         eff = effects(scores, control, treatment=treatment, effect="md", alpha=alpha,
-                      cluster=cluster, replicates=replicates)  # fmt: skip
+                      cluster=cluster, replicates=design)  # fmt: skip
     pilot_n = eff["n"].to_numpy(dtype=float)
     variance = eff["variance"].to_numpy(dtype=float)
     if "variance_replicates" in eff and replicates is None:

@@ -43,10 +43,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import PairingError, SchemaError, collected_warnings, reissue
+from ..errors import PairingError, collected_warnings, reissue
 from ..schema import SCORE_COLUMNS
 from ..schema.frames import LazyTable, narwhals
-from ..schema.lazy import Survey, first_pass, problems
+from ..schema.lazy import Survey, first_pass, no_rows_error, problems
 from ._layout import SAFE_MAGNITUDE, whole_table_names
 
 __all__ = ["PairSums", "compute", "matrices", "per_task", "task_groups", "MAX_PAIRS",
@@ -433,7 +433,7 @@ def per_task(
         reissue(held, order)
         if unpaired is not None:
             raise unpaired
-        raise SchemaError("The scores table has no rows; there is nothing to analyse.")
+        raise no_rows_error([])
     attrs = dict(results[0].attrs)
     frame_out = pd.concat(results, ignore_index=True) if len(results) > 1 else results[0]
     sort = {"metric": names[1]}

@@ -121,6 +121,19 @@ class TwoWay:
             self.ss_query = row_sq / k - correction
             self.ss_residual = np.maximum(self.ss_total - self.ss_system - self.ss_query, 0.0)
             self.df_residual = (k - 1) * (self.q - 1)
+            # a sum of squares on 0 degrees of freedom is 0 exactly (one complete query has
+            # no query effect and no residual; one system no system effect): set, not left
+            # to the rounding of the sums, which an engine adds in another order (its 1e-17
+            # over 0 df would be an infinite mean square where pandas has 0/0 = NaN)
+            data = (self.q > 0) & (k > 0)
+            self.ss_system = np.where(data & (k == 1), 0.0, self.ss_system)
+            self.ss_query = np.where(data & (self.q == 1), 0.0, self.ss_query)
+            # and a residual below ZERO_TOL of the sum of squares it came from is rounding
+            # (systems that differ by the same amount on every query): 0 in every engine
+            rounding = self.ss_residual <= ZERO_TOL * cell_sq
+            self.ss_residual = np.where(
+                data & ((self.df_residual == 0) | rounding), 0.0, self.ss_residual
+            )
             self.ms_residual = self.ss_residual / self.df_residual
             self.means = np.where(
                 self.present,

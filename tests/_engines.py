@@ -21,19 +21,42 @@ LAZY = ("polars-lazy", "duckdb")
 
 
 def in_engine(df: pd.DataFrame, engine: str) -> Any:
-    """``df`` as a frame of ``engine`` (lazy ones over in-memory data)."""
+    """``df`` as a frame of ``engine`` (lazy ones over in-memory data). A pandas
+    categorical becomes the engine's type with the same categories in the same order: an
+    Arrow dictionary (as pyarrow converts it), a polars ``Enum`` and a DuckDB ``ENUM``
+    (as ``duckdb.from_df`` converts it; ``pl.from_pandas`` and DuckDB's Arrow import would
+    drop the order)."""
     if engine == "pandas":
         return df
+    categories = {
+        str(c): [str(v) for v in df[c].cat.categories]
+        for c in df.columns
+        if isinstance(df[c].dtype, pd.CategoricalDtype)
+    }
     if engine == "arrow":
         return pa.Table.from_pandas(df, preserve_index=False)
     if engine in ("polars", "polars-lazy"):
-        frame = pl.from_pandas(df)
+        frame = pl.from_pandas(df).with_columns(
+            *[pl.col(c).cast(pl.Enum(v)) for c, v in categories.items()]
+        )
         return frame.lazy() if engine == "polars-lazy" else frame
     if engine == "duckdb":  # a connection of its own, kept open (duckdb < 2 closes it when
         # it is no longer referenced, under its relations)
         _CONNECTIONS.append(duckdb.connect())
-        return _CONNECTIONS[-1].from_arrow(pa.Table.from_pandas(df, preserve_index=False))
+        relation = _CONNECTIONS[-1].from_arrow(pa.Table.from_pandas(df, preserve_index=False))
+        if categories:
+            relation = relation.project(", ".join(
+                f'CAST("{c}" AS ENUM({", ".join(_quoted(v) for v in categories[c])})) AS "{c}"'
+                if c in categories else f'"{c}"'
+                for c in map(str, df.columns)
+            ))  # fmt: skip
+        return relation
     raise ValueError(engine)
+
+
+def _quoted(text: str) -> str:
+    """A SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 _CONNECTIONS: list = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import subprocess
 import sys
@@ -13,6 +14,9 @@ import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+#: The HELM suite written by ``helm-run`` itself (``fixtures/helm/make_helm_suite.sh``):
+#: one folder per run, its JSON files gzipped; :func:`helm_suite` unpacks it.
+HELM_SUITE = FIXTURES / "helm" / "runs" / "v1"
 
 #: For a test about something else whose made-up tasks agree more closely than their
 #: variances imply: pool()'s warning that a Knapp–Hartung interval is narrower than the
@@ -20,6 +24,17 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 NARROW_KH = pytest.mark.filterwarnings(
     "ignore:.*Knapp–Hartung interval narrower:metaeval.DegenerateWarning"
 )
+
+
+def helm_suite(dest: Path, runs: list[str] | None = None) -> Path:
+    """The HELM suite of ``HELM_SUITE`` (or its ``runs``, by folder name) unpacked into
+    ``dest``, as ``helm-run`` wrote it: ``dest/<run>/run_spec.json``, ... ."""
+    for run in sorted(HELM_SUITE.iterdir()):
+        if runs is None or run.name in runs:
+            (dest / run.name).mkdir(parents=True)
+            for packed in run.glob("*.json.gz"):
+                (dest / run.name / packed.stem).write_bytes(gzip.decompress(packed.read_bytes()))
+    return dest
 
 
 def parse_raw(text: str) -> dict[str, pd.DataFrame]:

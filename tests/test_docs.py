@@ -197,3 +197,100 @@ def test_every_guide_page_is_in_the_guide_index():
     assert len(table) >= 10  # the pattern finds the rows
     assert not pages - table, f"user_guide/index.md's table lacks {sorted(pages - table)}"
     assert not pages - toctree, f"user_guide/index.md's toctree lacks {sorted(pages - toctree)}"
+
+
+# ---------------------------------------------------------------------------- docs extra
+def _requirement_name(requirement: str) -> tuple[str, list[str]]:
+    """A requirement's normalized distribution name and the extras it asks for."""
+    match = re.match(r"\s*([A-Za-z0-9_.-]+)\s*(?:\[([^]]*)\])?", requirement)
+    assert match, requirement
+    extras = [e.strip() for e in (match.group(2) or "").split(",") if e.strip()]
+    return re.sub(r"[-_.]+", "-", match.group(1)).lower(), extras
+
+
+def docs_extra_closure() -> set[str]:
+    """Every distribution that ``pip install -e ".[docs]"`` installs, as far as the
+    metadata of the installed distributions tells: the core dependencies, the ``docs``
+    extra with the extras of metaeval it names, and what each of those requires."""
+    import tomllib
+    from importlib import metadata
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = list(project["dependencies"])
+    extras, seen_extras = ["docs"], set()
+    while extras:
+        extra = extras.pop()
+        seen_extras.add(extra)
+        for requirement in project["optional-dependencies"][extra]:
+            name, asked = _requirement_name(requirement)
+            if name == "metaeval":
+                extras += [e for e in asked if e not in seen_extras]
+            else:
+                wanted.append(requirement)
+    closure: set[str] = set()
+    while wanted:
+        name, _ = _requirement_name(wanted.pop())
+        if name in closure:
+            continue
+        closure.add(name)
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        wanted += [r.split(";")[0] for r in requires if "extra ==" not in r]
+    return closure
+
+
+def executed_imports() -> dict[str, str]:
+    """The top-level modules that the pages and notebooks executed by the docs build
+    import (``{code-cell}`` blocks and notebook code cells), by page. (``docs/conf.py``
+    imports Sphinx's own packages.)"""
+    import sys
+
+    sources = {p: p.read_text() for p in GUIDE}
+    blocks = {
+        str(p.relative_to(ROOT)): "\n".join(
+            re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", t, re.S)
+        )
+        for p, t in sources.items()
+    }
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(notebook.read_text())["cells"]
+        blocks[str(notebook.relative_to(ROOT))] = "\n".join(
+            "".join(c["source"]) for c in cells if c["cell_type"] == "code"
+        )
+    found: dict[str, str] = {}
+    for page, code in blocks.items():
+        for module in re.findall(r"^[ \t]*(?:from|import)[ \t]+([A-Za-z_]\w*)", code, re.M):
+            if module not in sys.stdlib_module_names and module not in {"metaeval", "metaeval_cli"}:
+                found.setdefault(module, page)
+    return found
+
+
+def test_the_docs_extra_installs_what_the_executed_pages_import():
+    """The site is built in a venv of the ``docs`` extra alone (``.ci/run``, the
+    contributing guide): every module an executed page imports comes from it. (Before,
+    the build failed on Inspect's page with the docs extra alone; CI hid it by installing
+    the test extra first.)"""
+    from importlib.metadata import packages_distributions
+
+    closure = docs_extra_closure()
+    imports = executed_imports()
+    assert {"inspect_ai", "pandas", "numpy"} <= set(imports)  # the scan finds the imports
+    providers = packages_distributions()
+    missing = {
+        module: page
+        for module, page in imports.items()
+        if not {re.sub(r"[-_.]+", "-", d).lower() for d in providers.get(module, [module])}
+        & closure
+    }
+    assert not missing, f"the docs extra does not install what these pages import: {missing}"
+
+
+def test_ci_builds_the_docs_in_a_venv_of_the_docs_extra_alone():
+    ci = (ROOT / ".ci" / "run").read_text()
+    install = re.search(r"(\S+)/bin/pip install -e \"\.\[docs\]\"", ci)
+    assert install, "the docs extra is installed in .ci/run"
+    venv = install.group(1)
+    assert f"python3 -m venv {venv}" in ci and "[test" not in ci.split(f"python3 -m venv {venv}")[1]
+    assert f"{venv}/bin/sphinx-build" in ci

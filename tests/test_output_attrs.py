@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from _helpers import helm_suite
 
 import metaeval
 from metaeval import io as mio
@@ -57,6 +58,7 @@ NOT_TABLES = {
     "to_latex": "a string", "to_html": "a string", "escape": "a string",
     "escape_latex": "a string", "style": "a pandas Styler of a table checked here",
     "cliques": "a list of cliques",
+    "recorded_design": "the replicate design a table records, a string or None",
     "effect_sizes": "a Dataset of effects and a dict of DataArrays (effects() tabulates them)",
 }  # fmt: skip
 
@@ -185,7 +187,7 @@ def _cases(scores: pd.DataFrame, effects: pd.DataFrame, tmp: Path) -> dict[str, 
         "read_pyterrier": lambda: mio.read_pyterrier(tmp / "pt.csv", task="robust"),
         "read_ranger": lambda: mio.read_ranger(_ranger(tmp), metric="accuracy"),
         "read_lm_eval": lambda: mio.read_lm_eval([_lm_eval(tmp)]),
-        "read_helm": lambda: mio.read_helm(FIXTURES / "helm" / "suite"),
+        "read_helm": lambda: mio.read_helm(helm_suite(tmp / "helm")),
         "read_lighteval": lambda: mio.read_lighteval(FIXTURES / "lighteval" / "details"),
         "read_inspect": lambda: mio.read_inspect(_inspect(tmp)),
         "from_ranx": lambda: mio.from_ranx(mio.to_ranx({"q1": {"d1": 1}}, "qrels")),

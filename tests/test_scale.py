@@ -290,6 +290,17 @@ def test_validate_converts_integer_ids_lazily(client, rng):
                                   scores.meta.effects("ctrl"))  # fmt: skip
 
 
+def test_validate_of_a_table_without_rows_is_the_in_memory_error(client, rng):
+    """Every partition empty: "no rows", as validate_scores says in memory (issue 39,
+    item 29), where the partitions' checks alone found nothing wrong."""
+    empty = make_scores(rng).iloc[:0]
+    ref = pytest.raises(SchemaError, metaeval.validate_scores, empty).value
+    for table in (dd.from_pandas(empty, npartitions=1), dd.from_map(lambda c: c, [empty] * 3)):
+        with pytest.raises(SchemaError) as got:
+            table.meta.validate()
+        assert str(got.value) == str(ref)
+
+
 def _die(chunk: pd.DataFrame) -> pd.DataFrame:
     import os
 

@@ -13,6 +13,7 @@ numbers and p-values become text in tables, figures, running text and the comman
 from __future__ import annotations
 
 import inspect
+import re
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,9 +28,11 @@ __all__ = [
     "PairwiseValue", "PosthocMethod", "PoolModel", "POOL_MODELS", "Tau2CI", "TAU2_CIS", "MeansCI", "MEANS_CIS",
     "ReplicateDesign", "REPLICATE_DESIGNS", "TauPrior", "TAU_PRIORS", "PlanTest", "PLAN_TESTS", "LmEvalReplicates", "LM_EVAL_REPLICATES",
     "EFFECT_TYPES", "POOL_METHODS", "CI_METHODS", "COMPARE_TESTS", "ALTERNATIVES",
-    "ADJUSTMENTS", "CORRELATIONS", "STATISTICS", "AGGREGATIONS",
+    "ADJUSTMENTS", "CORRELATIONS", "STATISTICS", "AGGREGATIONS", "AdjustFamily",
+    "ADJUST_FAMILIES", "ADJUST_FAMILY_KEYS",
     "EffectScale", "EFFECT_SCALES", "effect_scale", "format_number", "format_p", "format_cell",
     "is_p_column", "counts_as_int", "COUNT_COLUMNS", "MINUS", "SIGNS", "TextTarget",
+    "escape_markdown",
     "literal_signature", "RENAMED", "renamed",
     "DEFAULT_EFFECT", "DEFAULT_POOL_METHOD", "DEFAULT_CI", "resolve_ci", "RANGER",
     "POOLED_FIRST", "EFFECTS_FIRST", "COMPARE_FIRST", "answer_first",
@@ -46,10 +49,12 @@ CompareTest = Literal[
     "t", "wilcoxon", "sign", "randomization", "bootstrap", "mcnemar", "mcnemar_midp"
 ]  # fmt: skip
 """``test=`` of :func:`metaeval.compare`."""
-MeansCI = Literal["t", "wilson", "clopper_pearson"]
+MeansCI = Literal["t", "anova", "wilson", "clopper_pearson"]
+"""``ci=`` of :func:`metaeval.means`: t intervals from each system's own standard error,
+from the two-way ANOVA's residual (Sakai's display for comparing systems), or binomial
+intervals for 0/1 scores."""
 #: How repeated runs (a ``replicate`` column) relate to the tasks (:func:`metaeval.effects`).
 ReplicateDesign = Literal["crossed", "nested", "epochs"]
-"""``ci=`` of :func:`metaeval.means`: t intervals, or binomial intervals for 0/1 scores."""
 Alternative = Literal["two-sided", "greater", "less"]
 """``alternative=`` of :func:`metaeval.compare`."""
 PlanTest = Literal["t", "anova", "ci"]
@@ -58,6 +63,10 @@ Adjustment = Literal["holm", "bonferroni", "fdr_bh", "maxt"]
 """``adjust=``: multiplicity adjustments as statsmodels' ``multipletests`` names them, and
 ``"maxt"`` (Westfall–Young max-T), which needs the randomization test's resamples: only
 :func:`metaeval.compare` with ``test="randomization"`` takes it."""
+AdjustFamily = Literal["pairs", "tasks", "metrics", "all"]
+"""``family=`` of :func:`metaeval.compare`: the tests adjusted together by ``adjust=`` — the
+(treatment, control) pairs of one task and metric, and with ``"tasks"`` every task of a
+metric, ``"metrics"`` every metric of a task, ``"all"`` every test of the result."""
 Correlation = Literal["pearson", "spearman", "kendall"]
 """``method=`` of the correlation functions."""
 Statistic = Literal["accuracy", "f1", "f1_macro", "mcc", "pearson", "spearman"]
@@ -105,6 +114,7 @@ REPLICATE_DESIGNS: tuple[str, ...] = get_args(ReplicateDesign)
 ALTERNATIVES: tuple[str, ...] = get_args(Alternative)
 PLAN_TESTS: tuple[str, ...] = get_args(PlanTest)
 ADJUSTMENTS: tuple[str, ...] = get_args(Adjustment)
+ADJUST_FAMILIES: tuple[str, ...] = get_args(AdjustFamily)
 CORRELATIONS: tuple[str, ...] = get_args(Correlation)
 STATISTICS: tuple[str, ...] = get_args(Statistic)
 AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
@@ -114,6 +124,11 @@ TAU2_CIS: tuple[str, ...] = get_args(Tau2CI)
 ROBUST_METHODS: tuple[str, ...] = get_args(RobustMethod)
 LM_EVAL_REPLICATES: tuple[str, ...] = get_args(LmEvalReplicates)
 TAU_PRIORS: tuple[str, ...] = get_args(TauPrior)
+
+ADJUST_FAMILY_KEYS: dict[str, tuple[str, ...]] = {
+    "pairs": ("metric", "task"), "tasks": ("metric",), "metrics": ("task",), "all": (),
+}  # fmt: skip
+"""The columns whose values make one family of each ``family=`` (none: one family)."""
 
 DEFAULT_EFFECT: EffectType = "smcrp"
 """The default ``effect=``: standardized by the raw-score SD (the scale of Ranger's
@@ -270,6 +285,26 @@ def format_cell(
             return format_p(v, digits, to=to, missing=missing)
         return format_number(v, digits, to=to, missing=missing, keep_sign=True)
     return str(value)
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#~|$!])|&(?=#?[0-9A-Za-z]+;)")
+
+
+def escape_markdown(text: Any) -> str:
+    r"""``text`` as literal Markdown text: the one escaping of every name metaeval writes
+    into Markdown (the report, the rank report's paragraph, the command's tables).
+
+    The characters that can open or close inline markup in CommonMark and GitHub's
+    Markdown — ``\ ` * _ [ ] < > # ~ | $ !`` and an ``&`` that starts a character
+    reference — get a backslash, and line breaks become spaces, so that a name never
+    becomes a link, an image, HTML, emphasis, code, a table border or math. It renders as
+    the text itself.
+
+    >>> print(escape_markdown("[l](javascript:alert(1)) <img src=x> a_b R&D &lt;"))
+    \[l\](javascript:alert(1)) \<img src=x\> a\_b R&D \&lt;
+    """
+    flat = " ".join(str(text).splitlines())
+    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), flat)
 
 
 COUNT_COLUMNS = ("n", "k", "df", "q_df", "n_systems", "n_queries", "n_metrics")

@@ -174,7 +174,7 @@ def check_no_clash(columns: Iterable[Any], reserved: Iterable[str], *, what: str
     if clash:
         raise SchemaError(
             f"The table has column(s) {clash}, which {what} adds to its result; rename them "
-            f"first (e.g. df.rename(columns={{{clash[0]!r}: {str(clash[0]) + '_'!r}}}))."
+            f"first (e.g. df.rename(columns={{{excerpt(clash[0])}: {excerpt(str(clash[0]) + '_')}}}))."
         )
 
 
@@ -190,7 +190,7 @@ def check_option(name: str, value: Any, valid: Iterable[Any]) -> None:
     valid = list(valid)
     if value not in valid:
         raise OptionError(
-            f"The value for `{name}` must be one of {valid}, but {value!r} was passed."
+            f"The value for `{name}` must be one of {valid}, but {excerpt(value)} was passed."
         )
 
 
@@ -209,7 +209,9 @@ def check_alpha(alpha: Any) -> float:
         or not isinstance(alpha, int | float | np.floating)
         or not 0 < alpha < 1
     ):
-        raise OptionError(f"`alpha` must be a number between 0 and 1, but {alpha!r} was passed.")
+        raise OptionError(
+            f"`alpha` must be a number between 0 and 1, but {excerpt(alpha)} was passed."
+        )
     return float(alpha)
 
 
@@ -227,7 +229,8 @@ def check_resamples(n_resamples: Any, minimum: int = 1) -> int:
         or n_resamples < minimum
     ):
         raise OptionError(
-            f"`n_resamples` must be an integer of at least {minimum}, but {n_resamples!r} was passed."
+            f"`n_resamples` must be an integer of at least {minimum}, but "
+            f"{excerpt(n_resamples)} was passed."
         )
     return int(n_resamples)
 
@@ -250,7 +253,7 @@ def resolve_seed(seed: int | None) -> int:
         return int(np.random.SeedSequence().generate_state(2, np.uint64)[0] % 2**63)
     if not isinstance(seed, int | np.integer) or seed < 0:
         raise OptionError(
-            f"`seed` must be a non-negative integer or None, but {seed!r} was passed."
+            f"`seed` must be a non-negative integer or None, but {excerpt(seed)} was passed."
         )
     return int(seed)
 

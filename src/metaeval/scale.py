@@ -49,6 +49,7 @@ from ._options import (
     DEFAULT_POOL_METHOD,
     MEANS_CIS,
     REPLICATE_DESIGNS,
+    AdjustFamily,
     Adjustment,
     Alternative,
     CIMethod,
@@ -61,6 +62,7 @@ from ._options import (
 from .accessor import with_methods
 from .errors import OptionError, SchemaError, check_alpha, check_option, check_resamples, quote_list
 from .schema import KEY_COLUMNS, SCORE_COLUMNS
+from .schema.lazy import no_rows_error
 
 __all__ = ["DaskMetaAccessor", "install", "register", "validate"]
 
@@ -270,7 +272,7 @@ def _sorted(frame: pd.DataFrame, orders: dict[str, list[str]]) -> pd.DataFrame:
 
 
 def _nothing() -> SchemaError:
-    return SchemaError("The scores table has no rows; there is nothing to analyse.")
+    return no_rows_error([])
 
 
 # ------------------------------------------------------------- the statistics
@@ -596,22 +598,26 @@ class DaskMetaAccessor:
         exact: bool = False,
         seed: int | None = None,
         adjust: Adjustment | None = None,
+        family: AdjustFamily = "pairs",
         alpha: float = 0.05,
         cluster: str | None = None,
     ) -> pd.DataFrame:
         """:func:`metaeval.compare` of the whole table: the same p-values, resampled ones too
         (each task's random numbers depend on the seed and the task's name only)."""
         from .errors import resolve_seed
-        from .paired.significance import compare, compare_options
+        from .paired.significance import adjust_family, compare, compare_options
 
         if test == "bootstrap" or (test == "randomization" and not exact):
             seed = resolve_seed(seed)
+        # one task at a time: families across tasks are adjusted on the whole result
         kwargs = dict(control=control, treatment=treatment, test=test, alternative=alternative,
-                      n_resamples=n_resamples, exact=exact, seed=seed, adjust=adjust,
-                      alpha=alpha, progress=False, cluster=cluster)  # fmt: skip
-        compare_options(test, alternative, adjust, alpha, n_resamples, exact)
-        return _per_task(self._obj, compare, kwargs, pairs=("treatment", "control"),
-                         control=control, treatment=treatment)  # fmt: skip
+                      n_resamples=n_resamples, exact=exact, seed=seed,
+                      adjust=adjust if adjust == "maxt" else None, alpha=alpha,
+                      progress=False, cluster=cluster)  # fmt: skip
+        compare_options(test, alternative, adjust, alpha, n_resamples, exact, family)
+        frame = _per_task(self._obj, compare, kwargs, pairs=("treatment", "control"),
+                          control=control, treatment=treatment)  # fmt: skip
+        return adjust_family(frame, adjust, family)
 
     def _anova(self) -> pd.DataFrame:
         """:func:`metaeval.anova` of the whole table."""
@@ -661,18 +667,19 @@ SHOWN_PARTITIONS = 5
 """Partitions whose problems the message of :func:`validate` spells out."""
 
 
-def _problems(part: pd.DataFrame, number: int) -> tuple[list[str], pd.DataFrame] | None:
-    """The in-memory validation of one partition: its report's lines and failure cases."""
+def _problems(part: pd.DataFrame, number: int) -> tuple[int, tuple[list[str], pd.DataFrame] | None]:
+    """The in-memory validation of one partition: its number of rows, and its report's
+    lines and failure cases (None when it has none)."""
     from .schema import validate_scores
 
     if part.empty:
-        return None
+        return 0, None
     try:
         validate_scores(part)
     except SchemaError as err:
         lines = [f"- partition {number}: {line[2:]}" for line in str(err).splitlines()[1:]]
-        return lines, err.failure_cases.assign(partition=number)
-    return None
+        return len(part), (lines, err.failure_cases.assign(partition=number))
+    return len(part), None
 
 
 def _key_hashes(part: pd.DataFrame) -> pd.Series:
@@ -743,8 +750,10 @@ def validate(ddf: Any) -> Any:
     if ddf.columns.duplicated().any():
         dup = list(ddf.columns[ddf.columns.duplicated()])
         raise SchemaError(f"The scores table has duplicated column names {dup}; rename them.")
-    found = dask.compute(*[dask.delayed(_problems)(p, i) for i, p in enumerate(ddf.to_delayed())])
-    found = [f for f in found if f is not None]
+    checked = dask.compute(*[dask.delayed(_problems)(p, i) for i, p in enumerate(ddf.to_delayed())])
+    if not sum(rows for rows, _ in checked):  # as in memory: a table without rows is an error
+        raise no_rows_error([])
+    found = [f for _, f in checked if f is not None]
     lines = [line for f in found[:SHOWN_PARTITIONS] for line in f[0]]
     if len(found) > SHOWN_PARTITIONS:
         lines.append(f"- ... and problems in {len(found) - SHOWN_PARTITIONS} more partition(s); "

@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     from ._console import Output
 
 __all__ = [
-    "UsageError", "execute", "check_outputs", "output", "finish", "is_jsonl", "shown_paths",
-    "means_wide",
+    "UsageError", "execute", "check_outputs", "check_names", "check_column", "advise", "output",
+    "finish",
+    "is_jsonl", "shown_paths", "means_wide",
 ]  # fmt: skip
 
 
@@ -120,6 +121,41 @@ def check_outputs(
                 f"--tables {tables}: cannot tell the format from its suffix; use one of "
                 f"{sorted(FORMAT_BY_SUFFIX)} or pass --format."
             )
+
+
+def advise(text: str) -> None:
+    """A ``metaeval: warning:`` line of the command's own (not a library warning)."""
+    print("metaeval: warning: " + text.replace("\n", "\n  "), file=sys.stderr)
+
+
+def check_names(option: str, names: Any, found: Any, source: str, what: str = "system") -> None:
+    """Refuse the names given to ``option`` (``--control``, ``--treatment``, ...) that the
+    input does not have: a :class:`UsageError` (exit 2) naming the option and the names the
+    input has, in every command alike, before any work."""
+    from metaeval.errors import excerpt, quote_list
+
+    given = [names] if isinstance(names, str) else list(names or [])
+    known = list(found)
+    have = {str(n) for n in known}
+    unknown = [n for n in given if str(n) not in have]
+    if unknown:
+        shown = excerpt(unknown[0]) if len(unknown) == 1 else quote_list(unknown)
+        verb = "is not a" if len(unknown) == 1 else "are not"
+        raise UsageError(
+            f"{option} {shown} {verb} {what}{'' if len(unknown) == 1 else 's'} of {source}; "
+            f"it has {quote_list(known)}."
+        )
+
+
+def check_column(option: str, column: str | None, columns: Any, source: str) -> None:
+    """Refuse an ``option`` naming a column (``--cluster``, ``--by``) that the input lacks."""
+    if column is not None and column not in set(columns):
+        from metaeval.errors import excerpt, quote_list
+
+        raise UsageError(
+            f"{option} {excerpt(column)} is not a column of {source}; it has "
+            f"{quote_list(list(columns))}."
+        )
 
 
 def output(args: argparse.Namespace) -> Output:

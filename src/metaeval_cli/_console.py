@@ -73,10 +73,11 @@ def _delimited(tables: Sequence[Table], notes: Sequence[str], sep: str) -> str:
 
 
 def _markdown(tables: Sequence[Table], notes: Sequence[str], digits: int) -> str:
-    def cell(text: str) -> str:  # one line, and a pipe is not a column border
-        return " ".join(str(text).splitlines()).replace("|", "\\|")
+    """Markdown tables, every name and note through the one Markdown escaping (one line,
+    a pipe no column border, no link, HTML or emphasis)."""
+    from metaeval._options import escape_markdown as cell
 
-    parts = [f"{note}\n" for note in notes]
+    parts = [f"{cell(note)}\n" for note in notes]
     for table in tables:
         head = [cell(str(c)) for c in table.frame.columns]
         align = ["---:" if n else ":---" for n in _numeric(table.frame)]
@@ -144,10 +145,10 @@ class Output:
             self.console().print(text, markup=False)
         else:
             prefix = {"markdown": "", "latex": "% "}.get(self.mode, "# ")
-            if self.mode == "latex":
+            if self.mode in ("latex", "markdown"):
                 from metaeval.report import escape
 
-                text = escape(text, "latex")
+                text = escape(text, self.mode)
             self.stream.write(f"{prefix}{' '.join(str(text).splitlines())}\n")
 
     def table(self, title: str, frame: pd.DataFrame) -> None:
@@ -158,17 +159,40 @@ class Output:
             self.stream.write(text if self.mode != "latex" else text + "\n")
             self.stream.flush()
             return
-        from rich import box
-        from rich.table import Table as RichTable
+        self._rich(table)
 
-        rich_table = RichTable(title=title, title_justify="left", box=box.SIMPLE_HEAD,
+    def _rich(self, table: Table) -> None:
+        """``table`` for the terminal. Every cell, header and title is rich ``Text`` (never
+        markup: a name such as ``[red]x`` prints as it is). No character is cut: a table
+        wider than the terminal folds its text columns (a long name continues on the next
+        line of its cell) and keeps numbers whole; if even that does not fit, it is printed
+        at the width it needs (the terminal wraps the lines) rather than cropped."""
+        from rich import box
+        from rich.cells import cell_len
+        from rich.table import Table as RichTable
+        from rich.text import Text
+
+        rows = _cells(table.frame, self.digits)
+        heads = [str(c) for c in table.frame.columns]
+        rich_table = RichTable(title=Text(table.title), title_justify="left", box=box.SIMPLE_HEAD,
                                title_style="bold", show_edge=False, pad_edge=False)  # fmt: skip
-        for column, numeric in zip(table.frame.columns, _numeric(table.frame), strict=True):
-            rich_table.add_column(str(column), justify="right" if numeric else "left")
-        for row in _cells(table.frame, self.digits):
-            rich_table.add_row(*row)
-        self.console().print(rich_table)
-        self.console().print()
+        need = 3 * (len(heads) - 1)  # a column's padding and the space between columns
+        for i, (head, numeric) in enumerate(zip(heads, _numeric(table.frame), strict=True)):
+            widest = max([cell_len(head), *(cell_len(r[i]) for r in rows)])
+            least = widest if numeric else min(widest, 12)  # numbers whole, names may fold
+            need += least
+            rich_table.add_column(Text(head), justify="right" if numeric else "left",
+                                  overflow="fold", no_wrap=numeric, min_width=least)  # fmt: skip
+        for row in rows:
+            rich_table.add_row(*(Text(cell) for cell in row))
+        console = self.console()
+        width = console.width
+        console.width = max(width, need)  # never crop: wider than the terminal if need be
+        try:
+            console.print(rich_table)
+        finally:
+            console.width = width
+        console.print()
 
     def write(self, path: str, fmt: str | None = None) -> str:
         """Write every table so far to ``path`` in ``fmt`` (default: by its suffix)."""

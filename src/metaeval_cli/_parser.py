@@ -19,7 +19,7 @@ __all__ = [
     "EFFECT_TYPES", "DEFAULTS", "RANGER", "Formatter", "Once", "Merge", "probability", "share",
     "positive", "seed_value", "mapping", "output_options", "column_options", "model_options",
     "resolve_model", "INPUT_FORMATS", "LM_EVAL_REPLICATES", "REPLICATE_DESIGNS", "ALTERNATIVES",
-    "PLAN_TESTS",
+    "PLAN_TESTS", "ADJUST_FAMILIES", "FAMILY_WORDS", "family_option",
 ]  # fmt: skip
 
 PRINT_MODES = ("pretty", "raw")
@@ -27,6 +27,14 @@ FORMATS = ("markdown", "latex", "csv", "tsv")
 # the library's Literal option types (metaeval._options), repeated so that --help imports
 # nothing; tests/cli/test_layout.py checks that they agree
 ADJUSTMENTS = ("holm", "bonferroni", "fdr_bh", "maxt")
+ADJUST_FAMILIES = ("pairs", "tasks", "metrics", "all")
+#: what a family of each --family holds, in the commands' notes and titles
+FAMILY_WORDS = {
+    "pairs": "the pairs of each task and metric",
+    "tasks": "every task of each metric",
+    "metrics": "every metric of each task",
+    "all": "every test",
+}
 COMPARE_TESTS = (
     "t", "wilcoxon", "sign", "randomization", "bootstrap", "mcnemar", "mcnemar_midp",
 )  # fmt: skip
@@ -112,6 +120,18 @@ def positive(text: str) -> int:
 def seed_value(text: str) -> int:
     """An argument type: a seed, an integer >= 0 (``--seed``)."""
     return _integer(text, 0, "is negative; seeds are integers >= 0")
+
+
+def family_option(parser: argparse.ArgumentParser) -> None:
+    """--family: the tests that --adjust adjusts together (compare(family=...))."""
+    parser.add_argument(
+        "--family",
+        choices=ADJUST_FAMILIES,
+        default="pairs",
+        help="with --adjust, the tests adjusted together: pairs (the pairs of one task and "
+        "metric), tasks (every task of a metric: one treatment on six tasks is a family of "
+        "six), metrics (every metric of a task) or all (every test)",
+    )
 
 
 def output_options(parser: argparse.ArgumentParser, *, tables: bool = True) -> None:

@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import UsageError, check_outputs, finish, means_wide, output, shown_paths
+from ._common import (
+    UsageError,
+    advise,
+    check_names,
+    check_outputs,
+    finish,
+    means_wide,
+    output,
+    shown_paths,
+)
 from ._parser import (
     ADJUSTMENTS,
     COMPARE_TESTS,
+    FAMILY_WORDS,
     Formatter,
+    family_option,
     output_options,
     positive,
     probability,
@@ -79,8 +90,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         choices=ADJUSTMENTS,
         help="also print paired t-tests of every pair with p-values adjusted over the "
         "pairs of each metric; with --control, adjust the compact table's p-values over "
-        "the (treatment, control) pairs of each task and metric",
+        "the (treatment, control) pairs of each task and metric (--family: over tasks, "
+        "metrics or every test)",
     )
+    family_option(cmp_)
     cmp_.add_argument("--alpha", type=probability, default=0.05, help="1 - confidence level")
     cmp_.add_argument(
         "--progress",
@@ -123,8 +136,9 @@ def _compare_inputs(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFram
             raise UsageError(f"--names gives {len(systems)} names for {len(args.inputs)} inputs.")
         if len(set(systems)) < len(systems):
             raise UsageError(
-                f"Two inputs would be called {sorted({s for s in systems if systems.count(s) > 1})};"
-                " name the systems with --names."
+                f"Two inputs would be called "
+                f"{quote_list(sorted({s for s in systems if systems.count(s) > 1}))}; name the "
+                "systems with --names."
             )
         scores = read_per_query_csv(dict(zip(systems, args.inputs, strict=True)), task=args.task)
         files = list(args.inputs)
@@ -149,6 +163,9 @@ def run(args: argparse.Namespace) -> int:
     if args.control is None and (args.treatment or args.test != "t"):
         raise UsageError("--treatment and --test choose the compact table against a control; "
                          "add --control NAME.")  # fmt: skip
+    if args.family != "pairs" and not args.adjust:
+        raise UsageError(f"--family {args.family} chooses the tests that --adjust adjusts "
+                         "together; add --adjust (e.g. --adjust holm).")  # fmt: skip
     if args.adjust == "maxt" and (args.control is None or args.test != "randomization"):
         raise UsageError("--adjust maxt (Westfall-Young max-T) adjusts the randomization "
                          "test's p-values of a compact table: add --control NAME and "
@@ -194,20 +211,16 @@ def _compare_compact(scores: pd.DataFrame, aliases: pd.DataFrame, args, seed: in
     import pandas as pd
 
     import metaeval
-    from metaeval.errors import quote_list
 
     from ._console import Output
 
     systems = list(aliases["system"])
-    named = [*args.control, *(args.treatment or [])]
-    unknown = [s for s in named if s not in systems]
-    if unknown:
-        raise UsageError(f"System(s) {quote_list(unknown)} are not in the input; it has "
-                         f"{quote_list(systems)}.")  # fmt: skip
+    check_names("--control", args.control, systems, "the input")
+    check_names("--treatment", args.treatment, systems, "the input")
     treatments = args.treatment or [s for s in systems if s not in args.control]
     result = metaeval.compare(scores, control=list(args.control), treatment=list(treatments),
                               test=args.test, n_resamples=args.n_resamples, seed=seed,
-                              adjust=args.adjust, alpha=args.alpha,
+                              adjust=args.adjust, family=args.family, alpha=args.alpha,
                               progress=args.progress)  # fmt: skip
     from metaeval._options import format_number
 
@@ -215,8 +228,8 @@ def _compare_compact(scores: pd.DataFrame, aliases: pd.DataFrame, args, seed: in
     level = f"{format_number(100 * (1 - args.alpha))}%"
     multi = scores["task"].nunique() > 1
     several = len(args.control) > 1
-    out.note(f"test: {args.test}" + (f", p adjusted by {args.adjust} over the pairs of each "
-             "task and metric" if args.adjust else "") + f"; {level} intervals of the mean "
+    out.note(f"test: {args.test}" + (f", p adjusted by {args.adjust} over "
+             f"{FAMILY_WORDS[args.family]}" if args.adjust else "") + f"; {level} intervals of the mean "
              "difference (t)" + (f"; seed: {seed} (repeat with --seed {seed}), resamples: "
              f"{args.n_resamples:,}" if args.test in ("randomization", "bootstrap") else ""))  # fmt: skip
     columns = ["task", "treatment", "control", "n", "mean_control", "mean_treatment", "diff",
@@ -250,6 +263,8 @@ def _compare_two(scores, systems, args, seed, level, out: Output) -> None:
     import pandas as pd
 
     import metaeval
+    from metaeval._options import ADJUST_FAMILY_KEYS
+    from metaeval.paired.multiplicity import adjust_in_table
 
     a, b = systems
     multi = scores["task"].nunique() > 1
@@ -264,9 +279,15 @@ def _compare_two(scores, systems, args, seed, level, out: Output) -> None:
                           "mean_diff": t["diff"], "var_diff": t["variance"] * t["n"],
                           "effect_size": t["effect_size"], "t": t["statistic"],
                           "p_value": t["p_value"], f"moe_{level}": t["moe"]})  # fmt: skip
-    if args.adjust:
-        out.note(f"--adjust {args.adjust}: with two systems each metric has one comparison, "
-                 "so adjusted p-values equal the p-values; none are printed.")  # fmt: skip
+    if args.adjust and args.family == "pairs":
+        advise(f"--adjust {args.adjust}: with two systems each task and metric has one "
+               "comparison, so adjusted p-values would equal the p-values; none are printed. "
+               "--family tasks, metrics or all adjusts across tasks, metrics or every test.")  # fmt: skip
+    elif args.adjust:
+        at = table.columns.get_loc("p_value") + 1
+        table.insert(at, "p_adjusted", adjust_in_table(t, list(ADJUST_FAMILY_KEYS[args.family]),
+                                                       args.adjust))  # fmt: skip
+        out.note(f"p adjusted by {args.adjust} over {FAMILY_WORDS[args.family]}")
     out.table(f"Paired t-test: {a} - {b}", _by_task(table, multi))
     tests = t[key]
     for test in ("bootstrap", "randomization"):
@@ -300,9 +321,16 @@ def _compare_many(scores, systems, args, seed, level, out: Output) -> None:
     import pandas as pd
 
     import metaeval
+    from metaeval._options import ADJUST_FAMILY_KEYS
     from metaeval.paired.multiplicity import adjust_in_table
 
+    # each system's own interval, and beside it the margin from the ANOVA's residual
+    # variance V_E that elinor prints for comparing the systems (Sakai 2018)
     means = metaeval.means(scores, alpha=args.alpha)
+    keys = ["task", "metric", "system"]
+    residual = metaeval.means(scores, ci="anova", alpha=args.alpha)
+    means = means.merge(residual[[*keys, "moe"]].rename(columns={"moe": "anova_moe"}), on=keys,
+                        how="left", validate="one_to_one")  # fmt: skip
     anova = metaeval.anova(scores)
     tukey = metaeval.tukey(scores, alpha=args.alpha)
     random = metaeval.tukey(scores, randomized=True, n_resamples=args.n_resamples, seed=seed,
@@ -312,7 +340,7 @@ def _compare_many(scores, systems, args, seed, level, out: Output) -> None:
         order = {s: i for i, s in enumerate(systems)}
         t = metaeval.compare(scores, control=None, test="t", alpha=args.alpha)
         t = t[t["treatment"].map(order) < t["control"].map(order)].reset_index(drop=True)
-        t["p_adjusted"] = adjust_in_table(t, ["metric", "task"], args.adjust)
+        t["p_adjusted"] = adjust_in_table(t, list(ADJUST_FAMILY_KEYS[args.family]), args.adjust)
         pairwise = t
     multi = scores["task"].nunique() > 1
     for (task, metric), _ in scores.groupby(["task", "metric"], sort=False, observed=True):
@@ -323,8 +351,9 @@ def _compare_many(scores, systems, args, seed, level, out: Output) -> None:
             .reindex([s for s in systems if s in set(m["system"])])
             .reset_index()
         )
-        out.table(f"Means and {level} margins of error: {where}",
-                  m[["system", "n", "mean", "moe", "ci_low", "ci_high"]])  # fmt: skip
+        out.table(f"Means and {level} margins of error (moe: each system's own; anova_moe: "
+                  f"from the ANOVA residual V_E, for comparing systems): {where}",
+                  m[["system", "n", "mean", "se", "moe", "ci_low", "ci_high", "anova_moe"]])  # fmt: skip
         a = anova[(anova["task"] == task) & (anova["metric"] == metric)]
         out.table(f"Two-way ANOVA (systems x queries): {where}",
                   a[["source", "ss", "df", "ms", "f", "p_value"]].astype({"df": int}))  # fmt: skip
@@ -341,4 +370,5 @@ def _compare_many(scores, systems, args, seed, level, out: Output) -> None:
                                "mean_diff": pw["diff"], "effect_size": pw["effect_size"],
                                "t": pw["statistic"], "p_value": pw["p_value"],
                                "p_adjusted": pw["p_adjusted"], f"moe_{level}": pw["moe"]})  # fmt: skip
-            out.table(f"Paired t-tests, p adjusted by {args.adjust} over the pairs: {where}", pw)
+            over = "the pairs" if args.family == "pairs" else FAMILY_WORDS[args.family]
+            out.table(f"Paired t-tests, p adjusted by {args.adjust} over {over}: {where}", pw)

@@ -7,7 +7,15 @@ import re
 import sys
 from contextlib import contextmanager
 
-from ._common import UsageError, check_outputs, finish, output
+from ._common import (
+    UsageError,
+    advise,
+    check_column,
+    check_names,
+    check_outputs,
+    finish,
+    output,
+)
 from ._parser import (
     INPUT_FORMATS,
     LM_EVAL_REPLICATES,
@@ -36,6 +44,7 @@ __all__ = [
     "add_parser",
     "add_input_options",
     "read_inputs",
+    "inputs_text",
     "run",
     "FOREST_PANELS",
     "FOREST_TASKS",
@@ -64,6 +73,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "  metaeval meta lm-eval-output/ --control llama --primary --latest   # lm-eval logs\n"
         "  metaeval meta runs/ --control llama --replicates folders   # runs/<seed>/<model>/\n"
         "  metaeval meta inspect-logs/ --control openai/gpt-4o --metadata passage\n"
+        "  metaeval meta inspect-logs/ --control openai/gpt-4o --primary   # a metric per task\n"
+        "  metaeval meta plain.eval cot.eval --control openai/gpt-4o:plain "
+        "--system-name '{model}:{task_args[prompt]}'\n"
         "  metaeval meta benchmark_output/runs/v1/ --control openai/gpt2   # HELM\n"
         "  metaeval meta output/details/ --control org/small   # lighteval",
     )
@@ -74,12 +86,18 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="how a 'replicate' column's runs relate to the tasks: 'crossed' (one seed or "
         "checkpoint evaluated on every task: its shift is shared and is added to the "
         "summary's variance), 'nested' (runs drawn per task) or 'epochs' (repeated answers to "
-        "the same item: the item's mean is the unit); default: 'crossed' when every task has "
-        "the same replicate ids, else 'nested'",
+        "the same item: the item's mean is the unit); default: the design the scores record "
+        "(a 'replicate_design' column, Inspect's epochs), else a guess said in a warning: "
+        "'crossed' when every task has the same replicate ids, else 'nested'",
     )
     meta.add_argument("--control", required=True, action=Once, help="the control system")
     meta.add_argument("--treatment", nargs="+", help="default: every other system")
-    meta.add_argument("--metric", nargs="+", help="only these metrics")
+    meta.add_argument(
+        "--metric",
+        nargs="+",
+        help="only these metrics (of an lm-eval folder only these are read, so metrics "
+        "without a per-sample number, such as bleu, are not warned about)",
+    )
     model_options(meta)
     meta.add_argument("--alpha", type=probability, default=0.05, help="1 - confidence level")
     meta.add_argument("--by", metavar="COLUMN", help="subgroups: a task-level column")
@@ -104,8 +122,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     meta.add_argument(
         "--transpose",
-        action="store_true",
-        help="--latex: systems as columns and tasks as rows (for many tasks)",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="--latex: systems as columns and tasks as rows (--no-transpose: systems as "
+        "rows); default: the orientation with fewer columns of cells, so that one treatment "
+        "over many tasks is a column, not a row shrunk to the line",
     )
     meta.add_argument(
         "--fit",
@@ -126,7 +147,9 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         help="scores files, folders of them or quoted glob patterns, concatenated (a key in "
         "two files is an error); folders of Parquet files are read with dask when it is "
-        "installed (pip install 'metaeval[dask]'), in parallel and a partition at a time",
+        "installed (pip install 'metaeval[dask]'), in parallel and a partition at a time; "
+        "or harness logs: folders, or files (Inspect .eval/.json logs, lighteval details, "
+        "HELM per_instance_stats.json), recognised by their files",
     )
     column_options(parser)
     parser.add_argument(
@@ -136,11 +159,13 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
         type=mapping,
         action=Merge,
         metavar="TASK=METRIC,...",
-        help="lm-eval output folders: one metric per task, named 'primary', so tasks pool "
-        "together; alone, the common tasks' primary metrics (arc_challenge acc_norm, gsm8k "
-        "exact_match,strict-match, ...); TASK=METRIC pairs (repeatable; metric names may "
-        "hold commas: gsm8k=exact_match,flexible-extract) override the tasks they name, the "
-        "others keep their defaults; the metric of each task is printed",
+        help="lm-eval output folders and Inspect logs: one metric per task, named 'primary', "
+        "so tasks pool together; alone, the common lm-eval tasks' primary metrics "
+        "(arc_challenge acc_norm, gsm8k exact_match,strict-match, ...) or each Inspect task's "
+        "headline metric (its first scorer); TASK=METRIC pairs (repeatable; metric names may "
+        "hold commas: gsm8k=exact_match,flexible-extract; Inspect: TASK=SCORER[/KEY]) "
+        "override the tasks they name, the others keep their defaults; the metric of each "
+        "task is printed",
     )
     parser.add_argument(
         "--latest",
@@ -183,6 +208,14 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
         help="Inspect logs: read only these scorers (default: every scorer)",
     )
     parser.add_argument(
+        "--system-name",
+        metavar="FORMAT",
+        help="Inspect logs: name each log's system by a format of its model, task, "
+        "task_args, model_args, solver, solver_args, tags and metadata, e.g. "
+        "'{model}:{task_args[prompt]}' to compare two prompts (or '{model}:{solver}' two "
+        "solvers) on one model (default: '{model}')",
+    )
+    parser.add_argument(
         "--measures",
         nargs="+",
         default=["nDCG@10", "Judged@10"],
@@ -215,11 +248,6 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
 FOREST_PANELS = 6
 FOREST_TASKS = 60
 LATEX_COLUMNS = 8
-
-
-def _advise(text: str) -> None:
-    """A ``metaeval: warning:`` line of the command's own (not a library warning)."""
-    print("metaeval: warning: " + text.replace("\n", "\n  "), file=sys.stderr)
 
 
 def read_inputs(args: argparse.Namespace, *, lazy: bool = True) -> pd.DataFrame:
@@ -261,32 +289,9 @@ def _meta_scores(args: argparse.Namespace, *, lazy: bool = True) -> pd.DataFrame
     if kind == "auto":
         kind = _detect(args.scores)
     _check_format_options(args, kind)
-    if kind != "scores" and (args.columns or args.constant):
-        raise UsageError(f"--columns and --constant are for scores files, not {_LOGS[kind]}.")
-    if kind == "lm_eval":
-        if len(args.scores) > 1:
-            raise UsageError("An lm-eval output folder is read alone; pass one folder.")
-        from metaeval.io import read_lm_eval
-
-        # read_lm_eval names the systems (one per model sub-folder) and refuses mixes
-        return read_lm_eval(path, primary=args.primary or False, latest=args.latest,
-                            replicates=args.replicates)  # fmt: skip
-    source = args.scores[0] if len(args.scores) == 1 else list(args.scores)
-    if kind == "inspect":
-        from metaeval.io import read_inspect
-
-        metadata = args.metadata
-        if args.cluster is not None and args.cluster not in (metadata or []):
-            metadata = [*(metadata or []), args.cluster]  # --cluster names a metadata key
-        return read_inspect(source, metadata=metadata, scorer=args.scorer)
-    if kind == "helm":
-        from metaeval.io import read_helm
-
-        return read_helm(source)
-    if kind == "lighteval":
-        from metaeval.io import read_lighteval
-
-        return read_lighteval(source)
+    scores = _harness_scores(args, kind)
+    if scores is not None:
+        return _harness_keys(scores, args, kind)
     mapping = {"columns": args.columns, "constants": args.constant}
     try:
         if lazy and all(_lazy(text) for text in args.scores):
@@ -302,36 +307,169 @@ def _meta_scores(args: argparse.Namespace, *, lazy: bool = True) -> pd.DataFrame
         ) from None
 
 
+def _harness_scores(args: argparse.Namespace, kind: str) -> pd.DataFrame | None:
+    """The scores of harness logs (``kind`` not ``"scores"``), else None."""
+    from pathlib import Path
+
+    from metaeval.errors import SchemaError
+
+    path = Path(args.scores[0])
+    if kind == "lm_eval":
+        if len(args.scores) > 1:
+            raise UsageError("An lm-eval output folder is read alone; pass one folder.")
+        from metaeval.io import read_lm_eval
+
+        # read_lm_eval names the systems (one per model sub-folder) and refuses mixes; it
+        # reads only the --metric metrics (with --primary, --metric names 'primary')
+        metrics = None if args.primary else getattr(args, "metric", None)
+        try:
+            return read_lm_eval(path, primary=args.primary or False, metrics=metrics,
+                                latest=args.latest, replicates=args.replicates)  # fmt: skip
+        except SchemaError as err:  # --metric naming what the logs lack: a usage error
+            if not str(err).startswith("`metrics` (--metric)"):
+                raise
+            raise UsageError(str(err).replace("`metrics` (--metric)", "--metric", 1)) from None
+    source = args.scores[0] if len(args.scores) == 1 else list(args.scores)
+    if kind == "inspect":
+        from metaeval.io import read_inspect
+
+        # --cluster and the columns --columns maps name metadata keys
+        wanted = [args.cluster, *(args.columns or {}).values()]
+        metadata = list(dict.fromkeys([*(args.metadata or []), *(k for k in wanted if k)]))
+        metadata = [k for k in metadata if k not in _TABLE_COLUMNS]
+        return read_inspect(source, metadata=metadata or None, scorer=args.scorer,
+                            primary=args.primary or False,
+                            system_name=args.system_name)  # fmt: skip
+    if kind == "helm":
+        from metaeval.io import read_helm
+
+        # a per_instance_stats.json given as a file stands for its run folder
+        runs = [Path(p).parent if Path(p).is_file() else Path(p) for p in args.scores]
+        return read_helm(runs[0] if len(runs) == 1 else runs)
+    if kind == "lighteval":
+        from metaeval.io import read_lighteval
+
+        return read_lighteval(source)
+    return None
+
+
+_PLURAL = {"task": "tasks", "query": "queries", "system": "systems", "metric": "metrics"}
+#: The columns of every harness reader's table, never sample metadata.
+_TABLE_COLUMNS = ("task", "query", "system", "metric", "value", "replicate")
+
+
+def _harness_keys(scores: pd.DataFrame, args: argparse.Namespace, kind: str) -> pd.DataFrame:
+    """``--columns NAME=COLUMN`` and ``--constant NAME=VALUE`` on the table of harness logs:
+    the key NAME taken from another column of the table (for Inspect logs a sample-metadata
+    key, read for this) or set to VALUE on every row. The key may rename and split, never
+    merge: a new value that gathers two old ones (two metrics of one task, two tasks) is an
+    error naming them."""
+    import pandas as pd
+
+    from metaeval.errors import MetaEvalError
+
+    columns, constants = dict(args.columns or {}), dict(args.constant or {})
+    if not columns and not constants:
+        return scores
+    keys = ("task", "query", "system", "metric")
+    odd = [f"--{o} {n}" for o, given in (("columns", columns), ("constant", constants))
+           for n in given if n not in keys]  # fmt: skip
+    if odd:
+        raise UsageError(
+            f"{', '.join(odd)}: {_LOGS[kind]} hold the scores they logged in 'value'; "
+            f"--columns and --constant set only the keys {', '.join(keys)}."
+        )
+    both = sorted(set(columns) & set(constants))
+    if both:
+        raise UsageError(f"{', '.join(both)}: named by both --columns and --constant; pick one.")
+    absent = [c for c in columns.values() if c not in scores.columns]
+    if absent:
+        raise MetaEvalError(
+            f"--columns names {', '.join(map(repr, absent))}, not a column of the "
+            f"{_LOGS[kind]}, which have {', '.join(map(repr, scores.columns))}."
+        )
+    new = scores.assign(
+        **{name: scores[column].astype(str) for name, column in columns.items()},
+        **{name: str(value) for name, value in constants.items()},
+    )  # the columns mapped stay too, as the metadata columns they are
+    option = {**{n: f"--columns {n}={c}" for n, c in columns.items()},
+              **{n: f"--constant {n}={v}" for n, v in constants.items()}}  # fmt: skip
+    for name in (k for k in keys if k in option):  # merges: a new value over several old ones
+        others = [k for k in keys if k not in (name, "query") and k in new.columns]
+        old = scores[name].astype(str)
+        count = old.groupby([new[k] for k in [*others, name]], observed=True).nunique()
+        if (count > 1).any():
+            where = count[count > 1].index[0]
+            where = where if isinstance(where, tuple) else (where,)
+            place = dict(zip([*others, name], where, strict=True))
+            gathered = sorted(old[(new[list(place)] == pd.Series(place)).all(axis=1)].unique())
+            context = ", ".join(f"{k} {v!r}" for k, v in place.items() if k != name)
+            raise MetaEvalError(
+                f"{option[name]} gives the {_PLURAL[name]} {', '.join(gathered)} ({context}) "
+                f"the one {name} {place[name]!r}, which would merge them; "
+                + (
+                    "choose one metric per task with --primary (or read one scorer with --scorer)."
+                    if name == "metric"
+                    else f"map {name} to a column that tells them apart."
+                )
+            )
+    return new
+
+
 _LOGS = {"lm_eval": "lm-eval logs", "inspect": "Inspect logs", "helm": "HELM runs",
          "lighteval": "lighteval details", "scores": "scores files"}  # fmt: skip
 #: The options that only one reader takes: (options, the --input-format they need).
-_OWN_OPTIONS = ((("primary", "latest", "replicates"), "lm_eval"),
-                (("metadata", "scorer"), "inspect"))  # fmt: skip
+_OWN_OPTIONS = ((("latest", "replicates"), ("lm_eval",)), (("primary",), ("lm_eval", "inspect")),
+                (("metadata", "scorer", "system_name"), ("inspect",)))  # fmt: skip
 
 
 def _check_format_options(args: argparse.Namespace, kind: str) -> None:
     """A UsageError for an option of another reader than the one ``kind`` names."""
     for names, own in _OWN_OPTIONS:
-        given = [f"--{n}" for n in names if getattr(args, n)]
-        if given and kind != own:
-            place = "an lm-eval output folder" if own == "lm_eval" else _LOGS[own]
+        given = [f"--{n.replace('_', '-')}" for n in names if getattr(args, n)]
+        if given and kind not in own:
+            place = " or ".join(
+                "an lm-eval output folder" if o == "lm_eval" else _LOGS[o] for o in own
+            )
             raise UsageError(
-                f"{' and '.join(given)}: only for {place} (--input-format {own}), and "
-                f"{_inputs(args.scores)} was read as {_LOGS[kind]}."
+                f"{' and '.join(given)}: only for {place} (--input-format "
+                f"{' or '.join(own)}), and {inputs_text(args.scores)} was read as {_LOGS[kind]}."
             )
 
 
 def _detect(paths: list[str]) -> str:
-    """The reader of ``paths`` (``--input-format auto``): the harness whose logs one folder
-    (or one Inspect log file) holds, else ``"scores"``; logs of several harnesses in one
-    folder are a UsageError asking for --input-format."""
+    """The reader of ``paths`` (``--input-format auto``): the harness whose logs each folder
+    or file holds, else ``"scores"``; logs of several harnesses in one folder, or inputs of
+    different kinds, are a UsageError asking for --input-format."""
     from pathlib import Path
 
-    if len(paths) != 1:
-        return "scores"
-    path = Path(paths[0])
+    kinds = {text: _detect_one(Path(text)) for text in paths}
+    found = list(dict.fromkeys(kinds.values()))
+    if len(found) > 1:
+        shown = "; ".join(f"{text}: {_LOGS[kind]}" for text, kind in list(kinds.items())[:6])
+        raise UsageError(
+            f"The inputs are of different kinds ({shown}); pass the files of one harness (or "
+            "only scores files) at a time, or name the reader with --input-format."
+        )
+    return found[0]
+
+
+def _detect_one(path: Path) -> str:
+    """The reader of one input: a harness's log file (Inspect's .eval and .json logs,
+    lighteval's details_*.parquet, HELM's per_instance_stats.json) or a folder of logs."""
     if path.is_file():
-        return "inspect" if path.suffix == ".eval" or _inspect_json(path) else "scores"
+        if path.suffix == ".eval" or _inspect_json(path):
+            return "inspect"
+        if path.name.startswith("details_") and path.suffix == ".parquet":
+            return "lighteval"
+        if path.name == "per_instance_stats.json":
+            return "helm"
+        if re.match(r"samples_.+\.jsonl(\.gz)?$", path.name):
+            raise UsageError(
+                f"{path} is an lm-eval sample log; pass the lm-eval output folder that holds "
+                "it (--output_path), which names the systems by their model folders."
+            )
+        return "scores"
     if not path.is_dir():
         return "scores"
     found = [kind for kind, test in (("inspect", _inspect_logs), ("helm", _helm_runs),
@@ -383,8 +521,8 @@ def _lm_eval_models(path: Path) -> bool:
     )
 
 
-def _inputs(paths: list[str]) -> str:
-    """The inputs of a command, in a message."""
+def inputs_text(paths: list[str]) -> str:
+    """The inputs of a command, in a message: the path, or "the N inputs"."""
     return paths[0] if len(paths) == 1 else f"the {len(paths)} inputs"
 
 
@@ -429,8 +567,10 @@ def run(args: argparse.Namespace) -> int:
     from metaeval.errors import quote_list
 
     outputs = {"--plot": args.plot, "--latex": args.latex, "--tables": args.tables}
-    if (args.transpose or not args.fit) and not args.latex:
-        raise UsageError("--transpose and --no-fit shape the --latex table; add --latex FILE.")
+    if (args.transpose is not None or not args.fit) and not args.latex:
+        raise UsageError(
+            "--transpose, --no-transpose and --no-fit shape the --latex table; add --latex FILE."
+        )
     if args.plot_per_treatment and not args.plot:
         raise UsageError("--plot-per-treatment splits the --plot figure; add --plot FILE.")
     check_outputs(args, outputs, list(args.scores))
@@ -441,7 +581,7 @@ def run(args: argparse.Namespace) -> int:
         if Path(args.plot).suffix.lower().lstrip(".") not in kinds:
             raise UsageError(
                 f"--plot {args.plot}: the suffix does not name a figure format; use one of "
-                f"{sorted('.' + k for k in kinds)}."
+                f"{quote_list(sorted('.' + k for k in kinds))}."
             )
     scores = _meta_scores(args)
     lazy = not isinstance(scores, pd.DataFrame)
@@ -460,19 +600,15 @@ def run(args: argparse.Namespace) -> int:
         unknown = [m for m in args.metric if m not in found]
         if unknown:
             raise UsageError(
-                f"--metric {unknown} not in {_inputs(args.scores)}; it has {quote_list(found)}."
+                f"--metric {unknown} not in {inputs_text(args.scores)}; it has {quote_list(found)}."
             )
         scores, survey = scores[scores["metric"].isin(args.metric)], None
         scores = scores if lazy else scores.reset_index(drop=True)
-    for name in [args.control, *(args.treatment or [])]:
-        if name not in systems:
-            raise UsageError(
-                f"System {name!r} is not in {_inputs(args.scores)}; it has {quote_list(systems)}."
-            )
-    if args.by is not None and args.by not in scores.columns:
-        raise UsageError(
-            f"--by {args.by!r} is not a column of {_inputs(args.scores)}; it has {quote_list(list(scores.columns))}."
-        )
+    source = inputs_text(args.scores)
+    check_names("--control", args.control, systems, source)
+    check_names("--treatment", args.treatment, systems, source)
+    check_column("--by", args.by, scores.columns, source)
+    check_column("--cluster", args.cluster, scores.columns, source)
     from metaeval.pooling.analysis import analysis_table
 
     kw = dict(method=args.method, ci=args.ci, alpha=args.alpha)
@@ -521,28 +657,42 @@ def run(args: argparse.Namespace) -> int:
     if args.latex:
         from metaeval.report import to_latex
 
-        latex = to_latex(effects, pooled=pooled, transpose=args.transpose, fit=args.fit)
+        tables = {flip: to_latex(effects, pooled=pooled, transpose=flip, fit=args.fit)
+                  for flip in (False, True)}  # fmt: skip
+        width = {flip: _cell_columns(text) for flip, text in tables.items()}
+        # as asked, else the orientation with fewer columns of cells (a tie: systems as rows)
+        transposed = args.transpose
+        if transposed is None:
+            transposed = width[True] < width[False]
+        latex = tables[transposed]
         Path(args.latex).write_text(_primary_caption(latex, primary), encoding="utf-8")
-        out.note(f"wrote {args.latex}")
-        _check_latex_size(latex, effects, args)
+        shape = "tasks as rows, systems as columns" if transposed else "systems as rows"
+        out.note(f"wrote {args.latex} ({shape})")
+        _check_latex_size(width[transposed], width[not transposed], effects, args)
     finish(out, args)
     return 0
 
 
-def _check_latex_size(latex: str, effects: pd.DataFrame, args) -> None:
-    """Say when the --latex table has more columns of cells than a page can show."""
+def _cell_columns(latex: str) -> int:
+    """The columns of cells of a LaTeX table (its tabular's columns but the labels')."""
     spec = re.search(r"\\begin\{tabular\}\{([a-z|]+)\}", latex)
-    cells = len(spec.group(1).replace("|", "")) - 1 if spec else 0
+    return len(spec.group(1).replace("|", "").lstrip("l")) if spec else 0
+
+
+def _check_latex_size(cells: int, other: int, effects: pd.DataFrame, args) -> None:
+    """Say when the --latex table has more columns of cells (``cells``; ``other`` in the
+    other orientation) than a page can show."""
     if cells <= LATEX_COLUMNS:
         return
     ways = []
-    if not args.transpose and effects["treatment"].nunique() < cells:
-        ways.append("--transpose (tasks as rows, systems as columns)")
+    if other < cells:  # the wider orientation, as the user asked
+        ways.append("--no-transpose (systems as rows)" if args.transpose
+                    else "--transpose (tasks as rows, systems as columns)")  # fmt: skip
     if effects["metric"].nunique() > 1:
         ways.append("--metric NAME (one metric per table)")
     if effects["treatment"].nunique() > 1:
         ways.append("--treatment NAME ... (fewer systems)")
-    _advise(f"--latex {args.latex}: the table has {cells} columns of cells, more than "
+    advise(f"--latex {args.latex}: the table has {cells} columns of cells, more than "
             f"{LATEX_COLUMNS}; fitted to the line its text prints too small to read. Try "
             + ("; ".join(ways) or "fewer tasks") + ".")  # fmt: skip
 
@@ -625,6 +775,6 @@ def _check_forest_size(frame: pd.DataFrame, fig: Any, target: Path, args) -> Non
         ways += ["--plot-per-treatment (one file per treatment)", "--treatment NAME ..."]
     if tasks > FOREST_TASKS:
         ways.append("fewer tasks (select them in the scores)")
-    _advise(f"--plot {target}: {panels} treatment panel(s) x {tasks} tasks ({size}), more than "
+    advise(f"--plot {target}: {panels} treatment panel(s) x {tasks} tasks ({size}), more than "
             f"{FOREST_PANELS} panels or {FOREST_TASKS} tasks a figure can show legibly. Try "
             + "; ".join(ways) + ".")  # fmt: skip

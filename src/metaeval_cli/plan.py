@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import UsageError, check_outputs, finish, output
+from ._common import UsageError, check_column, check_names, check_outputs, finish, output
 from ._parser import (
     ALTERNATIVES,
     PLAN_TESTS,
@@ -120,7 +120,7 @@ def _given(args: argparse.Namespace, names: tuple[str, ...]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``metaeval plan`` on the parsed ``args``; returns the exit code."""
-    from .meta import read_inputs
+    from .meta import inputs_text, read_inputs
 
     check_outputs(args, {"--plot": args.plot, "--tables": args.tables}, list(args.scores))
     misplaced = _given(args, _QUERY_ONLY if args.tasks else _TASK_ONLY)
@@ -128,6 +128,11 @@ def run(args: argparse.Namespace) -> int:
         where = "per-task designs (without --tasks)" if args.tasks else "--tasks"
         raise UsageError(f"{', '.join(misplaced)}: only for {where}.")
     scores = read_inputs(args, lazy=False)
+    source = inputs_text(args.scores)
+    systems = list(dict.fromkeys(scores["system"]))
+    check_names("--control", args.control, systems, source)
+    check_names("--treatment", args.treatment, systems, source)
+    check_column("--cluster", args.cluster, scores.columns, source)
     if args.metric:
         scores = _only_metrics(scores, args.metric, args.scores)
     plan = _tasks_plan(scores, args) if args.tasks else _queries_plan(scores, args)

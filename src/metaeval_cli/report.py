@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import UsageError, check_outputs
+from ._common import UsageError, check_column, check_names, check_outputs
 from ._parser import (
     ADJUSTMENTS,
     COMPARE_TESTS,
     Formatter,
     Once,
+    family_option,
     model_options,
     positive,
     probability,
@@ -46,7 +47,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     rep.add_argument("--metric", nargs="+", help="only these metrics")
     rep.add_argument("--test", choices=COMPARE_TESTS, default="t", help="the paired test")
     rep.add_argument("--adjust", choices=(*ADJUSTMENTS, "none"), default="holm",
-                     help="the correction of the tests (family: one task and metric)")  # fmt: skip
+                     help="the correction of the tests (see --family)")  # fmt: skip
+    family_option(rep)
     model_options(rep)
     rep.add_argument("--alpha", type=probability, default=0.05, help="1 - the intervals' level")
     rep.add_argument("--n-resamples", type=positive, default=1000, metavar="B",
@@ -61,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``metaeval report`` on the parsed ``args``; returns the exit code."""
     from pathlib import Path
 
-    from .meta import read_inputs
+    from .meta import inputs_text, read_inputs
 
     writer = "to_markdown"
     if args.output:
@@ -74,12 +76,16 @@ def run(args: argparse.Namespace) -> int:
         writer = WRITERS[suffix]
     check_outputs(args, {"--output": args.output}, list(args.scores))
     scores = read_inputs(args, lazy=False)
+    source = inputs_text(args.scores)
+    check_names("--control", args.control, list(dict.fromkeys(scores["system"])), source)
+    check_column("--cluster", args.cluster, scores.columns, source)
     from metaeval.report import build_report
 
     control = args.control[0] if args.control and len(args.control) == 1 else args.control
     rep = build_report(
         scores, control, metrics=args.metric, test=args.test,
-        adjust=None if args.adjust == "none" else args.adjust, effect=args.effect,
+        adjust=None if args.adjust == "none" else args.adjust, family=args.family,
+        effect=args.effect,
         method=args.method, ci=args.ci, alpha=args.alpha, n_resamples=args.n_resamples,
         seed=args.seed, cluster=args.cluster,
     )  # fmt: skip

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _helpers import parse_raw
+from scipy import stats
 
 import metaeval
 import metaeval_cli
@@ -146,9 +147,20 @@ def test_compare_three_systems_matches_elinor_and_the_library(capsys, elinor):
                              "--adjust", "holm", "--print-mode", "raw")  # fmt: skip
     assert code == 0, err
     tables = parse_raw(out)
-    means = one(tables, "Means and 95% margins of error: precision@3")
+    means = one(
+        tables,
+        "Means and 95% margins of error (moe: each system's own; anova_moe: "
+        "from the ANOVA residual V_E, for comparing systems): precision@3",
+    )
     assert means["system"].tolist() == ["pred_1", "pred_2", "pred_3"]
-    assert (means["moe"].round(4) == 0.1498).all()  # elinor's README
+    assert (means["anova_moe"].round(4) == 0.1498).all()  # elinor's README
+    # each system's own margin: scipy's t interval of its scores (issue 39, item 9)
+    scores = read_per_query_csv(files)
+    for row in means.itertuples():
+        x = scores.query("metric == 'precision@3' and system == @row.system")["value"]
+        ci = stats.ttest_1samp(x, 0).confidence_interval(0.95)
+        assert row.se == pytest.approx(stats.sem(x), abs=1e-4)  # the table's 4 decimals
+        assert row.moe == pytest.approx((ci.high - ci.low) / 2, abs=1e-4)
     anova = one(tables, "Two-way ANOVA (systems x queries): precision@3").set_index("source")
     assert round(anova.loc["system", "ss"], 4) == 0.3426 and anova.loc["system", "df"] == 2
     assert (
@@ -156,7 +168,6 @@ def test_compare_three_systems_matches_elinor_and_the_library(capsys, elinor):
         and round(anova.loc["system", "p_value"], 4) == 0.0331
     )
 
-    scores = read_per_query_csv(files)
     lib_anova = metaeval.anova(scores).query("metric == 'ap'").set_index("source")
     got = one(tables, "Two-way ANOVA (systems x queries): ap").set_index("source")
     np.testing.assert_array_equal(got["f"].dropna(), lib_anova["f"].dropna())
@@ -446,7 +457,7 @@ def test_meta_on_a_ranger_config(capsys, shared_data):
 def test_meta_usage_errors(capsys, example_file):
     _, path = example_file
     for argv, message in [
-        (["--control", "nope"], "System 'nope' is not in"),
+        (["--control", "nope"], "--control 'nope' is not a system of"),
         (["--control", "naive_bayes", "--metric", "f1"], "--metric ['f1'] not in"),
         (["--control", "naive_bayes", "--by", "nope"], "--by 'nope' is not a column"),
         (["--control", "naive_bayes", "--ranger-metric", "x"], "--ranger-metric is for a Ranger"),
@@ -474,7 +485,7 @@ def test_meta_on_a_folder_of_parquet_files_prints_what_it_prints_for_one_file(
         assert out.replace(str(source), "X") == want.replace(str(path), "X")
         assert "100% Completed" in err  # dask's progress bar, on stderr
     code, _, err = run_cli(capsys, "meta", folder, "--control", "nope")
-    assert code == 2 and "System 'nope' is not in" in err
+    assert code == 2 and "--control 'nope' is not a system of" in err
 
 
 # ---------------------------------------------------------------- data errors
@@ -628,8 +639,10 @@ def test_meta_latex_is_the_python_table_and_fits(capsys, tmp_path):
     write_scores(scores, path)
     effects = scores.meta.effects(control="naive_bayes")
     pooled = effects.meta.pool()
-    for extra, kwargs in (([], {}), (["--transpose"], {"transpose": True}),
-                          (["--no-fit"], {"fit": False})):  # fmt: skip
+    # 4 treatments x (4 tasks + pooled): by default the orientation with fewer columns
+    for extra, kwargs in (([], {"transpose": True}), (["--no-transpose"], {}),
+                          (["--transpose"], {"transpose": True}),
+                          (["--no-fit"], {"fit": False, "transpose": True})):  # fmt: skip
         tex = tmp_path / "t.tex"
         code, _, err = run_cli(capsys, "meta", path, "--control", "naive_bayes", "--latex", tex,
                                *extra)  # fmt: skip
@@ -717,7 +730,8 @@ def test_meta_says_when_a_figure_or_table_is_too_large_to_read(capsys, tmp_path)
     frame = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
     write_scores(frame, tmp_path / "s.parquet")
     code, _, err = run_cli(capsys, "meta", tmp_path / "s.parquet", "--control", "base",
-                           "--plot", tmp_path / "f.png", "--latex", tmp_path / "t.tex")  # fmt: skip
+                           "--plot", tmp_path / "f.png", "--latex", tmp_path / "t.tex",
+                           "--no-transpose")  # fmt: skip
     assert code == 0, err
     assert f"{FOREST_PANELS + 2} treatment panel(s) x {len(tasks)} tasks" in err
     assert "px" in err and "--plot-per-treatment" in err

@@ -86,6 +86,7 @@ CHOICES = [
         ("--ci", _options.CIMethod),
     )
 ] + [("compare", "--test", _options.CompareTest), ("compare", "--adjust", _options.Adjustment),
+       ("compare", "--family", _options.AdjustFamily), ("report", "--family", _options.AdjustFamily),
        ("meta", "--replicates", _options.LmEvalReplicates),
        ("meta", "--replicate-design", _options.ReplicateDesign),
        ("plan", "--test", _options.PlanTest), ("plan", "--alternative", _options.Alternative)]  # fmt: skip

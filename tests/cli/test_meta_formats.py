@@ -11,15 +11,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from _helpers import NARROW_KH, parse_raw
+from _helpers import HELM_SUITE, NARROW_KH, helm_suite, parse_raw
 
 import metaeval
-from metaeval.errors import DegenerateWarning
+from metaeval.errors import DegenerateWarning, MetaEvalWarning
 from metaeval.io import read_helm, read_inspect, read_lighteval
 from metaeval_cli import main
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-HELM = FIXTURES / "helm" / "suite"
 LIGHTEVAL = FIXTURES / "lighteval" / "details"
 PASSAGES = ["p1", "p1", "p2", "p2", "p3", "p3", "p4", "p4"]
 
@@ -111,16 +110,21 @@ def test_one_inspect_json_log_is_recognised(inspect_logs, capsys, tmp_path):
     other = shutil.copy(log, tmp_path / "run.json")
     code, _, err = _run(capsys, other, "--control", "mockllm/model")
     # read by read_inspect: the one model of the log is named, the control is not there
-    assert code == 2 and "is not in" in err and "it has ['mockllm/other']" in err, err
+    assert code == 2 and "is not a system of" in err and "it has ['mockllm/other']" in err, err
 
 
-def test_a_helm_suite(capsys):
-    metric = "exact_match,split=test"
-    code, out, err = _run(capsys, HELM, "--control", "openai/gpt2", "--effect", "md",
+def test_a_helm_suite(capsys, tmp_path):
+    """Runs written by helm-run (two train trials, perturbed instances: issue 39, item 7);
+    of the suite's three scenarios, the one where the two models' prompts differ by
+    instance (the others differ by a constant: zero variance)."""
+    runs = [p.name for p in HELM_SUITE.iterdir() if p.name.startswith("dyck_language")]
+    suite = helm_suite(tmp_path / "v1", runs)
+    metric = "num_prompt_tokens,perturbation=style(suffix=watercolor)"
+    code, out, err = _run(capsys, suite, "--control", "simple/model1", "--effect", "md",
                           "--metric", metric, "--print-mode", "raw")  # fmt: skip
     assert code == 0, err
-    scores = read_helm(HELM)
-    effects = metaeval.effects(scores[scores["metric"] == metric], control="openai/gpt2",
+    scores = read_helm(suite)
+    effects = metaeval.effects(scores[scores["metric"] == metric], control="simple/model1",
                                effect="md")  # fmt: skip
     with pytest.warns(DegenerateWarning, match="k = 1"):  # one task
         pooled = metaeval.pool(effects)
@@ -132,8 +136,10 @@ def test_lighteval_details(capsys):
     code, out, err = _run(capsys, LIGHTEVAL, "--control", "org/small", "--effect", "md",
                           "--print-mode", "raw")  # fmt: skip
     assert code == 0, err
-    pooled = metaeval.pool(metaeval.effects(read_lighteval(LIGHTEVAL), control="org/small",
-                                            effect="md"))  # fmt: skip
+    assert "carry no document id" in err  # the hand-written details: lighteval < 0.11
+    with pytest.warns(MetaEvalWarning, match="carry no document id"):
+        scores = read_lighteval(LIGHTEVAL)
+    pooled = metaeval.pool(metaeval.effects(scores, control="org/small", effect="md"))
     _check(out, pooled)
 
 
@@ -149,8 +155,9 @@ def test_a_folder_of_two_harnesses_asks_for_input_format(inspect_logs, capsys, t
     code, out, err = _run(capsys, mixed, "--control", control, "--input-format",
                           "lighteval", "--effect", "md", "--print-mode", "raw")  # fmt: skip
     assert code == 0, err
-    pooled = metaeval.pool(metaeval.effects(read_lighteval(mixed), control=control,
-                                            effect="md"))  # fmt: skip
+    with pytest.warns(MetaEvalWarning, match="carry no document id"):
+        scores = read_lighteval(mixed)
+    pooled = metaeval.pool(metaeval.effects(scores, control=control, effect="md"))
     _check(out, pooled)
 
 
@@ -158,8 +165,9 @@ def test_options_of_another_reader_are_usage_errors(capsys, tmp_path):
     for option in (["--metadata", "passage"], ["--scorer", "match"]):
         code, _, err = _run(capsys, LIGHTEVAL, "--control", "org/small", *option)
         assert code == 2 and f"{option[0]}: only for Inspect logs" in err, err
+    helm = helm_suite(tmp_path / "v1")
     for option in (["--primary"], ["--latest"], ["--replicates", "folders"]):
-        code, _, err = _run(capsys, HELM, "--control", "openai/gpt2", *option)
+        code, _, err = _run(capsys, helm, "--control", "simple/model1", *option)
         assert code == 2 and "only for an lm-eval output folder" in err, err
         assert "read as HELM runs" in err, err
 
@@ -189,7 +197,7 @@ def test_cluster_reads_the_metadata_key_and_clusters_the_effects(inspect_logs, c
 @NARROW_KH
 def test_replicate_design_reaches_effects(capsys, tmp_path):
     """--replicate-design nested|crossed: the summaries equal the library's with that design;
-    the default is crossed for seeds named alike on every task."""
+    the default is crossed for seeds named alike on every task, a guess the command says."""
     import numpy as np
 
     rng = np.random.default_rng(5)
@@ -206,7 +214,230 @@ def test_replicate_design_reaches_effects(capsys, tmp_path):
         code, out, err = _run(capsys, path, "--control", "old", "--effect", "md",
                               "--print-mode", "raw", *extra)  # fmt: skip
         assert code == 0, err
-        eff = metaeval.effects(scores, control="old", effect="md", replicates=design)
+        assert ("guessed 'crossed'" in err) == (design is None)  # the guess is said
+        eff = metaeval.effects(scores, control="old", effect="md", replicates=design or "crossed")
         _check(out, metaeval.pool(eff))
         summaries[design] = _summaries(out)[("acc", "new")]
     assert summaries[None]["se"] == summaries["crossed"]["se"] != summaries["nested"]["se"]
+
+
+# ------------------------------------------------------------------ issue 39, items 2, 4, 5
+@pytest.fixture(scope="module")
+def scorer_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two models x three tasks that each have their own scorer, written by
+    ``inspect_ai.eval()``: qa (match), quiz (includes) and graded (a dict scorer, grade and
+    points); each sample's metadata has a topic (qa and graded share theirs). Below
+    ``variants/``: one model's qa run twice, with task_args prompt="plain" and "cot"."""
+    pytest.importorskip("inspect_ai")
+    from inspect_ai import Task, eval, task
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput
+    from inspect_ai.scorer import Score, accuracy, includes, match, mean, scorer
+    from inspect_ai.solver import solver
+
+    @solver
+    def fixed(shift: int = 0):
+        async def solve(state, generate):
+            case = (int(state.sample_id) * 5 + shift + len(state.input_text)) % 3
+            target = state.target.text
+            content = {0: f"The answer is {target}", 1: f"{target} maybe", 2: "no idea"}[case]
+            state.output = ModelOutput.from_content(model="mockllm/model", content=content)
+            return state
+
+        return solve
+
+    @scorer(metrics={"grade": [accuracy()], "points": [mean()]}, name="graded")
+    def graded_scorer():
+        async def score(state, target) -> Score:
+            answer = state.output.completion
+            return Score(value={"grade": "C" if answer.endswith(target.text) else "I",
+                                "points": len(answer) / 20})  # fmt: skip
+
+        return score
+
+    topics = {"qa": ["arith", "geo"], "quiz": ["hist", "lit"], "graded": ["arith", "geo"]}
+    scorers = {"qa": match, "quiz": includes, "graded": graded_scorer}
+
+    def make(name: str, shift: int) -> Task:
+        samples = [Sample(input=f"{name} q{i}", target=str(i % 5), id=i,
+                          metadata={"topic": topics[name][i % 2]})
+                   for i in range(1, len(PASSAGES) + 1)]  # fmt: skip
+        return Task(dataset=samples, solver=fixed(shift), scorer=scorers[name](), name=name)
+
+    folder = tmp_path_factory.mktemp("inspect_scorers")
+    for (model, shift), form in zip({"mockllm/model": 0, "mockllm/other": 1}.items(),
+                                    ["eval", "json"], strict=True):  # fmt: skip
+        eval([make(name, shift) for name in scorers], model=model, log_dir=str(folder / "logs"),
+             display="none", log_format=form)  # fmt: skip
+
+    @task
+    def qa(prompt: str = "plain"):
+        return make("qa", 0 if prompt == "plain" else 1)
+
+    eval([qa(prompt="plain"), qa(prompt="cot")], model="mockllm/model",
+         log_dir=str(folder / "variants"), display="none")  # fmt: skip
+    return folder
+
+
+def _logs(folder: Path, *tasks: str) -> list[Path]:
+    """The logs of ``tasks`` in ``folder`` (both formats)."""
+    from inspect_ai.log import read_eval_log
+
+    found = sorted(p for p in folder.iterdir() if p.suffix in (".eval", ".json"))
+    return [p for p in found if read_eval_log(str(p), header_only=True).eval.task in tasks]
+
+
+def _quiet(compute):
+    """``compute()`` with the library's warnings silenced (a reference, computed here)."""
+    import warnings
+
+    from metaeval.errors import MetaEvalWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MetaEvalWarning)
+        return compute()
+
+
+@NARROW_KH
+def test_tasks_with_their_own_scorers_say_why_nothing_pools_and_pool_with_primary(
+    scorer_logs, capsys
+):
+    """Item 2: each task's scorer is its own metric, so every summary has k = 1; the warning
+    names that cause, and --primary keeps Inspect's headline metric of each task."""
+    logs = scorer_logs / "logs"
+    code, out, err = _run(capsys, logs, "--control", "mockllm/model", "--effect", "md",
+                          "--print-mode", "raw")  # fmt: skip
+    assert code == 0, err
+    assert "k = 1" in err and "metric names differ across tasks" in err, err
+    assert "--primary" in err, err
+    code, out, err = _run(capsys, logs, "--control", "mockllm/model", "--effect", "md",
+                          "--primary", "--print-mode", "raw")  # fmt: skip
+    assert code == 0, err
+    scores = read_inspect(logs, primary=True)
+    assert scores.attrs["primary"] == {"graded": "graded/grade", "qa": "match", "quiz": "includes"}
+    pooled = metaeval.pool(metaeval.effects(scores, control="mockllm/model", effect="md"))
+    assert list(pooled["k"]) == [3]
+    _check(out, pooled)
+    assert "graded=graded/grade, qa=match, quiz=includes" in out, out
+    code, out, err = _run(capsys, logs, "--control", "mockllm/model", "--effect", "md",
+                          "--primary", "graded=graded/points", "--print-mode", "raw")  # fmt: skip
+    assert code == 0, err
+    scores = read_inspect(logs, primary={"graded": "graded/points"})
+    _check(out, metaeval.pool(metaeval.effects(scores, control="mockllm/model", effect="md")))
+
+
+@NARROW_KH
+def test_constant_and_columns_apply_to_inspect_logs(scorer_logs, capsys):
+    """Item 2: --constant metric=NAME gives tasks with one scorer each one metric name;
+    --columns task=KEY takes a key from the samples' metadata; neither may merge what
+    differs."""
+    two = _logs(scorer_logs / "logs", "qa", "quiz")  # four files: item 4 too
+    assert len(two) == 4
+    code, out, err = _run(capsys, *two, "--control", "mockllm/model", "--effect", "md",
+                          "--constant", "metric=score", "--print-mode", "raw")  # fmt: skip
+    assert code == 0, err
+    scores = read_inspect(two).assign(metric="score")
+    pooled = metaeval.pool(metaeval.effects(scores, control="mockllm/model", effect="md"))
+    assert list(pooled["k"]) == [2]
+    _check(out, pooled)
+    code, out, err = _run(capsys, *two, "--control", "mockllm/model", "--effect", "md",
+                          "--constant", "metric=score", "--columns", "task=topic",
+                          "--print-mode", "raw")  # fmt: skip
+    assert code == 0, err
+    scores = read_inspect(two, metadata="topic")
+    scores = scores.assign(task=scores["topic"], metric="score").drop(columns="topic")
+    pooled = metaeval.pool(metaeval.effects(scores, control="mockllm/model", effect="md"))
+    assert list(pooled["k"]) == [4]
+    _check(out, pooled)
+    # a constant that gives two metrics of one task one name, or a column that puts two
+    # Inspect tasks into one, is an error naming them
+    code, _, err = _run(capsys, scorer_logs / "logs", "--control", "mockllm/model",
+                        "--constant", "metric=score")  # fmt: skip
+    assert code == 1 and "--constant metric=score" in err, err
+    assert "graded/grade" in err and "graded/points" in err and "--primary" in err, err
+    code, _, err = _run(capsys, scorer_logs / "logs", "--control", "mockllm/model",
+                        "--primary", "--columns", "task=topic")  # fmt: skip
+    assert code == 1 and "--columns task=topic" in err, err
+    assert "'arith'" in err and "graded" in err and "qa" in err, err
+    code, _, err = _run(capsys, *two, "--control", "mockllm/model", "--columns", "value=topic")
+    assert code == 2 and "--columns value" in err, err
+
+
+def test_several_log_files_are_read_by_their_harness(inspect_logs, capsys, tmp_path):
+    """Item 4: log files on the command line are recognised as folders are: Inspect's .eval
+    and .json logs, lighteval's details files, HELM's per_instance_stats.json (its run)."""
+    files = _logs(inspect_logs, "qa")
+    assert sorted(p.suffix for p in files) == [".eval", ".json"]
+    code, out, err = _run(capsys, *files, "--control", "mockllm/model", "--effect", "md",
+                          "--print-mode", "raw")  # fmt: skip
+    assert code == 0, err
+    effects = metaeval.effects(read_inspect(files), control="mockllm/model", effect="md")
+    _check(out, _quiet(lambda: metaeval.pool(effects)))
+    details = sorted(LIGHTEVAL.rglob("details_*.parquet"))
+    code, out, err = _run(capsys, *details, "--control", "small", "--effect", "md",
+                          "--print-mode", "raw")  # fmt: skip
+    assert code == 0, err
+    with pytest.warns(MetaEvalWarning, match="carry no document id"):  # lighteval < 0.11
+        scores = read_lighteval(details)
+    effects = metaeval.effects(scores, control="small", effect="md")
+    _check(out, _quiet(lambda: metaeval.pool(effects)))
+    runs = [p.name for p in HELM_SUITE.iterdir() if p.name.startswith("dyck_language")]
+    stats = sorted(helm_suite(tmp_path / "v1", runs).rglob("per_instance_stats.json"))
+    metric = "num_prompt_tokens,perturbation=style(suffix=watercolor)"
+    code, out, err = _run(capsys, *stats, "--control", "simple/model1", "--effect", "md",
+                          "--metric", metric, "--print-mode", "raw")  # fmt: skip
+    assert code == 0, err
+    scores = read_helm([p.parent for p in stats])
+    effects = metaeval.effects(scores[scores["metric"] == metric], control="simple/model1",
+                               effect="md")  # fmt: skip
+    _check(out, _quiet(lambda: metaeval.pool(effects)))
+    # an Inspect log beside a scores file: which reader? a usage error naming both
+    table = tmp_path / "scores.csv"
+    read_inspect(files).to_csv(table, index=False)
+    code, _, err = _run(capsys, files[0], table, "--control", "mockllm/model")
+    assert code == 2 and "Inspect logs" in err and "scores files" in err, err
+    assert files[0].name in err and "scores.csv" in err, err
+
+
+def test_system_name_tells_two_prompts_on_one_model_apart(scorer_logs, capsys):
+    """Item 5: --system-name names the systems by model and task arguments; without it the
+    error says how."""
+    variants = scorer_logs / "variants"
+    code, _, err = _run(capsys, variants, "--control", "mockllm/model")
+    assert code == 1 and "in the logs twice" in err, err
+    assert "--system-name '{model}:{task_args[prompt]}'" in err, err
+    name = "{model}:{task_args[prompt]}"
+    code, out, err = _run(capsys, variants, "--control", "mockllm/model:plain", "--effect", "md",
+                          "--system-name", name, "--print-mode", "raw")  # fmt: skip
+    assert code == 0, err
+    scores = read_inspect(variants, system_name=name)
+    assert set(scores["system"]) == {"mockllm/model:plain", "mockllm/model:cot"}
+    effects = metaeval.effects(scores, control="mockllm/model:plain", effect="md")
+    _check(out, _quiet(lambda: metaeval.pool(effects)))
+    code, _, err = _run(capsys, LIGHTEVAL, "--control", "org/small", "--system-name", name)
+    assert code == 2 and "--system-name: only for Inspect logs" in err, err
+
+
+@NARROW_KH
+def test_report_and_plan_take_primary_for_inspect_logs(scorer_logs, capsys, tmp_path):
+    """Item 2: `metaeval report` and `metaeval plan --tasks` read the logs as `meta` does:
+    --primary pools the three tasks' headline metrics (k = 3), as the library does."""
+    logs = scorer_logs / "logs"
+    out = tmp_path / "r.json"
+    code = main(["report", str(logs), "--control", "mockllm/model", "--primary",
+                 "--n-resamples", "40", "--seed", "2", "-o", str(out)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0, err
+    from metaeval.report import build_report
+
+    scores = read_inspect(logs, primary=True)
+    with pytest.warns(DegenerateWarning, match="changes nothing"):  # one treatment: item 18
+        expected = build_report(scores, "mockllm/model", n_resamples=40, seed=2, ci="knha")
+    assert json.loads(out.read_text()) == json.loads(expected.to_json())
+    assert list(expected.pooled["k"]) == [3]
+    code = main(["plan", str(logs), "--control", "mockllm/model", "--primary", "--tasks",
+                 "--mde", "0.1", "--power", "0.8", "--n-sim", "200", "--seed", "1",
+                 "--print-mode", "raw"])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "primary" in captured.out, captured.out

@@ -12,6 +12,7 @@ from _helpers import parse_raw
 
 import metaeval
 from metaeval.design import plan_queries, plan_tasks
+from metaeval.errors import MetaEvalWarning
 from metaeval_cli import main
 
 EXAMPLE = Path(metaeval.__file__).parent / "datasets" / "example.csv.gz"
@@ -103,7 +104,12 @@ def test_clusters_and_epochs(capsys, tmp_path):
     code, out, err = _run(capsys, path, "--control", "base", "--mde", 0.1, "--power", 0.8,
                           "--cluster", "passage", "--print-mode", "raw")  # fmt: skip
     assert code == 0, err
-    expected = plan_queries(averaged, "base", mde=0.1, power=0.8, cluster="passage").table
+    # the passages' shift cancels in the differences: a design effect below 1, floored
+    # at 1 with a warning (issue 39, item 15)
+    assert "design effect is below 1" in err
+    with pytest.warns(MetaEvalWarning, match="design effect is below 1"):
+        expected = plan_queries(averaged, "base", mde=0.1, power=0.8, cluster="passage").table
+    assert expected["design_effect"].item() == 1
     _same(_printed(out), expected, ["n", "n_items", "design_effect"])
     assert "clusters of queries" in out
 
@@ -119,3 +125,50 @@ def test_clusters_and_epochs(capsys, tmp_path):
 def test_misplaced_or_missing_options_are_usage_errors(capsys, argv, message):
     code, _, err = _run(capsys, EXAMPLE, "--control", CONTROL, *argv)
     assert code == 2 and message in err, err
+
+
+def _one_and_three_epochs(rng: np.random.Generator) -> pd.DataFrame:
+    """Binary answers of two models on two tasks of 40 items: 'one' run with 1 epoch,
+    'three' with 3 (an Inspect folder where tasks have different epochs)."""
+    rows = []
+    for task, epochs in (("one", 1), ("three", 3)):
+        p = rng.uniform(0.2, 0.8, 40)
+        for system, gain in (("base", 0.0), ("new", 0.1)):
+            for e in range(epochs):
+                rows.append(pd.DataFrame({
+                    "task": task, "query": np.arange(40), "system": system, "metric": "acc",
+                    "replicate": e, "value": (rng.random(40) < p + gain).astype(float),
+                }))  # fmt: skip
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_epochs_with_a_one_epoch_task_says_why(capsys, tmp_path, rng):
+    """The user's step (issue 39, item 19): --epochs on tasks of 1 and 3 epochs gave the
+    1-epoch task NaN with "fewer than 2 paired queries". At the pilot's own epochs it is
+    planned from its item differences (the t design of the paired scores, statsmodels);
+    for more epochs it is NaN, and the warning and the table say why: one epoch, no
+    within-item variance to estimate."""
+    from statsmodels.stats.power import TTestPower
+
+    pilot = _one_and_three_epochs(rng)
+    path = tmp_path / "pilot.csv"
+    pilot.to_csv(path, index=False)
+    code, out, err = _run(capsys, path, "--control", "base", "--mde", 0.1, "--power", 0.8,
+                          "--epochs", "--print-mode", "raw")  # fmt: skip
+    assert code == 0, err
+    assert "fewer than 2 paired" not in err and "one epoch per item" in err
+    table = _printed(out).set_index("task")
+    one = pilot[pilot["task"] == "one"].pivot(index="query", columns="system", values="value")
+    sd = (one["new"] - one["base"]).std(ddof=1)
+    want = TTestPower().solve_power(effect_size=0.1 / sd, alpha=0.05, power=0.8)
+    assert table.loc["one", "n"] == int(np.ceil(want)) and table.loc["one", "epochs"] == 1
+    assert table.loc["one", "sd_epochs"] == pytest.approx(sd, rel=1e-4)  # 4 decimals shown
+    assert np.isnan(table.loc["one", "var_within"]) and np.isfinite(table.loc["three", "n"])
+    # five epochs: the 1-epoch task cannot be planned, for the reason said
+    code, out, err = _run(capsys, path, "--control", "base", "--mde", 0.1, "--power", 0.8,
+                          "--epochs", 5, "--print-mode", "raw")  # fmt: skip
+    assert code == 0, err
+    assert "fewer than 2 paired" not in err
+    assert "one epoch per item" in err and "task='one'" in err and "task='three'" not in err
+    table = _printed(out).set_index("task")
+    assert np.isnan(table.loc["one", "n"]) and table.loc["three", "n"] > 0

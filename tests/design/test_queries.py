@@ -14,13 +14,14 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import FIXTURES
 from scipy import optimize, stats
 from statsmodels.stats.power import FTestAnovaPower, TTestPower
 
 import metaeval
 from metaeval.design import PowerResult
 from metaeval.design.queries import plan_queries
-from metaeval.errors import DegenerateWarning, OptionError, PairingError
+from metaeval.errors import DegenerateWarning, MetaEvalWarning, OptionError, PairingError
 
 CONTROL = "logistic_regression"
 SM_ALTERNATIVE = {"two-sided": "two-sided", "greater": "larger", "less": "smaller"}
@@ -312,3 +313,102 @@ def test_bad_options_are_option_errors_naming_the_argument(pilot, kwargs, names)
 def test_unknown_systems_in_an_anova_plan_are_pairing_errors(pilot):
     with pytest.raises(PairingError, match="nobody"):
         plan_queries(pilot, CONTROL, treatment=["nobody"], test="anova", mde=0.1, power=0.8)
+
+
+# ------------------------------------------- power at any noncentrality (issue 39, item 14)
+PWR = FIXTURES / "design"
+
+
+def _pilot_with_sds(sds: np.ndarray, n: int = 40) -> pd.DataFrame:
+    """A pilot whose task i has paired differences of sample SD ``sds[i]`` exactly."""
+    z = np.resize([1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 0.0], n)
+    z = (z - z.mean()) / z.std(ddof=1)
+    frames = []
+    for i, sd in enumerate(sds):
+        task = f"t{i:02d}"
+        frames += [pd.DataFrame({"task": task, "query": np.arange(n), "system": "base",
+                                 "metric": "m", "value": 0.0}),
+                   pd.DataFrame({"task": task, "query": np.arange(n), "system": "new",
+                                 "metric": "m", "value": sd * z})]  # fmt: skip
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_the_t_power_is_rs_pwr_at_every_noncentrality():
+    """R's pwr.t.test (tests/fixtures/design/make_pwr.R) over df 1-999 and noncentrality
+    0.5-37, two-sided and one-sided: scipy's nct.cdf is NaN from about 7 on, and the power
+    was NaN there."""
+    grid = pd.read_csv(PWR / "pwr_grid.csv")
+    checked = 0
+    for (n, alpha, side), rows in grid.groupby(["n", "sig_level", "alternative"]):
+        pilot = _pilot_with_sds(1.0 / rows["d"].to_numpy())  # mde = 1: d = 1/sd
+        alternative = {"two.sided": "two-sided"}.get(side, side)
+        plan = plan_queries(pilot, "base", n=int(n), mde=1.0, alpha=alpha,
+                            alternative=alternative)  # fmt: skip
+        np.testing.assert_allclose(plan.table["sd_diff"], 1.0 / rows["d"], rtol=1e-13)
+        got = plan.table["power"].to_numpy()
+        assert np.isfinite(got).all(), (n, alpha, side)
+        np.testing.assert_allclose(got, rows["power"], rtol=1e-9, atol=1e-13)
+        checked += len(rows)
+    assert checked == len(grid) == 546
+
+
+def test_plan_in_clusters_at_high_noncentrality_is_rs_pwr(pilot):
+    """The user's step: 30 passages at mde 0.341 gave power NaN on breast_cancer and wine;
+    R computes the clustered SD per passage from the example and pwr's power."""
+    ref = pd.read_csv(PWR / "pwr_example_clusters.csv").query("floored")
+    acc = pilot.query("metric == 'accuracy'")
+    acc = acc.assign(passage=acc["query"].astype(int) // 10)
+    for mde, want in ref.groupby("mde"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MetaEvalWarning)  # the floor's (item 15)
+            plan = plan_queries(acc, CONTROL, treatment="knn", n=30, mde=mde, cluster="passage")
+        got = plan.table.set_index("task").loc[want["task"]]
+        np.testing.assert_allclose(got["sd_cluster"], want["sd_cluster"], rtol=1e-10)
+        np.testing.assert_allclose(got["power"], want["power"], rtol=1e-9, atol=1e-13)
+        assert np.isfinite(plan.curve["power"]).all()
+
+
+# --------------------------------------- a pilot's design effect below 1 (issue 39, item 15)
+def _passages(seed: int = 71, passages: int = 20, size: int = 5) -> pd.DataFrame:
+    """A pilot of 20 passages x 5 questions with independent differences (no clustering
+    at all) whose clustered variance happens to be 0.71 of the naive one."""
+    rng = np.random.default_rng(seed)
+    d = rng.normal(0.1, 1, (passages, size)).ravel()
+    q = np.arange(passages * size)
+    base = pd.DataFrame({"task": "t", "query": q, "system": "base", "metric": "m",
+                         "value": 0.0, "passage": q // size})  # fmt: skip
+    return pd.concat([base, base.assign(system="new", value=d)], ignore_index=True)
+
+
+def test_a_design_effect_below_1_is_floored_with_a_warning():
+    """The user's step: 20 passages giving a design effect of 0.71 planned fewer questions
+    than ignoring the passages. With the floor the plan in passages needs at least the
+    questions of the naive plan (t on C' − 1 df, not n − 1), and the warning names the
+    group and the pilot's value (tests/fixtures/design/deff_floor_simulation.py: a pilot
+    design effect below 1 is noise in half the pilots of independent questions)."""
+    pilot = _passages()
+    naive = plan_queries(pilot, "base", mde=0.3, power=0.8).table.iloc[0]
+    with pytest.warns(MetaEvalWarning, match="design effect is below 1 in 1 group") as caught:
+        plan = plan_queries(pilot, "base", mde=0.3, power=0.8, cluster="passage")
+    groups = caught[0].message.groups
+    assert groups["task"].tolist() == ["t"] and groups["n_clusters"].tolist() == [20]
+    # the pilot's own design effect, by the formula (CR1 over the naive variance)
+    d = pilot.loc[pilot["system"] == "new", "value"].to_numpy()
+    sums = (d - d.mean()).reshape(20, 5).sum(axis=1)
+    pilot_deff = 20 / 19 * (sums**2).sum() / 100**2 / (d.var(ddof=1) / 100)
+    assert round(pilot_deff, 2) == 0.71
+    assert groups["pilot_design_effect"].item() == pytest.approx(pilot_deff, rel=1e-10)
+    row = plan.table.iloc[0]
+    assert row["design_effect"] == 1.0
+    # σ_c² = V_naive·C: the t design on clusters with the naive variance (statsmodels)
+    sd_c = d.std(ddof=1) * np.sqrt(20 / 100)
+    assert row["sd_cluster"] == pytest.approx(sd_c, rel=1e-12)
+    want = TTestPower().solve_power(effect_size=0.3 / sd_c, alpha=0.05, power=0.8)
+    assert row["n"] == math.ceil(want)
+    assert row["n_items"] >= naive["n"]
+    # a design effect of 1 or more is the pilot's, as before
+    clustered = pilot.assign(passage=pilot["query"] % 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        other = plan_queries(clustered, "base", mde=0.3, power=0.8, cluster="passage").table
+    assert other["design_effect"].item() >= 1

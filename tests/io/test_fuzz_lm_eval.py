@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metaeval.errors import MetaEvalWarning
+from metaeval.errors import MetaEvalWarning, SchemaError
 from metaeval.io import read_lm_eval
 
 pytestmark = pytest.mark.fuzz
@@ -110,3 +110,65 @@ def test_each_model_task_is_its_newest_log_never_merged(spec):
         listed = set(map(tuple, reports[0].groups[["system", "task"]].to_numpy()))
         assert listed == {(m, t) for m, tasks in spec.items() for t, logs in tasks.items()
                           if len(logs) > 1}  # fmt: skip
+
+
+#: lm-eval's per-sample shapes: a number, or a corpus metric's pair ([ref, pred], [ll, n])
+_FIELDS = {"acc": "number", "exact_match": "number", "perplexity": "number",
+           "bleu": "pair", "f1": "pair", "word_perplexity": "pair"}  # fmt: skip
+
+
+@st.composite
+def task_logs(draw):
+    """One model's log of one task as lm-eval >= 0.4.7 writes it: a record per (document,
+    filter), 'filter' and 'metrics' in every record, numbers or pairs per metric."""
+    fields = draw(st.lists(st.sampled_from(sorted(_FIELDS)), min_size=1, max_size=4, unique=True))
+    filters = draw(st.sampled_from([["none"], ["strict-match", "flexible-extract"]]))
+    docs = draw(st.lists(st.integers(0, 10**6), min_size=1, max_size=8, unique=True))
+    records = []
+    for filt in filters:  # lm-eval's order: every document under one filter, then the next
+        for doc in docs:
+            record = {"doc_id": doc, "filter": filt, "metrics": fields}
+            for name in fields:
+                if _FIELDS[name] == "number":
+                    record[name] = draw(st.floats(-50, 50, allow_nan=False))
+                else:
+                    record[name] = draw(st.lists(st.integers(0, 3), min_size=2, max_size=2))
+            records.append(record)
+    return records
+
+
+@given(records=task_logs())
+def test_numbers_are_read_exactly_and_pairs_are_named(records):
+    """Every number under its document and its filter's metric name (lm-eval's per-sample
+    'perplexity' as 'loglikelihood'), every pair metric named in the warning, nothing else."""
+    expected, pairs = {}, set()
+    for r in records:
+        for name in r["metrics"]:
+            base = "loglikelihood" if name == "perplexity" else name
+            metric = base if r["filter"] == "none" else f"{base},{r['filter']}"
+            if _FIELDS[name] == "number":
+                expected[(str(r["doc_id"]), metric)] = float(r[name])
+            else:
+                pairs.add(metric)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "m"
+        folder.mkdir()
+        lines = "".join(json.dumps(r) + "\n" for r in records)
+        (folder / "samples_t_2025-01-01T00-00-00.jsonl").write_text(lines)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                table = read_lm_eval(folder)
+            except SchemaError as err:  # only pairs: nothing to read, and the error says so
+                assert not expected and "no per-sample number" in str(err)
+                return
+    got = {
+        (q, m): v for q, m, v in zip(table["query"], table["metric"], table["value"], strict=True)
+    }
+    assert got == expected
+    reports = [w.message for w in caught if isinstance(w.message, MetaEvalWarning)]
+    if pairs:
+        (report,) = reports
+        assert set(report.groups["metric"]) == pairs
+    else:
+        assert not reports

@@ -91,7 +91,7 @@ def test_every_row_is_a_score_of_the_logs(logs: Path) -> None:
         for s in log.samples:
             for name, score in s.scores.items():
                 value = {"C": 1.0, "I": 0.0}[score.value]
-                expected.append((log.eval.task, s.id, log.eval.model, name, value, s.epoch,
+                expected.append((log.eval.task, str(s.id), log.eval.model, name, value, s.epoch,
                                  s.metadata["passage"]))  # fmt: skip
     assert len(expected) == 2 * 2 * len(PASSAGES) * 4  # models × scorers × (1 + 3 epochs)
     want = pd.DataFrame(expected, columns=table.columns)
@@ -246,10 +246,10 @@ def test_failed_samples_are_left_out_with_a_warning(tmp_path: Path, fail_on_erro
     with pytest.warns(MetaEvalWarning) as caught:
         table = read_inspect(tmp_path)
     messages = [str(w.message) for w in caught]
-    assert any("1 sample(s) failed in Inspect" in m and "query=3" in m and "sample 3 broke" in m
+    assert any("1 sample(s) failed in Inspect" in m and "query='3'" in m and "sample 3 broke" in m
                for m in messages), messages  # fmt: skip
     assert any("did not finish" in m and "status='error'" in m for m in messages) is fail_on_error
-    assert sorted(table["query"]) == scored and 3 not in scored
+    assert sorted(table["query"]) == [str(i) for i in scored] and 3 not in scored
     assert (table["value"] == 1.0).all()
 
 
@@ -276,3 +276,341 @@ def test_epochs_are_recorded_and_effects_take_them_as_epochs(logs: Path) -> None
     # told otherwise, the replicates are seeds: their variance is added
     nested = metaeval.effects(table, control=models[0], effect="md", replicates="nested")
     assert nested.attrs["replicates"] == "nested" and "variance_replicates" in nested.columns
+
+
+# ------------------------------------------------------------------ issue 39, items 1-5, 30
+REDUCERS = ["mean", "max", "mode", "median", "at_least_2", "pass_at_2"]
+
+
+@solver
+def varied(shift: int = 0):
+    """Answers without a model, right with a probability that differs by item (its metadata
+    ``n``) and model, drawn anew per epoch from a seeded stream: right (match and includes
+    succeed), right but not at the end (includes only) or wrong."""
+
+    async def solve(state, generate):
+        import random
+
+        n = state.metadata["n"]
+        draw = random.Random(f"{n}-{state.epoch}-{shift}")
+        target = state.target.text
+        if draw.random() < (n + 2 * shift) / 14:
+            content = f"The answer is {target}" if draw.random() < 0.7 else f"{target} maybe"
+        else:
+            content = "no idea"
+        state.output = ModelOutput.from_content(model="mockllm/model", content=content)
+        return state
+
+    return solve
+
+
+def _varied_samples(ids: str) -> list[Sample]:
+    return [Sample(input=f"q{n}", target=str(n % 5), id=n if ids == "int" else f"s{n}",
+                   metadata={"n": n, "topic": "ab"[n % 2]})
+            for n in range(1, 11)]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def reduced(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two models x two tasks run for 4 epochs with reducers other than the mean: "maxed"
+    (``Epochs(4, "max")``, match and includes, integer sample ids) and "several" (six
+    reducers at once, match, string sample ids); one model's logs are .eval, the other's
+    .json."""
+    from inspect_ai import Epochs
+
+    folder = tmp_path_factory.mktemp("inspect_reduced")
+    for (model, shift), form in zip(MODELS.items(), ["eval", "json"], strict=True):
+        tasks = [
+            Task(dataset=_varied_samples("int"), solver=varied(shift), scorer=[match(), includes()],
+                 epochs=Epochs(4, "max"), name="maxed"),
+            Task(dataset=_varied_samples("str"), solver=varied(shift), scorer=match(),
+                 epochs=Epochs(4, REDUCERS), name="several"),
+        ]  # fmt: skip
+        eval(tasks, model=model, log_dir=str(folder), display="none", log_format=form)
+    return folder
+
+
+def _logs_of(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.eval")) + sorted(folder.glob("*.json"))
+
+
+def _item_means(table: pd.DataFrame) -> pd.Series:
+    """Per (task, system, metric): the mean over samples of each sample's mean (Inspect's
+    metric of the reduced scores, for the mean reducer the mean over its epochs)."""
+    keys = ["task", "system", "metric"]
+    return table.groupby([*keys, "query"])["value"].mean().groupby(keys).mean()
+
+
+def _metric_name(score, several: bool) -> str:
+    """The table's metric of one of Inspect's results.scores entries."""
+    base = score.scorer if score.name == score.scorer else f"{score.scorer}/{score.name}"
+    return f"{base}[{score.reducer}]" if several else base
+
+
+def test_epoch_reducers_give_the_metrics_inspect_reports(reduced: Path) -> None:
+    """Item 1: a task run with Epochs(4, "max") (or mode, median, at_least_2, pass_at_2) is
+    read with the log's reducer, so each model's mean is the accuracy Inspect stored, and the
+    difference of two models is Inspect's; several reducers give one metric each."""
+    table = read_inspect(reduced)
+    means = _item_means(table)
+    checked = 0
+    for path in _logs_of(reduced):
+        log = read_eval_log(str(path))
+        several = len(log.eval.config.epochs_reducer) > 1
+        for score in log.results.scores:
+            key = (log.eval.task, log.eval.model, _metric_name(score, several))
+            assert abs(means[key] - score.metrics["accuracy"].value) < 1e-12, (key, score.reducer)
+            checked += 1
+    assert checked == 2 * (2 + len(REDUCERS))  # models × (maxed: 2 scorers, several: 6)
+    # the reducers matter here: max differs from the mean over epochs (the test can fail)
+    plain = read_eval_log(str(_logs_of(reduced)[0]))
+    epoch_mean = np.mean([s.scores["match"].value == "C" for s in plain.samples])
+    assert abs(means[(plain.eval.task, plain.eval.model, "match")] - epoch_mean) > 0.05
+    # the mean reducer keeps its epochs (within-item replicates); the others one row per sample
+    rows = table.groupby(["task", "system", "metric", "query"]).size()
+    assert (rows.xs("several", level="task").xs("match[mean]", level="metric") == 4).all()
+    assert (rows.drop("match[mean]", level="metric") == 1).all()
+    assert set(table.loc[table["metric"] != "match[mean]", "replicate"]) == {1}
+    assert table.attrs["replicates"] == "epochs"
+    assert table.attrs["epochs_reducer"] == {"maxed": ["max"], "several": REDUCERS}
+    # effects: the means behind a comparison are Inspect's metrics of the two models
+    eff = metaeval.effects(table[table["metric"] == "match[max]"], control="mockllm/model",
+                           effect="md")  # fmt: skip
+    for path in _logs_of(reduced):
+        log = read_eval_log(str(path))
+        if log.eval.task == "several":
+            (score,) = [s for s in log.results.scores if s.reducer == "max"]
+            column = "mean_control" if log.eval.model == "mockllm/model" else "mean_treatment"
+            assert abs(eff[column].iloc[0] - score.metrics["accuracy"].value) < 1e-12
+
+
+def test_a_task_reduced_differently_for_two_models_is_an_error(
+    reduced: Path, tmp_path: Path
+) -> None:
+    from inspect_ai import Epochs
+
+    log = next(p for p in _logs_of(reduced) if p.suffix == ".eval" and "maxed" in p.name)
+    (tmp_path / log.name).write_bytes(log.read_bytes())
+    eval(Task(dataset=_varied_samples("int"), solver=varied(2), scorer=match(),
+              epochs=Epochs(4, "mean"), name="maxed"),
+         model="mockllm/third", log_dir=str(tmp_path), display="none")  # fmt: skip
+    with pytest.raises(SchemaError, match=r"'maxed'.*mockllm/model.*max.*mockllm/third.*mean"):
+        read_inspect(tmp_path, scorer="match")
+
+
+def test_a_log_without_its_reduced_scores_is_an_error(reduced: Path, tmp_path: Path) -> None:
+    from inspect_ai.log import write_eval_log
+
+    log = read_eval_log(str(next(p for p in _logs_of(reduced) if "maxed" in p.name)))
+    log.reductions = None  # as a log written without them
+    write_eval_log(log, str(tmp_path / "bare.eval"))
+    with pytest.raises(SchemaError, match=r"bare\.eval.*reducer 'max'.*reduced scores"):
+        read_inspect(tmp_path)
+
+
+def test_query_ids_are_strings_when_tasks_mix_integer_and_string_ids(reduced: Path) -> None:
+    """Item 3: "maxed" has integer sample ids, "several" strings; query is always str, so
+    means(), effects() and the command take the table."""
+    table = read_inspect(reduced)
+    assert table["query"].map(type).eq(str).all()
+    assert set(table.loc[table["task"] == "maxed", "query"]) == {str(n) for n in range(1, 11)}
+    means = metaeval.means(table)
+    assert set(means["task"]) == {"maxed", "several"}
+    eff = metaeval.effects(table, control="mockllm/model", effect="md")
+    assert set(eff["task"]) == {"maxed", "several"} and (eff["n"] == 10).all()
+
+
+def test_a_log_that_lost_samples_says_so(logs: Path, tmp_path: Path) -> None:
+    """Item 30: a log whose header says more samples were completed than it holds (here
+    written by Inspect's write_eval_log without sample 3) is read with a warning naming the
+    file, task, model, the counts and the lost sample."""
+    from inspect_ai.log import write_eval_log
+
+    lost = []
+    heads = {p: read_eval_log(str(p), header_only=True) for p in _files(logs)}
+    chosen = [p for p, h in heads.items()
+              if (p.suffix, h.eval.task) in ((".eval", "qa"), (".json", "qa_epochs"))]  # fmt: skip
+    for path in chosen:  # one .eval (task qa, once) and one .json (3 epochs)
+        log = read_eval_log(str(path))
+        log.samples = [s for s in log.samples if s.id != 3]
+        write_eval_log(log, str(tmp_path / path.name))
+        lost.append((path.name, log.eval.task, log.eval.model, log.results.completed_samples,
+                     len(log.samples)))  # fmt: skip
+    assert {n for *_, n in lost} == {8, 24}
+    with pytest.warns(MetaEvalWarning, match="fewer samples than") as caught:
+        table = read_inspect(tmp_path)
+    (message,) = [str(w.message) for w in caught if "fewer samples than" in str(w.message)]
+    for name, task, model, completed, read in lost:
+        assert f"file='{name[:40]}" in message and f"task='{task}'" in message, message
+        assert f"system='{model}'" in message, message
+        assert f"completed={completed}, read={read}, lost='3'" in message, message
+    assert "3" not in set(table["query"]) and len(table) == 2 * (8 + 24)
+
+
+def test_scores_inspect_cannot_convert_are_errors_and_unscored_ones_left_out(
+    tmp_path: Path,
+) -> None:
+    """Item 30: what Inspect's value_to_float converts ("C", "P", "yes", "0.25", booleans,
+    numbers) is read as Inspect reads it; a value it cannot convert ("maybe", which Inspect's
+    accuracy counts as 0 with a log message) is an error naming task, sample and value; the
+    unscored sentinel (NaN, which Inspect leaves out of its metrics) is left out with a
+    warning; a list value becomes one metric per position, with a warning."""
+    from inspect_ai.scorer import Score, mean, scorer
+
+    fine_values = ["C", "yes", "0.25", True, float("nan"), "no", "P", 0.75]
+
+    @scorer(metrics=[accuracy()])
+    def fine():
+        async def score(state, target) -> Score:
+            return Score(value=fine_values[int(state.sample_id)])
+
+        return score
+
+    @scorer(metrics=[accuracy()])
+    def odd():
+        async def score(state, target) -> Score:
+            return Score(value="maybe" if int(state.sample_id) == 5 else "C")
+
+        return score
+
+    @scorer(metrics=[mean()])
+    def listy():
+        async def score(state, target) -> Score:
+            i = int(state.sample_id)
+            return Score(value=[i % 2, i / 4])
+
+        return score
+
+    samples = [Sample(input="q", target="t", id=i) for i in range(len(fine_values))]
+    eval(Task(dataset=samples, solver=fixed(0), scorer=[fine(), odd(), listy()], name="graded"),
+         model="mockllm/model", log_dir=str(tmp_path), display="none")  # fmt: skip
+    log = read_eval_log(str(next(tmp_path.glob("*.eval"))))
+    with pytest.raises(SchemaError, match=r"'graded'.*scorer 'odd'.*sample 5.*'maybe'"):
+        read_inspect(tmp_path)
+    with pytest.warns(MetaEvalWarning, match=r"(?s)unscored.*query='4'.*metric='fine'"):
+        table = read_inspect(tmp_path, scorer="fine")
+    (accuracy_fine,) = [s.metrics["accuracy"].value for s in log.results.scores if s.name == "fine"]
+    assert "4" not in set(table["query"]) and len(table) == len(fine_values) - 1
+    assert abs(table["value"].mean() - accuracy_fine) < 1e-12
+    np.testing.assert_array_equal(table.sort_values("query")["value"],
+                                  [1.0, 1.0, 0.25, 1.0, 0.0, 0.5, 0.75])  # fmt: skip
+    with pytest.warns(MetaEvalWarning, match=r"(?s)list.*one metric per position.*listy"):
+        table = read_inspect(tmp_path, scorer="listy")
+    wide = table.pivot(index="query", columns="metric", values="value").sort_index(
+        key=lambda q: q.astype(int)
+    )
+    assert list(wide.columns) == ["listy/0", "listy/1"]
+    np.testing.assert_array_equal(wide["listy/0"], [i % 2 for i in range(len(fine_values))])
+    np.testing.assert_array_equal(wide["listy/1"], [i / 4 for i in range(len(fine_values))])
+
+
+def test_primary_keeps_each_tasks_headline_metric(reduced: Path) -> None:
+    """Item 2: primary=True keeps one metric per task, Inspect's headline (the first scorer,
+    and the first reducer of several), named "primary"; {task: metric} overrides."""
+    every = read_inspect(reduced)
+    table = read_inspect(reduced, primary=True)
+    assert table.attrs["primary"] == {"maxed": "match", "several": "match[mean]"}
+    assert set(table["metric"]) == {"primary"}
+    means = _item_means(table)
+    for path in _logs_of(reduced):
+        log = read_eval_log(str(path))
+        head = log.results.headline
+        (score,) = [s for s in log.results.scores if s.scorer == head.scorer
+                    and s.name == head.score and s.reducer == head.reducer]  # fmt: skip
+        value = score.metrics[head.metric].value
+        assert abs(means[(log.eval.task, log.eval.model, "primary")] - value) < 1e-12
+    chosen = read_inspect(reduced, primary={"several": "match[max]"})
+    assert chosen.attrs["primary"] == {"maxed": "match", "several": "match[max]"}
+    want = every[every["metric"] == "match[max]"].drop(columns=["metric", "replicate"])
+    got = chosen[chosen["task"] == "several"].drop(columns="metric")
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
+    with pytest.raises(SchemaError, match=r"task\(s\) 'nope'.*maxed, several"):
+        read_inspect(reduced, primary={"nope": "match"})
+    with pytest.raises(SchemaError, match=r"exact of task .maxed.*includes, match"):
+        read_inspect(reduced, primary={"maxed": "exact"})
+    with pytest.raises(OptionError, match="`primary`"):
+        read_inspect(reduced, primary={"maxed": 3})
+    with pytest.raises(OptionError, match="`primary`"):
+        read_inspect(reduced, primary="yes")
+
+
+def test_logs_without_the_scorers_named_are_left_out_with_a_warning(reduced: Path) -> None:
+    """A log none of whose scorers ``scorer`` names (task "several" has no includes) is left
+    out, and said, not silently."""
+    with pytest.warns(MetaEvalWarning, match=r"(?s)2 log\(s\) have none of the scorers.*several"):
+        table = read_inspect(reduced, scorer="includes")
+    assert set(table["task"]) == {"maxed"} and set(table["metric"]) == {"includes"}
+
+
+@solver
+def hedged():
+    """Another solver: the answer first, then a hedge (includes succeeds, match fails)."""
+
+    async def solve(state, generate):
+        content = f"{state.target.text}, or not"
+        state.output = ModelOutput.from_content(model="mockllm/model", content=content)
+        return state
+
+    return solve
+
+
+@pytest.fixture(scope="module")
+def variants(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One model, one task, three runs: task_args prompt="plain" and "cot" (the task's own
+    solver, shifted by the prompt), and prompt="plain" with eval(solver=hedged())."""
+    from inspect_ai import task
+
+    @task
+    def qa(prompt: str = "plain"):
+        return Task(dataset=_varied_samples("int"), solver=varied(0 if prompt == "plain" else 3),
+                    scorer=[match(), includes()])  # fmt: skip
+
+    folder = tmp_path_factory.mktemp("inspect_variants")
+    plain, cot = eval([qa(prompt="plain"), qa(prompt="cot")], model="mockllm/model",
+                      log_dir=str(folder), display="none")  # fmt: skip
+    (other,) = eval(qa(), solver=hedged(), model="mockllm/model", log_dir=str(folder),
+                    display="none")  # fmt: skip
+    return {name: Path(log.location) for name, log in
+            zip(("plain", "cot", "hedged"), (plain, cot, other), strict=True)}  # fmt: skip
+
+
+def test_two_prompts_on_one_model_say_how_to_name_them(variants: dict[str, Path]) -> None:
+    """Item 5: two runs of one task and model that differ in task_args (or solver) are the
+    same samples twice; the error names what differs and the system_name that tells them
+    apart."""
+    with pytest.raises(SchemaError, match=r"(?s)twice.*task_args.*system_name='\{model\}:"
+                       r"\{task_args\[prompt\]\}'.*--system-name"):  # fmt: skip
+        read_inspect([variants["plain"], variants["cot"]])
+    with pytest.raises(SchemaError, match=r"(?s)twice.*solver.*system_name='\{model\}:\{solver\}'"):
+        read_inspect([variants["plain"], variants["hedged"]])
+
+
+def test_system_name_names_systems_by_model_and_task_arguments(
+    variants: dict[str, Path],
+) -> None:
+    two = [variants["plain"], variants["cot"]]
+    table = read_inspect(two, system_name="{model}:{task_args[prompt]}")
+    assert set(table["system"]) == {"mockllm/model:plain", "mockllm/model:cot"}
+    means = _item_means(table)
+    for name in ("plain", "cot"):
+        log = read_eval_log(str(variants[name]))
+        for score in log.results.scores:
+            key = ("qa", f"mockllm/model:{name}", score.name)
+            assert abs(means[key] - score.metrics["accuracy"].value) < 1e-12
+    by_callable = read_inspect(two, system_name=lambda log: log.eval.task_args["prompt"])
+    assert set(by_callable["system"]) == {"plain", "cot"}
+    pd.testing.assert_series_equal(by_callable["value"], table["value"])
+    every = read_inspect(list(variants.values()), system_name="{solver}/{task_args[prompt]}")
+    assert set(every["system"]) == {"varied/plain", "varied/cot", "hedged/plain"}
+    eff = metaeval.effects(every, control="varied/plain", effect="md")
+    assert set(eff["treatment"]) == {"varied/cot", "hedged/plain"}
+    with pytest.raises(SchemaError, match=r"(?s)task_args\[nope\].*has no 'nope'.*prompt"):
+        read_inspect(two, system_name="{model}:{task_args[nope]}")
+    with pytest.raises(OptionError, match=r"`system_name`.*'modle'.*model, task, task_args"):
+        read_inspect(two, system_name="{modle}")
+    with pytest.raises(OptionError, match="`system_name`"):
+        read_inspect(two, system_name=3)
+    with pytest.raises(SchemaError, match="`system_name`.*empty"):
+        read_inspect(two, system_name=lambda log: "")
+    with pytest.raises(SchemaError, match=r"twice.*differ in task_args"):
+        read_inspect(two, system_name="{task}")  # one name for both runs

@@ -1,4 +1,10 @@
-"""read_lighteval: lighteval details Parquet, each row checked against pyarrow's reading."""
+"""read_lighteval: lighteval details Parquet, each row checked against pyarrow's reading.
+
+The files here are hand-written in the layouts of lighteval before 0.11, whose details carry
+no document id (``fixtures/lighteval/details``, ``make_lighteval_fixture.py``): the row
+number is the query, with a warning. Details written by lighteval 0.13 itself, with ids, are
+tested in ``test_lighteval_harness.py``.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +16,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from metaeval.errors import FormatError, SchemaError
-from metaeval.io import read_lighteval
+from metaeval.errors import FormatError, MetaEvalWarning, SchemaError
+from metaeval.io import read_lighteval as _read_lighteval
 
 DETAILS = Path(__file__).parents[1] / "fixtures" / "lighteval" / "details"
 STAMP = "2024-05-01T12-00-00.123456"
+
+
+def read_lighteval(*args, **kwargs) -> pd.DataFrame:
+    """read_lighteval, with the warning that these details carry no document id."""
+    with pytest.warns(MetaEvalWarning, match="carry no document id"):
+        return _read_lighteval(*args, **kwargs)
 
 
 def _expected(files: dict[Path, str]) -> pd.DataFrame:
@@ -83,13 +95,13 @@ def test_string_cast_metrics_are_read(tmp_path):  # lighteval's fallback casts t
 def test_no_metrics_column(tmp_path):
     path = _write(tmp_path / "m" / STAMP, "predictions", ["a"])
     with pytest.raises(FormatError, match="no column 'metrics' or 'metric'.*predictions"):
-        read_lighteval(path)
+        _read_lighteval(path)
 
 
 def test_non_numeric_metric(tmp_path):
     path = _write(tmp_path / "m" / STAMP, "metric", [{"em": "yes"}])
     with pytest.raises(FormatError, match="row 0: metric 'em' has value 'yes', not a number"):
-        read_lighteval(path)
+        _read_lighteval(path)
 
 
 def test_metrics_not_a_dict(tmp_path):
@@ -97,20 +109,20 @@ def test_metrics_not_a_dict(tmp_path):
     with pytest.raises(
         FormatError, match=r"row 0: metrics 1.0 is not a non-empty \{metric: number\}"
     ):
-        read_lighteval(path)
+        _read_lighteval(path)
 
 
 def test_not_parquet_and_bad_name(tmp_path):
     path = tmp_path / f"details_t_{STAMP}.parquet"
     path.write_text("not parquet")
     with pytest.raises(FormatError, match="not a Parquet file"):
-        read_lighteval(path)
+        _read_lighteval(path)
     other = _write(tmp_path, "metrics", [{"em": 1.0}])
     renamed = other.rename(tmp_path / "details_t.parquet")
     with pytest.raises(
         FormatError, match="details_t.parquet: the file name is not details_<task>_<timestamp>"
     ):
-        read_lighteval(renamed)
+        _read_lighteval(renamed)
 
 
 def test_two_runs_of_one_task(tmp_path):
@@ -120,16 +132,16 @@ def test_two_runs_of_one_task(tmp_path):
     for path in (tmp_path / "large" / STAMP).iterdir():
         shutil.copy(path, again / path.name)
     with pytest.raises(SchemaError, match="Two details files of task .* for system 'large'"):
-        read_lighteval(tmp_path)
+        _read_lighteval(tmp_path)
 
 
 def test_missing_and_empty(tmp_path):
     with pytest.raises(FormatError, match="no such file or folder"):
-        read_lighteval(tmp_path / "nope")
+        _read_lighteval(tmp_path / "nope")
     with pytest.raises(SchemaError, match="no details_<task>_<timestamp>.parquet"):
-        read_lighteval(tmp_path)
+        _read_lighteval(tmp_path)
 
 
 def test_empty_list():
     with pytest.raises(SchemaError, match="`details` is an empty list"):
-        read_lighteval([])
+        _read_lighteval([])

@@ -170,7 +170,10 @@ def test_the_command_reads_seed_folders(tmp_path, rng, capsys):
     printed = parse_raw(captured.out)["Effects per task and summary: acc"]
     summary = printed[printed["task"] == "summary"].set_index("treatment")
     scores = read_lm_eval(tmp_path / "runs", replicates="folders")
-    pooled = metaeval.pool(metaeval.effects(scores, control=control, effect="md"))
+    # the design read_lm_eval does not record, which the command guessed (and said so)
+    assert "guessed 'crossed'" in captured.err
+    pooled = metaeval.pool(metaeval.effects(scores, control=control, effect="md",
+                                            replicates="crossed"))  # fmt: skip
     assert len(summary) == len(pooled) == 2
     for row in pooled.itertuples():
         assert summary.loc[row.treatment, "effect"] == pytest.approx(row.effect, rel=1e-12)

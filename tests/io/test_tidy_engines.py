@@ -49,3 +49,25 @@ def test_what_a_lazy_engine_cannot_read(folder, tmp_path, engine):
         read_scores(folder, engine="spark")
     with pytest.raises(metaeval.OptionError, match="lazy=True"):
         read_scores(folder, lazy=True, engine=engine)
+
+
+def test_the_order_a_parquet_file_declares_in_every_engine(tmp_path):
+    """Issue 39, item 29: a polars Enum (an ordered dictionary) keeps its order, a polars
+    Categorical (a dictionary that declares none) is sorted — by pandas and by the lazy
+    engines alike, where pandas kept the dictionary's order and DuckDB dropped the Enum's."""
+    pl = pytest.importorskip("polars")
+    example = metaeval.load_example()
+    systems = ["random_forest", "knn", "naive_bayes", "logistic_regression", "gradient_boosting"]
+    frame = pl.from_pandas(example.iloc[::-1].reset_index(drop=True)).with_columns(
+        pl.col("task").cast(pl.Categorical), pl.col("system").cast(pl.Enum(systems))
+    )
+    path = tmp_path / "polars.parquet"
+    frame.write_parquet(path)
+    frame.rename({"system": "run"}).write_parquet(tmp_path / "renamed.parquet")
+    for engine in (None, "polars", "duckdb"):
+        got = metaeval.means(read_scores(path, engine=engine))
+        assert got["task"].unique().tolist() == sorted(example["task"].unique()), engine
+        assert got["system"].unique().tolist() == systems, engine
+        renamed = read_scores(tmp_path / "renamed.parquet", engine=engine,
+                              columns={"system": "run"})  # fmt: skip
+        assert metaeval.means(renamed)["system"].unique().tolist() == systems, engine

@@ -256,5 +256,5 @@ def test_mcnemar_rejects_non_binary_scores(rng, test):
     rep = pd.concat([scores.assign(replicate=0), scores.assign(replicate=1)], ignore_index=True)
     rep.loc[5, "value"] = 1.0  # replicate 0 of one query scores 1,
     rep.loc[len(scores) + 5, "value"] = 0.0  # replicate 1 scores 0: averaged 0.5
-    with pytest.raises(SchemaError, match=r"0\.5.*averaged over its replicates"):
+    with pytest.raises(SchemaError, match=r"0\.5.*averaged over its 2 replicates"):
         metaeval.compare(rep, test=test)

@@ -212,3 +212,32 @@ def test_a_group_in_one_cluster_is_nan_with_a_warning(clustered):
     bad = res[res.task == "t0"].iloc[0]
     assert np.isnan(bad.statistic) and np.isnan(bad.p_value) and np.isnan(bad.se)
     assert res[res.task == "t1"]["p_value"].notna().all()
+
+
+def test_a_clustered_variance_of_0_is_nan_in_compare_as_in_effects():
+    """The user's step (issue 39, item 27): each passage's differences sum to the mean's
+    share (0.3 ± δ), so the clustered SE is 0 up to rounding while s_d > 0; compare(
+    cluster=) gave p = 2e-14 where effects(cluster=) gives NaN with a warning. One rule
+    for both (and for means(cluster=), whose treatment scores are those differences)."""
+    from metaeval.errors import DegenerateWarning
+
+    d = 0.3 + np.array([0.1, -0.1, 0.2, -0.2, 0.05, -0.05])
+    scores = pd.DataFrame({
+        "task": "t", "query": [f"q{i}" for i in range(6)] * 2, "system": ["c"] * 6 + ["x"] * 6,
+        "metric": "m", "value": np.concatenate([np.zeros(6), d]), "passage": [0, 0, 1, 1, 2, 2] * 2,
+    })  # fmt: skip
+    sums = [(d[i : i + 2] - d.mean()).sum() for i in (0, 2, 4)]
+    assert max(map(abs, sums)) < 1e-15 < d.std()  # the loop's own clustered sums: rounding
+    with pytest.warns(DegenerateWarning, match="clustered variance of 0") as caught:
+        eff = metaeval.effects(scores, "c", effect="md", cluster="passage")
+    assert np.isnan(eff["variance"].item())
+    with pytest.warns(DegenerateWarning, match="clustered variance of 0") as caught:
+        out = metaeval.compare(scores, control="c", cluster="passage")
+    assert caught[0].message.groups[["treatment", "task"]].values.tolist() == [["x", "t"]]
+    row = out.iloc[0]
+    assert row["diff"] == pytest.approx(0.3) and np.isnan(row["p_value"])
+    assert np.isnan(row["statistic"]) and np.isnan(row["ci_low"]) and np.isnan(row["se"])
+    with pytest.warns(DegenerateWarning, match="clustered variance of 0") as caught:
+        means = metaeval.means(scores, cluster="passage").set_index("system")
+    assert caught[0].message.groups["system"].tolist() == ["x"]
+    assert np.isnan(means.loc["x", "se"]) and means.loc["c", "se"] == 0  # constant: exact 0

@@ -169,3 +169,109 @@ def test_covariance_is_nan_where_an_effect_variance_is_nan():
     assert np.isnan(got.loc[("m1", "m2"), "cov"]) and np.isnan(got.loc[("m2", "m1"), "cov"])
     assert np.isnan(got.loc[("m1", "m2"), "corr"])
     assert got.loc[("m2", "m2"), "cov"] > 0
+
+
+# ------------------------------------- near-identical systems (issue 39, item 26)
+def _exact_corr(x: np.ndarray, y: np.ndarray, effect: str) -> float:
+    """corr of the effects of metrics 0 and 1 in exact arithmetic (Decimal at 80 digits,
+    every float converted exactly): the module docstring's delta method written out in
+    the treatment's and control's own moments (x̄, ȳ, s_xx, s_yy, s_xy) — the form whose
+    cancellation the code avoids — with Isserlis' covariances of the second moments."""
+    from decimal import Decimal, localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = 80
+        n = x.shape[1]
+        xs = [[Decimal(float(v)) for v in row] for row in x]
+        ys = [[Decimal(float(v)) for v in row] for row in y]
+        var = {("x", m): xs[m] for m in (0, 1)} | {("y", m): ys[m] for m in (0, 1)}
+        mean = {k: sum(v) / n for k, v in var.items()}
+
+        def c(u, w):
+            return sum(
+                (a - mean[u]) * (b - mean[w]) for a, b in zip(var[u], var[w], strict=True)
+            ) / (n - 1)
+
+        def grad(m):
+            mx, my = mean[("x", m)], mean[("y", m)]
+            sxx, syy, sxy = c(("x", m), ("x", m)), c(("y", m), ("y", m)), c(("x", m), ("y", m))
+            diff, zero = mx - my, Decimal(0)
+            if effect == "md":
+                return [Decimal(1), Decimal(-1), zero, zero, zero]
+            if effect in ("smcc", "smd"):
+                sd = (sxx + syy - 2 * sxy).sqrt()
+                k = diff / (2 * sd**3)
+                return [1 / sd, -1 / sd, -k, -k, 2 * k]
+            if effect == "smcrp":
+                sp = ((sxx + syy) / 2).sqrt()
+                k = diff / (4 * sp**3)
+                return [1 / sp, -1 / sp, -k, -k, zero]
+            if effect == "rom":
+                return [1 / mx, -1 / my, zero, zero, zero]
+            r = sxy / (sxx * syy).sqrt()
+            f = 1 / (1 - r * r)
+            return [zero, zero, -f * r / (2 * sxx), -f * r / (2 * syy), f / (sxx * syy).sqrt()]
+
+        def sigma(a, b):
+            ga, gb = grad(a), grad(b)
+            means_a, means_b = [("x", a), ("y", a)], [("x", b), ("y", b)]
+            out = sum(ga[i] * gb[j] * c(means_a[i], means_b[j]) for i in (0, 1) for j in (0, 1))
+            mom_a = [(("x", a), ("x", a)), (("y", a), ("y", a)), (("x", a), ("y", a))]
+            mom_b = [(("x", b), ("x", b)), (("y", b), ("y", b)), (("x", b), ("y", b))]
+            for i, (u, v) in enumerate(mom_a):
+                for j, (w, z) in enumerate(mom_b):
+                    out += ga[2 + i] * gb[2 + j] * (c(u, w) * c(v, z) + c(u, z) * c(v, w))
+            return out
+
+        return float(sigma(0, 1) / (sigma(0, 0) * sigma(1, 1)).sqrt())
+
+
+def _near_identical(seed: int, eps: float, n: int = 20, k: float = 1.0
+                    ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:  # fmt: skip
+    """Two systems whose scores on two metrics differ by eps·noise (a fine-tune that
+    barely moved): control x, treatment y = k·x + eps·z (k ≠ 1: proportional scores,
+    r → 1 without the differences being small)."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0.2, 1, (2, n))
+    y = k * x + eps * rng.normal(size=(2, n))
+    frames = [
+        pd.DataFrame(
+            {"task": "t", "query": np.arange(n), "system": s, "metric": f"m{m}", "value": v[m]}
+        )
+        for s, v in (("c", x), ("s", y))
+        for m in (0, 1)
+    ]
+    return pd.concat(frames, ignore_index=True), y, x  # (scores, treatment, control)
+
+
+@pytest.mark.parametrize("effect", ["md", "smcc", "smd", "corr", "smcrp", "rom"])
+@pytest.mark.parametrize(("eps", "k"), [(1e-5, 1.0), (1e-3, 1.0), (1e-5, 1.5)])
+def test_near_identical_systems_are_symmetric_and_exact(effect, eps, k):
+    """The fuzzer's case: corr(m0, m1) 0.697 and corr(m1, m0) −0.0076 where exact arithmetic
+    gives −0.069. Both orders equal the exact value (Decimal, 80 digits) for every seed;
+    so do proportional scores (k = 1.5: r → 1 for ``corr``, x/x̄ ≈ y/ȳ for ``rom``)."""
+    worst = 0.0
+    for seed in range(12):
+        scores, treat, ctrl = _near_identical(seed, eps, k=k)
+        cov = metaeval.effect_covariance(scores, "c", effect=effect)
+        corr = cov.set_index(["metric", "metric_b"])["corr"]
+        ab, ba = corr[("m0", "m1")], corr[("m1", "m0")]
+        exact = _exact_corr(treat, ctrl, effect if effect != "smd" else "smcc")
+        assert ab == pytest.approx(ba, abs=1e-12), (seed, ab, ba)
+        worst = max(worst, abs(ab - exact))
+        pairs = cov.set_index(["metric", "metric_b"])["cov"]
+        assert pairs[("m0", "m1")] == pytest.approx(pairs[("m1", "m0")], rel=1e-12)
+    assert worst < 1e-8, worst
+
+
+@pytest.mark.parametrize("effect", ["smcc", "corr", "rom"])
+def test_differences_within_rounding_are_nan_with_the_groups_named(effect):
+    """Where the digits are genuinely gone (differences of 1e-7 on scores of order 1:
+    effects() takes the variance, or 1 − r, for rounding), the covariances are NaN and
+    the DegenerateWarning of effects() names both groups; nothing is clipped into
+    [−1, 1] silently."""
+    scores, _, _ = _near_identical(0, 1e-7)
+    with pytest.warns(metaeval.DegenerateWarning, match="gives NaN for 2 group") as caught:
+        cov = metaeval.effect_covariance(scores, "c", effect=effect)
+    assert cov["cov"].isna().all() and cov["corr"].isna().all()
+    assert sorted(caught[0].message.groups["metric"]) == ["m0", "m1"]

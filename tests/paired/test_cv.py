@@ -72,7 +72,7 @@ def test_folds_given_as_replicates_are_refused_with_the_way_out():
         metaeval.compare(folds, control="logistic_regression")
     # seeds: every query in every replicate, accepted
     seeds = pd.concat([scores.assign(replicate=r) for r in ("1", "2", "3")], ignore_index=True)
-    assert len(metaeval.effects(seeds, "logistic_regression"))
+    assert len(metaeval.effects(seeds, "logistic_regression", replicates="crossed"))
 
 
 @pytest.mark.parametrize(
@@ -94,7 +94,7 @@ def test_cv_with_a_replicate_column_is_refused(rng):
     scores = _folds(rng)
     seeds = pd.concat([scores.assign(replicate=r) for r in ("1", "2")], ignore_index=True)
     with pytest.raises(OptionError, match="no replicate column"):
-        metaeval.effects(seeds, "tree", effect="md", cv=(90, 10))
+        metaeval.effects(seeds, "tree", effect="md", cv=(90, 10), replicates="nested")
 
 
 def test_the_dask_path_gives_the_same_corrected_effects(rng):

@@ -141,8 +141,9 @@ def test_the_same_sign_flips_for_every_pair(rng):
     np.testing.assert_array_equal(x["p_value"], x_copy["p_value"])
     np.testing.assert_array_equal(x["p_adjusted"], x_copy["p_adjusted"])
     # a family of one: max-T is the test itself
-    alone = metaeval.compare(scores, control="c1", treatment="y", test="randomization",
-                             adjust="maxt", n_resamples=1000, seed=3)  # fmt: skip
+    with pytest.warns(metaeval.DegenerateWarning, match="changes nothing"):
+        alone = metaeval.compare(scores, control="c1", treatment="y", test="randomization",
+                                 adjust="maxt", n_resamples=1000, seed=3)  # fmt: skip
     np.testing.assert_array_equal(alone["p_adjusted"], alone["p_value"])
 
 
@@ -262,3 +263,35 @@ def test_tables_name_max_t_and_exact_flips(small):
     assert "300 resamples, seed 1" in tex and "Westfall–Young max-T correction" in tex
     tex = to_latex(metaeval.compare(part, exact=True, **kwargs))
     assert "paired randomization test, all sign flips, two-sided" in tex
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less"])
+@pytest.mark.parametrize("shared", [0, 1])
+def test_a_pair_without_a_test_is_not_in_the_max(alternative, shared):
+    """The user's step (issue 39, item 27): with a one-sided alternative, a pair with no
+    shared queries (or one) made every pair whose t points the other way p_adjusted = 1,
+    where the enumeration of the family's sign flips gives 0.75: its t of 0 entered every
+    maximum. Pairs without a test (p NaN) are not in the family, as documented."""
+    d_a = np.array([0.0, -0.14, 0.24, 0.07, 0.26, -0.08])  # t = 0.87
+    d_b = np.array([-0.06, -0.37, 0.15, -0.04, 0.0, 0.02])  # t = −0.71
+    ctrl = np.array([0.5, 0.4, 0.6, 0.3, 0.55, 0.45])
+    rows = [("ctrl", f"q{i}", v) for i, v in enumerate(ctrl)]
+    rows += [("a", f"q{i}", v) for i, v in enumerate(ctrl + d_a)]
+    rows += [("b", f"q{i}", v) for i, v in enumerate(ctrl + d_b)]
+    rows += [("c", f"q{i}", 0.5) for i in range(6 - shared, 8)]  # q6, q7: ctrl lacks them
+    scores = pd.DataFrame(rows, columns=["system", "query", "value"]).assign(task="t", metric="m")
+    with pytest.warns(metaeval.PairingWarning):
+        if shared:
+            with pytest.warns(metaeval.DegenerateWarning, match="fewer than 2 paired"):
+                res = metaeval.compare(scores, control="ctrl", test="randomization",
+                                       adjust="maxt", exact=True, alternative=alternative)  # fmt: skip
+        else:
+            res = metaeval.compare(scores, control="ctrl", test="randomization",
+                                   adjust="maxt", exact=True, alternative=alternative)  # fmt: skip
+    want = _naive_maxt({"a": d_a, "b": d_b}, alternative)
+    got = res.set_index("treatment")
+    assert sorted(got.index) == (["a", "b", "c"] if shared else ["a", "b"])
+    against = "b" if alternative == "greater" else "a"  # its t points the other way
+    assert want[against] == 0.875  # by enumeration; it was 1
+    for system in ("a", "b"):
+        assert got.loc[system, "p_adjusted"] == pytest.approx(want[system], abs=1e-12)

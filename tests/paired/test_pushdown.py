@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
-from _engines import ENGINES, LAZY, as_parquet, assert_same, in_engine, pl
+from _engines import ENGINES, LAZY, as_parquet, assert_same, in_engine, pa, pl
 from _helpers import make_scores
 
 import metaeval
@@ -140,7 +140,8 @@ def test_replicates_and_clusters_give_the_pandas_results(rng, engine):
     base = make_scores(rng, systems=("ctrl", "a", "b"))
     runs = pd.concat([base.assign(replicate=r, value=base["value"] + rng.normal(0, 0.02, len(base)))
                       for r in (1, 2, 3)], ignore_index=True)  # fmt: skip
-    for func, kwargs in ((metaeval.effects, {"control": "ctrl", "effect": "md"}),
+    for func, kwargs in ((metaeval.effects, {"control": "ctrl", "effect": "md",
+                                             "replicates": "nested"}),
                          (metaeval.compare, {"control": "ctrl"}),
                          (metaeval.means, {})):  # fmt: skip
         assert_same(func(in_engine(runs, engine), **kwargs), func(runs, **kwargs))
@@ -275,3 +276,91 @@ def test_anova_and_tukey(rng, engine):
     got, warned = _caught(metaeval.tukey, frame, **kwargs)
     pd.testing.assert_frame_equal(got, ref)
     assert warned == ref_warned
+
+
+# ------------------------------------------------------------ issue 39, item 29
+TASK_ORDER = ["wine", "iris", "digits", "breast_cancer"]
+SYSTEM_ORDER = ["random_forest", "knn", "naive_bayes", "logistic_regression", "gradient_boosting"]
+
+#: The functions whose rows come in the table's order, and what they take here.
+ORDERED_CALLS = {
+    "effects": (metaeval.effects, {"control": "knn", "effect": "md"}),
+    "analyze": (metaeval.analyze, {"control": "knn", "effect": "md"}),
+    "compare t": (metaeval.compare, {"control": "knn"}),
+    "compare sign": (metaeval.compare, {"control": "knn", "test": "sign"}),
+    "means": (metaeval.means, {}),
+    "anova": (metaeval.anova, {}),
+    "tukey": (metaeval.tukey, {}),
+}
+
+
+@pytest.fixture(scope="module")
+def in_order(example) -> pd.DataFrame:
+    """The example with its tasks and systems in an order of their own (unsorted)."""
+    return example.assign(
+        task=pd.Categorical(example["task"], categories=TASK_ORDER, ordered=True),
+        system=pd.Categorical(example["system"], categories=SYSTEM_ORDER),
+    )
+
+
+def _ordered_frames(df: pd.DataFrame, tmp_path) -> dict:
+    """``df`` in every engine, its categoricals as each engine's ordered type (an Arrow
+    dictionary, a polars Enum, a DuckDB ENUM), and as a Parquet file read by each engine."""
+    frames = {engine: in_engine(df, engine) for engine in ENGINES}
+    frames["arrow, ordered=False"] = pa.Table.from_pandas(
+        df.assign(task=df["task"].cat.as_unordered()), preserve_index=False
+    )
+    path = tmp_path / "ordered.parquet"
+    metaeval.io.write_scores(df, path)
+    for engine in (None, "polars", "duckdb"):
+        frames[f"read_scores {engine}"] = read_scores(path, engine=engine)
+    return frames
+
+
+@pytest.mark.parametrize("call", list(ORDERED_CALLS))
+def test_the_category_order_in_every_engine(in_order, tmp_path, call):
+    """A pandas categorical's order is kept by the engines' ordered types: the rows come
+    in the categories' order, as in pandas, not sorted."""
+    func, kwargs = ORDERED_CALLS[call]
+    ref = func(in_order, **kwargs)
+    tasks = lambda table: [t for t in table["task"].unique() if t != "summary"]  # noqa: E731
+    assert tasks(ref) == TASK_ORDER
+    for name, frame in _ordered_frames(in_order, tmp_path).items():
+        got = func(frame, **kwargs)
+        assert tasks(got) == TASK_ORDER, name
+        if call in ("compare sign",):
+            pd.testing.assert_frame_equal(got, ref)
+        else:
+            assert_same(got, ref)
+
+
+@pytest.mark.parametrize("engine", LAZY)
+def test_anova_and_tukey_with_one_complete_query_give_nan_as_in_pandas(engine):
+    """One query that every system has: the residual and query sums of squares have 0 df,
+    so their mean squares, F, p and Tukey's effect size are NaN (not inf and −0.0 from
+    rounding left in the engine's sums), with the same warnings."""
+    rows = [("t", "q1", s, "m", v) for s, v in (("a", 0.61), ("b", 0.35), ("c", 0.13))]
+    rows += [("t", "q2", "a", "m", 0.3), ("t", "q2", "b", "m", 0.1)]
+    df = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
+    for func in (metaeval.anova, metaeval.tukey, metaeval.means):
+        ref, ref_warned = _caught(func, df)
+        got, warned = _caught(func, in_engine(df, engine))
+        assert_same(got, ref)
+        assert warned == ref_warned and ref_warned
+    anova = _caught(metaeval.anova, in_engine(df, engine))[0]
+    assert anova.loc[anova["source"] != "system", "ms"].isna().all()
+    assert anova["f"].isna().all() and anova["p_value"].isna().all()
+    assert _caught(metaeval.tukey, in_engine(df, engine))[0]["effect_size"].isna().all()
+
+
+@pytest.mark.parametrize("engine", LAZY)
+def test_a_residual_of_rounding_is_zero_in_every_engine(engine):
+    """Systems 0.1 apart on every query: the residual is 0 in exact arithmetic; what the
+    engine's sums leave of it (2e-16 here) is taken as 0, as the in-memory sums give it."""
+    base = [0.3, 0.7, 0.55, 0.1, 0.9]
+    df = pd.DataFrame([("t", f"q{q}", s, "m", b + d) for s, d in (("a", 0.0), ("b", 0.1),
+                       ("c", 0.2)) for q, b in enumerate(base)],
+                      columns=["task", "query", "system", "metric", "value"])  # fmt: skip
+    for func in (metaeval.anova, metaeval.tukey, metaeval.means):
+        assert_same(func(in_engine(df, engine)), func(df))
+    assert metaeval.anova(in_engine(df, engine))["ss"].iloc[2] == 0.0

@@ -47,7 +47,7 @@ def test_intervals_cover_with_seed_variance_and_ignoring_it_does_not(replicates)
     """md: 95% intervals over 2,000 simulated tasks, with the replicates' variance and
     without. Printed with ``pytest -s``; R = 3 is reported, R = 5 and 10 asserted."""
     scores = simulate(np.random.default_rng(replicates), replicates)
-    honest = coverage(metaeval.effects(scores, "control", effect="md"), DELTA)
+    honest = coverage(metaeval.effects(scores, "control", effect="md", replicates="nested"), DELTA)
     naive = coverage(metaeval.effects(averaged(scores), "control", effect="md"), DELTA)
     print(f"\nR = {replicates}: coverage with the replicates' variance {honest:.4f}, "
           f"ignoring it {naive:.4f}")  # fmt: skip
@@ -63,7 +63,7 @@ def test_smcrp_coverage():
     replicates = 10
     scores = simulate(np.random.default_rng(110), replicates)
     truth = DELTA / np.sqrt(1 + 0.25 / replicates)
-    honest = coverage(metaeval.effects(scores, "control"), truth)
+    honest = coverage(metaeval.effects(scores, "control", replicates="nested"), truth)
     naive = coverage(metaeval.effects(averaged(scores), "control"), truth)
     print(f"\nsmcrp, R = {replicates}: coverage {honest:.4f}, ignoring the seeds {naive:.4f}")
     assert 0.93 <= honest <= 0.97 and naive < 0.85
@@ -73,7 +73,7 @@ def test_no_seed_variance_adds_little():
     """σ_rep = 0: the estimate σ̂²_rep = max(0, ·) is 0 or small, the intervals are
     slightly conservative."""
     scores = simulate(np.random.default_rng(7), 10, sd_rep=0.0)
-    eff = metaeval.effects(scores, "control", effect="md")
+    eff = metaeval.effects(scores, "control", effect="md", replicates="nested")
     base = eff["variance"] - eff["variance_replicates"]
     share = float((eff["variance_replicates"] / base).mean())
     honest = coverage(eff, DELTA)
@@ -86,7 +86,7 @@ def test_no_seed_variance_adds_little():
 def test_one_replicate_is_todays_result():
     scores = metaeval.load_example()
     with_rep = scores.assign(replicate=1)
-    got = metaeval.effects(with_rep, "logistic_regression")
+    got = metaeval.effects(with_rep, "logistic_regression", replicates="nested")
     expected = metaeval.effects(scores, "logistic_regression")
     assert (got["variance_replicates"] == 0).all()
     assert (got[["replicates_treatment", "replicates_control"]] == 1).all(axis=None)
@@ -105,7 +105,8 @@ def test_variance_added_by_hand():
                                       "system": system, "metric": "m", "replicate": r,
                                       "value": shift + rng.normal(0, 0.3, n)}))  # fmt: skip
     scores = pd.concat(rows, ignore_index=True)
-    eff = metaeval.effects(scores, "a", effect="md")
+    with pytest.warns(metaeval.MetaEvalWarning, match=r"guessed 'nested' \(one task\)"):
+        eff = metaeval.effects(scores, "a", effect="md")  # the design said by nothing
     expected = 0.0
     for system in ("a", "b"):
         part = scores[scores["system"] == system]
@@ -183,7 +184,7 @@ def test_covariance_with_replicates_matches_the_spread_of_simulated_estimates(tw
     (with the replicates' part), exactly, and the mean covariance of the two metrics'
     effects matches the empirical covariance of the estimates over 2,000 tasks within 4
     Monte-Carlo SEs (issue 25, item 18: the replicates' part was left out)."""
-    eff = metaeval.effects(two_metrics, "control", effect=effect)
+    eff = metaeval.effects(two_metrics, "control", effect=effect, replicates="nested")
     cov = metaeval.effect_covariance(two_metrics, "control", effect=effect)
     diag = cov[cov["metric"] == cov["metric_b"]].merge(
         eff, on=["treatment", "control", "task", "metric"], validate="1:1"
@@ -213,7 +214,10 @@ def test_pool_metrics_on_replicate_tables(two_metrics):
     res = metaeval.pool_metrics(scores, "control", effect="md", ci="z", replicates="nested")
     assert res[["k", "k_task"]].values.tolist() == [[60, 30]]
     # the same seeds on every task: crossed, which the multilevel model does not take
-    with pytest.raises(OptionError, match="replicates='nested'"):
+    with (
+        pytest.raises(OptionError, match="replicates='nested'"),
+        pytest.warns(metaeval.MetaEvalWarning, match="guessed 'crossed'"),
+    ):
         metaeval.pool_metrics(scores, "control", effect="md", ci="z")
     assert np.isfinite(res[["effect", "se", "robust_se"]]).all(axis=None)
 

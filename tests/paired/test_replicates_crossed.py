@@ -17,7 +17,7 @@ import pytest
 from scipy import stats as sps
 
 import metaeval
-from metaeval.errors import OptionError, SchemaError
+from metaeval.errors import MetaEvalWarning, OptionError, SchemaError
 
 
 def simulate(
@@ -127,10 +127,12 @@ def test_coverage_of_pooled_intervals_with_seeds_shared_by_tasks() -> None:
 
 def test_default_chooses_crossed_when_every_task_has_the_same_seeds() -> None:
     scores = simulate(tasks=3, queries=20, rng=np.random.default_rng(3))
-    assert metaeval.effects(scores, "C", effect="md").attrs["replicates"] == "crossed"
+    with pytest.warns(MetaEvalWarning, match=r"guessed 'crossed' \(every system has the same"):
+        assert metaeval.effects(scores, "C", effect="md").attrs["replicates"] == "crossed"
     # seeds named per task: they cannot be the same runs
     renamed = scores.assign(replicate=scores["task"] + "-" + scores["replicate"])
-    eff = metaeval.effects(renamed, "C", effect="md")
+    with pytest.warns(MetaEvalWarning, match=r"guessed 'nested' \(the systems' replicate ids"):
+        eff = metaeval.effects(renamed, "C", effect="md")
     assert eff.attrs["replicates"] == "nested"
     assert "se_shared_treatment" not in eff.columns
     with pytest.raises(SchemaError, match=r"system '(T|C)'.*replicates='nested'"):
@@ -156,7 +158,7 @@ def test_epochs_add_nothing_and_models_that_ignore_the_shared_part_refuse_it() -
     plain = metaeval.effects(averaged, "C", effect="md")
     pd.testing.assert_frame_equal(epochs, plain)
     assert epochs.attrs["replicates"] == "epochs"
-    crossed = metaeval.effects(scores, "C", effect="md")
+    crossed = metaeval.effects(scores, "C", effect="md", replicates="crossed")
     with pytest.raises(OptionError, match="se_shared_treatment"):
         metaeval.metareg(crossed.assign(size=np.arange(len(crossed))), "size")
     with pytest.raises(OptionError, match="does not have"):

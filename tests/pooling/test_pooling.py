@@ -36,6 +36,39 @@ def test_every_group_equals_reference_loop(rng, method):
         assert row.q_p_value == pytest.approx(stats.chi2.sf(ref["q"], len(part) - 1), rel=1e-10)
 
 
+def test_k1_because_metric_names_differ_across_tasks_says_so():
+    """Issue 39, item 2: tasks that each have their own metric names (Inspect scorers, an
+    lm-eval task's own metrics) pool nothing; the k = 1 warning names that cause for the
+    groups whose task shares no metric with the other tasks, and only for them."""
+    eff = pd.DataFrame({
+        "metric": ["match", "includes", "acc", "acc", "acc_norm", "em"],
+        "task": ["qa", "quiz", "arc", "hella", "arc", "gsm8k"],
+        "treatment": "b", "control": "a",
+        "effect": [0.2, 0.1, 0.3, 0.25, 0.2, 0.05],
+        "variance": [0.01, 0.02, 0.01, 0.02, 0.01, 0.02],
+    })  # fmt: skip
+    with pytest.warns(DegenerateWarning) as record:
+        pooled = metaeval.pool(eff, method="DL", ci="z")
+    assert dict(zip(pooled["metric"], pooled["k"], strict=True)) == {
+        "match": 1,
+        "includes": 1,
+        "acc": 2,
+        "acc_norm": 1,
+        "em": 1,
+    }
+    (cause,) = [str(w.message) for w in record if "metric names differ" in str(w.message)]
+    assert cause.startswith("3 pooled group(s) have one effect (k = 1)"), cause
+    assert all(f"metric='{m}'" in cause for m in ("match", "includes", "em")), cause
+    assert "primary" in cause and "acc_norm" not in cause, cause
+    # acc_norm: its task shares acc with another task, so metric names do not explain it
+    (plain,) = [str(w.message) for w in record if "metric='acc_norm'" in str(w.message)]
+    assert plain.startswith("1 pooled group(s) have one effect (k = 1)"), plain
+    # one task in all: k = 1 is the whole table, no cause to name
+    with pytest.warns(DegenerateWarning) as record:
+        metaeval.pool(eff[eff["task"] == "qa"], method="DL", ci="z")
+    assert not any("metric names differ" in str(w.message) for w in record)
+
+
 def test_pool_any_table_and_groups():
     eff = pd.DataFrame({
         "study": ["a", "b", "c", "a", "b", "c"], "model": ["x"] * 3 + ["y"] * 3,

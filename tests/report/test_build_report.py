@@ -144,6 +144,29 @@ def test_every_number_in_markdown_is_a_json_number_rounded_once(report):
                             f"[{format_number(row['ci_low'], 3)}, {format_number(row['ci_high'], 3)}]")  # fmt: skip
 
 
+def test_the_cards_show_each_systems_own_standard_error():
+    """Three models that agree on 50 binary items (17 right): each card shows the SE the
+    harnesses report, s/√n = 0.068 (Inspect's stderr(), scipy.stats.sem), and its t
+    interval, not the two-way ANOVA's residual, which is 0 here (issue 39, item 9)."""
+    from scipy import stats
+
+    value = np.r_[np.ones(17), np.zeros(33)]
+    scores = pd.concat([pd.DataFrame({"task": "t", "query": np.arange(50), "system": s,
+                                      "metric": "acc", "value": value}) for s in "abc"],
+                       ignore_index=True)  # fmt: skip
+    rep = build_report(scores, n_resamples=20, seed=1)
+    se = stats.sem(value)
+    ci = stats.ttest_1samp(value, 0).confidence_interval(0.95)
+    card = rep.to_markdown().split("## Leaderboard: acc")[1].split("\n## ")[0]
+    rows = [line for line in card.splitlines() if line.startswith("| ") and "system" not in line]
+    assert len(rows) == 3 and round(se, 3) == 0.068
+    for line in rows:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[-2] == format_number(se, 3)
+        assert cells[-1] == f"[{format_number(ci.low, 3)}, {format_number(ci.high, 3)}]"
+    assert "own standard error" in rep.methods and "ANOVA" not in rep.methods
+
+
 def test_json_keeps_full_precision_and_the_other_formats_show_the_same_numbers(report):
     doc = json.loads(report.to_json())
     for part in ("table", "tests", "pooled", "ranks"):
@@ -261,8 +284,11 @@ def test_the_methods_paragraph_counts_in_the_right_number(scores):
     # one treatment against one control on one task: "1 test", "1 family", not "1 tests"
     one = scores[(scores["metric"] == "accuracy") & (scores["task"] == scores["task"].iloc[0])]
     pair = one[one["system"].isin([CONTROL, "knn"])]
-    with pytest.warns(metaeval.DegenerateWarning, match="one effect"):  # k = 1 task
+    with pytest.warns(metaeval.DegenerateWarning) as record:
         rep = build_report(pair, CONTROL, n_resamples=20, seed=0)
+    said = [str(w.message) for w in record]
+    assert any("one effect" in m for m in said)  # k = 1 task
+    assert any("changes nothing" in m for m in said)  # Holm on a family of one test
     assert "2 systems were evaluated on 1 task (" in rep.methods, rep.methods
     assert "1 test in all" in rep.methods and "1 test per family, 1 family)" in rep.methods
     assert "1 tests" not in rep.methods and "1 families" not in rep.methods

@@ -11,15 +11,20 @@ import numpy as np
 import pandas as pd
 
 from ..errors import FormatError, SchemaError, excerpt
+from ..schema import KEY_COLUMNS, REPLICATE
 
 __all__ = ["read_helm"]
 
 LAYOUT = (
     "a HELM run folder (benchmark_output/runs/<suite>/<run spec name>/) with run_spec.json "
     "(name, adapter_spec.model) and per_instance_stats.json (a list of {instance_id, "
-    "train_trial_index, perturbation?, stats: [{name: {name, split?}, mean}]})"
+    "train_trial_index, perturbation?: {name, ...}, stats: [{name: {name, split?}, mean}]})"
 )
 _MODEL_ARGS = ("model=", "model_deployment=")
+#: The fields of HELM's ``PerturbationDescription`` that class a perturbation (robustness,
+#: fairness) or say how an aggregate over it was computed; the others (``prob``,
+#: ``num_spaces``, ``suffix``, ``seed``, ...) tell perturbations of one name apart.
+_FLAGS = ("name", "robustness", "fairness", "computed_on")
 
 
 def _load(path: Path) -> Any:
@@ -39,6 +44,20 @@ def _task(name: str) -> str:
     scenario, _, args = name.partition(":")
     kept = [a for a in args.split(",") if a and not a.startswith(_MODEL_ARGS)]
     return f"{scenario}:{','.join(kept)}" if kept else scenario
+
+
+def _perturbation(description: dict, path: Path, where: str) -> str:
+    """``name(field=value,...)`` of a perturbation: HELM's name and the fields that tell
+    perturbations of one name apart (``style(suffix=watercolor)``, ``lowercase``)."""
+    name = description.get("name")
+    if not isinstance(name, str):
+        raise FormatError(path, None, f"{where}: perturbation {excerpt(description)} has no string 'name'", LAYOUT)  # fmt: skip
+    fields = [
+        f"{key}={value if isinstance(value, str) else json.dumps(value, separators=(',', ':'))}"
+        for key, value in description.items()
+        if key not in _FLAGS and value is not None
+    ]
+    return f"{name}({','.join(fields)})" if fields else name
 
 
 def _splits(folder: Path) -> dict[str, str]:
@@ -85,15 +104,15 @@ def _run(folder: Path) -> list[tuple]:
             )  # fmt: skip
         trial = record.get("train_trial_index", 0)
         if isinstance(trial, bool) or not isinstance(trial, int):
-            raise FormatError(stats_path, None, f"{where}: train_trial_index {excerpt(trial)} is not an integer", LAYOUT)  # fmt: skip
+            raise FormatError(stats_path, None, f"{where} ({instance!r}): train_trial_index {excerpt(trial)} is not an integer", LAYOUT)  # fmt: skip
         perturbation = record.get("perturbation")
         if perturbation is not None and not isinstance(perturbation, dict):
-            raise FormatError(stats_path, None, f"{where}: perturbation {excerpt(perturbation)} is not an object", LAYOUT)  # fmt: skip
-        query = instance
-        if trial:
-            query += f",trial={trial}"
-        if perturbation:
-            query += f",perturbation={perturbation.get('name', '?')}"
+            raise FormatError(stats_path, None, f"{where} ({instance!r}): perturbation {excerpt(perturbation)} is not an object", LAYOUT)  # fmt: skip
+        suffix = (
+            f",perturbation={_perturbation(perturbation, stats_path, f'{where} ({instance!r})')}"
+            if perturbation
+            else ""
+        )
         stats = record.get("stats")
         if not isinstance(stats, list):
             raise FormatError(stats_path, None, f"{where} ({instance!r}) has no list 'stats'", LAYOUT)  # fmt: skip
@@ -110,16 +129,18 @@ def _run(folder: Path) -> list[tuple]:
                     f"{where} ({instance!r}): stat {label['name']!r} has mean {excerpt(mean)}, not a number",
                     LAYOUT,
                 )  # fmt: skip
+            metric = label["name"] + suffix
             split = label.get("split") or splits.get(instance, "")
-            key = (query, label["name"], split)
+            key = (instance, trial, metric, split)
             if key in seen:
                 raise FormatError(
                     stats_path, None,
-                    f"{where}: stat {label['name']!r} of instance {query!r} (split {split!r}) appears twice",
+                    f"{where}: stat {metric!r} of instance {instance!r} (train trial {trial}, "
+                    f"split {split!r}) appears twice",
                     LAYOUT,
                 )  # fmt: skip
             seen.add(key)
-            rows.append((task, query, model, label["name"], split, float(mean)))
+            rows.append((task, instance, model, metric, split, float(mean), trial))
     if not rows:
         raise FormatError(stats_path, None, "no per-instance stats", LAYOUT)
     return rows
@@ -130,8 +151,9 @@ def read_helm(run_folder: str | Path | Sequence[str | Path]) -> pd.DataFrame:
 
     Matches the files written by ``helm-run`` (crfm-helm 0.2 to 0.5,
     ``src/helm/benchmark/metrics/metric.py`` ``PerInstanceStats`` and
-    ``statistic.py`` ``Stat``; checked against stanford-crfm/helm ``main`` of
-    2024-2025).
+    ``statistic.py`` ``Stat``); tested on a suite written by crfm-helm 0.5.16's own
+    ``helm-run`` (train trials, perturbations, two models), whose aggregates in
+    ``stats.json`` the means of this table equal.
 
     Parameters
     ----------
@@ -144,30 +166,66 @@ def read_helm(run_folder: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``task, query, system, metric, value``:
+        ``task, query, system, metric, value`` (and ``replicate`` when a run has
+        several train trials):
 
         - ``system``: the run spec's ``adapter_spec.model`` (``openai/gpt2``);
         - ``task``: the run spec ``name`` without its ``model=`` and
           ``model_deployment=`` arguments
           (``mmlu:subject=anatomy,method=multiple_choice_joint``), so that the runs of
           one scenario by several models pair up;
-        - ``query``: the ``instance_id``; ``,trial=<k>`` is appended for a train trial
-          ``k > 0`` and ``,perturbation=<name>`` for a perturbed instance (a perturbed
-          input is a different query from the original);
-        - ``metric``: the stat's ``name.name``; when the stats of a task come from
-          several splits (``valid`` and ``test``), ``,split=<split>`` is appended to
-          every metric of that task so the splits never mix;
-        - ``value``: the stat's ``mean`` over its values for that instance.
+        - ``query``: the ``instance_id``, also for its perturbed copies and its train
+          trials, so that the models pair by instance;
+        - ``metric``: the stat's ``name.name``; for a perturbed instance
+          ``,perturbation=<p>`` follows, ``<p>`` being HELM's name of the perturbation
+          and the fields that tell perturbations of one name apart
+          (``exact_match,perturbation=lowercase``,
+          ``num_prompt_tokens,perturbation=extra_space(num_spaces=2)``,
+          ``…,perturbation=style(suffix=watercolor)``); when the stats of a task come
+          from several splits (``valid`` and ``test``), ``,split=<split>`` is appended
+          to every metric of that task so the splits never mix;
+        - ``value``: the stat's ``mean`` over its values for that instance (and
+          trial);
+        - ``replicate`` (int): the ``train_trial_index``, when any run read has two
+          or more train trials.
 
         A stat with ``count`` 0 (no ``mean``) is left out: it has no value.
+
+        **Perturbations are metrics of their own.** A perturbed input is another
+        measurement of the same instance: averaged into the plain metric it would mix
+        two quantities that HELM reports apart (a run with ``data_augmentation=lower``
+        holds both), and as a query of its own it would count the instance twice. As
+        a metric, it pairs the models by instance like the plain one, and its mean is
+        HELM's aggregate of that perturbation (``computed_on="perturbed"``). HELM's
+        derived aggregates are not per-instance records and are not in the table;
+        they follow from it: ``"original"`` is the plain metric on the queries the
+        perturbed one has, ``"worst"`` the per-query minimum of the two (and the
+        ``robustness``/``fairness`` worst cases the minimum over several).
+
+        **Train trials are replicates, nested in the tasks.** HELM draws a trial's
+        in-context examples once (its seed is the trial index) and puts the same
+        draw before every instance of the run, for every model: a trial shifts all
+        the instances of a run together, as a seed does, so it is a replicate of
+        the instances and not an epoch (``replicates="epochs"`` of
+        :func:`metaeval.effects` assumes the repeats share nothing). It is not
+        *crossed* with the tasks either: trial k of another scenario is drawn from
+        that scenario's own training set (the same seed, a different draw), so a
+        good draw on one task says nothing of another. ``attrs["replicates"]`` is
+        therefore ``"nested"``, which :func:`metaeval.effects` takes unless told
+        otherwise. Each instance's score is averaged over its trials; the mean over
+        instances is then HELM's (the mean over trials of each trial's mean), every
+        trial having every instance. A stat with ``count`` > 1 for one instance is
+        read as its mean (HELM's aggregate weights it by its count).
 
     Raises
     ------
     metaeval.FormatError
         A missing ``run_spec.json`` or ``per_instance_stats.json``, malformed JSON,
-        a record without ``instance_id`` or ``stats``, a stat without a name or a
-        numeric mean, an ``instance_id`` missing from ``scenario_state.json``, or a
-        stat repeated for one instance (naming the file and the record).
+        a record without ``instance_id`` or ``stats``, a ``train_trial_index`` that
+        is not an integer, a ``perturbation`` that is not an object with a string
+        ``name``, a stat without a name or a numeric mean, an ``instance_id``
+        missing from ``scenario_state.json``, or a stat repeated for one instance,
+        trial and perturbation (naming the file and the record).
     metaeval.SchemaError
         A folder with neither run files nor run sub-folders; two runs of one task by
         one model.
@@ -177,14 +235,15 @@ def read_helm(run_folder: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     >>> import json, pathlib, tempfile
     >>> from metaeval.io import read_helm
     >>> tmp = tempfile.TemporaryDirectory()
+    >>> def stat(value):
+    ...     return {"name": {"name": "exact_match", "split": "test"}, "count": 1, "mean": value}
     >>> for model, correct in {"openai/gpt2": [1, 0], "meta/llama-7b": [1, 1]}.items():
     ...     run = pathlib.Path(tmp.name) / f"boolq:model={model.replace('/', '_')}"
     ...     run.mkdir()
     ...     spec = {"name": run.name, "adapter_spec": {"model": model}}
     ...     _ = (run / "run_spec.json").write_text(json.dumps(spec))
-    ...     stats = [{"instance_id": f"id{i}", "train_trial_index": 0, "stats": [
-    ...         {"name": {"name": "exact_match", "split": "test"}, "count": 1, "mean": c}]}
-    ...         for i, c in enumerate(correct)]
+    ...     stats = [{"instance_id": f"id{i}", "train_trial_index": 0, "stats": [stat(c)]}
+    ...              for i, c in enumerate(correct)]
     ...     _ = (run / "per_instance_stats.json").write_text(json.dumps(stats))
     >>> read_helm(tmp.name)
         task query         system       metric  value
@@ -192,6 +251,29 @@ def read_helm(run_folder: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     1  boolq   id1  meta/llama-7b  exact_match    1.0
     2  boolq   id0    openai/gpt2  exact_match    1.0
     3  boolq   id1    openai/gpt2  exact_match    0.0
+
+    Two train trials and ``data_augmentation=lower``: the lowercased instance is
+    a metric of its own, the trial a replicate.
+
+    >>> run = pathlib.Path(tmp.name) / "lower" / "boolq:model=openai_gpt2,data_augmentation=lower"
+    >>> run.mkdir(parents=True)
+    >>> spec = {"name": run.name, "adapter_spec": {"model": "openai/gpt2"}}
+    >>> _ = (run / "run_spec.json").write_text(json.dumps(spec))
+    >>> lower = {"name": "lowercase", "robustness": True, "computed_on": "perturbed"}
+    >>> stats = [{"instance_id": "id0", "train_trial_index": trial, "stats": [stat(c)],
+    ...           **({"perturbation": lower} if perturbed else {})}
+    ...          for trial, perturbed, c in [(0, False, 1), (0, True, 0), (1, False, 1),
+    ...                                      (1, True, 1)]]
+    >>> _ = (run / "per_instance_stats.json").write_text(json.dumps(stats))
+    >>> scores = read_helm(run)
+    >>> scores[["query", "metric", "value", "replicate"]]
+      query                              metric  value  replicate
+    0   id0                         exact_match    1.0          0
+    1   id0  exact_match,perturbation=lowercase    0.0          0
+    2   id0                         exact_match    1.0          1
+    3   id0  exact_match,perturbation=lowercase    1.0          1
+    >>> scores.attrs["replicates"]
+    'nested'
     >>> tmp.cleanup()
     """
     if isinstance(run_folder, str | Path):
@@ -213,15 +295,21 @@ def read_helm(run_folder: str | Path | Sequence[str | Path]) -> pd.DataFrame:
         if not folders:
             raise SchemaError("`run_folder` is an empty list; pass HELM run folders.")
     rows = [row for folder in folders for row in _run(folder)]
-    table = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "split", "value"])
-    runs = table.drop_duplicates(["task", "system", "query", "metric", "split"])
+    keys = ["task", "system", "query", "metric", "split", REPLICATE]
+    table = pd.DataFrame(rows, columns=[*KEY_COLUMNS, "split", "value", REPLICATE])
+    runs = table.drop_duplicates(keys)
     if len(runs) < len(table):
-        twice = table[table.duplicated(["task", "system", "query", "metric", "split"])].iloc[0]
+        twice = table[table.duplicated(keys)].iloc[0]
         raise SchemaError(
-            f"Two HELM runs of task {twice['task']!r} by model {twice['system']!r} (both give "
-            f"{twice['metric']!r} of {twice['query']!r}); pass one run per model and task."
+            f"Two HELM runs of task {excerpt(twice['task'])} by model {excerpt(twice['system'])} "
+            f"(both give {excerpt(twice['metric'])} of {excerpt(twice['query'])}); pass one run "
+            "per model and task."
         )
     several = table.groupby("task")["split"].transform("nunique").to_numpy() > 1
     metric = table["metric"].where(~several, table["metric"] + ",split=" + table["split"])
     table = table.assign(metric=metric).drop(columns="split")
-    return table.sort_values("system", kind="stable").reset_index(drop=True)
+    table = table.sort_values("system", kind="stable").reset_index(drop=True)
+    if (table[REPLICATE] == 0).all():
+        return table.drop(columns=REPLICATE)  # one train trial: nothing to tell apart
+    table.attrs["replicates"] = "nested"  # each task's few-shot draws are its own
+    return table

@@ -29,11 +29,13 @@ __all__ = ["read_lm_eval", "PRIMARY_METRICS"]
 
 LAYOUT = (
     "JSON lines with a 'doc_id' and per-sample metric values — the keys listed in 'metrics' "
-    "when present, else every top-level number other than the bookkeeping keys"
+    "when present, else the top-level fields other than the bookkeeping keys — and, from "
+    "lm-eval 0.4.7 on, the 'filter' of every record"
 )
 _NAME = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[\d\-:.]+)\.jsonl(\.gz)?$")
 _BARE = re.compile(r"^samples_(?P<task>.+?)\.jsonl(\.gz)?$")  # no timestamp
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")  # ... nor part of one
+_VALUES = (bool, int, float, list, dict)  # per-sample fields: numbers, and corpus items
 _BOOKKEEPING = {
     "doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
     "doc_hash", "prompt_hash", "target_hash",
@@ -64,14 +66,28 @@ def _default_primary(task: str) -> str | None:
     return PRIMARY_METRICS.get(task, "acc" if task.startswith("mmlu_") else None)
 
 
-def _primary_metrics(table: pd.DataFrame, primary: Any) -> dict[str, str]:
+def _primary_metrics(table: pd.DataFrame, primary: Any, skipped: pd.DataFrame) -> dict[str, str]:
     """The primary metric of every task of ``table``: the one ``primary`` names for the
-    task, else its default (:data:`PRIMARY_METRICS`, or the task's only metric)."""
+    task, else its default (:data:`PRIMARY_METRICS`, or the task's only metric).
+    ``skipped`` lists the metrics without a per-sample number (never a primary metric)."""
     have = {
         str(task): [str(m) for m in metrics]
         for task, metrics in table.groupby("task", sort=False)["metric"].unique().items()
     }
     named = dict(primary) if isinstance(primary, Mapping) else {}
+    for task, metric in named.items():  # a loop over names, not over data
+        if ((skipped["task"] == task) & (skipped["metric"] == metric)).any():
+            raise _pair_error(f"`primary` (--primary) for task {task!r}", str(metric), [task])
+        if metric == "perplexity" and LOGLIKELIHOOD in have.get(task, []):
+            raise SchemaError(
+                f"`primary` (--primary) names perplexity for task {task!r}: {_PERPLEXITY_HINT}."
+            )
+    lost = [task for task in named if task not in have and task in set(skipped["task"])]
+    if lost:
+        raise SchemaError(
+            f"`primary` (--primary) names task(s) {_listed(lost)}, whose metrics have no "
+            "per-sample number (lm-eval computes them over the whole task)."
+        )
     unknown = [task for task in named if task not in have]
     if unknown:
         raise SchemaError(
@@ -105,46 +121,109 @@ def _primary_metrics(table: pd.DataFrame, primary: Any) -> dict[str, str]:
     return chosen
 
 
-def _records(path: Path, task: str, system: str) -> list[tuple]:
-    rows, seen = [], set()
+#: lm-eval's per-sample "perplexity" (a loglikelihood task's metric, aggregated as
+#: exp(-mean)) is the log-likelihood of the target: read under this name.
+LOGLIKELIHOOD = "loglikelihood"
+
+
+@dataclass
+class _Log:
+    """What one samples log gave: its rows, every metric name it has (as metaeval names
+    them), and the metrics without a per-sample number (name: first line)."""
+
+    rows: list[tuple]
+    names: set[str]
+    pairs: dict[str, int]
+
+
+def _metric_name(name: str, filt: str | None, number: bool) -> str:
+    """metaeval's name of lm-eval's per-sample field ``name`` under filter ``filt``."""
+    base = LOGLIKELIHOOD if number and name == "perplexity" else name
+    return base if filt in (None, "none") else f"{base},{filt}"
+
+
+def _records(path: Path, task: str, system: str, wanted: frozenset[str] | None) -> _Log:
+    rows, seen, names = [], set(), set()
+    kinds: dict[str, tuple[bool, int]] = {}  # per-sample field: (a number?, first line)
+    pairs: dict[str, int] = {}
+    named_filter: tuple[bool, int] | None = None  # does the log name the filter? (line 1)
     for number, record in iter_jsonl(path, LAYOUT, "bad record"):
         if "doc_id" not in record:
             raise FormatError(path, number, "bad record ('doc_id')", LAYOUT)
         doc = record["doc_id"]
         if isinstance(doc, bool) or not isinstance(doc, str | int):
             raise FormatError(path, number, f"doc_id {excerpt(doc)} is not an integer or string", LAYOUT)  # fmt: skip
-        filt = record.get("filter", "none")
-        if filt is not None and not isinstance(filt, str):
-            raise FormatError(path, number, f"filter {excerpt(filt)} is not a string", LAYOUT)
-        names = record.get("metrics")
-        if names is None:
-            names = [k for k, v in record.items()
-                     if k not in _BOOKKEEPING and isinstance(v, bool | int | float)]  # fmt: skip
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            raise FormatError(path, number, f"metrics {excerpt(names)} is not a list of names", LAYOUT)  # fmt: skip
-        if not names:
-            raise FormatError(path, number, "no per-sample metric value", LAYOUT)
-        key = (str(doc), filt)
-        if key in seen:
+        has_filter = "filter" in record
+        if named_filter is None:
+            named_filter = (has_filter, number)
+        elif has_filter != named_filter[0]:
             raise FormatError(
                 path,
                 number,
-                f"doc_id {excerpt(doc)} (filter {excerpt(filt)}) appears twice",
+                ("the record has no 'filter', which line {0} names" if named_filter[0] else
+                 "the record names a 'filter', which line {0} does not").format(named_filter[1])
+                + ": lm-eval ≥ 0.4.7 names it in every record, older versions in none, so "
+                "this record's filter is unknown",
                 LAYOUT,
-            )
+            )  # fmt: skip
+        filt = record.get("filter", "none")
+        if filt is not None and not isinstance(filt, str):
+            raise FormatError(path, number, f"filter {excerpt(filt)} is not a string", LAYOUT)
+        fields = record.get("metrics")
+        if fields is None:  # before lm-eval 0.4.7: every field but the bookkeeping
+            fields = [k for k, v in record.items()
+                      if k not in _BOOKKEEPING and (v is None or isinstance(v, _VALUES))]  # fmt: skip
+        if not isinstance(fields, list) or not all(isinstance(n, str) for n in fields):
+            raise FormatError(path, number, f"metrics {excerpt(fields)} is not a list of names", LAYOUT)  # fmt: skip
+        if not fields:
+            raise FormatError(path, number, "no per-sample metric value", LAYOUT)
+        key = (str(doc), filt)
+        if key in seen:
+            if not has_filter:
+                raise FormatError(
+                    path, number,
+                    f"doc_id {excerpt(doc)} (no filter named) appears twice: lm-eval before "
+                    "0.4.7 logged a record per filter without naming it; rerun with 0.4.7 or "
+                    "later",
+                    LAYOUT,
+                )  # fmt: skip
+            raise FormatError(
+                path, number, f"doc_id {excerpt(doc)} (filter {excerpt(filt)}) appears twice",
+                LAYOUT,
+            )  # fmt: skip
         seen.add(key)
-        for name in names:
-            value = record.get(name)
+        for name in fields:
+            value: Any = record.get(name)
             if isinstance(value, bool):
                 value = float(value)
-            if not isinstance(value, int | float) or not np.isfinite(value):
+            numeric = isinstance(value, int | float)
+            if not numeric and not (value is None or isinstance(value, list | dict)):
                 raise FormatError(
                     path, number, f"metric {excerpt(name)} has value {excerpt(value)}, not a number",
                     LAYOUT,
                 )  # fmt: skip
-            metric = name if filt in (None, "none") else f"{name},{filt}"
+            kind = kinds.setdefault(name, (numeric, number))
+            if kind[0] != numeric:
+                raise FormatError(
+                    path, number,
+                    f"metric {excerpt(name)} has value {excerpt(value)} here and "
+                    f"{'a number' if kind[0] else 'no number'} on line {kind[1]}",
+                    LAYOUT,
+                )  # fmt: skip
+            metric = _metric_name(name, filt, numeric)
+            names.add(metric)
+            if wanted is not None and metric not in wanted:
+                continue
+            if not numeric:  # a corpus-level item ([ref, pred], [ll, length]) or no score
+                pairs.setdefault(metric, number)
+                continue
+            if not np.isfinite(value):
+                raise FormatError(
+                    path, number, f"metric {excerpt(name)} has value {excerpt(value)}, not a number",
+                    LAYOUT,
+                )  # fmt: skip
             rows.append((task, str(doc), system, metric, float(value)))
-    return rows
+    return _Log(rows, names, pairs)
 
 
 @literal_signature
@@ -152,6 +231,7 @@ def read_lm_eval(
     folders: str | Path | Mapping[str, str | Path] | Sequence[str | Path],
     *,
     primary: bool | Mapping[str, str] = False,
+    metrics: str | Sequence[str] | None = None,
     latest: bool = False,
     replicates: LmEvalReplicates | None = None,
 ) -> pd.DataFrame:
@@ -181,7 +261,24 @@ def read_lm_eval(
         metric}`` names the metric of the tasks it lists
         (``{"gsm8k": "exact_match,flexible-extract"}``) and the other tasks
         keep their defaults. ``attrs["primary"]`` records the metric of every
-        task.
+        task. A task whose metrics all lack a per-sample number (see
+        ``metrics``) has no primary metric and is left out, with a warning
+        naming it; naming such a metric is an error.
+    metrics : str or list of str, optional
+        Read only these metrics, named as in the result (``acc``,
+        ``exact_match,strict-match``, ``loglikelihood``); the logs' other
+        fields are not looked at. A name that no log has, or one without a
+        per-sample number, is an error. By default every metric with a
+        per-sample number is read, and those without one are left out with one
+        warning naming each (system, task, metric): lm-eval logs a corpus-level
+        metric — ``bleu``, ``chrf``, ``ter``, ``f1``, ``mcc``,
+        ``word_perplexity``, ``byte_perplexity``, ``bits_per_byte`` — as a
+        ``[reference, prediction]`` or ``[log-likelihood, length]`` pair per
+        sample and computes it over the whole task (corpus BLEU, F1 over all
+        pairs, exp(−Σ log-likelihood / Σ length) for the perplexities), so no
+        per-sample value averages to it; they are skipped rather than computed
+        per sample (sentence BLEU or a per-sample F1 is not the metric lm-eval
+        reports). A predict-only run's ``bypass`` (no score) is skipped too.
     latest : bool, default False
         When a model's folder holds several logs of a task (lm-eval run again
         into the same output folder), read the newest (by the timestamp in the
@@ -204,13 +301,21 @@ def read_lm_eval(
     Returns
     -------
     pandas.DataFrame
-        ``task, query, system, metric, value`` with ``query`` the ``doc_id``
-        and one metric per per-sample field: the keys a record lists in
-        ``metrics`` (lm-eval ≥ 0.4.3), else every top-level number other than
-        ``doc_id`` and the hashes; booleans become 0/1. A task logged with a
-        filter other than ``"none"`` gets ``metric,filter`` names (as lm-eval's
-        results, e.g. ``exact_match,strict-match``). With ``replicates="folders"``
-        a ``replicate`` column (str) holds the replicate folder's name.
+        ``task, query, system, metric, value`` with ``query`` the ``doc_id`` (as
+        a string) and one metric per per-sample field: the keys a record lists
+        in ``metrics`` (lm-eval ≥ 0.4.7), else every top-level field other than
+        ``doc_id``, the document, arguments, responses and hashes; booleans
+        become 0/1. A task logged with a filter other than ``"none"`` gets
+        ``metric,filter`` names (as lm-eval's results, e.g.
+        ``exact_match,strict-match``). With ``replicates="folders"`` a
+        ``replicate`` column (str) holds the replicate folder's name.
+
+        lm-eval's per-sample ``perplexity`` (a ``loglikelihood`` task such as
+        LAMBADA) is the log-likelihood of the target continuation, which lm-eval
+        aggregates as ``exp(-mean)`` into the task's perplexity: it is read as
+        the metric ``loglikelihood`` (higher is better; its task mean ``m`` gives
+        lm-eval's perplexity ``exp(-m)``), never under the name of the
+        perplexity it is not.
 
         With ``latest=True``, ``attrs["latest"]`` lists, for every (system, task)
         logged more than once, a dict ``{"system", "task", "read", "ignored"}``
@@ -223,7 +328,12 @@ def read_lm_eval(
     ------
     metaeval.FormatError
         A record that is not a JSON object, lacks ``doc_id`` or metric values
-        or repeats a ``doc_id`` (naming file and line); a folder that does not
+        or repeats a ``doc_id`` (naming file and line); a log in which some
+        records name their ``filter`` and others do not (lm-eval ≥ 0.4.7 names
+        it in every record: a record without it cannot be placed), or, from
+        lm-eval before 0.4.7, a ``doc_id`` logged twice without a filter (one
+        record per filter, which that version does not name); a metric that is
+        a number in some records and a pair in others; a folder that does not
         exist.
     metaeval.SchemaError
         A folder without sample logs (with only ``results_*.json``: rerun
@@ -231,12 +341,15 @@ def read_lm_eval(
         folders; two logs of the same task of one system (without ``latest``;
         with it, when they share a timestamp or lack one); two folders of the
         same name in a list; a task whose primary metric is unknown or absent
-        from its logs, or a task in ``primary`` that the logs do not have; with
+        from its logs, or a task in ``primary`` that the logs do not have; a
+        metric in ``metrics`` or ``primary`` that the logs lack or log without a
+        per-sample number; logs without any per-sample number; with
         ``replicates="folders"``, logs in the folder itself, or replicate
         folders laid out differently (one holding a model's logs, another a
         sub-folder per model).
     metaeval.OptionError
-        ``primary`` not a bool or mapping; ``replicates`` not ``"folders"`` or
+        ``primary`` not a bool or mapping; ``metrics`` not a name or a
+        non-empty list of names; ``replicates`` not ``"folders"`` or
         None, or ``"folders"`` with a list or mapping of folders.
 
     Examples
@@ -306,8 +419,10 @@ def read_lm_eval(
         raise OptionError(
             f"`primary` must be True, False or a mapping {{task: metric}}, not {primary!r}."
         )
+    wanted = _wanted(metrics)
     # units: (replicate or None, system, folder, scan), one per model (and seed folder)
     advice: list[str] = []
+    units: list[tuple[str | None, str, Path, _Scan]]
     if replicates == "folders":
         if not isinstance(folders, str | Path):
             raise OptionError(
@@ -315,7 +430,7 @@ def read_lm_eval(
                 f"(<folder>/<seed>/<model>/samples_*.jsonl), not {excerpt(folders)}; pass "
                 "that folder."
             )
-        units = _replicate_units(_existing(Path(folders)))
+        units = list(_replicate_units(_existing(Path(folders))))
     elif isinstance(folders, str | Path):
         root = _existing(Path(folders))
         found = _scan(root)
@@ -351,23 +466,38 @@ def read_lm_eval(
     rows: list[tuple] = []
     reruns: list[tuple] = []
     read: list[tuple[str | None, str, str]] = []  # (replicate, system, task) of every log read
+    names: dict[str, set[str]] = {}  # task: every metric name its logs have
+    pairs: list[tuple] = []  # (replicate, system, task, metric) without per-sample numbers
     for replicate, system, folder, scan in units:  # a loop over folders, not over data
         kept: list[tuple] = []
         files = _task_logs(system, folder, scan, latest, kept)
         reruns.extend((replicate, *rerun) for rerun in kept)
         for task, path in files.items():
             read.append((replicate, system, task))
-            records = _records(path, task, system)
-            rows.extend(records if replicate is None else [(*r, replicate) for r in records])
+            log = _records(path, task, system, wanted)
+            rows.extend(log.rows if replicate is None else [(*r, replicate) for r in log.rows])
+            names.setdefault(task, set()).update(log.names)
+            pairs.extend((replicate, system, task, metric) for metric in log.pairs)
     columns = ["task", "query", "system", "metric", "value"]
     table = pd.DataFrame(rows, columns=columns + ["replicate"] * (replicates is not None))
+    skipped = pd.DataFrame(pairs, columns=["replicate", "system", "task", "metric"])
+    if wanted is not None:
+        _check_wanted(wanted, names, skipped)
     if replicates is not None:
         _check_replicates(read)
+    if table.empty:
+        raise SchemaError(
+            "The lm-eval logs hold no per-sample number: the metrics of their tasks "
+            f"({_listed(f'{t}: {_listed(sorted(m))}' for t, m in names.items())}) are "
+            "computed over the whole task (corpus-level) or were not scored."
+        )
     if primary is not False:
-        chosen = _primary_metrics(table, primary)
+        chosen = _primary_metrics(table, primary, skipped)
         keep = table["metric"].to_numpy() == table["task"].map(chosen).to_numpy()
         table = table[keep].assign(metric="primary").reset_index(drop=True)
         table.attrs["primary"] = chosen
+        # the other metrics are left out by primary; say only which tasks it lost entirely
+        skipped = skipped[~skipped["task"].isin(chosen)]
     if latest:  # which log was read, and how many left out, per (replicate,) system, task
         first = 0 if replicates is not None else 1
         keys = ["replicate", "system", "task"][first:]
@@ -386,9 +516,68 @@ def read_lm_eval(
             groups if replicates is not None else groups.drop(columns="replicate"),
             MetaEvalWarning,
         )
+    if not skipped.empty:
+        warn_groups(
+            "{n} (system, task, metric) combination(s) have no per-sample number and were "
+            "left out: lm-eval logs a corpus-level metric (bleu, chrf, ter, f1, mcc, "
+            "word_perplexity, byte_perplexity, bits_per_byte) as a [reference, prediction] or "
+            "[log-likelihood, length] pair per sample and computes it over the whole task, "
+            "and a predict-only run logs no score; read only the metrics you need with "
+            "metrics=[...] (--metric)",
+            skipped if replicates is not None else skipped.drop(columns="replicate"),
+            MetaEvalWarning,
+        )
     for text in advice:
         warn(text, MetaEvalWarning)
     return table
+
+
+def _wanted(metrics: Any) -> frozenset[str] | None:
+    """The metric names ``metrics`` asks for (None: every metric)."""
+    if metrics is None:
+        return None
+    names = [metrics] if isinstance(metrics, str) else metrics
+    if (
+        not isinstance(names, Sequence)
+        or not names
+        or not all(isinstance(n, str) and n for n in names)
+    ):
+        raise OptionError(
+            "`metrics` must be a metric name or a non-empty list of them (acc, "
+            f"exact_match,strict-match, ...), not {excerpt(metrics)}."
+        )
+    return frozenset(names)
+
+
+_PERPLEXITY_HINT = (
+    "lm-eval's per-sample 'perplexity' is the log-likelihood of the target (the task's "
+    "perplexity is exp(-mean) of it), so it is read as 'loglikelihood'"
+)
+
+
+def _pair_error(option: str, metric: str, tasks: Sequence[str]) -> SchemaError:
+    return SchemaError(
+        f"{option} names {metric}, which has no per-sample number in task(s) "
+        f"{_listed(tasks)}: lm-eval logs it as a pair per sample ([reference, prediction] "
+        "or [log-likelihood, length]) and computes it over the whole task; choose a metric "
+        "with a per-sample number."
+    )
+
+
+def _check_wanted(wanted: frozenset[str], names: dict[str, set[str]], skipped) -> None:
+    """A SchemaError for a name in ``metrics`` that the logs lack or cannot give per sample."""
+    have = sorted(set().union(*names.values()))
+    for metric in sorted(wanted):  # a loop over names, not over data
+        if metric in skipped["metric"].to_numpy():
+            tasks = pd.unique(skipped.loc[skipped["metric"] == metric, "task"])
+            raise _pair_error("`metrics` (--metric)", metric, list(tasks))
+    unknown = sorted(wanted.difference(have))
+    if unknown:
+        hint = f"; {_PERPLEXITY_HINT}" if "perplexity" in unknown else ""
+        raise SchemaError(
+            f"`metrics` (--metric) names {_listed(unknown)}, which the logs do not have; "
+            f"they have {_listed(have)}{hint}."
+        )
 
 
 def _replicate_units(root: Path) -> list[tuple[str, str, Path, _Scan]]:

@@ -3,7 +3,23 @@
 A scores file holds one row per ``(task, query, system, metric)`` with its
 ``value``, the table every metaeval function takes; other columns (a task-level
 ``domain``, say) are kept. A ``replicate`` column (the seed or epoch of a repeated
-run) is part of the key and kept as it is: nothing is averaged on reading. Text formats may be gzip-compressed (``.csv.gz``).
+run) is part of the key and kept as it is: nothing is averaged on reading. Text formats
+may be gzip-compressed (``.csv.gz``).
+
+**The replicates' design travels as a column.** How a ``replicate`` column's runs relate
+to the tasks (``"epochs"``, ``"crossed"`` or ``"nested"``, see :func:`metaeval.effects`)
+changes the intervals, and pandas keeps it in ``attrs["replicates"]``, which text formats
+and the other engines drop. :func:`write_scores` writes it as a
+:data:`~metaeval.schema.REPLICATE_DESIGN` column (the same value on every row), which
+every format holds and every reader and engine reads — ``read_scores`` with any engine,
+but also a user's ``pl.read_csv`` or ``duckdb.read_json``. A file's metadata (Parquet) or
+a sidecar file would be lost by the engines' own readers, by concatenation or by copying
+one file; a header line would break other CSV readers. The column costs a few bytes per
+row in CSV and JSON lines and next to nothing in Parquet (one dictionary entry).
+:func:`read_scores` into pandas puts it back into ``attrs["replicates"]``, so a table
+reads back as it was written; the lazy engines keep the column, which
+:func:`metaeval.effects` reads. A Parquet file written by pandas' own ``to_parquet`` keeps
+``attrs`` in its metadata (no column): the lazy engines read it from there.
 """
 
 from __future__ import annotations
@@ -17,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._options import REPLICATE_DESIGNS
 from ..errors import (
     FormatError,
     MetaEvalError,
@@ -29,13 +46,15 @@ from ..errors import (
 from ..schema import (
     KEY_COLUMNS,
     REPLICATE,
+    REPLICATE_DESIGN,
     checked_replicates,
     coerce_scores,
     first_repeat,
     map_columns,
     prepare_scores,
+    recorded_design,
 )
-from ..schema.frames import any_frame, narwhals
+from ..schema.frames import any_frame, declared_orders, narwhals
 from ._text import check_readable, iter_jsonl, read_delimited, read_text
 
 __all__ = ["read_scores", "write_scores", "scores_format", "scores_files", "SCORES_SUFFIXES"]
@@ -157,6 +176,20 @@ def read_scores(
         Key columns the files do not have, with every row's value
         (``{"metric": "nDCG@10"}``), as :func:`metaeval.scores`.
 
+    Returns
+    -------
+    pandas.DataFrame, or a DuckDB relation, a polars LazyFrame or a dask DataFrame
+        The scores. The design of a ``replicate`` column, as the files record it (a
+        :data:`~metaeval.schema.REPLICATE_DESIGN` column, which :func:`write_scores`
+        writes, or the ``attrs`` pandas keeps in a Parquet file's metadata), is in
+        ``attrs["replicates"]`` of a pandas table (the column dropped: the table written),
+        in the column of a lazy one; files that record a design must agree. Key columns
+        stored as Arrow dictionaries that declare an order (``ordered``, or a pandas
+        categorical) keep it in every engine — a pandas categorical, a polars or DuckDB
+        ``Enum`` with the categories of each file's first row group, when the files
+        agree; other dictionaries are sorted, as strings are (see
+        :mod:`metaeval.schema.frames`).
+
     Raises
     ------
     metaeval.FormatError
@@ -164,7 +197,8 @@ def read_scores(
         problem: an empty file, a header without data rows, a missing column,
         a column named twice, a row with more or fewer fields than the header,
         a value that is not a number, NaN or ±inf, a repeated
-        ``(task, query, system, metric)`` key, a line that is not a JSON
+        ``(task, query, system, metric)`` key, a replicate design that is not one
+        value or that two files state differently, a line that is not a JSON
         object (or names a key twice), bytes that are not UTF-8, a directory
         without scores files or a damaged gzip file. With ``lazy=True`` or another
         ``engine``: a file that is not Parquet, or columns missing from the files'
@@ -217,7 +251,45 @@ def read_scores(
         return _read_engine(files, engine, *mapping)
     if len(files) == 1:
         return _read_file(files[0], *mapping)
-    return _concat_files([_read_file(f, *mapping) for f in files], files)
+    frames = [_read_file(f, *mapping) for f in files]
+    design = _one_design([f.attrs.get("replicates") for f in frames], files)
+    return _noted(_concat_files(frames, files), design)
+
+
+def _noted(df: pd.DataFrame, design: str | None) -> pd.DataFrame:
+    """``df`` with ``attrs["replicates"]`` the files' design (other attrs pandas kept in a
+    Parquet file's metadata stay)."""
+    attrs = {k: v for k, v in df.attrs.items() if k != "replicates"}
+    df.attrs = {**attrs, "replicates": design} if design is not None else attrs
+    return df
+
+
+def _one_design(designs: list[str | None], files: list[Path]) -> str | None:
+    """The design the files record (None where one records none); two files that state
+    different designs are a FormatError naming both."""
+    known = [(d, f) for d, f in zip(designs, files, strict=True) if d is not None]
+    for design, file in known[1:]:
+        if design != known[0][0]:
+            raise FormatError(
+                file, None,
+                f"its replicates are {design!r} ({REPLICATE_DESIGN!r}) where {known[0][1]} says "
+                f"{known[0][0]!r}",
+                "files of one design (read them apart, or pass effects(..., replicates=...))",
+            )  # fmt: skip
+    return known[0][0] if known else None
+
+
+def _with_design(df: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, str | None]:
+    """A file's table without its design column, and the design it records (the column,
+    or pandas' attrs from a Parquet file's metadata); a FormatError for one that
+    contradicts itself."""
+    try:
+        design = recorded_design(df)
+    except SchemaError as err:
+        raise FormatError(path, None, str(err).rstrip("."), LAYOUT) from None
+    if REPLICATE_DESIGN in df.columns:
+        df = df.drop(columns=REPLICATE_DESIGN)
+    return df, design
 
 
 def _mapped(df: pd.DataFrame, path: Path, columns: dict, constants: dict) -> pd.DataFrame:
@@ -303,6 +375,7 @@ def _read_engine(files: list[Path], engine: str, columns: dict, constants: dict)
     for file in files:
         check_readable(file)
     names = [str(f) for f in files]
+    stored = _stored(files, [columns.get(k, k) for k in ("task", "system", "metric")])
     try:
         if engine == "duckdb":
             import duckdb
@@ -323,15 +396,22 @@ def _read_engine(files: list[Path], engine: str, columns: dict, constants: dict)
         found = list(frame.collect_schema().names())
     except Exception as err:  # noqa: BLE001 - each engine raises its own types
         raise FormatError(files[0], None, f"not a Parquet dataset ({err})", LAYOUT) from None
+    if stored.orders:  # the declared order of Arrow dictionaries, as an Enum
+        frame = frame.with_columns(
+            *[nw.col(c).cast(nw.Enum(v)) for c, v in stored.orders.items() if c in found]
+        )
+    if stored.design is not None and REPLICATE in found and REPLICATE_DESIGN not in found:
+        frame = frame.with_columns(nw.lit(stored.design).alias(REPLICATE_DESIGN))
+        found.append(REPLICATE_DESIGN)
     if columns or constants:
         try:
             map_columns(pd.DataFrame(columns=found), columns, constants, where="columns")
         except SchemaError as err:
             raise FormatError(files[0], None, str(err).rstrip("."), LAYOUT) from None
         renamed = {src: dst for dst, src in columns.items() if src != dst}
-        frame = frame.rename(renamed).with_columns(
-            *[nw.lit(str(v)).alias(k) for k, v in constants.items()]
-        )
+        frame = frame.rename(renamed)
+        if constants:  # (polars refuses with_columns() of nothing)
+            frame = frame.with_columns(*[nw.lit(str(v)).alias(k) for k, v in constants.items()])
         found = list(frame.collect_schema().names())
     missing = [c for c in COLUMNS if c not in found]
     if missing:
@@ -340,6 +420,50 @@ def _read_engine(files: list[Path], engine: str, columns: dict, constants: dict)
             f"the column(s) {missing} are missing (found {quote_list(found)})", LAYOUT,
         )  # fmt: skip
     return nw.to_native(frame)
+
+
+class _Stored:
+    """What Parquet files' footers say beyond their columns: ``design``, the replicate
+    design pandas' ``attrs`` recorded in their metadata (files that record one agree),
+    and ``orders``, the categories of key columns stored as dictionaries that declare an
+    order (the same in every file)."""
+
+    def __init__(self, design: str | None, orders: dict[str, list[str]]) -> None:
+        self.design, self.orders = design, orders
+
+
+def _stored(files: list[Path], keys: list[str]) -> _Stored:
+    """:class:`_Stored` of Parquet files, from their schemas (each file's footer) and, for
+    the key columns (``keys``: the files' names of task, system and metric) whose
+    dictionary declares an order, the dictionary of the first row group (pyarrow, and so
+    pandas, writes the whole dictionary into every row group)."""
+    import json
+
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as err:  # pragma: no cover - the engines extra has pyarrow
+        raise _parquet_engine_error(err) from None
+    designs: list[str | None] = []
+    orders: dict[str, list[str]] | None = None
+    for file in files:
+        try:
+            handle = pq.ParquetFile(file)
+        except Exception as err:  # noqa: BLE001 - pyarrow raises its own types
+            raise FormatError(file, None, f"not a Parquet file ({err})", LAYOUT) from None
+        schema = handle.schema_arrow
+        attrs = json.loads((schema.metadata or {}).get(b"PANDAS_ATTRS", b"{}") or b"{}")
+        noted = attrs.get("replicates") if isinstance(attrs, dict) else None
+        designs.append(noted if noted in REPLICATE_DESIGNS else None)
+        declared = declared_orders(schema)
+        mine = {}
+        if handle.metadata.num_row_groups:
+            for name in (c for c in keys if c in declared):
+                chunks = handle.read_row_group(0, columns=[name]).column(name).chunks
+                if chunks:
+                    mine[name] = [str(v) for v in chunks[0].dictionary.to_pylist()]
+        # a column keeps its order only where every file declares the same one
+        orders = mine if orders is None else {c: v for c, v in orders.items() if mine.get(c) == v}
+    return _Stored(_one_design(designs, files), orders or {})
 
 
 def _read_file(path: Path, columns: dict, constants: dict) -> pd.DataFrame:
@@ -355,11 +479,18 @@ def _read_file(path: Path, columns: dict, constants: dict) -> pd.DataFrame:
         df, lines = _read_json_lines(path, keys)
     else:
         try:
+            import pyarrow.parquet as pq
+
             df = pd.read_parquet(path)
+            declared = declared_orders(pq.read_schema(path))
         except ImportError as err:
             raise _parquet_engine_error(err) from None
         except Exception as err:  # noqa: BLE001 - pyarrow raises its own types
             raise FormatError(path, None, f"not a Parquet file ({err})", LAYOUT) from None
+        for name in df.columns:  # a dictionary's order is kept only where it is declared
+            if isinstance(df[name].dtype, pd.CategoricalDtype) and name not in declared:
+                df[name] = df[name].cat.reorder_categories(sorted(df[name].cat.categories))
+    df, design = _with_design(df, path)
     df = _mapped(df, path, columns, constants)
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
@@ -395,7 +526,8 @@ def _read_file(path: Path, columns: dict, constants: dict) -> pd.DataFrame:
             f"{LAYOUT}, each key once",
         )  # fmt: skip
     try:
-        return _ready(df)  # the full report only when a check fails
+        ready = _ready(df)  # the full report only when a check fails
+        return _noted(ready, design)
     except SchemaError as err:
         rows = pd.to_numeric(err.failure_cases.get("row"), errors="coerce").dropna()
         bad_row = int(rows.min()) if len(rows) else None
@@ -447,7 +579,17 @@ def _line(message: str) -> int | None:
 def write_scores(scores: pd.DataFrame, path: str | Path) -> None:
     """Write a scores table as CSV, TSV, JSON lines or Parquet, by extension.
 
-    Text formats are gzip-compressed when the name ends in ``.gz``.
+    Text formats are gzip-compressed when the name ends in ``.gz``. A table with a
+    ``replicate`` column whose design is known (``attrs["replicates"]``, as
+    :func:`metaeval.io.read_inspect` sets it) gets it as a
+    :data:`~metaeval.schema.REPLICATE_DESIGN` column, in every format, so that every
+    reader and engine reads it (see the module docstring). The input is not changed.
+
+    Raises
+    ------
+    metaeval.SchemaError
+        A ``replicate_design`` column that is not one design, or that contradicts
+        ``attrs["replicates"]``.
 
     Examples
     --------
@@ -466,6 +608,9 @@ def write_scores(scores: pd.DataFrame, path: str | Path) -> None:
     """
     path = Path(path)
     kind = scores_format(path)
+    design = recorded_design(scores)
+    if design is not None and REPLICATE in scores.columns and REPLICATE_DESIGN not in scores:
+        scores = scores.assign(**{REPLICATE_DESIGN: design})  # kept with the data (module doc)
     if kind == ".parquet":
         try:
             scores.to_parquet(path, index=False)

@@ -30,6 +30,7 @@ from ..errors import (
     SchemaError,
     check_alpha,
     check_option,
+    excerpt,
     quote_list,
     warn,
 )
@@ -401,7 +402,7 @@ def metrics(
     )
     messages = _undefined(cm, classes, counted, average)
     single = [
-        f"{name} has a single class ({values[0]!r})"
+        f"{name} has a single class ({excerpt(values[0])})"
         for name, values in (
             ("y_true", np.unique(truth_arr).tolist()),
             ("y_pred", np.unique(pred_arr).tolist()),

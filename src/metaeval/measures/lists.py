@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import OptionError, SchemaError, check_option
+from ..errors import OptionError, SchemaError, check_option, excerpt
 
 __all__ = ["GAINS", "LIST_MEASURES", "list_measures"]
 
@@ -91,7 +91,7 @@ def _check_grades(grades: np.ndarray, index: pd.Index) -> np.ndarray:
         rows, cols = np.nonzero(bad)
         if rows.size:
             shown = ", ".join(
-                f"list {index[r]!r} rank {c + 1} ({grades[r, c]})"
+                f"list {excerpt(index[r])} rank {c + 1} ({grades[r, c]})"
                 for r, c in zip(rows[:5], cols[:5], strict=True)
             )
             more = f" and {rows.size - 5} more" if rows.size > 5 else ""

@@ -43,10 +43,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import PairingError, SchemaError, collected_warnings, reissue
+from ..errors import PairingError, collected_warnings, reissue
 from ..schema import SCORE_COLUMNS
 from ..schema.frames import LazyTable, narwhals
-from ..schema.lazy import Survey, first_pass, problems
+from ..schema.lazy import Survey, first_pass, no_rows_error, problems
 from ._layout import SAFE_MAGNITUDE, whole_table_names
 
 __all__ = ["PairSums", "compute", "matrices", "per_task", "task_groups", "MAX_PAIRS",
@@ -75,6 +75,17 @@ class PairSums:
     docstring: ``n`` and ``p`` (Σ m_a m_b, Σ y_a y_b), ``s`` and ``q`` (Σ y_a m_b,
     Σ y_a² m_b) and ``s_swap`` and ``q_swap`` (the same with a and b swapped).
     """
+
+    # set by compute() and _shifts() once the engine's sums are in
+    own: np.ndarray
+    sq: np.ndarray
+    shy: np.ndarray
+    d: np.ndarray
+    shift: np.ndarray
+    rows: np.ndarray
+    n_shared: np.ndarray
+    row_sq: np.ndarray
+    cell_sq: np.ndarray
 
     def __init__(self, survey: Survey) -> None:
         self.survey = survey
@@ -422,7 +433,7 @@ def per_task(
         reissue(held, order)
         if unpaired is not None:
             raise unpaired
-        raise SchemaError("The scores table has no rows; there is nothing to analyse.")
+        raise no_rows_error([])
     attrs = dict(results[0].attrs)
     frame_out = pd.concat(results, ignore_index=True) if len(results) > 1 else results[0]
     sort = {"metric": names[1]}

@@ -419,7 +419,7 @@ def _prepare(
     if (labels > 1).any():
         raise SchemaError(
             "The label of a sample differs between systems, e.g. for (task, query) "
-            f"{list(labels[labels > 1].index[:3])}."
+            f"{quote_list(list(labels[labels > 1].index[:3]))}."
         )
     wide = df.pivot(index=["task", "query"], columns="system", values="prediction")
     wide["label"] = df.drop_duplicates(["task", "query"]).set_index(["task", "query"])["label"]

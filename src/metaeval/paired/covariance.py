@@ -15,7 +15,8 @@ over its n_a queries; v_a the effect's sampling variance from
 
 ``md``
     Cov(d̄_a, d̄_b) = n_ab · c(d_a, d_b) / (n_a n_b), exactly (the covariance of two
-    means over overlapping samples).
+    means over overlapping samples), computed as ρ̂_ab·√(v_a v_b)·n_ab/√(n_a n_b) with
+    ρ̂_ab the correlation of d_a and d_b over the common queries.
 the other effect types
     cov = ρ̂_ab · √(v_a v_b) · n_ab / √(n_a n_b), where ρ̂_ab is the correlation of the
     two estimates that the delta method gives under normal theory (Olkin & Finn
@@ -52,6 +53,23 @@ the columns of a matrix A per block of rows, and the products A'A, A'P and P'P
 (P the masks) summed over each task's blocks give every cross-metric sum at
 once; there is no Python loop over metrics, tasks or systems.
 
+**Precision.** The variables are not the two systems' scores x and y but e = x − b·y
+and y, e formed query by query (from scores shifted by each system's mean, so that
+the sums are centred), with b = 1 for ``md``, ``smd``, ``smcc`` and ``smcrp`` (e is
+the difference d), b = x̄/ȳ for ``rom`` and the regression slope c(x, y)/c(y, y) for
+``corr``; the gradients are taken with respect to e's and y's moments in closed
+forms (the map is linear, so exact arithmetic gives the same ρ̂ for any b). In x and
+y the delta method subtracts terms of order 1 to get one of order (s_d/s_x)² — for
+near-identical systems c(d, d) = c(x, x) − 2c(x, y) + c(y, y) loses every digit, and
+ρ̂ of two metrics came out as 0.697 one way and −0.0076 the other where exact
+arithmetic gives −0.069 (issue 39). In e and y no term is larger than the result by
+more than a small factor: ρ̂ agrees with an 80-digit computation to 1e-12 down to
+differences of 1e-5 of the scores' spread (``tests/paired/test_covariance.py``), and
+below that, where the differences are rounding, :func:`metaeval.effects` already
+gives a NaN variance with a warning naming the group, and the covariances are NaN.
+The covariance of two effects is ρ̂ times the overlap times the two effects'
+standard errors, for ``md`` too.
+
 References
 ----------
 Gleser, L. J., & Olkin, I. (2009). Stochastically dependent effect sizes. In
@@ -72,6 +90,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
 from .._options import DEFAULT_EFFECT, EffectType, literal_signature
 from ..schema.frames import any_frame
@@ -95,15 +114,18 @@ COLUMNS = ("effect_type", "treatment", "control", "task", "metric", "metric_b", 
 
 
 def _cross_sums(
-    lay: Layout, left: np.ndarray, right: np.ndarray
+    lay: Layout, left: np.ndarray, right: np.ndarray, slope: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For every (left[p], right[p]) pair and task: the cross-metric sums.
 
     Returns ``gram`` (pair, task, 2M, 2M): Σ over the rows both metrics are paired on
-    of u·w, the variables ordered x_1..x_M (treatment), y_1..y_M (control); ``sums``
-    (pair, task, 2M, M): Σ u over the rows where u's metric and the second index's
-    metric are paired; ``counts`` (pair, task, M, M): those rows. Shifted, scaled
-    scores (see :class:`~metaeval.paired._layout.Layout`).
+    of u·w, the variables ordered e_1..e_M, y_1..y_M, with y the control's scores and
+    e = x − b·y, b the ``slope`` (metric, pair, task) (1: e is the difference d);
+    ``sums`` (pair, task, 2M, M): Σ u over the rows where u's metric and the second
+    index's metric are paired; ``counts`` (pair, task, M, M): those rows. Shifted,
+    scaled scores (see :class:`~metaeval.paired._layout.Layout`): each system's shift is
+    its mean, so e is centred as y is, and e is formed per query, never recovered as
+    x − b·y from sums (see the module docstring).
     """
     n_metrics = lay.values.shape[0]
     n_pairs, n_tasks = len(left), len(lay.tasks)
@@ -117,8 +139,10 @@ def _cross_sums(
     step = max(1, _CHUNK_BYTES // per_block // 2)
     for sl in task_chunks(lay.block_task, step):  # memory-bounded chunks of row blocks
         paired = (mask[:, left, sl] & mask[:, right, sl]).astype(np.float64)  # (M, P, n, B)
-        a = np.concatenate([values[:, left, sl] * paired, values[:, right, sl] * paired])
         segment = lay.block_task[sl]
+        y = values[:, right, sl] * paired
+        b = slope[:, :, segment, None]  # (M, P, n, 1)
+        a = np.concatenate([values[:, left, sl] * paired - b * y, y])  # e, y
         add_segments(gram, np.einsum("ipnb,jpnb->pnij", a, a), segment, axis=1)
         add_segments(sums, np.einsum("ipnb,jpnb->pnij", a, paired), segment, axis=1)
         add_segments(counts, np.einsum("ipnb,jpnb->pnij", paired, paired), segment, axis=1)
@@ -138,32 +162,44 @@ def _covariances(gram, sums, counts, n_metrics: int):
     return cross, n
 
 
-def _gradients(effect: str, mean_x, mean_y, sxx, syy, sxy):
-    """∂effect/∂(x̄, ȳ, s_xx, s_yy, s_xy), each (..., metric) (see the module docstring)."""
-    zero = np.zeros_like(sxx)
+def _gradients(effect: str, mean_x, mean_y, see, syy, sey, slope):
+    """∂effect/∂(ē, ȳ, s_ee, s_yy, s_ey), each (..., metric), for e = x − b·y with b the
+    ``slope`` (see :func:`_slopes`; 1: e is the difference d): the gradients of the
+    module docstring in closed forms that keep their precision when the two systems
+    nearly coincide (s_dd ≪ s_yy) or their scores are nearly proportional (r → 1)."""
+    zero = np.zeros_like(see)
     diff = mean_x - mean_y
     with np.errstate(invalid="ignore", divide="ignore"):
-        if effect in ("smcc", "smd"):
-            sd = np.sqrt(sxx + syy - 2 * sxy)
-            k = diff / (2 * sd**3)
-            return 1 / sd, -1 / sd, -k, -k, 2 * k
-        if effect == "smcrp":
-            sp = np.sqrt((sxx + syy) / 2)
+        if effect in ("smcc", "smd"):  # D/s_d: a function of d alone
+            sd = np.sqrt(see)
+            return 1 / sd, zero, -diff / (2 * sd**3), zero, zero
+        if effect == "smcrp":  # D/s_p, s_p² = (s_xx + s_yy)/2 = (s_dd + 2s_dy + 2s_yy)/2
+            sp = np.sqrt((see + 2 * sey + 2 * syy) / 2)
             k = diff / (4 * sp**3)
-            return 1 / sp, -1 / sp, -k, -k, zero
-        if effect == "rom":
-            return 1 / mean_x, -1 / mean_y, zero, zero, zero
-        # corr: z = atanh(s_xy / √(s_xx s_yy))
-        r = sxy / np.sqrt(sxx * syy)
-        f = 1 / (1 - r**2)
-        return zero, zero, -f * r / (2 * sxx), -f * r / (2 * syy), f / np.sqrt(sxx * syy)
+            return 1 / sp, zero, -k, -2 * k, -2 * k
+        if effect == "rom":  # log(ē + bȳ) − log ȳ: ∂/∂ȳ = b/x̄ − 1/ȳ = (bȳ − x̄)/(x̄ȳ)
+            return 1 / mean_x, (slope * mean_y - mean_x) / (mean_x * mean_y), zero, zero, zero
+        # corr: z = atanh(r), r = s_xy/√(s_xx s_yy), with s_xx = s_ee + 2b s_ey + b² s_yy,
+        # s_xy = s_ey + b s_yy; 1/(1 − r²) = s_xx s_yy/det, det = s_xx s_yy − s_xy² =
+        # s_ee s_yy − s_ey² (the same 2 × 2 determinant), s_ey ≈ 0 for b the regression
+        # slope, so that nothing below cancels
+        b = slope
+        sxx = see + 2 * b * sey + b * b * syy
+        q = np.sqrt(sxx * syy)
+        det = see * syy - sey**2
+        r = (sey + b * syy) / q
+        g_ee = -r * syy / (2 * det)  # ∂z/∂s_xx
+        g_ey = syy * (see + b * sey) / (q * det)  # 2b ∂z/∂s_xx + ∂z/∂s_xy
+        g_yy = (b * syy * see - see * sey - 2 * b * sey**2) / (2 * q * det)
+        return zero, zero, g_ee, g_yy, g_ey
 
 
 def _delta_covariance(grad_a, grad_b, c, idx_a, idx_b):
     """∇_a' Cov ∇_b with Cov of the means c(·,·) and of the second moments by Isserlis.
 
     ``c(u, w)`` gives the covariance of variables u (of metric a) and w (of metric b);
-    ``idx_a = (x_a, y_a)``, ``idx_b = (x_b, y_b)`` name them.
+    ``idx_a = (e_a, y_a)``, ``idx_b = (e_b, y_b)`` name them, and the gradients are
+    with respect to (ē, ȳ, s_ee, s_yy, s_ey) of each metric.
     """
     (xa, ya), (xb, yb) = idx_a, idx_b
     mx_a, my_a, sxx_a, syy_a, sxy_a = grad_a
@@ -288,8 +324,9 @@ def effect_covariance(
     pairs = eff[["treatment", "control"]].drop_duplicates().reset_index(drop=True)
     t_idx = pairs["treatment"].map(lookup).to_numpy()
     c_idx = pairs["control"].map(lookup).to_numpy()
-    gram, sums, counts = _cross_sums(lay, t_idx, c_idx)
-    table = _assemble(lay, eff, pairs, gram, sums, counts, effect)
+    slope = _slopes(effect, stats, eff, pairs, lay)
+    gram, sums, counts = _cross_sums(lay, t_idx, c_idx, slope)
+    table = _assemble(lay, eff, pairs, gram, sums, counts, effect, slope)
     if has_replicates(scores):  # effects() adds the replicates' variance: so does its cov
         variances = pair_variances(stats)
         with_rep = add_replicate_variance(eff, scores, variances, 0.05)
@@ -298,13 +335,47 @@ def effect_covariance(
     return table
 
 
-def _assemble(lay, eff, pairs, gram, sums, counts, effect: str) -> pd.DataFrame:
+def _slopes(effect: str, stats: xr.Dataset, eff: pd.DataFrame, pairs: pd.DataFrame,
+            lay: Layout) -> np.ndarray:  # fmt: skip
+    """(metric, pair, task): the b of e = x − b·y, the variable of the treatment's scores
+    x the delta method uses beside the control's y. Any constant gives the same
+    covariance in exact arithmetic; each effect's own makes e small exactly where the
+    plain sums would cancel: 1 for the standardized mean differences (e = d, small for
+    near-identical systems), the regression slope c(x, y)/c(y, y) for ``corr`` (r → 1),
+    x̄/ȳ for ``rom`` (x/x̄ − y/ȳ); 1 where undefined."""
+    shape = (len(lay.metrics), len(pairs), len(lay.tasks))
+    if effect not in ("corr", "rom"):
+        return np.ones(shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if effect == "rom":
+            index = {"metric": [str(m) for m in lay.metrics],
+                     "task": [str(t) for t in lay.tasks]}  # fmt: skip
+            p_of = pd.MultiIndex.from_frame(pairs).get_indexer(
+                pd.MultiIndex.from_frame(eff[["treatment", "control"]])
+            )
+            b = np.full(shape, np.nan)
+            at = (pd.Index(index["metric"]).get_indexer(eff["metric"]), p_of,
+                  pd.Index(index["task"]).get_indexer(eff["task"]))  # fmt: skip
+            b[at] = (eff["mean_treatment"] / eff["mean_control"]).to_numpy(float)
+        else:
+            sel = {"treatment": xr.DataArray(pairs["treatment"].to_numpy(), dims="pair"),
+                   "control": xr.DataArray(pairs["control"].to_numpy(), dims="pair")}  # fmt: skip
+            ds = stats[["n", "sum_x", "sum_y", "sum_yy", "sum_xy"]].sel(sel)
+            ds = ds.reindex(task=[str(t) for t in lay.tasks],
+                            metric=[str(m) for m in lay.metrics])  # fmt: skip
+            ds = ds.transpose("metric", "pair", "task")
+            n, sx, sy = ds["n"].values.astype(float), ds["sum_x"].values, ds["sum_y"].values
+            b = (ds["sum_xy"].values - sx * sy / n) / (ds["sum_yy"].values - sy * sy / n)
+    return np.where(np.isfinite(b), b, 1.0)
+
+
+def _assemble(lay, eff, pairs, gram, sums, counts, effect: str, slope) -> pd.DataFrame:
     """The long table from the cross sums and the effects table."""
     n_metrics, n_tasks = len(lay.metrics), len(lay.tasks)
     n_pairs = len(pairs)
     cross, n_common = _covariances(gram, sums, counts, n_metrics)
     m = np.arange(n_metrics)
-    xs, ys = m, m + n_metrics  # variable indices of x_m and y_m
+    es, ys = m, m + n_metrics  # variable indices of e_m and y_m
 
     # the effects table as arrays (pair, task, metric)
     metric_pos = {str(name): i for i, name in enumerate(lay.metrics)}
@@ -332,27 +403,25 @@ def _assemble(lay, eff, pairs, gram, sums, counts, effect: str) -> pd.DataFrame:
 
     # within-metric moments (own rows), as (pair, task, metric)
     own = np.diagonal(cross, axis1=2, axis2=3)  # c(v, v)
-    sxx, syy = own[..., xs], own[..., ys]
-    sxy = cross[:, :, xs, ys]
-    n_ab = n_common[:, :, xs[:, None], xs[None, :]]
+    see, syy = own[..., es], own[..., ys]
+    sey = cross[:, :, es, ys]
+    n_ab = n_common[:, :, es[:, None], es[None, :]]
     with np.errstate(invalid="ignore", divide="ignore"):
-        if effect == "md":
-            cd = c(xs, xs) - c(xs, ys) - c(ys, xs) + c(ys, ys)
-            cov = n_ab * cd / (n_own[..., :, None] * n_own[..., None, :])
-            cov = cov * scale[..., :, None] * scale[..., None, :]
+        if effect == "md":  # e = d: the correlation of the differences, scaled below
+            rho = c(es, es) / np.sqrt(see[..., :, None] * see[..., None, :])
         else:
             grad = _gradients(
                 effect, arrays["mean_treatment"] / scale, arrays["mean_control"] / scale,
-                sxx, syy, sxy,
+                see, syy, sey, slope.transpose(1, 2, 0),
             )  # fmt: skip
             grad_a = tuple(g[..., :, None] for g in grad)
             grad_b = tuple(g[..., None, :] for g in grad)
-            sigma_ab = _delta_covariance(grad_a, grad_b, c, (xs, ys), (xs, ys))
+            sigma_ab = _delta_covariance(grad_a, grad_b, c, (es, ys), (es, ys))
             sigma_own = np.diagonal(sigma_ab, axis1=2, axis2=3)  # Σ_aa: a with itself
             rho = sigma_ab / np.sqrt(sigma_own[..., :, None] * sigma_own[..., None, :])
-            rho = np.clip(rho, -1, 1)
-            overlap = n_ab / np.sqrt(n_own[..., :, None] * n_own[..., None, :])
-            cov = rho * overlap * np.sqrt(variance[..., :, None] * variance[..., None, :])
+        rho = np.clip(rho, -1, 1)  # rounding only: ρ is now computed without cancellation
+        overlap = n_ab / np.sqrt(n_own[..., :, None] * n_own[..., None, :])
+        cov = rho * overlap * np.sqrt(variance[..., :, None] * variance[..., None, :])
         # the diagonal is the effects' variance, exactly
         diag = np.arange(n_metrics)
         # NaN where either effect's variance is NaN (effects() warns about those)

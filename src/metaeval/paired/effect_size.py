@@ -112,7 +112,7 @@ from ..errors import (
     quote_list,
     warn_groups,
 )
-from ..schema import REPLICATE, SCORE_COLUMNS
+from ..schema import REPLICATE, REPLICATE_DESIGN, SCORE_COLUMNS
 from ..schema.frames import LazyTable, any_frame
 from ..schema.lazy import first_pass
 from .replicates import (
@@ -123,14 +123,11 @@ from .replicates import (
     replicate_design,
     t_inference,
 )
-from .sufficient import lazy_statistics, sufficient_statistics
-from .twoway import cluster_se, per_query_scores
+from .sufficient import ZERO_TOL, lazy_statistics, sufficient_statistics
+from .twoway import cluster_se, clustered_variance_is_zero, per_query_scores
 
 __all__ = ["EFFECT_TYPES", "effects", "effect_sizes"]
 
-#: A (co)variance below this share of the sums of squared (shifted) scores it is
-#: computed from is rounding error and is treated as exactly zero; so is 1 − |r|.
-ZERO_TOL = 1e-10
 
 #: A mean difference below this share of the scores' magnitude (|x̄| + |ȳ| plus
 #: their root mean squares) is rounding error and is treated as exactly zero. It
@@ -156,7 +153,7 @@ def check_extra_columns(
     of its columns) that :func:`effects` would overwrite: those in :data:`OUTPUT_COLUMNS`,
     with ``replicates`` (a table with a ``replicate`` column) :data:`REPLICATE_COLUMNS`,
     and with ``cluster`` (``cluster=`` given) :data:`CLUSTER_COLUMNS`."""
-    extra = [c for c in columns if c not in (*SCORE_COLUMNS, REPLICATE)]
+    extra = [c for c in columns if c not in (*SCORE_COLUMNS, REPLICATE, REPLICATE_DESIGN)]
     reserved = (*OUTPUT_COLUMNS, *REPLICATE_COLUMNS) if replicates else OUTPUT_COLUMNS
     reserved = (*reserved, *CLUSTER_COLUMNS) if cluster else reserved
     check_no_clash(extra, reserved, what="effects()")
@@ -476,11 +473,14 @@ def effects(
         of their own (seeds drawn per task). ``"epochs"``: the replicates are
         repeated answers of the same model to the same item (Inspect's
         epochs): the item's mean over its epochs is the unit and nothing is
-        added. None (default): the design the reader recorded in
+        added. None (default): the design the table records — its
+        ``replicate_design`` column (one value; :func:`metaeval.io.write_scores`
+        writes it, so every format and engine keeps it) or
         ``scores.attrs["replicates"]`` (:func:`metaeval.io.read_inspect`
-        records ``"epochs"``), else ``"crossed"`` when every system has the
-        same replicate ids on every task (and there are two or more tasks),
-        else ``"nested"``; the result's ``attrs["replicates"]`` says which.
+        records ``"epochs"``) —, else a guess, with a warning: ``"crossed"``
+        when every system has the same replicate ids on every task (and there
+        are two or more tasks), else ``"nested"``. The result's
+        ``attrs["replicates"]`` says which.
         The models and their coverage are in the guide's "Evaluating LLMs".
 
     Returns
@@ -556,6 +556,9 @@ def effects(
 
     Warns
     -----
+    metaeval.MetaEvalWarning
+        When the design of a ``replicate`` column is guessed (nothing states it: no
+        ``replicates=``, no ``replicate_design`` column, no ``attrs["replicates"]``).
     metaeval.PairingWarning
         When queries are left out of a pair because one system lacks them.
     metaeval.DegenerateWarning
@@ -765,7 +768,7 @@ def clustered_effects(
                 term = j**2 * 2 * (1 - r) / n
             new = old + term * (deff - 1)
         one = np.isfinite(old) & (c < 2)
-        zero = np.isfinite(old) & ~one & ~(np.isfinite(new) & (new > ZERO_TOL * old))
+        zero = ~one & clustered_variance_is_zero(new, old)
         new = np.where(one | zero, np.nan, new)
         design = new / old
     out = table.copy()
@@ -875,7 +878,7 @@ def paired_groups(stats: xr.Dataset) -> xr.DataArray:
 
 def task_attributes(scores: pd.DataFrame) -> pd.DataFrame:
     """The scores table's extra columns that are constant within every task, by task."""
-    extra = [c for c in scores.columns if c not in (*SCORE_COLUMNS, REPLICATE)]
+    extra = [c for c in scores.columns if c not in (*SCORE_COLUMNS, REPLICATE, REPLICATE_DESIGN)]
     if not extra:
         return pd.DataFrame()
     task = scores["task"].astype(str)

@@ -57,8 +57,8 @@ import numpy as np
 import pandas as pd
 
 from .._options import REPLICATE_DESIGNS, add_display
-from ..errors import SchemaError, check_option
-from ..schema import REPLICATE, checked_replicates, coerce_scores
+from ..errors import MetaEvalWarning, SchemaError, check_option, warn
+from ..schema import REPLICATE, REPLICATE_DESIGN, checked_replicates, coerce_scores, recorded_design
 
 __all__ = [
     "replicate_variance", "replicate_design", "add_item_variance", "SHARED_COLUMNS", "add_replicate_variance", "has_replicates", "pair_variances",
@@ -174,20 +174,28 @@ def add_item_variance(table: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame
 
 
 def replicate_design(scores: pd.DataFrame, design: str | None) -> str:
-    """The replicates' design: ``design`` checked, or for None the one the table shows.
+    """The replicates' design: ``design`` checked, or for None the one the table records,
+    or failing that the one it shows, with a warning.
 
     ``"crossed"`` needs each system's replicate ids (of a metric) to be the same on every
     task it has, each task with all of them (a seed is one run, evaluated on every task):
-    otherwise a typed error naming a system and task. None takes the design a reader
-    recorded in ``scores.attrs["replicates"]`` (:func:`metaeval.io.read_inspect`:
-    ``"epochs"``), else chooses ``"crossed"`` when that holds with two or more tasks (the conservative choice: when the seeds were in
-    fact independent per task, σ̂²_shared is near 0 and little is added), else
-    ``"nested"``; ``"epochs"`` is taken as given.
+    otherwise a typed error naming a system and task. None takes the design the table
+    records (:func:`metaeval.schema.recorded_design`: its ``replicate_design`` column,
+    which :func:`metaeval.io.write_scores` writes, else ``attrs["replicates"]``, which a
+    reader sets, :func:`metaeval.io.read_inspect` ``"epochs"``). Else it guesses
+    ``"crossed"`` when that holds with two or more tasks (the conservative choice: when
+    the seeds were in fact independent per task, σ̂²_shared is near 0 and little is
+    added) and ``"nested"`` otherwise, and says so with a
+    :class:`~metaeval.MetaEvalWarning`: the guess cannot tell epochs (repeated answers,
+    nothing to add) from seeds, and the two give different intervals. ``"epochs"`` is
+    taken as given.
     """
+    guessed = False
     if design is not None:
         check_option("replicates", design, REPLICATE_DESIGNS)
-    elif scores.attrs.get("replicates") in REPLICATE_DESIGNS:
-        design = scores.attrs["replicates"]  # the reader knew: Inspect's epochs, say
+    else:
+        design = recorded_design(scores)  # a column, or what a reader knew (epochs, say)
+        guessed = design is None
     if design in ("nested", "epochs"):
         return design
     df = checked_replicates(coerce_scores(scores))
@@ -197,8 +205,23 @@ def replicate_design(scores: pd.DataFrame, design: str | None) -> str:
         tasks=("task", "nunique"), ids=(REPLICATE, "nunique"), cells=("task", "size")
     )
     unbalanced = per[per["cells"] != per["tasks"] * per["ids"]]
-    if design is None:
-        return "crossed" if unbalanced.empty and (per["tasks"] > 1).any() else "nested"
+    if guessed:
+        several = bool((per["tasks"] > 1).any())
+        crossed = unbalanced.empty and several
+        why = "the systems' replicate ids differ between tasks" if several else "one task"
+        if crossed:
+            why = "every system has the same replicate ids on every task"
+        guess = "crossed" if crossed else "nested"
+        warn(
+            f"The 'replicate' column's design is not stated (no replicates= argument, no "
+            f"{REPLICATE_DESIGN!r} column, no attrs['replicates']), so it is guessed "
+            f"{guess!r} ({why}); epochs and seeds give different intervals. Say which with "
+            "replicates='epochs' (repeated answers to the same items), 'crossed' (one run, a "
+            "seed or checkpoint, evaluated on every task) or 'nested' (runs drawn anew for "
+            f"each task), or in a {REPLICATE_DESIGN!r} column.",
+            MetaEvalWarning,
+        )
+        return guess
     if not unbalanced.empty:
         metric, system = unbalanced.index[0]
         ids = cells[(cells["metric"] == metric) & (cells["system"] == system)]

@@ -46,9 +46,12 @@ import pandas as pd
 import xarray as xr
 
 from .._options import (
+    ADJUST_FAMILIES,
+    ADJUST_FAMILY_KEYS,
     ALTERNATIVES,
     COMPARE_FIRST,
     COMPARE_TESTS,
+    AdjustFamily,
     Adjustment,
     Alternative,
     CompareTest,
@@ -62,6 +65,7 @@ from ..errors import (
     check_option,
     check_resamples,
     resolve_seed,
+    warn,
     warn_groups,
 )
 from ..schema.frames import LazyTable, any_frame
@@ -73,7 +77,14 @@ from .effect_size import effect_sizes, paired_groups, warn_undefined
 from .multiplicity import ADJUSTMENTS, adjust_in_table
 from .replicates import REPLICATES_AVERAGED, has_replicates
 from .sufficient import lazy_statistics, select_systems, statistics_of
-from .twoway import check_binary, cluster_ids, cluster_se, per_query_scores, wilson_interval
+from .twoway import (
+    check_binary,
+    cluster_ids,
+    cluster_se,
+    clustered_variance_is_zero,
+    per_query_scores,
+    wilson_interval,
+)
 
 __all__ = ["compare"]
 
@@ -101,6 +112,7 @@ def compare(
     exact: bool = False,
     seed: int | None = None,
     adjust: Adjustment | None = None,
+    family: AdjustFamily = "pairs",
     alpha: float = 0.05,
     progress: bool | None = None,
     cluster: str | None = None,
@@ -175,7 +187,8 @@ default "t"
         family (3 treatments × 2 controls: 6 tests), never one family per
         control; with ``control=None``, every ordered pair. Tasks and metrics
         are separate families (pool the tasks with :func:`metaeval.pool` for
-        one answer per metric). Pairs whose p-value is NaN are not counted.
+        one answer per metric). Pairs whose p-value is NaN are not counted (nor
+        are they in max-T's maximum).
 
         - ``holm``, ``bonferroni``, ``fdr_bh``: from the family's p-values,
           as statsmodels' ``multipletests`` (see :func:`adjust_pvalues`);
@@ -200,6 +213,19 @@ default "t"
           discreteness of the flips (the t statistics are nearly pivotal); it
           is smaller when the pairs are correlated, as pairs sharing a system
           and the queries are.
+    family : {"pairs", "tasks", "metrics", "all"}, default "pairs"
+        The tests that ``adjust`` adjusts together. ``"pairs"``: the
+        (treatment, control) pairs of one task and metric (above); ``"tasks"``:
+        those of every task of one metric (one treatment against one control on
+        six tasks: a family of six); ``"metrics"``: those of every metric on one
+        task; ``"all"``: every test of the result. Needs ``adjust``; ``"maxt"``
+        takes ``"pairs"`` only (its sign flips are shared within a task). When
+        every family holds one test, so that ``p_adjusted`` equals ``p_value``
+        (one treatment against one control with ``"pairs"``), a
+        :class:`~metaeval.DegenerateWarning` names the families that would hold
+        more. The choice is the question asked: a claim about each task stands
+        on its own family, a claim that the treatment wins "on some task"
+        needs the tasks in one family.
     alpha : float, default 0.05
         Level of the confidence intervals (1 − alpha).
     progress : bool, optional
@@ -231,7 +257,8 @@ default "t"
         ``df`` = n − 1, the standard error and degrees of freedom the interval
         uses (the clustered ones with ``cluster=``; NaN for McNemar's tests,
         whose Newcombe interval rests on no standard error). ``attrs`` hold ``test``,
-        ``alternative``, ``alpha``, ``seed``, ``adjust``, ``n_resamples`` and ``exact``;
+        ``alternative``, ``alpha``, ``seed``, ``adjust``, ``family``, ``n_resamples`` and
+        ``exact``;
         for a scores table with a ``replicate`` column (seeds, folds) also
         ``replicates``: each system's scores are averaged per query over its
         replicates before pairing, and the tests see only the queries' spread,
@@ -255,7 +282,10 @@ default "t"
         Naming the groups whose result is NaN: fewer than 2 paired queries
         (with one, ``diff`` is its difference and the rest NaN);
         zero variance of the differences (t and bootstrap: t undefined); all
-        differences zero (Wilcoxon, sign test).
+        differences zero (Wilcoxon, sign test); with ``cluster=``, paired queries all
+        in one cluster, or a clustered variance of 0 up to rounding although the
+        differences vary (the rule of :func:`metaeval.effects`: the test and interval
+        are NaN, ``diff`` is kept).
 
     References
     ----------
@@ -286,7 +316,9 @@ default "t"
     """
     from scipy import stats as sps
 
-    alpha, n_resamples = compare_options(test, alternative, adjust, alpha, n_resamples, exact)
+    alpha, n_resamples = compare_options(
+        test, alternative, adjust, alpha, n_resamples, exact, family
+    )
     if cluster is not None and test != "t":
         raise OptionError(
             f"cluster= works with test='t' only, but test={test!r} was passed with "
@@ -296,10 +328,12 @@ default "t"
     seed = resolve_seed(seed) if resampled else seed
     if isinstance(scores, LazyTable) and (test != "t" or cluster is not None
                                           or "replicate" in scores.columns):  # fmt: skip
-        return _per_task(scores, control=control, treatment=treatment, test=test,
-                         alternative=alternative, n_resamples=n_resamples, exact=exact,
-                         seed=seed, adjust=adjust, alpha=alpha, progress=progress,
-                         cluster=cluster)  # fmt: skip
+        # one task at a time: families across tasks are adjusted on the whole result
+        frame = _per_task(scores, control=control, treatment=treatment, test=test,
+                          alternative=alternative, n_resamples=n_resamples, exact=exact,
+                          seed=seed, adjust=adjust if adjust == "maxt" else None, alpha=alpha,
+                          progress=progress, cluster=cluster)  # fmt: skip
+        return adjust_family(frame, adjust, family)
     if test in _MCNEMAR:
         check_binary(scores, f"compare(test={test!r})")
 
@@ -380,13 +414,8 @@ default "t"
     frame = frame.reset_index(drop=True)
     if cluster is not None:
         frame = _clustered_t(frame, scores, cluster, alternative, alpha)
-    if adjust is not None:
-        adjusted = (
-            frame.pop("p_adjusted").to_numpy()
-            if adjust == "maxt"
-            else adjust_in_table(frame, ["metric", "task"], adjust)
-        )
-        frame.insert(frame.columns.get_loc("p_value") + 1, "p_adjusted", adjusted)
+    if adjust == "maxt":
+        frame.insert(frame.columns.get_loc("p_value") + 1, "p_adjusted", frame.pop("p_adjusted"))
     warn_undefined(f"test={test!r}", reasons, keep, _ORDER)
     frame = answer_first(frame, COMPARE_FIRST, COMPARE_RESULTS)
     frame.attrs.update(
@@ -395,6 +424,54 @@ default "t"
     )  # fmt: skip
     if has_replicates(scores):
         frame.attrs["replicates"] = REPLICATES_AVERAGED
+    return adjust_family(frame, adjust, family)
+
+
+_FAMILY_WORDS = {
+    "pairs": "the pairs of one task and metric",
+    "tasks": "every task of one metric",
+    "metrics": "every metric of one task",
+    "all": "every test",
+}
+
+
+def adjust_family(frame: pd.DataFrame, adjust: str | None, family: str) -> pd.DataFrame:
+    """``frame`` (a :func:`compare` result) with ``p_adjusted`` by ``adjust`` within the
+    families of ``family`` (max-T's own column kept) and ``attrs["adjust"]``,
+    ``attrs["family"]``; a :class:`~metaeval.DegenerateWarning` when every family holds
+    one test. One place for the in-memory, lazy and dask results (these two compute the
+    tasks one at a time, so a family across tasks is adjusted here, on the whole)."""
+    frame.attrs.update(adjust=adjust, family=family)
+    if adjust is None:
+        return frame
+    if adjust != "maxt":
+        adjusted = adjust_in_table(frame, list(ADJUST_FAMILY_KEYS[family]), adjust)
+        if "p_adjusted" in frame.columns:
+            frame["p_adjusted"] = adjusted
+        else:
+            frame.insert(frame.columns.get_loc("p_value") + 1, "p_adjusted", adjusted)
+    tested = frame[np.isfinite(frame["p_value"].to_numpy(dtype=float))]
+
+    def largest(name: str) -> int:  # the largest family of `name`
+        keys = list(ADJUST_FAMILY_KEYS[name])
+        return int(tested.groupby(keys, observed=True).size().max()) if keys else len(tested)
+
+    if len(tested) and largest(family) == 1:
+        wider = [f for f in ADJUST_FAMILIES if f != family and largest(f) > 1]
+        if adjust == "maxt":
+            wider = []  # max-T adjusts within a task only
+        advice = (
+            "; adjust over more tests with "
+            + " or ".join(f"family={f!r} ({_FAMILY_WORDS[f]})" for f in wider)
+            + " (--family in the metaeval command)"
+            if wider
+            else ""
+        )
+        warn(
+            f"adjust={adjust!r} changes nothing: every family of family={family!r} "
+            f"({_FAMILY_WORDS[family]}) holds one test, so p_adjusted equals p_value{advice}.",
+            DegenerateWarning,
+        )
     return frame
 
 
@@ -448,30 +525,56 @@ def _clustered_t(
             high = np.full(len(diff), np.inf) if upper else diff + crit * se
     defined = frame["statistic"].notna().to_numpy()  # groups the naive t-test could test
     one = defined & (st["n_clusters"].to_numpy() < 2)
-    if one.any():
-        warn_groups(
-            f"compare(test='t', cluster={cluster!r}) gives NaN for {{n}} group(s) whose paired "
-            "queries are all in one cluster",
-            frame.loc[one, keys],
-            DegenerateWarning,
-        )
+    # the rule of effects(cluster=): a clustered variance of 0 up to rounding is no estimate
+    zero = defined & ~one & clustered_variance_is_zero(se**2, st["se_naive"].to_numpy() ** 2)
+    for mask, why in ((one, "whose paired queries are all in one cluster"),
+                      (zero, "because of a clustered variance of 0 (the clusters' deviations "
+                             "cancel although the differences vary)")):  # fmt: skip
+        if mask.any():
+            warn_groups(
+                f"compare(test='t', cluster={cluster!r}) gives NaN for {{n}} group(s) {why}",
+                frame.loc[mask, keys],
+                DegenerateWarning,
+            )
+    ok = defined & ~zero
+    nan = np.full(len(frame), np.nan)
     frame = frame.assign(
-        statistic=np.where(defined, t_stat, np.nan),
-        p_value=np.where(defined, p, np.nan),
-        ci_low=low, ci_high=high, moe=crit * se, se=se, df=dof,
-        n_clusters=st["n_clusters"].to_numpy(), design_effect=st["design_effect"].to_numpy(),
+        statistic=np.where(ok, t_stat, np.nan),
+        p_value=np.where(ok, p, np.nan),
+        ci_low=np.where(zero, nan, low), ci_high=np.where(zero, nan, high),
+        moe=np.where(zero, nan, crit * se), se=np.where(zero, nan, se), df=dof,
+        n_clusters=st["n_clusters"].to_numpy(),
+        design_effect=np.where(zero, nan, st["design_effect"].to_numpy()),
     )  # fmt: skip
     return frame
 
 
 def compare_options(
-    test: Any, alternative: Any, adjust: Any, alpha: Any, n_resamples: Any, exact: Any = False
+    test: Any,
+    alternative: Any,
+    adjust: Any,
+    alpha: Any,
+    n_resamples: Any,
+    exact: Any = False,
+    family: Any = "pairs",
 ) -> tuple[float, int]:
     """Check :func:`compare`'s options; return ``alpha`` and ``n_resamples`` as numbers."""
     check_option("test", test, COMPARE_TESTS)
     check_option("alternative", alternative, ALTERNATIVES)
     if adjust is not None:
         check_option("adjust", adjust, ADJUSTMENTS)
+    check_option("family", family, ADJUST_FAMILIES)
+    if family != "pairs" and adjust is None:
+        raise OptionError(
+            f"`family`={family!r} chooses the tests that `adjust` adjusts together; pass "
+            "`adjust` too (e.g. adjust='holm'), or leave `family` out."
+        )
+    if family != "pairs" and adjust == "maxt":
+        raise OptionError(
+            f"`adjust`='maxt' flips the signs of the pairs of one task together, so its "
+            f"family is the pairs of a task and metric, but family={family!r} was passed; "
+            f"use family='pairs', or `adjust` one of {[a for a in ADJUSTMENTS if a != 'maxt']}."
+        )
     if adjust == "maxt" and test != "randomization":
         raise OptionError(
             f"`adjust`='maxt' (Westfall–Young max-T) works on the sign flips of the "
@@ -940,6 +1043,9 @@ def _randomization_family(
             star = 2 * (columns(k, i) @ bits.T) - total[:, None]  # (columns, resamples)
             counts.append(_tail(star.T[None], total[None], tol[None], alternative)[0])
             u_star = _extreme(_studentized(star, squares[:, None], n[:, None]), alternative)
+            # a pair without a test (fewer than 2 paired queries: p NaN) is not in the
+            # family; its t* of 0 would be every one-sided maximum's floor
+            u_star = np.where(n[:, None] >= 2, u_star, -np.inf)
             top = np.maximum(top, u_star.reshape(n_metrics, -1, b1 - b0).max(axis=1))
         top_counts = []
         for k in range(len(chunks)):

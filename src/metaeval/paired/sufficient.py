@@ -41,10 +41,16 @@ from . import _pushdown
 from ._layout import BLOCK, Layout, layout
 
 __all__ = ["sufficient_statistics", "statistics_of", "statistics_arrays", "statistics_dataset",
-           "lazy_statistics", "raw_sums"]  # fmt: skip
+           "lazy_statistics", "raw_sums", "ZERO_TOL"]  # fmt: skip
 
 _CHUNK_BYTES = 32 * 2**20
 """Approximate input bytes per chunk of blocks in the Gram products."""
+
+#: A (co)variance below this share of the sums of squared (shifted) scores it is
+#: computed from is rounding error and is treated as exactly zero; so is 1 − |r|
+#: (:func:`metaeval.effects`), and so is a clustered variance below this share of the
+#: unclustered one (:func:`metaeval.paired.twoway.clustered_variance_is_zero`).
+ZERO_TOL = 1e-10
 
 
 def select_systems(

@@ -31,7 +31,9 @@ from ..errors import (
     check_alpha,
     check_option,
     check_resamples,
+    excerpt,
     format_groups,
+    quote_list,
     resolve_seed,
     warn_groups,
 )
@@ -40,9 +42,17 @@ from . import _pushdown
 from . import _resampling as rs
 from ._layout import BLOCK, Layout, layout, per_task_sum
 from .replicates import REPLICATES_AVERAGED, add_item_variance, has_replicates
-from .sufficient import statistics_of
+from .sufficient import ZERO_TOL, statistics_of
 
-__all__ = ["anova", "tukey", "means", "TwoWay", "check_binary", "wilson_interval"]
+__all__ = [
+    "anova",
+    "tukey",
+    "means",
+    "TwoWay",
+    "check_binary",
+    "wilson_interval",
+    "clustered_variance_is_zero",
+]
 
 
 # ------------------------------------------------------ two-way layout (ANOVA)
@@ -111,6 +121,19 @@ class TwoWay:
             self.ss_query = row_sq / k - correction
             self.ss_residual = np.maximum(self.ss_total - self.ss_system - self.ss_query, 0.0)
             self.df_residual = (k - 1) * (self.q - 1)
+            # a sum of squares on 0 degrees of freedom is 0 exactly (one complete query has
+            # no query effect and no residual; one system no system effect): set, not left
+            # to the rounding of the sums, which an engine adds in another order (its 1e-17
+            # over 0 df would be an infinite mean square where pandas has 0/0 = NaN)
+            data = (self.q > 0) & (k > 0)
+            self.ss_system = np.where(data & (k == 1), 0.0, self.ss_system)
+            self.ss_query = np.where(data & (self.q == 1), 0.0, self.ss_query)
+            # and a residual below ZERO_TOL of the sum of squares it came from is rounding
+            # (systems that differ by the same amount on every query): 0 in every engine
+            rounding = self.ss_residual <= ZERO_TOL * cell_sq
+            self.ss_residual = np.where(
+                data & ((self.df_residual == 0) | rounding), 0.0, self.ss_residual
+            )
             self.ms_residual = self.ss_residual / self.df_residual
             self.means = np.where(
                 self.present,
@@ -240,11 +263,23 @@ def means(
 ) -> pd.DataFrame:
     """Mean score of every system on every task and metric, with its margin of error.
 
-    With ``ci="t"`` and 3 or more systems on a task the means are over the
+    By default (``ci="t"``) each system's mean is over its own queries and its
+    interval is its own: the standard error s/√n from the sample SD s (ddof = 1),
+    as the evaluation harnesses report it (lm-eval's ``mean_stderr``, Inspect's
+    ``stderr()``), and the interval mean ∓ t_{α/2, n−1}·s/√n. A system's
+    interval does not depend on which other systems are in the table.
+
+    ``ci="anova"`` gives instead Sakai's (2018, §3) display for comparing the
+    systems of a task: with 3 or more systems on a task the means are over the
     queries every system has and the margin of error uses the residual variance
-    of the two-way ANOVA: t_{α/2, φ}·√(V_E/n), φ = (k − 1)(n − 1) (Sakai 2018,
-    §3); with fewer, each system's own queries and standard deviation:
-    t_{α/2, n−1}·s/√n.
+    V_E of the two-way ANOVA (systems × queries): t_{α/2, φ}·√(V_E/n),
+    φ = (k − 1)(n − 1); ``variance_from`` is ``"anova"``. V_E is the variance
+    of the system-by-query interaction, the noise of *differences* between
+    systems once the queries' difficulty is taken out (the SE of a difference
+    of two means is √(2V_E/n), as :func:`tukey` uses); it is not the
+    uncertainty of one system's mean, and it changes when a system is added or
+    removed. With fewer than 3 systems on a task ``ci="anova"`` gives each
+    system's own interval (``variance_from`` ``"system"``).
 
     With ``cluster=`` (a column holding a cluster id per query, e.g. the
     passage several questions share) each system's mean is over its own
@@ -262,8 +297,8 @@ def means(
         Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
         relation; a lazy one is computed in its engine (see the Notes of
         :func:`metaeval.effects`).
-    ci : {"t", "wilson", "clopper_pearson"}, default "t"
-        The interval. ``"t"``: as above. For 0/1 scores (per-query accuracy)
+    ci : {"t", "anova", "wilson", "clopper_pearson"}, default "t"
+        The interval. ``"t"``, ``"anova"``: as above. For 0/1 scores (per-query accuracy)
         the binomial intervals of the share of successes x among each system's
         own n queries: ``"wilson"``, Wilson's score interval
         (x + z²/2)/(n + z²) ∓ z/(n + z²)·√(x(n − x)/n + z²/4), z = z_{α/2};
@@ -283,9 +318,9 @@ def means(
     -------
     pandas.DataFrame
         ``task, metric, system, n, mean, se, moe, ci_low, ci_high,
-        variance_from`` (``"anova"``, ``"system"``, ``"cluster"``, or for a binomial ``ci`` its
-        name); ``se`` is
-        the standard error √(V/n) the interval uses. With ``cluster=`` also
+        variance_from`` (``"system"``: the system's own SD; ``"cluster"``; ``"anova"``:
+        the ANOVA's residual variance; or for a binomial ``ci`` its name); ``se`` is
+        the standard error the interval uses. With ``cluster=`` also
         ``n_clusters`` (C) and ``design_effect`` = SE²_clustered / SE²_naive,
         the naive one s²/n from the system's own variance (NaN for s = 0):
         how many times the variance of the mean exceeds the one of n
@@ -310,20 +345,27 @@ def means(
     metaeval.SchemaError
         ``cluster`` is not a column, or a query has no cluster id or several.
     metaeval.OptionError
-        ``cluster=`` and a task with one cluster.
+        ``cluster=`` and a task with one cluster; ``cluster=`` with a ``ci`` other
+        than ``"t"``.
 
     Warns
     -----
     metaeval.PairingWarning
-        Naming the (task, metric) groups with 3 or more systems whose queries
-        missing for some system were left out.
+        ``ci="anova"``: naming the (task, metric) groups with 3 or more systems whose
+        queries missing for some system were left out.
     metaeval.DegenerateWarning
-        Naming the groups whose margin of error is NaN: (task, metric) groups
-        with 3 or more systems and fewer than 2 complete queries, and (task,
-        metric, system) groups with fewer than 3 systems and 1 query.
+        Naming the groups whose margin of error is NaN: (task, metric, system)
+        groups with 1 query (``ci="anova"``: (task, metric) groups with 3 or more
+        systems and fewer than 2 complete queries); with ``cluster=``, groups whose
+        queries are all in one cluster or whose clustered variance is 0 although the
+        scores vary (the rule of :func:`metaeval.effects`).
 
     References
     ----------
+    Sakai, T. (2018). *Laboratory Experiments in Information Retrieval*. Springer.
+    doi:10.1007/978-981-13-1199-4
+    Miller, E. (2024). Adding error bars to evals: A statistical approach to language
+    model evaluations. arXiv:2411.00640.
     Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
     inference. *JASA*, 22(158), 209–212. doi:10.1080/01621459.1927.10502953
     Clopper, C. J., & Pearson, E. S. (1934). The use of confidence or fiducial limits
@@ -335,13 +377,26 @@ def means(
     >>> import metaeval
     >>> m = metaeval.load_example().meta.means()
     >>> m.query("task == 'iris' and metric == 'accuracy'")[
-    ...     ["system", "n", "mean", "ci_low", "ci_high", "variance_from"]].round(3)
-                     system    n   mean  ci_low  ci_high variance_from
-    10    gradient_boosting  150  0.933   0.915    0.952         anova
-    11                  knn  150  0.953   0.935    0.972         anova
-    12  logistic_regression  150  0.960   0.942    0.978         anova
-    13          naive_bayes  150  0.960   0.942    0.978         anova
-    14        random_forest  150  0.940   0.922    0.958         anova
+    ...     ["system", "n", "mean", "se", "ci_low", "ci_high", "variance_from"]].round(3)
+                     system    n   mean     se  ci_low  ci_high variance_from
+    10    gradient_boosting  150  0.933  0.020   0.893    0.974        system
+    11                  knn  150  0.953  0.017   0.919    0.987        system
+    12  logistic_regression  150  0.960  0.016   0.928    0.992        system
+    13          naive_bayes  150  0.960  0.016   0.928    0.992        system
+    14        random_forest  150  0.940  0.019   0.902    0.978        system
+
+    The two-way ANOVA's residual-based margins, for comparing the five systems (one
+    V_E for all of them):
+
+    >>> a = metaeval.load_example().meta.means(ci="anova")
+    >>> a.query("task == 'iris' and metric == 'accuracy'")[
+    ...     ["system", "mean", "se", "ci_low", "ci_high", "variance_from"]].round(3)
+                     system   mean     se  ci_low  ci_high variance_from
+    10    gradient_boosting  0.933  0.009   0.915    0.952         anova
+    11                  knn  0.953  0.009   0.935    0.972         anova
+    12  logistic_regression  0.960  0.009   0.942    0.978         anova
+    13          naive_bayes  0.960  0.009   0.942    0.978         anova
+    14        random_forest  0.940  0.009   0.922    0.958         anova
 
     Wilson intervals of a system that is right on every query of 3 (and so
     never a point at 100%):
@@ -394,11 +449,12 @@ def _two_way(scores: Any) -> TwoWay:
 
 
 def _lazy_means(scores: LazyTable, ci: str, alpha: float, cluster: str | None) -> pd.DataFrame:
-    """:func:`means` of a lazy table: with ``ci="t"`` from sums computed in its engine;
-    clusters and replicates task by task in memory; binomial intervals in memory."""
+    """:func:`means` of a lazy table: with ``ci="t"`` or ``"anova"`` from sums computed in
+    its engine; clusters and replicates task by task in memory; binomial intervals in
+    memory."""
     check_option("ci", ci, MEANS_CIS)
     alpha = check_alpha(alpha)
-    if ci != "t":
+    if ci not in ("t", "anova"):
         return means(scores.collect(), ci=ci, alpha=alpha, cluster=cluster)
     if cluster is not None or "replicate" in scores.columns:
         if cluster is not None and cluster not in scores.columns:  # the in-memory error
@@ -406,7 +462,14 @@ def _lazy_means(scores: LazyTable, ci: str, alpha: float, cluster: str | None) -
         extra = [c for c in (cluster, "replicate") if c is not None and c in scores.columns]
         return _pushdown.per_task(scores, means, {"ci": ci, "alpha": alpha, "cluster": cluster},
                                   pairs=None, columns=extra)  # fmt: skip
-    sums, names, two = _lazy_two_way(scores)
+    if ci == "anova":
+        sums, names, two = _lazy_two_way(scores)
+    else:  # each system on its own queries: no two-way sums needed
+        none = np.zeros(0, dtype=int)
+        sums, two = _pushdown.compute(scores, none, none), None
+        survey = sums.survey
+        names = SimpleNamespace(tasks=survey.tasks, metrics=survey.metrics,
+                                systems=survey.systems, shift=sums.shift, scale=sums.scale)  # fmt: skip
     own_n = sums.count.astype(float)
     stats_x = sums.own - own_n * sums.d  # each system's own queries, at its shift
     stats_xx = sums.sq - 2 * sums.d * sums.own + own_n * sums.d**2
@@ -417,64 +480,68 @@ def _means_table(scores: pd.DataFrame, ci: str, alpha: float, cluster: str | Non
     """:func:`means` before the replicates' columns."""
     check_option("ci", ci, MEANS_CIS)
     alpha = check_alpha(alpha)
-    if ci != "t":
-        if cluster is not None:
-            raise OptionError(
-                f"cluster= works with ci='t' only, but ci={ci!r} was passed with "
-                f"cluster={cluster!r}; use ci='t' or cluster=None."
-            )
+    if ci != "t" and cluster is not None:
+        raise OptionError(
+            f"cluster= works with ci='t' only, but ci={ci!r} was passed with "
+            f"cluster={cluster!r}; use ci='t' or cluster=None."
+        )
+    if ci not in ("t", "anova"):
         check_binary(scores, f"means(ci={ci!r})")
         return _binomial_means(scores, ci, alpha)
     lay = layout(scores)
     if cluster is not None:
         return _clustered_means(scores, lay, alpha, cluster)
-    two = TwoWay(lay)
-    ds = statistics_of(lay, warn=False)  # each system on its own queries: nothing is paired
-    own_n = np.einsum(
-        "tmss->mst", ds["n"].transpose("task", "metric", "treatment", "control").values
-    )
-    stats_xx = np.einsum(
-        "tmss->mst", ds["sum_xx"].transpose("task", "metric", "treatment", "control").values
-    )
-    stats_x = np.einsum(
-        "tmss->mst", ds["sum_x"].transpose("task", "metric", "treatment", "control").values
-    )
-    return t_means(lay, two, own_n, stats_x, stats_xx, alpha)
+    n_tasks = len(lay.tasks)
+    # each system's own queries: the layout's values are 0 where it has none
+    stats_x = per_task_sum(lay.values, lay.block_task, n_tasks)
+    stats_xx = per_task_sum(lay.values * lay.values, lay.block_task, n_tasks)
+    two = TwoWay(lay) if ci == "anova" else None
+    return t_means(lay, two, lay.counts, stats_x, stats_xx, alpha)
 
 
-def t_means(lay: Any, two: TwoWay, own_n: np.ndarray, stats_x: np.ndarray,
+def t_means(lay: Any, two: TwoWay | None, own_n: np.ndarray, stats_x: np.ndarray,
             stats_xx: np.ndarray, alpha: float) -> pd.DataFrame:  # fmt: skip
-    """:func:`means` with ``ci="t"`` from the two-way layout ``two`` and each system's own
-    count and sums of shifted scores (``(metric, system, task)``); ``lay`` has the names,
-    ``shift`` and ``scale`` of a :class:`Layout` (a lazy table's are computed in its
-    engine, see :mod:`metaeval.paired._pushdown`)."""
+    """:func:`means` with ``ci="t"`` (``two`` None: each system's own interval) or
+    ``ci="anova"`` (``two``, the two-way layout: the residual-based interval on tasks with
+    3 or more systems) from each system's own count and sums of shifted scores
+    (``(metric, system, task)``); ``lay`` has the names, ``shift`` and ``scale`` of a
+    :class:`Layout` (a lazy table's are computed in its engine, see
+    :mod:`metaeval.paired._pushdown`)."""
     from scipy import stats as sps
 
-    two.check("means()", among=two.k >= 3)  # the groups on complete queries only
-    use_anova = (two.k >= 3)[:, None, :] & two.present
+    own_n = np.asarray(own_n, dtype=float)
+    present = own_n > 0
+    if two is not None:
+        two.check("means(ci='anova')", among=two.k >= 3)  # the groups on complete queries only
+        use_anova = (two.k >= 3)[:, None, :] & two.present
+    else:
+        use_anova = np.zeros(present.shape, dtype=bool)
     with np.errstate(invalid="ignore", divide="ignore"):
         unit = lay.scale[:, None, :]  # the sums are of scores divided by it
         own_mean = lay.shift + stats_x / own_n * unit
-        own_var = (stats_xx - stats_x**2 / own_n) / (own_n - 1)
-        n = np.where(use_anova, two.q[:, None, :], own_n)
-        mean = np.where(use_anova, two.means, own_mean)
-        df = np.where(use_anova, two.df_residual[:, None, :], own_n - 1)
-        var = np.where(use_anova, two.ms_residual[:, None, :], own_var)
+        own_var = np.maximum(stats_xx - stats_x**2 / own_n, 0.0) / (own_n - 1)
+        n, mean, df, var = own_n, own_mean, own_n - 1, own_var
+        if two is not None:
+            n = np.where(use_anova, two.q[:, None, :], own_n)
+            mean = np.where(use_anova, two.means, own_mean)
+            df = np.where(use_anova, two.df_residual[:, None, :], own_n - 1)
+            var = np.where(use_anova, two.ms_residual[:, None, :], own_var)
         se = np.sqrt(var / n) * unit
         moe = sps.t.isf(alpha / 2, df) * se
-    alone = two.present & ~use_anova & (own_n < 2)
+    alone = present & ~use_anova & (own_n < 2)
     if alone.any():
         t, m, s = np.nonzero(alone.transpose(2, 0, 1))  # groups listed task by task
+        which = "fewer than 3 systems on the task and 1 query" if two is not None else "1 query"
         warn_groups(
-            "means() gives a NaN margin of error for {n} (task, metric, system) group(s) with "
-            "fewer than 3 systems on the task and 1 query",
+            f"means() gives a NaN margin of error for {{n}} (task, metric, system) group(s) "
+            f"with {which}",
             pd.DataFrame(
                 {"task": lay.tasks[t], "metric": lay.metrics[m], "system": lay.systems[s]}
             ),  # fmt: skip
             DegenerateWarning,
         )
     return _means_frame(
-        lay, two.present, n=n, mean=mean, se=se, moe=moe, ci_low=mean - moe, ci_high=mean + moe,
+        lay, present, n=n, mean=mean, se=se, moe=moe, ci_low=mean - moe, ci_high=mean + moe,
         variance_from=np.where(use_anova, "anova", "system"),
     )  # fmt: skip
 
@@ -513,19 +580,22 @@ def check_binary(scores: pd.DataFrame, where: str) -> None:
     tests see them), so replicates that disagree on a query are named too.
     """
     keys = [k for k in ("task", "query", "system", "metric") if k in scores.columns]
-    values = scores
+    values = scores.assign(_replicates=1)
     if has_replicates(scores):
-        values = scores.groupby(keys, observed=True, sort=False)["value"].mean().reset_index()
+        grouped = scores.groupby(keys, observed=True, sort=False)["value"]
+        values = grouped.agg(["mean", "size"]).reset_index()
+        values = values.rename(columns={"mean": "value", "size": "_replicates"})
     value = pd.to_numeric(values["value"], errors="coerce")
     bad = ~value.isin([0, 1])
     if bad.any():
         cases = values.loc[bad, keys + ["value"]]
-        first = cases.iloc[0]
-        group = ", ".join(f"{k}={first[k]!r}" for k in keys)
-        averaged = " (averaged over its replicates)" if has_replicates(scores) else ""
+        first = {k: cases[k].iloc[0] for k in [*keys, "value"]}  # each column's own type
+        group = ", ".join(f"{k}={excerpt(first[k])}" for k in keys)
+        n = int(values.loc[bad, "_replicates"].iloc[0])  # a mean of n replicates' scores
+        averaged = f" (averaged over its {n} replicates)" if n > 1 else ""
         raise SchemaError(
             f"{where} needs binary scores (0 or 1) in column 'value', but {len(cases)} "
-            f"row(s) are not, e.g. {first['value']!r} at {group}{averaged}. Use it on "
+            f"row(s) are not, e.g. {excerpt(first['value'])} at {group}{averaged}. Use it on "
             "0/1 scores such as per-query accuracy, or choose another option.",
             pd.DataFrame(
                 {
@@ -579,14 +649,19 @@ def _clustered_means(scores: pd.DataFrame, lay: Layout, alpha: float, cluster: s
     }
     rank = [out[key].map(order[key]) for key in ("metric", "task", "system")]
     out = out.iloc[np.lexsort(rank[::-1])].reset_index(drop=True)
-    one = out["n_clusters"] < 2
-    if one.any():
-        warn_groups(
-            f"means(cluster={cluster!r}) gives a NaN standard error for {{n}} (task, metric, "
-            "system) group(s) whose queries are all in one cluster",
-            out.loc[one, ["task", "metric", "system"]],
-            DegenerateWarning,
-        )
+    one = (out["n_clusters"] < 2).to_numpy()
+    zero = ~one & clustered_variance_is_zero(out["se"] ** 2, out["se_naive"] ** 2)
+    for mask, why in ((one, "whose queries are all in one cluster"),
+                      (zero, "because of a clustered variance of 0 (the clusters' "
+                             "deviations cancel although the scores vary)")):  # fmt: skip
+        if mask.any():
+            warn_groups(
+                f"means(cluster={cluster!r}) gives a NaN standard error for {{n}} (task, "
+                f"metric, system) group(s) {why}",
+                out.loc[mask, ["task", "metric", "system"]],
+                DegenerateWarning,
+            )
+    out.loc[zero, ["se", "design_effect"]] = np.nan
     with np.errstate(invalid="ignore", divide="ignore"):
         moe = sps.t.isf(alpha / 2, out["n_clusters"] - 1) * out["se"]
     return pd.DataFrame(
@@ -801,7 +876,7 @@ def cluster_ids(scores: pd.DataFrame, cluster: str) -> pd.DataFrame:
     if not isinstance(cluster, str) or cluster not in scores.columns:
         raise SchemaError(
             f"cluster={cluster!r} must name a column of the scores table (one cluster id "
-            f"per query, e.g. 'passage'); its columns are {list(map(str, scores.columns))}."
+            f"per query, e.g. 'passage'); its columns are {quote_list(list(scores.columns))}."
         )
     ids = scores[["task", "query", cluster]].rename(columns={cluster: "cluster"})
     missing = ids["cluster"].isna()
@@ -838,9 +913,9 @@ def cluster_se(frame: pd.DataFrame, keys: list[str], value: str = "value") -> pd
     """Clustered standard error of the mean of ``value`` per ``keys`` group.
 
     ``frame`` has the ``keys``, ``value`` and a ``cluster`` column. Returns per
-    group ``n, mean, se, n_clusters, design_effect``:
-    SE = √(C/(C − 1) · Σ_c (Σ_{i∈c} (x_i − x̄))²) / n and the design effect
-    SE²/(s²/n) (NaN when s = 0).
+    group ``n, mean, se, n_clusters, design_effect, se_naive``:
+    SE = √(C/(C − 1) · Σ_c (Σ_{i∈c} (x_i − x̄))²) / n, the design effect
+    SE²/(s²/n) (NaN when s = 0) and the unclustered s/√n.
     """
     grouped = frame.groupby(keys, observed=True, sort=False)[value]
     centred = frame[value] - grouped.transform("mean")
@@ -862,7 +937,26 @@ def cluster_se(frame: pd.DataFrame, keys: list[str], value: str = "value") -> pd
         se = np.sqrt(c.reindex(out.index) / (c.reindex(out.index) - 1) * out["ss"]) / out["n"]
         out["se"] = se
         out["design_effect"] = se**2 / (out["var"] / out["n"])
+        out["se_naive"] = np.sqrt(out["var"] / out["n"])
     return out.drop(columns=["var", "ss"]).reset_index()
+
+
+def clustered_variance_is_zero(clustered: Any, unclustered: Any) -> np.ndarray:
+    """Where a clustered variance is 0 up to rounding although the unclustered one is not.
+
+    True where ``unclustered`` is finite and positive and ``clustered`` is not above
+    :data:`~metaeval.paired.sufficient.ZERO_TOL` of it (or not finite): the clusters'
+    centred sums cancel (each passage's deviations sum to about 0), and the clustered
+    standard error is rounding noise, not an estimate. The one rule of
+    :func:`metaeval.effects`, :func:`metaeval.compare` and :func:`metaeval.means` with
+    ``cluster=``, which give NaN there with a DegenerateWarning naming the groups.
+    """
+    clustered = np.asarray(clustered, dtype=float)
+    unclustered = np.asarray(unclustered, dtype=float)
+    with np.errstate(invalid="ignore"):
+        known = np.isfinite(unclustered) & (unclustered > 0)
+        above = np.isfinite(clustered) & (clustered > ZERO_TOL * unclustered)
+    return known & ~above
 
 
 def per_query_scores(scores: pd.DataFrame, cluster: str) -> pd.DataFrame:

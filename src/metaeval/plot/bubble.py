@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .._results import Result
-from ..errors import OptionError, SchemaError, format_groups, quote_list
+from ..errors import OptionError, SchemaError, excerpt, format_groups, quote_list
 from ._figure import new_figure
 from ._text import literal
 
@@ -48,7 +48,7 @@ def _one_group(result: Any) -> tuple[list[str], pd.DataFrame, pd.DataFrame, pd.D
         raise OptionError(
             f"bubble() draws one meta-regression, but this result holds {len(groups)}:\n"
             f"{format_groups(groups)}\nSelect one, e.g. "
-            f"result.select({', '.join(f'{k}={first[k]!r}' for k in keys)}).plot()."
+            f"result.select({', '.join(f'{k}={excerpt(first[k])}' for k in keys)}).plot()."
         )
 
     def select(table: pd.DataFrame) -> pd.DataFrame:

@@ -83,7 +83,7 @@ def _prepare(effects: pd.DataFrame) -> tuple[pd.DataFrame, str, str, str]:
             values = pd.unique(effects[col])
             if len(values) > 1:
                 raise SchemaError(
-                    f"forest() draws one {col} at a time, but the table has {list(values)}; "
+                    f"forest() draws one {col} at a time, but the table has {quote_list(values)}; "
                     f"select one, e.g. effects.query(\"{col} == '{values[0]}'\")."
                 )
             single[col] = str(values[0])
@@ -986,7 +986,7 @@ def ir_columns(
     for name, header, fmt in wanted:
         if name not in set(scores["metric"]):
             raise SchemaError(
-                f"ir_columns(): the scores have no metric {name!r}; they have {sorted(set(scores['metric']))}."
+                f"ir_columns(): the scores have no metric {name!r}; they have {quote_list(sorted(set(scores['metric'])))}."
             )
         col = {}
         for task in pd.unique(scores["task"]):
@@ -1039,7 +1039,7 @@ def save(fig: Any, path: str | os.PathLike[str], **kwargs: Any) -> None:
             raise OptionError(
                 f"save() writes the format its file name ends with, and {os.fspath(path)!r} "
                 f"ends with {('.' + suffix) if suffix else 'no suffix'}; use one of "
-                f"{sorted(kinds)} (e.g. 'forest.pdf'), or pass format=."
+                f"{quote_list(sorted(kinds))} (e.g. 'forest.pdf'), or pass format=."
             )
     kwargs.setdefault("dpi", 200)
     with plt.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "path"}):

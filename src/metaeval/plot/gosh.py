@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .._results import Result
-from ..errors import OptionError, SchemaError, format_groups, quote_list
+from ..errors import OptionError, SchemaError, excerpt, format_groups, quote_list
 from ._figure import new_figure
 from ._text import literal
 
@@ -36,7 +36,7 @@ def _one_group(result: Any) -> tuple[Any, list[str]]:
         raise OptionError(
             f"plot.gosh_plot() draws one group, but this result holds {len(res.fit)}:\n"
             f"{format_groups(res.fit[keys])}\nSelect one, e.g. "
-            f"result.select({', '.join(f'{k}={first[k]!r}' for k in keys)}).plot()."
+            f"result.select({', '.join(f'{k}={excerpt(first[k])}' for k in keys)}).plot()."
         )
     return res, keys
 

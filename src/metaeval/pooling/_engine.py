@@ -269,6 +269,7 @@ def fit(
     _blank_undefined(pooled, k, flags["failed"], opts, list(columns))
     _add_extras(pooled, grp, opts)
     pooled = answer_first(pooled, POOLED_FIRST, POOLED_COLUMNS)
+    flags["own_metric"] = own_metric(grp, valid, k)
     _warn_groups(pooled, grp.keys, np.where(quiet_single & (k == 1), -1, k), flags,
                  opts.method, opts.test)  # fmt: skip
     if warn_coverage:
@@ -515,14 +516,46 @@ def _warn_groups(
             "; the test and confidence interval use the normal distribution, as a t "
             "distribution with 0 degrees of freedom does not exist"
         )
+    own = flags.get("own_metric", np.zeros(len(k), dtype=bool))
     messages = (
         (k == 0, "have no usable effects (k = 0): all results are NaN"),
-        (k == 1, single_text),
+        ((k == 1) & ~own, single_text),
+        ((k == 1) & own, single_text + OWN_METRIC_TEXT),
         *solver_messages(flags, method),
         (flags.get("zero_s2", np.zeros(len(k), dtype=bool)), ZERO_S2_TEXT),
         (flags.get("narrow_kh", np.zeros(len(k), dtype=bool)), NARROW_KH_TEXT),
     )
     warn_each(messages, pooled[keys], "pooled group(s)")
+
+
+#: The cause of k = 1 that :func:`own_metric` finds, added to the k = 1 warning.
+OWN_METRIC_TEXT = (
+    ". Their task is the only one with their metric, and the other tasks of the comparison "
+    "have other metric names (metric names differ across tasks, e.g. each Inspect task's "
+    "own scorer or an lm-eval task's own metrics), so nothing pools: give the tasks one "
+    "metric name (read_inspect()/read_lm_eval() with primary=..., --primary in the command, "
+    "or rename the metrics, --constant metric=NAME)"
+)
+
+
+def own_metric(grp: Grouped, valid: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Which groups pool one task (k = 1) because metric names differ across tasks: their
+    task shares no metric with any other task of the same comparison (the group's keys but
+    metric and subgroup), and that comparison has other tasks. False where k ≠ 1, where the
+    table has no ``metric`` column or pools over other columns than ``task``."""
+    alone = np.zeros(len(k), dtype=bool)
+    if not (k == 1).any() or "metric" not in grp.keys or grp.over != ["task"]:
+        return alone
+    rest = [c for c in grp.keys if c not in ("metric", grp.subgroup)]
+    rows = grp.table.loc[valid, [*rest, "task", "metric"]].assign(_group=grp.code[valid])
+    rows = rows.astype({c: str for c in [*rest, "task", "metric"]})  # categoricals, NaN keys
+    tasks_of_metric = rows.groupby([*rest, "metric"])["task"].transform("nunique")
+    # a task is on its own when every one of its metrics is on it alone
+    shared = (tasks_of_metric > 1).groupby([rows[c] for c in [*rest, "task"]]).transform("any")
+    tasks = rows.groupby(rest)["task"].transform("nunique") if rest else rows["task"].nunique()
+    hit = rows.loc[~shared.to_numpy() & (np.asarray(tasks) > 1), "_group"].to_numpy()
+    alone[hit] = True
+    return alone & (k == 1)
 
 
 def _warn_coverage(pooled: pd.DataFrame, grp: Grouped, missing: pd.DataFrame) -> None:

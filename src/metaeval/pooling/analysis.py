@@ -24,6 +24,7 @@ from ..paired.covariance import effect_covariance
 from ..paired.effect_size import effects
 from ..schema.frames import any_frame
 from ._engine import fit
+from ._grouping import valid_rows
 from ._summary import pool
 
 __all__ = ["analyze", "pool_metrics"]
@@ -62,7 +63,8 @@ def analyze(
         For every ``(metric, treatment, control)``: one row per task, then one
         summary row. Columns ``effect_type, metric, treatment, control``; ``row`` ("task" or
         "summary"); ``task`` (the task name, or ``"summary"``); ``n`` (paired
-        queries; the total over tasks on the summary row); ``mean_control,
+        queries; on the summary row the total over the tasks it pools, not those left
+        out with an undefined effect); ``mean_control,
         mean_treatment`` (the metric's means over the paired queries, as in
         Ranger's "control → treatment" column; NaN on the summary row); ``effect, se,
         ci_low, ci_high, p_value`` (analysis scale, as in
@@ -137,7 +139,9 @@ def analysis_table(
 
     group = result.grouped.code  # the pooled row of every effect
     tasks = eff[keys + ["task"] + columns].assign(row="task", weight=weights, _group=group)
-    n_total = np.bincount(group, weights=eff["n"].to_numpy(), minlength=len(pooled))
+    # the summary's n: the queries of the tasks it pools (not of those left out, NaN effect)
+    pooled_n = np.where(valid_rows(result.grouped.table), eff["n"].to_numpy(dtype=float), 0.0)
+    n_total = np.bincount(group, weights=pooled_n, minlength=len(pooled))
     summary = pooled[keys + [c for c in columns if c in pooled.columns]].assign(
         row="summary",
         task="summary",

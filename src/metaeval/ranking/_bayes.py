@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from .._results import Result
-from ..errors import OptionError, PairingError, SchemaError, quote_list, resolve_seed
+from ..errors import OptionError, PairingError, SchemaError, excerpt, quote_list, resolve_seed
 from ..schema.frames import any_frame
 from ._friedman import task_scores
 
@@ -118,7 +118,8 @@ class BayesResult(Result):
             raise SchemaError(
                 "The rows of a BayesResult with draws are keyed by (metric, treatment, "
                 f"control), but {len(repeated)} key(s) repeat, e.g. "
-                f"{tuple(repeated.iloc[0])}: keep one row per key (the draws are one per key)."
+                f"{excerpt(tuple(repeated.iloc[0]))}: keep one row per key (the draws are one "
+                "per key)."
             )
         missing = [k for k in keys.itertuples(index=False, name=None) if k not in self.samples]
         if missing:

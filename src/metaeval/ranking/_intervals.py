@@ -47,6 +47,7 @@ from ..errors import (
     check_alpha,
     check_option,
     check_resamples,
+    excerpt,
     format_groups,
     quote_list,
     resolve_seed,
@@ -95,7 +96,7 @@ def _query_table(
     if len(np.unique(cell)) < len(cell):
         raise PairingError(
             "rank_intervals() needs one row per (task, query, system) of a metric, but the "
-            f"metric {sub['metric'].iloc[0]!r} has repeated rows (replicates?); average them "
+            f"metric {excerpt(sub['metric'].iloc[0])} has repeated rows (replicates?); average them "
             "first, e.g. scores.groupby(['task', 'query', 'system', 'metric'], "
             "as_index=False)['value'].mean()."
         )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import string
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,8 +11,8 @@ from typing import Any, Literal, get_args
 import numpy as np
 import pandas as pd
 
-from .._options import RankForce, format_number, format_p, literal_signature
-from ..errors import OptionError, check_alpha, check_option
+from .._options import RankForce, escape_markdown, format_number, format_p, literal_signature
+from ..errors import OptionError, check_alpha, check_option, quote_list
 from ..schema.frames import any_frame
 from ._friedman import PosthocResult, TaskScores, clique_runs, friedman, posthoc, task_scores
 
@@ -25,7 +24,6 @@ LatexTable = Literal["pairs", "systems"]
 # for Cohen's d and Akinshin's γ)
 _LEVELS = np.array([0.2, 0.5, 0.8])
 _MAGNITUDES = np.array(["negligible", "small", "medium", "large"], dtype=object)
-_MD_SPECIAL = set(string.punctuation)
 
 
 def _p(p: float) -> str:
@@ -47,10 +45,9 @@ def _plain(name: Any) -> str:
 
 
 def _markdown(name: Any) -> str:
-    """A name as literal Markdown text: every ASCII punctuation character backslash-escaped
-    (CommonMark), so that no HTML, emphasis, link or code span reaches the renderer."""
-    text = " ".join(str(name).splitlines())
-    return "".join("\\" + c if c in _MD_SPECIAL else c for c in text)
+    """A name as literal Markdown text (:func:`metaeval._options.escape_markdown`, the one
+    Markdown escaping), so that no HTML, emphasis, link or code span reaches the renderer."""
+    return escape_markdown(name)
 
 
 @dataclass
@@ -111,11 +108,13 @@ class RankReport:
             if len(self.posthoc) > 1:
                 raise OptionError(
                     f"The report has {len(self.posthoc)} metrics; pass `metric` (one of "
-                    f"{list(self.posthoc)})."
+                    f"{quote_list(list(self.posthoc))})."
                 )
             return next(iter(self.posthoc))
         if metric not in self.posthoc:
-            raise OptionError(f"No metric {metric!r} in the report; it has {list(self.posthoc)}.")
+            raise OptionError(
+                f"No metric {metric!r} in the report; it has {quote_list(list(self.posthoc))}."
+            )
         return metric
 
     def figure(self, metric: str | None = None, **kwargs: Any) -> Any:

@@ -22,12 +22,15 @@ import numpy as np
 import pandas as pd
 
 from .._options import (
+    ADJUST_FAMILIES,
+    ADJUST_FAMILY_KEYS,
     ADJUSTMENTS,
     CI_METHODS,
     COMPARE_TESTS,
     DEFAULT_EFFECT,
     EFFECT_TYPES,
     POOL_METHODS,
+    AdjustFamily,
     Adjustment,
     CIMethod,
     CompareTest,
@@ -37,13 +40,24 @@ from .._options import (
     effect_scale,
     format_cell,
     format_number,
+    format_p,
     is_p_column,
     literal_signature,
 )
 from .._results import Result
-from ..errors import OptionError, check_alpha, check_option, excerpt
+from ..errors import (
+    OptionError,
+    PairingWarning,
+    check_alpha,
+    check_option,
+    collected_warnings,
+    excerpt,
+    quote_list,
+    reissue,
+    warn_groups,
+)
 from ..schema.frames import any_frame
-from ._tables import ADJUST_NAMES, TEST_NAMES, escape, to_latex
+from ._tables import ADJUST_NAMES, TEST_NAMES, add_latex_notes, escape, to_latex
 
 __all__ = ["Report", "build_report"]
 
@@ -75,6 +89,13 @@ _TEST_CITE = {
     "randomization": "Fisher 1935; Smucker, Allan and Carterette 2007",
     "bootstrap": "Efron and Tibshirani 1993",
 }
+_FAMILIES = {
+    "pairs": "one task and metric (every treatment against every control:",
+    "tasks": "one metric (every treatment against every control on every task:",
+    "metrics": "one task (every treatment against every control on every metric:",
+    "all": "all tests (every treatment against every control on every task and metric:",
+}
+"""How the methods paragraph says what a family of ``family=`` holds."""
 _ADJUST_CITE = {
     "holm": "Holm 1979",
     "bonferroni": "Dunn 1961",
@@ -93,7 +114,8 @@ class Report(Result):
     per-task and pooled effects (:func:`metaeval.effects`, :func:`metaeval.pool`), all
     None without a control; ``ranks`` the rank intervals and tie groups
     (:func:`metaeval.ranking.rank_intervals`); ``methods`` the methods paragraph, written
-    from the options (``options``) and the tables above.
+    from the options (``options``) and the tables above; ``notes`` what a reader of a
+    table must know, shown under it in every format (see :func:`build_report`).
     """
 
     tests: pd.DataFrame | None = None
@@ -102,7 +124,13 @@ class Report(Result):
     ranks: pd.DataFrame | None = None
     methods: str = ""
     options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    notes: tuple[dict[str, Any], ...] = ()
     kind: ClassVar[str] = "report"
+
+    def notes_of(self, part: str, metric: str | None = None) -> list[str]:
+        """The plain-text notes under the table ``part`` (of ``metric`` only, if given)."""
+        return [n["text"] for n in self.notes
+                if n["part"] == part and (metric is None or n["metric"] == metric)]  # fmt: skip
 
     # ------------------------------------------------------------------ parts
     def parts(self) -> dict[str, pd.DataFrame]:
@@ -113,7 +141,7 @@ class Report(Result):
     # ------------------------------------------------------------------ formats
     def to_markdown(self, *, digits: int = 3) -> str:
         """The report as GitHub-flavoured Markdown: a leaderboard card per metric, the
-        report's tables and the methods paragraph.
+        report's tables with their notes and the methods paragraph, every name escaped.
 
         The card has a row per system, best first: its mean over the tasks (the ranks'
         ``score``), the queries ``n``, the standard error and confidence interval of
@@ -123,16 +151,19 @@ class Report(Result):
         out += _cards(self, digits)
         for name, frame in self.parts().items():
             out += [f"## {_TITLES[name]}", "", *_md_table(frame, digits), ""]
-        out += ["## Methods", "", self.methods, ""]
+            out += [f"Note: {escape(note, 'markdown')}\n" for note in self.notes_of(name)]
+        out += ["## Methods", "", escape(self.methods, "markdown"), ""]
         return "\n".join(out)
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The report's numbers, machine-readable: every table as a list of records
-        (floats at full precision, NaN as null), the options and the methods paragraph."""
+        (floats at full precision, NaN as null), the options, the notes (records, the ad hoc
+        interval's numbers at full precision) and the methods paragraph."""
         doc: dict[str, Any] = {"kind": "report", "options": _plain(self.options)}
         for name in _PARTS:
             frame = getattr(self, name)
             doc[name] = None if frame is None else _records(frame)
+        doc["notes"] = _plain(list(self.notes))
         doc["methods"] = self.methods
         return json.dumps(doc, indent=indent, allow_nan=False)
 
@@ -141,13 +172,13 @@ class Report(Result):
         graphicx}``) through :func:`metaeval.report.to_latex`, every name escaped, then the
         methods paragraph."""
         tables = [
-            to_latex(frame, layout="table", digits=digits, caption=_TITLES[name], **kwargs)
+            add_latex_notes(
+                to_latex(frame, layout="table", digits=digits, caption=_TITLES[name], **kwargs),
+                [f"Note: {_latex_text(note)}" for note in self.notes_of(name)],
+            )
             for name, frame in self.parts().items()
         ]
-        text = escape(self.methods, "latex")
-        for plain, latex in _LATEX_TEXT.items():
-            text = text.replace(plain, latex)
-        return "\n".join([*tables, r"\paragraph{Methods}", text, ""])
+        return "\n".join([*tables, r"\paragraph{Methods}", _latex_text(self.methods), ""])
 
     def to_html(self, *, digits: int = 3, figures: bool = True) -> str:  # type: ignore[override]
         """The report as one self-contained HTML page: inline CSS, sortable tables (a few
@@ -157,6 +188,7 @@ class Report(Result):
         for name, frame in self.parts().items():
             body.append(f'<h2 id="{name}">{html.escape(_TITLES[name])}</h2>')
             body.append(_html_table(frame, digits, name))
+            body += [f'<p class="note">Note: {html.escape(n)}</p>' for n in self.notes_of(name)]
         if figures:
             body += _figures(self)
         body += ['<h2 id="methods">Methods</h2>', f"<p>{html.escape(self.methods)}</p>"]
@@ -166,6 +198,8 @@ class Report(Result):
         """The rank-interval figure (:func:`metaeval.plot.rank_plot`) of ``ranks``."""
         from ..plot import rank_plot
 
+        if self.ranks is None:
+            raise OptionError("The report has no ranks (no metric could be ranked), so no figure.")
         return rank_plot(self.ranks, **kwargs)
 
 
@@ -179,6 +213,7 @@ def build_report(
     metrics: str | Sequence[str] | None = None,
     test: CompareTest = "t",
     adjust: Adjustment | None = "holm",
+    family: AdjustFamily = "pairs",
     effect: EffectType = DEFAULT_EFFECT,
     method: PoolMethod = "REML",
     ci: CIMethod | None = None,
@@ -204,8 +239,11 @@ def build_report(
 "mcnemar_midp"}, default "t"
         The paired test of :func:`metaeval.compare`.
     adjust : {"holm", "bonferroni", "fdr_bh", "maxt"} or None, default "holm"
-        The correction of :func:`metaeval.compare` (its family: every (treatment,
-        control) pair on one task and metric).
+        The correction of :func:`metaeval.compare`.
+    family : {"pairs", "tasks", "metrics", "all"}, default "pairs"
+        The tests ``adjust`` adjusts together (:func:`metaeval.compare`): every
+        (treatment, control) pair on one task and metric, and with ``"tasks"`` on every
+        task of a metric, ``"metrics"`` on every metric of a task, ``"all"`` every test.
     effect : {"md", "smd", "smcrp", "smcc", "rom", "corr"}, default "smcrp"
         The effect size of :func:`metaeval.effects`.
     method : {"EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM"}, default "REML"
@@ -232,15 +270,50 @@ def build_report(
     -------
     Report
         ``table`` (per-task means), ``tests``, ``effects``, ``pooled``, ``ranks``,
-        ``methods`` (str) and ``options``; it writes itself with ``to_markdown()``,
-        ``to_json()``, ``to_latex()`` and ``to_html()``.
+        ``methods`` (str), ``options`` and ``notes``; it writes itself with
+        ``to_markdown()``, ``to_json()``, ``to_latex()`` and ``to_html()``. ``notes`` is a
+        tuple of dicts, each shown under the table it concerns in every format: ``part``
+        (the table: ``"pooled"``, ``"ranks"``, or ``"table"`` when nothing could be
+        ranked), ``kind``, ``metric`` and ``text`` (plain text), for ``kind="narrow_knha"``
+        also ``treatment, control, adhoc_ci_low, adhoc_ci_high, adhoc_p_value``.
+
+    Warns
+    -----
+    metaeval.DegenerateWarning
+        :func:`metaeval.pool`'s warnings, among them the Knapp–Hartung interval
+        narrower than the normal one.
+    metaeval.PairingWarning
+        Naming the (metric, task) groups left out of the ranks, or whose queries are
+        partly left out, because not every system has scores there.
 
     Notes
     -----
     The methods paragraph is generated from ``options`` and the tables (the number of
     tests and of families, the seed the ranks used, the interval the pool reports), not
     written beside them, so the text and the numbers cannot disagree. Every format rounds
-    through ``metaeval._options.format_cell``; ``to_json()`` keeps full precision.
+    through ``metaeval._options.format_cell``; ``to_json()`` keeps full precision. Every
+    name (systems, tasks, metrics) goes through the one escaping of each format
+    (:func:`metaeval.report.escape`), in the tables, notes and methods paragraph alike.
+
+    **A Knapp–Hartung interval narrower than the normal one** (τ̂² = 0 and the effects
+    closer together than their variances imply; :func:`metaeval.pool` warns) is kept in
+    the pooled table, which stays :func:`metaeval.pool`'s with the options given, and a
+    note under it and a sentence of the methods paragraph give the ad hoc Knapp–Hartung
+    interval and p-value of that row (``ci="adhoc"``: the factor floored at 1; Röver,
+    Knapp and Friede 2015). That is the guide's advice ("report ``"adhoc"`` when k is small
+    and the warning fires, or both"): the reader sees both, and the report's tables
+    remain those of the options it states. Pass ``ci="adhoc"`` to pool with it throughout.
+
+    **The ranks** compare systems over the same tasks and queries (the paired bootstrap
+    draws the same queries for every system), so a metric on which a system lacks a task
+    is ranked over the tasks that every one of its systems has, and on those over the
+    queries that every system has: every system stays on the board, and a note under the
+    ranks and the methods paragraph say what was left out ("ranked over the 3 of 4 tasks
+    that every system has; left out: wine (no scores of knn)"). The means, tests and
+    pooled effects keep every row (:func:`metaeval.pool` pools each system over the tasks
+    it has). A metric with one system, or with no task that every system has, is not
+    ranked. ``prob_best`` counts a tie for first place for every system in it, so it can
+    sum past 1 with 0/1 scores; a note says so where it does.
 
     References
     ----------
@@ -251,6 +324,10 @@ def build_report(
     Knapp, G., & Hartung, J. (2003). Improved tests for a random effects meta-regression
     with a single covariate. *Statistics in Medicine*, 22(17), 2693–2710.
     doi:10.1002/sim.1482
+
+    Röver, C., Knapp, G., & Friede, T. (2015). Hartung-Knapp-Sidik-Jonkman approach and
+    its modification for random-effects meta-analysis with few studies. *BMC Medical
+    Research Methodology*, 15, 99. doi:10.1186/s12874-015-0091-1
 
     Holm, S. (1979). A simple sequentially rejective multiple test procedure.
     *Scandinavian Journal of Statistics*, 6(2), 65–70.
@@ -272,6 +349,7 @@ def build_report(
     check_option("test", test, COMPARE_TESTS)
     if adjust is not None:
         check_option("adjust", adjust, ADJUSTMENTS)
+    check_option("family", family, ADJUST_FAMILIES)
     check_option("effect", str(effect).lower(), EFFECT_TYPES)
     check_option("method", method, POOL_METHODS)
     if ci is not None:
@@ -295,27 +373,176 @@ def build_report(
         lacking = [m for m in wanted if m not in known]
         if lacking:
             raise OptionError(
-                f"`metrics` names {lacking}, which the scores lack; they have {sorted(known)}."
+                f"`metrics` names {quote_list(lacking)}, which the scores lack; they have "
+                f"{quote_list(sorted(known))}."
             )
         data = scores[scores["metric"].astype(str).isin(wanted)]
     table = means(data, alpha=alpha, cluster=cluster)
-    ranks = rank_intervals(data, n_resamples=n_resamples, seed=seed, alpha=alpha, cluster=cluster)
+    rankable, notes = _rankable(data)
+    ranks = None
+    if len(rankable):
+        ranks = rank_intervals(rankable, n_resamples=n_resamples, seed=seed, alpha=alpha,
+                               cluster=cluster)  # fmt: skip
+        notes += _prob_best_notes(ranks)
+    else:  # nothing to rank: the notes go under the means
+        notes = [{**n, "part": "table"} for n in notes]
     tests = eff = pooled = None
     if control is not None:
-        tests = compare(data, control, test=test, adjust=adjust, alpha=alpha, seed=seed,
-                        n_resamples=max(n_resamples, 1), cluster=cluster)  # fmt: skip
+        tests = compare(data, control, test=test, adjust=adjust, family=family, alpha=alpha,
+                        seed=seed, n_resamples=max(n_resamples, 1), cluster=cluster)  # fmt: skip
         eff = effects(data, control, effect=effect, alpha=alpha, cluster=cluster)
-        pooled = pool(eff, method=method, ci=ci, alpha=alpha)
+        with collected_warnings() as held:  # pool()'s own warnings, issued below as they are
+            pooled = pool(eff, method=method, ci=ci, alpha=alpha)
+        reissue(held)
+        notes = _narrow_notes(held, eff, pooled, method, alpha) + notes
     options = {
         "control": None if control is None else ([control] if isinstance(control, str)
                                                  else [str(c) for c in control]),
         "metrics": sorted(set(data["metric"].astype(str))),
-        "test": test, "adjust": adjust, "effect": str(effect).lower(), "method": method,
+        "test": test, "adjust": adjust, "family": family, "effect": str(effect).lower(),
+        "method": method,
         "ci": ci, "alpha": float(alpha), "n_resamples": int(n_resamples), "seed": seed,
         "cluster": cluster,
     }  # fmt: skip
-    rep = Report(table, tests=tests, effects=eff, pooled=pooled, ranks=ranks, options=options)
+    rep = Report(table, tests=tests, effects=eff, pooled=pooled, ranks=ranks, options=options,
+                 notes=tuple(notes))  # fmt: skip
     return dataclasses.replace(rep, methods=methods_paragraph(rep))
+
+
+def _narrow_notes(
+    held: list[Any], eff: pd.DataFrame, pooled: pd.DataFrame, method: str, alpha: float
+) -> list[dict[str, Any]]:
+    """A note per row of ``pooled`` whose Knapp–Hartung interval :func:`metaeval.pool`
+    found narrower than the normal one (its own warning, ``held``), with the ad hoc one."""
+    from ..pooling import NARROW_KH_TEXT, pool
+
+    found = [
+        h for h in held if h.template and NARROW_KH_TEXT in h.template and h.groups is not None
+    ]
+    if not found:
+        return []
+    groups = pd.concat([h.groups for h in found], ignore_index=True)
+    with collected_warnings():  # the same warnings as the pool() they repeat
+        adhoc = pool(eff, method=method, ci="adhoc", alpha=alpha)
+    keys = list(groups.columns)
+    shown = {"ci_low": "adhoc_ci_low", "ci_high": "adhoc_ci_high", "p_value": "adhoc_p_value"}
+    rows = groups.astype(object).merge(
+        pooled.astype({k: object for k in keys})[[*keys, "ci_low", "ci_high"]], on=keys
+    ).merge(
+        adhoc.astype({k: object for k in keys})[[*keys, *shown]].rename(columns=shown), on=keys
+    )  # fmt: skip
+    out = []
+    for r in rows.to_dict("records"):  # display: one note per flagged row
+        text = (
+            f"{r['metric']}, {r['treatment']} vs {r['control']}: the Knapp–Hartung interval "
+            f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}] is narrower than the normal (z) one, "
+            "as the effects scatter less than their variances imply; the ad hoc Knapp–Hartung "
+            "interval, whose scale factor is floored at 1 (Röver, Knapp and Friede 2015), is "
+            f"[{_num(r['adhoc_ci_low'])}, {_num(r['adhoc_ci_high'])}], "
+            f"p {format_p(r['adhoc_p_value'], 3, equals=True, missing='= NaN')}."
+        )
+        out.append({
+            "part": "pooled", "kind": "narrow_knha", "metric": str(r["metric"]),
+            "treatment": str(r["treatment"]), "control": str(r["control"]), "text": text,
+            **{c: float(r[c]) for c in shown.values()},
+        })  # fmt: skip
+    return out
+
+
+def _num(x: float) -> str:
+    return format_number(x, 3, missing="NaN")
+
+
+def _rankable(data: pd.DataFrame) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """The rows of ``data`` that :func:`metaeval.ranking.rank_intervals` can rank, and notes
+    on what was left out, with a :class:`~metaeval.PairingWarning` naming it.
+
+    The ranks compare systems over the same tasks and queries (the paired bootstrap draws
+    the same queries for every system), so each metric is ranked over the tasks on which
+    every one of its systems has scores, and on those over the queries every system has;
+    every system stays on the board. A metric without such a task, or with one system, is
+    not ranked. The other tables keep every row."""
+    key = pd.DataFrame({c: data[c].astype(str).to_numpy() for c in ("metric", "task", "query",
+                                                                    "system")})  # fmt: skip
+    cells = key[["metric", "task", "system"]].drop_duplicates()
+    n_sys = cells.groupby("metric", sort=False)["system"].nunique()
+
+    def complete(by: list[str]) -> pd.Series:  # whether every system of the metric is there
+        have = key[[*by, "system"]].drop_duplicates().groupby(by, sort=False)["system"].nunique()
+        every = n_sys.reindex(have.index.get_level_values("metric")).to_numpy()
+        return pd.Series((have.to_numpy() == every) & (every >= 2), index=have.index)
+
+    task_ok, query_ok = complete(["metric", "task"]), complete(["metric", "task", "query"])
+    row_task = task_ok.reindex(pd.MultiIndex.from_frame(key[["metric", "task"]])).to_numpy()
+    row_query = query_ok.reindex(pd.MultiIndex.from_frame(key[["metric", "task", "query"]]))
+    keep = row_task & row_query.to_numpy()
+    if keep.all():
+        return data, []
+    grid = (
+        cells[["metric", "task"]]
+        .drop_duplicates()
+        .merge(cells[["metric", "system"]].drop_duplicates(), on="metric")
+    )
+    absent = grid.merge(cells, how="left", indicator=True)
+    absent = absent[absent["_merge"] == "left_only"].drop(columns="_merge")
+    queries = key[row_task].drop_duplicates(["metric", "task", "query"])
+    queries = queries.assign(ok=query_ok.reindex(
+        pd.MultiIndex.from_frame(queries[["metric", "task", "query"]])).to_numpy())  # fmt: skip
+    lost = queries.groupby(["metric", "task"], sort=False)["ok"].agg(["size", "sum"])
+    lost = lost[lost["sum"] < lost["size"]]
+    notes, warned = [], []
+    for metric in dict.fromkeys(key["metric"]):  # display: one note per metric
+        tasks = list(dict.fromkeys(key.loc[key["metric"] == metric, "task"]))
+        kept = [t for t in tasks if task_ok.get((metric, t), False)]
+        gone = absent[absent["metric"] == metric]
+        lacking = {t: list(g["system"]) for t, g in gone.groupby("task", sort=False)}
+        named = "; ".join(f"{t} (no scores of {', '.join(s)})" for t, s in lacking.items())
+        warned += [(metric, t, f"no scores of {', '.join(s)}") for t, s in lacking.items()]
+        if n_sys[metric] < 2 or not kept:
+            why = (
+                "it has one system"
+                if n_sys[metric] < 2
+                else f"no task has scores of every system ({named})"
+            )
+            notes.append({"part": "ranks", "kind": "unranked", "metric": metric,
+                          "text": f"{metric}: not ranked, as {why}."})  # fmt: skip
+            continue
+        if len(kept) < len(tasks):
+            notes.append({"part": "ranks", "kind": "rank_tasks", "metric": metric,
+                          "text": f"{metric}: ranked over the {len(kept)} of {len(tasks)} tasks "
+                          f"that every system has; left out: {named}."})  # fmt: skip
+        if metric in lost.index.get_level_values("metric"):
+            part = lost.loc[metric]
+            said = "; ".join(
+                f"{int(r['size'] - r['sum'])} of {int(r['size'])} queries of {t}"
+                for t, r in part.iterrows()
+            )
+            warned += [
+                (metric, t, f"{int(r['size'] - r['sum'])} queries") for t, r in part.iterrows()
+            ]
+            notes.append({"part": "ranks", "kind": "rank_queries", "metric": metric,
+                          "text": f"{metric}: left out of the ranks, as not every system has "
+                          f"them: {said}."})  # fmt: skip
+    warn_groups(
+        "build_report() ranks each metric over the tasks and queries that every system has, "
+        "so {n} (metric, task) group(s) are left out of the ranks or lose queries there (the "
+        "other tables keep them; the report's notes say so)",
+        pd.DataFrame(warned, columns=["metric", "task", "left_out"]),
+        PairingWarning,
+    )
+    return data[keep], notes
+
+
+def _prob_best_notes(ranks: pd.DataFrame) -> list[dict[str, Any]]:
+    """A note per metric whose ``prob_best`` sums past 1: ties for first place."""
+    total = ranks.groupby("metric", sort=False)["prob_best"].sum()
+    return [
+        {"part": "ranks", "kind": "prob_best", "metric": str(metric),
+         "text": f"{metric}: prob_best sums to {format_number(t, 2)} over the systems, not 1: "
+         "a resample in which several systems tie for first place counts for each of them "
+         "(0/1 or coarse scores and few queries make such ties common)."}
+        for metric, t in total.items() if t > 1 + 1e-9
+    ]  # fmt: skip
 
 
 def methods_paragraph(rep: Report) -> str:
@@ -323,18 +550,15 @@ def methods_paragraph(rep: Report) -> str:
     o = rep.options
     level = format_number(100 * (1 - o["alpha"]), _digits(100 * (1 - o["alpha"])))
     t = rep.table
-    n_tasks = t["task"].nunique()
+    tasks = list(dict.fromkeys(t["task"].astype(str)))
     systems = t["system"].nunique()
     cluster = o.get("cluster")
     out = [
-        f"{systems} systems were evaluated on {_count(n_tasks, 'task')} "
-        f"({', '.join(o['metrics'])}). Per-task means are shown with {level}% confidence "
-        + (
-            "intervals (t intervals; the residual variance of the two-way ANOVA where three "
-            "or more systems share the queries, Sakai 2018)."
-            if cluster is None
-            else "intervals (t intervals from each system's own standard error)."
-        )
+        f"{systems} systems were evaluated on {_count(len(tasks), 'task')} ({_listed(tasks)}) "
+        f"by {_count(len(o['metrics']), 'metric')} ({', '.join(o['metrics'])}).",
+        f"Per-task means are shown with {level}% confidence "
+        "intervals (t intervals from each system's own standard error over its own "
+        "queries, as the evaluation harnesses report it).",
     ]
     if cluster is not None:
         c = t["n_clusters"] if "n_clusters" in t else pd.Series(dtype=float)
@@ -343,15 +567,15 @@ def methods_paragraph(rep: Report) -> str:
             f"Standard errors are clustered by {cluster} ({span} clusters per task; C/(C − 1) "
             "times the sum over clusters of the squared within-cluster sums, t on C − 1 "
             "degrees of freedom; Miller 2024): those of the means, of the tests against the "
-            "control and of the effects (and so the pooling weights), and the rank "
-            "intervals' bootstrap draws whole clusters."
+            "control and of the effects (and so the pooling weights) and the query-level "
+            "standard errors of the rank intervals, whose bootstrap draws whole clusters."
         )
     if o["control"] is None:
         out.append(
             "No control system was named, so no tests against a control and no pooled "
             "effects are reported."
         )
-    else:
+    elif rep.tests is not None and rep.pooled is not None:  # made with a control
         controls = ", ".join(o["control"])
         test = TEST_NAMES.get(o["test"], o["test"])
         cite = _TEST_CITE.get(o["test"])
@@ -365,12 +589,14 @@ def methods_paragraph(rep: Report) -> str:
         if o["adjust"] is None:
             sentence += "; the p-values are not adjusted for multiple comparisons."
         else:
-            fam = rep.tests.groupby(["task", "metric"]).size()
+            family = o.get("family", "pairs")
+            keys = list(ADJUST_FAMILY_KEYS[family])
+            fam = rep.tests.groupby(keys).size() if keys else pd.Series([len(rep.tests)])
             sizes = sorted(set(fam.tolist()))
             sentence += (
                 f"; the p-values were adjusted by the {ADJUST_NAMES[o['adjust']]} method "
-                f"({_ADJUST_CITE[o['adjust']]}) within each family of one task and metric "
-                f"(every treatment against every control: "
+                f"({_ADJUST_CITE[o['adjust']]}) within each family of "
+                f"{_FAMILIES[family]} "
                 f"{' or '.join(str(s) for s in sizes)} test{'' if sizes == [1] else 's'} per "
                 f"family, {_count(len(fam), 'family', 'families')})."
             )
@@ -381,6 +607,9 @@ def methods_paragraph(rep: Report) -> str:
         interval = (
             "Knapp–Hartung t intervals (Knapp and Hartung 2003)"
             if "knha" in tests_used
+            else "ad hoc Knapp–Hartung t intervals, the scale factor floored at 1 (Röver, "
+            "Knapp and Friede 2015)"
+            if "adhoc" in tests_used
             else "normal (Wald) intervals"
         )
         model = _CITE.get(o["method"], o["method"])
@@ -399,7 +628,19 @@ def methods_paragraph(rep: Report) -> str:
                 else "."
             )  # fmt: skip
         )
+        narrow = [n for n in rep.notes if n.get("kind") == "narrow_knha"]
+        if narrow:
+            out.append(
+                f"For {_count(len(narrow), 'pooled comparison')} the Knapp–Hartung interval was "
+                "narrower than the normal one, as the effects scatter less than their "
+                "variances imply; the notes under the pooled table give the ad hoc "
+                "Knapp–Hartung interval and p-value, whose scale factor is floored at 1 "
+                "(Röver, Knapp and Friede 2015)."
+            )
     r = rep.ranks
+    if r is None:
+        out.append("No metric could be ranked (the notes under the means say why).")
+        return " ".join(out)
     a = r.attrs
     simultaneous = a.get("simultaneous", True)
     kind = "simultaneous" if simultaneous else "marginal"
@@ -435,7 +676,49 @@ def methods_paragraph(rep: Report) -> str:
         "before every interval below it begins, so systems the intervals cannot order share "
         "a group."
     )
+    left = _left_out(rep)
+    if left:
+        out.append(
+            "The ranks compare the systems over the tasks and queries that every system has "
+            f"({left}; the notes under the ranks name what was left out)."
+        )
     return " ".join(out)
+
+
+def _listed(names: list[str], limit: int = 12) -> str:
+    """Names in running text, the first ``limit`` of them."""
+    shown = ", ".join(names[:limit])
+    return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
+
+
+def _left_out(rep: Report) -> str:
+    """What the ranks left out, per metric: "accuracy: 3 of 4 tasks", "... and queries"."""
+    kinds: dict[str, set[str]] = {}
+    for n in rep.notes:
+        if n.get("kind") in ("rank_tasks", "rank_queries", "unranked"):
+            kinds.setdefault(n["metric"], set()).add(n["kind"])
+    if not kinds:
+        return ""
+    t, r = rep.table, rep.ranks
+    parts = []
+    for metric, found in kinds.items():  # display: one clause per metric
+        if "unranked" in found or r is None:
+            parts.append(f"{metric}: not ranked")
+            continue
+        total = t.loc[t["metric"].astype(str) == metric, "task"].nunique()
+        ranked = int(r.loc[r["metric"].astype(str) == metric, "n_tasks"].iloc[0])
+        clause = f"{metric}: {ranked} of {total} tasks"
+        parts.append(clause + (", some queries left out" if "rank_queries" in found else ""))
+    return "; ".join(parts)
+
+
+def _latex_text(text: str) -> str:
+    """Running text (the methods paragraph, a note) in LaTeX: escaped, its few non-ASCII
+    signs in plain LaTeX."""
+    text = escape(text, "latex")
+    for plain, latex in _LATEX_TEXT.items():
+        text = text.replace(plain, latex)
+    return text
 
 
 def _count(n: int, noun: str, plural: str | None = None) -> str:
@@ -470,10 +753,7 @@ def _cell(frame: pd.DataFrame, col: str, value: Any, digits: int, to: str = "tex
 
 
 def _md_escape(text: Any) -> str:
-    s = str(text).replace("\\", "\\\\").replace("|", "\\|")
-    for c in "`*_[]<>#~$":
-        s = s.replace(c, "\\" + c)
-    return s.replace("\n", " ")
+    return escape(text, "markdown")
 
 
 def _md_table(frame: pd.DataFrame, digits: int) -> list[str]:
@@ -494,6 +774,8 @@ def _md_table(frame: pd.DataFrame, digits: int) -> list[str]:
 def _card_cells(rep: Report, digits: int) -> list[tuple[str, list[str], list[list[str]]]]:
     """A leaderboard card per metric as text cells: ``(metric, header, rows)``, one row per
     system, best first (the same strings in Markdown and HTML; not escaped)."""
+    if rep.ranks is None:
+        return []
     r = rep.ranks.sort_values(["metric", "rank"], kind="stable")
     m = rep.table
     out = []
@@ -528,7 +810,7 @@ def _card_cells(rep: Report, digits: int) -> list[tuple[str, list[str], list[lis
 
 
 def _cards(rep: Report, digits: int) -> list[str]:
-    """The leaderboard cards in Markdown."""
+    """The leaderboard cards in Markdown, each with the notes of its metric's ranks."""
     out: list[str] = []
     for metric, head, rows in _card_cells(rep, digits):
         out += [f"## Leaderboard: {_md_escape(metric)}", ""]
@@ -537,6 +819,7 @@ def _cards(rep: Report, digits: int) -> list[str]:
         # only the name is text; the other cells are numbers and intervals written here
         out += ["| " + " | ".join([_md_escape(c[0]), *c[1:]]) + " |" for c in rows]
         out.append("")
+        out += [f"Note: {_md_escape(n)}\n" for n in rep.notes_of("ranks", metric)]
     return out
 
 
@@ -554,6 +837,9 @@ def _html_cards(rep: Report, digits: int) -> list[str]:
             f'<div class="wrap"><table class="sortable card" id="card-{n}"><thead><tr>{th}'
             f"</tr></thead><tbody>{body}</tbody></table></div>"
         )
+        out += [
+            f'<p class="note">Note: {html.escape(t)}</p>' for t in rep.notes_of("ranks", metric)
+        ]
     return out
 
 
@@ -590,10 +876,13 @@ def _figures(rep: Report) -> list[str]:
     from ..plot import forest, rank_plot
 
     out = []
-    ax = rank_plot(rep.ranks)
-    fig = ax.figure if hasattr(ax, "figure") else ax
-    out.append('<h2 id="rank-figure">Rank intervals</h2>')
-    out.append(f'<img id="fig-ranks" alt="rank intervals" src="data:image/png;base64,{_png(fig)}">')
+    if rep.ranks is not None:
+        ax = rank_plot(rep.ranks)
+        fig = ax.figure if hasattr(ax, "figure") else ax
+        out.append('<h2 id="rank-figure">Rank intervals</h2>')
+        out.append(
+            f'<img id="fig-ranks" alt="rank intervals" src="data:image/png;base64,{_png(fig)}">'
+        )
     if rep.effects is not None:
         o = rep.options
         e, p = rep.effects, rep.pooled
@@ -626,6 +915,7 @@ td:first-child, th:first-child, td.t {{ text-align: left; }}
 img {{ max-width: 100%; }}
 .wrap {{ overflow-x: auto; max-width: 100%; }}
 .card td, .card th {{ white-space: nowrap; }}
+.note {{ font-size: 0.9em; color: #333; max-width: 60em; }}
 </style></head><body>
 {body}
 <script>

@@ -30,6 +30,7 @@ from .._options import (
     TextTarget,
     counts_as_int,
     effect_scale,
+    escape_markdown,
     format_cell,
     format_number,
     format_p,
@@ -72,6 +73,11 @@ _LATEX = {
     ">": r"\textgreater{}",
     "|": r"\textbar{}",
     '"': r"\texttt{\char34}",  # OT1 has no straight double quote but in typewriter
+    # a row or a line that starts with [ after \\ would be read as \\'s optional argument
+    "[": "{[}",
+    "]": "{]}",
+    # ` is typeset as an opening quote (`` and !` ?` as ligatures): the grave accent itself
+    "`": r"\textasciigrave{}",
 }
 
 
@@ -82,6 +88,10 @@ def escape_latex(text: Any) -> str:
     ``< > | "``, which the default (OT1) font encoding prints as other glyphs
     (¡ ¿ — ”), become ``\textless{}``, ``\textgreater{}``, ``\textbar{}`` and a
     typewriter ``"`` (``\texttt{\char34}``), all in plain LaTeX without packages.
+    Brackets are braced (``{[}``, ``{]}``): a table row that starts with ``[`` would
+    otherwise be read as the optional argument of the ``\\`` before it. A backtick
+    becomes ``\textasciigrave{}`` (LaTeX prints an opening quote), and ``--`` becomes
+    ``-{}-`` (not a dash).
     Everything then reads as the literal text: a name such as ``\write18{...}``
     prints as itself instead of running.
 
@@ -93,7 +103,8 @@ def escape_latex(text: Any) -> str:
     >>> print(escape_latex('<a|"b">'))
     \textless{}a\textbar{}\texttt{\char34}b\texttt{\char34}\textgreater{}
     """
-    return "".join(_LATEX.get(c, c) for c in str(text))
+    # "--" and "---" would print as dashes: a hyphen before a hyphen is closed with {}
+    return re.sub(r"-(?=-)", "-{}", "".join(_LATEX.get(c, c) for c in str(text)))
 
 
 class Markup(str):
@@ -109,16 +120,21 @@ class Markup(str):
 
 
 def escape(text: Any, fmt: str) -> str:
-    r"""``text`` escaped for ``fmt`` (``"latex"`` or ``"html"``), unless it is :class:`Markup`.
+    r"""``text`` escaped for ``fmt`` (``"latex"``, ``"html"`` or ``"markdown"``), unless it
+    is :class:`Markup`.
 
-    The one escaping function of metaeval's LaTeX and HTML output, in Python
-    and in the ``metaeval`` command alike.
+    The one escaping function per format of metaeval's LaTeX, HTML and Markdown output,
+    in Python and in the ``metaeval`` command alike: :func:`escape_latex`,
+    :func:`html.escape` (quotes too) and :func:`metaeval._options.escape_markdown`
+    (a backslash before every character that could start Markdown markup).
 
     Examples
     --------
     >>> from metaeval.report import Markup, escape
     >>> escape("bm25_v2 <b>", "latex"), escape("bm25_v2 <b>", "html")
     ('bm25\\_v2 \\textless{}b\\textgreater{}', 'bm25_v2 &lt;b&gt;')
+    >>> print(escape("[l](javascript:alert(1))", "markdown"))
+    \[l\](javascript:alert(1))
     >>> escape(Markup("$x$"), "latex")
     '$x$'
     """
@@ -126,7 +142,9 @@ def escape(text: Any, fmt: str) -> str:
         return str(text)
     if fmt == "latex":
         return escape_latex(text)
-    check_option("fmt", fmt, ["latex", "html"])
+    if fmt == "markdown":
+        return escape_markdown(text)
+    check_option("fmt", fmt, ["latex", "html", "markdown"])
     return html.escape(str(text))
 
 
@@ -596,7 +614,8 @@ def _single(frame: pd.DataFrame, col: str, default: str) -> str:
     values = pd.unique(frame[col])
     if len(values) > 1:
         raise SchemaError(
-            f"A table holds one {col} at a time, but this one has {list(values)}; select one first."
+            f"A table holds one {col} at a time, but this one has {quote_list(values)}; select "
+            "one first."
         )
     return str(values[0]) if len(values) else default
 
@@ -860,11 +879,17 @@ def latex_table(
             text.index("\\end{tabular}") + len("\\end{tabular}"),
         )
         text = text[:start] + FIT_OPEN + text[start:end] + "}" + text[end:]
-    if notes:
-        end = text.rindex("\\end{table}")
-        lines = "".join(f"{note}\\par\n" for note in notes)
-        text = text[:end] + "\\par\\smallskip{\\footnotesize\n" + lines + "}\n" + text[end:]
-    return text
+    return add_latex_notes(text, notes or [])
+
+
+def add_latex_notes(text: str, notes: list[str]) -> str:
+    """``text`` (a LaTeX ``table`` float) with ``notes`` (LaTeX) set in small type under
+    its tabular, inside the float, one per line."""
+    if not notes:
+        return text
+    end = text.rindex("\\end{table}")
+    lines = "".join(f"{note}\\par\n" for note in notes)
+    return text[:end] + "\\par\\smallskip{\\footnotesize\n" + lines + "}\n" + text[end:]
 
 
 def _styler(lay: _Layout, show: str, digits: int, fmt: str, best: str | None, transpose: bool):

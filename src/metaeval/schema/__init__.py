@@ -21,6 +21,8 @@ import pandas as pd
 from ..errors import SchemaError, excerpt, quote_list
 from ._columns import (
     KEY_COLUMNS,
+    REPLICATE,
+    REPLICATE_DESIGN,
     SCORE_COLUMNS,
     empty_keys,
     integer_ids_as_strings,
@@ -28,7 +30,7 @@ from ._columns import (
     non_string_keys,
 )
 from ._columns import first_repeat as first_repeat  # io's readers and measures' checks
-from ._report import in_rows, report
+from ._report import in_rows, no_rows_error, report
 from .frames import LazyTable, any_frame
 
 TAKES = (
@@ -48,13 +50,11 @@ __all__ = [  # noqa: F822  (the pandera models are module attributes loaded lazi
     "prepare_scores",
     "coerce_keys",
     "REPLICATE",
+    "REPLICATE_DESIGN",
     "average_replicates",
     "checked_replicates",
+    "recorded_design",
 ]
-
-REPLICATE = "replicate"
-"""The optional column of a scores table that tells repeated runs of a system apart
-(random seeds, cross-validation folds)."""
 
 
 # --------------------------------------------------------------------------- models
@@ -266,6 +266,60 @@ def checked_replicates(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+@any_frame
+def recorded_design(df: pd.DataFrame) -> str | None:
+    """The replicate design a scores table records, or None.
+
+    The one value of its :data:`REPLICATE_DESIGN` column, else ``attrs["replicates"]``
+    (what a reader recorded, such as :func:`metaeval.io.read_inspect`'s ``"epochs"``);
+    when both are there they must agree. Any frame (converted to pandas; a frame other
+    than pandas has no ``attrs``, only the column).
+
+    Raises
+    ------
+    metaeval.SchemaError
+        A column with missing values, several values or one that is not a design, or one
+        that contradicts ``attrs["replicates"]``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from metaeval.schema import recorded_design
+    >>> runs = pd.DataFrame({"task": "a", "replicate": [1, 2], "replicate_design": "epochs"})
+    >>> recorded_design(runs), recorded_design(runs.drop(columns="replicate_design"))
+    ('epochs', None)
+    """
+    from .._options import REPLICATE_DESIGNS
+
+    noted = df.attrs.get("replicates")
+    noted = noted if noted in REPLICATE_DESIGNS else None
+    if REPLICATE_DESIGN not in df.columns:
+        return noted
+    column = df[REPLICATE_DESIGN]
+    values = pd.unique(column.dropna().astype(str).to_numpy())
+    wrong = sorted(str(v) for v in values if v not in REPLICATE_DESIGNS)
+    if column.isna().any() or len(values) != 1 or wrong:
+        found = (
+            f"values {quote_list(sorted(map(str, values)))}"
+            if len(values) > 1
+            else f"{quote_list(wrong) if wrong else 'no value'}"
+        )
+        missing = f" and {int(column.isna().sum())} missing" if column.isna().any() else ""
+        raise SchemaError(
+            f"The column {REPLICATE_DESIGN!r} says how the 'replicate' column's runs relate to "
+            f"the tasks, one value for the whole table among {quote_list(list(REPLICATE_DESIGNS))}, "
+            f"but it holds {found}{missing}. Give every row the table's design, or drop the "
+            "column and pass effects(..., replicates=...)."
+        )
+    design = str(values[0])
+    if noted is not None and noted != design:
+        raise SchemaError(
+            f"The column {REPLICATE_DESIGN!r} says {design!r} but the table's attrs['replicates'] "
+            f"says {noted!r}; drop one of them, or pass effects(..., replicates=...) to decide."
+        )
+    return design
+
+
 def _check_not_folds(df: pd.DataFrame) -> None:
     """Replicates are reruns on the same queries (seeds, checkpoints, epochs); a replicate
     column that partitions a group's queries (each query in one replicate, several
@@ -383,11 +437,7 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
         dup = list(df.columns[df.columns.duplicated()])
         raise SchemaError(f"The scores table has duplicated column names {dup}; rename them.")
     if len(df) == 0:
-        missing = [c for c in SCORE_COLUMNS if c not in df.columns]
-        raise SchemaError(
-            "The scores table has no rows; there is nothing to analyse."
-            + (f" (It also lacks the column(s) {missing}.)" if missing else "")
-        )
+        raise no_rows_error([c for c in SCORE_COLUMNS if c not in df.columns])
     df = coerce_scores(df)
     if REPLICATE in df.columns:  # repeated runs: validate the averaged table
         validate_scores(average_replicates(df))

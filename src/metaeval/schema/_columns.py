@@ -11,6 +11,8 @@ import pandas as pd
 __all__ = [
     "KEY_COLUMNS",
     "SCORE_COLUMNS",
+    "REPLICATE",
+    "REPLICATE_DESIGN",
     "is_key_dtype",
     "non_string_keys",
     "empty_keys",
@@ -23,6 +25,18 @@ KEY_COLUMNS = ("task", "query", "system", "metric")
 
 
 SCORE_COLUMNS = (*KEY_COLUMNS, "value")
+
+REPLICATE = "replicate"
+"""The optional column of a scores table that tells repeated runs of a system apart
+(random seeds, checkpoints, epochs)."""
+
+REPLICATE_DESIGN = "replicate_design"
+"""The optional column that says how the runs of the ``replicate`` column relate to the
+tasks, the same value on every row: ``"epochs"``, ``"crossed"`` or ``"nested"`` (see
+:func:`metaeval.effects`' ``replicates=``). :func:`metaeval.io.write_scores` writes it
+for a table whose design is known, so that every reader and engine reads the design
+with the data (a column survives every format, reader and engine, where pandas'
+``attrs`` and a Parquet file's metadata do not)."""
 
 
 def is_key_dtype(dtype: Any) -> bool:

@@ -19,6 +19,7 @@ __all__ = [
     "problem_line",
     "dtype_line",
     "problems_error",
+    "no_rows_error",
 ]
 
 # ------------------------------------------------------------------ error report
@@ -32,6 +33,15 @@ PROBLEMS = {
     "positive_finite": "values that are not positive and finite",
     "multiple_fields_uniqueness": "duplicate keys",
 }
+
+
+def no_rows_error(missing: list[str]) -> SchemaError:
+    """The error of a scores table without rows (checked before anything else but duplicated
+    column names, in every engine): its missing columns are named too."""
+    return SchemaError(
+        "The scores table has no rows; there is nothing to analyse."
+        + (f" (It also lacks the column(s) {missing}.)" if missing else "")
+    )
 
 
 def count_rows(n: int) -> str:

@@ -18,16 +18,21 @@ narwhals (the ``engines`` extra) is the one adapter between them: it reads the
 frames' schemas, converts them and writes the lazy queries, so that polars and DuckDB
 share one code path (see :mod:`metaeval.schema.lazy`). The result is always pandas.
 
-Key columns keep an order where the frame's dtype declares one — pandas categoricals
-and polars or DuckDB ``Enum`` columns — and are sorted otherwise (strings, polars
-``Categorical``, Arrow dictionaries), as in memory.
+Key columns keep an order where the frame's dtype declares one — pandas categoricals,
+polars and DuckDB ``Enum`` columns, and Arrow dictionaries that are ``ordered`` or were
+made from a pandas categorical (as the schema's pandas metadata records; pandas keeps the
+order of its categoricals, ordered or not) — and are sorted otherwise (strings, polars
+``Categorical``, other Arrow dictionaries, whose order is an encoding's), as in memory.
+``pl.from_pandas`` (a polars ``Categorical``) and DuckDB's import of Arrow dictionaries
+(``VARCHAR``) drop an order: cast to ``pl.Enum``, or to a DuckDB ``ENUM``
+(``duckdb.from_df`` makes one of a pandas categorical).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
 import pandas as pd
@@ -45,6 +50,7 @@ __all__ = [
     "LazyTable",
     "lazy_table",
     "narwhals",
+    "declared_orders",
 ]
 
 FRAMES = (
@@ -145,12 +151,44 @@ def to_pandas(table: Any) -> Any:
     if kind in LAZY_KINDS:
         return LazyTable(table).collect()
     frame = nw.from_native(table, eager_only=True)
-    return _pandas_of(frame.lazy(), frame.collect_schema(), eager=frame)
+    keep = declared_orders(table.schema) if kind == "arrow" else set()
+    return _pandas_of(frame.lazy(), frame.collect_schema(), eager=frame, keep=keep)
 
 
-def _pandas_of(frame: Any, schema: Any, *, eager: Any = None) -> pd.DataFrame:
+def declared_orders(schema: Any) -> set[str]:
+    """The columns of a pyarrow schema whose dictionary declares an order: ``ordered``
+    dictionaries, and those the schema's pandas metadata says were pandas categoricals
+    (whose categories' order metaeval keeps in pandas). Other dictionaries (Arrow's
+    ``dictionary_encode``, a polars ``Categorical``) are an encoding: their values are
+    sorted, as strings are.
+
+    Examples
+    --------
+    >>> import pandas as pd, pyarrow as pa
+    >>> from metaeval.schema.frames import declared_orders
+    >>> df = pd.DataFrame({"task": pd.Categorical(["b", "a"], categories=["b", "a"]),
+    ...                    "system": ["s", "t"]})
+    >>> table = pa.Table.from_pandas(df).append_column("run", pa.array(["x", "y"]).dictionary_encode())
+    >>> sorted(declared_orders(table.schema))
+    ['task']
+    """
+    import pyarrow as pa
+
+    meta = schema.pandas_metadata or {}
+    from_pandas = {c.get("name") for c in meta.get("columns", [])
+                   if c.get("pandas_type") == "categorical"}  # fmt: skip
+    return {
+        field.name
+        for field in schema
+        if pa.types.is_dictionary(field.type) and (field.type.ordered or field.name in from_pandas)
+    }
+
+
+def _pandas_of(frame: Any, schema: Any, *, eager: Any = None, keep: Collection[str] = ()
+               ) -> pd.DataFrame:  # fmt: skip
     """A narwhals frame as pandas, with the value cast and the categories as
-    :func:`to_pandas` describes (``eager``: the frame itself when it is in memory)."""
+    :func:`to_pandas` describes (``eager``: the frame itself when it is in memory; ``keep``:
+    categorical columns whose order is declared, :func:`declared_orders`)."""
     nw = narwhals()
     casts = _value_cast(schema)
     if eager is not None:
@@ -158,6 +196,8 @@ def _pandas_of(frame: Any, schema: Any, *, eager: Any = None) -> pd.DataFrame:
     else:
         out = (frame.with_columns(*casts) if casts else frame).collect().to_pandas()
     for name, dtype in schema.items():
+        if name in keep:
+            continue
         if dtype == nw.Categorical and isinstance(out[name].dtype, pd.CategoricalDtype):
             categories = out[name].cat.categories
             out[name] = out[name].cat.reorder_categories(sorted(categories))

@@ -30,23 +30,22 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SchemaError
-from ._columns import KEY_COLUMNS, SCORE_COLUMNS
+from ._columns import KEY_COLUMNS, REPLICATE, REPLICATE_DESIGN, SCORE_COLUMNS
 from ._report import (
     PROBLEMS,
     dtype_line,
     duplicate_line,
     missing_column_line,
+    no_rows_error,
     problem_line,
     problems_error,
 )
 from .frames import LazyTable, narwhals
 
-__all__ = ["Survey", "first_pass", "problems", "validate", "ROW"]
+__all__ = ["Survey", "first_pass", "problems", "validate", "ROW", "no_rows_error"]
 
 ROW = "__metaeval_row"
 """The row number column of the error path (0-based, scan order)."""
-
-REPLICATE = "replicate"
 
 
 @dataclass
@@ -158,8 +157,13 @@ def _survey(table: LazyTable) -> Survey:
         raise SchemaError("The scores table has duplicated column names; rename them.")
     frame, missing, wrong = converted(table)
     if missing or wrong:
+        # an empty table is "no rows" first, as in pandas, whatever types its columns got
+        # (an empty pandas column of objects comes to polars as strings, to Arrow and
+        # DuckDB as the null type): one count, on the error path only
+        if not int(table.collect_frame(table.frame.select(nw.len().alias("n")))["n"].iloc[0]):
+            raise no_rows_error(missing)
         raise problems(table)
-    extra = [c for c in table.columns if c not in SCORE_COLUMNS and c != REPLICATE]
+    extra = [c for c in table.columns if c not in (*SCORE_COLUMNS, REPLICATE, REPLICATE_DESIGN)]
     value, query = nw.col("value"), nw.col("query")
     if table.schema["query"] != nw.String and not table.schema["query"].is_integer():
         query = query.cast(nw.String)  # a categorical: compared as names
@@ -193,7 +197,7 @@ def _survey(table: LazyTable) -> Survey:
     query_frame = frame.with_columns(*flags).group_by(*keys).agg(*aggs)
     groups = table.collect_frame(query_frame)
     if groups.empty:
-        raise SchemaError("The scores table has no rows; there is nothing to analyse.")
+        raise no_rows_error([])
     for col in keys:
         if isinstance(groups[col].dtype, pd.CategoricalDtype):
             groups[col] = groups[col].astype(object)

@@ -149,3 +149,25 @@ def test_rank_intervals_do_not_depend_on_the_row_order(rng, by, simultaneous):
             assert pair["rank"].nunique() == pair["rank_low"].nunique() == 1
             assert pair["rank_high"].nunique() == pair["prob_best"].nunique() == 1
         pd.testing.assert_frame_equal(table, first)
+
+
+def test_friedman_of_the_issue_example():
+    """The issue's example: A and B both average 0.52 on t1 (A's five scores in exact
+    arithmetic; in floats 0.52 or 0.5199999999999999 by the order of the sum), then A > B >
+    C on t2 and C > B > A on t3. Friedman's χ² (tie-corrected, as scipy) is 6/11 = 0.545
+    on the correctly rounded means; breaking the tie gives 2/3."""
+    data = {
+        "t1": {"A": ["0.88", "0.82", "0.23", "0.48", "0.19"], "B": ["0.52"] * 5,
+               "C": ["0.2"] * 5},
+        "t2": {"A": ["0.9"] * 5, "B": ["0.5"] * 5, "C": ["0.1"] * 5},
+        "t3": {"A": ["0.1"] * 5, "B": ["0.5"] * 5, "C": ["0.9"] * 5},
+    }  # fmt: skip
+    a = [0.88, 0.82, 0.23, 0.48, 0.19]
+    assert sum(sorted(a)) / 5 == 0.52 != sum(sorted(a, reverse=True)) / 5
+    assert np.add.reduceat(np.sort(a), [0])[0] / 5 != 0.52  # numpy's sum in increasing order
+    exact = exact_means(data)
+    ref = ss.friedmanchisquare(*(exact[s] for s in SYSTEMS))
+    assert ref.statistic == pytest.approx(6 / 11, rel=1e-12)
+    got = friedman(scores_of(data)).table.iloc[0]
+    assert got["chi2"] == pytest.approx(ref.statistic, rel=1e-12)  # 0.667 before
+    assert got["p_value"] == pytest.approx(ref.pvalue, rel=1e-12)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import FormatError, MetaEvalWarning, OptionError, SchemaError, excerpt, warn_groups
+from ._text import check_primary_map
 
 __all__ = ["read_inspect"]
 
@@ -242,19 +243,7 @@ def _primary_metrics(table: pd.DataFrame, primary: Any, heads: dict[str, set]) -
         for task, metrics in table.groupby("task", sort=True)["metric"].unique().items()
     }
     named = dict(primary) if isinstance(primary, Mapping) else {}
-    unknown = [task for task in named if task not in have]
-    if unknown:
-        raise SchemaError(
-            f"`primary` (--primary) names task(s) {', '.join(excerpt(t) for t in unknown)}, "
-            f"which the logs do not have; they have {', '.join(have)}."
-        )
-    bad = {task: metric for task, metric in named.items() if not isinstance(metric, str)}
-    if bad:
-        raise OptionError(
-            "`primary` maps a task to the name of its metric (a string), not "
-            + ", ".join(f"{t}={excerpt(m)}" for t, m in bad.items())
-            + "."
-        )
+    check_primary_map(named, have)
     chosen: dict[str, str] = {}
     for task, metrics in have.items():  # one name per task: a loop over names, not data
         found = sorted(n for n in heads.get(task, set()) if n is not None)

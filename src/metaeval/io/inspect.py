@@ -140,7 +140,7 @@ def _namer(system_name: Any) -> Callable[[Any, dict[str, Any], Path], str]:
             if not isinstance(name, str) or not name:
                 raise SchemaError(
                     f"{path}: `system_name` returned {excerpt(name)} for the log of task "
-                    f"{spec['task']!r} (model {spec['model']!r}); it must return a non-empty "
+                    f"{excerpt(spec['task'])} (model {excerpt(spec['model'])}); it must return a non-empty "
                     "string."
                 )
             return name
@@ -174,7 +174,7 @@ def _namer(system_name: Any) -> Callable[[Any, dict[str, Any], Path], str]:
             field = next((f for f in fields if f"[{key}]" in f), system_name)
             raise SchemaError(
                 f"{path}: `system_name` {system_name!r} (--system-name) names {field}, but the "
-                f"log of task {spec['task']!r} (model {spec['model']!r}) has no {key!r}; it has "
+                f"log of task {excerpt(spec['task'])} (model {excerpt(spec['model'])}) has no {key!r}; it has "
                 f"task_args {excerpt(spec['task_args'], 200)}, model_args "
                 f"{excerpt(spec['model_args'], 200)}, solver_args "
                 f"{excerpt(spec['solver_args'], 200)}."
@@ -182,7 +182,7 @@ def _namer(system_name: Any) -> Callable[[Any, dict[str, Any], Path], str]:
         if not name:
             raise SchemaError(
                 f"{path}: `system_name` {system_name!r} gives an empty name for the log of task "
-                f"{spec['task']!r} (model {spec['model']!r})."
+                f"{excerpt(spec['task'])} (model {excerpt(spec['model'])})."
             )
         return name
 
@@ -686,7 +686,7 @@ def _bad_values(rows: list[tuple]) -> None:
     for row in rows:
         file, task, system, when, sample = row[-1]
         lines.append(
-            f"  file {file}, task {task!r}, system {system!r}, scorer {row[3]!r}, sample "
+            f"  file {file}, task {task!r}, system {system!r}, scorer {excerpt(row[3])}, sample "
             f"{sample!r}, "
             + (f"epoch {when}" if isinstance(when, int) else f"reducer {when!r}")
             + f": {excerpt(row[4])}"

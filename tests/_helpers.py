@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -141,3 +142,20 @@ def run_fresh(code: str) -> str:
                           check=False, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def latex_number_heights(tex: str, folder: Path) -> list[float]:
+    """The heights (pt) of the numbers with three decimals in the PDF that pdflatex makes
+    of ``tex`` (an article with booktabs and graphicx), as pdftotext -bbox measures them:
+    about 10 at the text size, less where a table was scaled down to the line."""
+    doc = "\n".join([r"\documentclass{article}", r"\usepackage{booktabs,graphicx}",
+                     r"\begin{document}", tex, r"\end{document}"])  # fmt: skip
+    (folder / "doc.tex").write_text(doc, encoding="utf-8")
+    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+                         cwd=folder, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:]
+    box = subprocess.run(["pdftotext", "-bbox", "doc.pdf", "-"], cwd=folder,
+                         capture_output=True, text=True, timeout=60).stdout  # fmt: skip
+    words = re.findall(r'yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">(-?\d\.\d{3})<', box)
+    assert len(words) >= 6, box[:2000]
+    return [float(y1) - float(y0) for y0, y1, _ in words]

@@ -153,3 +153,17 @@ def test_option_errors_keep_the_type_for_non_numbers():
         check_alpha(np.float64(1.5))
     with pytest.raises(SchemaError, match=r"\[1\.5, 2\.5\]"):
         CASES["to_latex of two effect types"]()
+
+
+def test_file_names_in_warnings_are_whole():
+    """The Ranger config's warning cut './retrieval-colberter-data/qrels/webis-touche2020-v2
+    _qrels.txt' by 4 characters (and 22 to say so): a file name is shown whole up to 240
+    characters, and no value is cut by less than its notice would take (issue 39, item 22)."""
+    from metaeval.errors import format_groups, shorten
+
+    name = "./retrieval-colberter-data/qrels/webis-touche2020-v2_qrels.txt"
+    text = format_groups(pd.DataFrame({"system": ["qrels"], "file": [name]}))
+    assert repr(name) in text and "more characters" not in text
+    assert "more characters" not in format_groups(pd.DataFrame({"task": ["t" * 70]}))
+    assert format_groups(pd.DataFrame({"task": ["t" * 200]})).endswith("(142 more characters)")
+    assert shorten("x" * 300, 240) == "x" * 240 + "… (60 more characters)"

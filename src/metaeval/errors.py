@@ -131,13 +131,19 @@ MESSAGE_LIMIT = 200
 def shorten(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """``text`` cut to ``limit`` characters, saying how much was left out.
 
+    A text that the cut and its notice would make no shorter is kept whole (a file name
+    cut by 4 characters, with 22 to say so, helps nobody).
+
+    >>> shorten("x" * 60, 10)
+    'xxxxxxxxxx… (50 more characters)'
     >>> shorten("x" * 30, 10)
-    'xxxxxxxxxx… (20 more characters)'
+    'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'
     """
     text = str(text)
-    if len(text) <= limit:
+    cut = len(text) - limit
+    if cut <= len(f"… ({cut} more characters)"):
         return text
-    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+    return f"{text[:limit]}… ({cut} more characters)"
 
 
 def excerpt(value: Any, limit: int = 60) -> str:
@@ -258,14 +264,20 @@ def resolve_seed(seed: int | None) -> int:
     return int(seed)
 
 
+_PATH_COLUMNS = ("file", "path")
+_PATH_LIMIT = 240  # a file name is what the user must find: cut only past this
+
+
 def format_groups(groups: pd.DataFrame, limit: int = 10) -> str:
-    """Render the first ``limit`` rows of a table of groups as ``a=x, b=y`` lines."""
+    """Render the first ``limit`` rows of a table of groups as ``a=x, b=y`` lines (values
+    cut at 60 characters, file names at 240)."""
     lines = []
     for row in groups.head(limit).itertuples(index=False, name=None):
         lines.append(
             "  "
             + ", ".join(
-                f"{col}={excerpt(val)}" for col, val in zip(groups.columns, row, strict=True)
+                f"{col}={excerpt(val, _PATH_LIMIT if col in _PATH_COLUMNS else 60)}"
+                for col, val in zip(groups.columns, row, strict=True)
             )
         )
     if len(groups) > limit:

@@ -366,7 +366,7 @@ def _harness_keys(scores: pd.DataFrame, args: argparse.Namespace, kind: str) -> 
     error naming them."""
     import pandas as pd
 
-    from metaeval.errors import MetaEvalError
+    from metaeval.errors import MetaEvalError, excerpt
 
     columns, constants = dict(args.columns or {}), dict(args.constant or {})
     if not columns and not constants:
@@ -406,7 +406,7 @@ def _harness_keys(scores: pd.DataFrame, args: argparse.Namespace, kind: str) -> 
             context = ", ".join(f"{k} {v!r}" for k, v in place.items() if k != name)
             raise MetaEvalError(
                 f"{option[name]} gives the {_PLURAL[name]} {', '.join(gathered)} ({context}) "
-                f"the one {name} {place[name]!r}, which would merge them; "
+                f"the one {name} {excerpt(place[name])}, which would merge them; "
                 + (
                     "choose one metric per task with --primary (or read one scorer with --scorer)."
                     if name == "metric"

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import latex_number_heights
 
 from metaeval.io import write_scores
 from metaeval_cli import main
@@ -45,28 +45,13 @@ def _cell_columns(tex: str) -> int:
     return len(spec.group(1)) - 1
 
 
-def _number_heights(tex: str, folder: Path) -> list[float]:
-    """The heights (pt) of the table's numbers in the PDF pdflatex makes of ``tex``."""
-    doc = "\n".join([r"\documentclass{article}", r"\usepackage{booktabs,graphicx}",
-                     r"\begin{document}", tex, r"\end{document}"])  # fmt: skip
-    (folder / "doc.tex").write_text(doc, encoding="utf-8")
-    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
-                         cwd=folder, capture_output=True, text=True, timeout=120)  # fmt: skip
-    assert run.returncode == 0, run.stdout[-2000:]
-    box = subprocess.run(["pdftotext", "-bbox", "doc.pdf", "-"], cwd=folder,
-                         capture_output=True, text=True, timeout=60).stdout  # fmt: skip
-    words = re.findall(r'yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">(-?\d\.\d{3})<', box)
-    assert len(words) >= 6, box[:2000]
-    return [float(y1) - float(y0) for y0, y1, _ in words]
-
-
 @pytest.mark.skipif(shutil.which("pdflatex") is None or shutil.which("pdftotext") is None,
                     reason="needs pdflatex and pdftotext")  # fmt: skip
 def test_one_treatment_over_six_collections_prints_at_the_text_size(capsys, tmp_path):
     tex, said = _latex(capsys, tmp_path, _scores(["colberter"], BEIR))
     assert _cell_columns(tex) == 1  # the tasks as rows, the treatment a column
     assert "trec-covid &" in tex and "Pooled &" in tex
-    heights = _number_heights(tex, tmp_path)
+    heights = latex_number_heights(tex, tmp_path)
     # 10 pt text: pdftotext's word boxes are about 10 pt high; the fitted row was about 4 pt
     assert min(heights) > 8, heights
     assert "warning" not in said and "tasks as rows" in said
@@ -79,7 +64,7 @@ def test_the_orientation_with_fewer_columns_wins_and_can_be_forced(capsys, tmp_p
     many = [f"s{i}" for i in range(6)]
     tex, _ = _latex(capsys, tmp_path, _scores(many, BEIR[:2]))
     assert _cell_columns(tex) == 3 and "s5 &" in tex
-    assert min(_number_heights(tex, tmp_path)) > 8
+    assert min(latex_number_heights(tex, tmp_path)) > 8
     # forced either way
     tex, _ = _latex(capsys, tmp_path, _scores(["colberter"], BEIR), "--no-transpose")
     assert _cell_columns(tex) == 7

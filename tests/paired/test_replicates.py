@@ -185,7 +185,7 @@ def test_covariance_with_replicates_matches_the_spread_of_simulated_estimates(tw
     effects matches the empirical covariance of the estimates over 2,000 tasks within 4
     Monte-Carlo SEs (issue 25, item 18: the replicates' part was left out)."""
     eff = metaeval.effects(two_metrics, "control", effect=effect, replicates="nested")
-    cov = metaeval.effect_covariance(two_metrics, "control", effect=effect)
+    cov = metaeval.effect_covariance(two_metrics, "control", effect=effect, replicates="nested")
     diag = cov[cov["metric"] == cov["metric_b"]].merge(
         eff, on=["treatment", "control", "task", "metric"], validate="1:1"
     )
@@ -206,6 +206,34 @@ def test_covariance_with_replicates_matches_the_spread_of_simulated_estimates(tw
         f"{s_ab:.6f} (MC SE {mc_se:.6f})"
     )
     assert abs(query_part - s_ab) > 4 * mc_se
+
+
+@pytest.mark.parametrize("design", ["epochs", "crossed", "nested"])
+def test_covariance_diagonal_is_the_effects_variance_for_every_design(two_metrics, design):
+    """effect_covariance(replicates=) takes the design as effects() does: for epochs
+    nothing is added for the replicates (the diagonal was the nested variance, 0.0069
+    where effects() gave 0.0041), for crossed and nested the replicates' part; a design
+    neither given nor recorded is guessed with effects()' warning (issue 39, item 13)."""
+    scores = two_metrics[two_metrics["task"] < "t0020"]
+    eff = metaeval.effects(scores, "control", effect="md", replicates=design)
+    cov = metaeval.effect_covariance(scores, "control", effect="md", replicates=design)
+    diag = cov[cov["metric"] == cov["metric_b"]].merge(
+        eff, on=["treatment", "control", "task", "metric"], validate="1:1"
+    )
+    assert len(diag) == len(eff) == 40
+    np.testing.assert_allclose(diag["cov"], diag["variance"], rtol=1e-12)
+    assert cov.attrs["replicates"] == design
+    off = cov.query("metric == 'm1' and metric_b == 'm2'")["cov"].to_numpy()
+    plain = metaeval.effect_covariance(averaged(scores), "control", effect="md")
+    plain_off = plain.query("metric == 'm1' and metric_b == 'm2'")["cov"].to_numpy()
+    if design == "epochs":  # the queries' covariance of the averaged scores, nothing added
+        np.testing.assert_allclose(off, plain_off, rtol=1e-12)
+    else:
+        assert (off > plain_off).mean() > 0.8  # the shared shifts covary positively (0.03)
+    with pytest.warns(metaeval.MetaEvalWarning, match="guessed 'crossed'"):
+        metaeval.effect_covariance(scores, "control", effect="md")
+    with pytest.raises(OptionError, match="'replicate' column"):
+        metaeval.effect_covariance(averaged(scores), "control", replicates=design)
 
 
 def test_pool_metrics_on_replicate_tables(two_metrics):

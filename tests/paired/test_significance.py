@@ -278,6 +278,32 @@ def test_anova_matches_statsmodels(rng):
         assert ours.loc["system", "p_value"] == pytest.approx(rm.loc["system", "Pr > F"], rel=1e-8)
 
 
+def test_exactly_additive_scores_warn_that_f_is_infinite():
+    """Three systems a constant apart on every query: the residual is 0, F infinite and p 0
+    (statsmodels' anova_lm: F 1.8e30 on a residual of rounding), said with a warning
+    naming the group; data
+    with noise does not warn."""
+    sm = pytest.importorskip("statsmodels.formula.api")
+    anova_lm = pytest.importorskip("statsmodels.stats.anova").anova_lm
+    base = [0.3, 0.7, 0.5, 0.1, 0.9]
+    rows = [("t", f"q{q}", s, "m", b + d) for s, d in (("a", 0.0), ("b", 0.25), ("c", 0.5))
+            for q, b in enumerate(base)]  # fmt: skip
+    df = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
+    with pytest.warns(DegenerateWarning, match=r"residual mean square is 0 in 1 \(task, metric\)"):
+        got = metaeval.anova(df)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # statsmodels divides by its 0
+        ref = anova_lm(sm.ols("value ~ C(system) + C(query)", data=df).fit())
+    assert got["f"].iloc[0] == np.inf and ref.loc["C(system)", "F"] > 1e20
+    np.testing.assert_allclose(got["ss"].iloc[0], ref.loc["C(system)", "sum_sq"], rtol=1e-12)
+    with pytest.warns(DegenerateWarning, match="Tukey's HSD: the residual mean square is 0"):
+        metaeval.tukey(df)
+    noisy = df.assign(value=df["value"] + np.r_[np.zeros(14), 0.01])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isfinite(metaeval.anova(noisy)["f"].iloc[0])
+
+
 def test_anova_uses_complete_queries_and_checks_systems(rng):
     scores = make_scores(rng, tasks={"t1": 15}, systems=("ctrl", "a", "b"), metrics=("m",))
     gone = scores[(scores["system"] == "a") & scores["query"].isin(["q1", "q2"])].index

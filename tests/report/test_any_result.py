@@ -97,13 +97,20 @@ def test_options_of_the_layouts_are_refused_for_a_table_as_it_is():
     scores = metaeval.load_example().query("metric == 'accuracy'")
     hsd = metaeval.tukey(scores)
     eff = scores.meta.effects(control="logistic_regression")
-    for kwargs in ({"pooled": eff.meta.pool()}, {"show": "ci"}, {"order": ["knn"]},
-                   {"transpose": True}):  # fmt: skip
+    for kwargs in ({"pooled": eff.meta.pool()}, {"show": "ci"}, {"order": ["knn"]}):
         (option,) = kwargs
         with pytest.raises(OptionError, match=f"`{option}` applies to effects"):
             to_latex(hsd, **kwargs)
         with pytest.raises(OptionError, match=f"`{option}`"):
             to_html(hsd, **kwargs)
+    with pytest.raises(OptionError, match="`transpose`"):  # HTML tables scroll
+        to_html(hsd, transpose=True)
+    # LaTeX: the columns as rows, headed by the first text column unique on every row
+    tex = to_latex(hsd.head(3), transpose=True, fit=False)
+    rows = [line for line in tex.splitlines() if line.endswith("\\\\")]
+    assert len(rows) == 1 + hsd.shape[1] - 1  # the header, then a row per other column
+    first = hsd["task"].iloc[0]
+    assert rows[0].split(" & ")[0] == "" and f"{first} " not in rows[0]
     with pytest.raises(OptionError, match="layout"):
         to_latex(hsd, layout="wide")
     with pytest.raises(OptionError, match="digits"):

@@ -14,6 +14,7 @@ from html import escape as escape_html
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import latex_number_heights
 
 import metaeval
 from metaeval import OptionError
@@ -226,6 +227,33 @@ def test_latex_with_hostile_names_compiles(tmp_path):
     text = subprocess.run(["pdftotext", "-layout", "r.pdf", "-"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60).stdout  # fmt: skip
     assert "R&D 50%" in text and "back\\slash" in text and "$cost$" in text and "a<b>|c" in text
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None or shutil.which("pdftotext") is None,
+                    reason="needs pdflatex and pdftotext")  # fmt: skip
+def test_latex_tables_of_one_treatment_over_six_collections_print_at_the_text_size(tmp_path):
+    """The report's wide tables (tests against the control: 18 columns; pooled effects: 29)
+    were scaled to the line at about 3 pt; tables wider than 10 columns with fewer rows
+    print their columns as rows. Measured on the compiled PDF: no number below 6.5 pt
+    (pdftotext's word boxes: 9.96 pt at the text size; the per-task means' 10 columns,
+    kept as they are, scale to 6.9 pt) (issue 39, item 20)."""
+    rng = np.random.default_rng(3)
+    tasks = ["trec-covid", "nfcorpus", "fiqa", "arguana", "scidocs", "scifact"]
+    scores = pd.DataFrame(
+        [(t, f"q{q}", s, "nDCG@10", rng.normal(0.5 + 0.05 * (s == "colberter"), 0.1))
+         for t in tasks for q in range(30) for s in ("tasb", "colberter")],
+        columns=["task", "query", "system", "metric", "value"],
+    )  # fmt: skip
+    rep = build_report(scores, "tasb", family="tasks", n_resamples=50, seed=1)
+    tex = rep.to_latex()
+    heights = latex_number_heights(tex, tmp_path)
+    assert min(heights) > 6.5, sorted(heights)[:5]
+    assert tex.count("\\begin{tabular}") == len(rep.parts())
+    pooled_row = rep.pooled.shape[1] - 1  # the transposed pooled table: a row per column
+    assert tex.count("\\\\") >= pooled_row
+    # forced as it was: the pooled row scaled down again
+    flat = latex_number_heights(rep.to_latex(transpose=False), tmp_path)
+    assert min(flat) < 5, sorted(flat)[:5]
 
 
 # ------------------------------------------------------------------ HTML

@@ -21,11 +21,11 @@ from typing import IO, Any
 
 import numpy as np
 
-from ..errors import FormatError, excerpt
+from ..errors import FormatError, OptionError, SchemaError, excerpt
 
 __all__ = [
     "open_text", "read_text", "read_delimited", "check_readable", "unique_keys",
-    "no_records", "iter_jsonl",
+    "no_records", "iter_jsonl", "check_primary_map",
 ]  # fmt: skip
 
 UTF8 = "UTF-8 text (re-save the file as UTF-8, e.g. with iconv -f latin1 -t utf-8)"
@@ -280,3 +280,22 @@ def iter_jsonl(
             yield number, record
     if not seen:
         raise no_records(path, layout, number > 0)
+
+
+def check_primary_map(named: dict, have: dict) -> None:
+    """The harness readers' checks of a ``primary={task: metric}`` map: every task one
+    the logs have (a :class:`~metaeval.SchemaError` listing those they have), every
+    metric a string (an :class:`~metaeval.OptionError`)."""
+    unknown = [task for task in named if task not in have]
+    if unknown:
+        raise SchemaError(
+            f"`primary` (--primary) names task(s) {', '.join(excerpt(t) for t in unknown)}, "
+            f"which the logs do not have; they have {', '.join(str(t) for t in have)}."
+        )
+    bad = {task: metric for task, metric in named.items() if not isinstance(metric, str)}
+    if bad:
+        raise OptionError(
+            "`primary` maps a task to the name of its metric (a string), not "
+            + ", ".join(f"{t}={excerpt(m)}" for t, m in bad.items())
+            + "."
+        )

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import FormatError, MetaEvalWarning, OptionError, SchemaError, excerpt, warn_groups
+from ._text import check_primary_map
 
 __all__ = ["read_inspect"]
 
@@ -139,7 +140,7 @@ def _namer(system_name: Any) -> Callable[[Any, dict[str, Any], Path], str]:
             if not isinstance(name, str) or not name:
                 raise SchemaError(
                     f"{path}: `system_name` returned {excerpt(name)} for the log of task "
-                    f"{spec['task']!r} (model {spec['model']!r}); it must return a non-empty "
+                    f"{excerpt(spec['task'])} (model {excerpt(spec['model'])}); it must return a non-empty "
                     "string."
                 )
             return name
@@ -173,7 +174,7 @@ def _namer(system_name: Any) -> Callable[[Any, dict[str, Any], Path], str]:
             field = next((f for f in fields if f"[{key}]" in f), system_name)
             raise SchemaError(
                 f"{path}: `system_name` {system_name!r} (--system-name) names {field}, but the "
-                f"log of task {spec['task']!r} (model {spec['model']!r}) has no {key!r}; it has "
+                f"log of task {excerpt(spec['task'])} (model {excerpt(spec['model'])}) has no {key!r}; it has "
                 f"task_args {excerpt(spec['task_args'], 200)}, model_args "
                 f"{excerpt(spec['model_args'], 200)}, solver_args "
                 f"{excerpt(spec['solver_args'], 200)}."
@@ -181,7 +182,7 @@ def _namer(system_name: Any) -> Callable[[Any, dict[str, Any], Path], str]:
         if not name:
             raise SchemaError(
                 f"{path}: `system_name` {system_name!r} gives an empty name for the log of task "
-                f"{spec['task']!r} (model {spec['model']!r})."
+                f"{excerpt(spec['task'])} (model {excerpt(spec['model'])})."
             )
         return name
 
@@ -242,19 +243,7 @@ def _primary_metrics(table: pd.DataFrame, primary: Any, heads: dict[str, set]) -
         for task, metrics in table.groupby("task", sort=True)["metric"].unique().items()
     }
     named = dict(primary) if isinstance(primary, Mapping) else {}
-    unknown = [task for task in named if task not in have]
-    if unknown:
-        raise SchemaError(
-            f"`primary` (--primary) names task(s) {', '.join(excerpt(t) for t in unknown)}, "
-            f"which the logs do not have; they have {', '.join(have)}."
-        )
-    bad = {task: metric for task, metric in named.items() if not isinstance(metric, str)}
-    if bad:
-        raise OptionError(
-            "`primary` maps a task to the name of its metric (a string), not "
-            + ", ".join(f"{t}={excerpt(m)}" for t, m in bad.items())
-            + "."
-        )
+    check_primary_map(named, have)
     chosen: dict[str, str] = {}
     for task, metrics in have.items():  # one name per task: a loop over names, not data
         found = sorted(n for n in heads.get(task, set()) if n is not None)
@@ -697,7 +686,7 @@ def _bad_values(rows: list[tuple]) -> None:
     for row in rows:
         file, task, system, when, sample = row[-1]
         lines.append(
-            f"  file {file}, task {task!r}, system {system!r}, scorer {row[3]!r}, sample "
+            f"  file {file}, task {task!r}, system {system!r}, scorer {excerpt(row[3])}, sample "
             f"{sample!r}, "
             + (f"epoch {when}" if isinstance(when, int) else f"reducer {when!r}")
             + f": {excerpt(row[4])}"

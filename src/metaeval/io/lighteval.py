@@ -120,11 +120,11 @@ def _struct_numbers(path: Path, column: str, values: Any) -> tuple[pd.DataFrame,
         if not (
             pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)
         ):
-            raise FormatError(path, None, f"row {rows[0]}: {column} {field.name!r} has value {excerpt(child[int(rows[0])].as_py())}, not a number", LAYOUT)  # fmt: skip
+            raise FormatError(path, None, f"row {rows[0]}: {column} {excerpt(field.name)} has value {excerpt(child[int(rows[0])].as_py())}, not a number", LAYOUT)  # fmt: skip
         number = pc.cast(child, pa.float64()).to_numpy(zero_copy_only=False)[rows]
         bad = np.flatnonzero(~np.isfinite(number))
         if len(bad):
-            raise FormatError(path, None, f"row {rows[bad[0]]}: {column} {field.name!r} has value {number[bad[0]]}, not a number", LAYOUT)  # fmt: skip
+            raise FormatError(path, None, f"row {rows[bad[0]]}: {column} {excerpt(field.name)} has value {number[bad[0]]}, not a number", LAYOUT)  # fmt: skip
         parts.append(pd.DataFrame({"row": rows, "order": index, "metric": field.name, "value": number}))  # fmt: skip
     numbers = pd.concat(parts, ignore_index=True) if parts else _no_numbers()
     numbers = numbers.sort_values(["row", "order"], kind="stable", ignore_index=True)

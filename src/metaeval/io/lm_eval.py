@@ -23,7 +23,7 @@ from ..errors import (
     warn,
     warn_groups,
 )
-from ._text import iter_jsonl
+from ._text import check_primary_map, iter_jsonl
 
 __all__ = ["read_lm_eval", "PRIMARY_METRICS"]
 
@@ -88,18 +88,7 @@ def _primary_metrics(table: pd.DataFrame, primary: Any, skipped: pd.DataFrame) -
             f"`primary` (--primary) names task(s) {_listed(lost)}, whose metrics have no "
             "per-sample number (lm-eval computes them over the whole task)."
         )
-    unknown = [task for task in named if task not in have]
-    if unknown:
-        raise SchemaError(
-            f"`primary` (--primary) names task(s) {_listed(excerpt(t) for t in unknown)}, which the logs "
-            f"do not have; they have {_listed(have)}."
-        )
-    bad = {task: metric for task, metric in named.items() if not isinstance(metric, str)}
-    if bad:
-        raise OptionError(
-            f"`primary` maps a task to the name of its metric (a string), not "
-            f"{_listed(f'{t}={excerpt(m)}' for t, m in bad.items())}."
-        )
+    check_primary_map(named, have)
     chosen: dict[str, str] = {}
     for task, metrics in have.items():  # one name per task: a loop over names, not data
         metric = named.get(task, _default_primary(task))

@@ -273,7 +273,7 @@ def _one_design(designs: list[str | None], files: list[Path]) -> str | None:
             raise FormatError(
                 file, None,
                 f"its replicates are {design!r} ({REPLICATE_DESIGN!r}) where {known[0][1]} says "
-                f"{known[0][0]!r}",
+                f"{excerpt(known[0][0])}",
                 "files of one design (read them apart, or pass effects(..., replicates=...))",
             )  # fmt: skip
     return known[0][0] if known else None

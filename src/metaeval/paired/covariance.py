@@ -92,15 +92,17 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .._options import DEFAULT_EFFECT, EffectType, literal_signature
+from .._options import DEFAULT_EFFECT, EffectType, ReplicateDesign, literal_signature
 from ..schema.frames import any_frame
 from ._layout import BLOCK, Layout, add_segments, layout
 from .effect_size import checked_options, effects_table
 from .replicates import (
     add_replicate_covariance,
     add_replicate_variance,
+    check_design_has_replicates,
     has_replicates,
     pair_variances,
+    replicate_design,
 )
 from .sufficient import statistics_of, task_chunks
 
@@ -226,6 +228,7 @@ def effect_covariance(
     treatment: str | Sequence[str] | None = None,
     effect: EffectType = DEFAULT_EFFECT,
     correct: bool = True,
+    replicates: ReplicateDesign | None = None,
 ) -> pd.DataFrame:
     """The sampling covariance of the effects of every pair of metrics of a task.
 
@@ -241,8 +244,10 @@ def effect_covariance(
         A scores table with at least one metric.
         Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
         relation, converted to pandas once (a lazy one collected).
-    control, treatment, effect, correct
-        As in :func:`metaeval.effects`; the covariances are those of its effects.
+    control, treatment, effect, correct, replicates
+        As in :func:`metaeval.effects`; the covariances are those of its effects (with
+        ``replicates="epochs"`` nothing is added for the replicates, as there; a design
+        neither given nor recorded is guessed with the same warning).
 
     Returns
     -------
@@ -258,8 +263,9 @@ def effect_covariance(
         queries are paired for both metrics. With a ``replicate`` column,
         ``cov`` also holds the replicates' part: on the diagonal exactly the
         variance :func:`metaeval.effects` gives (with its ``variance_replicates``),
-        off it the covariance of the two metrics' replicate shifts (see Notes).
-        ``attrs`` hold ``effect`` and ``correct``.
+        off it the covariance of the two metrics' replicate shifts (see Notes; none
+        for ``"epochs"``). ``attrs`` hold ``effect`` and ``correct`` (and ``replicates``,
+        the design, with a ``replicate`` column).
 
     Raises
     ------
@@ -327,10 +333,14 @@ def effect_covariance(
     slope = _slopes(effect, stats, eff, pairs, lay)
     gram, sums, counts = _cross_sums(lay, t_idx, c_idx, slope)
     table = _assemble(lay, eff, pairs, gram, sums, counts, effect, slope)
+    check_design_has_replicates(scores, replicates)
     if has_replicates(scores):  # effects() adds the replicates' variance: so does its cov
-        variances = pair_variances(stats)
-        with_rep = add_replicate_variance(eff, scores, variances, 0.05)
-        table = add_replicate_covariance(table, with_rep, scores, variances)
+        design = replicate_design(scores, replicates)
+        if design != "epochs":  # epochs: the item is the unit, nothing added (as effects())
+            variances = pair_variances(stats)
+            with_rep = add_replicate_variance(eff, scores, variances, 0.05, design)
+            table = add_replicate_covariance(table, with_rep, scores, variances)
+        table.attrs["replicates"] = design
     table.attrs.update(effect=effect, correct=correct)
     return table
 

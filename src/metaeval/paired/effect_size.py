@@ -94,7 +94,6 @@ from .._options import (
     DEFAULT_EFFECT,
     EFFECT_TYPES,
     EFFECTS_FIRST,
-    REPLICATE_DESIGNS,
     EffectType,
     ReplicateDesign,
     add_display,
@@ -118,6 +117,7 @@ from ..schema.lazy import first_pass
 from .replicates import (
     REPLICATE_COLUMNS,
     add_replicate_variance,
+    check_design_has_replicates,
     has_replicates,
     pair_variances,
     replicate_design,
@@ -643,12 +643,7 @@ def effects(
     effect, alpha = checked_options(effect, alpha)
     if isinstance(scores, LazyTable) and (cluster is not None or REPLICATE in scores.columns):
         scores = scores.collect()  # clusters and replicates: per-query work, in memory
-    if replicates is not None and not has_replicates(scores):
-        check_option("replicates", replicates, REPLICATE_DESIGNS)
-        raise OptionError(
-            f"replicates={replicates!r} describes a 'replicate' column, which the scores "
-            "table does not have."
-        )
+    check_design_has_replicates(scores, replicates)
     if cluster is not None:
         check_cluster_options(cluster, effect, cv)
     if isinstance(scores, pd.DataFrame | LazyTable):

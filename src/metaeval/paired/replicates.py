@@ -57,12 +57,13 @@ import numpy as np
 import pandas as pd
 
 from .._options import REPLICATE_DESIGNS, add_display
-from ..errors import MetaEvalWarning, SchemaError, check_option, warn
+from ..errors import MetaEvalWarning, OptionError, SchemaError, check_option, warn
 from ..schema import REPLICATE, REPLICATE_DESIGN, checked_replicates, coerce_scores, recorded_design
 
 __all__ = [
     "replicate_variance", "replicate_design", "add_item_variance", "SHARED_COLUMNS", "add_replicate_variance", "has_replicates", "pair_variances",
     "REPLICATES_AVERAGED", "REPLICATE_COLUMNS", "add_replicate_covariance",
+    "check_design_has_replicates",
 ]  # fmt: skip
 
 #: The columns :func:`add_replicate_variance` adds to the effects table.
@@ -171,6 +172,17 @@ def add_item_variance(table: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame
     out["var_within"] = parts["var_within"].to_numpy()
     out["var_between"] = parts["var_between"].to_numpy()
     return out
+
+
+def check_design_has_replicates(scores, design: str | None) -> None:
+    """An :class:`~metaeval.OptionError` for a ``replicates=`` design given to a table
+    without a ``replicate`` column (an unknown design names the valid ones)."""
+    if design is not None and not has_replicates(scores):
+        check_option("replicates", design, REPLICATE_DESIGNS)
+        raise OptionError(
+            f"replicates={design!r} describes a 'replicate' column, which the scores "
+            "table does not have."
+        )
 
 
 def replicate_design(scores: pd.DataFrame, design: str | None) -> str:

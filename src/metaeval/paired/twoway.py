@@ -179,6 +179,17 @@ class TwoWay:
                 groups,
                 PairingWarning,
             )
+        exact = among & (self.q >= 2) & (self.ss_residual == 0)
+        if exact.any():
+            t, m = np.nonzero(exact.T)
+            warn_groups(
+                f"{what}: the residual mean square is 0 in {{n}} (task, metric) group(s): "
+                "every query moves every system by the same amount (exactly additive scores, "
+                "copies shifted by a constant, say), so there is no noise to test against: F "
+                "and Tukey's q are infinite (p = 0) and ANOVA margins 0",
+                pd.DataFrame({"task": lay.tasks[t], "metric": lay.metrics[m]}),
+                DegenerateWarning,
+            )
         small = among & (self.q < 2)
         if small.any():
             t, m = np.nonzero(small.T)
@@ -209,6 +220,14 @@ def anova(scores: pd.DataFrame) -> pd.DataFrame:
     ------
     metaeval.OptionError
         When a (task, metric) has fewer than 3 systems (use :func:`compare`).
+
+    Warns
+    -----
+    metaeval.PairingWarning
+        Queries some system lacks, left out (naming the groups).
+    metaeval.DegenerateWarning
+        Groups with fewer than 2 complete queries (NaN), and groups whose residual is
+        0 (exactly additive scores: F infinite, p 0, kept as computed).
 
     Examples
     --------

@@ -242,7 +242,9 @@ def pool_metrics(
         scores = scores[scores["metric"].astype(str).isin([str(m) for m in wanted])]
     eff = effects(scores, control=control, treatment=treatment, effect=effect, alpha=alpha,
                   replicates=replicates)  # fmt: skip
-    cov = effect_covariance(scores, control=control, treatment=treatment, effect=effect)
+    # the design effects() used (given, recorded or guessed once): the same diagonal
+    cov = effect_covariance(scores, control=control, treatment=treatment, effect=effect,
+                            replicates=eff.attrs.get("replicates", replicates))  # fmt: skip
     return pool(
         eff, over=("task", "metric"), model="multilevel", cov=cov, method=method, ci=ci,
         alpha=alpha, robust=robust,

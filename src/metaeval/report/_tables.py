@@ -992,6 +992,23 @@ def _as_is(table: pd.DataFrame, digits: int, fmt: str) -> tuple[pd.DataFrame, li
     return pd.DataFrame(rows, columns=heads, dtype=object), numeric
 
 
+def _transposed(text: pd.DataFrame, numeric: list[bool]) -> tuple[pd.DataFrame, list[bool]]:
+    """The display cells of a table shown as it is, its columns as rows: each row a
+    column headed by the first text column whose values differ on every row (taken out
+    of the rows), else by the row's number; the column names a first, left column."""
+    head = next((i for i, (col, n) in enumerate(zip(text.columns, numeric, strict=True))
+                 if not n and text[col].is_unique), None)  # fmt: skip
+    if head is None:
+        names = [str(i + 1) for i in range(len(text))]
+        body = text
+    else:
+        names = list(text.iloc[:, head])
+        body = text.drop(columns=text.columns[head])
+    out = pd.DataFrame(body.to_numpy().T, columns=pd.Index(names, dtype=object), dtype=object)
+    out.insert(0, "", list(body.columns))
+    return out, [False] + [True] * len(names)
+
+
 def _caption_as_is(caption: str | None, name: str | None, fmt: str) -> str | None:
     if caption is not None:
         return escape(caption, fmt)
@@ -1064,6 +1081,10 @@ def to_latex(
     digits : int, default 3
     transpose : bool, default False
         Systems as columns instead: tasks as rows, for many tasks and few systems.
+        For a table shown as it is: its columns as rows, a column per row, headed by
+        the first text column whose values differ on every row (dropped from the
+        rows), else by the row numbers — for wide tables of few rows (a pooled row
+        of 29 columns prints at text size as 29 rows).
     fit : bool, default True
         Scale the tabular down to ``\linewidth`` when it is wider than the line
         (``\resizebox`` of graphicx, as ranx does, but never enlarging a table
@@ -1087,9 +1108,8 @@ def to_latex(
         ``"auto"``: the layout of the table's kind (effects, pooled, analysis,
         compare), any other result as it is; ``"table"``: the table as it is
         whatever its kind (the ``metaeval`` command's tables). ``pooled``,
-        ``show``, ``order`` and ``transpose`` belong to the layouts and are
-        refused for a table shown as it is; ``best`` and ``alpha`` are not used
-        there.
+        ``show`` and ``order`` belong to the layouts and are refused for a table
+        shown as it is; ``best`` and ``alpha`` are not used there.
 
     Returns
     -------
@@ -1144,8 +1164,10 @@ def to_latex(
     _check_latex_options(label, position)
     table, kind, name = _table_and_kind(table, layout)
     if kind is None:
-        _check_as_is(pooled, show, order, transpose, digits, name)
+        _check_as_is(pooled, show, order, False, digits, name)
         text, numeric = _as_is(table, digits, "latex")
+        if transpose:
+            text, numeric = _transposed(text, numeric)
         return latex_table(
             text_styler(text).hide(axis="index"),
             _caption_as_is(caption, name, "latex"),

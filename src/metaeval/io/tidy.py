@@ -10,7 +10,7 @@ may be gzip-compressed (``.csv.gz``).
 to the tasks (``"epochs"``, ``"crossed"`` or ``"nested"``, see :func:`metaeval.effects`)
 changes the intervals, and pandas keeps it in ``attrs["replicates"]``, which text formats
 and the other engines drop. :func:`write_scores` writes it as a
-:data:`~metaeval.schema.REPLICATE_DESIGN` column (the same value on every row), which
+``replicate_design`` column (the same value on every row), which
 every format holds and every reader and engine reads — ``read_scores`` with any engine,
 but also a user's ``pl.read_csv`` or ``duckdb.read_json``. A file's metadata (Parquet) or
 a sidecar file would be lost by the engines' own readers, by concatenation or by copying
@@ -180,7 +180,7 @@ def read_scores(
     -------
     pandas.DataFrame, or a DuckDB relation, a polars LazyFrame or a dask DataFrame
         The scores. The design of a ``replicate`` column, as the files record it (a
-        :data:`~metaeval.schema.REPLICATE_DESIGN` column, which :func:`write_scores`
+        ``replicate_design`` column, which :func:`write_scores`
         writes, or the ``attrs`` pandas keeps in a Parquet file's metadata), is in
         ``attrs["replicates"]`` of a pandas table (the column dropped: the table written),
         in the column of a lazy one; files that record a design must agree. Key columns
@@ -188,7 +188,7 @@ def read_scores(
         categorical) keep it in every engine — a pandas categorical, a polars or DuckDB
         ``Enum`` with the categories of each file's first row group, when the files
         agree; other dictionaries are sorted, as strings are (see
-        :mod:`metaeval.schema.frames`).
+        ``metaeval.schema.frames``).
 
     Raises
     ------
@@ -582,7 +582,7 @@ def write_scores(scores: pd.DataFrame, path: str | Path) -> None:
     Text formats are gzip-compressed when the name ends in ``.gz``. A table with a
     ``replicate`` column whose design is known (``attrs["replicates"]``, as
     :func:`metaeval.io.read_inspect` sets it) gets it as a
-    :data:`~metaeval.schema.REPLICATE_DESIGN` column, in every format, so that every
+    ``replicate_design`` column, in every format, so that every
     reader and engine reads it (see the module docstring). The input is not changed.
 
     Raises

@@ -170,7 +170,7 @@ class Report(Result):
     def to_latex(self, *, digits: int = 3, **kwargs: Any) -> str:  # type: ignore[override]
         r"""The report's tables as LaTeX ``table`` floats (booktabs; ``\usepackage{booktabs,
         graphicx}``) through :func:`metaeval.report.to_latex`, every name escaped, then the
-        methods paragraph. A table wider than :data:`LATEX_COLUMNS` columns with fewer rows
+        methods paragraph. A table wider than ``LATEX_COLUMNS`` (10) columns with fewer rows
         than columns is transposed (its columns as rows), so that it prints near the text's
         size instead of being scaled to the line (the pooled row's 29 columns came out at
         about 3 pt; one treatment over six tasks now prints every table at 7 pt or more);
@@ -731,7 +731,7 @@ text width at the text size (the per-task means' 10 do)."""
 
 def _latex_transposed(frame: pd.DataFrame) -> bool:
     """Whether the report prints ``frame`` with its columns as rows: wider than
-    :data:`LATEX_COLUMNS` and fewer rows than columns (the orientation with fewer columns)."""
+    ``LATEX_COLUMNS`` and fewer rows than columns (the orientation with fewer columns)."""
     rows, cols = frame.shape
     return cols > LATEX_COLUMNS and rows < cols
 

@@ -125,7 +125,7 @@ def escape(text: Any, fmt: str) -> str:
 
     The one escaping function per format of metaeval's LaTeX, HTML and Markdown output,
     in Python and in the ``metaeval`` command alike: :func:`escape_latex`,
-    :func:`html.escape` (quotes too) and :func:`metaeval._options.escape_markdown`
+    ``html.escape`` (quotes too) and ``metaeval._options.escape_markdown``
     (a backslash before every character that could start Markdown markup).
 
     Examples

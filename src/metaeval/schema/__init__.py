@@ -270,7 +270,7 @@ def checked_replicates(df: pd.DataFrame) -> pd.DataFrame:
 def recorded_design(df: pd.DataFrame) -> str | None:
     """The replicate design a scores table records, or None.
 
-    The one value of its :data:`REPLICATE_DESIGN` column, else ``attrs["replicates"]``
+    The one value of its ``replicate_design`` column, else ``attrs["replicates"]``
     (what a reader recorded, such as :func:`metaeval.io.read_inspect`'s ``"epochs"``);
     when both are there they must agree. Any frame (converted to pandas; a frame other
     than pandas has no ``attrs``, only the column).

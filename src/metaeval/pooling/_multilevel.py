@@ -451,10 +451,16 @@ def fit_multilevel(
     nan_task = ~np.isfinite(blocks.v).all(axis=(2, 3))
     nan_cov = nan_task.any(axis=1)
     blocks.v[nan_task] = np.eye(blocks.v.shape[-1])
-    eig_min = np.linalg.eigvalsh(blocks.v)[..., 0]
-    not_pd = ((eig_min <= 1e-12 * np.abs(blocks.v).max(axis=(2, 3))) & blocks.m.any(axis=2)).any(
-        axis=1
+    # positive definite relative to the block's own entries (its padding of 1 would make
+    # the test absolute: variances of order 1e-12 failed it): the padded slots get the
+    # block's largest entry on the diagonal for the check
+    held = blocks.m[..., :, None] & blocks.m[..., None, :]
+    size = np.where(held, np.abs(blocks.v), 0.0).max(axis=(2, 3))
+    padded = np.where(held, blocks.v, 0.0) + np.eye(blocks.v.shape[-1]) * (
+        ~blocks.m[..., None, :] * np.where(size > 0, size, 1.0)[..., None, None]
     )
+    eig_min = np.linalg.eigvalsh(padded)[..., 0]
+    not_pd = ((eig_min <= 1e-12 * size) & blocks.m.any(axis=2)).any(axis=1)
     not_pd &= ~nan_cov
     usable = ~not_pd & ~nan_cov & (blocks.n_task >= 2)
     theta = np.full((n, 2), np.nan)

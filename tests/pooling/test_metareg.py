@@ -431,3 +431,29 @@ def test_ee_coefficients_are_exact_when_one_variance_is_tiny(seed):
     var = [_solve_exact(gram, [Fraction(int(r == c)) for r in range(3)])[c] for c in range(3)]
     np.testing.assert_allclose(res.table["estimate"], [float(b) for b in beta], rtol=1e-12)
     np.testing.assert_allclose(res.table["se"], [float(t) ** 0.5 for t in var], rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["REML", "DL"])
+def test_t_matches_rma_test_t(method):
+    """ci="t" (issue 39, item 17) is metafor's rma(mods, test="t"): the model-based
+    covariance, t with k − p df, Q_M/m as F(m, k − p) (fixtures/metafor/make_t_test.R)."""
+    ref = pd.read_csv(DIR / "t_test_metareg.csv").query("method == @method")
+    ref = ref.assign(term=ref["term"].map({"intrcpt": "intercept", "x": "x", "fb": "f[T.b]",
+                                           "fc": "f[T.c]"}))  # fmt: skip
+    data = pd.read_csv(DIR / "robust_metareg_data.csv.gz")
+    data = data[data["id"].isin(ref["id"])].rename(columns={"yi": "effect", "vi": "variance"})
+    res = metaeval.metareg(data, ["x", "f"], method=method, ci="t", groups="id")
+    assert (res.fit["test"] == "t").all()
+    both = res.table.merge(ref, on=["id", "term"], suffixes=("", "_R"), validate="1:1")
+    assert len(both) == len(ref) == 80
+    np.testing.assert_array_equal(both["df"], both["df_R"])
+    for ours, theirs in {"estimate": "estimate_R", "se": "se_R", "statistic": "tval",
+                         "p_value": "pval", "ci_low": "ci_lb", "ci_high": "ci_ub"}.items():  # fmt: skip
+        np.testing.assert_allclose(both[ours], both[theirs], rtol=1e-7, err_msg=ours)
+    fit = res.fit.merge(ref.drop_duplicates("id"), on="id", suffixes=("", "_R"),
+                        validate="1:1")  # fmt: skip
+    for ours, theirs in {"qm": "qm_R", "qm_df": "qm_df_R", "qm_df2": "qm_df2_R",
+                         "qm_p_value": "qm_pval"}.items():  # fmt: skip
+        np.testing.assert_allclose(fit[ours], fit[theirs], rtol=1e-7, err_msg=ours)
+    z = metaeval.metareg(data, ["x", "f"], method=method, ci="z", groups="id").table
+    np.testing.assert_allclose(res.table["se"], z["se"], rtol=1e-12)  # not scaled

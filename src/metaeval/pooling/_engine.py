@@ -50,6 +50,7 @@ __all__ = [
     "fit",
     "usable_rows",
     "KH_TESTS",
+    "T_TESTS",
     "narrower_than_z",
     "check_tau2_ci",
     "PROFILE_METHODS",
@@ -198,7 +199,7 @@ class _Options:
     """The checked options of a fit."""
 
     method: str  # "EE" for "FE"
-    test: str  # "z", "knha" ("hksj" is an alias) or "adhoc"
+    test: str  # "z", "t", "knha" ("hksj" is an alias) or "adhoc"
     alpha: float
     adjust: str | None
 
@@ -361,7 +362,7 @@ def _inference(
 
     With shared parts (crossed replicates, :func:`_pool_shared`) the variance is the
     model's plus each system's shared part, on Welch–Satterthwaite degrees of freedom:
-    the model's part on k − 1 (Knapp–Hartung) or taken as known (``z``), each shared
+    the model's part on k − 1 (``t``, Knapp–Hartung) or taken as known (``z``), each shared
     part on R − 1; the intervals and tests then use t on them.
     """
     from scipy import stats as sps
@@ -369,7 +370,8 @@ def _inference(
     alpha = opts.alpha
     with np.errstate(invalid="ignore", divide="ignore"):
         single = k < 2
-        knha = (opts.test in KH_TESTS) & ~single  # k = 1: no t distribution with 0 df, use z
+        tdist = (opts.test in T_TESTS) & ~single  # k = 1: no t distribution with 0 df, use z
+        knha = (opts.test in KH_TESTS) & ~single
         # ad hoc Knapp–Hartung (metafor's test="adhoc"): the factor floored at 1
         s2w = np.where(knha, np.maximum(g["s2w"], 1.0 if opts.test == "adhoc" else 0.0), 1.0)
         base = s2w / g["sw"]
@@ -378,12 +380,12 @@ def _inference(
         # s² = 0 (every effect equals μ̂) would claim certainty, se = 0: NaN (with a warning)
         se = np.where(knha & (s2w == 0), np.nan, np.sqrt(base + shared))
         denom = (
-            np.where(knha, base**2 / (k - 1.0), 0.0)
+            np.where(tdist, base**2 / (k - 1.0), 0.0)
             + np.where(part_t > 0, part_t**2 / (g.get("r_t", np.nan) - 1), 0.0)
             + np.where(part_c > 0, part_c**2 / (g.get("r_c", np.nan) - 1), 0.0)
         )
-        use_t = knha | (shared > 0)
-        df_t = np.where(shared > 0, (base + shared) ** 2 / denom, np.where(knha, k - 1.0, np.nan))
+        use_t = tdist | (shared > 0)
+        df_t = np.where(shared > 0, (base + shared) ** 2 / denom, np.where(tdist, k - 1.0, np.nan))
         crit = np.where(
             use_t, t2.per_value(lambda df: sps.t.isf(alpha / 2, df), df_t), sps.norm.isf(alpha / 2)
         )
@@ -510,7 +512,7 @@ def _warn_groups(
         "" if method == "EE" else ", tau2 and its interval"
     )
     single_text = f"have one effect (k = 1): {single_what} are NaN"
-    if test in KH_TESTS:
+    if test in T_TESTS:
         single_text += (
             "; the test and confidence interval use the normal distribution, as a t "
             "distribution with 0 degrees of freedom does not exist"
@@ -548,9 +550,11 @@ def _warn_coverage(pooled: pd.DataFrame, grp: Grouped, missing: pd.DataFrame) ->
     )
 
 
-#: The warning for Knapp–Hartung with every effect equal to the pooled mean.
 #: The tests that scale the variance by Knapp–Hartung's factor s² and use t with k − 1 df.
 KH_TESTS = ("knha", "adhoc")
+
+#: The tests that use t with k − p df (``"t"``: metafor's ``test="t"``, the model's variance).
+T_TESTS = ("t", *KH_TESTS)
 
 NARROW_KH_TEXT = (
     "have a Knapp–Hartung interval narrower than the normal (z) one: the effects scatter "
@@ -604,13 +608,15 @@ POOL_PARAMS = """\
 method : {"DL", "REML", "ML", "EB", "PM", "HE", "HS", "SJ", "EE", "FE"}, default "REML"
         The τ² estimator, as metafor's ``rma(method=...)``; ``EE`` (alias
         ``FE``) is the common-effect model (τ² = 0).
-    ci : {"knha", "z", "hksj", "adhoc"} or None, default None
+    ci : {"knha", "z", "t", "hksj", "adhoc"} or None, default None
         Knapp–Hartung (``hksj`` is an alias): the variance scaled by the
         weighted residual mean square s² and t with k − 1 df (metafor's
         ``test="knha"``); ``"adhoc"``: the same with s² floored at 1, so the
         interval is never narrower than the normal one (metafor's
-        ``test="adhoc"``); or normal tests and intervals (``"z"``). None:
-        ``"knha"`` for the random-effects methods, ``"z"`` for ``EE``.
+        ``test="adhoc"``); ``"t"``: the model's variance, not scaled, with t on
+        k − 1 df (metafor's ``test="t"``); or normal tests and intervals
+        (``"z"``). None: ``"knha"`` for the random-effects methods, ``"z"`` for
+        ``EE``.
     alpha : float, default 0.05
         Intervals have level 1 − alpha.
     over : str or list of str, default "task"

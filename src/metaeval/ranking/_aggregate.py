@@ -246,7 +246,7 @@ def leaderboard(
         ``method="meta"`` only: the effect size, see :func:`metaeval.effects`.
     pool_method : {"EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM"}, default "REML"
         ``method="meta"`` only: the τ² estimator, see :func:`metaeval.pool`.
-    ci : {"z", "knha", "hksj"} or None, default None
+    ci : {"z", "t", "knha", "hksj", "adhoc"} or None, default None
         ``method="meta"`` only: the test and interval, see :func:`metaeval.pool`.
     alpha : float, default 0.05
         ``method="meta"`` and ``rank_intervals=True``: the intervals have level 1 − alpha.

@@ -94,7 +94,15 @@ from ..errors import (
 )
 from ..schema.frames import any_frame
 from . import _tau2 as t2
-from ._engine import KH_TESTS, T_TESTS, batches, refuse_shared, solver_messages, warn_each
+from ._engine import (
+    KH_TESTS,
+    T_TESTS,
+    batches,
+    maxima_warnings,
+    refuse_shared,
+    solver_messages,
+    warn_each,
+)
 from ._grouping import RESULT_COLUMNS, as_list, group, valid_rows
 from ._robust import check_robust, sandwich
 from .results import MetaRegResult
@@ -184,7 +192,7 @@ def _fit_batch(b: t2.Batch, method: str, knha: bool, adhoc: bool = False) -> tup
     covariance (in the scaled units of the batch), per slot the weights; the flags; and
     (X'WX)⁻¹ and the residuals (the pieces of the robust covariance). ``knha``: the
     covariance scaled by Knapp–Hartung's s²; with ``adhoc`` too, by max(1, s²)."""
-    tau2, failed, reset = t2.estimate(b, method)
+    tau2, failed, maxima = t2.estimate(b, method)
     fit_tau2 = np.where(failed, 0.0, tau2)
     with np.errstate(invalid="ignore", divide="ignore"):
         w = b.weights(fit_tau2)
@@ -225,8 +233,8 @@ def _fit_batch(b: t2.Batch, method: str, knha: bool, adhoc: bool = False) -> tup
         "tau2": tau2, "k": k, "p": p, "m": m, "qm": qm, "qe": qe, "i2": i2, "h2": h2,
         "s2w": s2w,
     }  # fmt: skip
-    flags = {"failed": failed, "reset": reset, "exact": exact}
-    return stats, beta, vcov, w, flags, {"bread": inv, "resid": r}
+    flags = {"failed": failed, "exact": exact}
+    return stats, beta, vcov, w, flags, {"bread": inv, "resid": r, "maxima": maxima}
 
 
 def refit(b: t2.Batch, method: str, test: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -378,8 +386,10 @@ def metareg(
         (the others are fitted, as metafor drops redundant terms); a factor whose
         reference level is absent from a group has the first level present as its
         reference there (the warning names it; its term is NaN); a fit that did
-        not converge is NaN; a REML/ML fit reset to τ² = 0 by metafor's
-        likelihood check; with ``ci="knha"``, moderators that fit the effects
+        not converge is NaN; a REML/ML likelihood with more than one local maximum
+        where metafor's rma() stops at a lower one, or where two maxima are close in
+        likelihood and far apart in τ² (τ² is the highest maximum's, see
+        :func:`metaeval.pool`); with ``ci="knha"``, moderators that fit the effects
         exactly (s² = 0) leave the standard errors, tests, intervals and Q_M NaN
         (metafor gives se 0); with ``robust``, a group with no more clusters than
         coefficients has NaN robust results (metafor refuses it).
@@ -448,7 +458,8 @@ def metareg(
     beta = np.full((n_groups, n_terms), np.nan)
     vcov = np.full((n_groups, n_terms, n_terms), np.nan)
     weight = np.full(len(grp.table), np.nan)
-    flag_names = ("failed", "reset", "too_few", "collinear", "exact")
+    flag_names = ("failed", "too_few", "collinear", "exact")
+    maxima = t2.Maxima.none(n_groups)
     flags = {name: np.zeros(n_groups, dtype=bool) for name in flag_names}
     absent = np.zeros((n_groups, n_terms), dtype=bool)
     new_refs: list[tuple[np.ndarray, str, np.ndarray]] = []
@@ -488,6 +499,7 @@ def metareg(
             stats[name][members[ok]] = values
         for name, values in got_flags.items():
             flags[name][members[ok]] = values
+        maxima.put(members[ok], parts["maxima"])
         beta[members[ok]] = coef / des.scale
         vcov[members[ok]] = cov / np.outer(des.scale, des.scale)
         in_ok = np.isin(local, ok)
@@ -507,6 +519,7 @@ def metareg(
         stats[name][bad] = np.nan
     beta[bad], vcov[bad] = np.nan, np.nan
     _warn(grp, des, flags, absent, opts_method)
+    maxima_warnings(grp.key_frame, maxima, opts_method, ~bad, "meta-regression group(s)")
     _warn_new_references(grp, des, new_refs)
     coefs = _coef_table(grp, des, beta, vcov, stats, test, alpha)
     vcov_table = _vcov_table(grp, des, vcov)

@@ -160,7 +160,10 @@ def pool(
         Naming the groups: effects with NaN effect or variance are left out;
         k = 1 keeps the task's effect and its normal interval with NaN τ² and
         heterogeneity; iterative estimators that do not converge give NaN; a
-        REML/ML fit stuck in a local maximum is reset to τ² = 0 (as metafor);
+        REML/ML likelihood with more than one local maximum, where metafor's
+        ``rma()`` stops at a lower one (its τ² in the warning's ``.groups``), or where
+        two maxima lie within χ²₁,₀.₉₅/2 of each other in log-likelihood at distant τ²
+        (τ² and the effect poorly determined);
         with ``ci="knha"``, effects that all equal the pooled one (s² = 0) give NaN
         se, statistic, p-value and intervals (metafor gives se 0); with
         ``model="multilevel"``, a NaN in ``cov`` (two metrics sharing fewer than 2

@@ -467,6 +467,14 @@ def exact_pool(y: np.ndarray, v: np.ndarray, method: str, ci: str) -> dict[str, 
             "ci_low": float(mu) - crit * se, "ci_high": float(mu) + crit * se}  # fmt: skip
 
 
+def restricted_loglik(tau2: float, y: np.ndarray, v: np.ndarray) -> float:
+    """The REML log-likelihood of the intercept-only model at τ² (μ profiled out), as
+    metafor's logLik() but for its constants."""
+    w = 1 / (v + tau2)
+    mu = (w * y).sum() / w.sum()
+    return float(-0.5 * (np.log(v + tau2).sum() + np.log(w.sum()) + (w * (y - mu) ** 2).sum()))
+
+
 def pm_tau2(y: np.ndarray, v: np.ndarray) -> float:
     """Paule-Mandel: the root of Q(tau2) = k - 1 (0 when Q(0) <= k - 1), by brentq."""
     k = len(y)
@@ -504,8 +512,15 @@ def test_pool_matches_exact_and_root_finding_references(eff, method, ci):
         assert any("k = 1" in str(w.message) for w in caught)
         outcome("pool", "nan_warned")
         return
-    if method == "REML":  # iterative, checked against metafor elsewhere: scale-free checks
+    if method == "REML":  # checked against metafor elsewhere; here: the highest maximum
         assert np.isfinite(row["effect"]) and row["tau2"] >= 0
+        # no point of a dense grid has a higher restricted likelihood (issue 39, item 23)
+        grid = np.r_[0.0, np.geomspace(1e-6, 1e8, 1500) * v.min()]
+        with np.errstate(all="ignore"):
+            lls = [restricted_loglik(t, y, v) for t in grid]
+        best = max(ll for ll in lls if np.isfinite(ll))
+        got = restricted_loglik(row["tau2"], y, v)
+        assert got >= best - 1e-9 * max(1.0, abs(best)), (row["tau2"], got, best)
         outcome("pool", "correct")
         return
     if method == "PM":

@@ -43,8 +43,9 @@ EffectType = Literal["md", "smd", "smcrp", "smcc", "rom", "corr"]
 """``effect=`` of :func:`metaeval.effects` (see :mod:`metaeval.paired.effect_size`)."""
 PoolMethod = Literal["EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM"]
 """``method=`` of :func:`metaeval.pool`: τ² estimators as metafor's ``rma(method=...)``."""
-CIMethod = Literal["z", "knha", "hksj", "adhoc"]
-"""``ci=`` of :func:`metaeval.pool`: normal, or Knapp–Hartung (``hksj`` an alias)."""
+CIMethod = Literal["z", "t", "knha", "hksj", "adhoc"]
+"""``ci=`` of :func:`metaeval.pool`: normal; t with k − p df and the model's se (metafor's
+``test="t"``); or Knapp–Hartung (``hksj`` an alias; ``adhoc`` never narrower than z)."""
 CompareTest = Literal[
     "t", "wilcoxon", "sign", "randomization", "bootstrap", "mcnemar", "mcnemar_midp"
 ]  # fmt: skip

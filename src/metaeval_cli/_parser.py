@@ -39,7 +39,7 @@ COMPARE_TESTS = (
     "t", "wilcoxon", "sign", "randomization", "bootstrap", "mcnemar", "mcnemar_midp",
 )  # fmt: skip
 POOL_METHODS = ("EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM")
-CI_METHODS = ("z", "knha", "hksj", "adhoc")
+CI_METHODS = ("z", "t", "knha", "hksj", "adhoc")
 EFFECT_TYPES = ("md", "smd", "smcrp", "smcc", "rom", "corr")
 # the library's defaults (metaeval._options) and the Ranger preset (metaeval.RANGER), likewise
 DEFAULTS = {"effect": "smcrp", "method": "REML", "ci": None}  # ci None: knha, z for EE
@@ -248,7 +248,8 @@ def model_options(parser: argparse.ArgumentParser) -> None:
     text = {
         "effect": "effect size",
         "method": "tau^2 estimator",
-        "ci": "z, knha (Knapp-Hartung) or adhoc (Knapp-Hartung never narrower than z)",
+        "ci": "z, t (t with k - 1 df, the model's se), knha (Knapp-Hartung) or adhoc "
+        "(Knapp-Hartung never narrower than z)",
     }
     for name, choices in (("effect", EFFECT_TYPES), ("method", POOL_METHODS), ("ci", CI_METHODS)):
         parser.add_argument(

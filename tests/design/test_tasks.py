@@ -226,7 +226,7 @@ def test_the_table_has_the_documented_columns(pilot):
         ({"k": 4, "mde": 0.1, "variance": 0.0}, "`variance`"),
         ({"k": 4, "mde": 0.1, "n_sim": 10}, "`n_sim`"),
         ({"k": 4, "mde": 0.1, "method": "dl2"}, "`method`"),
-        ({"k": 4, "mde": 0.1, "ci": "t"}, "`ci`"),
+        ({"k": 4, "mde": 0.1, "ci": "tdist"}, "`ci`"),
         ({"k": 4, "mde": 0.1, "seed": -1}, "`seed`"),
         ({"k": 4, "mde": 0.1, "alpha": 2}, "`alpha`"),
     ],

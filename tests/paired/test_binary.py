@@ -258,3 +258,27 @@ def test_mcnemar_rejects_non_binary_scores(rng, test):
     rep.loc[len(scores) + 5, "value"] = 0.0  # replicate 1 scores 0: averaged 0.5
     with pytest.raises(SchemaError, match=r"0\.5.*averaged over its 2 replicates"):
         metaeval.compare(rep, test=test)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize(("a", "d"), [(11, 11), (14, 14), (19, 19), (30, 10), (40, 0), (0, 25)])
+def test_mcnemar_without_discordant_pairs_has_the_exact_interval(alternative, a, d):
+    """No discordant pair (b = c = 0, issue 39, item 28): Newcombe's phi is 1, and
+    method 10's square-and-add leaves only the asymmetry of the Wilson limits — 0 when
+    a = d, where rounding made the bound NaN ([nan, 1.0] one-sided). Then |p1 − p2| is at
+    most the discordant share (b + c)/n, whose exact (Clopper–Pearson, binom.test) upper
+    bound with 0 of n observed is u = 1 − (alpha/2)^(1/n) two-sided (1 − alpha^(1/n) for a
+    one-sided bound): the interval is [−u, u] (the other side ±1 for a one-sided
+    alternative). The reference is scipy's binomtest."""
+    values = [1.0] * a + [0.0] * d
+    scores = pd.DataFrame(
+        [("t", f"q{i}", s, "acc", x) for s in ("x", "y") for i, x in enumerate(values)],
+        columns=["task", "query", "system", "metric", "value"],
+    )
+    out = metaeval.compare(scores, control="y", test="mcnemar", alternative=alternative).iloc[0]
+    n = a + d
+    side = {"two-sided": "two-sided", "greater": "less", "less": "less"}[alternative]
+    u = sps.binomtest(0, n, 0.5, alternative=side).proportion_ci(0.95, "exact").high
+    want = {"two-sided": (-u, u), "greater": (-u, 1.0), "less": (-1.0, u)}[alternative]
+    assert (out["ci_low"], out["ci_high"]) == pytest.approx(want, rel=1e-12)
+    assert out["p_value"] == 1.0 and out["n_discordant"] == 0

@@ -4,6 +4,7 @@ from its formulas, against bayesmeta's published examples, groups at once, bad i
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -11,7 +12,7 @@ import pytest
 from scipy import integrate, optimize, stats
 
 import metaeval
-from metaeval.errors import DegenerateWarning, OptionError
+from metaeval.errors import DegenerateWarning, MetaEvalWarning, OptionError
 
 SCHOOLS_Y = [28.39, 7.94, -2.75, 6.82, -0.64, 0.63, 18.01, 12.16]
 SCHOOLS_SE = [14.9, 10.2, 16.3, 11.0, 9.4, 11.4, 10.4, 17.6]
@@ -384,3 +385,163 @@ def test_the_forest_plot_shows_the_posterior():
     fig = res.plot()  # the full figure: its footnote tells what is drawn
     notes = " ".join(t.get_text() for t in fig.texts)
     assert "posterior median τ" in notes and "credible interval of μ" in notes
+
+
+# ------------------------------------------------------------------ accuracy (issue 39, 28)
+class Precise:
+    """The posterior integrated over u = log τ in unit steps from −40 to 40 by scipy quad
+    (relative tolerance 1e-13 per step), the second moments centred (the variance of a
+    mixture as E[variance] + E[(mean − m1)²]), the tails as survival functions: an
+    independent reference where a task's variance is ~1e-20 (Reference's E[x²] − E[x]²
+    cancels there) and in the far tails of heavy-tailed mixtures."""
+
+    EDGES = np.arange(-40.0, 41.0, 1.0)
+
+    def __init__(self, y, v, prior, scale=0.5):
+        self.y, self.v = np.asarray(y, float), np.asarray(v, float)
+        self.prior, self.scale = prior, scale
+        self.z = self.integral(lambda c: 1.0)
+
+    def logd(self, u):
+        t2 = math.exp(2 * u)
+        w = 1 / (self.v + t2)
+        sw, mu = w.sum(), (w * self.y).sum() / w.sum()
+        loglik = -0.5 * (np.log(self.v + t2).sum() + math.log(sw) + (w * (self.y - mu) ** 2).sum())
+        t = math.exp(u) / self.scale
+        prior = {"halfnormal": -0.5 * t * t, "halfcauchy": -math.log1p(t * t),
+                 "halfstudent": -2.0 * math.log1p(t * t / 3.0),  # 3 df
+                 "jeffreys": u + 0.5 * math.log((w * w).sum())}[self.prior]  # fmt: skip
+        return prior + u + loglik
+
+    def cond(self, u):
+        t2 = math.exp(2 * u)
+        w = 1 / (self.v + t2)
+        return {"mu": (w * self.y).sum() / w.sum(), "sw": w.sum(), "t2": t2}
+
+    def integral(self, f, atol=0.0):
+        """∫ p(u) f(u) du (unnormalized), with quad's error bound below 1e-12 of it (+ atol)."""
+
+        def g(u):
+            return math.exp(self.logd(u)) * f(self.cond(u))
+
+        with warnings.catch_warnings():  # quad's roundoff notes: its error bound is checked
+            warnings.simplefilter("ignore", integrate.IntegrationWarning)
+            parts = [integrate.quad(g, a, b, epsabs=atol / len(self.EDGES), epsrel=1e-13,
+                                    limit=200)
+                     for a, b in zip(self.EDGES[:-1], self.EDGES[1:], strict=True)]  # fmt: skip
+        total = math.fsum(value for value, _ in parts)
+        assert sum(err for _, err in parts) <= 1e-12 * abs(total) + atol
+        return total
+
+    def mean(self, f, atol=0.0):
+        return self.integral(f, atol * self.z) / self.z
+
+    def shrunk(self, i):
+        """Mean and SD of θ_i: E[m_i], sqrt(E[s_i²] + E[(m_i − E[m_i])²]); m_i − y_i =
+        b_i(μ̂ − y_i) is formed as such (b_i = v_i/(v_i + τ²))."""
+        vi, yi = self.v[i], self.y[i]
+
+        def parts(c):
+            b = vi / (vi + c["t2"])
+            return b * (c["mu"] - yi), vi * c["t2"] / (vi + c["t2"]) + b * b / c["sw"]
+
+        shift = self.mean(lambda c: parts(c)[0], atol=1e-12 * math.sqrt(vi))  # ~1e-20 here
+        var = self.mean(lambda c: parts(c)[1] + (parts(c)[0] - shift) ** 2)
+        return yi + shift, math.sqrt(var)
+
+    def mu(self):
+        m1 = self.mean(lambda c: c["mu"])
+        return m1, math.sqrt(self.mean(lambda c: 1 / c["sw"] + (c["mu"] - m1) ** 2))
+
+    def tail(self, x, upper, new):
+        """P(μ < x) (or P(μ > x), ``upper``); θ_new with ``new``."""
+
+        def f(c):
+            z = (x - c["mu"]) / math.sqrt(1 / c["sw"] + (c["t2"] if new else 0.0))
+            return stats.norm.sf(z) if upper else stats.norm.cdf(z)
+
+        return self.mean(f)
+
+
+def test_second_moments_are_centred_where_a_variance_is_1e_minus_20():
+    """A task measured to a variance of 1e-20 beside others of ~0.01 (issue 39, item 28):
+    its shrunken SD is ~1e-10 and came out 0 (E[θ²] − E[θ]² cancels at 1e-16 of θ²); the
+    SDs are now E[variance] + E[(mean − E[mean])²], checked to 1e-9 relative against a
+    centred high-precision quadrature."""
+    y, v = [0.1, 0.3, -0.2, 0.45], [1e-20, 0.01, 0.02, 0.015]
+    ref = Precise(y, v, "halfnormal", 0.5)
+    res = metaeval.bayes_pool(table(y, v), tau_prior="halfnormal", tau_scale=0.5)
+    for i in (0, 2):
+        mean, sd = ref.shrunk(i)
+        task = res.tasks.iloc[i]
+        assert task["shrunk_mean"] == pytest.approx(mean, abs=1e-9 * sd + 1e-15 * abs(mean)), i
+        assert task["shrunk_sd"] == pytest.approx(sd, rel=1e-9), i
+    mean, sd = ref.mu()
+    row = res.table.iloc[0]
+    assert row["mu_mean"] == pytest.approx(mean, abs=1e-9 * sd)
+    assert row["mu_sd"] == pytest.approx(sd, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("y", "v"),
+    [
+        ([-0.4, 0.685], [0.022845525228103843, 0.04765770498872665]),
+        ([-0.091, 0.27], [0.007677832985001658, 0.12391047978875863]),
+        ([-0.351, -0.465], [0.04334195184569234, 7.549702988432455e-16]),
+    ],
+)
+def test_jeffreys_intervals_hold_their_level(y, v):
+    """Two tasks under the Jeffreys prior: μ and θ_new have tails like 1/x² and the
+    mixture's SD is dominated by the far tail; the quantile search stopped at a tolerance
+    of 1e-13 of that SD, leaving each tail of the intervals off by up to 2e-8 in
+    probability (found by fuzzing: 1.6e-7 in level). Now each tail probability is within
+    1e-11 of alpha/2 by a high-precision quadrature."""
+    ref = Precise(y, v, "jeffreys")
+    row = metaeval.bayes_pool(table(y, v), tau_prior="jeffreys").table.iloc[0]
+    for low, high, new in (("ci_low", "ci_high", False), ("pi_low", "pi_high", True)):
+        assert ref.tail(row[low], upper=False, new=new) == pytest.approx(0.025, abs=1e-11), low
+        assert ref.tail(row[high], upper=True, new=new) == pytest.approx(0.025, abs=1e-11), high
+
+
+# ------------------------------------------------------------------ the prior's scale (item 16)
+def _accuracy_effects(effect: str) -> pd.DataFrame:
+    scores = metaeval.load_example().query("metric == 'accuracy'")
+    return scores.meta.effects("logistic_regression", effect=effect)
+
+
+def test_raw_unit_effects_get_a_prior_scale_in_their_units():
+    """``md`` of accuracies (issue 39, item 16): the default scale 0.5 is for standardized
+    effects (a τ of 1 would be 100 points of accuracy). Without ``tau_scale`` a raw-unit
+    effect gets half its unit-information SD, s_u/2 with s_u = sqrt(Σn_i / Σ(1/v_i))
+    (Röver et al. 2021, eq. 6; bayesmeta's uisd()), computed here from its formula per
+    group — the prior that 0.5 is on the standardized scale. The posterior equals the
+    one with that scale given."""
+    eff = _accuracy_effects("md")
+    res = metaeval.bayes_pool(eff)
+    for treatment, part in eff.groupby("treatment"):
+        uisd = math.sqrt(part["n"].sum() / (1 / part["variance"]).sum())
+        row = res.table.set_index("treatment").loc[treatment]
+        assert row["tau_scale"] == pytest.approx(uisd / 2, rel=1e-12)
+        assert 0.01 < uisd / 2 < 0.5  # an accuracy difference's per-item SD is below 1
+        given = metaeval.bayes_pool(part, tau_scale=uisd / 2).table.iloc[0]
+        for col in ("effect", "ci_low", "ci_high", "tau_median", "pi_high"):
+            assert row[col] == pytest.approx(given[col], rel=1e-12, abs=1e-15)
+    assert res.table.attrs["tau_scale"] is None  # the option as passed; the column per group
+
+
+def test_standardized_effects_keep_the_default_scale_and_a_given_scale_wins():
+    smcrp = metaeval.bayes_pool(_accuracy_effects("smcrp")).table
+    assert (smcrp["tau_scale"] == 0.5).all()
+    md = metaeval.bayes_pool(_accuracy_effects("md"), tau_scale=0.05).table
+    assert (md["tau_scale"] == 0.05).all() and md.attrs["tau_scale"] == 0.05
+
+
+def test_raw_unit_effects_without_n_warn_and_keep_the_default():
+    """Without an ``n`` column the unit-information SD is unknown: the default 0.5 is used
+    and a warning names the groups and what to pass."""
+    eff = _accuracy_effects("md").drop(columns="n")
+    with pytest.warns(MetaEvalWarning, match=r"tau_scale.*standardized") as record:
+        res = metaeval.bayes_pool(eff)
+    assert (res.table["tau_scale"] == 0.5).all()
+    groups = record[0].message.groups
+    assert sorted(groups["treatment"]) == sorted(eff["treatment"].unique())

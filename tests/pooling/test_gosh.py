@@ -139,7 +139,7 @@ def test_gosh_bad_input(data):
     with pytest.raises(OptionError, match="method"):
         metaeval.gosh(d5, method="reml")
     with pytest.raises(OptionError, match="`ci`"):
-        metaeval.gosh(d5, ci="t")
+        metaeval.gosh(d5, ci="tdist")
     with pytest.raises(SchemaError, match="repeat"):
         metaeval.gosh(pd.concat([d5, d5.iloc[:1]]))
     with pytest.raises(PairingError, match="finite"), pytest.warns(DegenerateWarning):

@@ -271,3 +271,30 @@ def test_ml_and_reml_find_the_highest_maximum(method):
             got, ref.loc[i, ["sigma2_task", "sigma2_metric"]].to_numpy(float),
             rtol=1e-3, atol=1e-5 * d["variance"].median(), err_msg=str(i),
         )  # fmt: skip
+
+
+# ------------------------------------------------------------------ ci="t" (issue 39, item 17)
+@pytest.mark.parametrize("method", ["REML", "EE"])
+def test_t_matches_rma_mv_test_t(data, cov, method):
+    """ci="t" is metafor's rma.mv(test="t"): the model-based se, t on k − 1 df (k the
+    effects; metafor 3.8 refuses test="knha" for rma.mv). 20 data sets
+    (fixtures/metafor/make_t_test.R); REML to 1e-6 (metafor's nlminb), EE to 1e-9."""
+    ref = pd.read_csv(DIR / "t_test_multilevel.csv").query("method == @method")
+    sub, sub_cov = data[data["id"].isin(ref["id"])], cov[cov["id"].isin(ref["id"])]
+    res = metaeval.pool(sub, over=("task", "metric"), groups="id", model="multilevel",
+                        cov=sub_cov, method=method, ci="t")  # fmt: skip
+    assert (res["test"] == "t").all() and res.attrs["ci"] == "t"
+    both = res.merge(ref, on="id", suffixes=("", "_R"), validate="1:1")
+    assert len(both) == 20
+    np.testing.assert_array_equal(both["df"], both["df_R"])
+    np.testing.assert_array_equal(both["df"], both["k"] - 1)
+    rtol = 1e-9 if method == "EE" else 1e-6
+    for ours, theirs in (("effect", "estimate"), ("se", "se_R"), ("statistic", "tval"),
+                         ("p_value", "pval"), ("ci_low", "ci_lb"), ("ci_high", "ci_ub")):  # fmt: skip
+        # p-values down to 1e-18 move by ~t² times the statistic's relative difference
+        tol = rtol * 50 if ours == "p_value" else rtol
+        np.testing.assert_allclose(both[ours], both[theirs], rtol=tol, err_msg=ours)
+    # the se is the model's (unscaled): that of ci="z"
+    z = metaeval.pool(sub, over=("task", "metric"), groups="id", model="multilevel",
+                      cov=sub_cov, method=method, ci="z")  # fmt: skip
+    np.testing.assert_allclose(res["se"], z["se"], rtol=1e-12)

@@ -63,3 +63,24 @@ def test_pipeline_matches_rma():
         np.testing.assert_allclose(
             both[ours], both[f"R_{theirs}"], rtol=1e-8, atol=1e-14, err_msg=ours
         )
+
+
+@pytest.mark.parametrize("method", ["REML", "DL"])
+def test_t_matches_rma_test_t(method):
+    """ci="t" (issue 39, item 17) is metafor's rma(test="t"): the model-based se, t with
+    k − 1 df for the test and the confidence and prediction intervals
+    (fixtures/metafor/make_t_test.R: 20 data sets of robust_metareg_data)."""
+    ref = pd.read_csv(DIR / "t_test_pool.csv").query("method == @method")
+    data = pd.read_csv(DIR / "robust_metareg_data.csv.gz")
+    data = data[data["id"].isin(ref["id"])].rename(columns={"yi": "effect", "vi": "variance"})
+    res = metaeval.pool(data, method=method, ci="t", groups="id")
+    assert (res["test"] == "t").all()
+    both = res.merge(ref, on="id", suffixes=("", "_R"), validate="1:1")
+    assert len(both) == 20
+    np.testing.assert_array_equal(both["df"], both["df_R"])
+    pairs = {"effect": "estimate", "se": "se_R", "statistic": "tval", "p_value": "pval",
+             "ci_low": "ci_lb", "ci_high": "ci_ub", "pi_low": "pi_lb", "pi_high": "pi_ub"}  # fmt: skip
+    for ours, theirs in pairs.items():
+        np.testing.assert_allclose(both[ours], both[theirs], rtol=1e-8, err_msg=ours)
+    z = metaeval.pool(data, method=method, ci="z", groups="id")
+    np.testing.assert_allclose(res["se"], z["se"], rtol=1e-12)  # not scaled

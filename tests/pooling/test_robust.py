@@ -234,3 +234,54 @@ def test_a_term_not_estimable_in_a_group_has_nan_robust_results(reg_data):
     alone = metaeval.metareg(lacking, ["x", "f"], robust="CR2", cluster="study").table
     alone = alone.set_index("term")
     np.testing.assert_allclose(res.loc[alone.index, cols], alone[cols], rtol=1e-10)
+
+
+# ------------------------------------------------------------------ scale (issue 39, item 24)
+SCALES = [1e-12, 1e-9, 1e-6, 1e-3, 1.0, 1e3, 1e6]
+
+
+@pytest.mark.parametrize("scale", SCALES)
+@pytest.mark.parametrize("method", ["REML", "EE"])
+def test_metareg_cr2_is_scale_free(reg_data, method, scale):
+    """Every variance times s and every effect times √s: clubSandwich's CR2 se is √s times
+    the one at s = 1 and its df the same at every s (it divides an rma.uni fit's weights by
+    their mean); so are metaeval's, checked against clubSandwich at each s
+    (fixtures/metafor/make_robust_scale.R). Before, an absolute 1e-12 on the eigenvalues
+    of G_j gave se 0 and df NaN at s ≤ 1e-6."""
+    ref = pd.read_csv(DIR / "robust_scale_metareg.csv")
+    ref = ref[(ref["method"] == method) & np.isclose(ref["scale"], scale, rtol=1e-12, atol=0)]
+    ref = ref.assign(term=ref["term"].map(TERMS))
+    sub = reg_data[reg_data["id"].isin(ref["id"].unique())]
+    sub = sub.assign(effect=sub["effect"] * np.sqrt(scale), variance=sub["variance"] * scale)
+    res = _metareg(sub, method=method, robust="CR2").table
+    both = res.merge(ref, on=["id", "term"], validate="1:1")
+    assert len(both) == len(ref) > 20
+    np.testing.assert_allclose(both["robust_se"], both["cr2_se"], rtol=1e-7)
+    np.testing.assert_allclose(both["robust_df"], both["cr2_df"], rtol=1e-7)
+
+
+@pytest.mark.parametrize("scale", SCALES)
+@pytest.mark.parametrize("method", ["REML", "EE"])
+def test_multilevel_cr2_is_scale_free(ml, method, scale):
+    """The same for the multilevel model (variances and covariances times s). clubSandwich
+    does not normalize rma.mv's weights and gives se 0, df NaN at s ≤ 1e-6 itself (its
+    absolute 1e-12; the fixture holds those rows too), so the reference is its s = 1 fit:
+    se times √s, the same df. Before, metaeval gave se 0 and df NaN at 1e-6, and at 1e-12
+    called V not positive definite (a 1e-12 relative to the padding's 1)."""
+    data, cov, _ = ml
+    ref = pd.read_csv(DIR / "robust_scale_multilevel.csv")
+    ref = ref[(ref["method"] == method) & (ref["scale"] == 1.0)]
+    data = data[data["id"].isin(ref["id"])]
+    cov = cov[cov["id"].isin(ref["id"])]
+    data = data.assign(effect=data["effect"] * np.sqrt(scale), variance=data["variance"] * scale)
+    cov = cov.assign(cov=cov["cov"] * scale)
+    res = metaeval.pool(data, over=("task", "metric"), groups="id", model="multilevel",
+                        cov=cov, method=method, ci="z", robust="CR2")  # fmt: skip
+    both = res.merge(ref, on="id", suffixes=("", "_R"), validate="1:1")
+    assert len(both) == 6
+    rtol = 1e-9 if method == "EE" else 1e-6
+    np.testing.assert_allclose(both["robust_se"], both["cr2_se"] * np.sqrt(scale), rtol=rtol)
+    np.testing.assert_allclose(both["robust_df"], both["cr2_df"], rtol=rtol)
+    for col in ("sigma2_task", "sigma2_metric"):  # metafor's nlminb: ~1e-6 of the largest
+        np.testing.assert_allclose(both[col], both[f"{col}_R"] * scale, rtol=1e-4,
+                                   atol=1e-6 * scale * both[f"{col}_R"].max())  # fmt: skip

@@ -95,7 +95,7 @@ def plan_tasks(
         The level of the two-sided test (the pooled interval has level 1 − alpha).
     method : {"EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM"}, default "REML"
         The τ² estimator of the planned analysis (and of the pilot's τ̂²).
-    ci : {"z", "knha", "hksj"} or None, default None
+    ci : {"z", "t", "knha", "hksj", "adhoc"} or None, default None
         The intervals of the planned analysis, as in :func:`metaeval.pool`: None is
         Knapp–Hartung for random-effects methods and ``"z"`` for ``EE``/``FE``.
     n_sim : int, default 2000

@@ -50,6 +50,7 @@ __all__ = [
     "fit",
     "usable_rows",
     "KH_TESTS",
+    "T_TESTS",
     "narrower_than_z",
     "check_tau2_ci",
     "PROFILE_METHODS",
@@ -57,6 +58,7 @@ __all__ = [
     "batches",
     "POOL_PARAMS",
     "solver_messages",
+    "maxima_warnings",
     "warn_each",
 ]
 
@@ -123,10 +125,12 @@ def _fit_arrays(
     want_ci: bool,
     alpha: float,
     tau2_ci: str = "qprofile",
-) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, np.ndarray]]:
-    """τ² and the sums every output needs, for every group; per-row w*."""
+) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, np.ndarray], t2.Maxima]:
+    """τ² and the sums every output needs, for every group; per-row w*; the flags and
+    what the likelihood search found (ML, REML)."""
     out = {name: np.full(n_groups, np.nan) for name in _GROUP_FIELDS}
-    flags = {name: np.zeros(n_groups, dtype=bool) for name in ("failed", "reset")}
+    flags = {name: np.zeros(n_groups, dtype=bool) for name in ("failed",)}
+    maxima = t2.Maxima.none(n_groups)
     w_row = np.full(len(y), np.nan)
     for members, rows, local, slot, width in batches(code, valid, n_groups):
         shape = (len(members), width)
@@ -136,7 +140,7 @@ def _fit_arrays(
         b = t2.Batch(yy, vv, m)
         with np.errstate(invalid="ignore", divide="ignore"):
             _, trace_p, q = b.fixed_parts()
-            tau2, failed, reset = t2.estimate(b, method)  # truncated at 0, NaN stays NaN
+            tau2, failed, found = t2.estimate(b, method)  # truncated at 0, NaN stays NaN
             single = b.k < 2
             fit_tau2 = np.where(single | failed, 0.0, tau2)
             w = b.weights(fit_tau2)
@@ -166,9 +170,9 @@ def _fit_arrays(
         for name, values in group_values.items():
             out[name][members] = values
         flags["failed"][members] = failed
-        flags["reset"][members] = reset
+        maxima.put(members, found)
         w_row[rows] = w[local, slot]
-    return out, w_row, flags
+    return out, w_row, flags, maxima
 
 
 #: The τ² estimators with a likelihood: the ones ``tau2_ci="profile"`` takes.
@@ -198,7 +202,7 @@ class _Options:
     """The checked options of a fit."""
 
     method: str  # "EE" for "FE"
-    test: str  # "z", "knha" ("hksj" is an alias) or "adhoc"
+    test: str  # "z", "t", "knha" ("hksj" is an alias) or "adhoc"
     alpha: float
     adjust: str | None
 
@@ -233,6 +237,7 @@ def fit(
     warn_dependence: bool = True,
     warn_coverage: bool = False,
     warn_narrow: bool = False,
+    warn_maxima: bool = True,
 ) -> Fit:
     """Pool every group; the engine behind :func:`pool` and its relatives.
 
@@ -243,7 +248,8 @@ def fit(
     scale columns, and warn about degenerate groups (and, with ``warn_coverage``,
     about groups that pool fewer tasks than their analysis has; with ``warn_narrow``,
     about Knapp–Hartung intervals narrower than the normal ones: :func:`pool` and
-    :func:`analyze` warn, the refits of the diagnostics do not).
+    :func:`analyze` warn, the refits of the diagnostics do not; with ``warn_maxima``,
+    about likelihoods with more than one maximum, :func:`maxima_warnings`).
     """
     opts = _Options.checked(method, ci, alpha, adjust)
     check_tau2_ci(tau2_ci, method)
@@ -252,7 +258,7 @@ def fit(
     shared = _shared_parts(grp)
     if shared is not None:  # pool on each task's own variance; the shared part comes after
         v = v - np.minimum(shared[0] ** 2 + shared[1] ** 2, shared[4])
-    g, w_row, flags = _fit_arrays(
+    g, w_row, flags, maxima = _fit_arrays(
         y, v, grp.code, valid, grp.n_groups, opts.method, heterogeneity_ci, opts.alpha, tau2_ci
     )
     k = np.bincount(grp.code[valid], minlength=grp.n_groups)
@@ -272,6 +278,9 @@ def fit(
     flags["own_metric"] = own_metric(grp, valid, k)
     _warn_groups(pooled, grp.keys, np.where(quiet_single & (k == 1), -1, k), flags,
                  opts.method, opts.test)  # fmt: skip
+    if warn_maxima:
+        maxima_warnings(pooled[grp.keys], maxima, opts.method, ~flags["failed"] & (k >= 2),
+                        "pooled group(s)")  # fmt: skip
     if warn_coverage:
         _warn_coverage(pooled, grp, missing)
     weights = np.where(valid & ~flags["failed"][grp.code], 100 * w_row / g["sw"][grp.code], np.nan)
@@ -362,7 +371,7 @@ def _inference(
 
     With shared parts (crossed replicates, :func:`_pool_shared`) the variance is the
     model's plus each system's shared part, on Welch–Satterthwaite degrees of freedom:
-    the model's part on k − 1 (Knapp–Hartung) or taken as known (``z``), each shared
+    the model's part on k − 1 (``t``, Knapp–Hartung) or taken as known (``z``), each shared
     part on R − 1; the intervals and tests then use t on them.
     """
     from scipy import stats as sps
@@ -370,7 +379,8 @@ def _inference(
     alpha = opts.alpha
     with np.errstate(invalid="ignore", divide="ignore"):
         single = k < 2
-        knha = (opts.test in KH_TESTS) & ~single  # k = 1: no t distribution with 0 df, use z
+        tdist = (opts.test in T_TESTS) & ~single  # k = 1: no t distribution with 0 df, use z
+        knha = (opts.test in KH_TESTS) & ~single
         # ad hoc Knapp–Hartung (metafor's test="adhoc"): the factor floored at 1
         s2w = np.where(knha, np.maximum(g["s2w"], 1.0 if opts.test == "adhoc" else 0.0), 1.0)
         base = s2w / g["sw"]
@@ -379,12 +389,12 @@ def _inference(
         # s² = 0 (every effect equals μ̂) would claim certainty, se = 0: NaN (with a warning)
         se = np.where(knha & (s2w == 0), np.nan, np.sqrt(base + shared))
         denom = (
-            np.where(knha, base**2 / (k - 1.0), 0.0)
+            np.where(tdist, base**2 / (k - 1.0), 0.0)
             + np.where(part_t > 0, part_t**2 / (g.get("r_t", np.nan) - 1), 0.0)
             + np.where(part_c > 0, part_c**2 / (g.get("r_c", np.nan) - 1), 0.0)
         )
-        use_t = knha | (shared > 0)
-        df_t = np.where(shared > 0, (base + shared) ** 2 / denom, np.where(knha, k - 1.0, np.nan))
+        use_t = tdist | (shared > 0)
+        df_t = np.where(shared > 0, (base + shared) ** 2 / denom, np.where(tdist, k - 1.0, np.nan))
         crit = np.where(
             use_t, t2.per_value(lambda df: sps.t.isf(alpha / 2, df), df_t), sps.norm.isf(alpha / 2)
         )
@@ -511,7 +521,7 @@ def _warn_groups(
         "" if method == "EE" else ", tau2 and its interval"
     )
     single_text = f"have one effect (k = 1): {single_what} are NaN"
-    if test in KH_TESTS:
+    if test in T_TESTS:
         single_text += (
             "; the test and confidence interval use the normal distribution, as a t "
             "distribution with 0 degrees of freedom does not exist"
@@ -581,9 +591,11 @@ def _warn_coverage(pooled: pd.DataFrame, grp: Grouped, missing: pd.DataFrame) ->
     )
 
 
-#: The warning for Knapp–Hartung with every effect equal to the pooled mean.
 #: The tests that scale the variance by Knapp–Hartung's factor s² and use t with k − 1 df.
 KH_TESTS = ("knha", "adhoc")
+
+#: The tests that use t with k − p df (``"t"``: metafor's ``test="t"``, the model's variance).
+T_TESTS = ("t", *KH_TESTS)
 
 NARROW_KH_TEXT = (
     "have a Knapp–Hartung interval narrower than the normal (z) one: the effects scatter "
@@ -612,16 +624,45 @@ ZERO_S2_TEXT = (
 def solver_messages(
     flags: dict[str, np.ndarray], method: str
 ) -> tuple[tuple[np.ndarray, str], ...]:
-    """The warnings of an iterative fit: groups that did not converge, and (ML, REML)
-    groups reset to τ² = 0 by metafor's likelihood check (``flags["reset"]``)."""
-    return (
-        (flags["failed"], f"did not converge ({method}): all results are NaN"),
-        (
-            flags["reset"],
-            f"reached a local maximum of the {method} likelihood below the one at tau2 = 0; "
-            "tau2 was set to 0 (as metafor does)",
-        ),
-    )
+    """The warning of an iterative fit: groups that did not converge."""
+    return ((flags["failed"], f"did not converge ({method}): all results are NaN"),)
+
+
+def maxima_warnings(
+    groups: pd.DataFrame, maxima: t2.Maxima, method: str, fitted: np.ndarray, what: str
+) -> None:
+    """The warnings about an ML/REML likelihood with more than one local maximum, each
+    naming its groups (one row of ``groups`` per group; ``fitted`` the groups that have
+    a τ²), with the τ² of both maxima in ``.groups``:
+
+    - where the highest maximum (the estimate) is not the one metafor's ``rma()`` stops at
+      (Fisher scoring from its start and its check of τ² = 0), which is given;
+    - where another maximum is within ``LL_CLOSE`` (χ²₁,₀.₉₅/2) of the highest in
+      log-likelihood and far from it in τ² (``FAR``): τ² and the pooled effect are then
+      poorly determined.
+    """
+    elsewhere = maxima.elsewhere & fitted
+    if elsewhere.any():
+        warn_groups(
+            f"{{n}} {what} have a {method} likelihood with more than one local maximum, and "
+            "metafor's rma() stops at a lower one (Fisher scoring from its start): tau2 is "
+            "the highest maximum's, metafor's is in the warning's .groups (tau2_metafor)",
+            groups.loc[elsewhere].assign(tau2_metafor=maxima.metafor[elsewhere]),
+            DegenerateWarning,
+        )
+    close = maxima.ambiguous & fitted
+    if close.any():
+        warn_groups(
+            f"{{n}} {what} have two maxima of the {method} likelihood within "
+            f"{t2.LL_CLOSE:.2f} (chi-square(1) 95% / 2) of each other at distant tau2 (the "
+            "other in .groups: tau2_other, loglik_gap): tau2 and the pooled effect are "
+            "poorly determined by these effects; compare method='PM' or 'DL', or "
+            "bayes_pool() with a prior on tau",
+            groups.loc[close].assign(
+                tau2_other=maxima.other[close], loglik_gap=maxima.other_gap[close]
+            ),
+            DegenerateWarning,
+        )
 
 
 def warn_each(messages, groups: pd.DataFrame, what: str) -> None:
@@ -637,13 +678,15 @@ POOL_PARAMS = """\
 method : {"DL", "REML", "ML", "EB", "PM", "HE", "HS", "SJ", "EE", "FE"}, default "REML"
         The τ² estimator, as metafor's ``rma(method=...)``; ``EE`` (alias
         ``FE``) is the common-effect model (τ² = 0).
-    ci : {"knha", "z", "hksj", "adhoc"} or None, default None
+    ci : {"knha", "z", "t", "hksj", "adhoc"} or None, default None
         Knapp–Hartung (``hksj`` is an alias): the variance scaled by the
         weighted residual mean square s² and t with k − 1 df (metafor's
         ``test="knha"``); ``"adhoc"``: the same with s² floored at 1, so the
         interval is never narrower than the normal one (metafor's
-        ``test="adhoc"``); or normal tests and intervals (``"z"``). None:
-        ``"knha"`` for the random-effects methods, ``"z"`` for ``EE``.
+        ``test="adhoc"``); ``"t"``: the model's variance, not scaled, with t on
+        k − 1 df (metafor's ``test="t"``); or normal tests and intervals
+        (``"z"``). None: ``"knha"`` for the random-effects methods, ``"z"`` for
+        ``EE``.
     alpha : float, default 0.05
         Intervals have level 1 − alpha.
     over : str or list of str, default "task"

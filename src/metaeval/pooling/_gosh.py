@@ -166,7 +166,7 @@ def gosh(
         Seed of the random subsets (unused when every group has all its subsets).
     method : str
         The τ² estimator of every fit, as for :func:`pool` (default REML).
-    ci : {"z", "knha", "hksj"}, optional
+    ci : {"z", "t", "knha", "hksj", "adhoc"}, optional
         As for :func:`pool`; checked and recorded in ``table.attrs``. The columns do
         not depend on it.
     over, groups

@@ -94,7 +94,15 @@ from ..errors import (
 )
 from ..schema.frames import any_frame
 from . import _tau2 as t2
-from ._engine import KH_TESTS, batches, refuse_shared, solver_messages, warn_each
+from ._engine import (
+    KH_TESTS,
+    T_TESTS,
+    batches,
+    maxima_warnings,
+    refuse_shared,
+    solver_messages,
+    warn_each,
+)
 from ._grouping import RESULT_COLUMNS, as_list, group, valid_rows
 from ._robust import check_robust, sandwich
 from .results import MetaRegResult
@@ -184,7 +192,7 @@ def _fit_batch(b: t2.Batch, method: str, knha: bool, adhoc: bool = False) -> tup
     covariance (in the scaled units of the batch), per slot the weights; the flags; and
     (X'WX)⁻¹ and the residuals (the pieces of the robust covariance). ``knha``: the
     covariance scaled by Knapp–Hartung's s²; with ``adhoc`` too, by max(1, s²)."""
-    tau2, failed, reset = t2.estimate(b, method)
+    tau2, failed, maxima = t2.estimate(b, method)
     fit_tau2 = np.where(failed, 0.0, tau2)
     with np.errstate(invalid="ignore", divide="ignore"):
         w = b.weights(fit_tau2)
@@ -225,20 +233,20 @@ def _fit_batch(b: t2.Batch, method: str, knha: bool, adhoc: bool = False) -> tup
         "tau2": tau2, "k": k, "p": p, "m": m, "qm": qm, "qe": qe, "i2": i2, "h2": h2,
         "s2w": s2w,
     }  # fmt: skip
-    flags = {"failed": failed, "reset": reset, "exact": exact}
-    return stats, beta, vcov, w, flags, {"bread": inv, "resid": r}
+    flags = {"failed": failed, "exact": exact}
+    return stats, beta, vcov, w, flags, {"bread": inv, "resid": r, "maxima": maxima}
 
 
 def refit(b: t2.Batch, method: str, test: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per model of ``b`` (a seam for :func:`metaeval.permutest`) fitted with ``test``
-    ("z", "knha" or "adhoc"): the coefficients' z (or t) statistics (NaN for a column that
-    is not free), Q_M as :func:`metareg` reports it (divided by its df under Knapp–Hartung)
-    and whether the fit failed."""
+    ("z", "t", "knha" or "adhoc"): the coefficients' z (or t) statistics (NaN for a column
+    that is not free), Q_M as :func:`metareg` reports it (divided by its df for the t
+    tests) and whether the fit failed."""
     knha = test in KH_TESTS
     stats, beta, vcov, _, flags, _ = _fit_batch(b, method, knha, adhoc=test == "adhoc")
     with np.errstate(invalid="ignore", divide="ignore"):
         stat = beta / np.sqrt(np.diagonal(vcov, axis1=1, axis2=2))
-        qm = stats["qm"] / stats["m"] if knha else stats["qm"]
+        qm = stats["qm"] / stats["m"] if test in T_TESTS else stats["qm"]
     return stat, qm, flags["failed"]
 
 
@@ -300,12 +308,13 @@ def metareg(
     method : {"REML", "ML", "DL", "HE", "HS", "SJ", "EB", "PM", "EE", "FE"}, default "REML"
         The estimator of the residual τ², with metafor's definitions for models
         with moderators; ``EE`` (alias ``FE``) fixes τ² at 0.
-    ci : {"knha", "z", "hksj", "adhoc"} or None, default None
+    ci : {"knha", "z", "t", "hksj", "adhoc"} or None, default None
         Knapp–Hartung (``hksj`` an alias): the coefficients' covariance scaled by
         the weighted residual mean square s², t tests with k − p df and Q_M as an
         F(p − 1, k − p) test; ``"adhoc"`` the same with s² floored at 1 (metafor's
-        ``test="adhoc"``); or normal tests and a χ² Q_M (``"z"``). None:
-        ``"knha"`` for the random-effects methods, ``"z"`` for ``EE``.
+        ``test="adhoc"``); ``"t"`` the same t and F tests with the model's covariance,
+        not scaled (metafor's ``test="t"``); or normal tests and a χ² Q_M (``"z"``).
+        None: ``"knha"`` for the random-effects methods, ``"z"`` for ``EE``.
     alpha : float, default 0.05
         Intervals have level 1 − alpha.
     over : str, default "task"
@@ -336,7 +345,7 @@ def metareg(
         order of ``mods`` (a factor's levels in order), RangeIndex. Columns: the
         group keys; ``term`` (``"intercept"``, the moderator, or ``mod[T.level]``);
         ``estimate`` (the coefficient on the analysis scale of the effects);
-        ``se``; ``statistic`` (z or t); ``df`` (k − p under Knapp–Hartung, else
+        ``se``; ``statistic`` (z or t); ``df`` (k − p under ``t`` and Knapp–Hartung, else
         NaN); ``p_value``; ``ci_low, ci_high``; with ``robust``, ``robust_se,
         robust_df, robust_statistic, robust_p_value, robust_ci_low,
         robust_ci_high`` (t tests and intervals with ``robust_df``). Its ``attrs``:
@@ -348,7 +357,7 @@ def metareg(
         tau`` (residual heterogeneity), ``i2, h2``, ``r2`` (percent of the
         heterogeneity of the intercept-only model that the moderators account
         for), ``qm, qm_df, qm_df2, qm_p_value`` (the omnibus test of the
-        moderators; ``qm_df2`` = k − p for the F test of Knapp–Hartung, else
+        moderators; ``qm_df2`` = k − p for the F test of ``t`` and Knapp–Hartung, else
         NaN), ``qe, qe_df, qe_p_value`` (the test of residual heterogeneity).
         ``.data``: the effects used, with each one's ``weight`` in the fit
         (percent) and ``fitted`` value. ``.vcov``: the coefficients'
@@ -377,8 +386,10 @@ def metareg(
         (the others are fitted, as metafor drops redundant terms); a factor whose
         reference level is absent from a group has the first level present as its
         reference there (the warning names it; its term is NaN); a fit that did
-        not converge is NaN; a REML/ML fit reset to τ² = 0 by metafor's
-        likelihood check; with ``ci="knha"``, moderators that fit the effects
+        not converge is NaN; a REML/ML likelihood with more than one local maximum
+        where metafor's rma() stops at a lower one, or where two maxima are close in
+        likelihood and far apart in τ² (τ² is the highest maximum's, see
+        :func:`metaeval.pool`); with ``ci="knha"``, moderators that fit the effects
         exactly (s² = 0) leave the standard errors, tests, intervals and Q_M NaN
         (metafor gives se 0); with ``robust``, a group with no more clusters than
         coefficients has NaN robust results (metafor refuses it).
@@ -447,7 +458,8 @@ def metareg(
     beta = np.full((n_groups, n_terms), np.nan)
     vcov = np.full((n_groups, n_terms, n_terms), np.nan)
     weight = np.full(len(grp.table), np.nan)
-    flag_names = ("failed", "reset", "too_few", "collinear", "exact")
+    flag_names = ("failed", "too_few", "collinear", "exact")
+    maxima = t2.Maxima.none(n_groups)
     flags = {name: np.zeros(n_groups, dtype=bool) for name in flag_names}
     absent = np.zeros((n_groups, n_terms), dtype=bool)
     new_refs: list[tuple[np.ndarray, str, np.ndarray]] = []
@@ -487,6 +499,7 @@ def metareg(
             stats[name][members[ok]] = values
         for name, values in got_flags.items():
             flags[name][members[ok]] = values
+        maxima.put(members[ok], parts["maxima"])
         beta[members[ok]] = coef / des.scale
         vcov[members[ok]] = cov / np.outer(des.scale, des.scale)
         in_ok = np.isin(local, ok)
@@ -506,6 +519,7 @@ def metareg(
         stats[name][bad] = np.nan
     beta[bad], vcov[bad] = np.nan, np.nan
     _warn(grp, des, flags, absent, opts_method)
+    maxima_warnings(grp.key_frame, maxima, opts_method, ~bad, "meta-regression group(s)")
     _warn_new_references(grp, des, new_refs)
     coefs = _coef_table(grp, des, beta, vcov, stats, test, alpha)
     vcov_table = _vcov_table(grp, des, vcov)
@@ -708,7 +722,7 @@ def _coef_table(grp, des: Design, beta, vcov, stats, test: str, alpha: float) ->
     se = np.sqrt(np.diagonal(vcov, axis1=1, axis2=2))
     with np.errstate(invalid="ignore", divide="ignore"):
         stat = beta / se
-        if test in KH_TESTS:
+        if test in T_TESTS:
             df = np.repeat((stats["k"] - stats["p"])[:, None], n_terms, axis=1)
             crit = t2.per_value(lambda d: sps.t.isf(alpha / 2, d), df.ravel()).reshape(df.shape)
             p = 2 * sps.t.sf(np.abs(stat), df)
@@ -735,7 +749,7 @@ def _fit_table(grp, stats, method: str, test: str) -> pd.DataFrame:
 
     k, p, m = stats["k"], stats["p"], stats["m"]
     with np.errstate(invalid="ignore", divide="ignore"):
-        if test in KH_TESTS:
+        if test in T_TESTS:  # F(m, k − p), as metafor's test="t", "knha" and "adhoc"
             qm = stats["qm"] / m
             qm_df2 = k - p
             qm_p = sps.f.sf(qm, m, qm_df2)

@@ -9,9 +9,14 @@ with V block-diagonal by task (the sampling covariance of the effects of one tas
 metrics, :func:`metaeval.effect_covariance`). The marginal covariance of a task's effects
 is M_t = V_t + σ²_task·11' + σ²_metric·I. With X = 1 (an intercept):
 
-- μ̂ = 1'M⁻¹y / 1'M⁻¹1 with variance 1/(1'M⁻¹1); ``ci="knha"`` multiplies it by
-  s² = (y − μ̂)'M⁻¹(y − μ̂)/(k − 1) and uses t with k − 1 df (metafor's ``test="knha"``),
-  ``ci="adhoc"`` by max(1, s²) (``test="adhoc"``);
+- μ̂ = 1'M⁻¹y / 1'M⁻¹1 with variance 1/(1'M⁻¹1); ``ci="t"`` keeps it and uses t with
+  k − 1 df, k the number of effects (metafor's ``rma.mv(test="t")``); ``ci="knha"``
+  multiplies it by s² = (y − μ̂)'M⁻¹(y − μ̂)/(k − 1) with the same t (Knapp & Hartung's
+  factor carried over to the marginal covariance: the formula of metafor's undocumented,
+  "experimental" ``rma.mv(test="knha")`` since 4.0, which metafor 3.8 refuses),
+  ``ci="adhoc"`` by max(1, s²); the df count effects, not tasks, so with few tasks all
+  three undercover somewhat where the task variance dominates (the guide's "Beyond one
+  pooled mean" has the coverage; ``robust="CR2"`` holds the level there);
 - σ²_task, σ²_metric maximize the REML (or ML) likelihood over σ² ≥ 0, found by
   projected Newton steps (Fisher scoring where the observed information is not positive
   definite) with step halving, for every group in lockstep; the likelihood can have
@@ -69,7 +74,7 @@ from ..errors import (
     warn,
     warn_groups,
 )
-from ._engine import KH_TESTS, ZERO_S2_TEXT, refuse_shared, warn_each
+from ._engine import KH_TESTS, T_TESTS, ZERO_S2_TEXT, refuse_shared, warn_each
 from ._grouping import Grouped, group, valid_rows
 from ._robust import check_robust, sandwich
 
@@ -451,10 +456,16 @@ def fit_multilevel(
     nan_task = ~np.isfinite(blocks.v).all(axis=(2, 3))
     nan_cov = nan_task.any(axis=1)
     blocks.v[nan_task] = np.eye(blocks.v.shape[-1])
-    eig_min = np.linalg.eigvalsh(blocks.v)[..., 0]
-    not_pd = ((eig_min <= 1e-12 * np.abs(blocks.v).max(axis=(2, 3))) & blocks.m.any(axis=2)).any(
-        axis=1
+    # positive definite relative to the block's own entries (its padding of 1 would make
+    # the test absolute: variances of order 1e-12 failed it): the padded slots get the
+    # block's largest entry on the diagonal for the check
+    held = blocks.m[..., :, None] & blocks.m[..., None, :]
+    size = np.where(held, np.abs(blocks.v), 0.0).max(axis=(2, 3))
+    padded = np.where(held, blocks.v, 0.0) + np.eye(blocks.v.shape[-1]) * (
+        ~blocks.m[..., None, :] * np.where(size > 0, size, 1.0)[..., None, None]
     )
+    eig_min = np.linalg.eigvalsh(padded)[..., 0]
+    not_pd = ((eig_min <= 1e-12 * size) & blocks.m.any(axis=2)).any(axis=1)
     not_pd &= ~nan_cov
     usable = ~not_pd & ~nan_cov & (blocks.n_task >= 2)
     theta = np.full((n, 2), np.nan)
@@ -500,6 +511,7 @@ def _inference(b: Blocks, theta, ok, test: str, alpha: float, robust: str | None
                 s2w = np.maximum(s2w, 1.0) if test == "adhoc" else s2w
                 var = np.where(s2w == 0, np.nan, var * s2w)  # se 0 would claim certainty
                 zero_s2[idx] = s2w == 0
+            if test in T_TESTS:  # "t" (metafor's rma.mv test="t") and the KH tests
                 dfs = kk - 1
                 crit = sps.t.isf(alpha / 2, dfs)
             else:
@@ -507,7 +519,7 @@ def _inference(b: Blocks, theta, ok, test: str, alpha: float, robust: str | None
                 crit = np.full(len(idx), sps.norm.isf(alpha / 2))
             s = np.sqrt(var)
             z = g["mu"] / s
-            pv = 2 * sps.t.sf(np.abs(z), dfs) if test in KH_TESTS else 2 * sps.norm.sf(np.abs(z))
+            pv = 2 * sps.t.sf(np.abs(z), dfs) if test in T_TESTS else 2 * sps.norm.sf(np.abs(z))
             effect[idx], se[idx], stat[idx], df[idx], p[idx] = g["mu"], s, z, dfs, pv
             low[idx], high[idx] = g["mu"] - crit * s, g["mu"] + crit * s
             vinv = np.linalg.inv(sub.v)

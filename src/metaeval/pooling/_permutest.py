@@ -117,9 +117,10 @@ def permutest(
     method : {"REML", "ML", "DL", "HE", "HS", "SJ", "EB", "PM", "EE", "FE"}, default "REML"
         The τ² estimator, as in :func:`metaeval.pool` and :func:`metaeval.metareg`; every
         permuted data set is refitted with it.
-    ci : {"knha", "z", "hksj", "adhoc"} or None, default None
+    ci : {"knha", "z", "t", "hksj", "adhoc"} or None, default None
         The test whose statistic is permuted: Knapp–Hartung t (``hksj`` an alias), its
-        factor floored at 1 (``"adhoc"``), or z.
+        factor floored at 1 (``"adhoc"``), or z (``"t"``, the same statistic as z: only
+        its reference distribution, which the permutations replace, differs).
         None: ``"knha"`` for the random-effects methods, ``"z"`` for ``EE``.
     mods : str or list of str, optional
         Moderator columns (as :func:`metaeval.metareg`'s ``mods``): permute the rows of
@@ -318,7 +319,7 @@ def _intercept_model(effects, method, ci, alpha, over, groups):
 
 
 def _test(tests: pd.Series, method: str, ci: str | None) -> str:
-    """The test of the observed fits ("z", "knha" or "adhoc"): the refits use it too."""
+    """The test of the observed fits ("z", "t", "knha" or "adhoc"): the refits use it too."""
     if len(tests):
         return str(tests.iloc[0])
     test = resolve_ci(method, ci)

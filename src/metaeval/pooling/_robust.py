@@ -11,8 +11,11 @@ e = y − Xβ̂, and clusters j (blocks of Σ̂ never cross them):
 - ``CR2`` (Bell & McCaffrey 2002; the bias-reduced linearization of clubSandwich's
   ``vcovCR(type = "CR2")`` with the target Θ = Σ̂): with L_j the lower Cholesky factor of
   Θ_j and G_j = L_j'(I − X_j M X_j'W_j)Θ_j L_j, the adjustment
-  A_j = L_j G_j^(−1/2) L_j' (eigenvalues of G_j below 1e-12 give 0, as clubSandwich's
-  ``matrix_power``) and V = M Σ_j X_j'W_j A_j e_j e_j'A_j'W_j X_j M. Each coefficient i
+  A_j = L_j G_j^(−1/2) L_j' (eigenvalues of G_j at most 1e-12/w̄² give 0, w̄ the group's
+  mean working weight: clubSandwich's ``matrix_power`` tolerance 1e-12 on the scale where
+  the weights average 1, as clubSandwich scales an ``rma.uni`` fit's, so that multiplying
+  every variance by c multiplies the robust se by √c and leaves the df as they are; an
+  absolute 1e-12 gave se 0 and df NaN for variances of order 1e-6) and V = M Σ_j X_j'W_j A_j e_j e_j'A_j'W_j X_j M. Each coefficient i
   has the Satterthwaite df of Pustejovsky & Tipton (2018, clubSandwich's
   ``coef_test(test = "Satterthwaite")``): with g_ij = (M E_j L_j)[i, ·] and
   h_ij = (M E_j X_j L_M)[i, ·] (E_j = X_j'W_j A_j, L_M L_M' = M), the J × J matrix
@@ -40,7 +43,7 @@ import numpy as np
 from .._options import ROBUST_METHODS
 from ..errors import OptionError
 
-__all__ = ["check_robust", "sandwich"]
+__all__ = ["check_robust", "sandwich", "weight_scale", "EIGEN_TOL"]
 
 
 def check_robust(robust: object) -> str | None:
@@ -58,13 +61,29 @@ def check_robust(robust: object) -> str | None:
     )
 
 
-def _inv_sqrt(g: np.ndarray) -> np.ndarray:
-    """The symmetric G^(−1/2), eigenvalues ≤ 1e-12 giving 0 (clubSandwich's matrix_power)."""
+#: Eigenvalues of G_j at or below this (on the scale where the working weights average 1)
+#: count as 0: clubSandwich's ``matrix_power(tol = -12)``.
+EIGEN_TOL = 1e-12
+
+
+def _inv_sqrt(g: np.ndarray, tol: np.ndarray) -> np.ndarray:
+    """The symmetric G^(−1/2), eigenvalues ≤ ``tol`` (broadcast against G's leading axes)
+    giving 0 (clubSandwich's matrix_power)."""
     g = 0.5 * (g + np.swapaxes(g, -1, -2))
     val, vec = np.linalg.eigh(g)
+    small = val <= tol[..., None]
     with np.errstate(divide="ignore", invalid="ignore"):
-        root = np.where(val > 1e-12, 1 / np.sqrt(np.where(val > 1e-12, val, 1.0)), 0.0)
+        root = np.where(small, 0.0, 1 / np.sqrt(np.where(small, 1.0, val)))
     return np.einsum("...ij,...j,...kj->...ik", vec, root, vec)
+
+
+def weight_scale(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The mean working weight of each group, (G,): the mean diagonal of W over the
+    slots that hold an effect (a design row that is not all 0)."""
+    held = (x != 0).any(axis=-1)  # (G, J, S)
+    diag = np.diagonal(w, axis1=-2, axis2=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(held, diag, 0.0).sum(axis=(1, 2)) / held.sum(axis=(1, 2))
 
 
 def sandwich(
@@ -98,7 +117,10 @@ def sandwich(
     hat = np.einsum("gjsp,gpq,gjqr->gjsr", x, bread, xw)  # X_j M X_j'W_j
     ih = np.eye(x.shape[2]) - hat
     g = np.swapaxes(low, -1, -2) @ ih @ theta @ low
-    adj = low @ _inv_sqrt(g) @ np.swapaxes(low, -1, -2)  # A_j
+    # G_j scales as Θ²: its zero eigenvalues are judged on the scale where the weights
+    # average 1 (as clubSandwich normalizes an rma.uni fit's), not in absolute terms
+    tol = EIGEN_TOL / weight_scale(x, w) ** 2
+    adj = low @ _inv_sqrt(g, tol[:, None]) @ np.swapaxes(low, -1, -2)  # A_j
     est = xw @ adj  # E_j = X_j'W_j A_j (G, J, p, S)
     me = np.einsum("gpq,gjqs->gjps", bread, est)  # M E_j
     u = np.einsum("gjps,gjs->gjp", me, e)

@@ -69,11 +69,14 @@ def pool(
         ``rma.mv(yi, V, random = ~ 1 | task/metric)``: a variance of tasks
         (``sigma2_task``), a variance of metrics within a task
         (``sigma2_metric``) and the sampling covariance ``V`` of a task's effects.
-        Methods ``REML``, ``ML`` and ``EE`` (both variances 0); ``ci="knha"``
-        scales the variance by Knapp–Hartung's factor with t on k − 1 df (as
-        metafor ≥ 4's ``test="knha"``), ``"adhoc"`` by the factor floored at 1,
-        ``"z"`` is normal; ``by`` and ``adjust``
-        do not apply.
+        Methods ``REML``, ``ML`` and ``EE`` (both variances 0); ``ci="t"`` is
+        metafor's ``rma.mv(test="t")``: the model's variance, t on k − 1 df (k the
+        effects); ``ci="knha"`` scales the variance by Knapp–Hartung's factor
+        s² = r'M⁻¹r/(k − 1) with the same t (metafor 3.8 refuses ``test="knha"``
+        for ``rma.mv``; ≥ 4.0 has this formula as an undocumented, experimental
+        option), ``"adhoc"`` by the factor floored at 1, ``"z"`` is normal (see the
+        guide's "Beyond one pooled mean" for their coverage with few tasks);
+        ``by`` and ``adjust`` do not apply.
     cov : pandas.DataFrame, optional
         For ``model="multilevel"``: the sampling covariances of the effects of one
         task, as :func:`metaeval.effect_covariance` returns them (same control,
@@ -115,8 +118,8 @@ def pool(
           ``pi_low, pi_high`` (the prediction interval for the true effect on
           a new task), ``prob_gain`` (the probability that it is positive),
           ``tau2`` (the between-task variance, 0 for ``EE``), ``i2`` (percent);
-        - then ``method``, ``test`` (``"z"``, ``"knha"`` or ``"adhoc"``), ``se``,
-          ``statistic, df`` (``df`` NaN for z), ``tau`` and the Q-profile (or,
+        - then ``method``, ``test`` (``"z"``, ``"t"``, ``"knha"`` or ``"adhoc"``),
+          ``se``, ``statistic, df`` (``df`` NaN for z), ``tau`` and the Q-profile (or,
           with ``tau2_ci="profile"``, profile-likelihood) interval ``tau2_low,
           tau2_high`` (NaN for ``EE``), ``i2_low,
           i2_high``, ``h2`` (heterogeneity as defined by metafor for the
@@ -157,7 +160,10 @@ def pool(
         Naming the groups: effects with NaN effect or variance are left out;
         k = 1 keeps the task's effect and its normal interval with NaN τ² and
         heterogeneity; iterative estimators that do not converge give NaN; a
-        REML/ML fit stuck in a local maximum is reset to τ² = 0 (as metafor);
+        REML/ML likelihood with more than one local maximum, where metafor's
+        ``rma()`` stops at a lower one (its τ² in the warning's ``.groups``), or where
+        two maxima lie within χ²₁,₀.₉₅/2 of each other in log-likelihood at distant τ²
+        (τ² and the effect poorly determined);
         with ``ci="knha"``, effects that all equal the pooled one (s² = 0) give NaN
         se, statistic, p-value and intervals (metafor gives se 0); with
         ``model="multilevel"``, a NaN in ``cov`` (two metrics sharing fewer than 2

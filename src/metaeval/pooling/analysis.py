@@ -190,7 +190,7 @@ def pool_metrics(
         The metrics to pool together; by default every metric of the table.
     method : {"REML", "ML", "EE"}, default "REML"
         As in :func:`metaeval.pool` with ``model="multilevel"``.
-    ci : {"knha", "z", "hksj"} or None, default None
+    ci : {"knha", "z", "t", "hksj", "adhoc"} or None, default None
         As in :func:`metaeval.pool`.
     alpha : float, default 0.05
         Intervals have level 1 − alpha.

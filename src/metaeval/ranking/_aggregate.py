@@ -246,7 +246,7 @@ def leaderboard(
         ``method="meta"`` only: the effect size, see :func:`metaeval.effects`.
     pool_method : {"EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM"}, default "REML"
         ``method="meta"`` only: the τ² estimator, see :func:`metaeval.pool`.
-    ci : {"z", "knha", "hksj", "adhoc"} or None, default None
+    ci : {"z", "t", "knha", "hksj", "adhoc"} or None, default None
         ``method="meta"`` only: the test and interval, see :func:`metaeval.pool`
         (``"adhoc"``: Knapp–Hartung never narrower than the normal interval).
     alpha : float, default 0.05

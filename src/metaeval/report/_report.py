@@ -260,7 +260,7 @@ def build_report(
         The effect size of :func:`metaeval.effects`.
     method : {"EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM"}, default "REML"
         The τ² estimator of :func:`metaeval.pool`.
-    ci : {"z", "knha", "hksj", "adhoc"} or None, default None
+    ci : {"z", "t", "knha", "hksj", "adhoc"} or None, default None
         The interval of the pooled effect (:func:`metaeval.pool`; None: Knapp–Hartung
         for random-effects models).
     alpha : float, default 0.05
@@ -622,6 +622,8 @@ def methods_paragraph(rep: Report) -> str:
             else "ad hoc Knapp–Hartung t intervals, the scale factor floored at 1 (Röver, "
             "Knapp and Friede 2015)"
             if "adhoc" in tests_used
+            else "t intervals on k − 1 degrees of freedom"
+            if "t" in tests_used
             else "normal (Wald) intervals"
         )
         model = _CITE.get(o["method"], o["method"])

@@ -600,7 +600,7 @@ def _model(pooled: pd.DataFrame) -> str:
     method = pooled.attrs.get("method") or _single(pooled, "method", "")
     test = pooled.attrs.get("ci") or _single(pooled, "test", "z")
     model = "common-effect model" if method in ("EE", "FE") else f"random-effects model, {method}"
-    return model + (", Knapp-Hartung t-test" if test != "z" else "")
+    return model + {"z": "", "t": ", t-test"}.get(test, ", Knapp-Hartung t-test")
 
 
 def _letter(i: int) -> str:

@@ -10,6 +10,7 @@ import pytest
 
 import metaeval
 from metaeval import MetaRegResult, OptionError
+from metaeval.report import escape_latex
 
 
 def _effects() -> pd.DataFrame:
@@ -97,5 +98,5 @@ def test_to_latex(result):
     tex = result.to_latex()
     assert r"\caption{MetaRegResult}" in tex and "p\\_value" in tex
     assert tex.count(r"\\") == len(result.table) + 1  # the header and one line per row
-    for term in result.table["term"]:
-        assert str(term).replace("_", r"\_") in tex
+    for term in result.table["term"]:  # domain[T.web]: brackets braced, as escape_latex does
+        assert escape_latex(str(term)) in tex

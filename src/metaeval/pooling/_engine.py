@@ -28,6 +28,7 @@ from .._options import (
     TAU2_CIS,
     add_display,
     answer_first,
+    format_number,
     resolve_ci,
 )
 from ..errors import (
@@ -654,7 +655,7 @@ def maxima_warnings(
     if close.any():
         warn_groups(
             f"{{n}} {what} have two maxima of the {method} likelihood within "
-            f"{t2.LL_CLOSE:.2f} (chi-square(1) 95% / 2) of each other at distant tau2 (the "
+            f"{format_number(t2.LL_CLOSE, 2)} (chi-square(1) 95% / 2) of each other at distant tau2 (the "
             "other in .groups: tau2_other, loglik_gap): tau2 and the pooled effect are "
             "poorly determined by these effects; compare method='PM' or 'DL', or "
             "bayes_pool() with a prior on tau",

@@ -364,6 +364,7 @@ def test_no_module_imports_a_private_name_of_another():
     assert not bad, bad
 
 
+@pytest.mark.slow
 def test_every_module_imports_first_in_a_fresh_interpreter():
     """Each module imported before any other of metaeval's (import-order bugs of cycles)."""
     names = json.dumps(sorted(MODULES))

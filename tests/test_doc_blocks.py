@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from _helpers import SHARED
 
+pytestmark = pytest.mark.slow  # the inner loop: pytest -m 'not slow'
+
 ROOT = Path(__file__).parents[1]
 PAGES = [ROOT / "README.md"] + sorted(
     p for p in (ROOT / "docs").rglob("*.md") if "_build" not in p.parts

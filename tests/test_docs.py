@@ -12,6 +12,7 @@ import importlib
 import inspect
 import json
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -294,3 +295,22 @@ def test_ci_builds_the_docs_in_a_venv_of_the_docs_extra_alone():
     venv = install.group(1)
     assert f"python3 -m venv {venv}" in ci and "[test" not in ci.split(f"python3 -m venv {venv}")[1]
     assert f"{venv}/bin/sphinx-build" in ci
+
+
+def test_the_readme_test_command_is_what_ci_runs_on_every_core():
+    """The README's second command is the line .ci/run runs, and it runs the suite on
+    every core (pytest-xdist, in the test extra) with a file's tests on one worker; the
+    ``slow`` marker is registered for the inner loop (issue 40, item 6)."""
+    readme = (ROOT / "README.md").read_text()
+    commands = re.search(r"```bash\n(.*?)\n```", readme, re.S)
+    assert commands is not None
+    lines = commands.group(1).splitlines()
+    assert len(lines) == 2
+    assert lines[1] in (ROOT / ".ci" / "run").read_text().splitlines()
+    assert " -n auto" in lines[1] and "--dist loadfile" in lines[1]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert any(
+        d.startswith("pytest-xdist") for d in project["project"]["optional-dependencies"]["test"]
+    )
+    markers = project["tool"]["pytest"]["ini_options"]["markers"]
+    assert any(m.startswith("slow:") for m in markers)

@@ -395,6 +395,7 @@ def test_effects_match_the_reference_loop(table, kind):
 # ------------------------------------------------------------ per-task tests
 @FUZZ
 @given(score_tables(), st.sampled_from(["t", "wilcoxon", "sign"]))
+@pytest.mark.slow
 def test_compare_matches_scipy_on_the_differences(table, test):
     checked = every_pair(table, "compare", metaeval.compare, test=test)
     if checked is None:
@@ -612,6 +613,7 @@ def results(
        st.sampled_from([2.0**-30, 2.0**30, 1e-12, 1e9, 2.0**-1000, 2.0**1000, 1e-300, 1e300]),
        st.sampled_from(EFFECTS),
        st.sampled_from(["t", "wilcoxon", "sign", "randomization", "bootstrap"]))  # fmt: skip
+@pytest.mark.slow
 def test_row_order_key_dtype_and_scale_change_nothing(table, random, dtype, factor, kind, test):
     TABLES["invariants"] += 1
     if not paired(table):

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # the inner loop: pytest -m 'not slow'
+
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 #: run first in the kernel (not saved): metaeval's warnings are errors, as in the test suite

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 import metaeval
 from metaeval import PairingError, SchemaError
 
+pytestmark = pytest.mark.slow  # the inner loop: pytest -m 'not slow'
+
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 

@@ -116,6 +116,7 @@ def _rejects(x: np.ndarray, alpha: float = 0.05) -> np.ndarray:
     return p < alpha
 
 
+@pytest.mark.slow
 def test_a_seed_plan_reaches_its_power_and_the_plan_without_seeds_does_not():
     rng = np.random.default_rng(20261125)
     model = {"delta": 0.15, "sd_query": 0.3, "sd_seed": 0.03, "sd_noise": 0.2}

@@ -264,6 +264,7 @@ def test_ranx_scores():
         mio.from_ranx_scores({"bm25": {}})
 
 
+@pytest.mark.slow
 def test_ranx_objects_when_installed():
     ranx = pytest.importorskip("ranx")
     qrels = ranx.Qrels({"q1": {"d1": 1}, "q2": {"d2": 1}})

@@ -88,6 +88,7 @@ def _naive_md_variance(scores: pd.DataFrame) -> pd.DataFrame:
 
 @settings(max_examples=25, deadline=None, phases=[Phase.explicit, Phase.generate])
 @given(replicate_tables(), st.randoms(use_true_random=False))
+@pytest.mark.slow
 def test_replicate_tables(scores, random):
     before = scores.copy()
     eff = _quiet(metaeval.effects, scores, None, effect="md")

@@ -318,6 +318,7 @@ def _ordered_frames(df: pd.DataFrame, tmp_path) -> dict:
 
 
 @pytest.mark.parametrize("call", list(ORDERED_CALLS))
+@pytest.mark.slow
 def test_the_category_order_in_every_engine(in_order, tmp_path, call):
     """A pandas categorical's order is kept by the engines' ordered types: the rows come
     in the categories' order, as in pandas, not sorted."""

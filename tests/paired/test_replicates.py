@@ -43,6 +43,7 @@ def coverage(eff: pd.DataFrame, truth: float) -> float:
 
 
 @pytest.mark.parametrize("replicates", [3, 5, 10])
+@pytest.mark.slow
 def test_intervals_cover_with_seed_variance_and_ignoring_it_does_not(replicates):
     """md: 95% intervals over 2,000 simulated tasks, with the replicates' variance and
     without. Printed with ``pytest -s``; R = 3 is reported, R = 5 and 10 asserted."""
@@ -58,6 +59,7 @@ def test_intervals_cover_with_seed_variance_and_ignoring_it_does_not(replicates)
         assert honest > 0.90
 
 
+@pytest.mark.slow
 def test_smcrp_coverage():
     """smcrp: the true effect is 0.1 / √(1 + σ_e²/R), the SD of the averaged scores."""
     replicates = 10
@@ -179,6 +181,7 @@ def two_metrics() -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("effect", ["md", "smcrp"])
+@pytest.mark.slow
 def test_covariance_with_replicates_matches_the_spread_of_simulated_estimates(two_metrics, effect):
     """effect_covariance() on replicate tables: its diagonal is effects()' variance
     (with the replicates' part), exactly, and the mean covariance of the two metrics'

@@ -105,6 +105,7 @@ def _coverage(scores: pd.DataFrame, replicates: str | None, gain: float = 0.1) -
     return float(((pooled["ci_low"] <= gain) & (gain <= pooled["ci_high"])).mean())
 
 
+@pytest.mark.slow
 def test_coverage_of_pooled_intervals_with_seeds_shared_by_tasks() -> None:
     """The issue's design (6 tasks, 3 seeds per system shared by every task, seed SD 0.15,
     query noise 0.5, gain 0.1), 300 benchmarks with 100 queries per task: the pooled 95%

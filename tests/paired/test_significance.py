@@ -180,6 +180,7 @@ def test_same_seed_same_p_values_however_computed(rng, monkeypatch, test):
     assert (first["p_value"] > 0).all()
 
 
+@pytest.mark.slow
 def test_same_seed_across_processes_and_thread_counts(tmp_path):
     code = (
         "import sys, numpy as np, pandas as pd, metaeval;"

@@ -61,6 +61,7 @@ def key(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 @given(tables(), st.sampled_from(TESTS), st.sampled_from(list(FLIP)))
+@pytest.mark.slow
 def test_swapping_treatment_and_control_flips_the_statistic_and_keeps_p(table, test, alt):
     ab = key(run(table, treatment="s1", control="s0", test=test, alternative=alt))
     ba = key(run(table, treatment="s0", control="s1", test=test, alternative=FLIP[alt]))
@@ -92,6 +93,7 @@ def paired_differences(table: pd.DataFrame, a: str, b: str) -> dict[tuple[str, s
 
 
 @given(tables(), st.sampled_from(TESTS), st.randoms(use_true_random=False))
+@pytest.mark.slow
 def test_shuffling_rows_changes_nothing(table, test, random):
     before = run(table, control=None, test=test)
     shuffled = table.sample(frac=1.0, random_state=random.randint(0, 2**31))

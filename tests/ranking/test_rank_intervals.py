@@ -61,6 +61,7 @@ def coverage(table: pd.DataFrame, true: pd.Series) -> pd.Series:
     return (table["rank_low"] <= rank) & (rank <= table["rank_high"])
 
 
+@pytest.mark.slow
 def test_simultaneous_cover_every_true_rank(simulated):
     scores, true = simulated
     table = rank_intervals(scores, n_resamples=200, seed=1)
@@ -78,6 +79,7 @@ def test_simultaneous_cover_every_true_rank(simulated):
     ).all()
 
 
+@pytest.mark.slow
 def test_marginal_cover_each_true_rank(simulated):
     scores, true = simulated
     table = rank_intervals(scores, n_resamples=200, seed=1, simultaneous=False)
@@ -433,6 +435,7 @@ def simulated_pooled() -> tuple[pd.DataFrame, pd.Series]:
     return simulate(8, **{**SIM, "n_boards": 100})
 
 
+@pytest.mark.slow
 def test_pooled_intervals_cover_the_true_ranks(simulated_pooled):
     scores, true = simulated_pooled
     kw = dict(by="pooled", control="A", effect="md", n_resamples=200, seed=1)
@@ -495,6 +498,7 @@ def split_share(table: pd.DataFrame) -> float:
 
 
 @pytest.mark.parametrize("by", ["mean", "pooled", "borda"])
+@pytest.mark.slow
 def test_equal_systems_are_not_split_at_few_heterogeneous_tasks(by):
     """Two equal systems on 4 tasks, task-by-system SD 10 times the query noise: the
     bootstrap of the tasks split them in 26% (mean, pooled) and 20% (Borda) of 200

@@ -161,7 +161,7 @@ default "t"
           being symmetric. No discordant query gives p = 1 and the interval
           ±(1 − (alpha/2)^(1/n)) (alpha for one bound), the exact upper bound of
           the discordant share (``binom.test`` of 0 of n), which bounds
-          |p_treatment − p_control|: method 10 keeps only the asymmetry of the
+          ``|p_treatment − p_control|``: method 10 keeps only the asymmetry of the
           Wilson limits there (a point when a = d) and covered 51–93% of the
           time in the exact enumeration of
           ``tests/fixtures/simulations/mcnemar_no_discordant.py``.

@@ -613,7 +613,7 @@ def rank_intervals(
     standard error; j is surely above k when D_jk > c σ_jk. With probability ≈ 1 − alpha
     no such statement is false, and then every system's true rank lies in
     [1 + #{k surely above j}, N − #{k surely below j}]. For **simultaneous** intervals c
-    is the 1 − alpha quantile of the largest |D*_jk − D_jk| / σ_jk over all pairs; for
+    is the 1 − alpha quantile of the largest ``|D*_jk − D_jk| / σ_jk`` over all pairs; for
     **marginal** ones (``simultaneous=False``), of the largest over the N − 1 pairs of the
     system whose interval it is. A system's observed rank always lies in its interval.
     A pair whose difference has no error at all (a system and the same system shifted

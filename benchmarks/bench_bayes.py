@@ -29,11 +29,14 @@ def make_effects(groups: int, k: int, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     v = rng.uniform(0.005, 0.05, (groups, k))
     y = rng.normal(0.2, 0.3, (groups, 1)) + rng.normal(0, np.sqrt(v + 0.02))
-    return pd.DataFrame({
-        "metric": np.repeat([f"m{g}" for g in range(groups)], k),
-        "task": np.tile([f"t{j}" for j in range(k)], groups),
-        "effect": y.ravel(), "variance": v.ravel(),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "metric": np.repeat([f"m{g}" for g in range(groups)], k),
+            "task": np.tile([f"t{j}" for j in range(k)], groups),
+            "effect": y.ravel(),
+            "variance": v.ravel(),
+        }
+    )
 
 
 def tau_median_by_quad(y: np.ndarray, v: np.ndarray, scale: float = 0.5) -> float:

@@ -38,9 +38,12 @@ import metaeval
 def make_frame(systems: int, tasks: int, metrics: int, queries: int, strings: bool) -> pd.DataFrame:
     rng = np.random.default_rng(0)
     t, m, s, q = np.meshgrid(
-        np.arange(tasks, dtype=np.int16), np.arange(metrics, dtype=np.int16),
-        np.arange(systems, dtype=np.int16), np.arange(queries, dtype=np.int32), indexing="ij",
-    )  # fmt: skip
+        np.arange(tasks, dtype=np.int16),
+        np.arange(metrics, dtype=np.int16),
+        np.arange(systems, dtype=np.int16),
+        np.arange(queries, dtype=np.int32),
+        indexing="ij",
+    )
     difficulty = rng.uniform(0.2, 0.8, (tasks, metrics, 1, queries))
     skill = rng.normal(0, 0.05, (tasks, metrics, systems, 1))
     value = np.clip(difficulty + skill + rng.normal(0, 0.1, t.shape), 0, 1)
@@ -48,11 +51,15 @@ def make_frame(systems: int, tasks: int, metrics: int, queries: int, strings: bo
     def cat(codes, prefix, k):
         return pd.Categorical.from_codes(codes.ravel(), [f"{prefix}{i}" for i in range(k)])
 
-    df = pd.DataFrame({
-        "task": cat(t, "task", tasks), "query": cat(q, "q", queries),
-        "system": cat(s, "system", systems), "metric": cat(m, "metric", metrics),
-        "value": value.ravel(),
-    })  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "task": cat(t, "task", tasks),
+            "query": cat(q, "q", queries),
+            "system": cat(s, "system", systems),
+            "metric": cat(m, "metric", metrics),
+            "value": value.ravel(),
+        }
+    )
     if strings:
         df = df.astype({c: str for c in ["task", "query", "system", "metric"]})
     return df

@@ -69,8 +69,12 @@ def main() -> None:
     for name, m in median.items():
         print(f"  {name:<38} {m:6.3f} s   ratio to baseline {m / base:5.2f}")
     print(f"heavy libraries loaded by `import metaeval`: {loaded_after_import() or 'none'}")
-    result("import", f"import metaeval / import pandas, xarray, pandera (medians of {args.rounds})",
-           median["import metaeval"] / base, "<=1.15")  # fmt: skip
+    result(
+        "import",
+        f"import metaeval / import pandas, xarray, pandera (medians of {args.rounds})",
+        median["import metaeval"] / base,
+        "<=1.15",
+    )
 
 
 if __name__ == "__main__":

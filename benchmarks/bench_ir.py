@@ -90,8 +90,10 @@ def real(collections: list[str], repeat: int, tmp: Path) -> dict[str, tuple[floa
         qrels = as_dict(metaeval.io.read_qrels(qrels_file), "relevance", int)
         runs = {s: as_dict(metaeval.io.read_run(f), "score", float) for s, f in run_files.items()}
         judged = sum(map(len, qrels.values()))
-        print(f"{name}: {len(qrels):,} queries, {judged:,} judgments, runs of "
-              f"{', '.join(f'{s} ({sum(map(len, r.values())):,})' for s, r in runs.items())}")  # fmt: skip
+        print(
+            f"{name}: {len(qrels):,} queries, {judged:,} judgments, runs of "
+            f"{', '.join(f'{s} ({sum(map(len, r.values())):,})' for s, r in runs.items())}"
+        )
 
         def direct_dicts(qrels=qrels, runs=runs):
             return [list(ir_measures.iter_calc(parsed, qrels, r)) for r in runs.values()]
@@ -101,10 +103,15 @@ def real(collections: list[str], repeat: int, tmp: Path) -> dict[str, tuple[floa
 
         def direct_files(qrels_file=qrels_file, run_files=run_files):
             return [
-                list(ir_measures.iter_calc(parsed, ir_measures.read_trec_qrels(str(qrels_file)),
-                                           ir_measures.read_trec_run(str(f))))
+                list(
+                    ir_measures.iter_calc(
+                        parsed,
+                        ir_measures.read_trec_qrels(str(qrels_file)),
+                        ir_measures.read_trec_run(str(f)),
+                    )
+                )
                 for f in run_files.values()
-            ]  # fmt: skip
+            ]
 
         def ours_files(qrels_file=qrels_file, run_files=run_files, name=name):
             return metaeval.ir.evaluate(qrels_file, run_files, MEASURES, task=name)
@@ -112,12 +119,16 @@ def real(collections: list[str], repeat: int, tmp: Path) -> dict[str, tuple[floa
         same = check(ours_dicts(), direct_dicts(), list(runs)) and check(
             ours_files(), direct_files(), list(runs)
         )
-        for kind, (base, ours) in (("dicts", (direct_dicts, ours_dicts)),
-                                   ("files", (direct_files, ours_files))):  # fmt: skip
+        for kind, (base, ours) in (
+            ("dicts", (direct_dicts, ours_dicts)),
+            ("files", (direct_files, ours_files)),
+        ):
             t_base, t_ours = alternate(base, ours, repeat)
             times[kind].append((t_base, t_ours))
-            print(f"  {kind:<5}  ir_measures {t_base * 1e3:8.1f} ms   metaeval.ir.evaluate "
-                  f"{t_ours * 1e3:8.1f} ms   ratio {t_ours / t_base:5.2f}")  # fmt: skip
+            print(
+                f"  {kind:<5}  ir_measures {t_base * 1e3:8.1f} ms   metaeval.ir.evaluate "
+                f"{t_ours * 1e3:8.1f} ms   ratio {t_ours / t_base:5.2f}"
+            )
         print(f"  same values as ir_measures: {same}")
     return {k: (sum(b for b, _ in v), sum(o for _, o in v)) for k, v in times.items()}
 
@@ -129,8 +140,10 @@ def check(ours: pd.DataFrame, direct: list[list], systems: list[str]) -> bool:
         want = pd.Series({(m.query_id, str(m.measure)): m.value for m in rows}).sort_index()
         got = ours[ours["system"] == system].set_index(["query", "metric"])["value"].sort_index()
         extra = got.drop(want.index, errors="ignore")
-        if not (np.array_equal(got.reindex(want.index).to_numpy(), want.to_numpy())
-                and (extra == 0).all()):  # fmt: skip
+        if not (
+            np.array_equal(got.reindex(want.index).to_numpy(), want.to_numpy())
+            and (extra == 0).all()
+        ):
             return False
     return True
 
@@ -143,15 +156,23 @@ def synthetic(queries: int, depth: int, systems: int, seed: int = 0) -> tuple[fl
     qids = np.array([f"q{i}" for i in range(queries)])
     judged = rng.integers(5, 60, queries)
     q = np.repeat(qids, judged)
-    qrels = pd.DataFrame({"query_id": q, "doc_id": [f"d{x}" for x in rng.integers(0, 5 * depth, len(q))],
-                          "relevance": rng.integers(0, 3, len(q))}).drop_duplicates(["query_id", "doc_id"])  # fmt: skip
+    qrels = pd.DataFrame(
+        {
+            "query_id": q,
+            "doc_id": [f"d{x}" for x in rng.integers(0, 5 * depth, len(q))],
+            "relevance": rng.integers(0, 3, len(q)),
+        }
+    ).drop_duplicates(["query_id", "doc_id"])
     runs = {}
     for s in range(systems):
         docs = rng.permuted(np.tile(np.arange(5 * depth), (queries, 1)), axis=1)[:, :depth]
-        runs[f"system{s}"] = pd.DataFrame({
-            "query_id": np.repeat(qids, depth), "doc_id": np.char.add("d", docs.ravel().astype(str)),
-            "score": rng.random(queries * depth),
-        })  # fmt: skip
+        runs[f"system{s}"] = pd.DataFrame(
+            {
+                "query_id": np.repeat(qids, depth),
+                "doc_id": np.char.add("d", docs.ravel().astype(str)),
+                "score": rng.random(queries * depth),
+            }
+        )
     print(f"synthetic DataFrames: {queries:,} queries x {depth:,} documents x {systems} systems")
     parsed = [ir_measures.parse_measure(m) for m in MEASURES]
     start = time.perf_counter()
@@ -160,15 +181,21 @@ def synthetic(queries: int, depth: int, systems: int, seed: int = 0) -> tuple[fl
     start = time.perf_counter()
     ours = metaeval.ir.evaluate(qrels, runs, MEASURES, task="bench")
     t_ours = time.perf_counter() - start
-    print(f"  frames ir_measures {t_direct:8.2f} s   metaeval.ir.evaluate {t_ours:8.2f} s   "
-          f"ratio {t_ours / t_direct:5.2f}; same values: {check(ours, direct, list(runs))}")  # fmt: skip
+    print(
+        f"  frames ir_measures {t_direct:8.2f} s   metaeval.ir.evaluate {t_ours:8.2f} s   "
+        f"ratio {t_ours / t_direct:5.2f}; same values: {check(ours, direct, list(runs))}"
+    )
     return t_direct, t_ours
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--collections", nargs="+", default=["trec-covid"],
-                        help="of trec-covid, tripclick, nfcorpus, dbpedia-entity, antique, trec_podcast")  # fmt: skip
+    parser.add_argument(
+        "--collections",
+        nargs="+",
+        default=["trec-covid"],
+        help="of trec-covid, tripclick, nfcorpus, dbpedia-entity, antique, trec_podcast",
+    )
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--synthetic", action="store_true", help="also DataFrame inputs, synthetic")
     parser.add_argument("--queries", type=int, default=6980)
@@ -184,11 +211,19 @@ def main() -> None:
         t_direct, t_ours = synthetic(args.queries, args.depth, args.systems)
     which = ", ".join(args.collections)
     for kind, (t_base, t_ours) in totals.items():
-        result(f"ir_{kind}", f"metaeval.ir.evaluate / ir_measures, {kind} ({which})",
-               t_ours / t_base, "<=1.2")  # fmt: skip
+        result(
+            f"ir_{kind}",
+            f"metaeval.ir.evaluate / ir_measures, {kind} ({which})",
+            t_ours / t_base,
+            "<=1.2",
+        )
     if args.synthetic:
-        result("ir_frames", "metaeval.ir.evaluate / ir_measures, synthetic DataFrames",
-               t_ours / t_direct, "<=1.2")  # fmt: skip
+        result(
+            "ir_frames",
+            "metaeval.ir.evaluate / ir_measures, synthetic DataFrames",
+            t_ours / t_direct,
+            "<=1.2",
+        )
 
 
 if __name__ == "__main__":

@@ -43,10 +43,16 @@ def make(systems: int, tasks: int, seed: int = 0) -> tuple[pd.DataFrame, dict[st
     names = np.array([f"s{j:03d}" for j in range(systems)])
     task_names = np.array([f"t{i:03d}" for i in range(tasks)])
     frames = [
-        pd.DataFrame({"task": np.repeat(task_names, systems), "system": np.tile(names, tasks),
-                      "metric": metric, "value": x.ravel()})
+        pd.DataFrame(
+            {
+                "task": np.repeat(task_names, systems),
+                "system": np.tile(names, tasks),
+                "metric": metric,
+                "value": x.ravel(),
+            }
+        )
         for metric, x in wide.items()
-    ]  # fmt: skip
+    ]
     return pd.concat(frames, ignore_index=True), wide
 
 
@@ -105,9 +111,11 @@ def main() -> None:
     timed_pairs = pairs[: args.bayes_pairs]
     start = time.perf_counter()
     probs = [
-        baycomp.SignedRankTest.probs(wide[m][:, 0], wide[m][:, j], rope=0.01, nsamples=args.samples, random_state=j)
+        baycomp.SignedRankTest.probs(
+            wide[m][:, 0], wide[m][:, j], rope=0.01, nsamples=args.samples, random_state=j
+        )
         for m, j in timed_pairs
-    ]  # fmt: skip
+    ]
     t_pair = (time.perf_counter() - start) / len(timed_pairs)
     t_ref = t_pair * len(pairs)
     probs_of = ["prob_worse", "prob_equivalent", "prob_better"]
@@ -116,19 +124,33 @@ def main() -> None:
         float(np.abs(np.array(p) - got.loc[(m, f"s{j:03d}")].to_numpy()).max())
         for (m, j), p in zip(timed_pairs, probs, strict=True)
     )
-    rows.append((f"Bayesian signed-rank, {len(pairs)} pairs", t_ours,
-                 f"baycomp ({t_pair:.2f} s/pair x {len(pairs)})", t_ref, worst))  # fmt: skip
+    rows.append(
+        (
+            f"Bayesian signed-rank, {len(pairs)} pairs",
+            t_ours,
+            f"baycomp ({t_pair:.2f} s/pair x {len(pairs)})",
+            t_ref,
+            worst,
+        )
+    )
 
     print(f"{'step':<38}{'metaeval':>10}  {'reference':<34}{'time':>9}{'ratio':>8}  max |diff|")
     for step, t1, name, t2, diff in rows:
         print(f"{step:<38}{t1:>9.2f}s  {name:<34}{t2:>8.2f}s{t2 / t1:>7.1f}x  {diff:.1e}")
-    for (step, t1, _, t2, _), name in zip(rows, ("nemenyi", "wilcoxon_holm", "bayes_signed_rank"),
-                                          strict=True):  # fmt: skip
-        result(f"many_systems_{name}", f"reference / metaeval, {step}, {k} systems x {n} tasks",
-               t2 / t1, ">=20")  # fmt: skip
+    for (step, t1, _, t2, _), name in zip(
+        rows, ("nemenyi", "wilcoxon_holm", "bayes_signed_rank"), strict=True
+    ):
+        result(
+            f"many_systems_{name}",
+            f"reference / metaeval, {step}, {k} systems x {n} tasks",
+            t2 / t1,
+            ">=20",
+        )
     se = 0.5 / np.sqrt(args.samples)
-    print(f"(Bayesian probabilities: Monte-Carlo error of each side up to {se:.4f}; "
-          "the other differences are floating point)")  # fmt: skip
+    print(
+        f"(Bayesian probabilities: Monte-Carlo error of each side up to {se:.4f}; "
+        "the other differences are floating point)"
+    )
 
 
 if __name__ == "__main__":

@@ -32,11 +32,16 @@ def make_effects(groups: int, k: int, seed: int = 0) -> pd.DataFrame:
     tau2 = rng.exponential(0.02, (groups, 1))
     v = np.exp(rng.uniform(np.log(0.001), np.log(0.1), (groups, k)))
     y = 0.1 + 0.05 * x + 0.1 * (domain == "web") + rng.normal(0, np.sqrt(tau2 + v))
-    return pd.DataFrame({
-        "treatment": np.repeat([f"system{g}" for g in range(groups)], k),
-        "task": np.tile([f"task{i}" for i in range(k)], groups),
-        "effect": y.ravel(), "variance": v.ravel(), "x": x.ravel(), "domain": domain.ravel(),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "treatment": np.repeat([f"system{g}" for g in range(groups)], k),
+            "task": np.tile([f"task{i}" for i in range(k)], groups),
+            "effect": y.ravel(),
+            "variance": v.ravel(),
+            "x": x.ravel(),
+            "domain": domain.ravel(),
+        }
+    )
 
 
 def best_of(func, repeat: int = 3) -> float:
@@ -76,26 +81,40 @@ def main() -> None:
                     pd.concat(
                         [part[["x"]], pd.get_dummies(part["domain"], dtype=float).iloc[:, 1:]],
                         axis=1,
-                    )  # fmt: skip
+                    )
                 )
                 sm.WLS(part["effect"], design, weights=1 / part["variance"]).fit().bse  # noqa: B018
 
         loop_wls = best_of(wls_loop, 1) / args.subset
     per_group = {"REML": t_reml / args.groups, "EE": t_ee / args.groups}
     print(f"{args.groups:,} groups x k = {args.k}, moderators {mods} (p = 4)")
-    print(f"metareg REML + knha, all groups at once : {t_reml:8.3f} s "
-          f"({1e6 * per_group['REML']:.1f} us per group)")  # fmt: skip
-    print(f"metareg EE, all groups at once          : {t_ee:8.3f} s "
-          f"({1e6 * per_group['EE']:.1f} us per group)")  # fmt: skip
-    print(f"metareg REML, one call per group        : {1e3 * loop_reml:8.3f} ms per group "
-          f"-> ratio {loop_reml / per_group['REML']:.0f}x")  # fmt: skip
-    print(f"statsmodels WLS (EE coefficients only)  : {1e3 * loop_wls:8.3f} ms per group "
-          f"-> ratio {loop_wls / per_group['EE']:.0f}x")  # fmt: skip
+    print(
+        f"metareg REML + knha, all groups at once : {t_reml:8.3f} s "
+        f"({1e6 * per_group['REML']:.1f} us per group)"
+    )
+    print(
+        f"metareg EE, all groups at once          : {t_ee:8.3f} s "
+        f"({1e6 * per_group['EE']:.1f} us per group)"
+    )
+    print(
+        f"metareg REML, one call per group        : {1e3 * loop_reml:8.3f} ms per group "
+        f"-> ratio {loop_reml / per_group['REML']:.0f}x"
+    )
+    print(
+        f"statsmodels WLS (EE coefficients only)  : {1e3 * loop_wls:8.3f} ms per group "
+        f"-> ratio {loop_wls / per_group['EE']:.0f}x"
+    )
     groups = f"{args.groups:,} groups of k = {args.k}"
-    result("metareg_reml", f"metareg(REML) once per group / all groups at once, {groups}",
-           loop_reml / per_group["REML"])  # fmt: skip
-    result("metareg_ee_wls", f"statsmodels WLS per group / metareg(EE) per group, {groups}",
-           loop_wls / per_group["EE"])  # fmt: skip
+    result(
+        "metareg_reml",
+        f"metareg(REML) once per group / all groups at once, {groups}",
+        loop_reml / per_group["REML"],
+    )
+    result(
+        "metareg_ee_wls",
+        f"statsmodels WLS per group / metareg(EE) per group, {groups}",
+        loop_wls / per_group["EE"],
+    )
 
 
 if __name__ == "__main__":

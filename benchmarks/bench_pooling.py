@@ -32,11 +32,14 @@ def make_effects(groups: int, k: int, seed: int = 0) -> pd.DataFrame:
     tau2 = rng.exponential(0.02, (groups, 1))
     v = np.exp(rng.uniform(np.log(0.001), np.log(0.1), (groups, k)))
     y = rng.normal(0.1, 0.1, (groups, 1)) + rng.normal(0, np.sqrt(tau2 + v))
-    return pd.DataFrame({
-        "treatment": np.repeat([f"system{g}" for g in range(groups)], k),
-        "task": np.tile([f"task{i}" for i in range(k)], groups),
-        "effect": y.ravel(), "variance": v.ravel(),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "treatment": np.repeat([f"system{g}" for g in range(groups)], k),
+            "task": np.tile([f"task{i}" for i in range(k)], groups),
+            "effect": y.ravel(),
+            "variance": v.ravel(),
+        }
+    )
 
 
 def statsmodels_loop(eff: pd.DataFrame, k: int, groups: int) -> tuple[float, float, float]:
@@ -89,9 +92,11 @@ def main() -> None:
         for label, kwargs in (
             ("REML + Knapp-Hartung", {"method": "REML", "ci": "knha"}),
             ("DL + z (as statsmodels)", {"method": "DL", "ci": "z"}),
-            ("REML + KH, profile-lik. tau2 CI", {"method": "REML", "ci": "knha",
-                                                "tau2_ci": "profile"}),
-        ):  # fmt: skip
+            (
+                "REML + KH, profile-lik. tau2 CI",
+                {"method": "REML", "ci": "knha", "tau2_ci": "profile"},
+            ),
+        ):
             best = np.inf
             for _ in range(3):  # best of three: the machine is shared
                 start = time.perf_counter()
@@ -120,12 +125,24 @@ def main() -> None:
         )
     print("target: >= 100x faster per group")
     groups = f"{args.groups:,} groups of k = {args.k}"
-    result("pooling_reml", f"statsmodels combine_effects per group / pool(REML, knha) per group, {groups}",
-           bare / reml, ">=100")  # fmt: skip
-    result("pooling_dl", f"statsmodels combine_effects per group / pool(DL) per group, {groups}",
-           bare / dl_time, ">=100")  # fmt: skip
-    result("pooling_user_loop", f"groupby loop + combine_effects().summary_frame() / pool(REML, "
-           f"knha) per group, {groups}", user / reml, ">=100")  # fmt: skip
+    result(
+        "pooling_reml",
+        f"statsmodels combine_effects per group / pool(REML, knha) per group, {groups}",
+        bare / reml,
+        ">=100",
+    )
+    result(
+        "pooling_dl",
+        f"statsmodels combine_effects per group / pool(DL) per group, {groups}",
+        bare / dl_time,
+        ">=100",
+    )
+    result(
+        "pooling_user_loop",
+        f"groupby loop + combine_effects().summary_frame() / pool(REML, knha) per group, {groups}",
+        user / reml,
+        ">=100",
+    )
     dl = metaeval.pool(eff.head(args.k * args.subset), method="DL")
     y = eff["effect"].to_numpy().reshape(args.groups, args.k)
     v = eff["variance"].to_numpy().reshape(args.groups, args.k)

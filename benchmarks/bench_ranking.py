@@ -111,31 +111,49 @@ def main() -> None:
         lambda: rank_intervals(board_scores, metric="ndcg", n_resamples=1000, seed=0), repeat=2
     )
     ranks_pooled, _ = timed(
-        lambda: rank_intervals(board_scores, metric="ndcg", n_resamples=1000, seed=0,
-                               by="pooled", control="sys0", effect="md"), repeat=2
-    )  # fmt: skip
+        lambda: rank_intervals(
+            board_scores,
+            metric="ndcg",
+            n_resamples=1000,
+            seed=0,
+            by="pooled",
+            control="sys0",
+            effect="md",
+        ),
+        repeat=2,
+    )
     print(f"baseline groupby-sum            {base * 1000:8.1f} ms")
     print(f"segment_scores (4 measures)     {vec / base:8.1f}x baseline")
-    print(f"per-segment loop (same result)  {loop_small / vec_small:8.1f}x slower than segment_scores "
-          f"(on {small['segment'].nunique():,} segments)")  # fmt: skip
+    print(
+        f"per-segment loop (same result)  {loop_small / vec_small:8.1f}x slower than segment_scores "
+        f"(on {small['segment'].nunique():,} segments)"
+    )
     print(f"leaderboard borda               {borda / base:8.1f}x baseline")
     print(f"leaderboard kemeny (exact, {args.systems} systems) {kemeny / base:5.1f}x baseline")
     print(f"rank_intervals by mean          {ranks_mean / base:8.1f}x baseline")
     print(f"rank_intervals by pooled        {ranks_pooled / base:8.1f}x baseline")
     print(board.head(3).to_string(index=False))
-    result("ranking_segments", f"per-segment loop / segment_scores, {small['segment'].nunique():,} segments",
-           loop_small / vec_small)  # fmt: skip
+    result(
+        "ranking_segments",
+        f"per-segment loop / segment_scores, {small['segment'].nunique():,} segments",
+        loop_small / vec_small,
+    )
     result(
         "ranking_borda",
         f"leaderboard(borda) / groupby sum, {len(judgments):,} judgments",
         borda / base,
     )
     n_ndcg = int((board_scores["metric"] == "ndcg").sum())
-    result("ranking_intervals", f"rank_intervals(mean, B=1000) / groupby sum, {n_ndcg:,} scores",
-           ranks_mean / base)  # fmt: skip
-    result("ranking_intervals_pooled",
-           f"rank_intervals(pooled md, B=1000) / groupby sum, {n_ndcg:,} scores",
-           ranks_pooled / base)  # fmt: skip
+    result(
+        "ranking_intervals",
+        f"rank_intervals(mean, B=1000) / groupby sum, {n_ndcg:,} scores",
+        ranks_mean / base,
+    )
+    result(
+        "ranking_intervals_pooled",
+        f"rank_intervals(pooled md, B=1000) / groupby sum, {n_ndcg:,} scores",
+        ranks_pooled / base,
+    )
 
 
 if __name__ == "__main__":

@@ -125,13 +125,15 @@ def task_table(index: int, queries: int, systems: int, metrics: int) -> pa.Table
         return pa.array(names, type=pa.string()).take(pa.array(codes.astype(np.int32)))
 
     width = len(str(queries - 1))
-    return pa.table({
-        "task": strings(np.zeros(value.size, dtype=np.int32), [f"task{index:04d}"]),
-        "query": strings(q, [f"q{i:0{width}d}" for i in range(queries)]),
-        "system": strings(s, [f"s{i}" for i in range(systems)]),
-        "metric": strings(m, [f"m{i}" for i in range(metrics)]),
-        "value": pa.array(value[order]),
-    })  # fmt: skip
+    return pa.table(
+        {
+            "task": strings(np.zeros(value.size, dtype=np.int32), [f"task{index:04d}"]),
+            "query": strings(q, [f"q{i:0{width}d}" for i in range(queries)]),
+            "system": strings(s, [f"s{i}" for i in range(systems)]),
+            "metric": strings(m, [f"m{i}" for i in range(metrics)]),
+            "value": pa.array(value[order]),
+        }
+    )
 
 
 def ensure_data(root: Path, tasks: int, systems: int, metrics: int, queries: int) -> Path:
@@ -447,36 +449,69 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--tasks", type=int, default=100)
     parser.add_argument("--systems", type=int, default=10)
     parser.add_argument("--metrics", type=int, default=1)
-    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "metaeval-bench-scale",
-                        help="where the Parquet data are written and reused (default: %(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "metaeval-bench-scale",
+        help="where the Parquet data are written and reused (default: %(default)s)",
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--memory-limit", default="4GiB", help="per worker (default: %(default)s)")
-    parser.add_argument("--repeat", type=int, default=2,
-                        help="best of N at every size but the largest of several (default: 2)")  # fmt: skip
-    parser.add_argument("--repeat-largest", type=int, default=1,
-                        help="best of N at the largest of several sizes (default: 1)")  # fmt: skip
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=2,
+        help="best of N at every size but the largest of several (default: 2)",
+    )
+    parser.add_argument(
+        "--repeat-largest",
+        type=int,
+        default=1,
+        help="best of N at the largest of several sizes (default: 1)",
+    )
     parser.add_argument("--resamples", type=int, default=10_000, help="of the randomization test")
     parser.add_argument("--skip-resampling", action="store_true", help="skip (d)")
-    parser.add_argument("--in-memory", action="store_true",
-                        help="also time the pandas path in one process, where it fits")  # fmt: skip
-    parser.add_argument("--check", action="store_true",
-                        help="compare the dask results with in memory at the smallest size")  # fmt: skip
+    parser.add_argument(
+        "--in-memory",
+        action="store_true",
+        help="also time the pandas path in one process, where it fits",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="compare the dask results with in memory at the smallest size",
+    )
     parser.add_argument("--in-memory-child", help=argparse.SUPPRESS)
     parser.add_argument("--check-dir", help=argparse.SUPPRESS)
     # the DuckDB section (issue 31): one node, no cluster
-    parser.add_argument("--engine", choices=("dask", "duckdb"), default="dask",
-                        help="dask (the cluster above) or duckdb (one node; see main_duckdb)")  # fmt: skip
+    parser.add_argument(
+        "--engine",
+        choices=("dask", "duckdb"),
+        default="dask",
+        help="dask (the cluster above) or duckdb (one node; see main_duckdb)",
+    )
     parser.add_argument("--threads", type=int, default=2, help="DuckDB's threads (default: 2)")
-    parser.add_argument("--duckdb-memory", default="1.5GB",
-                        help="DuckDB's memory_limit (default: %(default)s)")  # fmt: skip
-    parser.add_argument("--duckdb-temp", type=Path,
-                        default=Path(tempfile.gettempdir()) / "metaeval-bench-duckdb-spill",
-                        help="DuckDB's temp_directory, where it spills (default: %(default)s)")  # fmt: skip
-    parser.add_argument("--floor-memory", default="8GB",
-                        help="DuckDB's memory_limit for the floor where it fails at "
-                             "--duckdb-memory (default: %(default)s)")  # fmt: skip
-    parser.add_argument("--step-timeout", type=float, default=3600,
-                        help="seconds a DuckDB step may take (default: %(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--duckdb-memory", default="1.5GB", help="DuckDB's memory_limit (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--duckdb-temp",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "metaeval-bench-duckdb-spill",
+        help="DuckDB's temp_directory, where it spills (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--floor-memory",
+        default="8GB",
+        help="DuckDB's memory_limit for the floor where it fails at "
+        "--duckdb-memory (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--step-timeout",
+        type=float,
+        default=3600,
+        help="seconds a DuckDB step may take (default: %(default)s)",
+    )
     parser.add_argument("--duckdb-child", help=argparse.SUPPRESS)
     parser.add_argument("--duckdb-step", help=argparse.SUPPRESS)
     return parser.parse_args()
@@ -486,8 +521,14 @@ def main() -> None:
     args = parse_args()
     resamples = None if args.skip_resampling else args.resamples
     if args.duckdb_child:
-        duckdb_child(args.duckdb_child, args.duckdb_step, args.repeat, args.threads,
-                     args.duckdb_memory, str(args.duckdb_temp))  # fmt: skip
+        duckdb_child(
+            args.duckdb_child,
+            args.duckdb_step,
+            args.repeat,
+            args.threads,
+            args.duckdb_memory,
+            str(args.duckdb_temp),
+        )
         return
     if args.engine == "duckdb":
         main_duckdb(args)
@@ -517,13 +558,18 @@ def main() -> None:
         f"queries per task = {', '.join(f'{r:,}' for r in sizes)} rows"
     )
     print("data:")
-    folders = {rows: ensure_data(args.dir, args.tasks, args.systems, args.metrics, shapes[rows])
-               for rows in sizes}  # fmt: skip
+    folders = {
+        rows: ensure_data(args.dir, args.tasks, args.systems, args.metrics, shapes[rows])
+        for rows in sizes
+    }
 
     cluster = distributed.LocalCluster(
-        n_workers=args.workers, threads_per_worker=1, processes=True,
-        memory_limit=args.memory_limit, dashboard_address=None,
-    )  # fmt: skip
+        n_workers=args.workers,
+        threads_per_worker=1,
+        processes=True,
+        memory_limit=args.memory_limit,
+        dashboard_address=None,
+    )
     client = distributed.Client(cluster)
     sampler = RssSampler(0.1)
     print(
@@ -599,8 +645,12 @@ def main() -> None:
             for key, (_, fn) in plan.items():
                 steps[key] = run_step(client, sampler, fn, steps.get(key))
         for key, (label, _) in plan.items():
-            print_step(label, steps[key], steps["a"].seconds if key != "a" else None,
-                       steps["a1"].seconds if key not in ("a", "a1") else None)  # fmt: skip
+            print_step(
+                label,
+                steps[key],
+                steps["a"].seconds if key != "a" else None,
+                steps["a1"].seconds if key not in ("a", "a1") else None,
+            )
 
         checking = args.check and rows == sizes[0]
         if args.in_memory or checking:
@@ -694,27 +744,47 @@ def summary(
         return "n/a " if ok is None else ("PASS" if ok else "MISS")
 
     print("\ntargets")
-    ratios = [results[r]["b"].seconds / results[r]["a"].seconds for r in sizes
-              if results[r]["b"].seconds and results[r]["a"].seconds]  # fmt: skip
+    ratios = [
+        results[r]["b"].seconds / results[r]["a"].seconds
+        for r in sizes
+        if results[r]["b"].seconds and results[r]["a"].seconds
+    ]
     ok = max(ratios) <= 1.5 if len(ratios) == len(sizes) else False
     worst = f"worst {max(ratios):.2f}x" if ratios else "not measured"
     print(f"  {mark(ok)}  (b) <= 1.5x (a) at every size: {worst}")
     shown = ", ".join(f"{r:.0e}" for r in sizes)
-    result("scale_effects", f"dask effects+pool / dask groupby sum, worst of {shown} rows",
-           max(ratios) if len(ratios) == len(sizes) else float("nan"), "<=1.5")  # fmt: skip
-    as_written = [results[r]["b"].seconds / results[r]["a0"].seconds for r in sizes
-                  if results[r]["b"].seconds and results[r]["a0"].seconds]  # fmt: skip
+    result(
+        "scale_effects",
+        f"dask effects+pool / dask groupby sum, worst of {shown} rows",
+        max(ratios) if len(ratios) == len(sizes) else float("nan"),
+        "<=1.5",
+    )
+    as_written = [
+        results[r]["b"].seconds / results[r]["a0"].seconds
+        for r in sizes
+        if results[r]["b"].seconds and results[r]["a0"].seconds
+    ]
     if as_written:
-        print(f"  {mark(max(as_written) <= 1.5)}  (b) <= 1.5x (a0), the issue's floor as written "
-              f"(dask's default split_out): worst {max(as_written):.2f}x")  # fmt: skip
-    to_pairing = [results[r]["b"].seconds / results[r]["a1"].seconds for r in sizes
-                  if results[r]["b"].seconds and results[r]["a1"].seconds]  # fmt: skip
+        print(
+            f"  {mark(max(as_written) <= 1.5)}  (b) <= 1.5x (a0), the issue's floor as written "
+            f"(dask's default split_out): worst {max(as_written):.2f}x"
+        )
+    to_pairing = [
+        results[r]["b"].seconds / results[r]["a1"].seconds
+        for r in sizes
+        if results[r]["b"].seconds and results[r]["a1"].seconds
+    ]
     if to_pairing:
-        print(f"  {mark(max(to_pairing) <= 1.5)}  (b) <= 1.5x (a1), the read-and-factorize floor "
-              f"(issue 31): worst {max(to_pairing):.2f}x")  # fmt: skip
-    result("scale_effects_pairing",
-           f"dask effects+pool / read + factorize the four keys, worst of {shown} rows",
-           max(to_pairing) if len(to_pairing) == len(sizes) else float("nan"), "<=1.5")  # fmt: skip
+        print(
+            f"  {mark(max(to_pairing) <= 1.5)}  (b) <= 1.5x (a1), the read-and-factorize floor "
+            f"(issue 31): worst {max(to_pairing):.2f}x"
+        )
+    result(
+        "scale_effects_pairing",
+        f"dask effects+pool / read + factorize the four keys, worst of {shown} rows",
+        max(to_pairing) if len(to_pairing) == len(sizes) else float("nan"),
+        "<=1.5",
+    )
 
     at = 10**8 if 10**8 in results else None
     rows = at or large
@@ -744,8 +814,12 @@ def summary(
     t0, t1 = results[lo]["b"].seconds, results[hi]["b"].seconds
     if hi > lo and t0 and t1:
         print(f"  {mark(t1 / t0 <= target)}  {name}: {t1 / t0:.2f}")
-        result("scale_linear", f"time of effects+pool at {hi:.0e} / at {lo:.0e} rows", t1 / t0,
-               f"<={target:.3g}")  # fmt: skip
+        result(
+            "scale_linear",
+            f"time of effects+pool at {hi:.0e} / at {lo:.0e} rows",
+            t1 / t0,
+            f"<={target:.3g}",
+        )
     else:
         print(f"  {mark(None)}  {name}: needs two sizes")
 
@@ -758,8 +832,9 @@ SPILL_LIMIT = "20GB"
 """What the DuckDB section times, each in a fresh process (its peak RSS is its own)."""
 
 
-def duckdb_child(folder: str, step: str, repeat: int, threads: int, memory_limit: str,
-                 temp: str) -> None:  # fmt: skip
+def duckdb_child(
+    folder: str, step: str, repeat: int, threads: int, memory_limit: str, temp: str
+) -> None:
     """Runs in a fresh process: one step over the Parquet files through DuckDB (on its
     default connection, which ``read_scores(engine="duckdb")`` uses), timed best of
     ``repeat``, with the process's peak RSS; one JSON line."""
@@ -775,8 +850,10 @@ def duckdb_child(folder: str, step: str, repeat: int, threads: int, memory_limit
     files = f"read_parquet('{pattern}')"
 
     def floor() -> Any:  # DuckDB's own four-key aggregation, consumed in the engine
-        sql = (f"SELECT count(*), sum(s) FROM (SELECT task, metric, system, query, "
-               f"sum(value) AS s FROM {files} GROUP BY ALL)")  # fmt: skip
+        sql = (
+            f"SELECT count(*), sum(s) FROM (SELECT task, metric, system, query, "
+            f"sum(value) AS s FROM {files} GROUP BY ALL)"
+        )
         return duckdb.sql(sql).fetchall()
 
     def relation(files: Any = pattern) -> Any:
@@ -808,23 +885,38 @@ def duckdb_child(folder: str, step: str, repeat: int, threads: int, memory_limit
     print(json.dumps(report))
 
 
-def run_duckdb_step(folder: Path, step: str, args: argparse.Namespace,
-                    memory: str | None = None) -> dict[str, Any]:  # fmt: skip
+def run_duckdb_step(
+    folder: Path, step: str, args: argparse.Namespace, memory: str | None = None
+) -> dict[str, Any]:
     """One step in a fresh process (``memory``: DuckDB's memory_limit, if not the usual).
     The floor, which DuckDB cannot always spill (an OutOfMemoryException at 1e8 rows and
     1.5GB), is run again with ``--floor-memory`` when it fails, and says so."""
     memory = memory or args.duckdb_memory
-    command = [sys.executable, __file__, "--duckdb-child", str(folder), "--duckdb-step", step,
-               "--repeat", str(args.repeat), "--threads", str(args.threads),
-               "--duckdb-memory", memory, "--duckdb-temp", str(args.duckdb_temp)]  # fmt: skip
+    command = [
+        sys.executable,
+        __file__,
+        "--duckdb-child",
+        str(folder),
+        "--duckdb-step",
+        step,
+        "--repeat",
+        str(args.repeat),
+        "--threads",
+        str(args.threads),
+        "--duckdb-memory",
+        memory,
+        "--duckdb-temp",
+        str(args.duckdb_temp),
+    ]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=args.step_timeout)
     except subprocess.TimeoutExpired:
         return {"failed": f"not done in {args.step_timeout} s"}
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines() or ["?"]
-        error = next((line for line in lines if "Error" in line or "Exception" in line),
-                     lines[-1])[:160]  # fmt: skip
+        error = next((line for line in lines if "Error" in line or "Exception" in line), lines[-1])[
+            :160
+        ]
         if step == "floor" and memory != args.floor_memory:
             out = run_duckdb_step(folder, step, args, args.floor_memory)
             return {**out, "note": f"memory_limit={args.floor_memory} ({memory}: {error})"}
@@ -850,8 +942,10 @@ def main_duckdb(args: argparse.Namespace) -> None:
     )
     print(f"scores: {args.tasks} tasks x {args.systems} systems x {args.metrics} metrics")
     print("data:")
-    folders = {rows: ensure_data(args.dir, args.tasks, args.systems, args.metrics, shapes[rows])
-               for rows in sizes}  # fmt: skip
+    folders = {
+        rows: ensure_data(args.dir, args.tasks, args.systems, args.metrics, shapes[rows])
+        for rows in sizes
+    }
     args.duckdb_temp.mkdir(parents=True, exist_ok=True)
     steps = [s for s in DUCKDB_STEPS if s != "pandas_check"]
     results: dict[int, dict[str, dict[str, Any]]] = {}
@@ -859,8 +953,10 @@ def main_duckdb(args: argparse.Namespace) -> None:
         folder = folders[rows]
         for file in folder.glob("*.parquet"):  # into the page cache: the floor runs first, not cold
             file.read_bytes()
-        print(f"\n{rows:,} rows, best of {args.repeat} rounds (each step in a fresh process, "
-              "the steps taking turns):")  # fmt: skip
+        print(
+            f"\n{rows:,} rows, best of {args.repeat} rounds (each step in a fresh process, "
+            "the steps taking turns):"
+        )
         results[rows] = {}
         for round_ in range(args.repeat):
             for step in steps:
@@ -874,17 +970,23 @@ def main_duckdb(args: argparse.Namespace) -> None:
                 if "failed" in out:
                     print(f"  round {round_ + 1} {step:<12} {out['failed']}")
                     continue
-                print(f"  round {round_ + 1} {step:<12} {out['seconds']:8.2f} s (cpu "
-                      f"{out['cpu']:7.2f} s)   peak RSS {out['rss_peak'] / GB:.2f} GB   "
-                      f"({out['rows_out']:,} rows back) {out.get('note', '')}")  # fmt: skip
+                print(
+                    f"  round {round_ + 1} {step:<12} {out['seconds']:8.2f} s (cpu "
+                    f"{out['cpu']:7.2f} s)   peak RSS {out['rss_peak'] / GB:.2f} GB   "
+                    f"({out['rows_out']:,} rows back) {out.get('note', '')}"
+                )
         if args.check and rows == sizes[0]:
             out = run_duckdb_step(folder, "pandas_check", args)
             print(f"  check effects(s0) vs pandas: {out.get('check', out.get('failed'))}")
 
-    print("\nsummary (times in s; ratios to DuckDB's four-key aggregation; peak RSS of the "
-          "processes of metaeval's steps and of the floor's, GB)")  # fmt: skip
-    print(f"{'rows':>14} {'floor':>8} {'effects+pool':>18} {'all pairs':>18} {'compare t':>18} "
-          f"{'means':>18} {'peak RSS':>9} {'(floor)':>8}")  # fmt: skip
+    print(
+        "\nsummary (times in s; ratios to DuckDB's four-key aggregation; peak RSS of the "
+        "processes of metaeval's steps and of the floor's, GB)"
+    )
+    print(
+        f"{'rows':>14} {'floor':>8} {'effects+pool':>18} {'all pairs':>18} {'compare t':>18} "
+        f"{'means':>18} {'peak RSS':>9} {'(floor)':>8}"
+    )
 
     def cell(out: dict[str, Any], floor: float | None, key: str) -> str:
         if key not in out:
@@ -897,9 +999,11 @@ def main_duckdb(args: argparse.Namespace) -> None:
             res = results[rows]
             floor = res["floor"].get(key)
             peak = max(o.get("rss_peak", 0) for s, o in res.items() if s != "floor")
-            print(f"{rows:>14,} {floor if floor else float('nan'):8.2f} "
-                  + " ".join(cell(res[s], floor, key) for s in steps[1:])
-                  + f" {peak / GB:9.2f} {res['floor'].get('rss_peak', 0) / GB:8.2f}")  # fmt: skip
+            print(
+                f"{rows:>14,} {floor if floor else float('nan'):8.2f} "
+                + " ".join(cell(res[s], floor, key) for s in steps[1:])
+                + f" {peak / GB:9.2f} {res['floor'].get('rss_peak', 0) / GB:8.2f}"
+            )
     print("\ntargets (issue 31)")
     at = 3 * 10**7 if 3 * 10**7 in results else sizes[0]
     res = results[at]

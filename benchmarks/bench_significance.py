@@ -35,13 +35,15 @@ def make_scores(systems: int, tasks: int, queries: int, seed: int = 0) -> pd.Dat
     difficulty = rng.uniform(0.2, 0.8, (tasks, 1, queries))
     skill = rng.normal(0, 0.02, (tasks, systems, 1))
     value = np.clip(difficulty + skill + rng.normal(0, 0.1, t.shape), 0, 1)
-    return pd.DataFrame({
-        "task": pd.Categorical.from_codes(t.ravel(), [f"task{i}" for i in range(tasks)]),
-        "query": pd.Categorical.from_codes(q.ravel(), [f"q{i}" for i in range(queries)]),
-        "system": pd.Categorical.from_codes(s.ravel(), [f"system{i}" for i in range(systems)]),
-        "metric": "nDCG@10",
-        "value": value.ravel(),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "task": pd.Categorical.from_codes(t.ravel(), [f"task{i}" for i in range(tasks)]),
+            "query": pd.Categorical.from_codes(q.ravel(), [f"q{i}" for i in range(queries)]),
+            "system": pd.Categorical.from_codes(s.ravel(), [f"system{i}" for i in range(systems)]),
+            "metric": "nDCG@10",
+            "value": value.ravel(),
+        }
+    )
 
 
 def main() -> None:
@@ -51,8 +53,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=5000)
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--pairs", type=int, default=3, help="pairs timed with ranx and scipy")
-    parser.add_argument("--adjust", action="store_true",
-                        help="also time adjust='holm' and adjust='maxt' (max-T) and stop")  # fmt: skip
+    parser.add_argument(
+        "--adjust",
+        action="store_true",
+        help="also time adjust='holm' and adjust='maxt' (max-T) and stop",
+    )
     parser.add_argument("--repeat", type=int, default=1, help="timed runs; the fastest is shown")
     parser.add_argument(
         "--no-scipy", action="store_true", help="skip scipy (11 s or more per pair)"
@@ -61,8 +66,11 @@ def main() -> None:
     from scipy import stats
     from threadpoolctl import threadpool_info
 
-    blas = [f"{i['internal_api']} {i['version']} {i['architecture']}, {i['num_threads']} threads"
-            for i in threadpool_info() if i["user_api"] == "blas"]  # fmt: skip
+    blas = [
+        f"{i['internal_api']} {i['version']} {i['architecture']}, {i['num_threads']} threads"
+        for i in threadpool_info()
+        if i["user_api"] == "blas"
+    ]
     print(f"metaeval from {metaeval.__file__}; BLAS: {'; '.join(blas)}")
 
     scores = make_scores(args.systems, args.tasks, args.queries)
@@ -78,14 +86,23 @@ def main() -> None:
         runs = []
         for _ in range(args.repeat):
             start = time.perf_counter()
-            res = metaeval.compare(scores, control="system0", test="randomization", adjust=adjust,
-                                   n_resamples=args.resamples, seed=1, progress=False)  # fmt: skip
+            res = metaeval.compare(
+                scores,
+                control="system0",
+                test="randomization",
+                adjust=adjust,
+                n_resamples=args.resamples,
+                seed=1,
+                progress=False,
+            )
             runs.append(time.perf_counter() - start)
         timings[adjust] = min(runs)
         ours = timings[adjust] / tests
         label = "" if adjust is None else f", adjust={adjust!r}"
-        print(f"metaeval.compare, all pair-tests at once{label}: {ours * tests:8.2f} s  "
-              f"{ours * 1e3:9.3f} ms/test")  # fmt: skip
+        print(
+            f"metaeval.compare, all pair-tests at once{label}: {ours * tests:8.2f} s  "
+            f"{ours * 1e3:9.3f} ms/test"
+        )
     if args.adjust:  # max-T: the same sign flips, the max over the pairs of each task
         print(f"maxt / holm: {timings['maxt'] / timings['holm']:.2f}x")
         return
@@ -114,10 +131,16 @@ def main() -> None:
     if not args.no_scipy:
         start = time.perf_counter()
         scipy_p = [
-            stats.permutation_test((x, control), lambda a, b, axis: np.mean(a - b, axis=axis), vectorized=True,
-                                   permutation_type="samples", n_resamples=args.resamples, random_state=0).pvalue
+            stats.permutation_test(
+                (x, control),
+                lambda a, b, axis: np.mean(a - b, axis=axis),
+                vectorized=True,
+                permutation_type="samples",
+                n_resamples=args.resamples,
+                random_state=0,
+            ).pvalue
             for x in pairs
-        ]  # fmt: skip
+        ]
         t_scipy = (time.perf_counter() - start) / len(pairs)
         print(
             f"scipy permutation_test (vectorized):     {t_scipy * tests:8.1f} s  {t_scipy * 1e3:9.1f} ms/test"
@@ -136,9 +159,13 @@ def main() -> None:
         None if ranx_p is None else np.round(ranx_p, 4),
     )
 
-    result("significance", f"ranx fisher_randomization_test / compare(test=randomization) per "
-           f"test, {tests} tests of {args.resamples:,} resamples on {args.queries:,} queries",
-           t_ranx / ours, ">=100")  # fmt: skip
+    result(
+        "significance",
+        f"ranx fisher_randomization_test / compare(test=randomization) per "
+        f"test, {tests} tests of {args.resamples:,} resamples on {args.queries:,} queries",
+        t_ranx / ours,
+        ">=100",
+    )
 
 
 if __name__ == "__main__":

@@ -34,19 +34,35 @@ HERE = Path(__file__).resolve().parent
 BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "bench_effects": (["--queries", "500", "--repeat", "2"], []),
     "bench_pooling": (["--groups", "10000", "--subset", "200"], []),
-    "bench_significance": (["--tasks", "5", "--pairs", "1", "--no-scipy", "--repeat", "2"],
-                           ["--repeat", "3"]),
-    "bench_ir": (["--repeat", "9"],
-                 ["--repeat", "15", "--synthetic", "--collections", "trec-covid", "tripclick",
-                  "nfcorpus", "dbpedia-entity", "antique", "trec_podcast"]),
+    "bench_significance": (
+        ["--tasks", "5", "--pairs", "1", "--no-scipy", "--repeat", "2"],
+        ["--repeat", "3"],
+    ),
+    "bench_ir": (
+        ["--repeat", "9"],
+        [
+            "--repeat",
+            "15",
+            "--synthetic",
+            "--collections",
+            "trec-covid",
+            "tripclick",
+            "nfcorpus",
+            "dbpedia-entity",
+            "antique",
+            "trec_podcast",
+        ],
+    ),
     "bench_ranking": (["--segments", "500"], []),
-    "bench_many_systems": (["--systems", "20", "--tasks", "50", "--samples", "5000",
-                            "--bayes-pairs", "1"], []),
+    "bench_many_systems": (
+        ["--systems", "20", "--tasks", "50", "--samples", "5000", "--bayes-pairs", "1"],
+        [],
+    ),
     "bench_metareg": (["--groups", "2000", "--subset", "100"], []),
     "bench_bayes": (["--groups", "200", "--subset", "10"], []),
     "bench_scale": (["--rows", "1e6", "3e6", "--repeat", "1", "--skip-resampling"], []),
     "bench_import": (["--rounds", "5"], []),
-}  # fmt: skip
+}
 
 
 def parse_results(output: str) -> list[dict[str, str]]:
@@ -127,8 +143,15 @@ def main() -> int:
             rows.append((name, "failed: " + " / ".join(tail)[:100], "-", "-", "FAIL"))
             continue
         for r in results:
-            rows.append((name, r.get("what", r["name"]), r["ratio"], r["target"],
-                         verdict(r["ratio"], r["target"])))  # fmt: skip
+            rows.append(
+                (
+                    name,
+                    r.get("what", r["name"]),
+                    r["ratio"],
+                    r["target"],
+                    verdict(r["ratio"], r["target"]),
+                )
+            )
     print()
     print(table(rows))
     return 1 if failed else 0

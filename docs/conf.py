@@ -147,7 +147,7 @@ EXTERNAL_MODULES = {
 EXCEPTIONS = {
     "ValueError", "TypeError", "KeyError", "AttributeError", "OSError", "Exception",
     "Warning", "UserWarning", "FutureWarning", "RuntimeWarning", "DeprecationWarning",
-}  # fmt: skip
+}
 TYPES = {"str", "int", "float", "bool", "dict", "list", "tuple", "set"}
 STDLIB = {"pathlib", "typing", "json", "warnings", "collections", "os", "io", "functools"}
 

@@ -45,11 +45,14 @@ def in_engine(df: pd.DataFrame, engine: str) -> Any:
         _CONNECTIONS.append(duckdb.connect())
         relation = _CONNECTIONS[-1].from_arrow(pa.Table.from_pandas(df, preserve_index=False))
         if categories:
-            relation = relation.project(", ".join(
-                f'CAST("{c}" AS ENUM({", ".join(_quoted(v) for v in categories[c])})) AS "{c}"'
-                if c in categories else f'"{c}"'
-                for c in map(str, df.columns)
-            ))  # fmt: skip
+            relation = relation.project(
+                ", ".join(
+                    f'CAST("{c}" AS ENUM({", ".join(_quoted(v) for v in categories[c])})) AS "{c}"'
+                    if c in categories
+                    else f'"{c}"'
+                    for c in map(str, df.columns)
+                )
+            )
         return relation
     raise ValueError(engine)
 

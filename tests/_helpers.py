@@ -88,8 +88,18 @@ def make_scores(
 
 
 #: single faults a scores table can have, injected by :func:`inject`
-FAULTS = ["nan", "inf", "duplicate", "float_query", "mixed_system", "missing_column",
-          "duplicated_column", "empty", "output_column", "text_value"]  # fmt: skip
+FAULTS = [
+    "nan",
+    "inf",
+    "duplicate",
+    "float_query",
+    "mixed_system",
+    "missing_column",
+    "duplicated_column",
+    "empty",
+    "output_column",
+    "text_value",
+]
 
 
 def inject(table: pd.DataFrame, fault: str, i: int) -> tuple[pd.DataFrame, str]:
@@ -138,8 +148,9 @@ def public_names(module_name: str) -> list[str]:
 def run_fresh(code: str) -> str:
     """Run ``code`` in a fresh interpreter (what ``import metaeval`` loads, hooks that fire
     on a later import) and return its standard output; its stderr is the failure message."""
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=False, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -148,14 +159,31 @@ def latex_number_heights(tex: str, folder: Path) -> list[float]:
     """The heights (pt) of the numbers with three decimals in the PDF that pdflatex makes
     of ``tex`` (an article with booktabs and graphicx), as pdftotext -bbox measures them:
     about 10 at the text size, less where a table was scaled down to the line."""
-    doc = "\n".join([r"\documentclass{article}", r"\usepackage{booktabs,graphicx}",
-                     r"\begin{document}", tex, r"\end{document}"])  # fmt: skip
+    doc = "\n".join(
+        [
+            r"\documentclass{article}",
+            r"\usepackage{booktabs,graphicx}",
+            r"\begin{document}",
+            tex,
+            r"\end{document}",
+        ]
+    )
     (folder / "doc.tex").write_text(doc, encoding="utf-8")
-    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
-                         cwd=folder, capture_output=True, text=True, timeout=120)  # fmt: skip
+    run = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout[-2000:]
-    box = subprocess.run(["pdftotext", "-bbox", "doc.pdf", "-"], cwd=folder,
-                         capture_output=True, text=True, timeout=60).stdout  # fmt: skip
+    box = subprocess.run(
+        ["pdftotext", "-bbox", "doc.pdf", "-"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
     words = re.findall(r'yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">(-?\d\.\d{3})<', box)
     assert len(words) >= 6, box[:2000]
     return [float(y1) - float(y0) for y0, y1, _ in words]

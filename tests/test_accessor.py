@@ -95,11 +95,18 @@ def _real(kind: str):
 
 
 # what each kind is called in the accessor's and the report's messages
-WORDS = {"scores": "a scores table", "effects": "an effects table", "pooled": "a pooled table",
-         "compare": "a compare() table", "tukey": "a tukey() table",
-         "analysis": "an analyze() table", "posthoc": "a posthoc() table",
-         "bayes": "a bayes_signed_rank() table", "metareg": "a metareg() table",
-         "friedman": "a friedman() table"}  # fmt: skip
+WORDS = {
+    "scores": "a scores table",
+    "effects": "an effects table",
+    "pooled": "a pooled table",
+    "compare": "a compare() table",
+    "tukey": "a tukey() table",
+    "analysis": "an analyze() table",
+    "posthoc": "a posthoc() table",
+    "bayes": "a bayes_signed_rank() table",
+    "metareg": "a metareg() table",
+    "friedman": "a friedman() table",
+}
 WRITTEN = ("effects", "pooled", "compare", "analysis")  # what to_latex() writes
 
 
@@ -170,8 +177,15 @@ def test_the_dask_accessor_has_the_per_task_methods_with_their_functions_face(sc
     from metaeval.scale import DaskMetaAccessor
 
     marked = {name for name, entry in ACCESSOR_METHODS.items() if entry.per_task}
-    assert marked == {"sufficient_statistics", "effects", "analyze", "compare", "anova",
-                      "tukey", "means"}  # what the dask path computes  # fmt: skip
+    assert marked == {
+        "sufficient_statistics",
+        "effects",
+        "analyze",
+        "compare",
+        "anova",
+        "tukey",
+        "means",
+    }  # what the dask path computes
     public = {n for n in dir(DaskMetaAccessor) if not n.startswith("_")}
     assert public == marked | {"validate"}
     meta = dd.from_pandas(scores, npartitions=2).meta
@@ -179,8 +193,9 @@ def test_the_dask_accessor_has_the_per_task_methods_with_their_functions_face(sc
     for name in sorted(marked):
         func = _function(ACCESSOR_METHODS[name].function)
         bound = getattr(meta, name)
-        expected = [p for p in list(inspect.signature(func).parameters.values())[1:]
-                    if p.name != "progress"]  # fmt: skip
+        expected = [
+            p for p in list(inspect.signature(func).parameters.values())[1:] if p.name != "progress"
+        ]
         assert list(inspect.signature(bound).parameters.values()) == expected, name
         assert (
             inspect.signature(bound).return_annotation == inspect.signature(func).return_annotation

@@ -13,8 +13,12 @@ SCRIPTS = sorted(p.stem for p in BENCHMARKS.glob("bench_*.py"))
 
 
 def test_run_all_lists_every_benchmark_script():
-    done = subprocess.run([sys.executable, str(BENCHMARKS / "run_all.py"), "--list"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "run_all.py"), "--list"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     listed = sorted(line.split()[0] for line in done.stdout.splitlines() if line.strip())
     assert SCRIPTS and listed == SCRIPTS
 

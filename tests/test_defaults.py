@@ -26,9 +26,15 @@ def _default(func, name):
 
 @pytest.mark.parametrize(
     "func",
-    [metaeval.pool, metaeval.weights, metaeval.leave_one_out, metaeval.influence,
-     metaeval.analyze, forest],
-)  # fmt: skip
+    [
+        metaeval.pool,
+        metaeval.weights,
+        metaeval.leave_one_out,
+        metaeval.influence,
+        metaeval.analyze,
+        forest,
+    ],
+)
 def test_every_pooling_function_defaults_to_reml_with_knapp_hartung(func):
     assert _default(func, "method") == "REML" == _options.DEFAULT_POOL_METHOD
     assert _default(func, "ci") is None  # Knapp–Hartung, z for the common-effect model
@@ -97,15 +103,51 @@ def test_result_tables_put_the_answer_first(scores):
     keys = ["metric", "treatment", "control", "task", "effect_type"]
     assert list(eff.columns[:9]) == [*keys, "effect", "ci_low", "ci_high", "p_value"]
     pooled = eff.meta.pool(adjust="holm")
-    first = ["k", "k_total", "effect", "ci_low", "ci_high", "p_value", "p_adjusted", "pi_low",
-             "pi_high", "prob_gain", "tau2", "i2"]  # fmt: skip
+    first = [
+        "k",
+        "k_total",
+        "effect",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "p_adjusted",
+        "pi_low",
+        "pi_high",
+        "prob_gain",
+        "tau2",
+        "i2",
+    ]
     assert list(pooled.columns) == [
-        "effect_type", "metric", "treatment", "control", *first,
-        "method", "test", "se", "statistic", "df", "tau", "tau2_low", "tau2_high", "i2_low",
-        "i2_high", "h2", "q", "q_df", "q_p_value",
-    ]  # fmt: skip
+        "effect_type",
+        "metric",
+        "treatment",
+        "control",
+        *first,
+        "method",
+        "test",
+        "se",
+        "statistic",
+        "df",
+        "tau",
+        "tau2_low",
+        "tau2_high",
+        "i2_low",
+        "i2_high",
+        "h2",
+        "q",
+        "q_df",
+        "q_p_value",
+    ]
     compared = scores.meta.compare("ctrl", adjust="holm")
     assert list(compared.columns[:10]) == [
-        "metric", "treatment", "control", "task", "diff", "ci_low", "ci_high", "p_value",
-        "p_adjusted", "effect_size",
-    ]  # fmt: skip
+        "metric",
+        "treatment",
+        "control",
+        "task",
+        "diff",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "p_adjusted",
+        "effect_size",
+    ]

@@ -54,7 +54,12 @@ def test_every_python_block_runs(page, tmp_path):
         pytest.skip(f"Ranger's example data are not beside this checkout ({ranger})")
     env = {**os.environ, "MPLBACKEND": "Agg", "RANGER_DATA": str(ranger)}
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-        timeout=600, check=False,
-    )  # fmt: skip
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, f"{page.name}:\n{done.stderr[-3000:]}"

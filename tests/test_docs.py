@@ -28,11 +28,21 @@ REFERENCES = ROOT / "docs" / "user_guide" / "formulas.md"
 
 # The namespaces a user is told about (docs/api/index.rst), each with its public names.
 PUBLIC_MODULES = (
-    "metaeval", "metaeval.io", "metaeval.ir", "metaeval.ranking", "metaeval.classification",
-    "metaeval.plot", "metaeval.report", "metaeval.datasets", "metaeval.schema",
-    "metaeval.paired", "metaeval.pooling", "metaeval.measures", "metaeval_cli",
+    "metaeval",
+    "metaeval.io",
+    "metaeval.ir",
+    "metaeval.ranking",
+    "metaeval.classification",
+    "metaeval.plot",
+    "metaeval.report",
+    "metaeval.datasets",
+    "metaeval.schema",
+    "metaeval.paired",
+    "metaeval.pooling",
+    "metaeval.measures",
+    "metaeval_cli",
     "metaeval.errors",
-)  # fmt: skip
+)
 
 
 def public_api() -> dict[str, object]:

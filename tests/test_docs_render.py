@@ -120,17 +120,27 @@ window.addEventListener("load", () => setTimeout(() => {
 """.replace("%(scale)s", str(MIN_IMAGE_SCALE))
 
 FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--hide-scrollbars", "--force-device-scale-factor=1",
-]  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--force-device-scale-factor=1",
+]
 
 
 def _chromium(*args: str, width: int, profile: str) -> str:
     done = subprocess.run(
         [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},1000", *args],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
@@ -142,8 +152,13 @@ def _report(page: Path, width: int, profile: str) -> dict:
     probe = page.with_name(f".render-probe-{page.name}")
     probe.write_text(html.replace("</body>", PROBE + "</body>", 1), encoding="utf-8")
     try:
-        dom = _chromium("--virtual-time-budget=10000", "--dump-dom", probe.as_uri(), width=width,
-                        profile=profile)  # fmt: skip
+        dom = _chromium(
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            probe.as_uri(),
+            width=width,
+            profile=profile,
+        )
     finally:
         probe.unlink()
     found = re.search(r'<pre id="render-report">(.*?)</pre>', dom, re.S)

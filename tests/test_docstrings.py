@@ -89,8 +89,19 @@ def test_the_public_api_is_enumerated():
     # power: planning (issue 28)
     assert len(methods) == 33, sorted(methods)
     names = {f.__name__ for f in functions.values()}
-    assert {"effects", "pool", "analyze", "read_run", "forest", "evaluate", "to_latex", "friedman",
-            "posthoc", "bayes_signed_rank", "critical_difference"} <= names  # fmt: skip
+    assert {
+        "effects",
+        "pool",
+        "analyze",
+        "read_run",
+        "forest",
+        "evaluate",
+        "to_latex",
+        "friedman",
+        "posthoc",
+        "bayes_signed_rank",
+        "critical_difference",
+    } <= names
     assert all(name.startswith(("metaeval.", "metaeval_cli.")) for name in functions)
 
 

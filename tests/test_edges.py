@@ -45,7 +45,7 @@ def pair(x, y, *, task="t", metric="m", queries=None) -> pd.DataFrame:
                     "metric": metric,
                     "value": np.asarray(v, dtype=float),
                 }
-            )  # fmt: skip
+            )
             for s, v in (("a", x), ("b", y))
         ],
         ignore_index=True,
@@ -170,9 +170,12 @@ def test_bootstrap_p_value_does_not_depend_on_the_scale():
 
 def test_influence_rstudent_does_not_depend_on_the_scale():
     eff = pd.DataFrame(
-        {"task": list("abcde"), "effect": [0.1, 0.3, 0.2, 0.6, 0.25],
-         "variance": [0.01, 0.02, 0.015, 0.01, 0.02]}
-    )  # fmt: skip
+        {
+            "task": list("abcde"),
+            "effect": [0.1, 0.3, 0.2, 0.6, 0.25],
+            "variance": [0.01, 0.02, 0.015, 0.01, 0.02],
+        }
+    )
     base = eff.meta.influence(method="REML")
     for c in (1e-14, 1e10):
         scaled = eff.assign(effect=c * eff["effect"], variance=c**2 * eff["variance"])
@@ -425,14 +428,23 @@ def test_names_cannot_run_commands_under_shell_escape(rng, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert code == 0
     doc = "\n".join(
-        [r"\documentclass{article}", r"\usepackage{booktabs,graphicx}", r"\begin{document}",
-         tex_file.read_text(), printed, r"\end{document}"]
-    )  # fmt: skip
+        [
+            r"\documentclass{article}",
+            r"\usepackage{booktabs,graphicx}",
+            r"\begin{document}",
+            tex_file.read_text(),
+            printed,
+            r"\end{document}",
+        ]
+    )
     (tmp_path / "doc.tex").write_text(doc)
     run = subprocess.run(
         ["pdflatex", "-shell-escape", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout[-2000:]
     assert not (tmp_path / "PWNED").exists()
 

@@ -75,11 +75,18 @@ def number_formats(source: str) -> list[tuple[int, str]]:
 
 def test_the_scan_finds_number_formats():
     bad = [
-        'f"{x:.3f}"', 'f"p = {p:.{digits}f}"', 'f"{v:g}"', 'f"{c:.1%}"', 'f"{d:+.3g}"',
-        'format(x, ".2e")', '"%.2f" % x', '"{:.1f}".format(x)',
-        'df.to_string(float_format="%.3f")', 'df.to_string(float_format=lambda v: f"{v:.2f}")',
-        'styler.format(precision=2)',
-    ]  # fmt: skip
+        'f"{x:.3f}"',
+        'f"p = {p:.{digits}f}"',
+        'f"{v:g}"',
+        'f"{c:.1%}"',
+        'f"{d:+.3g}"',
+        'format(x, ".2e")',
+        '"%.2f" % x',
+        '"{:.1f}".format(x)',
+        'df.to_string(float_format="%.3f")',
+        'df.to_string(float_format=lambda v: f"{v:.2f}")',
+        "styler.format(precision=2)",
+    ]
     for code in bad:
         assert number_formats(code), code
     good = [

@@ -195,11 +195,19 @@ def moments(x: np.ndarray, y: np.ndarray, a: Fraction, b: Fraction) -> dict[str,
     vd = vx + vy - 2 * cov
     ssx, ssy = sum((u - a) ** 2 for u in fx), sum((v - b) ** 2 for v in fy)
     size = abs(a) + abs(b) + fraction_sqrt(ssx / n) + fraction_sqrt(ssy / n)
-    out = {"n": Fraction(n), "mx": mx, "my": my, "vx": vx, "vy": vy, "cov": cov, "vd": vd,
-           "zero_x": vx * (n - 1) <= Fraction(ZERO_TOL) * ssx,
-           "zero_y": vy * (n - 1) <= Fraction(ZERO_TOL) * ssy,
-           "zero_d": vd * (n - 1) <= Fraction(ZERO_TOL) * (ssx + ssy),
-           "zero_diff": abs(mx - my) <= Fraction(ZERO_DIFF) * size}  # fmt: skip
+    out = {
+        "n": Fraction(n),
+        "mx": mx,
+        "my": my,
+        "vx": vx,
+        "vy": vy,
+        "cov": cov,
+        "vd": vd,
+        "zero_x": vx * (n - 1) <= Fraction(ZERO_TOL) * ssx,
+        "zero_y": vy * (n - 1) <= Fraction(ZERO_TOL) * ssy,
+        "zero_d": vd * (n - 1) <= Fraction(ZERO_TOL) * (ssx + ssy),
+        "zero_diff": abs(mx - my) <= Fraction(ZERO_DIFF) * size,
+    }
     if mx > 0 and my > 0:
         rel = vx / mx**2 + vy / my**2 - 2 * cov / (mx * my)
         out["zero_rel"] = rel * (n - 1) <= Fraction(ZERO_TOL) * (ssx / mx**2 + ssy / my**2)
@@ -441,8 +449,9 @@ def effect_tables(draw: Any) -> pd.DataFrame:
     scale = draw(st.sampled_from([1.0, 1e-6, 1e6]))
     if draw(st.booleans()) and k > 1:  # a missing effect is left out with a warning
         y[draw(st.integers(0, k - 1))] = np.nan
-    return pd.DataFrame({"task": [f"t{i}" for i in range(k)], "effect": scale * y,
-                         "variance": scale**2 * v})  # fmt: skip
+    return pd.DataFrame(
+        {"task": [f"t{i}" for i in range(k)], "effect": scale * y, "variance": scale**2 * v}
+    )
 
 
 def exact_pool(y: np.ndarray, v: np.ndarray, method: str, ci: str) -> dict[str, float]:
@@ -464,8 +473,14 @@ def exact_pool(y: np.ndarray, v: np.ndarray, method: str, ci: str) -> dict[str, 
     crit = stats.t.isf(0.025, k - 1) if ci == "knha" else stats.norm.isf(0.025)
     # documented: Knapp–Hartung's s² = 0 (every effect equal to μ̂) gives NaN, not se = 0
     se = float(var) ** 0.5 if var > 0 else float("nan")
-    return {"effect": float(mu), "se": se, "tau2": float(tau2), "q": float(q),
-            "ci_low": float(mu) - crit * se, "ci_high": float(mu) + crit * se}  # fmt: skip
+    return {
+        "effect": float(mu),
+        "se": se,
+        "tau2": float(tau2),
+        "q": float(q),
+        "ci_low": float(mu) - crit * se,
+        "ci_high": float(mu) + crit * se,
+    }
 
 
 def restricted_loglik(tau2: float, y: np.ndarray, v: np.ndarray) -> float:
@@ -565,9 +580,11 @@ def test_every_injected_fault_is_a_typed_error_naming_it(table, fault, i):
     TABLES["faults"] += 1
     bad, word = inject(table, fault, i)
     before = bad.copy(deep=True)
-    calls = {"effects": lambda d: metaeval.effects(d, control=None),
-             "compare": lambda d: metaeval.compare(d, control=None),
-             "validate": metaeval.validate_scores}  # fmt: skip
+    calls = {
+        "effects": lambda d: metaeval.effects(d, control=None),
+        "compare": lambda d: metaeval.compare(d, control=None),
+        "validate": metaeval.validate_scores,
+    }
     for call, func in calls.items():
         if fault == "output_column" and call != "effects":
             continue  # extra columns are allowed where nothing is written next to them
@@ -609,10 +626,14 @@ def results(
 # each example runs two effect types and two tests on three tables and a rescaled one (about
 # 1.5 s): half the profile's examples keep the suite's time (the long profile still fuzzes)
 @settings(FUZZ, max_examples=max(1, settings.default.max_examples // 2))
-@given(score_tables(), st.randoms(use_true_random=False), st.sampled_from(KEY_DTYPES),
-       st.sampled_from([2.0**-30, 2.0**30, 1e-12, 1e9, 2.0**-1000, 2.0**1000, 1e-300, 1e300]),
-       st.sampled_from(EFFECTS),
-       st.sampled_from(["t", "wilcoxon", "sign", "randomization", "bootstrap"]))  # fmt: skip
+@given(
+    score_tables(),
+    st.randoms(use_true_random=False),
+    st.sampled_from(KEY_DTYPES),
+    st.sampled_from([2.0**-30, 2.0**30, 1e-12, 1e9, 2.0**-1000, 2.0**1000, 1e-300, 1e300]),
+    st.sampled_from(EFFECTS),
+    st.sampled_from(["t", "wilcoxon", "sign", "randomization", "bootstrap"]),
+)
 @pytest.mark.slow
 def test_row_order_key_dtype_and_scale_change_nothing(table, random, dtype, factor, kind, test):
     TABLES["invariants"] += 1
@@ -625,9 +646,13 @@ def test_row_order_key_dtype_and_scale_change_nothing(table, random, dtype, fact
     for other in (results(shuffled, calls), results(retyped, calls)):
         for name, frame in base.items():
             pd.testing.assert_frame_equal(
-                other[name].reset_index(drop=True), frame.reset_index(drop=True),
-                check_exact=False, rtol=1e-12, check_dtype=False, check_categorical=False,
-            )  # fmt: skip
+                other[name].reset_index(drop=True),
+                frame.reset_index(drop=True),
+                check_exact=False,
+                rtol=1e-12,
+                check_dtype=False,
+                check_categorical=False,
+            )
     exact = np.log2(factor).is_integer()
     with np.errstate(over="ignore", under="ignore"):  # overflowing tables are assumed away
         values = factor * table["value"].to_numpy()

@@ -105,15 +105,31 @@ CASES = {
     "check_resamples": lambda: check_resamples(np.float64(2.5)),
     "resolve_seed": lambda: resolve_seed(np.float64(3.5)),
     "means(ci='wilson') of a 0.5": lambda: metaeval.means(
-        _numeric().assign(value=lambda d: d["value"].where(d.index != 3, 0.5)), ci="wilson"),
+        _numeric().assign(value=lambda d: d["value"].where(d.index != 3, 0.5)), ci="wilson"
+    ),
     "compare(test='mcnemar') of a 0.5": lambda: metaeval.compare(
-        _numeric().assign(value=lambda d: d["value"].where(d.index != 3, 0.5)).astype(
-            {"task": str, "query": str, "system": str, "metric": str}), "10", test="mcnemar"),
-    "to_latex of two effect types": lambda: metaeval.report.to_latex(pd.DataFrame({
-        "task": ["a", "b"], "treatment": "n", "control": "o", "effect_type": [1.5, 2.5],
-        "effect": [0.1, 0.2], "variance": [0.01, 0.01], "ci_low": [0.0, 0.0],
-        "ci_high": [0.2, 0.4], "p_value": [0.3, 0.3]})),
-}  # fmt: skip
+        _numeric()
+        .assign(value=lambda d: d["value"].where(d.index != 3, 0.5))
+        .astype({"task": str, "query": str, "system": str, "metric": str}),
+        "10",
+        test="mcnemar",
+    ),
+    "to_latex of two effect types": lambda: metaeval.report.to_latex(
+        pd.DataFrame(
+            {
+                "task": ["a", "b"],
+                "treatment": "n",
+                "control": "o",
+                "effect_type": [1.5, 2.5],
+                "effect": [0.1, 0.2],
+                "variance": [0.01, 0.01],
+                "ci_low": [0.0, 0.0],
+                "ci_high": [0.2, 0.4],
+                "p_value": [0.3, 0.3],
+            }
+        )
+    ),
+}
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -128,10 +144,10 @@ def test_a_one_epoch_task_is_not_said_to_be_averaged_over_replicates():
     rows = [
         ("one", f"q{q}", s, "acc", "e1", v) for q in range(4) for s, v in (("a", 1.0), ("b", 0.5))
     ]
-    rows += [("three", f"q{q}", s, "acc", f"e{e}", 1.0) for q in range(4) for s in "ab"
-             for e in range(3)]  # fmt: skip
-    scores = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "replicate",
-                                         "value"])  # fmt: skip
+    rows += [
+        ("three", f"q{q}", s, "acc", f"e{e}", 1.0) for q in range(4) for s in "ab" for e in range(3)
+    ]
+    scores = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "replicate", "value"])
     text = _message(lambda: metaeval.means(scores, ci="wilson"))
     assert "0.5 at task='one'" in text and "averaged over" not in text, text
     # a mean of three epochs that is not 0 or 1 is said to be one

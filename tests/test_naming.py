@@ -41,12 +41,23 @@ def bad_p_names(columns) -> list[str]:
 @pytest.mark.parametrize(
     ("name", "bad"),
     [
-        ("p_value", False), ("q_p_value", False), ("q_between_p_value", False),
-        ("p_adjusted", False), ("prob_gain", False), ("pi_low", False), ("k", False),
-        ("p", True), ("p_gain", True), ("shapiro_p", True), ("f_pvalue", True),
-        ("homogeneity_p", True), ("p_better", True), ("pvalue", True), ("P_value", True),
+        ("p_value", False),
+        ("q_p_value", False),
+        ("q_between_p_value", False),
+        ("p_adjusted", False),
+        ("prob_gain", False),
+        ("pi_low", False),
+        ("k", False),
+        ("p", True),
+        ("p_gain", True),
+        ("shapiro_p", True),
+        ("f_pvalue", True),
+        ("homogeneity_p", True),
+        ("p_better", True),
+        ("pvalue", True),
+        ("P_value", True),
     ],
-)  # fmt: skip
+)
 def test_the_rule_tells_good_from_bad_names(name, bad):
     assert bool(bad_p_names([name])) is bad
 
@@ -135,9 +146,27 @@ def outputs() -> dict[str, pd.DataFrame]:
 
 
 def test_the_outputs_cover_the_public_functions(outputs):
-    wanted = {"effects", "pool", "compare", "tukey", "anova", "analyze", "metareg", "friedman",
-              "posthoc", "bayes_signed_rank", "leaderboard", "rank_intervals", "rank_report.summary",
-              "rank_report.ranks", "influence", "weights", "means", "gosh", "baujat"}  # fmt: skip
+    wanted = {
+        "effects",
+        "pool",
+        "compare",
+        "tukey",
+        "anova",
+        "analyze",
+        "metareg",
+        "friedman",
+        "posthoc",
+        "bayes_signed_rank",
+        "leaderboard",
+        "rank_intervals",
+        "rank_report.summary",
+        "rank_report.ranks",
+        "influence",
+        "weights",
+        "means",
+        "gosh",
+        "baujat",
+    }
     assert wanted <= set(outputs)
     assert all(isinstance(t, pd.DataFrame) and len(t.columns) for t in outputs.values())
     # the check sees p-values: most outputs have one

@@ -28,10 +28,21 @@ import metaeval
 from metaeval import io as mio
 from metaeval._results import Result
 
-MODULES = ["metaeval", "metaeval.schema", "metaeval.io", "metaeval.measures", "metaeval.ir",
-           "metaeval.paired", "metaeval.pooling", "metaeval.ranking", "metaeval.datasets",
-           "metaeval.classification", "metaeval.plot", "metaeval.report",
-           "metaeval.design"]  # fmt: skip
+MODULES = [
+    "metaeval",
+    "metaeval.schema",
+    "metaeval.io",
+    "metaeval.measures",
+    "metaeval.ir",
+    "metaeval.paired",
+    "metaeval.pooling",
+    "metaeval.ranking",
+    "metaeval.datasets",
+    "metaeval.classification",
+    "metaeval.plot",
+    "metaeval.report",
+    "metaeval.design",
+]
 
 CONTROL = "logistic_regression"
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -43,24 +54,41 @@ NOT_TABLES = {
     "fisher_z_variance": "a number or an array",
     "measure_name": "a measure's name",
     "to_ranx": "a ranx Qrels or Run",
-    "write_scores": "None (writes a file)", "write_qrels": "None (writes a file)",
-    "write_run": "None (writes a file)", "write_jsonl": "None (writes a file)",
-    "jsonl_to_trec": "None (writes files)", "trec_to_jsonl": "None (writes files)",
+    "write_scores": "None (writes a file)",
+    "write_qrels": "None (writes a file)",
+    "write_run": "None (writes a file)",
+    "write_jsonl": "None (writes a file)",
+    "jsonl_to_trec": "None (writes files)",
+    "trec_to_jsonl": "None (writes files)",
     "read_per_sample": "an array of per-sample values",
     "correlation": "a namedtuple-like result of a correlation",
-    "kendall_tau": "a named tuple of numbers", "ndcg": "a number",
-    "err": "a number", "reciprocal_rank": "a number", "best_human_rank": "a number",
-    "best_predicted_vs_human": "a number", "normalize_ranks": "an array of ranks",
-    "forest": "a figure", "pairwise": "a figure", "critical_difference": "a figure",
-    "bubble": "a figure", "gosh_plot": "a figure", "baujat_plot": "a figure",
-    "simplex": "a figure", "power_curves": "a figure", "rank_plot": "a figure", "save": "None (writes a figure)",
+    "kendall_tau": "a named tuple of numbers",
+    "ndcg": "a number",
+    "err": "a number",
+    "reciprocal_rank": "a number",
+    "best_human_rank": "a number",
+    "best_predicted_vs_human": "a number",
+    "normalize_ranks": "an array of ranks",
+    "forest": "a figure",
+    "pairwise": "a figure",
+    "critical_difference": "a figure",
+    "bubble": "a figure",
+    "gosh_plot": "a figure",
+    "baujat_plot": "a figure",
+    "simplex": "a figure",
+    "power_curves": "a figure",
+    "rank_plot": "a figure",
+    "save": "None (writes a figure)",
     "ir_columns": "a mapping of text columns for forest()",
-    "to_latex": "a string", "to_html": "a string", "escape": "a string",
-    "escape_latex": "a string", "style": "a pandas Styler of a table checked here",
+    "to_latex": "a string",
+    "to_html": "a string",
+    "escape": "a string",
+    "escape_latex": "a string",
+    "style": "a pandas Styler of a table checked here",
     "cliques": "a list of cliques",
     "recorded_design": "the replicate design a table records, a string or None",
     "effect_sizes": "a Dataset of effects and a dict of DataArrays (effects() tabulates them)",
-}  # fmt: skip
+}
 
 
 def _public_functions() -> dict[str, Callable[..., Any]]:
@@ -89,18 +117,32 @@ def effects(scores) -> pd.DataFrame:
 
 
 def _qrels_and_run(tmp: Path) -> tuple[Path, Path]:
-    qrels = pd.DataFrame({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["d1", "d2", "d1", "d3"],
-                          "relevance": [1, 0, 2, 1]})  # fmt: skip
-    run = pd.DataFrame({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["d1", "d2", "d3", "d1"],
-                        "score": [2.0, 1.0, 0.5, 0.25]})  # fmt: skip
+    qrels = pd.DataFrame(
+        {
+            "query_id": ["q1", "q1", "q2", "q2"],
+            "doc_id": ["d1", "d2", "d1", "d3"],
+            "relevance": [1, 0, 2, 1],
+        }
+    )
+    run = pd.DataFrame(
+        {
+            "query_id": ["q1", "q1", "q2", "q2"],
+            "doc_id": ["d1", "d2", "d3", "d1"],
+            "score": [2.0, 1.0, 0.5, 0.25],
+        }
+    )
     mio.write_qrels(qrels, tmp / "qrels.txt")
     mio.write_run(run, tmp / "bm25.txt")
     return tmp / "qrels.txt", tmp / "bm25.txt"
 
 
 def _ranger(tmp: Path) -> Path:
-    for (system, task), values in {("bert", "rte"): "101", ("bert", "mrpc"): "110",
-                                   ("roberta", "rte"): "111", ("roberta", "mrpc"): "110"}.items():  # fmt: skip
+    for (system, task), values in {
+        ("bert", "rte"): "101",
+        ("bert", "mrpc"): "110",
+        ("roberta", "rte"): "111",
+        ("roberta", "mrpc"): "110",
+    }.items():
         (tmp / f"{system}_{task}.txt").write_text("\n".join(values))
     (tmp / "config.yaml").write_text(
         "eval_metrics:\n  bert: {rte: bert_rte.txt, mrpc: bert_mrpc.txt}\n"
@@ -139,8 +181,12 @@ def _inspect(tmp: Path) -> Path:
         return solve
 
     samples = [Sample(input="q", target=t, id=i) for i, t in enumerate(["a", "b"])]
-    eval(Task(dataset=samples, solver=answer(), scorer=match(), name="t"), model="mockllm/model",
-         log_dir=str(tmp / "inspect"), display="none")  # fmt: skip
+    eval(
+        Task(dataset=samples, solver=answer(), scorer=match(), name="t"),
+        model="mockllm/model",
+        log_dir=str(tmp / "inspect"),
+        display="none",
+    )
     return tmp / "inspect"
 
 
@@ -149,22 +195,38 @@ def _cases(scores: pd.DataFrame, effects: pd.DataFrame, tmp: Path) -> dict[str, 
     qrels, run = _qrels_and_run(tmp)
     acc = effects.query("metric == 'accuracy'")
     (tmp / "per_query.csv").write_text("query_id,ap,rr\nq1,0.5,1\nq2,0.25,0.5\n")
-    pd.DataFrame({"name": ["BM25", "BM25"], "qid": ["1", "2"], "measure": ["map", "map"],
-                  "value": [0.5, 0.1]}).to_csv(tmp / "pt.csv", index=False)  # fmt: skip
+    pd.DataFrame(
+        {
+            "name": ["BM25", "BM25"],
+            "qid": ["1", "2"],
+            "measure": ["map", "map"],
+            "value": [0.5, 0.1],
+        }
+    ).to_csv(tmp / "pt.csv", index=False)
     mio.write_scores(scores.head(20), tmp / "scores.csv")
     mio.trec_to_jsonl(qrels, tmp / "elinor.jsonl", rel_type="true")
-    wide = scores.query("metric == 'accuracy'").pivot(
-        index=["task", "query"], columns="system", values="value").reset_index()  # fmt: skip
+    wide = (
+        scores.query("metric == 'accuracy'")
+        .pivot(index=["task", "query"], columns="system", values="value")
+        .reset_index()
+    )
     replicated = pd.concat([scores.assign(replicate=r) for r in (0, 1)], ignore_index=True)
     labels = np.array([0, 1, 1, 0, 1, 0, 1, 1])
     predictions = np.array([0, 1, 0, 0, 1, 1, 1, 1])
-    judgments = pd.DataFrame({"task": "wmt", "segment": ["s1"] * 6, "system": ["a"] * 3 + ["b"] * 3,
-                              "item": ["x", "y", "z"] * 2, "human_rank": [1, 2, 3] * 2,
-                              "predicted_rank": [1, 2, 3, 3, 2, 1]})  # fmt: skip
+    judgments = pd.DataFrame(
+        {
+            "task": "wmt",
+            "segment": ["s1"] * 6,
+            "system": ["a"] * 3 + ["b"] * 3,
+            "item": ["x", "y", "z"] * 2,
+            "human_rank": [1, 2, 3] * 2,
+            "predicted_rank": [1, 2, 3, 3, 2, 1],
+        }
+    )
     accuracy = scores.query("metric == 'accuracy'")
     stats = metaeval.sufficient_statistics(scores, CONTROL)
     keys = ["task", "query", "system", "metric"]
-    return {  # fmt: skip
+    return {
         # core and io
         "load_example": metaeval.load_example,
         "load_demsar": lambda: metaeval.datasets.load_demsar(),
@@ -257,9 +319,17 @@ def _predictions() -> pd.DataFrame:
         label = rng.integers(0, 2, 40)
         for system, error in [("old", 0.3), ("new", 0.2)]:
             wrong = rng.random(40) < error
-            frames.append(pd.DataFrame({"task": task, "query": range(40), "system": system,
-                                        "prediction": np.where(wrong, 1 - label, label),
-                                        "label": label}))  # fmt: skip
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "task": task,
+                        "query": range(40),
+                        "system": system,
+                        "prediction": np.where(wrong, 1 - label, label),
+                        "label": label,
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -267,8 +337,11 @@ def _tables(out: Any) -> list[tuple[str, Any]]:
     """The tables of an output: itself, a Result's ``table`` and its other table parts, a
     report's tables."""
     if isinstance(out, Result):
-        return [(f".{f.name}", getattr(out, f.name)) for f in dataclasses.fields(out)
-                if isinstance(getattr(out, f.name), pd.DataFrame | pd.Series)]  # fmt: skip
+        return [
+            (f".{f.name}", getattr(out, f.name))
+            for f in dataclasses.fields(out)
+            if isinstance(getattr(out, f.name), pd.DataFrame | pd.Series)
+        ]
     if isinstance(out, pd.DataFrame | pd.Series | xr.Dataset):
         return [("", out)]
     found = []

@@ -20,10 +20,20 @@ import pytest
 import metaeval
 from metaeval import _options as vocabulary
 
-STAGES = ["metaeval", "metaeval.io", "metaeval.measures", "metaeval.paired",
-          "metaeval.pooling", "metaeval.ranking", "metaeval.plot", "metaeval.report",
-          "metaeval.schema", "metaeval.datasets", "metaeval.classification",
-          "metaeval.design"]  # fmt: skip
+STAGES = [
+    "metaeval",
+    "metaeval.io",
+    "metaeval.measures",
+    "metaeval.paired",
+    "metaeval.pooling",
+    "metaeval.ranking",
+    "metaeval.plot",
+    "metaeval.report",
+    "metaeval.schema",
+    "metaeval.datasets",
+    "metaeval.classification",
+    "metaeval.design",
+]
 BOGUS = "bogus_value"
 
 
@@ -87,8 +97,13 @@ def _first_argument(func: typing.Callable[..., typing.Any]) -> tuple[list, dict]
 def test_every_literal_option_is_found():
     """The search itself: the options named in the issue are among those tested."""
     names = {(qual.rsplit(".", 1)[-1], param) for qual, _, param in OPTIONS}
-    assert {("pool", "method"), ("effects", "effect"), ("compare", "test"),
-            ("leaderboard", "pool_method"), ("to_latex", "show")} <= names  # fmt: skip
+    assert {
+        ("pool", "method"),
+        ("effects", "effect"),
+        ("compare", "test"),
+        ("leaderboard", "pool_method"),
+        ("to_latex", "show"),
+    } <= names
     assert len(OPTIONS) >= 30
     assert len(ACCESSOR_OPTIONS) >= 25  # defined below, at import
 
@@ -121,8 +136,11 @@ def _accessor_options() -> list[tuple[str, str, typing.Callable[..., typing.Any]
 ACCESSOR_OPTIONS = _accessor_options()
 
 
-@pytest.mark.parametrize(("method", "param", "func", "qual"), ACCESSOR_OPTIONS,
-                         ids=[f"meta.{m}-{p}" for m, p, _, _ in ACCESSOR_OPTIONS])  # fmt: skip
+@pytest.mark.parametrize(
+    ("method", "param", "func", "qual"),
+    ACCESSOR_OPTIONS,
+    ids=[f"meta.{m}-{p}" for m, p, _, _ in ACCESSOR_OPTIONS],
+)
 def test_a_bogus_option_of_an_accessor_method_is_an_option_error_naming_it(
     method, param, func, qual
 ):

@@ -25,9 +25,12 @@ distributed = pytest.importorskip("distributed")
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-    ) as cluster, distributed.Client(cluster) as c:  # fmt: skip
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
         yield c
 
 
@@ -44,8 +47,9 @@ def _split(df: pd.DataFrame, rng: np.random.Generator, parts: int):
 def _by_task(df: pd.DataFrame):
     """One partition per task, as one Parquet file per task reads."""
     tasks = sorted(df["task"].unique())
-    return dd.from_map(lambda t: df[df["task"] == t].reset_index(drop=True), tasks,
-                       meta=df.iloc[:0])  # fmt: skip
+    return dd.from_map(
+        lambda t: df[df["task"] == t].reset_index(drop=True), tasks, meta=df.iloc[:0]
+    )
 
 
 def _caught(func, *args, **kwargs):
@@ -130,8 +134,9 @@ def test_bad_input_gets_the_in_memory_errors(client, rng):
     with pytest.raises(SchemaError, match="missing values"):
         _split(nan, rng, 3).meta.effects("ctrl")
     twice = pd.concat([scores, scores.iloc[[0]]], ignore_index=True)
-    chunks = dd.from_map(lambda c: c, [scores, scores.iloc[[0]].reset_index(drop=True)],
-                         meta=scores.iloc[:0])  # the same key in two partitions  # fmt: skip
+    chunks = dd.from_map(
+        lambda c: c, [scores, scores.iloc[[0]].reset_index(drop=True)], meta=scores.iloc[:0]
+    )  # the same key in two partitions
     with pytest.raises(SchemaError, match="share their"):
         twice.meta.effects("ctrl")
     with pytest.raises(SchemaError, match="share their"):
@@ -152,8 +157,11 @@ def test_effects_read_every_partition_once(client, rng, tmp_path):
     scores = make_scores(rng)
     tasks = sorted(scores["task"].unique())
     log = tmp_path / "reads.txt"
-    by_task = dd.from_map(lambda t: _logged(log, scores[scores["task"] == t].reset_index(drop=True)),
-                          tasks, meta=scores.iloc[:0])  # fmt: skip
+    by_task = dd.from_map(
+        lambda t: _logged(log, scores[scores["task"] == t].reset_index(drop=True)),
+        tasks,
+        meta=scores.iloc[:0],
+    )
     got = by_task.meta.effects("ctrl")
     pd.testing.assert_frame_equal(got, scores.meta.effects("ctrl"), check_exact=True)
     assert sorted(log.read_text().split()) == tasks
@@ -170,8 +178,13 @@ def test_control_lists_get_the_in_memory_errors(client, rng):
     same one first, though the whole table's systems are known only after the pass."""
     scores = make_scores(rng, systems=("ctrl", "a", "b", "c"))
     scores = scores[(scores["system"] != "c") | (scores["task"] == "t4")]  # c on one task only
-    for control, treatment in ((["a", "nope", "a"], None), (["ctrl", "ctrl"], None), ([], None),
-                               ("ctrl", ["c", "zz"]), (["c", "a"], ["c", "c"])):  # fmt: skip
+    for control, treatment in (
+        (["a", "nope", "a"], None),
+        (["ctrl", "ctrl"], None),
+        ([], None),
+        ("ctrl", ["c", "zz"]),
+        (["c", "a"], ["c", "c"]),
+    ):
         want, want_w = _outcome(scores.meta.effects, control, treatment=treatment)
         got, got_w = _outcome(_by_task(scores).meta.effects, control, treatment=treatment)
         assert got == want and got_w == want_w
@@ -206,16 +219,32 @@ PER_TASK_CALLS = [
     ("compare", {"control": "ctrl"}),
     ("compare", {"control": None, "test": "wilcoxon", "adjust": "holm"}),
     ("compare", {"control": ["c", "ctrl"], "treatment": ["b", "a"], "test": "sign"}),
-    ("compare", {"control": "ctrl", "test": "randomization", "n_resamples": 300, "seed": 7,
-                 "alternative": "greater"}),
+    (
+        "compare",
+        {
+            "control": "ctrl",
+            "test": "randomization",
+            "n_resamples": 300,
+            "seed": 7,
+            "alternative": "greater",
+        },
+    ),
     ("compare", {"control": "a", "test": "bootstrap", "n_resamples": 300, "seed": 7}),
-    ("compare", {"control": ["ctrl", "a"], "test": "randomization", "n_resamples": 300,
-                 "seed": 7, "adjust": "maxt"}),
+    (
+        "compare",
+        {
+            "control": ["ctrl", "a"],
+            "test": "randomization",
+            "n_resamples": 300,
+            "seed": 7,
+            "adjust": "maxt",
+        },
+    ),
     ("anova", {}),
     ("means", {"alpha": 0.1}),
     ("tukey", {}),
     ("tukey", {"randomized": True, "n_resamples": 200, "seed": 3}),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("seed", range(2))
@@ -237,8 +266,9 @@ def test_tests_and_tables_equal_the_in_memory_ones(client, seed):
 def test_a_seedless_resampling_test_reports_the_seed_it_drew(client, rng):
     scores = make_scores(rng)
     got = _by_task(scores).meta.compare("ctrl", test="randomization", n_resamples=200)
-    again = scores.meta.compare("ctrl", test="randomization", n_resamples=200,
-                                seed=got.attrs["seed"])  # fmt: skip
+    again = scores.meta.compare(
+        "ctrl", test="randomization", n_resamples=200, seed=got.attrs["seed"]
+    )
     np.testing.assert_array_equal(got["p_value"].to_numpy(), again["p_value"].to_numpy())
 
 
@@ -274,12 +304,16 @@ def test_validate_reports_every_partition_and_keys_repeated_across_partitions(cl
         for line in str(alone.value).splitlines()[1:]:
             assert f"- partition {number}: {line[2:]}" in message
     key = tuple(parts[0].loc[5, ["task", "query", "system", "metric"]])
-    assert f"1 (task, query, system, metric) key(s) have rows in more than one partition, " \
-           f"e.g. key {key} in partitions [0, 1]" in message  # fmt: skip
+    assert (
+        f"1 (task, query, system, metric) key(s) have rows in more than one partition, "
+        f"e.g. key {key} in partitions [0, 1]" in message
+    )
     assert message.startswith("The scores table has 4 problems:")
     shared = cases[cases["problem"].eq("duplicate keys") & cases["partition"].isin([0, 1])]
     assert sorted(zip(shared["partition"], shared["row"], strict=True)) == [
-        (0, 5), (1, len(parts[1]) - 1)]  # fmt: skip
+        (0, 5),
+        (1, len(parts[1]) - 1),
+    ]
     assert set(cases["partition"]) == {0, 1, 2}
 
 
@@ -288,8 +322,9 @@ def test_validate_converts_integer_ids_lazily(client, rng):
     checked = _by_task(scores).meta.validate().compute()
     raw = _by_task(scores).compute()["query"]
     assert raw.dtype == np.int64 and checked["query"].tolist() == raw.astype(str).tolist()
-    pd.testing.assert_frame_equal(_by_task(scores).meta.effects("ctrl"),
-                                  scores.meta.effects("ctrl"))  # fmt: skip
+    pd.testing.assert_frame_equal(
+        _by_task(scores).meta.effects("ctrl"), scores.meta.effects("ctrl")
+    )
 
 
 def test_validate_of_a_table_without_rows_is_the_in_memory_error(client, rng):
@@ -316,11 +351,18 @@ def test_a_worker_dying_mid_run_surfaces_as_dasks_error_not_a_partial_result(rng
 
     scores = make_scores(rng)
     tasks = sorted(scores["task"].unique())
-    ddf = dd.from_map(lambda t: _die(scores[scores["task"] == t].reset_index(drop=True)), tasks,
-                      meta=scores.iloc[:0])  # fmt: skip
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), distributed.LocalCluster(
-        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
-    ) as cluster, distributed.Client(cluster):  # fmt: skip
+    ddf = dd.from_map(
+        lambda t: _die(scores[scores["task"] == t].reset_index(drop=True)),
+        tasks,
+        meta=scores.iloc[:0],
+    )
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 0}),
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
         with pytest.raises(distributed.KilledWorker):
             ddf.meta.effects("ctrl")
 
@@ -344,8 +386,9 @@ def test_parquet_files_splitting_tasks_read_lazily_give_the_in_memory_results(
         for task, part in half.groupby("task"):
             metaeval.io.write_scores(part, tmp_path / f"{task}-{i}.parquet")
     lazy = metaeval.io.read_scores(tmp_path, lazy=True)
-    pd.testing.assert_frame_equal(lazy.meta.effects("ctrl"), scores.meta.effects("ctrl"),
-                                  check_exact=True)  # fmt: skip
+    pd.testing.assert_frame_equal(
+        lazy.meta.effects("ctrl"), scores.meta.effects("ctrl"), check_exact=True
+    )
     got = lazy.meta.compare("ctrl", test="randomization", n_resamples=500, seed=3)
     want = scores.meta.compare("ctrl", test="randomization", n_resamples=500, seed=3)
     np.testing.assert_array_equal(got["p_value"].to_numpy(), want["p_value"].to_numpy())
@@ -375,8 +418,10 @@ def test_compare_over_parquet_files_per_task_with_only_the_control_on_one(client
         assert got_w == want_w
         assert "t3" not in set(got["task"]) and "task='t3'" in got_w[0]  # the control alone
     # no pair on any task: the in-memory PairingError, after the in-memory warning
-    apart = scores[((scores["system"] == "a") & (scores["task"] <= "t2"))
-                   | ((scores["system"] == "ctrl") & (scores["task"] > "t2"))]  # fmt: skip
+    apart = scores[
+        ((scores["system"] == "a") & (scores["task"] <= "t2"))
+        | ((scores["system"] == "ctrl") & (scores["task"] > "t2"))
+    ]
     got, got_w = _outcome(_by_task(apart).meta.compare, "ctrl", treatment="a")
     want, want_w = _outcome(apart.meta.compare, "ctrl", treatment="a")
     assert got == want and got_w == want_w
@@ -432,9 +477,17 @@ def _tables(draw) -> tuple[pd.DataFrame, dict[str, pd.CategoricalDtype]]:
             for system in present:
                 value = np.round(base + rng.normal(0, 0.1, n), draw(st.sampled_from([1, 8])))
                 keep = rng.random(n) >= draw(st.sampled_from([0.0, 0.0, 0.3]))
-                frames.append(pd.DataFrame({"task": task, "query": [f"q{i}" for i in range(n)],
-                                            "system": system, "metric": metric,
-                                            "value": value})[keep])  # fmt: skip
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            "task": task,
+                            "query": [f"q{i}" for i in range(n)],
+                            "system": system,
+                            "metric": metric,
+                            "value": value,
+                        }
+                    )[keep]
+                )
     assume(frames)
     scores = pd.concat(frames, ignore_index=True)
     assume(len(scores) > 0)
@@ -449,9 +502,14 @@ def _tables(draw) -> tuple[pd.DataFrame, dict[str, pd.CategoricalDtype]]:
 
 
 @pytest.mark.fuzz
-@settings(max_examples=10, deadline=None, derandomize=True, report_multiple_bugs=False,
-          phases=[Phase.explicit, Phase.generate],  # no shrinking: a cluster call each step
-          suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+@settings(
+    max_examples=10,
+    deadline=None,
+    derandomize=True,
+    report_multiple_bugs=False,
+    phases=[Phase.explicit, Phase.generate],  # no shrinking: a cluster call each step
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(table=_tables())
 def test_fuzz_parquet_files_per_task_give_the_in_memory_results(client, tmp_path_factory, table):
     scores, dtypes = table

@@ -94,9 +94,20 @@ def _version() -> str:
 __version__ = _version()
 
 _SUBMODULES = (
-    "classification", "datasets", "design", "errors", "io", "ir", "measures", "paired",
-    "plot", "pooling", "ranking", "report", "schema",
-)  # fmt: skip
+    "classification",
+    "datasets",
+    "design",
+    "errors",
+    "io",
+    "ir",
+    "measures",
+    "paired",
+    "plot",
+    "pooling",
+    "ranking",
+    "report",
+    "schema",
+)
 """Submodules reachable as attributes; the ones not loaded yet load on first use."""
 
 __all__ = [

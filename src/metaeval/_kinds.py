@@ -68,7 +68,7 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
     (
         "compare",
         frozenset({"treatment", "control", "diff", "p_value", "mean_treatment", "mean_control"}),
-    ),  # fmt: skip
+    ),
     ("tukey", frozenset({"system_a", "system_b", "diff", "p_value"})),
     ("analysis", frozenset({"row", "task", "effect", "se"})),
     ("friedman", frozenset({"chi2", "kendall_w"})),

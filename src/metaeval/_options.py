@@ -23,21 +23,79 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
-    "EffectType", "PoolMethod", "CIMethod", "CompareTest", "Alternative", "Adjustment",
-    "Correlation", "Statistic", "Aggregation", "RankBy", "RANK_BYS", "TableCells", "TableLayout", "Best", "ForestSort",
-    "PairwiseValue", "PosthocMethod", "PoolModel", "POOL_MODELS", "Tau2CI", "TAU2_CIS", "MeansCI", "MEANS_CIS",
-    "ReplicateDesign", "REPLICATE_DESIGNS", "TauPrior", "TAU_PRIORS", "PlanTest", "PLAN_TESTS", "LmEvalReplicates", "LM_EVAL_REPLICATES",
-    "EFFECT_TYPES", "POOL_METHODS", "CI_METHODS", "COMPARE_TESTS", "ALTERNATIVES",
-    "ADJUSTMENTS", "CORRELATIONS", "STATISTICS", "AGGREGATIONS", "AdjustFamily",
-    "ADJUST_FAMILIES", "ADJUST_FAMILY_KEYS",
-    "EffectScale", "EFFECT_SCALES", "effect_scale", "format_number", "format_p", "format_cell",
-    "is_p_column", "counts_as_int", "COUNT_COLUMNS", "MINUS", "SIGNS", "TextTarget",
+    "EffectType",
+    "PoolMethod",
+    "CIMethod",
+    "CompareTest",
+    "Alternative",
+    "Adjustment",
+    "Correlation",
+    "Statistic",
+    "Aggregation",
+    "RankBy",
+    "RANK_BYS",
+    "TableCells",
+    "TableLayout",
+    "Best",
+    "ForestSort",
+    "PairwiseValue",
+    "PosthocMethod",
+    "PoolModel",
+    "POOL_MODELS",
+    "Tau2CI",
+    "TAU2_CIS",
+    "MeansCI",
+    "MEANS_CIS",
+    "ReplicateDesign",
+    "REPLICATE_DESIGNS",
+    "TauPrior",
+    "TAU_PRIORS",
+    "PlanTest",
+    "PLAN_TESTS",
+    "LmEvalReplicates",
+    "LM_EVAL_REPLICATES",
+    "EFFECT_TYPES",
+    "POOL_METHODS",
+    "CI_METHODS",
+    "COMPARE_TESTS",
+    "ALTERNATIVES",
+    "ADJUSTMENTS",
+    "CORRELATIONS",
+    "STATISTICS",
+    "AGGREGATIONS",
+    "AdjustFamily",
+    "ADJUST_FAMILIES",
+    "ADJUST_FAMILY_KEYS",
+    "EffectScale",
+    "EFFECT_SCALES",
+    "effect_scale",
+    "format_number",
+    "format_p",
+    "format_cell",
+    "is_p_column",
+    "counts_as_int",
+    "COUNT_COLUMNS",
+    "MINUS",
+    "SIGNS",
+    "TextTarget",
     "escape_markdown",
-    "literal_signature", "RENAMED", "renamed",
-    "DEFAULT_EFFECT", "DEFAULT_POOL_METHOD", "DEFAULT_CI", "resolve_ci", "RANGER",
-    "POOLED_FIRST", "EFFECTS_FIRST", "COMPARE_FIRST", "answer_first",
-    "REPORTED", "display_columns", "add_display", "POOLED_COLUMNS",
-]  # fmt: skip
+    "literal_signature",
+    "RENAMED",
+    "renamed",
+    "DEFAULT_EFFECT",
+    "DEFAULT_POOL_METHOD",
+    "DEFAULT_CI",
+    "resolve_ci",
+    "RANGER",
+    "POOLED_FIRST",
+    "EFFECTS_FIRST",
+    "COMPARE_FIRST",
+    "answer_first",
+    "REPORTED",
+    "display_columns",
+    "add_display",
+    "POOLED_COLUMNS",
+]
 
 EffectType = Literal["md", "smd", "smcrp", "smcc", "rom", "corr"]
 """``effect=`` of :func:`metaeval.effects` (see :mod:`metaeval.paired.effect_size`)."""
@@ -48,7 +106,7 @@ CIMethod = Literal["z", "t", "knha", "hksj", "adhoc"]
 ``test="t"``); or Knapp–Hartung (``hksj`` an alias; ``adhoc`` never narrower than z)."""
 CompareTest = Literal[
     "t", "wilcoxon", "sign", "randomization", "bootstrap", "mcnemar", "mcnemar_midp"
-]  # fmt: skip
+]
 """``test=`` of :func:`metaeval.compare`."""
 MeansCI = Literal["t", "anova", "wilson", "clopper_pearson"]
 """``ci=`` of :func:`metaeval.means`: t intervals from each system's own standard error,
@@ -127,8 +185,11 @@ LM_EVAL_REPLICATES: tuple[str, ...] = get_args(LmEvalReplicates)
 TAU_PRIORS: tuple[str, ...] = get_args(TauPrior)
 
 ADJUST_FAMILY_KEYS: dict[str, tuple[str, ...]] = {
-    "pairs": ("metric", "task"), "tasks": ("metric",), "metrics": ("task",), "all": (),
-}  # fmt: skip
+    "pairs": ("metric", "task"),
+    "tasks": ("metric",),
+    "metrics": ("task",),
+    "all": (),
+}
 """The columns whose values make one family of each ``family=`` (none: one family)."""
 
 DEFAULT_EFFECT: EffectType = "smcrp"
@@ -384,16 +445,24 @@ EFFECT_SCALES: dict[str, EffectScale] = {
     "smcrp": EffectScale("Standardized mean change (pooled SD)"),
     "smcc": EffectScale("Standardized mean change (SD of the differences)"),
     "rom": EffectScale(
-        "Relative change of the mean", "rel_change", np.expm1, np.log1p,
-        lambda v, digits: _percent(v), _percent_tick,
+        "Relative change of the mean",
+        "rel_change",
+        np.expm1,
+        np.log1p,
+        lambda v, digits: _percent(v),
+        _percent_tick,
     ),
     "corr": EffectScale(
-        "Correlation", "r", np.tanh, np.arctanh,
-        lambda v, digits: format_number(v, 2, to="unicode"), _r_tick,
+        "Correlation",
+        "r",
+        np.tanh,
+        np.arctanh,
+        lambda v, digits: format_number(v, 2, to="unicode"),
+        _r_tick,
     ),
     "corr_diff": EffectScale("Difference of correlations (Fisher's z)"),
     "bootstrap": EffectScale("Difference"),
-}  # fmt: skip
+}
 """Every effect type's :class:`EffectScale` (also those of :func:`metaeval.bootstrap_effects`
 and :func:`metaeval.paired.correlation_effects`)."""
 
@@ -480,19 +549,55 @@ def renamed(module: str, name: str) -> tuple[str, ...]:
 
 # ----------------------------------------------------------------- column order
 POOLED_COLUMNS = (
-    "method", "test", "k", "k_total", "effect", "se", "se_shared", "statistic", "df", "p_value", "p_adjusted",
-    "ci_low", "ci_high", "pi_low", "pi_high", "prob_gain", "tau2", "tau", "tau2_low",
-    "tau2_high", "i2", "i2_low", "i2_high", "h2", "q", "q_df", "q_p_value", "q_between",
-    "q_between_df", "q_between_p_value",
+    "method",
+    "test",
+    "k",
+    "k_total",
+    "effect",
+    "se",
+    "se_shared",
+    "statistic",
+    "df",
+    "p_value",
+    "p_adjusted",
+    "ci_low",
+    "ci_high",
+    "pi_low",
+    "pi_high",
+    "prob_gain",
+    "tau2",
+    "tau",
+    "tau2_low",
+    "tau2_high",
+    "i2",
+    "i2_low",
+    "i2_high",
+    "h2",
+    "q",
+    "q_df",
+    "q_p_value",
+    "q_between",
+    "q_between_df",
+    "q_between_p_value",
     *display_columns(("effect", "ci_low", "ci_high", "pi_low", "pi_high")),
-)  # fmt: skip
+)
 """The columns :func:`metaeval.pool` writes besides the group keys (the pooling stage
 writes them, the report lays them out)."""
 
 POOLED_FIRST = (
-    "k", "k_total", "effect", "ci_low", "ci_high", "p_value", "p_adjusted", "pi_low", "pi_high",
-    "prob_gain", "tau2", "i2",
-)  # fmt: skip
+    "k",
+    "k_total",
+    "effect",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_adjusted",
+    "pi_low",
+    "pi_high",
+    "prob_gain",
+    "tau2",
+    "i2",
+)
 """The columns of :func:`metaeval.pool` right after the group keys: the answer first."""
 EFFECTS_FIRST = ("effect", "ci_low", "ci_high", "p_value")
 """The columns of :func:`metaeval.effects` right after the keys and task-level columns."""

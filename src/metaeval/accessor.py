@@ -45,33 +45,52 @@ _M = AccessorMethod
 ACCESSOR_METHODS: dict[str, AccessorMethod] = {
     # name: (function, table kinds accepted, hint when the kind is wrong, per_task=...)
     "sufficient_statistics": _M(
-        "metaeval.paired:sufficient_statistics", ("scores",), _SCORES_HINT, per_task=True,
+        "metaeval.paired:sufficient_statistics",
+        ("scores",),
+        _SCORES_HINT,
+        per_task=True,
     ),
     "effects": _M("metaeval.paired:effects", ("scores",), _SCORES_HINT, per_task=True),
     "effect_covariance": _M("metaeval.paired:effect_covariance", ("scores",), _SCORES_HINT),
     "compare": _M(
-        "metaeval.paired:compare", ("scores",), "compare() starts from per-query scores.",
+        "metaeval.paired:compare",
+        ("scores",),
+        "compare() starts from per-query scores.",
         per_task=True,
     ),
     "anova": _M(
-        "metaeval.paired:anova", ("scores",), "anova() starts from per-query scores.", per_task=True,
+        "metaeval.paired:anova",
+        ("scores",),
+        "anova() starts from per-query scores.",
+        per_task=True,
     ),
     "tukey": _M(
-        "metaeval.paired:tukey", ("scores",), "tukey() starts from per-query scores.", per_task=True,
+        "metaeval.paired:tukey",
+        ("scores",),
+        "tukey() starts from per-query scores.",
+        per_task=True,
     ),
     "means": _M(
-        "metaeval.paired:means", ("scores",), "means() starts from per-query scores.", per_task=True,
+        "metaeval.paired:means",
+        ("scores",),
+        "means() starts from per-query scores.",
+        per_task=True,
     ),
     "analyze": _M(
-        "metaeval.pooling:analyze", ("scores",), "analyze() starts from per-query scores.",
+        "metaeval.pooling:analyze",
+        ("scores",),
+        "analyze() starts from per-query scores.",
         per_task=True,
     ),
     "pool_metrics": _M(
-        "metaeval.pooling:pool_metrics", ("scores",), "pool_metrics() starts from per-query scores.",
+        "metaeval.pooling:pool_metrics",
+        ("scores",),
+        "pool_metrics() starts from per-query scores.",
     ),
     "pool": _M("metaeval.pooling:pool", ("effects",), _EFFECTS_HINT),
     "power": _M(
-        "metaeval.design:power", ("scores", "effects"),
+        "metaeval.design:power",
+        ("scores", "effects"),
         "power() plans from a pilot scores table (queries) or effects table (tasks).",
     ),
     "weights": _M("metaeval.pooling:weights", ("effects",), _EFFECTS_HINT),
@@ -83,45 +102,55 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
     "bayes_pool": _M("metaeval.pooling:bayes_pool", ("effects",), _EFFECTS_HINT),
     "permutest": _M("metaeval.pooling:permutest", ("effects",), _EFFECTS_HINT),
     "correlation_effects": _M(
-        "metaeval.paired:correlation_effects", ("scores",),
+        "metaeval.paired:correlation_effects",
+        ("scores",),
         "correlation_effects() correlates per-query scores with a reference system.",
     ),
     "leaderboard": _M(
-        "metaeval.ranking:leaderboard", ("scores",),
+        "metaeval.ranking:leaderboard",
+        ("scores",),
         "leaderboard() ranks systems from per-query scores.",
     ),
     "rank_intervals": _M(
-        "metaeval.ranking:rank_intervals", ("scores",),
+        "metaeval.ranking:rank_intervals",
+        ("scores",),
         "rank_intervals() resamples the per-query scores of the systems.",
     ),
     "friedman": _M(
-        "metaeval.ranking:friedman", ("scores",),
+        "metaeval.ranking:friedman",
+        ("scores",),
         "friedman() ranks systems from per-query or per-task scores.",
     ),
     "posthoc": _M(
-        "metaeval.ranking:posthoc", ("scores",),
+        "metaeval.ranking:posthoc",
+        ("scores",),
         "posthoc() ranks systems from per-query or per-task scores.",
     ),
     "bayes_signed_rank": _M(
-        "metaeval.ranking:bayes_signed_rank", ("scores",),
+        "metaeval.ranking:bayes_signed_rank",
+        ("scores",),
         "bayes_signed_rank() compares systems from per-query or per-task scores.",
     ),
     "rank_report": _M(
-        "metaeval.ranking:rank_report", ("scores",),
+        "metaeval.ranking:rank_report",
+        ("scores",),
         "rank_report() ranks systems from per-query or per-task scores.",
     ),
     "forest": _M("metaeval.plot:forest", ("effects",), _EFFECTS_HINT),
     "pairwise": _M(
-        "metaeval.plot:pairwise", ("compare", "tukey"),
+        "metaeval.plot:pairwise",
+        ("compare", "tukey"),
         "Run scores.meta.compare() or .meta.tukey() first.",
     ),
     "report": _M(
-        "metaeval.report:build_report", ("scores",), "report() starts from per-query scores.",
+        "metaeval.report:build_report",
+        ("scores",),
+        "report() starts from per-query scores.",
     ),
     "to_latex": _M("metaeval.report:to_latex", REPORT_KINDS, ""),
     "to_html": _M("metaeval.report:to_html", REPORT_KINDS, ""),
     "style": _M("metaeval.report:style", REPORT_KINDS, ""),
-}  # fmt: skip
+}
 """Every accessor method but ``validate``: the function it calls (``module:name``), the
 table kinds it accepts, the hint its error gives for another kind, and whether it works
 per task on a dask DataFrame (:class:`AccessorMethod`)."""
@@ -138,8 +167,15 @@ class _Method:
     kwargs)``: the accessor class says how the function meets its table.
     """
 
-    def __init__(self, target: str, kinds: tuple[str, ...], hint: str, per_task: bool = False,
-                 *, hide: tuple[str, ...] = ()) -> None:  # fmt: skip
+    def __init__(
+        self,
+        target: str,
+        kinds: tuple[str, ...],
+        hint: str,
+        per_task: bool = False,
+        *,
+        hide: tuple[str, ...] = (),
+    ) -> None:
         self.target, self.kinds, self.hint, self.per_task = target, kinds, hint, per_task
         self.hide = hide
         self.name = ""
@@ -237,8 +273,13 @@ class MetaAccessor:
         hidden = {name for name, entry in ACCESSOR_METHODS.items() if kind not in entry.kinds}
         return sorted(set(super().__dir__()) - hidden)
 
-    def _call(self, method: _Method, func: Callable[..., Any], args: tuple[Any, ...],
-              kwargs: dict[str, Any]) -> Any:  # fmt: skip
+    def _call(
+        self,
+        method: _Method,
+        func: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
         hint = method.hint.format(name=method.name)
         return func(self._need(method.kinds, method.name, hint), *args, **kwargs)
 

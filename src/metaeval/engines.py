@@ -44,8 +44,7 @@ class PolarsMetaNamespace:
         names = obj.collect_schema().names() if hasattr(obj, "collect_schema") else obj.columns
         return [str(c) for c in names]
 
-    def _call(self, method: Any, func: Any, args: tuple[Any, ...],
-              kwargs: dict[str, Any]) -> Any:  # fmt: skip
+    def _call(self, method: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         kind = kind_of_columns(self._columns())
         if kind not in method.kinds:
             found = KINDS[kind] if kind else f"a table with columns {self._columns()[:12]}"

@@ -166,8 +166,9 @@ class Piece(NamedTuple):
     unpaired: Any = None  # a PairingError: no pair to compare in any of them
 
 
-def _partition(part: pd.DataFrame, func: Any, kwargs: dict[str, Any],
-               names: tuple[list[str], list[str]]) -> Piece:  # fmt: skip
+def _partition(
+    part: pd.DataFrame, func: Any, kwargs: dict[str, Any], names: tuple[list[str], list[str]]
+) -> Piece:
     """``func`` of one partition, with the warnings it held and the tasks it saw;
     ``names``: the whole table's systems and metrics, to lay the partition out with.
 
@@ -229,8 +230,13 @@ def _reduce(ddf: Any, piece: Any, args: tuple[Any, ...], join: Any) -> tuple[Pie
     def tree(ddf: Any) -> Piece:
         # map_partitions: each piece in the task that reads its partition (fused), which
         # then never waits in a worker's memory or travels
-        pieces = ddf.map_partitions(piece, *args, meta=pd.Series(dtype=object),
-                                    enforce_metadata=False, align_dataframes=False)  # fmt: skip
+        pieces = ddf.map_partitions(
+            piece,
+            *args,
+            meta=pd.Series(dtype=object),
+            enforce_metadata=False,
+            align_dataframes=False,
+        )
         nodes = pieces.to_delayed()
         while len(nodes) > 1:
             nodes = [
@@ -301,8 +307,11 @@ def _selected(wanted: str | Sequence[str] | None, systems: np.ndarray) -> np.nda
     if wanted is None:
         return None
     lookup = {str(name): i for i, name in enumerate(systems)}
-    found = [lookup[str(w)] for w in ([wanted] if isinstance(wanted, str) else wanted)
-             if str(w) in lookup]  # fmt: skip
+    found = [
+        lookup[str(w)]
+        for w in ([wanted] if isinstance(wanted, str) else wanted)
+        if str(w) in lookup
+    ]
     return np.array(list(dict.fromkeys(found)), dtype=np.intp)
 
 
@@ -343,8 +352,9 @@ def _aligned(part: Partial, names: dict[str, list[str]]) -> dict[str, np.ndarray
     out = {}
     for name, dims in STATISTICS_DIMS.items():
         arr = part.data[name]
-        full = np.full((arr.shape[0], *(len(names[d]) for d in dims[1:])),
-                       _FILL.get(name, 0), dtype=arr.dtype)  # fmt: skip
+        full = np.full(
+            (arr.shape[0], *(len(names[d]) for d in dims[1:])), _FILL.get(name, 0), dtype=arr.dtype
+        )
         full[(slice(None), *np.ix_(*(into[d] for d in dims[1:])))] = arr
         out[name] = full
     return out
@@ -363,9 +373,13 @@ def _join_statistics(parts: list[Partial]) -> Partial:
     aligned = [_aligned(p, names) for p in parts]
     data = {name: np.concatenate([a[name] for a in aligned]) for name in STATISTICS_DIMS}
     attrs = [p.attrs for p in parts if len(p.attrs.columns)]
-    return Partial(names, data, frozenset().union(*(p.systems for p in parts)),
-                   pd.concat(attrs) if attrs else pd.DataFrame(),
-                   frozenset().union(*(p.varying for p in parts)))  # fmt: skip
+    return Partial(
+        names,
+        data,
+        frozenset().union(*(p.systems for p in parts)),
+        pd.concat(attrs) if attrs else pd.DataFrame(),
+        frozenset().union(*(p.varying for p in parts)),
+    )
 
 
 def _in_order(partial: Partial, ddf: Any, control: Any, treatment: Any) -> xr.Dataset:
@@ -410,8 +424,9 @@ def statistics(
     stats = _in_order(partial, ddf, control, treatment)
     warn_unpaired(stats)  # once, for the whole table (the partitions' warnings are dropped)
     # task-level columns: those constant within every task of every partition
-    attrs = partial.attrs.drop(columns=[c for c in partial.attrs.columns
-                                        if str(c) in partial.varying])  # fmt: skip
+    attrs = partial.attrs.drop(
+        columns=[c for c in partial.attrs.columns if str(c) in partial.varying]
+    )
     if len(attrs.columns):
         attrs = attrs.loc[[t for t in stats["task"].values if t in attrs.index]]
     return stats, attrs
@@ -452,8 +467,9 @@ def effects(
         check_cluster_options(cluster, effect, cv)
         if cluster not in ddf.columns:  # the in-memory error, before any pass over the data
             cluster_ids(ddf._meta, cluster)
-    check_extra_columns(list((survey.ddf if survey is not None else ddf).columns),
-                        cluster=cluster is not None)  # fmt: skip
+    check_extra_columns(
+        list((survey.ddf if survey is not None else ddf).columns), cluster=cluster is not None
+    )
     if cluster is not None:
         survey = survey or Survey(ddf)
     stats, attrs = statistics(ddf, control, treatment, survey)
@@ -462,20 +478,37 @@ def effects(
     table = effects_table(stats, attrs, effect=effect, alpha=alpha, correct=correct)
     if cluster is not None:
         assert survey is not None
-        kwargs = {"pairs": table[["metric", "treatment", "control", "task"]], "cluster": cluster,
-                  "effect": effect}  # fmt: skip
+        kwargs = {
+            "pairs": table[["metric", "treatment", "control", "task"]],
+            "cluster": cluster,
+            "effect": effect,
+        }
         names = (survey.systems, survey.metrics)
         root, _ = _reduce(survey.ddf, _partition, (cluster_terms, kwargs, names), _concat_frames)
-        return clustered_effects(table, root.result, pair_variances(stats), cluster=cluster,
-                                 effect=effect, alpha=alpha, correct=correct)  # fmt: skip
+        return clustered_effects(
+            table,
+            root.result,
+            pair_variances(stats),
+            cluster=cluster,
+            effect=effect,
+            alpha=alpha,
+            correct=correct,
+        )
     if cv is not None:  # one row per fold: the same correction as in memory
         table = cv_corrected(table, cv, effect=effect, replicates=False, alpha=alpha)
     return table
 
 
 # ---------------------------------------------------- per-task tests and tables
-def _per_task(ddf: Any, func: Any, kwargs: dict[str, Any], *, pairs: tuple[str, str] | None,
-              control: Any = None, treatment: Any = None) -> pd.DataFrame:  # fmt: skip
+def _per_task(
+    ddf: Any,
+    func: Any,
+    kwargs: dict[str, Any],
+    *,
+    pairs: tuple[str, str] | None,
+    control: Any = None,
+    treatment: Any = None,
+) -> pd.DataFrame:
     """An in-memory function that treats each task on its own, run partition by partition.
 
     ``pairs`` names the two system columns of a pairwise result (sorted by the
@@ -495,8 +528,10 @@ def _per_task(ddf: Any, func: Any, kwargs: dict[str, Any], *, pairs: tuple[str, 
     named = ("system", "system_a", "system_b", "treatment", "control")
     systems = {column: survey.systems for column in named}
     if pairs is not None:
-        systems = {pairs[0]: _order(treatment, survey.systems),
-                   pairs[1]: _order(control, survey.systems)}  # fmt: skip
+        systems = {
+            pairs[0]: _order(treatment, survey.systems),
+            pairs[1]: _order(control, survey.systems),
+        }
         orders.update(systems)
     orders["task"] = survey.tasks
     if frame is None:
@@ -526,8 +561,7 @@ class DaskMetaAccessor:
     def __init__(self, obj: Any) -> None:
         self._obj = obj
 
-    def _call(self, method: Any, func: Any, args: tuple[Any, ...],
-              kwargs: dict[str, Any]) -> Any:  # fmt: skip
+    def _call(self, method: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A method's call: its arguments bound as the function takes them, to the dask
         way of computing it (``_<name>``)."""
         bound = method.signature.bind(self, *args, **kwargs)
@@ -564,8 +598,16 @@ class DaskMetaAccessor:
                 f"replicates={replicates!r} describes a 'replicate' column, which the scores "
                 "table does not have."
             )
-        return effects(self._obj, control, treatment=treatment, effect=effect, alpha=alpha,
-                       correct=correct, cv=cv, cluster=cluster)  # fmt: skip
+        return effects(
+            self._obj,
+            control,
+            treatment=treatment,
+            effect=effect,
+            alpha=alpha,
+            correct=correct,
+            cv=cv,
+            cluster=cluster,
+        )
 
     def _analyze(
         self,
@@ -610,13 +652,28 @@ class DaskMetaAccessor:
         if test == "bootstrap" or (test == "randomization" and not exact):
             seed = resolve_seed(seed)
         # one task at a time: families across tasks are adjusted on the whole result
-        kwargs = dict(control=control, treatment=treatment, test=test, alternative=alternative,
-                      n_resamples=n_resamples, exact=exact, seed=seed,
-                      adjust=adjust if adjust == "maxt" else None, alpha=alpha,
-                      progress=False, cluster=cluster)  # fmt: skip
+        kwargs = dict(
+            control=control,
+            treatment=treatment,
+            test=test,
+            alternative=alternative,
+            n_resamples=n_resamples,
+            exact=exact,
+            seed=seed,
+            adjust=adjust if adjust == "maxt" else None,
+            alpha=alpha,
+            progress=False,
+            cluster=cluster,
+        )
         compare_options(test, alternative, adjust, alpha, n_resamples, exact, family)
-        frame = _per_task(self._obj, compare, kwargs, pairs=("treatment", "control"),
-                          control=control, treatment=treatment)  # fmt: skip
+        frame = _per_task(
+            self._obj,
+            compare,
+            kwargs,
+            pairs=("treatment", "control"),
+            control=control,
+            treatment=treatment,
+        )
         return adjust_family(frame, adjust, family)
 
     def _anova(self) -> pd.DataFrame:
@@ -651,8 +708,9 @@ class DaskMetaAccessor:
 
         if randomized:
             seed = resolve_seed(seed)
-        kwargs = dict(randomized=randomized, n_resamples=n_resamples, seed=seed, alpha=alpha,
-                      progress=False)  # fmt: skip
+        kwargs = dict(
+            randomized=randomized, n_resamples=n_resamples, seed=seed, alpha=alpha, progress=False
+        )
         check_alpha(alpha)
         check_resamples(n_resamples)
         return _per_task(self._obj, tukey, kwargs, pairs=None)
@@ -704,8 +762,9 @@ def _shared_keys(ddf: Any) -> tuple[list[str], pd.DataFrame]:
     if not repeated:
         return [], pd.DataFrame()
     parts = ddf[list(KEY_COLUMNS)].to_delayed()
-    rows = pd.concat(dask.compute(*[dask.delayed(_rows_with)(p, repeated, i)
-                                    for i, p in enumerate(parts)]))  # fmt: skip
+    rows = pd.concat(
+        dask.compute(*[dask.delayed(_rows_with)(p, repeated, i) for i, p in enumerate(parts)])
+    )
     spread = rows.groupby(list(KEY_COLUMNS), sort=True)["partition"].agg(["nunique", "unique"])
     spread = spread[spread["nunique"] > 1]  # (not a 64-bit hash collision)
     if spread.empty:
@@ -716,9 +775,15 @@ def _shared_keys(ddf: Any) -> tuple[list[str], pd.DataFrame]:
         f"partition, e.g. key {key} in partitions {where}"
     )
     shared = rows.set_index(list(KEY_COLUMNS)).loc[spread.index].reset_index()
-    cases = pd.DataFrame({"problem": "duplicate keys", "column": ", ".join(KEY_COLUMNS),
-                          "row": shared["row"].to_numpy(), "value": None,
-                          "partition": shared["partition"].to_numpy()})  # fmt: skip
+    cases = pd.DataFrame(
+        {
+            "problem": "duplicate keys",
+            "column": ", ".join(KEY_COLUMNS),
+            "row": shared["row"].to_numpy(),
+            "value": None,
+            "partition": shared["partition"].to_numpy(),
+        }
+    )
     return [line], cases
 
 
@@ -756,8 +821,10 @@ def validate(ddf: Any) -> Any:
     found = [f for _, f in checked if f is not None]
     lines = [line for f in found[:SHOWN_PARTITIONS] for line in f[0]]
     if len(found) > SHOWN_PARTITIONS:
-        lines.append(f"- ... and problems in {len(found) - SHOWN_PARTITIONS} more partition(s); "
-                     "see .failure_cases")  # fmt: skip
+        lines.append(
+            f"- ... and problems in {len(found) - SHOWN_PARTITIONS} more partition(s); "
+            "see .failure_cases"
+        )
     cases = [f[1] for f in found]
     count = sum(len(f[0]) for f in found)
     shared, shared_cases = _shared_keys(ddf)

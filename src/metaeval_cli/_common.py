@@ -22,10 +22,18 @@ if TYPE_CHECKING:
     from ._console import Output
 
 __all__ = [
-    "UsageError", "execute", "check_outputs", "check_names", "check_column", "advise", "output",
+    "UsageError",
+    "execute",
+    "check_outputs",
+    "check_names",
+    "check_column",
+    "advise",
+    "output",
     "finish",
-    "is_jsonl", "shown_paths", "means_wide",
-]  # fmt: skip
+    "is_jsonl",
+    "shown_paths",
+    "means_wide",
+]
 
 
 class UsageError(Exception):
@@ -209,8 +217,9 @@ def means_wide(
 ) -> pd.DataFrame:
     """System × metric table of means over queries (and a task column for several tasks)."""
     keys = ["task", "system"] if scores["task"].nunique() > 1 else ["system"]
-    wide = scores.pivot_table(index=keys, columns="metric", values="value", aggfunc="mean",
-                              observed=True, sort=False)  # fmt: skip
+    wide = scores.pivot_table(
+        index=keys, columns="metric", values="value", aggfunc="mean", observed=True, sort=False
+    )
     wide = wide.reindex(columns=_in_order(wide.columns, metrics))
     wide = wide.reset_index()
     order = {s: i for i, s in enumerate(systems)}

@@ -81,8 +81,12 @@ def _markdown(tables: Sequence[Table], notes: Sequence[str], digits: int) -> str
     for table in tables:
         head = [cell(str(c)) for c in table.frame.columns]
         align = ["---:" if n else ":---" for n in _numeric(table.frame)]
-        lines = [f"### {cell(table.title)}", "", "| " + " | ".join(head) + " |",
-                 "| " + " | ".join(align) + " |"]  # fmt: skip
+        lines = [
+            f"### {cell(table.title)}",
+            "",
+            "| " + " | ".join(head) + " |",
+            "| " + " | ".join(align) + " |",
+        ]
         lines += ["| " + " | ".join(map(cell, row)) + " |" for row in _cells(table.frame, digits)]
         parts.append("\n".join(lines) + "\n")
     return "\n".join(parts)
@@ -94,8 +98,14 @@ def _latex(tables: Sequence[Table], notes: Sequence[str], digits: int) -> str:
 
     parts = [f"% {report.escape(note, 'latex')}" for note in notes]  # one line, nothing to run
     for table in tables:
-        tex = report.to_latex(table.frame, layout="table", caption=table.title, digits=digits,
-                              position="htbp", fit=False)  # fmt: skip
+        tex = report.to_latex(
+            table.frame,
+            layout="table",
+            caption=table.title,
+            digits=digits,
+            position="htbp",
+            fit=False,
+        )
         parts.append(tex.rstrip("\n"))
     return "\n\n".join(parts) + "\n"
 
@@ -119,8 +129,14 @@ def render(tables: Sequence[Table], fmt: str, *, digits: int = 4, notes: Sequenc
 class Output:
     """Prints notes and tables on stdout as the options ask, and collects them for files."""
 
-    def __init__(self, mode: str = "pretty", *, digits: int = 4, fmt: str | None = None,
-                 stream: TextIO | None = None):  # fmt: skip
+    def __init__(
+        self,
+        mode: str = "pretty",
+        *,
+        digits: int = 4,
+        fmt: str | None = None,
+        stream: TextIO | None = None,
+    ):
         self.mode = fmt or mode
         self.digits = digits
         self.stream = stream if stream is not None else sys.stdout
@@ -134,8 +150,13 @@ class Output:
 
             tty = self.stream.isatty()
             # off a terminal: no colours and no width limit, so that nothing wraps
-            self._console = Console(file=self.stream, width=None if tty else 10_000,
-                                    no_color=not tty, highlight=False, soft_wrap=not tty)  # fmt: skip
+            self._console = Console(
+                file=self.stream,
+                width=None if tty else 10_000,
+                no_color=not tty,
+                highlight=False,
+                soft_wrap=not tty,
+            )
         return self._console
 
     def note(self, text: str) -> None:
@@ -174,15 +195,26 @@ class Output:
 
         rows = _cells(table.frame, self.digits)
         heads = [str(c) for c in table.frame.columns]
-        rich_table = RichTable(title=Text(table.title), title_justify="left", box=box.SIMPLE_HEAD,
-                               title_style="bold", show_edge=False, pad_edge=False)  # fmt: skip
+        rich_table = RichTable(
+            title=Text(table.title),
+            title_justify="left",
+            box=box.SIMPLE_HEAD,
+            title_style="bold",
+            show_edge=False,
+            pad_edge=False,
+        )
         need = 3 * (len(heads) - 1)  # a column's padding and the space between columns
         for i, (head, numeric) in enumerate(zip(heads, _numeric(table.frame), strict=True)):
             widest = max([cell_len(head), *(cell_len(r[i]) for r in rows)])
             least = widest if numeric else min(widest, 12)  # numbers whole, names may fold
             need += least
-            rich_table.add_column(Text(head), justify="right" if numeric else "left",
-                                  overflow="fold", no_wrap=numeric, min_width=least)  # fmt: skip
+            rich_table.add_column(
+                Text(head),
+                justify="right" if numeric else "left",
+                overflow="fold",
+                no_wrap=numeric,
+                min_width=least,
+            )
         for row in rows:
             rich_table.add_row(*(Text(cell) for cell in row))
         console = self.console()

@@ -15,12 +15,36 @@ import argparse
 import re
 
 __all__ = [
-    "PRINT_MODES", "FORMATS", "ADJUSTMENTS", "COMPARE_TESTS", "POOL_METHODS", "CI_METHODS",
-    "EFFECT_TYPES", "DEFAULTS", "RANGER", "Formatter", "Once", "Merge", "probability", "share",
-    "positive", "seed_value", "mapping", "output_options", "column_options", "model_options",
-    "resolve_model", "INPUT_FORMATS", "LM_EVAL_REPLICATES", "REPLICATE_DESIGNS", "ALTERNATIVES",
-    "PLAN_TESTS", "ADJUST_FAMILIES", "FAMILY_WORDS", "family_option",
-]  # fmt: skip
+    "PRINT_MODES",
+    "FORMATS",
+    "ADJUSTMENTS",
+    "COMPARE_TESTS",
+    "POOL_METHODS",
+    "CI_METHODS",
+    "EFFECT_TYPES",
+    "DEFAULTS",
+    "RANGER",
+    "Formatter",
+    "Once",
+    "Merge",
+    "probability",
+    "share",
+    "positive",
+    "seed_value",
+    "mapping",
+    "output_options",
+    "column_options",
+    "model_options",
+    "resolve_model",
+    "INPUT_FORMATS",
+    "LM_EVAL_REPLICATES",
+    "REPLICATE_DESIGNS",
+    "ALTERNATIVES",
+    "PLAN_TESTS",
+    "ADJUST_FAMILIES",
+    "FAMILY_WORDS",
+    "family_option",
+]
 
 PRINT_MODES = ("pretty", "raw")
 FORMATS = ("markdown", "latex", "csv", "tsv")
@@ -36,8 +60,14 @@ FAMILY_WORDS = {
     "all": "every test",
 }
 COMPARE_TESTS = (
-    "t", "wilcoxon", "sign", "randomization", "bootstrap", "mcnemar", "mcnemar_midp",
-)  # fmt: skip
+    "t",
+    "wilcoxon",
+    "sign",
+    "randomization",
+    "bootstrap",
+    "mcnemar",
+    "mcnemar_midp",
+)
 POOL_METHODS = ("EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM")
 CI_METHODS = ("z", "t", "knha", "hksj", "adhoc")
 EFFECT_TYPES = ("md", "smd", "smcrp", "smcc", "rom", "corr")

@@ -60,8 +60,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "  metaeval compare scores.parquet --print-mode raw > tables.tsv\n"
         "  metaeval compare a.csv b.csv c.csv --tables tables.tex",
     )
-    cmp_.add_argument("inputs", nargs="+", metavar="INPUT",
-                      help="per-query CSVs, one per system, or one tidy scores file")  # fmt: skip
+    cmp_.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="per-query CSVs, one per system, or one tidy scores file",
+    )
     cmp_.add_argument("--names", nargs="+", metavar="NAME", help="system names of the CSVs")
     cmp_.add_argument("--metrics", nargs="+", metavar="METRIC", help="only these metrics")
     cmp_.add_argument("--task", default="default", help="task name of per-query CSVs")
@@ -80,8 +84,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default="t",
         help="with --control: the test of the compact table",
     )
-    cmp_.add_argument("--n-resamples", type=positive, default=10_000, metavar="B",
-                      help="resamples of the bootstrap, randomization and Tukey HSD tests")  # fmt: skip
+    cmp_.add_argument(
+        "--n-resamples",
+        type=positive,
+        default=10_000,
+        metavar="B",
+        help="resamples of the bootstrap, randomization and Tukey HSD tests",
+    )
     cmp_.add_argument(
         "--seed", type=seed_value, help="seed of the resampling tests (default: drawn and printed)"
     )
@@ -116,8 +125,10 @@ def _compare_inputs(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFram
 
     if len(args.inputs) == 1:
         if args.names:
-            raise UsageError("--names names the per-query CSVs of several systems; a tidy "
-                             "scores file has its own system column.")  # fmt: skip
+            raise UsageError(
+                "--names names the per-query CSVs of several systems; a tidy "
+                "scores file has its own system column."
+            )
         try:
             scores = read_scores(args.inputs[0])
         except FormatError as err:
@@ -142,8 +153,13 @@ def _compare_inputs(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFram
             )
         scores = read_per_query_csv(dict(zip(systems, args.inputs, strict=True)), task=args.task)
         files = list(args.inputs)
-    aliases = pd.DataFrame({"alias": [f"System_{i + 1}" for i in range(len(systems))],
-                            "system": systems, "file": shown_paths(files)})  # fmt: skip
+    aliases = pd.DataFrame(
+        {
+            "alias": [f"System_{i + 1}" for i in range(len(systems))],
+            "system": systems,
+            "file": shown_paths(files),
+        }
+    )
     if args.metrics:
         found = list(pd.unique(scores["metric"]))
         unknown = [m for m in args.metrics if m not in found]
@@ -161,15 +177,20 @@ def run(args: argparse.Namespace) -> int:
 
     check_outputs(args, {"--tables": args.tables}, list(args.inputs))
     if args.control is None and (args.treatment or args.test != "t"):
-        raise UsageError("--treatment and --test choose the compact table against a control; "
-                         "add --control NAME.")  # fmt: skip
+        raise UsageError(
+            "--treatment and --test choose the compact table against a control; add --control NAME."
+        )
     if args.family != "pairs" and not args.adjust:
-        raise UsageError(f"--family {args.family} chooses the tests that --adjust adjusts "
-                         "together; add --adjust (e.g. --adjust holm).")  # fmt: skip
+        raise UsageError(
+            f"--family {args.family} chooses the tests that --adjust adjusts "
+            "together; add --adjust (e.g. --adjust holm)."
+        )
     if args.adjust == "maxt" and (args.control is None or args.test != "randomization"):
-        raise UsageError("--adjust maxt (Westfall-Young max-T) adjusts the randomization "
-                         "test's p-values of a compact table: add --control NAME and "
-                         "--test randomization, or use --adjust holm.")  # fmt: skip
+        raise UsageError(
+            "--adjust maxt (Westfall-Young max-T) adjusts the randomization "
+            "test's p-values of a compact table: add --control NAME and "
+            "--test randomization, or use --adjust holm."
+        )
     scores, aliases = _compare_inputs(args)
     seed = resolve_seed(args.seed)
     if args.control is not None:
@@ -189,9 +210,15 @@ def _compare_elinor(scores, aliases, args, seed, out: Output) -> None:
     systems = list(aliases["system"])
     metrics = list(pd.unique(scores["metric"]))
     level = f"{format_number(100 * (1 - args.alpha))}%"
-    basic = scores.groupby("task", sort=False).agg(
-        n_systems=("system", "nunique"), n_queries=("query", "nunique"), n_metrics=("metric", "nunique")
-    ).reset_index()  # fmt: skip
+    basic = (
+        scores.groupby("task", sort=False)
+        .agg(
+            n_systems=("system", "nunique"),
+            n_queries=("query", "nunique"),
+            n_metrics=("metric", "nunique"),
+        )
+        .reset_index()
+    )
     if len(basic) == 1:
         basic = basic.drop(columns="task")
     out.table("Basic statistics", basic)
@@ -218,27 +245,55 @@ def _compare_compact(scores: pd.DataFrame, aliases: pd.DataFrame, args, seed: in
     check_names("--control", args.control, systems, "the input")
     check_names("--treatment", args.treatment, systems, "the input")
     treatments = args.treatment or [s for s in systems if s not in args.control]
-    result = metaeval.compare(scores, control=list(args.control), treatment=list(treatments),
-                              test=args.test, n_resamples=args.n_resamples, seed=seed,
-                              adjust=args.adjust, family=args.family, alpha=args.alpha,
-                              progress=args.progress)  # fmt: skip
+    result = metaeval.compare(
+        scores,
+        control=list(args.control),
+        treatment=list(treatments),
+        test=args.test,
+        n_resamples=args.n_resamples,
+        seed=seed,
+        adjust=args.adjust,
+        family=args.family,
+        alpha=args.alpha,
+        progress=args.progress,
+    )
     from metaeval._options import format_number
 
     out = output(args)
     level = f"{format_number(100 * (1 - args.alpha))}%"
     multi = scores["task"].nunique() > 1
     several = len(args.control) > 1
-    out.note(f"test: {args.test}" + (f", p adjusted by {args.adjust} over "
-             f"{FAMILY_WORDS[args.family]}" if args.adjust else "") + f"; {level} intervals of the mean "
-             "difference (t)" + (f"; seed: {seed} (repeat with --seed {seed}), resamples: "
-             f"{args.n_resamples:,}" if args.test in ("randomization", "bootstrap") else ""))  # fmt: skip
-    columns = ["task", "treatment", "control", "n", "mean_control", "mean_treatment", "diff",
-               "ci_low", "ci_high", "p_value", "p_adjusted"]  # fmt: skip
-    keep = [c for c in columns if c in result.columns
-            and (c != "task" or multi) and (c != "control" or several)]  # fmt: skip
+    out.note(
+        f"test: {args.test}"
+        + (f", p adjusted by {args.adjust} over {FAMILY_WORDS[args.family]}" if args.adjust else "")
+        + f"; {level} intervals of the mean "
+        "difference (t)"
+        + (
+            f"; seed: {seed} (repeat with --seed {seed}), resamples: {args.n_resamples:,}"
+            if args.test in ("randomization", "bootstrap")
+            else ""
+        )
+    )
+    columns = [
+        "task",
+        "treatment",
+        "control",
+        "n",
+        "mean_control",
+        "mean_treatment",
+        "diff",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "p_adjusted",
+    ]
+    keep = [
+        c
+        for c in columns
+        if c in result.columns and (c != "task" or multi) and (c != "control" or several)
+    ]
     tasks = {t: i for i, t in enumerate(pd.unique(scores["task"]))}
-    pairs = {(t, c): i for i, (c, t) in enumerate(
-        (c, t) for c in args.control for t in treatments)}  # fmt: skip
+    pairs = {(t, c): i for i, (c, t) in enumerate((c, t) for c in args.control for t in treatments)}
     result = result.assign(
         _task=result["task"].map(tasks),
         _pair=[pairs[t, c] for t, c in zip(result["treatment"], result["control"], strict=True)],
@@ -247,8 +302,9 @@ def _compare_compact(scores: pd.DataFrame, aliases: pd.DataFrame, args, seed: in
         against = ", ".join(map(str, args.control))
         out.table(f"{metric}: treatment - control ({against}), {args.test} test", part[keep])
     if args.tables:  # the file keeps elinor's full layout, then the compact table
-        full = Output("raw", digits=args.digits, fmt=getattr(args, "format", None),
-                      stream=io.StringIO())  # fmt: skip
+        full = Output(
+            "raw", digits=args.digits, fmt=getattr(args, "format", None), stream=io.StringIO()
+        )
         _compare_elinor(scores, aliases, args, seed, full)
         full.tables.extend(out.tables)
         finish(full, args)
@@ -275,29 +331,44 @@ def _compare_two(scores, systems, args, seed, level, out: Output) -> None:
     t = t.merge(md[[*key, "variance"]], on=key, how="left", validate="one_to_one")
     order = {m: i for i, m in enumerate(pd.unique(scores["metric"]))}
     t = t.sort_values(key, key=lambda c: c.map(order) if c.name == "metric" else c, kind="stable")
-    table = pd.DataFrame({"task": t["task"], "metric": t["metric"], "n": t["n"],
-                          "mean_diff": t["diff"], "var_diff": t["variance"] * t["n"],
-                          "effect_size": t["effect_size"], "t": t["statistic"],
-                          "p_value": t["p_value"], f"moe_{level}": t["moe"]})  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "task": t["task"],
+            "metric": t["metric"],
+            "n": t["n"],
+            "mean_diff": t["diff"],
+            "var_diff": t["variance"] * t["n"],
+            "effect_size": t["effect_size"],
+            "t": t["statistic"],
+            "p_value": t["p_value"],
+            f"moe_{level}": t["moe"],
+        }
+    )
     if args.adjust and args.family == "pairs":
-        advise(f"--adjust {args.adjust}: with two systems each task and metric has one "
-               "comparison, so adjusted p-values would equal the p-values; none are printed. "
-               "--family tasks, metrics or all adjusts across tasks, metrics or every test.")  # fmt: skip
+        advise(
+            f"--adjust {args.adjust}: with two systems each task and metric has one "
+            "comparison, so adjusted p-values would equal the p-values; none are printed. "
+            "--family tasks, metrics or all adjusts across tasks, metrics or every test."
+        )
     elif args.adjust:
         at = table.columns.get_loc("p_value") + 1
-        table.insert(at, "p_adjusted", adjust_in_table(t, list(ADJUST_FAMILY_KEYS[args.family]),
-                                                       args.adjust))  # fmt: skip
+        table.insert(
+            at, "p_adjusted", adjust_in_table(t, list(ADJUST_FAMILY_KEYS[args.family]), args.adjust)
+        )
         out.note(f"p adjusted by {args.adjust} over {FAMILY_WORDS[args.family]}")
     out.table(f"Paired t-test: {a} - {b}", _by_task(table, multi))
     tests = t[key]
     for test in ("bootstrap", "randomization"):
-        res = metaeval.compare(scores, test=test, n_resamples=args.n_resamples, seed=seed,
-                               progress=args.progress, **kw)  # fmt: skip
+        res = metaeval.compare(
+            scores, test=test, n_resamples=args.n_resamples, seed=seed, progress=args.progress, **kw
+        )
         res = res[[*key, "p_value"]].rename(columns={"p_value": f"{test}_p_value"})
         tests = tests.merge(res, on=key, how="left", validate="one_to_one")
     tests = tests[["task", "metric", "bootstrap_p_value", "randomization_p_value"]]
-    out.table(f"Bootstrap and randomization tests: {a} - {b} (B = {args.n_resamples:,})",
-              _by_task(tests, multi))  # fmt: skip
+    out.table(
+        f"Bootstrap and randomization tests: {a} - {b} (B = {args.n_resamples:,})",
+        _by_task(tests, multi),
+    )
 
 
 def _matrix(
@@ -306,10 +377,14 @@ def _matrix(
     """Square table (row system vs column system) from Tukey rows ``system_a, system_b``."""
     import pandas as pd
 
-    full = pd.concat([pairs[["system_a", "system_b", value]],
-                      pairs.rename(columns={"system_a": "system_b", "system_b": "system_a"})
-                      .assign(**{value: -pairs[value] if antisymmetric else pairs[value]})
-                      [["system_a", "system_b", value]]])  # fmt: skip
+    full = pd.concat(
+        [
+            pairs[["system_a", "system_b", value]],
+            pairs.rename(columns={"system_a": "system_b", "system_b": "system_a"}).assign(
+                **{value: -pairs[value] if antisymmetric else pairs[value]}
+            )[["system_a", "system_b", value]],
+        ]
+    )
     square = full.pivot(index="system_a", columns="system_b", values=value)
     square = square.reindex(index=systems, columns=systems)
     square.index.name = "system"
@@ -329,12 +404,22 @@ def _compare_many(scores, systems, args, seed, level, out: Output) -> None:
     means = metaeval.means(scores, alpha=args.alpha)
     keys = ["task", "metric", "system"]
     residual = metaeval.means(scores, ci="anova", alpha=args.alpha)
-    means = means.merge(residual[[*keys, "moe"]].rename(columns={"moe": "anova_moe"}), on=keys,
-                        how="left", validate="one_to_one")  # fmt: skip
+    means = means.merge(
+        residual[[*keys, "moe"]].rename(columns={"moe": "anova_moe"}),
+        on=keys,
+        how="left",
+        validate="one_to_one",
+    )
     anova = metaeval.anova(scores)
     tukey = metaeval.tukey(scores, alpha=args.alpha)
-    random = metaeval.tukey(scores, randomized=True, n_resamples=args.n_resamples, seed=seed,
-                            alpha=args.alpha, progress=args.progress)  # fmt: skip
+    random = metaeval.tukey(
+        scores,
+        randomized=True,
+        n_resamples=args.n_resamples,
+        seed=seed,
+        alpha=args.alpha,
+        progress=args.progress,
+    )
     pairwise = None
     if args.adjust:
         order = {s: i for i, s in enumerate(systems)}
@@ -351,24 +436,40 @@ def _compare_many(scores, systems, args, seed, level, out: Output) -> None:
             .reindex([s for s in systems if s in set(m["system"])])
             .reset_index()
         )
-        out.table(f"Means and {level} margins of error (moe: each system's own; anova_moe: "
-                  f"from the ANOVA residual V_E, for comparing systems): {where}",
-                  m[["system", "n", "mean", "se", "moe", "ci_low", "ci_high", "anova_moe"]])  # fmt: skip
+        out.table(
+            f"Means and {level} margins of error (moe: each system's own; anova_moe: "
+            f"from the ANOVA residual V_E, for comparing systems): {where}",
+            m[["system", "n", "mean", "se", "moe", "ci_low", "ci_high", "anova_moe"]],
+        )
         a = anova[(anova["task"] == task) & (anova["metric"] == metric)]
-        out.table(f"Two-way ANOVA (systems x queries): {where}",
-                  a[["source", "ss", "df", "ms", "f", "p_value"]].astype({"df": int}))  # fmt: skip
+        out.table(
+            f"Two-way ANOVA (systems x queries): {where}",
+            a[["source", "ss", "df", "ms", "f", "p_value"]].astype({"df": int}),
+        )
         present = [s for s in systems if s in set(m["system"])]
         tk = tukey[(tukey["task"] == task) & (tukey["metric"] == metric)]
-        out.table(f"Tukey HSD effect sizes (row - column) / sqrt(V_E): {where}",
-                  _matrix(tk, "effect_size", present, antisymmetric=True))  # fmt: skip
+        out.table(
+            f"Tukey HSD effect sizes (row - column) / sqrt(V_E): {where}",
+            _matrix(tk, "effect_size", present, antisymmetric=True),
+        )
         rt = random[(random["task"] == task) & (random["metric"] == metric)]
-        out.table(f"Randomized Tukey HSD p-values (B = {args.n_resamples:,}): {where}",
-                  _matrix(rt, "p_value", present, antisymmetric=False))  # fmt: skip
+        out.table(
+            f"Randomized Tukey HSD p-values (B = {args.n_resamples:,}): {where}",
+            _matrix(rt, "p_value", present, antisymmetric=False),
+        )
         if pairwise is not None:
             pw = pairwise[(pairwise["task"] == task) & (pairwise["metric"] == metric)]
-            pw = pd.DataFrame({"system_a": pw["treatment"], "system_b": pw["control"],
-                               "mean_diff": pw["diff"], "effect_size": pw["effect_size"],
-                               "t": pw["statistic"], "p_value": pw["p_value"],
-                               "p_adjusted": pw["p_adjusted"], f"moe_{level}": pw["moe"]})  # fmt: skip
+            pw = pd.DataFrame(
+                {
+                    "system_a": pw["treatment"],
+                    "system_b": pw["control"],
+                    "mean_diff": pw["diff"],
+                    "effect_size": pw["effect_size"],
+                    "t": pw["statistic"],
+                    "p_value": pw["p_value"],
+                    "p_adjusted": pw["p_adjusted"],
+                    f"moe_{level}": pw["moe"],
+                }
+            )
             over = "the pairs" if args.family == "pairs" else FAMILY_WORDS[args.family]
             out.table(f"Paired t-tests, p adjusted by {args.adjust} over {over}: {where}", pw)

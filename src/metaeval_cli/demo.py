@@ -26,8 +26,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         epilog="Examples:\n  metaeval demo --effect md --output figures\n  metaeval demo --ranger",
     )
     demo.add_argument("--control", default="logistic_regression", help="the control system")
-    demo.add_argument("--metric", default="accuracy", choices=["accuracy", "p_true_class"],
-                      help="the metric of the forest plot and the LaTeX table")  # fmt: skip
+    demo.add_argument(
+        "--metric",
+        default="accuracy",
+        choices=["accuracy", "p_true_class"],
+        help="the metric of the forest plot and the LaTeX table",
+    )
     model_options(demo)
     demo.add_argument("--alpha", type=probability, default=0.05, help="1 - confidence level")
     demo.add_argument(
@@ -89,8 +93,14 @@ def _demo_files(scores: pd.DataFrame, args: argparse.Namespace) -> None:
     chosen = scores[scores["metric"] == args.metric]
     effects = chosen.meta.effects(control=args.control, effect=args.effect, alpha=args.alpha)
     pooled = effects.meta.pool(method=args.method, ci=args.ci, alpha=args.alpha)
-    fig = forest(effects, method=args.method, ci=args.ci, alpha=args.alpha, pooled=pooled,
-                 title=f"Bundled example: {args.metric} against {args.control}")  # fmt: skip
+    fig = forest(
+        effects,
+        method=args.method,
+        ci=args.ci,
+        alpha=args.alpha,
+        pooled=pooled,
+        title=f"Bundled example: {args.metric} against {args.control}",
+    )
     written = [out / "forest.pdf", out / "forest.png", out / "table.tex"]
     save(fig, written[0])
     save(fig, written[1])

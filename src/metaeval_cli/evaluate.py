@@ -56,8 +56,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="a run; repeat for several. NAME defaults to the file name without suffix. With "
         "several collections, FILE is a pattern with {task} (runs/bm25/{task}.trec)",
     )
-    ev.add_argument("--measures", required=True, nargs="+", metavar="MEASURE",
-                    help="ir_measures names (nDCG@10 AP RR P@5) or elinor's (ndcg@10 ap)")  # fmt: skip
+    ev.add_argument(
+        "--measures",
+        required=True,
+        nargs="+",
+        metavar="MEASURE",
+        help="ir_measures names (nDCG@10 AP RR P@5) or elinor's (ndcg@10 ap)",
+    )
     ev.add_argument(
         "--task", help="the task name written to the scores of one collection (default: default)"
     )
@@ -171,8 +176,10 @@ def run(args: argparse.Namespace) -> int:
                 ".tsv, .jsonl or .parquet (text formats may add .gz)."
             ) from None
     qrels = {task: _read_pairs(path, "true") for task, path in qrels_files.items()}
-    runs = {name: {task: _read_pairs(path, "pred") for task, path in by.items()}
-            for name, by in run_files.items()}  # fmt: skip
+    runs = {
+        name: {task: _read_pairs(path, "pred") for task, path in by.items()}
+        for name, by in run_files.items()
+    }
     measures = [measure_name(m) for m in args.measures]
     several = len(qrels) > 1
 
@@ -187,13 +194,19 @@ def run(args: argparse.Namespace) -> int:
         row = {"task": task} if several else {}
         lacking = (~pd.Index(judged_ids).isin(set(pairs["query_id"]))).sum()
         is_run = pairs is not judgments  # the qrels' own row: no coverage
-        return {**row, "input": name, "file": path, "queries": pairs["query_id"].nunique(),
-                "judged_queries": pairs.loc[judged, "query_id"].nunique(),
-                "judged_missing": int(lacking) if is_run else pd.NA,
-                "coverage": 1 - lacking / len(judged_ids) if is_run else float("nan"),
-                "queries_with_relevant": pairs.loc[hit, "query_id"].nunique(),
-                "documents": pairs["doc_id"].nunique(), "pairs": len(pairs),
-                "relevant_pairs": int(hit.sum())}  # fmt: skip
+        return {
+            **row,
+            "input": name,
+            "file": path,
+            "queries": pairs["query_id"].nunique(),
+            "judged_queries": pairs.loc[judged, "query_id"].nunique(),
+            "judged_missing": int(lacking) if is_run else pd.NA,
+            "coverage": 1 - lacking / len(judged_ids) if is_run else float("nan"),
+            "queries_with_relevant": pairs.loc[hit, "query_id"].nunique(),
+            "documents": pairs["doc_id"].nunique(),
+            "pairs": len(pairs),
+            "relevant_pairs": int(hit.sum()),
+        }
 
     basic = pd.DataFrame(
         [stats(t, "qrels", qrels_files[t], qrels[t]) for t in qrels]

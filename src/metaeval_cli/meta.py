@@ -270,8 +270,12 @@ def _meta_scores(args: argparse.Namespace, *, lazy: bool = True) -> pd.DataFrame
         if args.columns or args.constant:
             raise UsageError("--columns and --constant are for scores files, not a Ranger config.")
         try:
-            return read_ranger(path, metric=args.ranger_metric, missing_files=args.missing_files,
-                               measures=[measure_name(m) for m in args.measures])  # fmt: skip
+            return read_ranger(
+                path,
+                metric=args.ranger_metric,
+                missing_files=args.missing_files,
+                measures=[measure_name(m) for m in args.measures],
+            )
         except FormatError as err:  # name the option, not the keyword argument
             raise MetaEvalError(
                 str(err).replace("missing_files='skip'", "--missing-files skip")
@@ -323,8 +327,13 @@ def _harness_scores(args: argparse.Namespace, kind: str) -> pd.DataFrame | None:
         # reads only the --metric metrics (with --primary, --metric names 'primary')
         metrics = None if args.primary else getattr(args, "metric", None)
         try:
-            return read_lm_eval(path, primary=args.primary or False, metrics=metrics,
-                                latest=args.latest, replicates=args.replicates)  # fmt: skip
+            return read_lm_eval(
+                path,
+                primary=args.primary or False,
+                metrics=metrics,
+                latest=args.latest,
+                replicates=args.replicates,
+            )
         except SchemaError as err:  # --metric naming what the logs lack: a usage error
             if not str(err).startswith("`metrics` (--metric)"):
                 raise
@@ -337,9 +346,13 @@ def _harness_scores(args: argparse.Namespace, kind: str) -> pd.DataFrame | None:
         wanted = [args.cluster, *(args.columns or {}).values()]
         metadata = list(dict.fromkeys([*(args.metadata or []), *(k for k in wanted if k)]))
         metadata = [k for k in metadata if k not in _TABLE_COLUMNS]
-        return read_inspect(source, metadata=metadata or None, scorer=args.scorer,
-                            primary=args.primary or False,
-                            system_name=args.system_name)  # fmt: skip
+        return read_inspect(
+            source,
+            metadata=metadata or None,
+            scorer=args.scorer,
+            primary=args.primary or False,
+            system_name=args.system_name,
+        )
     if kind == "helm":
         from metaeval.io import read_helm
 
@@ -372,8 +385,12 @@ def _harness_keys(scores: pd.DataFrame, args: argparse.Namespace, kind: str) -> 
     if not columns and not constants:
         return scores
     keys = ("task", "query", "system", "metric")
-    odd = [f"--{o} {n}" for o, given in (("columns", columns), ("constant", constants))
-           for n in given if n not in keys]  # fmt: skip
+    odd = [
+        f"--{o} {n}"
+        for o, given in (("columns", columns), ("constant", constants))
+        for n in given
+        if n not in keys
+    ]
     if odd:
         raise UsageError(
             f"{', '.join(odd)}: {_LOGS[kind]} hold the scores they logged in 'value'; "
@@ -392,8 +409,10 @@ def _harness_keys(scores: pd.DataFrame, args: argparse.Namespace, kind: str) -> 
         **{name: scores[column].astype(str) for name, column in columns.items()},
         **{name: str(value) for name, value in constants.items()},
     )  # the columns mapped stay too, as the metadata columns they are
-    option = {**{n: f"--columns {n}={c}" for n, c in columns.items()},
-              **{n: f"--constant {n}={v}" for n, v in constants.items()}}  # fmt: skip
+    option = {
+        **{n: f"--columns {n}={c}" for n, c in columns.items()},
+        **{n: f"--constant {n}={v}" for n, v in constants.items()},
+    }
     for name in (k for k in keys if k in option):  # merges: a new value over several old ones
         others = [k for k in keys if k not in (name, "query") and k in new.columns]
         old = scores[name].astype(str)
@@ -416,11 +435,19 @@ def _harness_keys(scores: pd.DataFrame, args: argparse.Namespace, kind: str) -> 
     return new
 
 
-_LOGS = {"lm_eval": "lm-eval logs", "inspect": "Inspect logs", "helm": "HELM runs",
-         "lighteval": "lighteval details", "scores": "scores files"}  # fmt: skip
+_LOGS = {
+    "lm_eval": "lm-eval logs",
+    "inspect": "Inspect logs",
+    "helm": "HELM runs",
+    "lighteval": "lighteval details",
+    "scores": "scores files",
+}
 #: The options that only one reader takes: (options, the --input-format they need).
-_OWN_OPTIONS = ((("latest", "replicates"), ("lm_eval",)), (("primary",), ("lm_eval", "inspect")),
-                (("metadata", "scorer", "system_name"), ("inspect",)))  # fmt: skip
+_OWN_OPTIONS = (
+    (("latest", "replicates"), ("lm_eval",)),
+    (("primary",), ("lm_eval", "inspect")),
+    (("metadata", "scorer", "system_name"), ("inspect",)),
+)
 
 
 def _check_format_options(args: argparse.Namespace, kind: str) -> None:
@@ -472,8 +499,15 @@ def _detect_one(path: Path) -> str:
         return "scores"
     if not path.is_dir():
         return "scores"
-    found = [kind for kind, test in (("inspect", _inspect_logs), ("helm", _helm_runs),
-                                     ("lighteval", _lighteval_details)) if test(path)]  # fmt: skip
+    found = [
+        kind
+        for kind, test in (
+            ("inspect", _inspect_logs),
+            ("helm", _helm_runs),
+            ("lighteval", _lighteval_details),
+        )
+        if test(path)
+    ]
     # lm-eval: sample logs, or (say to rerun with --log_samples) only its results files;
     # lighteval writes results_*.json too, so those alone say lm-eval only without others
     if next(path.rglob("samples_*.jsonl*"), None) or (not found and _lm_eval_models(path)):
@@ -613,29 +647,56 @@ def run(args: argparse.Namespace) -> int:
 
     kw = dict(method=args.method, ci=args.ci, alpha=args.alpha)
     if lazy and args.replicate_design is not None:
-        raise UsageError("--replicate-design is for scores with a 'replicate' column, which "
-                         "a folder read with dask may not have.")  # fmt: skip
+        raise UsageError(
+            "--replicate-design is for scores with a 'replicate' column, which "
+            "a folder read with dask may not have."
+        )
     if lazy:
         from metaeval.scale import effects as lazy_effects
 
         with _progress(args):
-            effects = lazy_effects(scores, args.control, treatment=args.treatment,
-                                   effect=args.effect, alpha=args.alpha, cluster=args.cluster,
-                                   survey=survey)  # fmt: skip
+            effects = lazy_effects(
+                scores,
+                args.control,
+                treatment=args.treatment,
+                effect=args.effect,
+                alpha=args.alpha,
+                cluster=args.cluster,
+                survey=survey,
+            )
     else:
-        effects = metaeval.effects(scores, control=args.control, treatment=args.treatment,
-                                   effect=args.effect, alpha=args.alpha, cluster=args.cluster,
-                                   replicates=args.replicate_design)  # fmt: skip
+        effects = metaeval.effects(
+            scores,
+            control=args.control,
+            treatment=args.treatment,
+            effect=args.effect,
+            alpha=args.alpha,
+            cluster=args.cluster,
+            replicates=args.replicate_design,
+        )
     pooled = metaeval.pool(effects, **kw)
     table = analysis_table(effects, effect=args.effect, **kw)
     from metaeval._options import format_number
 
     out = output(args)
     level = f"{format_number(100 * (1 - args.alpha))}%"
-    out.note(f"effect: {args.effect}; pooling: {args.method} with {args.ci} intervals at {level}; "
-             f"control: {args.control}")  # fmt: skip
-    columns = ["treatment", "task", "n", "mean_control", "mean_treatment", "effect", "se",
-               "ci_low", "ci_high", "p_value", "weight"]  # fmt: skip
+    out.note(
+        f"effect: {args.effect}; pooling: {args.method} with {args.ci} intervals at {level}; "
+        f"control: {args.control}"
+    )
+    columns = [
+        "treatment",
+        "task",
+        "n",
+        "mean_control",
+        "mean_treatment",
+        "effect",
+        "se",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "weight",
+    ]
     if primary:
         out.note(f"metric 'primary' of each task: {_pairs_text(primary)}")
     for metric, part in table.groupby("metric", sort=False):
@@ -643,22 +704,49 @@ def run(args: argparse.Namespace) -> int:
             f"Effects per task and summary: {metric}",
             _primary_column(part[columns], primary if metric == "primary" else None),
         )
-    heterogeneity = ["metric", "treatment", "k", "tau2", "i2", "q", "q_df", "q_p_value",
-                     "pi_low", "pi_high"]  # fmt: skip
+    heterogeneity = [
+        "metric",
+        "treatment",
+        "k",
+        "tau2",
+        "i2",
+        "q",
+        "q_df",
+        "q_p_value",
+        "pi_low",
+        "pi_high",
+    ]
     out.table("Heterogeneity of the summaries", pooled[heterogeneity])
     by_pooled = None
     if args.by is not None:
         by_pooled = metaeval.pool(effects, by=args.by, **kw)
-        out.table(f"Summaries by {args.by}",
-                  by_pooled[["metric", "treatment", args.by, "k", "effect", "se", "ci_low",
-                             "ci_high", "p_value", "tau2", "i2"]])  # fmt: skip
+        out.table(
+            f"Summaries by {args.by}",
+            by_pooled[
+                [
+                    "metric",
+                    "treatment",
+                    args.by,
+                    "k",
+                    "effect",
+                    "se",
+                    "ci_low",
+                    "ci_high",
+                    "p_value",
+                    "tau2",
+                    "i2",
+                ]
+            ],
+        )
     if args.plot:
         _meta_plots(effects, pooled, args, out, primary)
     if args.latex:
         from metaeval.report import to_latex
 
-        tables = {flip: to_latex(effects, pooled=pooled, transpose=flip, fit=args.fit)
-                  for flip in (False, True)}  # fmt: skip
+        tables = {
+            flip: to_latex(effects, pooled=pooled, transpose=flip, fit=args.fit)
+            for flip in (False, True)
+        }
         width = {flip: _cell_columns(text) for flip, text in tables.items()}
         # as asked, else the orientation with fewer columns of cells (a tie: systems as rows)
         transposed = args.transpose
@@ -686,15 +774,21 @@ def _check_latex_size(cells: int, other: int, effects: pd.DataFrame, args) -> No
         return
     ways = []
     if other < cells:  # the wider orientation, as the user asked
-        ways.append("--no-transpose (systems as rows)" if args.transpose
-                    else "--transpose (tasks as rows, systems as columns)")  # fmt: skip
+        ways.append(
+            "--no-transpose (systems as rows)"
+            if args.transpose
+            else "--transpose (tasks as rows, systems as columns)"
+        )
     if effects["metric"].nunique() > 1:
         ways.append("--metric NAME (one metric per table)")
     if effects["treatment"].nunique() > 1:
         ways.append("--treatment NAME ... (fewer systems)")
-    advise(f"--latex {args.latex}: the table has {cells} columns of cells, more than "
-            f"{LATEX_COLUMNS}; fitted to the line its text prints too small to read. Try "
-            + ("; ".join(ways) or "fewer tasks") + ".")  # fmt: skip
+    advise(
+        f"--latex {args.latex}: the table has {cells} columns of cells, more than "
+        f"{LATEX_COLUMNS}; fitted to the line its text prints too small to read. Try "
+        + ("; ".join(ways) or "fewer tasks")
+        + "."
+    )
 
 
 def _pairs_text(mapping: dict[str, str]) -> str:
@@ -748,11 +842,21 @@ def _meta_plots(
             words = [w for w in (None if len(metrics) == 1 else metric, treatment) if w]
             stem = "-".join([path.stem, *map(_file_name, words)])
             target = path.with_name(stem + path.suffix)
-            labels = ({t: f"{t} ({m})" for t, m in (primary or {}).items()}
-                      if metric == "primary" else None)  # fmt: skip
-            fig = forest(frame, method=args.method, ci=args.ci, alpha=args.alpha,
-                         pooled=pooled[pooled["metric"] == metric], by=args.by, labels=labels,
-                         title=f"{metric}: effects ({args.effect}) against {args.control}")  # fmt: skip
+            labels = (
+                {t: f"{t} ({m})" for t, m in (primary or {}).items()}
+                if metric == "primary"
+                else None
+            )
+            fig = forest(
+                frame,
+                method=args.method,
+                ci=args.ci,
+                alpha=args.alpha,
+                pooled=pooled[pooled["metric"] == metric],
+                by=args.by,
+                labels=labels,
+                title=f"{metric}: effects ({args.effect}) against {args.control}",
+            )
             save(fig, target)
             _check_forest_size(frame, fig, target, args)
             plt.close(fig)
@@ -775,6 +879,9 @@ def _check_forest_size(frame: pd.DataFrame, fig: Any, target: Path, args) -> Non
         ways += ["--plot-per-treatment (one file per treatment)", "--treatment NAME ..."]
     if tasks > FOREST_TASKS:
         ways.append("fewer tasks (select them in the scores)")
-    advise(f"--plot {target}: {panels} treatment panel(s) x {tasks} tasks ({size}), more than "
-            f"{FOREST_PANELS} panels or {FOREST_TASKS} tasks a figure can show legibly. Try "
-            + "; ".join(ways) + ".")  # fmt: skip
+    advise(
+        f"--plot {target}: {panels} treatment panel(s) x {tasks} tasks ({size}), more than "
+        f"{FOREST_PANELS} panels or {FOREST_TASKS} tasks a figure can show legibly. Try "
+        + "; ".join(ways)
+        + "."
+    )

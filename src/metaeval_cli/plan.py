@@ -62,15 +62,27 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     plan.add_argument("--treatment", nargs="+", help="default: every other system")
     plan.add_argument("--metric", nargs="+", help="only these metrics")
     plan.add_argument("--n", type=positive, help="queries (clusters with --cluster) per task")
-    plan.add_argument("--mde", type=_number, help="the minimum difference to detect, in the "
-                      "metric's units (with --tasks: on the --effect scale)")  # fmt: skip
+    plan.add_argument(
+        "--mde",
+        type=_number,
+        help="the minimum difference to detect, in the "
+        "metric's units (with --tasks: on the --effect scale)",
+    )
     plan.add_argument("--power", type=probability, help="the power to reach (e.g. 0.8)")
     plan.add_argument("--alpha", type=probability, default=0.05, help="the test's level")
-    plan.add_argument("--alternative", choices=ALTERNATIVES, default="two-sided",
-                      help="the test's alternative (per-task designs)")  # fmt: skip
-    plan.add_argument("--test", choices=PLAN_TESTS, default="t",
-                      help="t: the paired t-test; anova: one-way ANOVA over the systems (Sakai); "
-                      "ci: the queries for a confidence interval narrower than --width")  # fmt: skip
+    plan.add_argument(
+        "--alternative",
+        choices=ALTERNATIVES,
+        default="two-sided",
+        help="the test's alternative (per-task designs)",
+    )
+    plan.add_argument(
+        "--test",
+        choices=PLAN_TESTS,
+        default="t",
+        help="t: the paired t-test; anova: one-way ANOVA over the systems (Sakai); "
+        "ci: the queries for a confidence interval narrower than --width",
+    )
     plan.add_argument("--width", type=_number, help="--test ci: the interval's full width")
     plan.add_argument(
         "--epochs",
@@ -92,18 +104,26 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "seeds' variance, which more queries do not reduce, for R seeds per system (alone: "
         "the pilot's number)",
     )
-    plan.add_argument("--tasks", action="store_true",
-                      help="plan the tasks of the pooled comparison instead (from the "
-                      "pilot's effects and their tau^2)")  # fmt: skip
+    plan.add_argument(
+        "--tasks",
+        action="store_true",
+        help="plan the tasks of the pooled comparison instead (from the "
+        "pilot's effects and their tau^2)",
+    )
     plan.add_argument("--k", type=positive, help="--tasks: the number of tasks")
     plan.add_argument("--tau2", type=_number, help="--tasks: tau^2 (default: the pilot's)")
-    plan.add_argument("--n-sim", type=positive, default=2000,
-                      help="--tasks: simulated comparisons per size")  # fmt: skip
-    plan.add_argument("--seed", type=seed_value,
-                      help="--tasks: the simulation's seed (default: drawn and printed)")  # fmt: skip
+    plan.add_argument(
+        "--n-sim", type=positive, default=2000, help="--tasks: simulated comparisons per size"
+    )
+    plan.add_argument(
+        "--seed",
+        type=seed_value,
+        help="--tasks: the simulation's seed (default: drawn and printed)",
+    )
     model_options(plan)
-    plan.add_argument("--plot", action=Once, metavar="FILE",
-                      help="the power curves (.pdf, .png, .svg)")  # fmt: skip
+    plan.add_argument(
+        "--plot", action=Once, metavar="FILE", help="the power curves (.pdf, .png, .svg)"
+    )
     output_options(plan)
     return plan
 
@@ -168,11 +188,21 @@ def _queries_plan(scores: pd.DataFrame, args: argparse.Namespace):
         "epochs" if args.epochs is not None else "seeds" if args.seeds is not None else None
     )
     return plan_queries(
-        scores, args.control, treatment=args.treatment, n=args.n, mde=args.mde,
-        power=args.power, alpha=args.alpha, alternative=args.alternative,
-        cluster=args.cluster, replicates=replicates, test=args.test, width=args.width,
-        epochs=args.epochs or None, seeds=args.seeds or None,  # alone: the pilot's number
-    )  # fmt: skip
+        scores,
+        args.control,
+        treatment=args.treatment,
+        n=args.n,
+        mde=args.mde,
+        power=args.power,
+        alpha=args.alpha,
+        alternative=args.alternative,
+        cluster=args.cluster,
+        replicates=replicates,
+        test=args.test,
+        width=args.width,
+        epochs=args.epochs or None,
+        seeds=args.seeds or None,  # alone: the pilot's number
+    )
 
 
 def _tasks_plan(scores: pd.DataFrame, args: argparse.Namespace):
@@ -180,12 +210,27 @@ def _tasks_plan(scores: pd.DataFrame, args: argparse.Namespace):
     from metaeval.design import plan_tasks
     from metaeval.errors import resolve_seed
 
-    effects = metaeval.effects(scores, control=args.control, treatment=args.treatment,
-                               effect=args.effect, alpha=args.alpha, cluster=args.cluster)  # fmt: skip
+    effects = metaeval.effects(
+        scores,
+        control=args.control,
+        treatment=args.treatment,
+        effect=args.effect,
+        alpha=args.alpha,
+        cluster=args.cluster,
+    )
     args.seed = resolve_seed(args.seed)
-    return plan_tasks(effects, k=args.k, mde=args.mde, power=args.power, tau2=args.tau2,
-                      alpha=args.alpha, method=args.method, ci=args.ci, n_sim=args.n_sim,
-                      seed=args.seed)  # fmt: skip
+    return plan_tasks(
+        effects,
+        k=args.k,
+        mde=args.mde,
+        power=args.power,
+        tau2=args.tau2,
+        alpha=args.alpha,
+        method=args.method,
+        ci=args.ci,
+        n_sim=args.n_sim,
+        seed=args.seed,
+    )
 
 
 def _describe(plan, args: argparse.Namespace) -> str:
@@ -194,10 +239,15 @@ def _describe(plan, args: argparse.Namespace) -> str:
         (name for name in ("n", "mde", "power") if getattr(args, name, None) is None), ""
     )
     if args.tasks:
-        return (f"plan of the tasks ({solved} solved for): effect {args.effect}, pooling "
-                f"{args.method} with {args.ci} intervals, {args.n_sim:,} simulated "
-                f"comparisons per size, seed {args.seed} (repeat with --seed {args.seed})")  # fmt: skip
-    design = {"t": "the paired t-test", "anova": "Sakai's one-way ANOVA design",
-              "ci": "the confidence-interval width design"}[args.test]  # fmt: skip
+        return (
+            f"plan of the tasks ({solved} solved for): effect {args.effect}, pooling "
+            f"{args.method} with {args.ci} intervals, {args.n_sim:,} simulated "
+            f"comparisons per size, seed {args.seed} (repeat with --seed {args.seed})"
+        )
+    design = {
+        "t": "the paired t-test",
+        "anova": "Sakai's one-way ANOVA design",
+        "ci": "the confidence-interval width design",
+    }[args.test]
     unit = "clusters of queries" if args.cluster else "queries"
     return f"plan of the {unit} per task ({solved} solved for): {design}, alpha {args.alpha}"

@@ -19,8 +19,13 @@ from ._parser import (
 
 __all__ = ["add_parser", "run"]
 
-WRITERS = {".html": "to_html", ".htm": "to_html", ".md": "to_markdown", ".json": "to_json",
-           ".tex": "to_latex"}  # fmt: skip
+WRITERS = {
+    ".html": "to_html",
+    ".htm": "to_html",
+    ".md": "to_markdown",
+    ".json": "to_json",
+    ".tex": "to_latex",
+}
 """The report's format by the output's suffix."""
 
 
@@ -46,16 +51,26 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     rep.add_argument("--control", nargs="+", help="the control system(s); none: ranks only")
     rep.add_argument("--metric", nargs="+", help="only these metrics")
     rep.add_argument("--test", choices=COMPARE_TESTS, default="t", help="the paired test")
-    rep.add_argument("--adjust", choices=(*ADJUSTMENTS, "none"), default="holm",
-                     help="the correction of the tests (see --family)")  # fmt: skip
+    rep.add_argument(
+        "--adjust",
+        choices=(*ADJUSTMENTS, "none"),
+        default="holm",
+        help="the correction of the tests (see --family)",
+    )
     family_option(rep)
     model_options(rep)
     rep.add_argument("--alpha", type=probability, default=0.05, help="1 - the intervals' level")
-    rep.add_argument("--n-resamples", type=positive, default=1000, metavar="B",
-                     help="bootstrap resamples of the rank intervals")  # fmt: skip
+    rep.add_argument(
+        "--n-resamples",
+        type=positive,
+        default=1000,
+        metavar="B",
+        help="bootstrap resamples of the rank intervals",
+    )
     rep.add_argument("--seed", type=seed_value, help="the resampling's seed (default: drawn)")
-    rep.add_argument("-o", "--output", action=Once, metavar="FILE",
-                     help="the report (.html, .md, .json, .tex)")  # fmt: skip
+    rep.add_argument(
+        "-o", "--output", action=Once, metavar="FILE", help="the report (.html, .md, .json, .tex)"
+    )
     return rep
 
 
@@ -83,12 +98,20 @@ def run(args: argparse.Namespace) -> int:
 
     control = args.control[0] if args.control and len(args.control) == 1 else args.control
     rep = build_report(
-        scores, control, metrics=args.metric, test=args.test,
-        adjust=None if args.adjust == "none" else args.adjust, family=args.family,
+        scores,
+        control,
+        metrics=args.metric,
+        test=args.test,
+        adjust=None if args.adjust == "none" else args.adjust,
+        family=args.family,
         effect=args.effect,
-        method=args.method, ci=args.ci, alpha=args.alpha, n_resamples=args.n_resamples,
-        seed=args.seed, cluster=args.cluster,
-    )  # fmt: skip
+        method=args.method,
+        ci=args.ci,
+        alpha=args.alpha,
+        n_resamples=args.n_resamples,
+        seed=args.seed,
+        cluster=args.cluster,
+    )
     text = getattr(rep, writer)()
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")

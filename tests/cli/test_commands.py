@@ -86,9 +86,15 @@ def test_no_command_prints_help_and_usage_code(capsys):
 
 # --------------------------------------------------------------------- compare
 ELINOR_README_T = {  # elinor-cli README, `elinor-compare` on pred_1.csv and pred_2.csv
-    "precision@3": {"mean_diff": 0.2917, "var_diff": 0.0774, "effect_size": 1.0485,
-                    "t": 2.9656, "p_value": 0.0209, "moe_95%": 0.2326},
-}  # fmt: skip
+    "precision@3": {
+        "mean_diff": 0.2917,
+        "var_diff": 0.0774,
+        "effect_size": 1.0485,
+        "t": 2.9656,
+        "p_value": 0.0209,
+        "moe_95%": 0.2326,
+    },
+}
 
 
 def test_compare_two_systems_matches_elinor_and_the_library(capsys, elinor):
@@ -123,8 +129,9 @@ def test_compare_two_systems_matches_elinor_and_the_library(capsys, elinor):
         np.testing.assert_array_equal(t[mine], lib.loc[t.index, theirs])
     resampled = one(tables, "Bootstrap and randomization tests").set_index("metric")
     for test in ("bootstrap", "randomization"):
-        ref = metaeval.compare(scores, control="pred_2", treatment="pred_1", test=test,
-                               n_resamples=2000, seed=11).set_index("metric")  # fmt: skip
+        ref = metaeval.compare(
+            scores, control="pred_2", treatment="pred_1", test=test, n_resamples=2000, seed=11
+        ).set_index("metric")
         np.testing.assert_array_equal(
             resampled[f"{test}_p_value"], ref.loc[resampled.index, "p_value"]
         )
@@ -143,8 +150,19 @@ def test_compare_draws_and_prints_a_seed_that_repeats_the_run(capsys, elinor):
 
 def test_compare_three_systems_matches_elinor_and_the_library(capsys, elinor):
     files = [elinor / f"pred_{i}.csv" for i in (1, 2, 3)]
-    code, out, err = run_cli(capsys, "compare", *files, "--seed", 3, "--n-resamples", 1000,
-                             "--adjust", "holm", "--print-mode", "raw")  # fmt: skip
+    code, out, err = run_cli(
+        capsys,
+        "compare",
+        *files,
+        "--seed",
+        3,
+        "--n-resamples",
+        1000,
+        "--adjust",
+        "holm",
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     tables = parse_raw(out)
     means = one(
@@ -186,7 +204,10 @@ def test_compare_three_systems_matches_elinor_and_the_library(capsys, elinor):
 
     pairs = one(tables, "Paired t-tests, p adjusted by holm over the pairs: ndcg@3")
     assert list(zip(pairs["system_a"], pairs["system_b"], strict=True)) == [
-        ("pred_1", "pred_2"), ("pred_1", "pred_3"), ("pred_2", "pred_3")]  # fmt: skip
+        ("pred_1", "pred_2"),
+        ("pred_1", "pred_3"),
+        ("pred_2", "pred_3"),
+    ]
     np.testing.assert_allclose(
         pairs["p_adjusted"], multipletests(pairs["p_value"], method="holm")[1], rtol=1e-12
     )
@@ -260,8 +281,13 @@ def _compile_if_possible(tables: str, folder: Path) -> None:
         + "\n\\end{document}\n"
     )
     (folder / "doc.tex").write_text(doc)
-    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
-                          cwd=folder, capture_output=True, text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-2000:]
     assert (folder / "doc.pdf").stat().st_size > 1000
 
@@ -295,10 +321,21 @@ def test_compare_pretty_output(capsys, elinor):
 def test_evaluate_elinor_jsonl_equals_elinor_output(capsys, elinor, tmp_path):
     target = tmp_path / "scores.csv"
     code, out, err = run_cli(
-        capsys, "evaluate", "--qrels", elinor / "true.jsonl",
+        capsys,
+        "evaluate",
+        "--qrels",
+        elinor / "true.jsonl",
         *[x for i in (1, 2, 3) for x in ("--run", elinor / f"pred_{i}.jsonl")],
-        "--measures", "precision@3", "ap", "rr", "ndcg@3", "--output", target, "--print-mode", "raw",
-    )  # fmt: skip
+        "--measures",
+        "precision@3",
+        "ap",
+        "rr",
+        "ndcg@3",
+        "--output",
+        target,
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     scores = pd.read_csv(target, dtype={"query": str})
     names = {"P@3": "precision@3", "AP": "ap", "RR": "rr", "nDCG@3": "ndcg@3"}
@@ -311,8 +348,11 @@ def test_evaluate_elinor_jsonl_equals_elinor_output(capsys, elinor, tmp_path):
         np.testing.assert_allclose(mine.to_numpy(), theirs.to_numpy(), rtol=1e-12, atol=1e-15)
     tables = parse_raw(out)
     means = one(tables, "Means over the queries").set_index("system")
-    np.testing.assert_allclose(means.loc["pred_1", ["P@3", "AP", "RR", "nDCG@3"]],
-                               pd.read_csv(elinor / "pred_1.csv").iloc[:, 1:].mean(), rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        means.loc["pred_1", ["P@3", "AP", "RR", "nDCG@3"]],
+        pd.read_csv(elinor / "pred_1.csv").iloc[:, 1:].mean(),
+        rtol=1e-12,
+    )
     basic = one(tables, "Basic statistics").set_index("input")
     qrels = read_jsonl(elinor / "true.jsonl", rel_type="true")
     assert basic.loc["qrels", "pairs"] == len(qrels)
@@ -330,15 +370,40 @@ def test_evaluate_trec_files_and_outputs(capsys, tmp_path, suffix):
     (tmp_path / "a.run").write_text("q1 Q0 d2 1 2.0 a\nq1 Q0 d1 2 1.0 a\nq2 Q0 d3 1 5.0 a\n")
     (tmp_path / "b.run").write_text("q1 Q0 d1 1 9.0 b\nq2 Q0 d4 1 1.0 b\n")
     out_file = tmp_path / f"scores{suffix}"
-    code, out, err = run_cli(capsys, "evaluate", "--qrels", tmp_path / "qrels.txt", "--run", tmp_path / "a.run",
-                             "--run", f"second={tmp_path / 'b.run'}", "--measures", "P@1", "RR",
-                             "--task", "toy", "--output", out_file, "--print-mode", "raw")  # fmt: skip
+    code, out, err = run_cli(
+        capsys,
+        "evaluate",
+        "--qrels",
+        tmp_path / "qrels.txt",
+        "--run",
+        tmp_path / "a.run",
+        "--run",
+        f"second={tmp_path / 'b.run'}",
+        "--measures",
+        "P@1",
+        "RR",
+        "--task",
+        "toy",
+        "--output",
+        out_file,
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     scores = metaeval.io.read_scores(out_file).set_index(["system", "query", "metric"])["value"]
     # by hand: a ranks d2 (0) then d1 (1) for q1 -> P@1 0, RR 1/2; q2: d3 relevant first; q3 unanswered
-    expected = {("a", "q1", "P@1"): 0, ("a", "q1", "RR"): 0.5, ("a", "q2", "P@1"): 1, ("a", "q2", "RR"): 1,
-                ("a", "q3", "P@1"): 0, ("a", "q3", "RR"): 0, ("second", "q1", "P@1"): 1,
-                ("second", "q1", "RR"): 1, ("second", "q2", "P@1"): 0, ("second", "q2", "RR"): 0}  # fmt: skip
+    expected = {
+        ("a", "q1", "P@1"): 0,
+        ("a", "q1", "RR"): 0.5,
+        ("a", "q2", "P@1"): 1,
+        ("a", "q2", "RR"): 1,
+        ("a", "q3", "P@1"): 0,
+        ("a", "q3", "RR"): 0,
+        ("second", "q1", "P@1"): 1,
+        ("second", "q1", "RR"): 1,
+        ("second", "q2", "P@1"): 0,
+        ("second", "q2", "RR"): 0,
+    }
     for key, value in expected.items():
         assert scores[key] == value, key
     means = one(parse_raw(out), "Means over the queries (toy)").set_index("system")
@@ -373,8 +438,10 @@ def test_convert_round_trip(capsys, tmp_path, elinor):
         capsys, "convert", tmp_path / "qrels.txt", tmp_path / "back.jsonl", "--rel-type", "true"
     )
     assert code == 0
-    pd.testing.assert_frame_equal(read_jsonl(tmp_path / "back.jsonl", rel_type="true"),
-                                  read_jsonl(elinor / "true.jsonl", rel_type="true"))  # fmt: skip
+    pd.testing.assert_frame_equal(
+        read_jsonl(tmp_path / "back.jsonl", rel_type="true"),
+        read_jsonl(elinor / "true.jsonl", rel_type="true"),
+    )
     assert len(read_qrels(tmp_path / "qrels.txt")) == len(
         read_jsonl(elinor / "true.jsonl", rel_type="true")
     )
@@ -406,10 +473,24 @@ def example_file(tmp_path) -> tuple[pd.DataFrame, Path]:
 def test_meta_prints_the_library_analysis(capsys, example_file, tmp_path):
     scores, path = example_file
     # no --effect/--method/--ci: the command's defaults are the library's
-    code, out, err = run_cli(capsys, "meta", path, "--control", "logistic_regression", "--treatment",
-                             "naive_bayes", "gradient_boosting",
-                             "--by", "domain", "--print-mode", "raw",
-                             "--plot", tmp_path / "forest.png", "--latex", tmp_path / "t.tex")  # fmt: skip
+    code, out, err = run_cli(
+        capsys,
+        "meta",
+        path,
+        "--control",
+        "logistic_regression",
+        "--treatment",
+        "naive_bayes",
+        "gradient_boosting",
+        "--by",
+        "domain",
+        "--print-mode",
+        "raw",
+        "--plot",
+        tmp_path / "forest.png",
+        "--latex",
+        tmp_path / "t.tex",
+    )
     assert code == 0, err
     tables = parse_raw(out)
     kw = dict(control="logistic_regression", treatment=["naive_bayes", "gradient_boosting"])
@@ -443,8 +524,18 @@ def test_meta_prints_the_library_analysis(capsys, example_file, tmp_path):
 
 def test_meta_on_a_ranger_config(capsys, shared_data):
     config = shared_data / "ranger" / "classification-glue-data" / "config.yaml"
-    code, out, err = run_cli(capsys, "meta", config, "--control", "bert", "--ranger-metric", "accuracy",
-                             "--ranger", "--print-mode", "raw")  # fmt: skip
+    code, out, err = run_cli(
+        capsys,
+        "meta",
+        config,
+        "--control",
+        "bert",
+        "--ranger-metric",
+        "accuracy",
+        "--ranger",
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     got = one(parse_raw(out), "Effects per task and summary: accuracy").set_index("task")
     # Ranger paper, Table (GLUE, SMD, DL): summary -0.054860 [-0.078603, -0.031118]
@@ -542,8 +633,12 @@ def test_console_script_exit_codes_without_traceback(tmp_path):
         )
         assert done.returncode == code, done.stderr
         assert "Traceback" not in done.stderr and done.stderr.strip()
-    err = subprocess.run([sys.executable, "-m", "metaeval", "meta", str(bad), "--control", "a"],
-                         capture_output=True, text=True, check=False).stderr  # fmt: skip
+    err = subprocess.run(
+        [sys.executable, "-m", "metaeval", "meta", str(bad), "--control", "a"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stderr
     # the repeated key names the line of the repeat and of the first occurrence
     assert (
         f"{bad}, line 3: the key (task, query, system, metric) = ('t', 'q', 'a', 'm') appears twice (first on line 2)"
@@ -554,8 +649,20 @@ def test_console_script_exit_codes_without_traceback(tmp_path):
 def test_library_warnings_are_printed_once_without_traceback(capsys, elinor, tmp_path):
     short = tmp_path / "short.csv"
     short.write_text("".join((elinor / "pred_2.csv").read_text().splitlines(keepends=True)[:6]))
-    code, out, err = run_cli(capsys, "compare", elinor / "pred_1.csv", short, "--metrics", "ap",
-                             "--seed", 1, "--n-resamples", 100, "--print-mode", "raw")  # fmt: skip
+    code, out, err = run_cli(
+        capsys,
+        "compare",
+        elinor / "pred_1.csv",
+        short,
+        "--metrics",
+        "ap",
+        "--seed",
+        1,
+        "--n-resamples",
+        100,
+        "--print-mode",
+        "raw",
+    )
     assert code == 0
     assert err.count("metaeval: warning: Queries present for only one system") == 1
     assert "unpaired_queries=3" in err and "Traceback" not in err and "warnings.warn" not in err
@@ -576,8 +683,11 @@ def _collections(tmp_path: Path) -> dict[str, str]:
         for system in ("bm25", "tasb"):
             folder = tmp_path / "runs" / system
             folder.mkdir(parents=True, exist_ok=True)
-            run = [f"q{q} Q0 d{d} {r + 1} {10 - r + rng.random():.4f} {system}"
-                   for q in range(6) for r, d in enumerate(rng.permutation(5))]  # fmt: skip
+            run = [
+                f"q{q} Q0 d{d} {r + 1} {10 - r + rng.random():.4f} {system}"
+                for q in range(6)
+                for r, d in enumerate(rng.permutation(5))
+            ]
             (folder / f"{task}.trec").write_text("\n".join(run) + "\n")
     return tasks
 
@@ -586,10 +696,20 @@ def test_evaluate_several_collections_in_one_call(capsys, tmp_path):
     tasks = _collections(tmp_path)
     out_file = tmp_path / "scores.parquet"
     argv = [a for task, path in tasks.items() for a in ("--qrels", f"{task}={path}")]
-    code, out, err = run_cli(capsys, "evaluate", *argv,
-                             "--run", f"bm25={tmp_path}/runs/bm25/{{task}}.trec",
-                             "--run", f"tasb={tmp_path}/runs/tasb/{{task}}.trec",
-                             "--measures", "ndcg@10", "map", "--output", out_file)  # fmt: skip
+    code, out, err = run_cli(
+        capsys,
+        "evaluate",
+        *argv,
+        "--run",
+        f"bm25={tmp_path}/runs/bm25/{{task}}.trec",
+        "--run",
+        f"tasb={tmp_path}/runs/tasb/{{task}}.trec",
+        "--measures",
+        "ndcg@10",
+        "map",
+        "--output",
+        out_file,
+    )
     assert code == 0, err
     cli = metaeval.io.read_scores(out_file)
     runs = {s: {t: tmp_path / "runs" / s / f"{t}.trec" for t in tasks} for s in ("bm25", "tasb")}
@@ -602,11 +722,27 @@ def test_evaluate_several_collections_in_one_call(capsys, tmp_path):
         set(cli["task"]) == set(tasks) and "Means over the queries (scifact, nfcorpus, fiqa)" in out
     )
     # a run without {task}, --task with several collections: usage errors naming the fix
-    code, _, err = run_cli(capsys, "evaluate", *argv, "--run", f"bm25={tmp_path}/runs/bm25/fiqa.trec",
-                           "--measures", "AP")  # fmt: skip
+    code, _, err = run_cli(
+        capsys,
+        "evaluate",
+        *argv,
+        "--run",
+        f"bm25={tmp_path}/runs/bm25/fiqa.trec",
+        "--measures",
+        "AP",
+    )
     assert code == 2 and "{task}" in err
-    code, _, err = run_cli(capsys, "evaluate", *argv, "--run", f"b={tmp_path}/runs/bm25/{{task}}.trec",
-                           "--measures", "AP", "--task", "x")  # fmt: skip
+    code, _, err = run_cli(
+        capsys,
+        "evaluate",
+        *argv,
+        "--run",
+        f"b={tmp_path}/runs/bm25/{{task}}.trec",
+        "--measures",
+        "AP",
+        "--task",
+        "x",
+    )
     assert code == 2 and "--qrels TASK=FILE" in err
 
 
@@ -615,15 +751,26 @@ def test_evaluate_ranger_beir_data_in_one_call(capsys, shared_data, tmp_path):
     tasks = ["trec-covid", "nfcorpus", "antique", "dbpedia-entity", "tripclick", "trec_podcast"]
     argv = [a for t in tasks for a in ("--qrels", f"{t}={root}/qrels/{t}_qrels.txt")]
     out_file = tmp_path / "beir.csv"
-    code, _, err = run_cli(capsys, "evaluate", *argv,
-                           "--run", f"tasb={root}/tasb_dim768_hf/{{task}}_top10.txt",
-                           "--run", f"colberter={root}/colberter_dim1_stopwords/{{task}}_top10.txt",
-                           "--measures", "nDCG@10", "--output", out_file)  # fmt: skip
+    code, _, err = run_cli(
+        capsys,
+        "evaluate",
+        *argv,
+        "--run",
+        f"tasb={root}/tasb_dim768_hf/{{task}}_top10.txt",
+        "--run",
+        f"colberter={root}/colberter_dim1_stopwords/{{task}}_top10.txt",
+        "--measures",
+        "nDCG@10",
+        "--output",
+        out_file,
+    )
     assert code == 0, err
     cli = metaeval.io.read_scores(out_file)
     qrels = {t: root / "qrels" / f"{t}_qrels.txt" for t in tasks}
-    runs = {"tasb": {t: root / "tasb_dim768_hf" / f"{t}_top10.txt" for t in tasks},
-            "colberter": {t: root / "colberter_dim1_stopwords" / f"{t}_top10.txt" for t in tasks}}  # fmt: skip
+    runs = {
+        "tasb": {t: root / "tasb_dim768_hf" / f"{t}_top10.txt" for t in tasks},
+        "colberter": {t: root / "colberter_dim1_stopwords" / f"{t}_top10.txt" for t in tasks},
+    }
     with pytest.warns(metaeval.PairingWarning, match="tripclick"):  # unjudged queries left out
         python = metaeval.ir.evaluate(qrels, runs, ["nDCG@10"])
     key = ["task", "query", "system", "metric"]
@@ -640,12 +787,16 @@ def test_meta_latex_is_the_python_table_and_fits(capsys, tmp_path):
     effects = scores.meta.effects(control="naive_bayes")
     pooled = effects.meta.pool()
     # 4 treatments x (4 tasks + pooled): by default the orientation with fewer columns
-    for extra, kwargs in (([], {"transpose": True}), (["--no-transpose"], {}),
-                          (["--transpose"], {"transpose": True}),
-                          (["--no-fit"], {"fit": False, "transpose": True})):  # fmt: skip
+    for extra, kwargs in (
+        ([], {"transpose": True}),
+        (["--no-transpose"], {}),
+        (["--transpose"], {"transpose": True}),
+        (["--no-fit"], {"fit": False, "transpose": True}),
+    ):
         tex = tmp_path / "t.tex"
-        code, _, err = run_cli(capsys, "meta", path, "--control", "naive_bayes", "--latex", tex,
-                               *extra)  # fmt: skip
+        code, _, err = run_cli(
+            capsys, "meta", path, "--control", "naive_bayes", "--latex", tex, *extra
+        )
         assert code == 0, err
         assert tex.read_text() == metaeval.report.to_latex(effects, pooled=pooled, **kwargs)
     assert r"\resizebox" in metaeval.report.to_latex(effects, pooled=pooled)
@@ -671,11 +822,21 @@ def test_compare_against_a_control_prints_one_compact_table(capsys, tmp_path):
     scores = metaeval.load_example().query("metric == 'accuracy'")
     write_scores(scores, tmp_path / "s.parquet")
     control, treatments = "logistic_regression", ["knn", "naive_bayes"]
-    code, out, err = run_cli(capsys, "compare", tmp_path / "s.parquet", "--control", control,
-                             "--treatment", *treatments, "--adjust", "holm", "--print-mode",
-                             "raw")  # fmt: skip
+    code, out, err = run_cli(
+        capsys,
+        "compare",
+        tmp_path / "s.parquet",
+        "--control",
+        control,
+        "--treatment",
+        *treatments,
+        "--adjust",
+        "holm",
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
-    (title, table), = parse_raw(out).items()  # fmt: skip
+    ((title, table),) = parse_raw(out).items()
     assert title == "accuracy: treatment - control (logistic_regression), t test"
     tasks = list(pd.unique(scores["task"]))
     assert table["task"].tolist() == [t for t in tasks for _ in treatments]  # the scores' order
@@ -697,16 +858,33 @@ def test_compare_against_a_control_prints_one_compact_table(capsys, tmp_path):
         )
     # another test, and the tables file with elinor's layout plus the compact table
     target = tmp_path / "tables.md"
-    code, out, err = run_cli(capsys, "compare", tmp_path / "s.parquet", "--control", control,
-                             "--test", "wilcoxon", "--tables", target, "--print-mode", "raw",
-                             "--seed", 2, "--n-resamples", 200)  # fmt: skip
+    code, out, err = run_cli(
+        capsys,
+        "compare",
+        tmp_path / "s.parquet",
+        "--control",
+        control,
+        "--test",
+        "wilcoxon",
+        "--tables",
+        target,
+        "--print-mode",
+        "raw",
+        "--seed",
+        2,
+        "--n-resamples",
+        200,
+    )
     assert code == 0, err
     (table,) = parse_raw(out).values()
     assert set(table["treatment"]) == set(pd.unique(scores["system"])) - {control}
     iris = wide.loc["iris"]
     row = table[(table.task == "iris") & (table.treatment == "naive_bayes")].iloc[0]
-    ref = stats.wilcoxon(iris["naive_bayes"], iris[control]).pvalue if (
-        iris["naive_bayes"] != iris[control]).any() else np.nan  # fmt: skip
+    ref = (
+        stats.wilcoxon(iris["naive_bayes"], iris[control]).pvalue
+        if (iris["naive_bayes"] != iris[control]).any()
+        else np.nan
+    )
     assert row.p_value == pytest.approx(ref, nan_ok=True)
     text = target.read_text()
     assert "Randomized Tukey HSD p-values" in text and "wilcoxon test" in text
@@ -725,28 +903,54 @@ def test_meta_says_when_a_figure_or_table_is_too_large_to_read(capsys, tmp_path)
     rng = np.random.default_rng(7)
     systems = [f"s{i}" for i in range(FOREST_PANELS + 2)]
     tasks = [f"t{i}" for i in range(LATEX_COLUMNS + 1)]
-    rows = [(t, f"q{q}", s, "nDCG@10", rng.normal(0.5, 0.1))
-            for t in tasks for q in range(8) for s in ["base", *systems]]  # fmt: skip
+    rows = [
+        (t, f"q{q}", s, "nDCG@10", rng.normal(0.5, 0.1))
+        for t in tasks
+        for q in range(8)
+        for s in ["base", *systems]
+    ]
     frame = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
     write_scores(frame, tmp_path / "s.parquet")
-    code, _, err = run_cli(capsys, "meta", tmp_path / "s.parquet", "--control", "base",
-                           "--plot", tmp_path / "f.png", "--latex", tmp_path / "t.tex",
-                           "--no-transpose")  # fmt: skip
+    code, _, err = run_cli(
+        capsys,
+        "meta",
+        tmp_path / "s.parquet",
+        "--control",
+        "base",
+        "--plot",
+        tmp_path / "f.png",
+        "--latex",
+        tmp_path / "t.tex",
+        "--no-transpose",
+    )
     assert code == 0, err
     assert f"{FOREST_PANELS + 2} treatment panel(s) x {len(tasks)} tasks" in err
     assert "px" in err and "--plot-per-treatment" in err
     spec = re.search(r"\\begin\{tabular\}\{l(r+)\}", (tmp_path / "t.tex").read_text())
     assert spec is not None and len(spec.group(1)) == len(tasks) + 1  # + Pooled
     assert f"the table has {len(tasks) + 1} columns of cells" in err and "--transpose" in err
-    code, _, err = run_cli(capsys, "meta", tmp_path / "s.parquet", "--control", "base",
-                           "--treatment", "s0", "s1", "--plot", tmp_path / "g.pdf",
-                           "--plot-per-treatment", "--latex", tmp_path / "u.tex",
-                           "--transpose")  # fmt: skip
+    code, _, err = run_cli(
+        capsys,
+        "meta",
+        tmp_path / "s.parquet",
+        "--control",
+        "base",
+        "--treatment",
+        "s0",
+        "s1",
+        "--plot",
+        tmp_path / "g.pdf",
+        "--plot-per-treatment",
+        "--latex",
+        tmp_path / "u.tex",
+        "--transpose",
+    )
     assert code == 0, err
     assert "warning" not in err
     assert sorted(p.name for p in tmp_path.glob("g-*.pdf")) == ["g-s0.pdf", "g-s1.pdf"]
-    code, _, err = run_cli(capsys, "meta", tmp_path / "s.parquet", "--control", "base",
-                           "--plot-per-treatment")  # fmt: skip
+    code, _, err = run_cli(
+        capsys, "meta", tmp_path / "s.parquet", "--control", "base", "--plot-per-treatment"
+    )
     assert code == 2 and "add --plot FILE" in err
 
 
@@ -770,15 +974,27 @@ def test_help_gives_every_option_a_text_and_each_default_once(capsys, command):
 def test_tables_show_input_paths_without_the_machines_tree(capsys, elinor, tmp_path, monkeypatch):
     """issue 25, item 14: the basic statistics printed absolute paths."""
     files = [str((elinor / f"pred_{i}.csv").resolve()) for i in (1, 2)]
-    code, out, err = run_cli(capsys, "compare", *files, "--seed", 1, "--n-resamples", 100,
-                             "--print-mode", "raw")  # fmt: skip
+    code, out, err = run_cli(
+        capsys, "compare", *files, "--seed", 1, "--n-resamples", 100, "--print-mode", "raw"
+    )
     assert code == 0, err
     shown = one(parse_raw(out), "Systems")["file"].tolist()
     assert shown == ["…/elinor-sample/pred_1.csv", "…/elinor-sample/pred_2.csv"]
     monkeypatch.chdir(elinor.parent)  # below the working folder: relative to it
-    code, out, err = run_cli(capsys, "evaluate", "--qrels", str((elinor / "true.jsonl").resolve()),
-                             "--run", f"a={files[0].replace('.csv', '.jsonl')}", "--measures",
-                             "ap", "--print-mode", "raw")  # fmt: skip
+    code, out, err = run_cli(
+        capsys,
+        "evaluate",
+        "--qrels",
+        str((elinor / "true.jsonl").resolve()),
+        "--run",
+        f"a={files[0].replace('.csv', '.jsonl')}",
+        "--measures",
+        "ap",
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     assert one(parse_raw(out), "Basic statistics")["file"].tolist() == [
-        "elinor-sample/true.jsonl", "elinor-sample/pred_1.jsonl"]  # fmt: skip
+        "elinor-sample/true.jsonl",
+        "elinor-sample/pred_1.jsonl",
+    ]

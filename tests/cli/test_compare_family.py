@@ -42,8 +42,19 @@ def _reference(table: pd.DataFrame, keys: list[str], method: str = "holm") -> np
 
 
 def test_one_treatment_with_the_default_family_warns_that_nothing_is_adjusted(capsys):
-    code, out, err = _run(capsys, "compare", EXAMPLE, "--control", "logistic_regression",
-                          "--treatment", "knn", "--adjust", "holm", "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        "compare",
+        EXAMPLE,
+        "--control",
+        "logistic_regression",
+        "--treatment",
+        "knn",
+        "--adjust",
+        "holm",
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     assert "metaeval: warning: adjust='holm' changes nothing" in err and "--family" in err
     table = _compact(out)
@@ -53,16 +64,29 @@ def test_one_treatment_with_the_default_family_warns_that_nothing_is_adjusted(ca
 @pytest.mark.parametrize("family", ["tasks", "metrics", "all"])
 @pytest.mark.parametrize("method", ["holm", "fdr_bh"])
 def test_family_adjusts_across_tasks_metrics_or_every_test(capsys, family, method):
-    code, out, err = _run(capsys, "compare", EXAMPLE, "--control", "logistic_regression",
-                          "--treatment", "knn", "--adjust", method, "--family", family,
-                          "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        "compare",
+        EXAMPLE,
+        "--control",
+        "logistic_regression",
+        "--treatment",
+        "knn",
+        "--adjust",
+        method,
+        "--family",
+        family,
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     assert "changes nothing" not in err
     table = _compact(out)
     assert len(table) == 8  # 4 tasks x 2 metrics
     # printed at full precision: the reference on the printed p-values
-    np.testing.assert_allclose(table["p_adjusted"], _reference(table, KEYS[family], method),
-                               rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        table["p_adjusted"], _reference(table, KEYS[family], method), rtol=1e-12
+    )
     assert f"over {'every test' if family == 'all' else 'every ' + family[:-1]}" in out
 
 
@@ -76,23 +100,58 @@ def test_two_systems_without_control_adjust_over_the_metrics(capsys, tmp_path):
     two = scores[scores["system"].isin(["knn", "naive_bayes"]) & (scores["task"] == "iris")]
     path = tmp_path / "two.csv"
     metaeval.io.write_scores(two, path)
-    code, out, err = _run(capsys, "compare", str(path), "--adjust", "holm", "--family",
-                          "metrics", "--print-mode", "raw", "--seed", "1",
-                          "--n-resamples", "100")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        "compare",
+        str(path),
+        "--adjust",
+        "holm",
+        "--family",
+        "metrics",
+        "--print-mode",
+        "raw",
+        "--seed",
+        "1",
+        "--n-resamples",
+        "100",
+    )
     assert code == 0, err
     (t_test,) = [t for title, t in parse_raw(out).items() if title.startswith("Paired t-test")]
     np.testing.assert_allclose(t_test["p_adjusted"], _reference(t_test, []), rtol=1e-12)
     # the default family: one test per metric, said and not printed
-    code, out, err = _run(capsys, "compare", str(path), "--adjust", "holm", "--print-mode",
-                          "raw", "--seed", "1", "--n-resamples", "100")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        "compare",
+        str(path),
+        "--adjust",
+        "holm",
+        "--print-mode",
+        "raw",
+        "--seed",
+        "1",
+        "--n-resamples",
+        "100",
+    )
     assert code == 0 and "--family" in out + err
 
 
 def test_report_takes_the_family_and_says_it_in_the_methods(capsys, tmp_path):
     out = tmp_path / "r.json"
-    code, _, err = _run(capsys, "report", EXAMPLE, "--control", "logistic_regression",
-                        "--family", "tasks", "--n-resamples", "20", "--seed", "1",
-                        "-o", str(out))  # fmt: skip
+    code, _, err = _run(
+        capsys,
+        "report",
+        EXAMPLE,
+        "--control",
+        "logistic_regression",
+        "--family",
+        "tasks",
+        "--n-resamples",
+        "20",
+        "--seed",
+        "1",
+        "-o",
+        str(out),
+    )
     assert code == 0, err
     doc = json.loads(out.read_text())
     tests = pd.DataFrame(doc["tests"])

@@ -13,8 +13,11 @@ import pytest
 
 from metaeval_cli._console import Output
 
-FILES = ["runs/experiment-2024/bm25_baseline_tuned.csv",
-         "runs/experiment-2024/dense_retriever_v2.csv", "runs/experiment-2024/splade.csv"]  # fmt: skip
+FILES = [
+    "runs/experiment-2024/bm25_baseline_tuned.csv",
+    "runs/experiment-2024/dense_retriever_v2.csv",
+    "runs/experiment-2024/splade.csv",
+]
 SYSTEMS = ["bm25_baseline_tuned_with_rm3_expansion", "[red]dense[/red]", "a[/]b"]
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -44,14 +47,22 @@ def _column(text: str, header: str) -> str:
 
 @pytest.mark.parametrize("width", [60, 80, 100])
 def test_no_name_is_cut_on_a_narrow_terminal(monkeypatch, width):
-    systems = pd.DataFrame({"alias": ["System_1", "System_2", "System_3"],
-                            "system": SYSTEMS, "file": FILES})  # fmt: skip
+    systems = pd.DataFrame(
+        {"alias": ["System_1", "System_2", "System_3"], "system": SYSTEMS, "file": FILES}
+    )
     text = _printed(monkeypatch, width, systems)
     assert "…" not in text, text
     assert _column(text, "file") == "".join(FILES), text
-    means = pd.DataFrame({"system": SYSTEMS, "nDCG@10": [0.41234, 0.5, 0.6], "AP": [0.3] * 3,
-                          "RR@10": [0.5] * 3, "Judged@10": [0.9] * 3,
-                          "recall@1000": [0.8] * 3})  # fmt: skip
+    means = pd.DataFrame(
+        {
+            "system": SYSTEMS,
+            "nDCG@10": [0.41234, 0.5, 0.6],
+            "AP": [0.3] * 3,
+            "RR@10": [0.5] * 3,
+            "Judged@10": [0.9] * 3,
+            "recall@1000": [0.8] * 3,
+        }
+    )
     text = _printed(monkeypatch, width, means, "Means")
     assert "…" not in text, text
     assert _column(text, "system") == "".join(SYSTEMS), text
@@ -71,8 +82,10 @@ def test_markdown_tables_escape_every_name():
     stream = io.StringIO()
     out = Output("markdown", stream=stream)
     out.note("control: [l](javascript:alert(1))")
-    out.table("Means: <img src=x onerror=alert(1)>",
-              pd.DataFrame({"system": ["*em*", "<b>x</b>", "a|b"], "v": [1.0, 2.0, 3.0]}))  # fmt: skip
+    out.table(
+        "Means: <img src=x onerror=alert(1)>",
+        pd.DataFrame({"system": ["*em*", "<b>x</b>", "a|b"], "v": [1.0, 2.0, 3.0]}),
+    )
     html = markdown_it.MarkdownIt("commonmark").enable("table").render(stream.getvalue())
     for tag in ("<img", "<a ", "<em>", "<b>"):
         assert tag not in html, html

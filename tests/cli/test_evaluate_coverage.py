@@ -32,8 +32,20 @@ def files(tmp_path):
 
 
 def _argv(d, *more):
-    return ["evaluate", "--qrels", d / "qrels.txt", "--run", d / "short.run", "--run",
-            d / "full.run", "--measures", "RR", "--print-mode", "raw", *more]  # fmt: skip
+    return [
+        "evaluate",
+        "--qrels",
+        d / "qrels.txt",
+        "--run",
+        d / "short.run",
+        "--run",
+        d / "full.run",
+        "--measures",
+        "RR",
+        "--print-mode",
+        "raw",
+        *more,
+    ]
 
 
 def _rr(d, name: str) -> dict[str, float]:
@@ -91,9 +103,11 @@ def test_missing_error_and_min_coverage_name_the_run_file(capsys, files):
         assert "lower --min-coverage (0 turns the check off)" in err
     code, _, err = run_cli(capsys, *_argv(files, "--min-coverage", "0.75"))  # at the floor: fine
     assert code == 0, err
-    for option, value, problem in (("--min-coverage", "1.5", "1.5 is not between 0 and 1"),
-                                   ("--min-coverage", "half", "'half' is not a number"),
-                                   ("--missing", "ignore", "invalid choice: 'ignore'")):  # fmt: skip
+    for option, value, problem in (
+        ("--min-coverage", "1.5", "1.5 is not between 0 and 1"),
+        ("--min-coverage", "half", "'half' is not a number"),
+        ("--missing", "ignore", "invalid choice: 'ignore'"),
+    ):
         with pytest.raises(SystemExit) as stop:
             main([str(a) for a in _argv(files, option, value)])
         assert stop.value.code == 2
@@ -103,8 +117,17 @@ def test_missing_error_and_min_coverage_name_the_run_file(capsys, files):
 def test_a_run_of_another_collection_is_refused(capsys, shared_data):
     beir = shared_data / "ranger" / "retrieval-colberter-data"
     run = beir / "tasb_dim768_hf" / "trec-covid_top10.txt"
-    argv = ["evaluate", "--qrels", beir / "qrels" / "tripclick_qrels.txt", "--run", f"tasb={run}",
-            "--measures", "nDCG@10", "--print-mode", "raw"]  # fmt: skip
+    argv = [
+        "evaluate",
+        "--qrels",
+        beir / "qrels" / "tripclick_qrels.txt",
+        "--run",
+        f"tasb={run}",
+        "--measures",
+        "nDCG@10",
+        "--print-mode",
+        "raw",
+    ]
     code, out, err = run_cli(capsys, *argv)
     assert code == 1 and out == ""
     assert f"run 'tasb' ({run}): lacks 1,141 judged queries (coverage 0.2%)" in err
@@ -122,11 +145,23 @@ def test_trec_covid_run_truncated_to_half_its_queries(capsys, shared_data, tmp_p
     half = run[run["query_id"].isin([str(i) for i in range(1, 26)])]
     mio.write_run(half, tmp_path / "half.run")
     ndcg = ir_measures.nDCG @ 10
-    ref = {m.query_id: m.value for m in ir_measures.iter_calc([ndcg], qrels, half)
-           if m.query_id in set(half["query_id"])}  # fmt: skip
+    ref = {
+        m.query_id: m.value
+        for m in ir_measures.iter_calc([ndcg], qrels, half)
+        if m.query_id in set(half["query_id"])
+    }
     assert len(ref) == 25
-    argv = ["evaluate", "--qrels", beir / "qrels" / "trec-covid_qrels.txt", "--run",
-            tmp_path / "half.run", "--measures", "nDCG@10", "--print-mode", "raw"]  # fmt: skip
+    argv = [
+        "evaluate",
+        "--qrels",
+        beir / "qrels" / "trec-covid_qrels.txt",
+        "--run",
+        tmp_path / "half.run",
+        "--measures",
+        "nDCG@10",
+        "--print-mode",
+        "raw",
+    ]
     expected = {"zero": sum(ref.values()) / 50, "drop": np.mean(list(ref.values()))}
     for how, value in expected.items():  # 0.1970 and 0.3939
         code, out, err = run_cli(capsys, *argv, "--missing", how)

@@ -22,9 +22,12 @@ BEIR = ["trec-covid", "nfcorpus", "fiqa", "arguana", "scidocs", "scifact"]
 
 def _scores(treatments: list[str], tasks: list[str], n: int = 30) -> pd.DataFrame:
     rng = np.random.default_rng(3)
-    rows = [(t, f"q{q}", s, "nDCG@10", rng.normal(0.5 + 0.02 * i, 0.1))
-            for t in tasks for q in range(n)
-            for i, s in enumerate(["tasb", *treatments])]  # fmt: skip
+    rows = [
+        (t, f"q{q}", s, "nDCG@10", rng.normal(0.5 + 0.02 * i, 0.1))
+        for t in tasks
+        for q in range(n)
+        for i, s in enumerate(["tasb", *treatments])
+    ]
     return pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
 
 
@@ -45,8 +48,10 @@ def _cell_columns(tex: str) -> int:
     return len(spec.group(1)) - 1
 
 
-@pytest.mark.skipif(shutil.which("pdflatex") is None or shutil.which("pdftotext") is None,
-                    reason="needs pdflatex and pdftotext")  # fmt: skip
+@pytest.mark.skipif(
+    shutil.which("pdflatex") is None or shutil.which("pdftotext") is None,
+    reason="needs pdflatex and pdftotext",
+)
 def test_one_treatment_over_six_collections_prints_at_the_text_size(capsys, tmp_path):
     tex, said = _latex(capsys, tmp_path, _scores(["colberter"], BEIR))
     assert _cell_columns(tex) == 1  # the tasks as rows, the treatment a column
@@ -57,8 +62,10 @@ def test_one_treatment_over_six_collections_prints_at_the_text_size(capsys, tmp_
     assert "warning" not in said and "tasks as rows" in said
 
 
-@pytest.mark.skipif(shutil.which("pdflatex") is None or shutil.which("pdftotext") is None,
-                    reason="needs pdflatex and pdftotext")  # fmt: skip
+@pytest.mark.skipif(
+    shutil.which("pdflatex") is None or shutil.which("pdftotext") is None,
+    reason="needs pdflatex and pdftotext",
+)
 def test_the_orientation_with_fewer_columns_wins_and_can_be_forced(capsys, tmp_path):
     # many systems on two tasks: systems as rows (3 columns: two tasks and the pooled one)
     many = [f"s{i}" for i in range(6)]

@@ -46,8 +46,11 @@ def test_every_command_is_a_module_with_add_parser_and_run():
     assert list(_subparsers(build_parser())) == NAMES
 
 
-@pytest.mark.parametrize("module", ["metaeval_cli", "metaeval_cli._parser",
-                                    "metaeval_cli._common"] + [f"metaeval_cli.{n}" for n in NAMES])  # fmt: skip
+@pytest.mark.parametrize(
+    "module",
+    ["metaeval_cli", "metaeval_cli._parser", "metaeval_cli._common"]
+    + [f"metaeval_cli.{n}" for n in NAMES],
+)
 def test_importing_a_command_module_loads_no_pandas(module):
     """Each module imported first in a fresh interpreter, and its parser built."""
     code = (
@@ -70,8 +73,11 @@ def test_help_of_every_command_works_and_imports_no_pandas(command):
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(" ".join(["usage: metaeval", *command]))
-    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()
-                if line.startswith("import time:")}  # fmt: skip
+    imported = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
     assert "metaeval_cli" in imported
     assert not {m for m in imported if m.split(".")[0] in HEAVY}
 
@@ -85,11 +91,16 @@ CHOICES = [
         ("--method", _options.PoolMethod),
         ("--ci", _options.CIMethod),
     )
-] + [("compare", "--test", _options.CompareTest), ("compare", "--adjust", _options.Adjustment),
-       ("compare", "--family", _options.AdjustFamily), ("report", "--family", _options.AdjustFamily),
-       ("meta", "--replicates", _options.LmEvalReplicates),
-       ("meta", "--replicate-design", _options.ReplicateDesign),
-       ("plan", "--test", _options.PlanTest), ("plan", "--alternative", _options.Alternative)]  # fmt: skip
+] + [
+    ("compare", "--test", _options.CompareTest),
+    ("compare", "--adjust", _options.Adjustment),
+    ("compare", "--family", _options.AdjustFamily),
+    ("report", "--family", _options.AdjustFamily),
+    ("meta", "--replicates", _options.LmEvalReplicates),
+    ("meta", "--replicate-design", _options.ReplicateDesign),
+    ("plan", "--test", _options.PlanTest),
+    ("plan", "--alternative", _options.Alternative),
+]
 
 
 @pytest.mark.parametrize(("command", "option", "literal"), CHOICES)
@@ -126,8 +137,5 @@ def test_the_command_reaches_the_library_through_public_faces():
     core's vocabulary (``metaeval._options``) and ``metaeval.errors`` are the shared base."""
     imports = _metaeval_imports()
     assert imports  # the scan sees the lazy imports inside the commands' functions
-    private = {
-        (f, m) for f, m in imports
-        if any(part.startswith("_") for part in m.split(".")[2:])
-    }  # fmt: skip
+    private = {(f, m) for f, m in imports if any(part.startswith("_") for part in m.split(".")[2:])}
     assert not private, private

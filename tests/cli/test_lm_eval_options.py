@@ -19,15 +19,19 @@ from metaeval_cli._parser import mapping
         ("task=dataset,query=qid", {"task": "dataset", "query": "qid"}),  # as before
         (" task = dataset , query=qid ", {"task": "dataset", "query": "qid"}),
         ("gsm8k=exact_match,flexible-extract", {"gsm8k": "exact_match,flexible-extract"}),
-        ("gsm8k=exact_match,flexible-extract,arc_easy=acc",
-         {"gsm8k": "exact_match,flexible-extract", "arc_easy": "acc"}),
-        ("arc_easy=acc,gsm8k=exact_match,strict-match",
-         {"arc_easy": "acc", "gsm8k": "exact_match,strict-match"}),
+        (
+            "gsm8k=exact_match,flexible-extract,arc_easy=acc",
+            {"gsm8k": "exact_match,flexible-extract", "arc_easy": "acc"},
+        ),
+        (
+            "arc_easy=acc,gsm8k=exact_match,strict-match",
+            {"arc_easy": "acc", "gsm8k": "exact_match,strict-match"},
+        ),
         ("metric=AP(rel=2)", {"metric": "AP(rel=2)"}),  # '=' inside a value
         ("metric=nDCG(cutoff=10,rel=2),task=t", {"metric": "nDCG(cutoff=10,rel=2)", "task": "t"}),
         ("metric=nDCG@10", {"metric": "nDCG@10"}),
     ],
-)  # fmt: skip
+)
 def test_values_may_hold_commas_and_equals_signs(text, expected):
     assert mapping(text) == expected
 
@@ -67,8 +71,18 @@ def test_constant_takes_an_lm_eval_metric_name(tmp_path, capsys):
     example = metaeval.load_example().query("metric == 'accuracy'")
     path = tmp_path / "scores.csv"
     example.drop(columns="metric").to_csv(path, index=False)
-    code = main(["meta", str(path), "--control", "naive_bayes", "--constant",
-                 "metric=exact_match,flexible-extract", "--print-mode", "raw"])  # fmt: skip
+    code = main(
+        [
+            "meta",
+            str(path),
+            "--control",
+            "naive_bayes",
+            "--constant",
+            "metric=exact_match,flexible-extract",
+            "--print-mode",
+            "raw",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     heterogeneity = parse_raw(captured.out)["Heterogeneity of the summaries"]

@@ -78,8 +78,12 @@ def _jsonl_pairs(trec: bytes, rel_type: str) -> bytes:
 
 QRELS_JSONL = _jsonl_pairs(QRELS, "true")
 RUN_JSONL = _jsonl_pairs(RUN, "pred")
-SAMPLES = {("a", "t1"): "1\n0\n1\n1\n0\n1\n", ("a", "t2"): "0\n1\n1\n0\n1\n0\n",
-           ("b", "t1"): "1\n1\n1\n0\n1\n1\n", ("b", "t2"): "1\n1\n0\n1\n1\n1\n"}  # fmt: skip
+SAMPLES = {
+    ("a", "t1"): "1\n0\n1\n1\n0\n1\n",
+    ("a", "t2"): "0\n1\n1\n0\n1\n0\n",
+    ("b", "t1"): "1\n1\n1\n0\n1\n1\n",
+    ("b", "t2"): "1\n1\n0\n1\n1\n1\n",
+}
 CONFIG = (
     b"# a Ranger classification config\n"
     b"eval_metrics:\n"
@@ -118,15 +122,35 @@ def _meta(folder: Path, path: Path) -> list[str]:
 
 
 def _ranger(folder: Path, path: Path) -> list[str]:
-    return ["meta", str(folder / "config.yaml"), "--control", "a", "--ranger-metric", "acc",
-            "--effect", "md", "--print-mode", "raw"]  # fmt: skip
+    return [
+        "meta",
+        str(folder / "config.yaml"),
+        "--control",
+        "a",
+        "--ranger-metric",
+        "acc",
+        "--effect",
+        "md",
+        "--print-mode",
+        "raw",
+    ]
 
 
 def _evaluate(qrels: str | None, run: str | None) -> Callable[[Path, Path], list[str]]:
     def argv(folder: Path, path: Path) -> list[str]:
-        return ["evaluate", "--qrels", str(path if qrels is None else folder / qrels),
-                "--run", f"bm25={path if run is None else folder / run}",
-                "--measures", "P@1", "RR", "nDCG@3", "--print-mode", "raw"]  # fmt: skip
+        return [
+            "evaluate",
+            "--qrels",
+            str(path if qrels is None else folder / qrels),
+            "--run",
+            f"bm25={path if run is None else folder / run}",
+            "--measures",
+            "P@1",
+            "RR",
+            "nDCG@3",
+            "--print-mode",
+            "raw",
+        ]
 
     return argv
 
@@ -148,7 +172,7 @@ KINDS = {
             "20",
             "--print-mode",
             "raw",
-        ],  # fmt: skip
+        ],
     ),
     "qrels.trec": Kind("qrels.txt", QRELS, _evaluate(None, "good.run")),
     "qrels.jsonl": Kind("true.jsonl", QRELS_JSONL, _evaluate(None, "good.run")),
@@ -392,7 +416,7 @@ LAYOUT = {
             3,
             "not a comma-separated table",
         ),
-    },  # fmt: skip
+    },
     "tidy.tsv": {
         "header-only": (_lines(KINDS["tidy.tsv"].good)[0] + b"\n", 1, None, "no data rows"),
         "one-field-more": (
@@ -402,7 +426,7 @@ LAYOUT = {
             "6 tab-separated fields where the header has 5",
         ),
         "commas-instead-of-tabs": (KINDS["tidy.csv"].good, 1, 1, "are missing"),
-    },  # fmt: skip
+    },
     "tidy.jsonl": {
         "not-json": (_edit_line(KINDS["tidy.jsonl"].good, 3, b"{oops"), 1, 3, "not JSON"),
         "not-an-object": (
@@ -438,7 +462,7 @@ LAYOUT = {
             21,
             "appears twice (first on line 1)",
         ),
-    },  # fmt: skip
+    },
     "per-query.csv": {
         "header-only": (b"query_id,ap,rr\n", 1, None, "no data rows"),
         "one-field-more": (
@@ -475,7 +499,7 @@ LAYOUT = {
         ),
         "not-a-number": (_edit_line(PER_QUERY_B, 4, b"q3,,0.5"), 1, 4, "ap='' is not a number"),
         "tidy-file-alone": (KINDS["tidy.csv"].good, 1, 1, "has no query_id column"),
-    },  # fmt: skip
+    },
     "qrels.trec": {
         "five-columns": (
             _edit_line(QRELS, 3, b"q2 0 d3 2 x"),
@@ -497,7 +521,7 @@ LAYOUT = {
             6,
             "document 'd3' of query 'q2' appears twice (first on line 3)",
         ),
-    },  # fmt: skip
+    },
     "qrels.jsonl": {
         "document-twice": (
             _append(QRELS_JSONL, _lines(QRELS_JSONL)[2]),
@@ -531,7 +555,7 @@ LAYOUT = {
             3,
             "query_id ['q2'] is not a string",
         ),
-    },  # fmt: skip
+    },
     "run.trec": {
         "three-columns": (_edit_line(RUN, 1, b"q1 d2 1"), 1, 1, "3 columns, not 6 or 4"),
         "seven-columns": (
@@ -552,7 +576,7 @@ LAYOUT = {
             5,
             "document 'd2' of query 'q1' appears twice (first on line 1)",
         ),
-    },  # fmt: skip
+    },
     "run.jsonl": {
         "document-twice": (
             _append(RUN_JSONL, _lines(RUN_JSONL)[0]),
@@ -567,7 +591,7 @@ LAYOUT = {
             "score '2' is not a number",
         ),
         "not-json": (_edit_line(RUN_JSONL, 2, b"q1 Q0 d1 2 2.0 r"), 1, 2, "bad record"),
-    },  # fmt: skip
+    },
     "ranger.yaml": {
         "not-yaml": (b"eval_metrics:\n  a: [1, 2\n", 1, None, "not YAML"),
         "key-twice": (
@@ -644,7 +668,7 @@ LAYOUT = {
             None,
             "found str 'just a sentence' instead of a mapping",
         ),
-    },  # fmt: skip
+    },
     "ranger.sample": {
         "not-a-number": (b"1\n0\nmaybe\n", 1, 3, "'maybe' is not a number"),
         "infinite": (b"1\ninf\n", 1, 2, "'inf' is not finite"),
@@ -727,14 +751,30 @@ def test_qrels_without_a_relevant_document_warn(capsys, tmp_path):
 
 def test_convert_refuses_what_evaluate_would_refuse(capsys, tmp_path):
     (tmp_path / "dup.qrels").write_bytes(QRELS + b"q1 0 d1 0\n")
-    code, out, err = run_cli(capsys, ["convert", str(tmp_path / "dup.qrels"),
-                                      str(tmp_path / "true.jsonl"), "--rel-type", "true"])  # fmt: skip
+    code, out, err = run_cli(
+        capsys,
+        [
+            "convert",
+            str(tmp_path / "dup.qrels"),
+            str(tmp_path / "true.jsonl"),
+            "--rel-type",
+            "true",
+        ],
+    )
     assert_clean_failure(code, err, 1, tmp_path / "dup.qrels")
     assert "line 6: document 'd1' of query 'q1' appears twice (first on line 1)" in err
     assert not (tmp_path / "true.jsonl").exists()
     (tmp_path / "good.qrels").write_bytes(QRELS)
-    code, _, err = run_cli(capsys, ["convert", str(tmp_path / "good.qrels"),
-                                    str(tmp_path / "true.jsonl"), "--rel-type", "true"])  # fmt: skip
+    code, _, err = run_cli(
+        capsys,
+        [
+            "convert",
+            str(tmp_path / "good.qrels"),
+            str(tmp_path / "true.jsonl"),
+            "--rel-type",
+            "true",
+        ],
+    )
     assert code == 0, err
     (tmp_path / "good.run").write_bytes(RUN)
     code, via_jsonl, err = run_cli(capsys, _evaluate("true.jsonl", "good.run")(tmp_path, tmp_path))
@@ -754,31 +794,46 @@ def test_an_option_given_twice_is_a_usage_error(capsys, tmp_path):
     assert "Traceback" not in err
 
 
-OUTPUTS = [("evaluate", "--output"), ("compare", "--tables"), ("meta", "--plot"),
-           ("meta", "--latex"), ("meta", "--tables"), ("convert", "OUT")]  # fmt: skip
+OUTPUTS = [
+    ("evaluate", "--output"),
+    ("compare", "--tables"),
+    ("meta", "--plot"),
+    ("meta", "--latex"),
+    ("meta", "--tables"),
+    ("convert", "OUT"),
+]
 
 
 @pytest.mark.parametrize(
     ("command", "option", "problem"),
-    [(*output, problem) for problem in ("missing-folder", "a-folder", "an-input")
-     for output in OUTPUTS
-     # convert refuses IN and OUT of the same kind (by their names) before it looks further
-     if (output[0], problem) != ("convert", "an-input")],
-)  # fmt: skip
+    [
+        (*output, problem)
+        for problem in ("missing-folder", "a-folder", "an-input")
+        for output in OUTPUTS
+        # convert refuses IN and OUT of the same kind (by their names) before it looks further
+        if (output[0], problem) != ("convert", "an-input")
+    ],
+)
 def test_output_paths_are_checked_before_any_work(capsys, tmp_path, command, option, problem):
     KINDS["tidy.csv"].setup(tmp_path)
     (tmp_path / "scores.csv").write_bytes(KINDS["tidy.csv"].good)
     argv, inputs = {
         "evaluate": (_evaluate("good.qrels", "good.run")(tmp_path, tmp_path), "good.run"),
-        "compare": (KINDS["per-query.csv"].argv(tmp_path, tmp_path / "a.csv")[:2]
-                    + [str(tmp_path / "a.csv"), "--names", "a", "b"], "a.csv"),
+        "compare": (
+            KINDS["per-query.csv"].argv(tmp_path, tmp_path / "a.csv")[:2]
+            + [str(tmp_path / "a.csv"), "--names", "a", "b"],
+            "a.csv",
+        ),
         "meta": (_meta(tmp_path, tmp_path / "scores.csv"), "scores.csv"),
         "convert": (["convert", str(tmp_path / "good.qrels")], "good.qrels"),
-    }[command]  # fmt: skip
+    }[command]
     suffix = {"--plot": ".png", "--latex": ".tex", "--tables": ".tex", "OUT": ".jsonl"}
     name = "out" + suffix.get(option, ".csv")
-    target = {"missing-folder": tmp_path / "missing" / name, "a-folder": tmp_path / name,
-              "an-input": tmp_path / inputs}[problem]  # fmt: skip
+    target = {
+        "missing-folder": tmp_path / "missing" / name,
+        "a-folder": tmp_path / name,
+        "an-input": tmp_path / inputs,
+    }[problem]
     if problem == "a-folder":
         target.mkdir()
     if option == "OUT":
@@ -789,8 +844,11 @@ def test_output_paths_are_checked_before_any_work(capsys, tmp_path, command, opt
     code, out, err = run_cli(capsys, argv)
     assert_clean_failure(code, err, 2)
     assert f"{option} {target}" in err, err
-    assert {"missing-folder": "does not exist", "a-folder": "is a folder",
-            "an-input": "would be overwritten"}[problem] in err  # fmt: skip
+    assert {
+        "missing-folder": "does not exist",
+        "a-folder": "is a folder",
+        "an-input": "would be overwritten",
+    }[problem] in err
     assert out == "" and sorted(p.name for p in tmp_path.iterdir()) == before  # no work done
 
 
@@ -798,13 +856,20 @@ def test_output_suffixes_are_checked_before_any_work(capsys, tmp_path):
     KINDS["tidy.csv"].setup(tmp_path)
     (tmp_path / "scores.csv").write_bytes(KINDS["tidy.csv"].good)
     for argv, message in [
-        ([*_evaluate("good.qrels", "good.run")(tmp_path, tmp_path), "--output",
-          str(tmp_path / "scores.xlsx")], "--output"),
-        ([*_meta(tmp_path, tmp_path / "scores.csv"), "--plot", str(tmp_path / "f.docx")],
-         "--plot"),
-        ([*_meta(tmp_path, tmp_path / "scores.csv"), "--tables", str(tmp_path / "t.docx")],
-         "--tables"),
-    ]:  # fmt: skip
+        (
+            [
+                *_evaluate("good.qrels", "good.run")(tmp_path, tmp_path),
+                "--output",
+                str(tmp_path / "scores.xlsx"),
+            ],
+            "--output",
+        ),
+        ([*_meta(tmp_path, tmp_path / "scores.csv"), "--plot", str(tmp_path / "f.docx")], "--plot"),
+        (
+            [*_meta(tmp_path, tmp_path / "scores.csv"), "--tables", str(tmp_path / "t.docx")],
+            "--tables",
+        ),
+    ]:
         code, out, err = run_cli(capsys, argv)
         assert_clean_failure(code, err, 2)
         assert message in err and out == ""
@@ -851,8 +916,9 @@ def test_console_script_prints_no_traceback(tmp_path):
     KINDS["tidy.csv"].setup(tmp_path)
     scores = tmp_path / "scores.csv"
     scores.write_bytes(_with_line3(KINDS["tidy.csv"].good, b"\xe9"))
-    done = subprocess.run([*_command(), *_meta(tmp_path, scores)], capture_output=True, text=True,
-                          check=False)  # fmt: skip
+    done = subprocess.run(
+        [*_command(), *_meta(tmp_path, scores)], capture_output=True, text=True, check=False
+    )
     assert done.returncode == 1, done.stderr
     expected = f"metaeval meta: error: {scores}, line 3: not UTF-8 text (byte 0xe9). Expected UTF-8"
     assert done.stderr.startswith(expected), done.stderr

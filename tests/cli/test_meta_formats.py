@@ -47,16 +47,25 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         return solve
 
     def task(name: str, shift: int) -> Task:
-        samples = [Sample(input=f"{name} q{i}", target=str(i % 5), id=i,
-                          metadata={"passage": PASSAGES[i - 1]})
-                   for i in range(1, len(PASSAGES) + 1)]  # fmt: skip
+        samples = [
+            Sample(
+                input=f"{name} q{i}", target=str(i % 5), id=i, metadata={"passage": PASSAGES[i - 1]}
+            )
+            for i in range(1, len(PASSAGES) + 1)
+        ]
         return Task(dataset=samples, solver=fixed(shift), scorer=[match(), includes()], name=name)
 
     folder = tmp_path_factory.mktemp("inspect_logs")
-    for (model, shift), form in zip({"mockllm/model": 0, "mockllm/other": 1}.items(),
-                                    ["eval", "json"], strict=True):  # fmt: skip
-        eval([task(name, shift) for name in ("qa", "quiz", "trivia")], model=model,
-             log_dir=str(folder), display="none", log_format=form)  # fmt: skip
+    for (model, shift), form in zip(
+        {"mockllm/model": 0, "mockllm/other": 1}.items(), ["eval", "json"], strict=True
+    ):
+        eval(
+            [task(name, shift) for name in ("qa", "quiz", "trivia")],
+            model=model,
+            log_dir=str(folder),
+            display="none",
+            log_format=form,
+        )
     return folder
 
 
@@ -88,20 +97,34 @@ def _run(capsys, *argv: str) -> tuple[int, str, str]:
 
 @NARROW_KH
 def test_an_inspect_log_folder(inspect_logs, capsys):
-    code, out, err = _run(capsys, inspect_logs, "--control", "mockllm/model", "--effect", "md",
-                          "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys, inspect_logs, "--control", "mockllm/model", "--effect", "md", "--print-mode", "raw"
+    )
     assert code == 0, err
     scores = read_inspect(inspect_logs)
     pooled = metaeval.pool(metaeval.effects(scores, control="mockllm/model", effect="md"))
     assert set(pooled["metric"]) == {"match", "includes"}
     _check(out, pooled)
     # --scorer and --metadata reach read_inspect; --input-format inspect says the same
-    code, out, err = _run(capsys, inspect_logs, "--control", "mockllm/model", "--effect", "md",
-                          "--scorer", "match", "--metadata", "passage", "--input-format",
-                          "inspect", "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        inspect_logs,
+        "--control",
+        "mockllm/model",
+        "--effect",
+        "md",
+        "--scorer",
+        "match",
+        "--metadata",
+        "passage",
+        "--input-format",
+        "inspect",
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     _check(out, pooled[pooled["metric"] == "match"])
-    code, _, err = _run(capsys, inspect_logs, "--control", "mockllm/model", "--metadata", "chapter")  # fmt: skip
+    code, _, err = _run(capsys, inspect_logs, "--control", "mockllm/model", "--metadata", "chapter")
     assert code == 1 and "chapter" in err, err  # read_inspect's error: the key is missing
 
 
@@ -120,12 +143,23 @@ def test_a_helm_suite(capsys, tmp_path):
     runs = [p.name for p in HELM_SUITE.iterdir() if p.name.startswith("dyck_language")]
     suite = helm_suite(tmp_path / "v1", runs)
     metric = "num_prompt_tokens,perturbation=style(suffix=watercolor)"
-    code, out, err = _run(capsys, suite, "--control", "simple/model1", "--effect", "md",
-                          "--metric", metric, "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        suite,
+        "--control",
+        "simple/model1",
+        "--effect",
+        "md",
+        "--metric",
+        metric,
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     scores = read_helm(suite)
-    effects = metaeval.effects(scores[scores["metric"] == metric], control="simple/model1",
-                               effect="md")  # fmt: skip
+    effects = metaeval.effects(
+        scores[scores["metric"] == metric], control="simple/model1", effect="md"
+    )
     with pytest.warns(DegenerateWarning, match="k = 1"):  # one task
         pooled = metaeval.pool(effects)
     _check(out, pooled)
@@ -133,8 +167,9 @@ def test_a_helm_suite(capsys, tmp_path):
 
 
 def test_lighteval_details(capsys):
-    code, out, err = _run(capsys, LIGHTEVAL, "--control", "org/small", "--effect", "md",
-                          "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys, LIGHTEVAL, "--control", "org/small", "--effect", "md", "--print-mode", "raw"
+    )
     assert code == 0, err
     assert "carry no document id" in err  # the hand-written details: lighteval < 0.11
     with pytest.warns(MetaEvalWarning, match="carry no document id"):
@@ -152,8 +187,18 @@ def test_a_folder_of_two_harnesses_asks_for_input_format(inspect_logs, capsys, t
     assert code == 2, err
     assert "Inspect logs and lighteval details" in err and "--input-format" in err, err
     control = "details/org/small"  # lighteval's systems: paths below the folder given
-    code, out, err = _run(capsys, mixed, "--control", control, "--input-format",
-                          "lighteval", "--effect", "md", "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        mixed,
+        "--control",
+        control,
+        "--input-format",
+        "lighteval",
+        "--effect",
+        "md",
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     with pytest.warns(MetaEvalWarning, match="carry no document id"):
         scores = read_lighteval(mixed)
@@ -184,8 +229,20 @@ def test_an_lm_eval_folder_with_only_results_asks_for_log_samples(capsys, tmp_pa
 def test_cluster_reads_the_metadata_key_and_clusters_the_effects(inspect_logs, capsys):
     """--cluster passage on Inspect logs: the key is read as with --metadata, and the
     printed summaries equal pool(effects(cluster="passage")), wider than without."""
-    code, out, err = _run(capsys, inspect_logs, "--control", "mockllm/model", "--effect", "md",
-                          "--scorer", "match", "--cluster", "passage", "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        inspect_logs,
+        "--control",
+        "mockllm/model",
+        "--effect",
+        "md",
+        "--scorer",
+        "match",
+        "--cluster",
+        "passage",
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     scores = read_inspect(inspect_logs, metadata=["passage"], scorer="match")
     clustered = metaeval.effects(scores, control="mockllm/model", effect="md", cluster="passage")
@@ -201,18 +258,30 @@ def test_replicate_design_reaches_effects(capsys, tmp_path):
     import numpy as np
 
     rng = np.random.default_rng(5)
-    rows = [(f"t{t}", f"q{q}", system, "acc", f"s{r}",
-             0.1 * (system == "new") + shift[system, r] + rng.normal(0, 0.5))
-            for shift in [{(s, r): rng.normal(0, 0.2) for s in ("new", "old") for r in range(3)}]
-            for t in range(4) for q in range(30) for system in ("new", "old") for r in range(3)]  # fmt: skip
+    rows = [
+        (
+            f"t{t}",
+            f"q{q}",
+            system,
+            "acc",
+            f"s{r}",
+            0.1 * (system == "new") + shift[system, r] + rng.normal(0, 0.5),
+        )
+        for shift in [{(s, r): rng.normal(0, 0.2) for s in ("new", "old") for r in range(3)}]
+        for t in range(4)
+        for q in range(30)
+        for system in ("new", "old")
+        for r in range(3)
+    ]
     scores = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "replicate", "value"])
     path = tmp_path / "seeds.csv"
     scores.to_csv(path, index=False)
     summaries = {}
     for design in (None, "crossed", "nested"):
         extra = [] if design is None else ["--replicate-design", design]
-        code, out, err = _run(capsys, path, "--control", "old", "--effect", "md",
-                              "--print-mode", "raw", *extra)  # fmt: skip
+        code, out, err = _run(
+            capsys, path, "--control", "old", "--effect", "md", "--print-mode", "raw", *extra
+        )
         assert code == 0, err
         assert ("guessed 'crossed'" in err) == (design is None)  # the guess is said
         eff = metaeval.effects(scores, control="old", effect="md", replicates=design or "crossed")
@@ -250,8 +319,12 @@ def scorer_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     def graded_scorer():
         async def score(state, target) -> Score:
             answer = state.output.completion
-            return Score(value={"grade": "C" if answer.endswith(target.text) else "I",
-                                "points": len(answer) / 20})  # fmt: skip
+            return Score(
+                value={
+                    "grade": "C" if answer.endswith(target.text) else "I",
+                    "points": len(answer) / 20,
+                }
+            )
 
         return score
 
@@ -259,23 +332,39 @@ def scorer_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     scorers = {"qa": match, "quiz": includes, "graded": graded_scorer}
 
     def make(name: str, shift: int) -> Task:
-        samples = [Sample(input=f"{name} q{i}", target=str(i % 5), id=i,
-                          metadata={"topic": topics[name][i % 2]})
-                   for i in range(1, len(PASSAGES) + 1)]  # fmt: skip
+        samples = [
+            Sample(
+                input=f"{name} q{i}",
+                target=str(i % 5),
+                id=i,
+                metadata={"topic": topics[name][i % 2]},
+            )
+            for i in range(1, len(PASSAGES) + 1)
+        ]
         return Task(dataset=samples, solver=fixed(shift), scorer=scorers[name](), name=name)
 
     folder = tmp_path_factory.mktemp("inspect_scorers")
-    for (model, shift), form in zip({"mockllm/model": 0, "mockllm/other": 1}.items(),
-                                    ["eval", "json"], strict=True):  # fmt: skip
-        eval([make(name, shift) for name in scorers], model=model, log_dir=str(folder / "logs"),
-             display="none", log_format=form)  # fmt: skip
+    for (model, shift), form in zip(
+        {"mockllm/model": 0, "mockllm/other": 1}.items(), ["eval", "json"], strict=True
+    ):
+        eval(
+            [make(name, shift) for name in scorers],
+            model=model,
+            log_dir=str(folder / "logs"),
+            display="none",
+            log_format=form,
+        )
 
     @task
     def qa(prompt: str = "plain"):
         return make("qa", 0 if prompt == "plain" else 1)
 
-    eval([qa(prompt="plain"), qa(prompt="cot")], model="mockllm/model",
-         log_dir=str(folder / "variants"), display="none")  # fmt: skip
+    eval(
+        [qa(prompt="plain"), qa(prompt="cot")],
+        model="mockllm/model",
+        log_dir=str(folder / "variants"),
+        display="none",
+    )
     return folder
 
 
@@ -305,13 +394,23 @@ def test_tasks_with_their_own_scorers_say_why_nothing_pools_and_pool_with_primar
     """Item 2: each task's scorer is its own metric, so every summary has k = 1; the warning
     names that cause, and --primary keeps Inspect's headline metric of each task."""
     logs = scorer_logs / "logs"
-    code, out, err = _run(capsys, logs, "--control", "mockllm/model", "--effect", "md",
-                          "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys, logs, "--control", "mockllm/model", "--effect", "md", "--print-mode", "raw"
+    )
     assert code == 0, err
     assert "k = 1" in err and "metric names differ across tasks" in err, err
     assert "--primary" in err, err
-    code, out, err = _run(capsys, logs, "--control", "mockllm/model", "--effect", "md",
-                          "--primary", "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        logs,
+        "--control",
+        "mockllm/model",
+        "--effect",
+        "md",
+        "--primary",
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     scores = read_inspect(logs, primary=True)
     assert scores.attrs["primary"] == {"graded": "graded/grade", "qa": "match", "quiz": "includes"}
@@ -319,8 +418,18 @@ def test_tasks_with_their_own_scorers_say_why_nothing_pools_and_pool_with_primar
     assert list(pooled["k"]) == [3]
     _check(out, pooled)
     assert "graded=graded/grade, qa=match, quiz=includes" in out, out
-    code, out, err = _run(capsys, logs, "--control", "mockllm/model", "--effect", "md",
-                          "--primary", "graded=graded/points", "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        logs,
+        "--control",
+        "mockllm/model",
+        "--effect",
+        "md",
+        "--primary",
+        "graded=graded/points",
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     scores = read_inspect(logs, primary={"graded": "graded/points"})
     _check(out, metaeval.pool(metaeval.effects(scores, control="mockllm/model", effect="md")))
@@ -333,16 +442,37 @@ def test_constant_and_columns_apply_to_inspect_logs(scorer_logs, capsys):
     differs."""
     two = _logs(scorer_logs / "logs", "qa", "quiz")  # four files: item 4 too
     assert len(two) == 4
-    code, out, err = _run(capsys, *two, "--control", "mockllm/model", "--effect", "md",
-                          "--constant", "metric=score", "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        *two,
+        "--control",
+        "mockllm/model",
+        "--effect",
+        "md",
+        "--constant",
+        "metric=score",
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     scores = read_inspect(two).assign(metric="score")
     pooled = metaeval.pool(metaeval.effects(scores, control="mockllm/model", effect="md"))
     assert list(pooled["k"]) == [2]
     _check(out, pooled)
-    code, out, err = _run(capsys, *two, "--control", "mockllm/model", "--effect", "md",
-                          "--constant", "metric=score", "--columns", "task=topic",
-                          "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        *two,
+        "--control",
+        "mockllm/model",
+        "--effect",
+        "md",
+        "--constant",
+        "metric=score",
+        "--columns",
+        "task=topic",
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     scores = read_inspect(two, metadata="topic")
     scores = scores.assign(task=scores["topic"], metric="score").drop(columns="topic")
@@ -351,12 +481,20 @@ def test_constant_and_columns_apply_to_inspect_logs(scorer_logs, capsys):
     _check(out, pooled)
     # a constant that gives two metrics of one task one name, or a column that puts two
     # Inspect tasks into one, is an error naming them
-    code, _, err = _run(capsys, scorer_logs / "logs", "--control", "mockllm/model",
-                        "--constant", "metric=score")  # fmt: skip
+    code, _, err = _run(
+        capsys, scorer_logs / "logs", "--control", "mockllm/model", "--constant", "metric=score"
+    )
     assert code == 1 and "--constant metric=score" in err, err
     assert "graded/grade" in err and "graded/points" in err and "--primary" in err, err
-    code, _, err = _run(capsys, scorer_logs / "logs", "--control", "mockllm/model",
-                        "--primary", "--columns", "task=topic")  # fmt: skip
+    code, _, err = _run(
+        capsys,
+        scorer_logs / "logs",
+        "--control",
+        "mockllm/model",
+        "--primary",
+        "--columns",
+        "task=topic",
+    )
     assert code == 1 and "--columns task=topic" in err, err
     assert "'arith'" in err and "graded" in err and "qa" in err, err
     code, _, err = _run(capsys, *two, "--control", "mockllm/model", "--columns", "value=topic")
@@ -368,14 +506,16 @@ def test_several_log_files_are_read_by_their_harness(inspect_logs, capsys, tmp_p
     and .json logs, lighteval's details files, HELM's per_instance_stats.json (its run)."""
     files = _logs(inspect_logs, "qa")
     assert sorted(p.suffix for p in files) == [".eval", ".json"]
-    code, out, err = _run(capsys, *files, "--control", "mockllm/model", "--effect", "md",
-                          "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys, *files, "--control", "mockllm/model", "--effect", "md", "--print-mode", "raw"
+    )
     assert code == 0, err
     effects = metaeval.effects(read_inspect(files), control="mockllm/model", effect="md")
     _check(out, _quiet(lambda: metaeval.pool(effects)))
     details = sorted(LIGHTEVAL.rglob("details_*.parquet"))
-    code, out, err = _run(capsys, *details, "--control", "small", "--effect", "md",
-                          "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys, *details, "--control", "small", "--effect", "md", "--print-mode", "raw"
+    )
     assert code == 0, err
     with pytest.warns(MetaEvalWarning, match="carry no document id"):  # lighteval < 0.11
         scores = read_lighteval(details)
@@ -384,12 +524,23 @@ def test_several_log_files_are_read_by_their_harness(inspect_logs, capsys, tmp_p
     runs = [p.name for p in HELM_SUITE.iterdir() if p.name.startswith("dyck_language")]
     stats = sorted(helm_suite(tmp_path / "v1", runs).rglob("per_instance_stats.json"))
     metric = "num_prompt_tokens,perturbation=style(suffix=watercolor)"
-    code, out, err = _run(capsys, *stats, "--control", "simple/model1", "--effect", "md",
-                          "--metric", metric, "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        *stats,
+        "--control",
+        "simple/model1",
+        "--effect",
+        "md",
+        "--metric",
+        metric,
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     scores = read_helm([p.parent for p in stats])
-    effects = metaeval.effects(scores[scores["metric"] == metric], control="simple/model1",
-                               effect="md")  # fmt: skip
+    effects = metaeval.effects(
+        scores[scores["metric"] == metric], control="simple/model1", effect="md"
+    )
     _check(out, _quiet(lambda: metaeval.pool(effects)))
     # an Inspect log beside a scores file: which reader? a usage error naming both
     table = tmp_path / "scores.csv"
@@ -407,8 +558,18 @@ def test_system_name_tells_two_prompts_on_one_model_apart(scorer_logs, capsys):
     assert code == 1 and "in the logs twice" in err, err
     assert "--system-name '{model}:{task_args[prompt]}'" in err, err
     name = "{model}:{task_args[prompt]}"
-    code, out, err = _run(capsys, variants, "--control", "mockllm/model:plain", "--effect", "md",
-                          "--system-name", name, "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        variants,
+        "--control",
+        "mockllm/model:plain",
+        "--effect",
+        "md",
+        "--system-name",
+        name,
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     scores = read_inspect(variants, system_name=name)
     assert set(scores["system"]) == {"mockllm/model:plain", "mockllm/model:cot"}
@@ -424,8 +585,21 @@ def test_report_and_plan_take_primary_for_inspect_logs(scorer_logs, capsys, tmp_
     --primary pools the three tasks' headline metrics (k = 3), as the library does."""
     logs = scorer_logs / "logs"
     out = tmp_path / "r.json"
-    code = main(["report", str(logs), "--control", "mockllm/model", "--primary",
-                 "--n-resamples", "40", "--seed", "2", "-o", str(out)])  # fmt: skip
+    code = main(
+        [
+            "report",
+            str(logs),
+            "--control",
+            "mockllm/model",
+            "--primary",
+            "--n-resamples",
+            "40",
+            "--seed",
+            "2",
+            "-o",
+            str(out),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 0, err
     from metaeval.report import build_report
@@ -435,9 +609,26 @@ def test_report_and_plan_take_primary_for_inspect_logs(scorer_logs, capsys, tmp_
         expected = build_report(scores, "mockllm/model", n_resamples=40, seed=2, ci="knha")
     assert json.loads(out.read_text()) == json.loads(expected.to_json())
     assert list(expected.pooled["k"]) == [3]
-    code = main(["plan", str(logs), "--control", "mockllm/model", "--primary", "--tasks",
-                 "--mde", "0.1", "--power", "0.8", "--n-sim", "200", "--seed", "1",
-                 "--print-mode", "raw"])  # fmt: skip
+    code = main(
+        [
+            "plan",
+            str(logs),
+            "--control",
+            "mockllm/model",
+            "--primary",
+            "--tasks",
+            "--mde",
+            "0.1",
+            "--power",
+            "0.8",
+            "--n-sim",
+            "200",
+            "--seed",
+            "1",
+            "--print-mode",
+            "raw",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "primary" in captured.out, captured.out

@@ -32,34 +32,78 @@ def _printed(out: str) -> pd.DataFrame:
 def _same(printed: pd.DataFrame, expected: pd.DataFrame, columns: list[str]) -> None:
     assert len(printed) == len(expected) > 0
     for column in columns:
-        np.testing.assert_allclose(printed[column].to_numpy(float),
-                                   expected[column].to_numpy(float), rtol=1e-12)  # fmt: skip
+        np.testing.assert_allclose(
+            printed[column].to_numpy(float), expected[column].to_numpy(float), rtol=1e-12
+        )
 
 
 def test_queries_per_task_as_plan_queries(capsys, tmp_path):
     figure = tmp_path / "curves.png"
-    code, out, err = _run(capsys, EXAMPLE, "--control", CONTROL, "--metric", "accuracy",
-                          "--mde", 0.02, "--power", 0.8, "--plot", figure,
-                          "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        EXAMPLE,
+        "--control",
+        CONTROL,
+        "--metric",
+        "accuracy",
+        "--mde",
+        0.02,
+        "--power",
+        0.8,
+        "--plot",
+        figure,
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     scores = metaeval.load_example()
-    expected = plan_queries(scores[scores["metric"] == "accuracy"], CONTROL, mde=0.02,
-                            power=0.8).table  # fmt: skip
+    expected = plan_queries(
+        scores[scores["metric"] == "accuracy"], CONTROL, mde=0.02, power=0.8
+    ).table
     _same(_printed(out), expected, ["n", "mde", "power", "sd_diff", "pilot_n"])
     assert figure.stat().st_size > 0
     # the other two unknowns: the mde of 300 queries, the power of 300 queries
-    code, out, _ = _run(capsys, EXAMPLE, "--control", CONTROL, "--n", 300, "--power", 0.8,
-                        "--print-mode", "raw")  # fmt: skip
+    code, out, _ = _run(
+        capsys, EXAMPLE, "--control", CONTROL, "--n", 300, "--power", 0.8, "--print-mode", "raw"
+    )
     _same(_printed(out), plan_queries(scores, CONTROL, n=300, power=0.8).table, ["mde"])
-    code, out, _ = _run(capsys, EXAMPLE, "--control", CONTROL, "--test", "ci", "--width", 0.05,
-                        "--print-mode", "raw")  # fmt: skip
+    code, out, _ = _run(
+        capsys,
+        EXAMPLE,
+        "--control",
+        CONTROL,
+        "--test",
+        "ci",
+        "--width",
+        0.05,
+        "--print-mode",
+        "raw",
+    )
     _same(_printed(out), plan_queries(scores, CONTROL, test="ci", width=0.05).table, ["n"])
 
 
 def test_tasks_as_plan_tasks_on_the_pilots_effects(capsys):
-    code, out, err = _run(capsys, EXAMPLE, "--control", CONTROL, "--metric", "accuracy",
-                          "--tasks", "--effect", "md", "--mde", 0.02, "--power", 0.8,
-                          "--seed", 4, "--n-sim", 500, "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        EXAMPLE,
+        "--control",
+        CONTROL,
+        "--metric",
+        "accuracy",
+        "--tasks",
+        "--effect",
+        "md",
+        "--mde",
+        0.02,
+        "--power",
+        0.8,
+        "--seed",
+        4,
+        "--n-sim",
+        500,
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     scores = metaeval.load_example()
     effects = metaeval.effects(scores[scores["metric"] == "accuracy"], CONTROL, effect="md")
@@ -78,31 +122,76 @@ def test_clusters_and_epochs(capsys, tmp_path):
     for system, gain in (("base", 0.0), ("tuned", 0.1)):
         for e in range(epochs):
             value = item + gain + rng.normal(0, 0.4, item.size)
-            rows.append(pd.DataFrame({
-                "task": "qa", "query": [f"i{i}" for i in range(item.size)], "system": system,
-                "metric": "score", "replicate": e + 1, "value": value,
-                "passage": np.repeat([f"p{p}" for p in range(passages)], per),
-            }))  # fmt: skip
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "task": "qa",
+                        "query": [f"i{i}" for i in range(item.size)],
+                        "system": system,
+                        "metric": "score",
+                        "replicate": e + 1,
+                        "value": value,
+                        "passage": np.repeat([f"p{p}" for p in range(passages)], per),
+                    }
+                )
+            )
     pilot = pd.concat(rows, ignore_index=True)
     path = tmp_path / "pilot.csv"
     pilot.to_csv(path, index=False)
-    code, out, err = _run(capsys, path, "--control", "base", "--mde", 0.1, "--power", 0.8,
-                          "--epochs", 5, "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        path,
+        "--control",
+        "base",
+        "--mde",
+        0.1,
+        "--power",
+        0.8,
+        "--epochs",
+        5,
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     expected = plan_queries(pilot, "base", mde=0.1, power=0.8, replicates="epochs", epochs=5)
     _same(_printed(out), expected.table, ["n", "var_between", "var_within"])
     # the same replicates read as seeds: their variance is planned with
-    code, out, err = _run(capsys, path, "--control", "base", "--mde", 0.1, "--power", 0.8,
-                          "--seeds", 4, "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        path,
+        "--control",
+        "base",
+        "--mde",
+        0.1,
+        "--power",
+        0.8,
+        "--seeds",
+        4,
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     expected = plan_queries(pilot, "base", mde=0.1, power=0.8, replicates="seeds", seeds=4)
     _same(_printed(out), expected.table, ["n", "var_seeds", "sd_diff"])
-    averaged = pilot.groupby(["task", "query", "system", "metric", "passage"],
-                             as_index=False)["value"].mean()  # fmt: skip
+    averaged = pilot.groupby(["task", "query", "system", "metric", "passage"], as_index=False)[
+        "value"
+    ].mean()
     path = tmp_path / "items.csv"
     averaged.to_csv(path, index=False)
-    code, out, err = _run(capsys, path, "--control", "base", "--mde", 0.1, "--power", 0.8,
-                          "--cluster", "passage", "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        path,
+        "--control",
+        "base",
+        "--mde",
+        0.1,
+        "--power",
+        0.8,
+        "--cluster",
+        "passage",
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     # the passages' shift cancels in the differences: a design effect below 1, floored
     # at 1 with a warning (issue 39, item 15)
@@ -135,10 +224,18 @@ def _one_and_three_epochs(rng: np.random.Generator) -> pd.DataFrame:
         p = rng.uniform(0.2, 0.8, 40)
         for system, gain in (("base", 0.0), ("new", 0.1)):
             for e in range(epochs):
-                rows.append(pd.DataFrame({
-                    "task": task, "query": np.arange(40), "system": system, "metric": "acc",
-                    "replicate": e, "value": (rng.random(40) < p + gain).astype(float),
-                }))  # fmt: skip
+                rows.append(
+                    pd.DataFrame(
+                        {
+                            "task": task,
+                            "query": np.arange(40),
+                            "system": system,
+                            "metric": "acc",
+                            "replicate": e,
+                            "value": (rng.random(40) < p + gain).astype(float),
+                        }
+                    )
+                )
     return pd.concat(rows, ignore_index=True)
 
 
@@ -153,8 +250,19 @@ def test_epochs_with_a_one_epoch_task_says_why(capsys, tmp_path, rng):
     pilot = _one_and_three_epochs(rng)
     path = tmp_path / "pilot.csv"
     pilot.to_csv(path, index=False)
-    code, out, err = _run(capsys, path, "--control", "base", "--mde", 0.1, "--power", 0.8,
-                          "--epochs", "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        path,
+        "--control",
+        "base",
+        "--mde",
+        0.1,
+        "--power",
+        0.8,
+        "--epochs",
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     assert "fewer than 2 paired" not in err and "one epoch per item" in err
     table = _printed(out).set_index("task")
@@ -165,8 +273,20 @@ def test_epochs_with_a_one_epoch_task_says_why(capsys, tmp_path, rng):
     assert table.loc["one", "sd_epochs"] == pytest.approx(sd, rel=1e-4)  # 4 decimals shown
     assert np.isnan(table.loc["one", "var_within"]) and np.isfinite(table.loc["three", "n"])
     # five epochs: the 1-epoch task cannot be planned, for the reason said
-    code, out, err = _run(capsys, path, "--control", "base", "--mde", 0.1, "--power", 0.8,
-                          "--epochs", 5, "--print-mode", "raw")  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        path,
+        "--control",
+        "base",
+        "--mde",
+        0.1,
+        "--power",
+        0.8,
+        "--epochs",
+        5,
+        "--print-mode",
+        "raw",
+    )
     assert code == 0, err
     assert "fewer than 2 paired" not in err
     assert "one epoch per item" in err and "task='one'" in err and "task='three'" not in err

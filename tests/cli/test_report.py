@@ -30,8 +30,9 @@ def test_json_and_html_are_the_librarys_report(tmp_path, capsys):
     expected = _expected(control=CONTROL, ci="knha").to_json()
     assert json.loads(out.read_text()) == json.loads(expected)
     page = tmp_path / "r.html"
-    code = main(["report", str(EXAMPLE), "--control", CONTROL, "--adjust", "none", *ARGS,
-                 "-o", str(page)])  # fmt: skip
+    code = main(
+        ["report", str(EXAMPLE), "--control", CONTROL, "--adjust", "none", *ARGS, "-o", str(page)]
+    )
     assert code == 0
     html = page.read_text()
     assert html.startswith("<!DOCTYPE html>") and 'id="fig-forest-0"' in html
@@ -65,8 +66,10 @@ def test_cluster_reaches_the_report(tmp_path):
     scores.to_csv(path, index=False)
     out = tmp_path / "r.json"
     args = ["--n-resamples", "40", "--seed", "2"]
-    assert main(["report", str(path), "--control", "A", "--cluster", "passage", *args,
-                 "-o", str(out)]) == 0  # fmt: skip
+    assert (
+        main(["report", str(path), "--control", "A", "--cluster", "passage", *args, "-o", str(out)])
+        == 0
+    )
     got = json.loads(out.read_text())
     expected = build_report(scores, "A", cluster="passage", ci="knha", n_resamples=40, seed=2)
     want = json.loads(expected.to_json())

@@ -93,22 +93,36 @@ def test_an_incomplete_local_copy_is_refused_naming_what_is_missing(tmp_path, mo
     assert fetch_ranger(path=copy) == copy
     (copy / RETRIEVAL / "qrels" / "antique_qrels.txt").unlink()
     (copy / GLUE / "config.yaml").unlink()
-    with pytest.raises(FormatError, match=r"lacks 2 of the 34 files of Ranger's example data: 'classification-glue-data/config.yaml', 'retrieval-colberter-data/qrels/antique_qrels.txt'\. Expected .*given by the `path` argument"):  # fmt: skip
+    with pytest.raises(
+        FormatError,
+        match=r"lacks 2 of the 34 files of Ranger's example data: 'classification-glue-data/config.yaml', 'retrieval-colberter-data/qrels/antique_qrels.txt'\. Expected .*given by the `path` argument",
+    ):
         fetch_ranger(path=copy)
     # only the files of the folder asked for are checked
-    with pytest.raises(FormatError, match=r"lacks 1 of the 15 files of Ranger's example data: 'classification-glue-data/config.yaml'\."):  # fmt: skip
+    with pytest.raises(
+        FormatError,
+        match=r"lacks 1 of the 15 files of Ranger's example data: 'classification-glue-data/config.yaml'\.",
+    ):
         fetch_ranger(GLUE, path=copy)
     for rel in list(REGISTRY)[16:]:
         (copy / rel).unlink(missing_ok=True)
-    with pytest.raises(FormatError, match=r"lacks 18 of the 19 files of Ranger's example data: '[^']+'(, '[^']+')* and \d+ more\."):  # fmt: skip
+    with pytest.raises(
+        FormatError,
+        match=r"lacks 18 of the 19 files of Ranger's example data: '[^']+'(, '[^']+')* and \d+ more\.",
+    ):
         fetch_ranger(RETRIEVAL, path=copy)
     shutil.rmtree(copy / RETRIEVAL)
     with pytest.raises(FormatError, match=r"holds no 'retrieval-colberter-data' folder\."):
         fetch_ranger(path=copy)
-    with pytest.raises(FormatError, match=r"classification-glue-data: holds no 'classification-glue-data' or 'retrieval-colberter-data' folder; it looks like one itself: pass the folder that holds it"):  # fmt: skip
+    with pytest.raises(
+        FormatError,
+        match=r"classification-glue-data: holds no 'classification-glue-data' or 'retrieval-colberter-data' folder; it looks like one itself: pass the folder that holds it",
+    ):
         fetch_ranger(path=copy / GLUE)
     monkeypatch.setenv("RANGER_DATA", str(tmp_path / "nowhere"))
-    with pytest.raises(FormatError, match=r"nowhere: does not exist\. .*RANGER_DATA; unset it to download the data"):  # fmt: skip
+    with pytest.raises(
+        FormatError, match=r"nowhere: does not exist\. .*RANGER_DATA; unset it to download the data"
+    ):
         fetch_ranger()
     (tmp_path / "ranger.zip").touch()
     monkeypatch.setenv("RANGER_DATA", str(tmp_path / "ranger.zip"))
@@ -117,13 +131,19 @@ def test_an_incomplete_local_copy_is_refused_naming_what_is_missing(tmp_path, mo
 
 
 def test_name_must_be_one_of_the_example_folders(tmp_path):
-    with pytest.raises(OptionError, match=r"`name` must be one of \['classification-glue-data', 'retrieval-colberter-data'\], but 'glue'"):  # fmt: skip
+    with pytest.raises(
+        OptionError,
+        match=r"`name` must be one of \['classification-glue-data', 'retrieval-colberter-data'\], but 'glue'",
+    ):
         fetch_ranger("glue", path=tmp_path)
 
 
 def test_a_download_without_pooch_names_the_extra(monkeypatch, tmp_path, no_network):
     monkeypatch.setitem(sys.modules, "pooch", None)
-    with pytest.raises(ImportError, match=r'needs pooch, which is not installed: pip install "metaeval\[datasets\]" \(or "metaeval\[notebooks\]"') as info:  # fmt: skip
+    with pytest.raises(
+        ImportError,
+        match=r'needs pooch, which is not installed: pip install "metaeval\[datasets\]" \(or "metaeval\[notebooks\]"',
+    ) as info:
         fetch_ranger(data_home=tmp_path)
     assert "RANGER_DATA" in str(info.value)
 
@@ -187,5 +207,8 @@ def test_a_failed_download_says_how_to_work_offline(served, tmp_path, monkeypatc
         raise requests.ConnectionError("no route to host")
 
     monkeypatch.setattr(pooch.HTTPDownloader, "__call__", fail)
-    with pytest.raises(OSError, match=r"Could not download https://raw\.githubusercontent\.com/.*no route to host\. Without network, .*set RANGER_DATA to it, or pass path="):  # fmt: skip
+    with pytest.raises(
+        OSError,
+        match=r"Could not download https://raw\.githubusercontent\.com/.*no route to host\. Without network, .*set RANGER_DATA to it, or pass path=",
+    ):
         fetch_ranger(GLUE, data_home=tmp_path)

@@ -34,11 +34,13 @@ def pilot() -> pd.DataFrame:
 
 def _sd_diff(scores: pd.DataFrame, control: str) -> pd.DataFrame:
     """SD (ddof 1) and count of treatment − control per (metric, treatment, task), naively."""
-    wide = scores.pivot_table(index=["metric", "task", "query"], columns="system",
-                              values="value").reset_index()  # fmt: skip
+    wide = scores.pivot_table(
+        index=["metric", "task", "query"], columns="system", values="value"
+    ).reset_index()
     systems = [s for s in scores["system"].unique() if s != control]
-    long = wide.melt(id_vars=["metric", "task", "query", control], value_vars=systems,
-                     var_name="treatment")  # fmt: skip
+    long = wide.melt(
+        id_vars=["metric", "task", "query", control], value_vars=systems, var_name="treatment"
+    )
     long["d"] = long["value"] - long[control]
     out = long.groupby(["metric", "treatment", "task"])["d"].agg(["std", "count"])
     return out.reset_index()
@@ -65,8 +67,9 @@ def test_the_t_design_is_statsmodels_ttestpower(pilot, alternative):
     merged = _with_reference(plan, pilot)
     assert len(merged) == 32 and merged["n"].dtype == "Int64"
     for row in merged.itertuples():
-        want = sm.solve_power(effect_size=sign * 0.02 / row.std, alpha=0.05, power=0.8,
-                              alternative=side)  # fmt: skip
+        want = sm.solve_power(
+            effect_size=sign * 0.02 / row.std, alpha=0.05, power=0.8, alternative=side
+        )
         assert row.n == math.ceil(want), (row.task, row.treatment, row.n, want)
         assert row.power >= 0.8
         assert sm.power(sign * 0.02 / row.std, row.n, 0.05, alternative=side) == pytest.approx(
@@ -93,8 +96,15 @@ def test_the_t_design_is_statsmodels_ttestpower(pilot, alternative):
 def test_the_curve_holds_the_power_of_each_size(pilot):
     plan = plan_queries(pilot, CONTROL, treatment="knn", mde=0.03, power=0.8)
     curve = plan.curve
-    assert list(curve.columns) == ["metric", "treatment", "control", "task", "size", "power",
-                                   "target"]  # fmt: skip
+    assert list(curve.columns) == [
+        "metric",
+        "treatment",
+        "control",
+        "task",
+        "size",
+        "power",
+        "target",
+    ]
     assert (curve["target"] == 0.8).all() and curve["size"].min() == 2
     for row in plan.table.itertuples():
         mine = curve[(curve["task"] == row.task) & (curve["metric"] == row.metric)]
@@ -123,8 +133,7 @@ def _sm_anova_power(D: float, ms: float, m: int, n: float, alpha: float) -> floa
     noncentrality λ = n·D²/(2σ²) is f²·N, so f = √(λ/N)."""
     lam = n * D**2 / (2 * ms)
     N = m * n
-    return FTestAnovaPower().power(effect_size=math.sqrt(lam / N), nobs=N, alpha=alpha,
-                                   k_groups=m)  # fmt: skip
+    return FTestAnovaPower().power(effect_size=math.sqrt(lam / N), nobs=N, alpha=alpha, k_groups=m)
 
 
 @pytest.mark.parametrize("treatment", [None, ["knn", "naive_bayes"]])
@@ -140,13 +149,15 @@ def test_the_anova_design_is_statsmodels_ftestanovapower(pilot, treatment):
     for row in merged.itertuples():
         assert _sm_anova_power(0.05, row.ms, row.m, row.n, 0.05) >= 0.8
         assert _sm_anova_power(0.05, row.ms, row.m, row.n - 1, 0.05) < 0.8
-        assert row.power == pytest.approx(_sm_anova_power(0.05, row.ms, row.m, row.n, 0.05),
-                                          abs=1e-8)  # fmt: skip
+        assert row.power == pytest.approx(
+            _sm_anova_power(0.05, row.ms, row.m, row.n, 0.05), abs=1e-8
+        )
     plan = plan_queries(pilot, CONTROL, treatment=treatment, test="anova", n=40, power=0.8)
     merged = plan.table.astype({"metric": str, "task": str}).merge(ref, on=["metric", "task"])
     for row in merged.itertuples():
-        want = optimize.brentq(lambda D, r=row: _sm_anova_power(D, r.ms, r.m, 40, 0.05) - 0.8,
-                               1e-6, 1.0, xtol=1e-12)  # fmt: skip
+        want = optimize.brentq(
+            lambda D, r=row: _sm_anova_power(D, r.ms, r.m, 40, 0.05) - 0.8, 1e-6, 1.0, xtol=1e-12
+        )
         assert row.mde == pytest.approx(want, abs=1e-6)
 
 
@@ -164,14 +175,21 @@ def test_the_ci_design_gives_the_smallest_n_whose_interval_is_narrow_enough(pilo
     assert (plan.curve["target"] == 0.04).all() and plan.curve["power"].isna().all()
 
 
-def _two_systems(diff: np.ndarray, *, task: str = "t", base: np.ndarray | None = None,
-                 **extra) -> pd.DataFrame:  # fmt: skip
+def _two_systems(
+    diff: np.ndarray, *, task: str = "t", base: np.ndarray | None = None, **extra
+) -> pd.DataFrame:
     """A scores table of systems "a" (control) and "b" = a + diff."""
     base = np.zeros_like(diff) if base is None else base
     q = len(diff)
-    frame = pd.DataFrame({"task": task, "query": np.tile(np.arange(q).astype(str), 2),
-                          "system": np.repeat(["a", "b"], q), "metric": "m",
-                          "value": np.concatenate([base, base + diff])})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "task": task,
+            "query": np.tile(np.arange(q).astype(str), 2),
+            "system": np.repeat(["a", "b"], q),
+            "metric": "m",
+            "value": np.concatenate([base, base + diff]),
+        }
+    )
     for name, values in extra.items():
         frame[name] = np.tile(values, 2)
     return frame
@@ -199,8 +217,7 @@ def test_a_clustered_plan_reaches_its_power_and_one_cluster_less_does_not():
     want = math.ceil(TTestPower().solve_power(mu / sd_cluster, alpha=0.05, power=0.8))
     assert abs(row["n"] - want) <= 1
     assert row["n_items"] == row["n"] * m
-    assert row["design_effect"] == pytest.approx(m * sd_cluster**2 / (sd_u**2 + sd_e**2),
-                                                 rel=0.05)  # fmt: skip
+    assert row["design_effect"] == pytest.approx(m * sd_cluster**2 / (sd_u**2 + sd_e**2), rel=0.05)
     # the analysis metaeval runs on C equal clusters is the t-test on the C cluster means
     sims, n = 4000, int(row["n"])
     reached = []
@@ -227,8 +244,9 @@ def test_an_epoch_plan_reaches_its_power_and_uses_the_variance_split():
         frames.append(_two_systems(y - x, base=x).assign(replicate=e))
     scores = pd.concat(frames, ignore_index=True)
     epochs = 6
-    plan = plan_queries(scores, "a", treatment="b", mde=mu, power=0.8, replicates="epochs",
-                        epochs=epochs)  # fmt: skip
+    plan = plan_queries(
+        scores, "a", treatment="b", mde=mu, power=0.8, replicates="epochs", epochs=epochs
+    )
     row = plan.table.iloc[0]
     assert row["epochs"] == epochs and row["pilot_n"] == items
     # s²(d̄_i) − 2σ²_w/2 estimates σ²_b; its SE ≈ √(2/items)·(σ²_b + σ²_w): 4 SE allowed
@@ -240,8 +258,9 @@ def test_an_epoch_plan_reaches_its_power_and_uses_the_variance_split():
     want = math.ceil(TTestPower().solve_power(mu / sd_plan, alpha=0.05, power=0.8))
     assert abs(row["n"] - want) <= 1
     # more epochs: less variance, fewer items; never below the between-item variance
-    more = plan_queries(scores, "a", treatment="b", mde=mu, power=0.8, replicates="epochs",
-                        epochs=1000).table.iloc[0]  # fmt: skip
+    more = plan_queries(
+        scores, "a", treatment="b", mde=mu, power=0.8, replicates="epochs", epochs=1000
+    ).table.iloc[0]
     floor = math.ceil(TTestPower().solve_power(mu / sd_b, alpha=0.05, power=0.8))
     assert more["n"] < row["n"] and abs(more["n"] - floor) <= 2
     # simulate studies of n items with `epochs` epochs each, analysed on the item means
@@ -326,10 +345,20 @@ def _pilot_with_sds(sds: np.ndarray, n: int = 40) -> pd.DataFrame:
     frames = []
     for i, sd in enumerate(sds):
         task = f"t{i:02d}"
-        frames += [pd.DataFrame({"task": task, "query": np.arange(n), "system": "base",
-                                 "metric": "m", "value": 0.0}),
-                   pd.DataFrame({"task": task, "query": np.arange(n), "system": "new",
-                                 "metric": "m", "value": sd * z})]  # fmt: skip
+        frames += [
+            pd.DataFrame(
+                {"task": task, "query": np.arange(n), "system": "base", "metric": "m", "value": 0.0}
+            ),
+            pd.DataFrame(
+                {
+                    "task": task,
+                    "query": np.arange(n),
+                    "system": "new",
+                    "metric": "m",
+                    "value": sd * z,
+                }
+            ),
+        ]
     return pd.concat(frames, ignore_index=True)
 
 
@@ -342,8 +371,7 @@ def test_the_t_power_is_rs_pwr_at_every_noncentrality():
     for (n, alpha, side), rows in grid.groupby(["n", "sig_level", "alternative"]):
         pilot = _pilot_with_sds(1.0 / rows["d"].to_numpy())  # mde = 1: d = 1/sd
         alternative = {"two.sided": "two-sided"}.get(side, side)
-        plan = plan_queries(pilot, "base", n=int(n), mde=1.0, alpha=alpha,
-                            alternative=alternative)  # fmt: skip
+        plan = plan_queries(pilot, "base", n=int(n), mde=1.0, alpha=alpha, alternative=alternative)
         np.testing.assert_allclose(plan.table["sd_diff"], 1.0 / rows["d"], rtol=1e-13)
         got = plan.table["power"].to_numpy()
         assert np.isfinite(got).all(), (n, alpha, side)
@@ -375,8 +403,16 @@ def _passages(seed: int = 71, passages: int = 20, size: int = 5) -> pd.DataFrame
     rng = np.random.default_rng(seed)
     d = rng.normal(0.1, 1, (passages, size)).ravel()
     q = np.arange(passages * size)
-    base = pd.DataFrame({"task": "t", "query": q, "system": "base", "metric": "m",
-                         "value": 0.0, "passage": q // size})  # fmt: skip
+    base = pd.DataFrame(
+        {
+            "task": "t",
+            "query": q,
+            "system": "base",
+            "metric": "m",
+            "value": 0.0,
+            "passage": q // size,
+        }
+    )
     return pd.concat([base, base.assign(system="new", value=d)], ignore_index=True)
 
 

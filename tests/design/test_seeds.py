@@ -21,8 +21,17 @@ from metaeval.design.queries import plan_queries
 from metaeval.errors import DegenerateWarning, MetaEvalWarning, OptionError, PairingError
 
 
-def _runs(rng, *, queries: int, seeds: int, studies: int = 1, delta: float, sd_query: float,
-          sd_seed: float, sd_noise: float) -> np.ndarray:  # fmt: skip
+def _runs(
+    rng,
+    *,
+    queries: int,
+    seeds: int,
+    studies: int = 1,
+    delta: float,
+    sd_query: float,
+    sd_seed: float,
+    sd_noise: float,
+) -> np.ndarray:
     """Scores X[study, system, query, seed]: system 1 = system 0 + delta + a query effect;
     each run (system, seed) shifted by N(0, sd_seed²); per-score noise N(0, sd_noise²)."""
     shape = (studies, 2, queries, seeds)
@@ -37,9 +46,16 @@ def _runs(rng, *, queries: int, seeds: int, studies: int = 1, delta: float, sd_q
 def _table(x: np.ndarray) -> pd.DataFrame:
     """The long scores table of X[study, system, query, seed]; each study a task."""
     s, m, q, r = np.indices(x.shape).reshape(4, -1)
-    return pd.DataFrame({"task": s.astype(str), "query": q.astype(str),
-                         "system": np.array(["a", "b"])[m], "metric": "m",
-                         "replicate": r, "value": x.ravel()})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "task": s.astype(str),
+            "query": q.astype(str),
+            "system": np.array(["a", "b"])[m],
+            "metric": "m",
+            "replicate": r,
+            "value": x.ravel(),
+        }
+    )
 
 
 def _components(x: np.ndarray) -> dict[str, np.ndarray]:
@@ -50,8 +66,13 @@ def _components(x: np.ndarray) -> dict[str, np.ndarray]:
     d = x[:, 1].mean(-1) - x[:, 0].mean(-1)  # [study, query]
     s2_m = x.mean(2).var(-1, ddof=1)  # [study, system]: variance of the run means
     w = x.var(-1, ddof=1).mean(-1)  # [study, system]
-    return {"mean": d.mean(-1), "q": d.var(-1, ddof=1), "rep": np.maximum(s2_m - w / n, 0),
-            "w": w, "n": n}  # fmt: skip
+    return {
+        "mean": d.mean(-1),
+        "q": d.var(-1, ddof=1),
+        "rep": np.maximum(s2_m - w / n, 0),
+        "w": w,
+        "n": n,
+    }
 
 
 def _power(mde, q, rep_t, rep_c, seeds, n, alpha=0.05):
@@ -86,8 +107,7 @@ def test_the_seed_plan_is_the_documented_power_formula():
     got = plan_queries(scores, "a", n=40, power=0.9, replicates="seeds").table.iloc[0]
     assert _power(got["mde"], q, rep_t, rep_c, 5, 40) == pytest.approx(0.9, abs=1e-8)
     # other planned seeds: the per-query noise e (σ̂²_e = w − σ̂²_rep) averages over them
-    got = plan_queries(scores, "a", mde=0.15, power=0.8, replicates="seeds",
-                       seeds=12).table.iloc[0]  # fmt: skip
+    got = plan_queries(scores, "a", mde=0.15, power=0.8, replicates="seeds", seeds=12).table.iloc[0]
     e_c, e_t = np.maximum(c["w"][0] - c["rep"][0], 0)
     q12 = q - (e_t + e_c) / 5 + (e_t + e_c) / 12
     assert got["seeds"] == 12 and got["sd_diff"] == pytest.approx(math.sqrt(q12), rel=1e-10)
@@ -161,8 +181,9 @@ def test_an_unreachable_power_is_nan_with_a_warning_naming_the_seeds_needed():
     rng = np.random.default_rng(17)
     x = _runs(rng, queries=60, seeds=5, delta=0.1, sd_query=0.25, sd_seed=0.06, sd_noise=0.2)
     rep_c, rep_t = _components(x)["rep"][0]
-    good = _table(_runs(rng, queries=60, seeds=5, delta=0.1, sd_query=0.25, sd_seed=0.0,
-                        sd_noise=0.2)).assign(task="good")  # fmt: skip
+    good = _table(
+        _runs(rng, queries=60, seeds=5, delta=0.1, sd_query=0.25, sd_seed=0.0, sd_noise=0.2)
+    ).assign(task="good")
     scores = pd.concat([_table(x), good], ignore_index=True)
     with pytest.warns(DegenerateWarning, match="More seeds are needed") as caught:
         plan = plan_queries(scores, "a", mde=0.1, power=0.8, replicates="seeds")
@@ -185,8 +206,9 @@ def test_an_unreachable_power_is_nan_with_a_warning_naming_the_seeds_needed():
     assert pd.isna(table.loc["0", "n"]) and np.isnan(table.loc["0", "power"])
     assert table.loc["good", "n"] >= 2  # the other group is planned
     # with the seeds it names, the plan has an n
-    got = plan_queries(scores[scores["task"] == "0"], "a", mde=0.1, power=0.8,
-                       replicates="seeds", seeds=needed).table.iloc[0]  # fmt: skip
+    got = plan_queries(
+        scores[scores["task"] == "0"], "a", mde=0.1, power=0.8, replicates="seeds", seeds=needed
+    ).table.iloc[0]
     assert got["n"] >= 2 and got["power"] >= 0.8
 
 
@@ -212,12 +234,21 @@ def test_a_pilot_with_seeds_planned_without_them_warns_and_keeps_its_numbers():
         (
             {"replicates": "seeds", "test": "ci", "width": 0.1, "mde": None, "power": None},
             "test='ci'",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_bad_seed_options_are_option_errors(kwargs, names):
-    scores = _table(_runs(np.random.default_rng(1), queries=10, seeds=3, delta=0.1,
-                          sd_query=0.2, sd_seed=0.05, sd_noise=0.1))  # fmt: skip
+    scores = _table(
+        _runs(
+            np.random.default_rng(1),
+            queries=10,
+            seeds=3,
+            delta=0.1,
+            sd_query=0.2,
+            sd_seed=0.05,
+            sd_noise=0.1,
+        )
+    )
     args = {"mde": 0.1, "power": 0.8, **kwargs}
     args = {k: v for k, v in args.items() if v is not None}
     with pytest.raises(OptionError, match=names), warnings.catch_warnings():
@@ -238,8 +269,7 @@ def test_a_system_with_one_seed_in_the_pilot_is_a_nan_row_named_in_a_warning():
     one = _table(_runs(rng, queries=30, seeds=6, **runs)).assign(task="one")
     one = one[(one["system"] == "b") | (one["replicate"] == 0)]  # control: a single run
     with pytest.warns(DegenerateWarning, match="single replicate") as caught:
-        plan = plan_queries(pd.concat([good, one]), "a", mde=0.15, power=0.8,
-                            replicates="seeds")  # fmt: skip
+        plan = plan_queries(pd.concat([good, one]), "a", mde=0.15, power=0.8, replicates="seeds")
     groups = next(w.message.groups for w in caught if "single replicate" in str(w.message))
     assert list(groups["task"]) == ["one"]
     table = plan.table.set_index("task")

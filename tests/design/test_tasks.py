@@ -24,8 +24,14 @@ V, TAU2 = 0.01, 0.01  # within-task variance and between-task variance of the pl
 @pytest.fixture
 def pilot() -> pd.DataFrame:
     """A pilot of six tasks, one comparison, within-task variance V on every task."""
-    return pd.DataFrame({"metric": "m", "task": list("abcdef"),
-                         "effect": [0.1, 0.3, -0.1, 0.2, 0.0, 0.25], "variance": V})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "metric": "m",
+            "task": list("abcdef"),
+            "effect": [0.1, 0.3, -0.1, 0.2, 0.0, 0.25],
+            "variance": V,
+        }
+    )
 
 
 def normal_power(mde: float, v: float, tau2: float, k: int, alpha: float = 0.05) -> float:
@@ -35,14 +41,29 @@ def normal_power(mde: float, v: float, tau2: float, k: int, alpha: float = 0.05)
     return float(stats.norm.cdf(x - z) + stats.norm.cdf(-x - z))
 
 
-def fresh_power(k: int, mde: float, *, tau2: float = TAU2, v: float = V, n: int = 3000,
-                seed: int = 12345, method: str = "REML", ci: str | None = None) -> float:  # fmt: skip
+def fresh_power(
+    k: int,
+    mde: float,
+    *,
+    tau2: float = TAU2,
+    v: float = V,
+    n: int = 3000,
+    seed: int = 12345,
+    method: str = "REML",
+    ci: str | None = None,
+) -> float:
     """The share of ``n`` fresh comparisons of ``k`` tasks (effects drawn around ``mde``)
     whose metaeval.pool interval excludes 0 on the side of ``mde``."""
     rng = np.random.default_rng(seed)
     y = rng.normal(mde, np.sqrt(v + tau2), size=(n, k))
-    frame = pd.DataFrame({"metric": np.repeat(np.arange(n), k), "task": np.tile(np.arange(k), n),
-                          "effect": y.ravel(), "variance": v})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "metric": np.repeat(np.arange(n), k),
+            "task": np.tile(np.arange(k), n),
+            "effect": y.ravel(),
+            "variance": v,
+        }
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", metaeval.MetaEvalWarning)  # simulated boundary fits
         res = metaeval.pool(frame, method=method, ci=ci)
@@ -107,9 +128,14 @@ def test_shifting_the_simulated_intervals_is_pooling_the_shifted_effects(pilot):
     # the planner's draws: one generator of the seed, task by task, n_sim per task
     z = np.random.default_rng(seed).standard_normal((k, n_sim))
     y = mde + np.sqrt(V + TAU2) * z.T
-    frame = pd.DataFrame({"metric": np.repeat(np.arange(n_sim), k),
-                          "task": np.tile(np.arange(k), n_sim), "effect": y.ravel(),
-                          "variance": V})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "metric": np.repeat(np.arange(n_sim), k),
+            "task": np.tile(np.arange(k), n_sim),
+            "effect": y.ravel(),
+            "variance": V,
+        }
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", metaeval.MetaEvalWarning)
         direct = float((metaeval.pool(frame)["ci_low"] > 0).mean())
@@ -230,7 +256,7 @@ def test_the_table_has_the_documented_columns(pilot):
         ({"k": 4, "mde": 0.1, "seed": -1}, "`seed`"),
         ({"k": 4, "mde": 0.1, "alpha": 2}, "`alpha`"),
     ],
-)  # fmt: skip
+)
 def test_bad_options_are_option_errors_naming_the_argument(pilot, kwargs, named):
     with pytest.raises(metaeval.OptionError, match=named.replace("`", ".")):
         plan_tasks(pilot, **kwargs)
@@ -260,12 +286,17 @@ def test_the_search_for_k_finds_the_smallest_k_from_any_start(start):
     from metaeval.design.tasks import _Simulation
 
     sd = np.array([np.sqrt(V + TAU2), np.sqrt(V)])
-    sim = _Simulation(sd, np.array([V, V]), method="REML", ci="knha", alpha=0.05, n_sim=400,
-                      seed=11)  # fmt: skip
+    sim = _Simulation(
+        sd, np.array([V, V]), method="REML", ci="knha", alpha=0.05, n_sim=400, seed=11
+    )
     both = np.array([0, 1])
     found = sim.solve_k(both, 0.2, 0.8, np.array([start, start]))
     naive = [
-        next(k for k in range(2, 60) if sim.power(np.array([g]), np.array([k]), np.array([0.2]))[0] >= 0.8)
+        next(
+            k
+            for k in range(2, 60)
+            if sim.power(np.array([g]), np.array([k]), np.array([0.2]))[0] >= 0.8
+        )
         for g in both
-    ]  # fmt: skip
+    ]
     assert list(found) == naive

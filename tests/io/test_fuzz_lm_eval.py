@@ -42,13 +42,17 @@ def output_folders(draw):
         tasks = draw(st.lists(st.sampled_from(TASKS), min_size=1, max_size=3, unique=True))
         spec[model] = {
             task: [
-                (when, draw(st.booleans()),
-                 draw(st.lists(st.integers(0, 10), min_size=1, max_size=6)))
-                for when in draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3,
-                                          unique=True))
+                (
+                    when,
+                    draw(st.booleans()),
+                    draw(st.lists(st.integers(0, 10), min_size=1, max_size=6)),
+                )
+                for when in draw(
+                    st.lists(st.sampled_from(pool), min_size=1, max_size=3, unique=True)
+                )
             ]
             for task in tasks
-        }  # fmt: skip
+        }
     return spec
 
 
@@ -108,13 +112,20 @@ def test_each_model_task_is_its_newest_log_never_merged(spec):
     assert len(reports) == (1 if reruns else 0)
     if reruns:  # the report lists exactly the (system, task) pairs run more than once
         listed = set(map(tuple, reports[0].groups[["system", "task"]].to_numpy()))
-        assert listed == {(m, t) for m, tasks in spec.items() for t, logs in tasks.items()
-                          if len(logs) > 1}  # fmt: skip
+        assert listed == {
+            (m, t) for m, tasks in spec.items() for t, logs in tasks.items() if len(logs) > 1
+        }
 
 
 #: lm-eval's per-sample shapes: a number, or a corpus metric's pair ([ref, pred], [ll, n])
-_FIELDS = {"acc": "number", "exact_match": "number", "perplexity": "number",
-           "bleu": "pair", "f1": "pair", "word_perplexity": "pair"}  # fmt: skip
+_FIELDS = {
+    "acc": "number",
+    "exact_match": "number",
+    "perplexity": "number",
+    "bleu": "pair",
+    "f1": "pair",
+    "word_perplexity": "pair",
+}
 
 
 @st.composite

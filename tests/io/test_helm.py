@@ -61,9 +61,16 @@ def _expected(folders: list[Path]) -> pd.DataFrame:
         for record in _load(folder, "per_instance_stats.json"):
             for stat in record["stats"]:
                 if stat["count"]:
-                    rows.append((_task(spec), record["instance_id"], spec["adapter_spec"]["model"],
-                                 _metric(stat["name"]), stat["mean"],
-                                 record["train_trial_index"]))  # fmt: skip
+                    rows.append(
+                        (
+                            _task(spec),
+                            record["instance_id"],
+                            spec["adapter_spec"]["model"],
+                            _metric(stat["name"]),
+                            stat["mean"],
+                            record["train_trial_index"],
+                        )
+                    )
     return pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value", "replicate"])
 
 
@@ -88,13 +95,23 @@ def _helm_means(suite: Path) -> pd.DataFrame:
     rows = []
     for folder in sorted(suite.iterdir()):
         spec = _load(folder, "run_spec.json")
-        per_instance = {json.dumps(stat["name"], sort_keys=True)
-                        for record in _load(folder, "per_instance_stats.json")
-                        for stat in record["stats"] if stat["count"]}  # fmt: skip
+        per_instance = {
+            json.dumps(stat["name"], sort_keys=True)
+            for record in _load(folder, "per_instance_stats.json")
+            for stat in record["stats"]
+            if stat["count"]
+        }
         for stat in _load(folder, "stats.json"):
             if json.dumps(stat["name"], sort_keys=True) in per_instance:
-                rows.append((_task(spec), _metric(stat["name"]), spec["adapter_spec"]["model"],
-                             stat["mean"], stat["count"]))  # fmt: skip
+                rows.append(
+                    (
+                        _task(spec),
+                        _metric(stat["name"]),
+                        spec["adapter_spec"]["model"],
+                        stat["mean"],
+                        stat["count"],
+                    )
+                )
     return pd.DataFrame(rows, columns=["task", "metric", "system", "helm", "trials"])
 
 
@@ -142,8 +159,14 @@ def test_perturbed_instances_are_metrics_of_their_own(suite):
     scores = read_helm(suite)
     dyck = scores[scores["task"] == "dyck_language_np=2:data_augmentation=art"]
     names = sorted(m for m in dyck["metric"].unique() if m.startswith("exact_match_indicator"))
-    suffixes = ["animation", "oil painting", "pencil sketch", "pixel art", "vector graphics",
-                "watercolor"]  # fmt: skip
+    suffixes = [
+        "animation",
+        "oil painting",
+        "pencil sketch",
+        "pixel art",
+        "vector graphics",
+        "watercolor",
+    ]
     assert names == ["exact_match_indicator"] + [
         f"exact_match_indicator,perturbation=style(suffix={s})" for s in suffixes
     ]
@@ -206,8 +229,10 @@ def test_two_splits_name_the_split(tmp_path):
         (run / name).write_text(json.dumps(records))
     got = read_helm(run)
     valid = got[got["query"] == "id60"]
-    assert set(valid["metric"]) >= {"exact_match,split=valid",
-                                    "exact_match,perturbation=lowercase,split=valid"}  # fmt: skip
+    assert set(valid["metric"]) >= {
+        "exact_match,split=valid",
+        "exact_match,perturbation=lowercase,split=valid",
+    }
     assert all(m.endswith(",split=test") for m in got.loc[got["query"] != "id60", "metric"])
 
 
@@ -276,10 +301,16 @@ def _nameless_perturbation(records):
         (_text_perturbation, "record 1 .*perturbation 'lowercase' is not an object"),
         (_nameless_perturbation, "record 1 .*perturbation .* has no string 'name'"),
     ],
-    ids=["missing_instance_id", "instance_id_not_in_scenario_state", "duplicate_stat",
-         "non_numeric_mean", "non_integer_trial", "perturbation_not_an_object",
-         "perturbation_without_name"],
-)  # fmt: skip
+    ids=[
+        "missing_instance_id",
+        "instance_id_not_in_scenario_state",
+        "duplicate_stat",
+        "non_numeric_mean",
+        "non_integer_trial",
+        "perturbation_not_an_object",
+        "perturbation_without_name",
+    ],
+)
 def test_a_spoiled_record_is_a_format_error_naming_it(tmp_path, spoil, message):
     run = _copy(tmp_path)
     path = run / "per_instance_stats.json"

@@ -36,8 +36,12 @@ def fixed(shift: int = 0):
     async def solve(state, generate):
         case = (int(state.sample_id) * 7 + state.epoch * 3 + shift) % 4
         target = state.target.text
-        content = {0: f"The answer is {target}", 1: f"{target} is not it, maybe",
-                   2: "no idea", 3: f"surely {target}"}[case]  # fmt: skip
+        content = {
+            0: f"The answer is {target}",
+            1: f"{target} is not it, maybe",
+            2: "no idea",
+            3: f"surely {target}",
+        }[case]
         state.output = ModelOutput.from_content(model="mockllm/model", content=content)
         return state
 
@@ -54,16 +58,27 @@ def _task(name: str, shift: int, epochs: int) -> Task:
         )
         for i in range(1, len(PASSAGES) + 1)
     ]
-    return Task(dataset=samples, solver=fixed(shift), scorer=[match(), includes()],
-                metrics=[accuracy(), stderr(cluster="passage")], epochs=epochs, name=name)  # fmt: skip
+    return Task(
+        dataset=samples,
+        solver=fixed(shift),
+        scorer=[match(), includes()],
+        metrics=[accuracy(), stderr(cluster="passage")],
+        epochs=epochs,
+        name=name,
+    )
 
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("inspect_logs")
     for (model, shift), form in zip(MODELS.items(), ["eval", "json"], strict=True):
-        eval([_task("qa", shift, 1), _task("qa_epochs", shift, 3)], model=model,
-             log_dir=str(folder), display="none", log_format=form)  # fmt: skip
+        eval(
+            [_task("qa", shift, 1), _task("qa_epochs", shift, 3)],
+            model=model,
+            log_dir=str(folder),
+            display="none",
+            log_format=form,
+        )
     return folder
 
 
@@ -91,8 +106,17 @@ def test_every_row_is_a_score_of_the_logs(logs: Path) -> None:
         for s in log.samples:
             for name, score in s.scores.items():
                 value = {"C": 1.0, "I": 0.0}[score.value]
-                expected.append((log.eval.task, str(s.id), log.eval.model, name, value, s.epoch,
-                                 s.metadata["passage"]))  # fmt: skip
+                expected.append(
+                    (
+                        log.eval.task,
+                        str(s.id),
+                        log.eval.model,
+                        name,
+                        value,
+                        s.epoch,
+                        s.metadata["passage"],
+                    )
+                )
     assert len(expected) == 2 * 2 * len(PASSAGES) * 4  # models × scorers × (1 + 3 epochs)
     want = pd.DataFrame(expected, columns=table.columns)
     keys = ["task", "query", "system", "metric", "replicate"]
@@ -116,8 +140,11 @@ def test_means_equal_inspects_accuracy_and_clustered_stderr(logs: Path) -> None:
     for path in _files(logs):
         log = read_eval_log(str(path))
         for score in log.results.scores:
-            rows = table[(table["task"] == log.eval.task) & (table["system"] == log.eval.model)
-                         & (table["metric"] == score.name)]  # fmt: skip
+            rows = table[
+                (table["task"] == log.eval.task)
+                & (table["system"] == log.eval.model)
+                & (table["metric"] == score.name)
+            ]
             assert len(rows) == len(PASSAGES) * log.eval.config.epochs
             assert abs(rows["value"].mean() - score.metrics["accuracy"].value) < 1e-12
             # Inspect's stderr(cluster="passage") on the per-sample (epoch-averaged) scores:
@@ -213,8 +240,12 @@ def test_a_failed_run_is_an_error_not_an_empty_table(tmp_path: Path) -> None:
         return solve
 
     samples = [Sample(input="q", target="t", id=i) for i in range(2)]
-    eval(Task(dataset=samples, solver=broken(), scorer=match(), name="broken"),
-         model="mockllm/model", log_dir=str(tmp_path), display="none")  # fmt: skip
+    eval(
+        Task(dataset=samples, solver=broken(), scorer=match(), name="broken"),
+        model="mockllm/model",
+        log_dir=str(tmp_path),
+        display="none",
+    )
     with pytest.raises(
         SchemaError,
         match=r"\.eval: no sample of task 'broken' .*status 'error'.*the grader is down",
@@ -238,16 +269,22 @@ def fails_on(ids: list[int]):
 @pytest.mark.parametrize("fail_on_error", [False, True])
 def test_failed_samples_are_left_out_with_a_warning(tmp_path: Path, fail_on_error: bool) -> None:
     samples = [Sample(input="q", target="t", id=i) for i in range(1, 5)]
-    eval(Task(dataset=samples, solver=fails_on([3]), scorer=match(), name="flaky"),
-         model="mockllm/model", log_dir=str(tmp_path), display="none",
-         fail_on_error=fail_on_error)  # fmt: skip
+    eval(
+        Task(dataset=samples, solver=fails_on([3]), scorer=match(), name="flaky"),
+        model="mockllm/model",
+        log_dir=str(tmp_path),
+        display="none",
+        fail_on_error=fail_on_error,
+    )
     log = read_eval_log(str(next(tmp_path.glob("*.eval"))))
     scored = sorted(s.id for s in log.samples if s.scores)
     with pytest.warns(MetaEvalWarning) as caught:
         table = read_inspect(tmp_path)
     messages = [str(w.message) for w in caught]
-    assert any("1 sample(s) failed in Inspect" in m and "query='3'" in m and "sample 3 broke" in m
-               for m in messages), messages  # fmt: skip
+    assert any(
+        "1 sample(s) failed in Inspect" in m and "query='3'" in m and "sample 3 broke" in m
+        for m in messages
+    ), messages
     assert any("did not finish" in m and "status='error'" in m for m in messages) is fail_on_error
     assert sorted(table["query"]) == [str(i) for i in scored] and 3 not in scored
     assert (table["value"] == 1.0).all()
@@ -305,9 +342,15 @@ def varied(shift: int = 0):
 
 
 def _varied_samples(ids: str) -> list[Sample]:
-    return [Sample(input=f"q{n}", target=str(n % 5), id=n if ids == "int" else f"s{n}",
-                   metadata={"n": n, "topic": "ab"[n % 2]})
-            for n in range(1, 11)]  # fmt: skip
+    return [
+        Sample(
+            input=f"q{n}",
+            target=str(n % 5),
+            id=n if ids == "int" else f"s{n}",
+            metadata={"n": n, "topic": "ab"[n % 2]},
+        )
+        for n in range(1, 11)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -321,11 +364,21 @@ def reduced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("inspect_reduced")
     for (model, shift), form in zip(MODELS.items(), ["eval", "json"], strict=True):
         tasks = [
-            Task(dataset=_varied_samples("int"), solver=varied(shift), scorer=[match(), includes()],
-                 epochs=Epochs(4, "max"), name="maxed"),
-            Task(dataset=_varied_samples("str"), solver=varied(shift), scorer=match(),
-                 epochs=Epochs(4, REDUCERS), name="several"),
-        ]  # fmt: skip
+            Task(
+                dataset=_varied_samples("int"),
+                solver=varied(shift),
+                scorer=[match(), includes()],
+                epochs=Epochs(4, "max"),
+                name="maxed",
+            ),
+            Task(
+                dataset=_varied_samples("str"),
+                solver=varied(shift),
+                scorer=match(),
+                epochs=Epochs(4, REDUCERS),
+                name="several",
+            ),
+        ]
         eval(tasks, model=model, log_dir=str(folder), display="none", log_format=form)
     return folder
 
@@ -374,8 +427,9 @@ def test_epoch_reducers_give_the_metrics_inspect_reports(reduced: Path) -> None:
     assert table.attrs["replicates"] == "epochs"
     assert table.attrs["epochs_reducer"] == {"maxed": ["max"], "several": REDUCERS}
     # effects: the means behind a comparison are Inspect's metrics of the two models
-    eff = metaeval.effects(table[table["metric"] == "match[max]"], control="mockllm/model",
-                           effect="md")  # fmt: skip
+    eff = metaeval.effects(
+        table[table["metric"] == "match[max]"], control="mockllm/model", effect="md"
+    )
     for path in _logs_of(reduced):
         log = read_eval_log(str(path))
         if log.eval.task == "several":
@@ -391,9 +445,18 @@ def test_a_task_reduced_differently_for_two_models_is_an_error(
 
     log = next(p for p in _logs_of(reduced) if p.suffix == ".eval" and "maxed" in p.name)
     (tmp_path / log.name).write_bytes(log.read_bytes())
-    eval(Task(dataset=_varied_samples("int"), solver=varied(2), scorer=match(),
-              epochs=Epochs(4, "mean"), name="maxed"),
-         model="mockllm/third", log_dir=str(tmp_path), display="none")  # fmt: skip
+    eval(
+        Task(
+            dataset=_varied_samples("int"),
+            solver=varied(2),
+            scorer=match(),
+            epochs=Epochs(4, "mean"),
+            name="maxed",
+        ),
+        model="mockllm/third",
+        log_dir=str(tmp_path),
+        display="none",
+    )
     with pytest.raises(SchemaError, match=r"'maxed'.*mockllm/model.*max.*mockllm/third.*mean"):
         read_inspect(tmp_path, scorer="match")
 
@@ -428,14 +491,24 @@ def test_a_log_that_lost_samples_says_so(logs: Path, tmp_path: Path) -> None:
 
     lost = []
     heads = {p: read_eval_log(str(p), header_only=True) for p in _files(logs)}
-    chosen = [p for p, h in heads.items()
-              if (p.suffix, h.eval.task) in ((".eval", "qa"), (".json", "qa_epochs"))]  # fmt: skip
+    chosen = [
+        p
+        for p, h in heads.items()
+        if (p.suffix, h.eval.task) in ((".eval", "qa"), (".json", "qa_epochs"))
+    ]
     for path in chosen:  # one .eval (task qa, once) and one .json (3 epochs)
         log = read_eval_log(str(path))
         log.samples = [s for s in log.samples if s.id != 3]
         write_eval_log(log, str(tmp_path / path.name))
-        lost.append((path.name, log.eval.task, log.eval.model, log.results.completed_samples,
-                     len(log.samples)))  # fmt: skip
+        lost.append(
+            (
+                path.name,
+                log.eval.task,
+                log.eval.model,
+                log.results.completed_samples,
+                len(log.samples),
+            )
+        )
     assert {n for *_, n in lost} == {8, 24}
     with pytest.warns(MetaEvalWarning, match="fewer samples than") as caught:
         table = read_inspect(tmp_path)
@@ -482,8 +555,12 @@ def test_scores_inspect_cannot_convert_are_errors_and_unscored_ones_left_out(
         return score
 
     samples = [Sample(input="q", target="t", id=i) for i in range(len(fine_values))]
-    eval(Task(dataset=samples, solver=fixed(0), scorer=[fine(), odd(), listy()], name="graded"),
-         model="mockllm/model", log_dir=str(tmp_path), display="none")  # fmt: skip
+    eval(
+        Task(dataset=samples, solver=fixed(0), scorer=[fine(), odd(), listy()], name="graded"),
+        model="mockllm/model",
+        log_dir=str(tmp_path),
+        display="none",
+    )
     log = read_eval_log(str(next(tmp_path.glob("*.eval"))))
     with pytest.raises(SchemaError, match=r"'graded'.*scorer 'odd'.*sample 5.*'maybe'"):
         read_inspect(tmp_path)
@@ -492,8 +569,9 @@ def test_scores_inspect_cannot_convert_are_errors_and_unscored_ones_left_out(
     (accuracy_fine,) = [s.metrics["accuracy"].value for s in log.results.scores if s.name == "fine"]
     assert "4" not in set(table["query"]) and len(table) == len(fine_values) - 1
     assert abs(table["value"].mean() - accuracy_fine) < 1e-12
-    np.testing.assert_array_equal(table.sort_values("query")["value"],
-                                  [1.0, 1.0, 0.25, 1.0, 0.0, 0.5, 0.75])  # fmt: skip
+    np.testing.assert_array_equal(
+        table.sort_values("query")["value"], [1.0, 1.0, 0.25, 1.0, 0.0, 0.5, 0.75]
+    )
     with pytest.warns(MetaEvalWarning, match=r"(?s)list.*one metric per position.*listy"):
         table = read_inspect(tmp_path, scorer="listy")
     wide = table.pivot(index="query", columns="metric", values="value").sort_index(
@@ -515,8 +593,11 @@ def test_primary_keeps_each_tasks_headline_metric(reduced: Path) -> None:
     for path in _logs_of(reduced):
         log = read_eval_log(str(path))
         head = log.results.headline
-        (score,) = [s for s in log.results.scores if s.scorer == head.scorer
-                    and s.name == head.score and s.reducer == head.reducer]  # fmt: skip
+        (score,) = [
+            s
+            for s in log.results.scores
+            if s.scorer == head.scorer and s.name == head.score and s.reducer == head.reducer
+        ]
         value = score.metrics[head.metric].value
         assert abs(means[(log.eval.task, log.eval.model, "primary")] - value) < 1e-12
     chosen = read_inspect(reduced, primary={"several": "match[max]"})
@@ -562,24 +643,37 @@ def variants(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
     @task
     def qa(prompt: str = "plain"):
-        return Task(dataset=_varied_samples("int"), solver=varied(0 if prompt == "plain" else 3),
-                    scorer=[match(), includes()])  # fmt: skip
+        return Task(
+            dataset=_varied_samples("int"),
+            solver=varied(0 if prompt == "plain" else 3),
+            scorer=[match(), includes()],
+        )
 
     folder = tmp_path_factory.mktemp("inspect_variants")
-    plain, cot = eval([qa(prompt="plain"), qa(prompt="cot")], model="mockllm/model",
-                      log_dir=str(folder), display="none")  # fmt: skip
-    (other,) = eval(qa(), solver=hedged(), model="mockllm/model", log_dir=str(folder),
-                    display="none")  # fmt: skip
-    return {name: Path(log.location) for name, log in
-            zip(("plain", "cot", "hedged"), (plain, cot, other), strict=True)}  # fmt: skip
+    plain, cot = eval(
+        [qa(prompt="plain"), qa(prompt="cot")],
+        model="mockllm/model",
+        log_dir=str(folder),
+        display="none",
+    )
+    (other,) = eval(
+        qa(), solver=hedged(), model="mockllm/model", log_dir=str(folder), display="none"
+    )
+    return {
+        name: Path(log.location)
+        for name, log in zip(("plain", "cot", "hedged"), (plain, cot, other), strict=True)
+    }
 
 
 def test_two_prompts_on_one_model_say_how_to_name_them(variants: dict[str, Path]) -> None:
     """Item 5: two runs of one task and model that differ in task_args (or solver) are the
     same samples twice; the error names what differs and the system_name that tells them
     apart."""
-    with pytest.raises(SchemaError, match=r"(?s)twice.*task_args.*system_name='\{model\}:"
-                       r"\{task_args\[prompt\]\}'.*--system-name"):  # fmt: skip
+    with pytest.raises(
+        SchemaError,
+        match=r"(?s)twice.*task_args.*system_name='\{model\}:"
+        r"\{task_args\[prompt\]\}'.*--system-name",
+    ):
         read_inspect([variants["plain"], variants["cot"]])
     with pytest.raises(SchemaError, match=r"(?s)twice.*solver.*system_name='\{model\}:\{solver\}'"):
         read_inspect([variants["plain"], variants["hedged"]])

@@ -21,8 +21,14 @@ from metaeval.io.trec import read_nested
 pytest.importorskip("ir_measures")
 
 # the per-task mean nDCG@10 differences (Uni-ColBERTer - TAS-B) of the Ranger paper's BEIR figure
-PAPER_MD = {"trec-covid": 0.184815, "tripclick": 0.008639, "nfcorpus": 0.007292,
-            "dbpedia-entity": 0.031409, "antique": 0.122602, "trec-podcast": 0.025695}  # fmt: skip
+PAPER_MD = {
+    "trec-covid": 0.184815,
+    "tripclick": 0.008639,
+    "nfcorpus": 0.007292,
+    "dbpedia-entity": 0.031409,
+    "antique": 0.122602,
+    "trec-podcast": 0.025695,
+}
 
 
 @pytest.fixture
@@ -136,8 +142,10 @@ def test_evaluate_input_forms_and_missing_queries(tmp_path):
         q: dict(zip(g["doc_id"], g["relevance"], strict=True)) for q, g in qrels.groupby("query_id")
     }
     tuples = [ir_measures.Qrel(*row) for row in qrels.itertuples(index=False)]
-    run_dict = {"six": {"q1": {"d1": 3.0, "d2": 2.0}, "q2": {"d9": 1.0}, "q9": {"d1": 1.0}},
-                "four": {"q1": {"d2": 5.0}, "q2": {"d3": 4.0}}}  # fmt: skip
+    run_dict = {
+        "six": {"q1": {"d1": 3.0, "d2": 2.0}, "q2": {"d9": 1.0}, "q9": {"d1": 1.0}},
+        "four": {"q1": {"d2": 5.0}, "q2": {"d3": 4.0}},
+    }
     for form in (qrels, as_dict, tuples):
         with (
             pytest.warns(PairingWarning, match=unjudged),
@@ -218,8 +226,10 @@ def test_elinor_jsonl_roundtrips_and_errors(tmp_path):
     )
     back = mio.read_run(d / "back_run.txt")
     orig = mio.read_run(d / "run6.txt")
-    pd.testing.assert_frame_equal(back.sort_values(["query_id", "doc_id"]).reset_index(drop=True),
-                                  orig.sort_values(["query_id", "doc_id"]).reset_index(drop=True))  # fmt: skip
+    pd.testing.assert_frame_equal(
+        back.sort_values(["query_id", "doc_id"]).reset_index(drop=True),
+        orig.sort_values(["query_id", "doc_id"]).reset_index(drop=True),
+    )
     (d / "bad.jsonl").write_text(
         '{"query_id": "q", "doc_id": "d", "score": 1}\n{"query_id": "q", "score": 2}\n'
     )
@@ -292,11 +302,26 @@ def _lm_eval_folder(root, model, task_records, stamp="2024-05-13T12-34-56.123456
 
 
 def test_lm_eval_sample_logs(tmp_path):
-    arc = [{"doc_id": i, "doc": {"q": "?"}, "target": "A", "resps": [["x"]], "filtered_resps": ["x"],
-            "doc_hash": "h", "prompt_hash": "p", "target_hash": "t", "acc": float(i % 2), "acc_norm": 1.0}
-           for i in range(3)]  # fmt: skip
-    gsm = [{"doc_id": i, "filter": f, "metrics": ["exact_match"], "exact_match": i == 0, "target": "4"}
-           for i in range(2) for f in ("strict-match", "flexible-extract")]  # fmt: skip
+    arc = [
+        {
+            "doc_id": i,
+            "doc": {"q": "?"},
+            "target": "A",
+            "resps": [["x"]],
+            "filtered_resps": ["x"],
+            "doc_hash": "h",
+            "prompt_hash": "p",
+            "target_hash": "t",
+            "acc": float(i % 2),
+            "acc_norm": 1.0,
+        }
+        for i in range(3)
+    ]
+    gsm = [
+        {"doc_id": i, "filter": f, "metrics": ["exact_match"], "exact_match": i == 0, "target": "4"}
+        for i in range(2)
+        for f in ("strict-match", "flexible-extract")
+    ]
     a = _lm_eval_folder(tmp_path, "model_a", {"arc_easy": arc, "gsm8k": gsm})
     b = _lm_eval_folder(tmp_path, "model_b", {"arc_easy": arc, "gsm8k": gsm}, gz=True)
     scores = mio.read_lm_eval([a, b])
@@ -350,8 +375,9 @@ def test_ranger_classification_config_and_missing_files(tmp_path, shared_data):
 
 
 def test_scores_from_arrays():
-    scores = metaeval.scores_from_arrays({"a": {"t": [1, 0, 1]}, "b": {"t": [0, 0, 1]}}, metric="acc",
-                                         query={"t": ["x", "y", "z"]})  # fmt: skip
+    scores = metaeval.scores_from_arrays(
+        {"a": {"t": [1, 0, 1]}, "b": {"t": [0, 0, 1]}}, metric="acc", query={"t": ["x", "y", "z"]}
+    )
     assert scores["query"].tolist()[:3] == ["x", "y", "z"]
     assert scores.meta.effects(control="a", effect="md")["effect"].iloc[0] == pytest.approx(-1 / 3)
     with pytest.raises(SchemaError, match="equal lengths"):
@@ -424,10 +450,14 @@ def test_per_query_csv_field_counts_and_repeated_queries(tmp_path):
         ("q1 0 d1 1\nq1 0 d2 0\nq1 0 d1 0\n", mio.read_qrels, 3, 1),
         ("q1 Q0 d1 1 2.0 t\nq2 Q0 d1 1 2.0 t\n\nq1 Q0 d1 2 1.0 t\n", mio.read_run, 4, 1),
         ("q1 d1 1 2\nq1 d2 2 1\nq1 d2 3 0\n", mio.read_run, 3, 2),
-        ('{"query_id": "q1", "doc_id": "d1", "score": 1}\n{"query_id": "q1", "doc_id": "d1", "score": 2}\n',
-         mio.read_jsonl, 2, 1),
+        (
+            '{"query_id": "q1", "doc_id": "d1", "score": 1}\n{"query_id": "q1", "doc_id": "d1", "score": 2}\n',
+            mio.read_jsonl,
+            2,
+            1,
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_document_listed_twice_for_a_query_is_refused_alike(tmp_path, text, reader, line, first):
     path = tmp_path / "dup.txt"
     path.write_text(text)
@@ -475,16 +505,20 @@ def test_read_nested_equals_the_readers_and_a_parse_by_hand(tmp_path, text, kind
         type(v) is (int if kind == "qrels" else float) for d in got.values() for v in d.values()
     )
     table = (mio.read_qrels if kind == "qrels" else mio.read_run)(path)
-    assert {q: dict(zip(g["doc_id"], g.iloc[:, -1], strict=True)) for q, g in
-            table.groupby("query_id", sort=False)} == want  # fmt: skip
+    assert {
+        q: dict(zip(g["doc_id"], g.iloc[:, -1], strict=True))
+        for q, g in table.groupby("query_id", sort=False)
+    } == want
     gz = tmp_path / "file.txt.gz"
     gz.write_bytes(gzip.compress(text.encode("utf-8")))
     assert read_nested(gz, kind) == want
 
 
 def test_in_memory_judgments_and_runs_with_a_repeated_pair_are_refused():
-    qrels = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d1", "d2"],
-                          "relevance": [1, 0, 1]}, index=[10, 11, 12])  # fmt: skip
+    qrels = pd.DataFrame(
+        {"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d1", "d2"], "relevance": [1, 0, 1]},
+        index=[10, 11, 12],
+    )
     with pytest.raises(
         SchemaError, match=r"lists document 'd1' twice for query 'q1' \(rows 10 and 11\)"
     ):
@@ -560,15 +594,43 @@ def _config(tmp_path, text):
 @pytest.mark.parametrize(
     ("text", "line", "problem"),
     [
-        ("eval_metrics:\n  - a\n", 2, "eval_metrics: found list ['a'] where a mapping {system: {task: file}} belongs"),
-        ("eval_metrics: {a: [1, 2]}\n", 1, "eval_metrics.a: found list [1, 2] where a mapping {task: file} belongs"),
-        ("eval_metrics:\n  a:\n    t1: [a_t1.txt]\n", 3, "eval_metrics.a.t1: found list ['a_t1.txt'] where a file path belongs"),
-        ("qrels: [x]\navailable_rankings: {}\n", 1, "qrels: found list ['x'] where a mapping {task: file} belongs"),
-        ("qrels: {t1: a_t1.txt}\navailable_rankings:\n  s: [a_t1.txt]\n", 3, "available_rankings.s: found list"),
-        ("eval_metrics: {a: {t1: a_t1.txt}}\ndisplay_names: [x]\n", 2, "display_names: found list ['x']"),
-        ("eval_metrics:\n  a: {t1: a_t1.txt}\n  a: {t1: b_t1.txt}\n", 3, "the key 'a' appears twice in one mapping (first on line 2)"),
+        (
+            "eval_metrics:\n  - a\n",
+            2,
+            "eval_metrics: found list ['a'] where a mapping {system: {task: file}} belongs",
+        ),
+        (
+            "eval_metrics: {a: [1, 2]}\n",
+            1,
+            "eval_metrics.a: found list [1, 2] where a mapping {task: file} belongs",
+        ),
+        (
+            "eval_metrics:\n  a:\n    t1: [a_t1.txt]\n",
+            3,
+            "eval_metrics.a.t1: found list ['a_t1.txt'] where a file path belongs",
+        ),
+        (
+            "qrels: [x]\navailable_rankings: {}\n",
+            1,
+            "qrels: found list ['x'] where a mapping {task: file} belongs",
+        ),
+        (
+            "qrels: {t1: a_t1.txt}\navailable_rankings:\n  s: [a_t1.txt]\n",
+            3,
+            "available_rankings.s: found list",
+        ),
+        (
+            "eval_metrics: {a: {t1: a_t1.txt}}\ndisplay_names: [x]\n",
+            2,
+            "display_names: found list ['x']",
+        ),
+        (
+            "eval_metrics:\n  a: {t1: a_t1.txt}\n  a: {t1: b_t1.txt}\n",
+            3,
+            "the key 'a' appears twice in one mapping (first on line 2)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_ranger_config_structure_errors_name_the_key_path(tmp_path, text, line, problem):
     config = _config(tmp_path, text)
     with pytest.raises(FormatError) as err:
@@ -603,8 +665,9 @@ def test_pyterrier_csv_field_counts_and_lines(tmp_path):
 def test_to_and_from_ranx_round_trip(tmp_path):
     ranx = pytest.importorskip("ranx")
     (tmp_path / "q.txt").write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\nq2 0 d4 1\n")
-    (tmp_path / "r.trec").write_text("q1 Q0 d2 1 2.0 r\nq1 Q0 d1 2 1.0 r\nq2 Q0 d4 1 3.0 r\n"
-                                     "q2 Q0 d3 2 2.5 r\n")  # fmt: skip
+    (tmp_path / "r.trec").write_text(
+        "q1 Q0 d2 1 2.0 r\nq1 Q0 d1 2 1.0 r\nq2 Q0 d4 1 3.0 r\nq2 Q0 d3 2 2.5 r\n"
+    )
     judged = mio.read_qrels(tmp_path / "q.txt")  # pandas' str columns: ranx.Qrels.from_df refuses
     qrels = mio.to_ranx(judged, "qrels")
     run = mio.to_ranx(tmp_path / "r.trec", "run", name="r")
@@ -628,8 +691,10 @@ def test_to_and_from_ranx_round_trip(tmp_path):
 
 def test_to_ranx_refuses_fractional_and_missing_grades_and_empty_input():
     pytest.importorskip("ranx")
-    table = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d2", "d3"],
-                          "relevance": [1, 1.7, 2]}, index=[10, 11, 12])  # fmt: skip
+    table = pd.DataFrame(
+        {"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d2", "d3"], "relevance": [1, 1.7, 2]},
+        index=[10, 11, 12],
+    )
     with pytest.raises(SchemaError) as err:  # was: relevance 1 in the Qrels
         mio.to_ranx(table, "qrels")
     assert str(err.value).startswith(
@@ -652,13 +717,23 @@ def test_to_ranx_refuses_fractional_and_missing_grades_and_empty_input():
     )
     assert err.value.failure_cases["problem"].tolist() == ["missing (NaN)", "not a number"]
     run = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [0.5, np.nan]})
-    with pytest.raises(SchemaError, match=r"^Column 'score' of the run table, row 1 \(query 'q1', "
-                       r"document 'd2'\): nan is missing \(NaN\); a run ranks documents by finite"):  # fmt: skip
+    with pytest.raises(
+        SchemaError,
+        match=r"^Column 'score' of the run table, row 1 \(query 'q1', "
+        r"document 'd2'\): nan is missing \(NaN\); a run ranks documents by finite",
+    ):
         mio.to_ranx(run, "run")  # was: a Run holding NaN
     with pytest.raises(SchemaError, match=r"\(query .q1., document .d1.\): inf is not finite;"):
         mio.to_ranx({"q1": {"d1": np.inf}}, "run")
-    for empty, kind in (({}, "qrels"), ({"q1": {}}, "qrels"), ({}, "run"),
-                        (pd.DataFrame(columns=["query_id", "doc_id", "score"]), "run")):  # fmt: skip
-        with pytest.raises(SchemaError, match=rf"to_ranx\(\) was given {kind} without any "
-                           r"\(query, document\) pair \(an empty (dict|DataFrame)"):  # fmt: skip
+    for empty, kind in (
+        ({}, "qrels"),
+        ({"q1": {}}, "qrels"),
+        ({}, "run"),
+        (pd.DataFrame(columns=["query_id", "doc_id", "score"]), "run"),
+    ):
+        with pytest.raises(
+            SchemaError,
+            match=rf"to_ranx\(\) was given {kind} without any "
+            r"\(query, document\) pair \(an empty (dict|DataFrame)",
+        ):
             mio.to_ranx(empty, kind)  # was: ValueError: max() arg is an empty sequence

@@ -156,8 +156,18 @@ def test_mcc_is_left_out_with_a_warning_and_why():
 def test_the_command_reads_lighteval_details(capsys):
     from metaeval_cli import main
 
-    code = main(["meta", str(OUTPUT / "details"), "--control", SYSTEMS[1], "--effect", "md",
-                 "--print-mode", "raw"])  # fmt: skip
+    code = main(
+        [
+            "meta",
+            str(OUTPUT / "details"),
+            "--control",
+            SYSTEMS[1],
+            "--effect",
+            "md",
+            "--print-mode",
+            "raw",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "unpaired_queries=3" in captured.err and "mcc" in captured.err
@@ -208,8 +218,12 @@ def test_documents_cast_to_text_keep_their_ids(tmp_path):
     import pyarrow as pa
 
     rows = _details(SYSTEMS[1], "rule_mc|0")
-    table = pa.table({"doc": [str({"id": r["doc"]["id"], "query": r["doc"]["query"]}) for r in rows],
-                      "metric": [{"acc": r["metric"]["acc"]} for r in rows]})  # fmt: skip
+    table = pa.table(
+        {
+            "doc": [str({"id": r["doc"]["id"], "query": r["doc"]["query"]}) for r in rows],
+            "metric": [{"acc": r["metric"]["acc"]} for r in rows],
+        }
+    )
     path = (
         tmp_path / "m" / "2026-01-01T00-00-00.0" / "details_rule_mc|0_2026-01-01T00-00-00.0.parquet"
     )
@@ -225,8 +239,12 @@ def test_details_with_only_corpus_metrics_are_an_error(tmp_path):
     import pyarrow as pa
 
     rows = _details(SYSTEMS[1], "rule_mc|0")
-    table = pa.table({"doc": [{"id": r["doc"]["id"]} for r in rows],
-                      "metric": [{"mcc": r["metric"]["mcc"]} for r in rows]})  # fmt: skip
+    table = pa.table(
+        {
+            "doc": [{"id": r["doc"]["id"]} for r in rows],
+            "metric": [{"mcc": r["metric"]["mcc"]} for r in rows],
+        }
+    )
     path = (
         tmp_path / "m" / "2026-01-01T00-00-00.0" / "details_rule_mc|0_2026-01-01T00-00-00.0.parquet"
     )

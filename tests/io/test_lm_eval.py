@@ -28,16 +28,20 @@ def _seed_runs(root, rng, seeds=("seed1", "seed2", "seed3"), models=MODELS, task
     truth = {}
     for s, seed in enumerate(seeds):
         for k, model in enumerate(models):
-            run = write_run(root / seed, model, f"2024-07-0{s + 1}T0{k}-00-00.000000", rng,
-                            tasks=tasks)  # fmt: skip
+            run = write_run(
+                root / seed, model, f"2024-07-0{s + 1}T0{k}-00-00.000000", rng, tasks=tasks
+            )
             truth.update({(seed, sanitized(model), t): v for t, v in run.items()})
     return truth
 
 
 def _expected(truth) -> pd.Series:
-    rows = [(system, task, metric, str(i), seed, float(v))
-            for (seed, system, task), values in truth.items()
-            for metric, column in values.items() for i, v in enumerate(column)]  # fmt: skip
+    rows = [
+        (system, task, metric, str(i), seed, float(v))
+        for (seed, system, task), values in truth.items()
+        for metric, column in values.items()
+        for i, v in enumerate(column)
+    ]
     frame = pd.DataFrame(rows, columns=[*KEYS, "value"])
     return frame.set_index(KEYS)["value"].sort_index()
 
@@ -60,7 +64,9 @@ def test_seed_folders_are_replicates_of_one_system_per_model(tmp_path, rng):
     for (system, task, metric), mean in means.set_index(["system", "task", "metric"])[
         "mean"
     ].items():
-        values = np.concatenate([truth[(s, system, task)][metric] for s in ("seed1", "seed2", "seed3")])  # fmt: skip
+        values = np.concatenate(
+            [truth[(s, system, task)][metric] for s in ("seed1", "seed2", "seed3")]
+        )
         assert mean == pytest.approx(values.mean())
 
 
@@ -68,13 +74,18 @@ def test_the_seed_folders_of_one_model_are_one_system_named_after_the_folder(tmp
     """``llama/seed1/samples_*``, ``llama/seed2/samples_*``: one system, "llama"."""
     truth = {}
     for seed in ("seed1", "seed2"):
-        run = write_run(tmp_path / "llama", seed, "2024-07-01T00-00-00", rng, tasks={"boolq": ["acc"]})  # fmt: skip
+        run = write_run(
+            tmp_path / "llama", seed, "2024-07-01T00-00-00", rng, tasks={"boolq": ["acc"]}
+        )
         truth[(seed, "llama", "boolq")] = run["boolq"]
     table = read_lm_eval(tmp_path / "llama", replicates="folders")
     pd.testing.assert_series_equal(_by_key(table), _expected(truth))
     # without the option the seed folders are read as systems, with a warning that says so
-    with pytest.warns(MetaEvalWarning, match=r"named like runs \(seed1, seed2\).*"
-                      r"replicates='folders'"):  # fmt: skip
+    with pytest.warns(
+        MetaEvalWarning,
+        match=r"named like runs \(seed1, seed2\).*"
+        r"replicates='folders'",
+    ):
         as_systems = read_lm_eval(tmp_path / "llama")
     assert sorted(as_systems["system"].unique()) == ["seed1", "seed2"]
 
@@ -96,8 +107,15 @@ def test_without_replicates_the_seed_layout_is_an_error_that_suggests_it(tmp_pat
 
 def test_a_seed_folder_missing_a_model_or_a_task_is_named_in_a_warning(tmp_path, rng):
     truth = _seed_runs(tmp_path / "runs", rng, seeds=("seed1", "seed2"))
-    truth.update(_seed_runs(tmp_path / "runs", rng, seeds=("seed3",), models=MODELS[:2],
-                            tasks={"arc_easy": TASKS["arc_easy"]}))  # fmt: skip
+    truth.update(
+        _seed_runs(
+            tmp_path / "runs",
+            rng,
+            seeds=("seed3",),
+            models=MODELS[:2],
+            tasks={"arc_easy": TASKS["arc_easy"]},
+        )
+    )
     with pytest.warns(MetaEvalWarning, match="7 .replicate, system, task. combination") as got:
         table = read_lm_eval(tmp_path / "runs", replicates="folders")
     missing = got[0].message.groups
@@ -131,14 +149,23 @@ def test_replicate_folders_laid_out_differently_are_an_error(tmp_path, rng):
 def test_latest_records_the_log_read_and_how_many_were_left_out(tmp_path, rng):
     make_output(tmp_path / "out", rng)  # the first model ran arc_easy twice
     first = sanitized(MODELS[0])
-    write_run(tmp_path / "out", MODELS[0], "2024-05-01T08-00-00.000001", rng,
-              tasks={"arc_easy": TASKS["arc_easy"]})  # a third, oldest arc_easy log  # fmt: skip
+    write_run(
+        tmp_path / "out",
+        MODELS[0],
+        "2024-05-01T08-00-00.000001",
+        rng,
+        tasks={"arc_easy": TASKS["arc_easy"]},
+    )  # a third, oldest arc_easy log
     with pytest.warns(MetaEvalWarning, match="newest"):
         table = read_lm_eval(tmp_path / "out", latest=True)
     assert table.attrs["latest"] == [
-        {"system": first, "task": "arc_easy",
-         "read": "samples_arc_easy_2024-05-09T08-00-00.000001.jsonl", "ignored": 2}
-    ]  # fmt: skip
+        {
+            "system": first,
+            "task": "arc_easy",
+            "read": "samples_arc_easy_2024-05-09T08-00-00.000001.jsonl",
+            "ignored": 2,
+        }
+    ]
     assert "latest" not in read_lm_eval(tmp_path / "out" / sanitized(MODELS[1])).attrs
     # latest=True and no task logged twice: recorded as nothing left out
     assert read_lm_eval(tmp_path / "out" / sanitized(MODELS[1]), latest=True).attrs == {
@@ -148,14 +175,20 @@ def test_latest_records_the_log_read_and_how_many_were_left_out(tmp_path, rng):
 
 def test_latest_with_seed_folders_names_the_replicate(tmp_path, rng):
     _seed_runs(tmp_path / "runs", rng, seeds=("seed1", "seed2"), tasks={"boolq": ["acc"]})
-    write_run(tmp_path / "runs" / "seed2", MODELS[1], "2024-08-01T00-00-00", rng,
-              tasks={"boolq": ["acc"]})  # a rerun in seed2 only  # fmt: skip
+    write_run(
+        tmp_path / "runs" / "seed2", MODELS[1], "2024-08-01T00-00-00", rng, tasks={"boolq": ["acc"]}
+    )  # a rerun in seed2 only
     with pytest.raises(SchemaError, match="latest=True"):
         read_lm_eval(tmp_path / "runs", replicates="folders")
     with pytest.warns(MetaEvalWarning, match="newest") as caught:
         table = read_lm_eval(tmp_path / "runs", replicates="folders", latest=True)
-    record = {"replicate": "seed2", "system": sanitized(MODELS[1]), "task": "boolq",
-              "read": "samples_boolq_2024-08-01T00-00-00.jsonl", "ignored": 1}  # fmt: skip
+    record = {
+        "replicate": "seed2",
+        "system": sanitized(MODELS[1]),
+        "task": "boolq",
+        "read": "samples_boolq_2024-08-01T00-00-00.jsonl",
+        "ignored": 1,
+    }
     assert table.attrs["latest"] == [record]
     assert caught[0].message.groups.iloc[0]["replicate"] == "seed2"
 
@@ -163,8 +196,20 @@ def test_latest_with_seed_folders_names_the_replicate(tmp_path, rng):
 def test_the_command_reads_seed_folders(tmp_path, rng, capsys):
     _seed_runs(tmp_path / "runs", rng, tasks={"boolq": ["acc"], "copa": ["acc"], "rte": ["acc"]})
     control = sanitized(MODELS[0])
-    code = main(["meta", str(tmp_path / "runs"), "--control", control, "--replicates",
-                 "folders", "--effect", "md", "--print-mode", "raw"])  # fmt: skip
+    code = main(
+        [
+            "meta",
+            str(tmp_path / "runs"),
+            "--control",
+            control,
+            "--replicates",
+            "folders",
+            "--effect",
+            "md",
+            "--print-mode",
+            "raw",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     printed = parse_raw(captured.out)["Effects per task and summary: acc"]
@@ -172,8 +217,9 @@ def test_the_command_reads_seed_folders(tmp_path, rng, capsys):
     scores = read_lm_eval(tmp_path / "runs", replicates="folders")
     # the design read_lm_eval does not record, which the command guessed (and said so)
     assert "guessed 'crossed'" in captured.err
-    pooled = metaeval.pool(metaeval.effects(scores, control=control, effect="md",
-                                            replicates="crossed"))  # fmt: skip
+    pooled = metaeval.pool(
+        metaeval.effects(scores, control=control, effect="md", replicates="crossed")
+    )
     assert len(summary) == len(pooled) == 2
     for row in pooled.itertuples():
         assert summary.loc[row.treatment, "effect"] == pytest.approx(row.effect, rel=1e-12)

@@ -28,9 +28,14 @@ from metaeval_cli import main
 OUTPUT = Path(__file__).parents[1] / "fixtures" / "lm_eval" / "output"
 SYSTEMS = ("acme__rule-large", "acme__rule-small")
 #: lm-eval's metrics without a per-sample number: (task, metric) as its samples log them
-CORPUS = {("rule_copy", m) for m in ("bleu", "chrf", "ter")} | {
-    ("rule_even", "f1"), ("rule_even", "mcc"),
-} | {("rule_pages", m) for m in ("word_perplexity", "byte_perplexity", "bits_per_byte")}  # fmt: skip
+CORPUS = (
+    {("rule_copy", m) for m in ("bleu", "chrf", "ter")}
+    | {
+        ("rule_even", "f1"),
+        ("rule_even", "mcc"),
+    }
+    | {("rule_pages", m) for m in ("word_perplexity", "byte_perplexity", "bits_per_byte")}
+)
 
 
 def _results(system: str) -> dict:
@@ -155,8 +160,12 @@ def test_metrics_names_are_checked():
 
 
 def test_primary_leaves_out_tasks_without_a_per_sample_metric():
-    chosen = {"rule_mc": "acc_norm", "rule_even": "acc", "rule_cloze": "loglikelihood",
-              "rule_sum": "exact_match,flexible-extract"}  # fmt: skip
+    chosen = {
+        "rule_mc": "acc_norm",
+        "rule_even": "acc",
+        "rule_cloze": "loglikelihood",
+        "rule_sum": "exact_match,flexible-extract",
+    }
     with pytest.warns(MetaEvalWarning, match="no per-sample number") as caught:
         table = read_lm_eval(OUTPUT, primary=chosen)
     (report,) = [w.message for w in caught]
@@ -179,16 +188,31 @@ def test_two_models_pair_by_doc_id():
         name, _, filt = metric.partition(",")
         logged = {}
         for system in SYSTEMS:
-            logged[system] = {r["doc_id"]: float(r[name]) for r in _records(system, task)
-                              if r["filter"] == (filt or "none")}  # fmt: skip
+            logged[system] = {
+                r["doc_id"]: float(r[name])
+                for r in _records(system, task)
+                if r["filter"] == (filt or "none")
+            }
         diff = np.mean([logged[SYSTEMS[0]][d] - logged[SYSTEMS[1]][d] for d in logged[SYSTEMS[1]]])
         row = effects[(effects["task"] == task) & (effects["metric"] == metric)]
         assert row["effect"].item() == pytest.approx(diff, rel=1e-12)
 
 
 def test_the_command_reads_the_folder_and_takes_metric(capsys):
-    code = main(["meta", str(OUTPUT), "--control", "acme__rule-small", "--metric", "acc",
-                 "--effect", "md", "--print-mode", "raw"])  # fmt: skip
+    code = main(
+        [
+            "meta",
+            str(OUTPUT),
+            "--control",
+            "acme__rule-small",
+            "--metric",
+            "acc",
+            "--effect",
+            "md",
+            "--print-mode",
+            "raw",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "no per-sample number" not in captured.err  # --metric reached the reader

@@ -46,11 +46,19 @@ def _log(path: Path, task: str, values: dict[str, np.ndarray]) -> None:
             names = (
                 [m for m in values if m.endswith(f",{filt}")] if filt != "none" else list(values)
             )
-            record = {"doc_id": i, "doc": {"question": f"q{i}"}, "target": "A",
-                      "arguments": [["ctx", " A"]], "resps": [[["-1.2", "False"]]],
-                      "filtered_resps": [["-1.2", "False"]], "filter": filt,
-                      "metrics": [m.split(",")[0] for m in names],
-                      "doc_hash": "ab", "prompt_hash": "cd", "target_hash": "ef"}  # fmt: skip
+            record = {
+                "doc_id": i,
+                "doc": {"question": f"q{i}"},
+                "target": "A",
+                "arguments": [["ctx", " A"]],
+                "resps": [[["-1.2", "False"]]],
+                "filtered_resps": [["-1.2", "False"]],
+                "filter": filt,
+                "metrics": [m.split(",")[0] for m in names],
+                "doc_hash": "ab",
+                "prompt_hash": "cd",
+                "target_hash": "ef",
+            }
             record.update({m.split(",")[0]: float(values[m][i]) for m in names})
             lines.append(json.dumps(record))
     text = "\n".join(lines) + "\n"
@@ -63,11 +71,18 @@ def _log(path: Path, task: str, values: dict[str, np.ndarray]) -> None:
 
 def _results(folder: Path, model: str, stamp: str, truth: dict[str, dict[str, np.ndarray]]):
     """results_<stamp>.json: lm-eval's aggregate file (means only)."""
-    results = {task: {(m if "," in m else f"{m},none"): float(np.mean(v))
-                      for m, v in values.items()} | {"alias": task}
-               for task, values in truth.items()}  # fmt: skip
-    doc = {"results": results, "config": {"model": "hf", "model_args": f"pretrained={model}"},
-           "model_name": model, "model_name_sanitized": sanitized(model), "date": 1714644000.0}  # fmt: skip
+    results = {
+        task: {(m if "," in m else f"{m},none"): float(np.mean(v)) for m, v in values.items()}
+        | {"alias": task}
+        for task, values in truth.items()
+    }
+    doc = {
+        "results": results,
+        "config": {"model": "hf", "model_args": f"pretrained={model}"},
+        "model_name": model,
+        "model_name_sanitized": sanitized(model),
+        "date": 1714644000.0,
+    }
     (folder / f"results_{stamp}.json").write_text(json.dumps(doc))
 
 
@@ -93,8 +108,9 @@ def make_output(out: Path, rng) -> dict[tuple[str, str], dict[str, np.ndarray]]:
         run = write_run(out, model, f"2024-05-0{k + 2}T10-00-00.123456", rng)
         truth.update({(sanitized(model), task): values for task, values in run.items()})
     first = sanitized(MODELS[0])
-    rerun = write_run(out, MODELS[0], "2024-05-09T08-00-00.000001", rng,
-                      tasks={"arc_easy": TASKS["arc_easy"]})  # fmt: skip
+    rerun = write_run(
+        out, MODELS[0], "2024-05-09T08-00-00.000001", rng, tasks={"arc_easy": TASKS["arc_easy"]}
+    )
     truth[(first, "arc_easy")] = rerun["arc_easy"]
     return truth
 
@@ -105,10 +121,13 @@ def _by_key(table: pd.DataFrame) -> pd.Series:
 
 def _expected(truth, metric_of=None) -> pd.Series:
     """The long table the logs were written from: ``truth[(system, task)][metric][doc]``."""
-    rows = [(system, task, "primary" if metric_of else metric, str(i), float(v))
-            for (system, task), values in truth.items() for metric, column in values.items()
-            if metric_of is None or metric_of[task] == metric
-            for i, v in enumerate(column)]  # fmt: skip
+    rows = [
+        (system, task, "primary" if metric_of else metric, str(i), float(v))
+        for (system, task), values in truth.items()
+        for metric, column in values.items()
+        if metric_of is None or metric_of[task] == metric
+        for i, v in enumerate(column)
+    ]
     frame = pd.DataFrame(rows, columns=["system", "task", "metric", "query", "value"])
     return _by_key(frame)
 
@@ -125,10 +144,13 @@ def test_an_output_folder_is_one_system_per_model(tmp_path, rng):
     # what latest kept and left out, per system and task: only the model that ran it twice
     groups = caught[0].message.groups
     assert groups.to_dict("records") == [
-        {"system": sanitized(MODELS[0]), "task": "arc_easy",
-         "read": "samples_arc_easy_2024-05-09T08-00-00.000001.jsonl",
-         "left_out": "samples_arc_easy_2024-05-02T10-00-00.123456.jsonl"}
-    ]  # fmt: skip
+        {
+            "system": sanitized(MODELS[0]),
+            "task": "arc_easy",
+            "read": "samples_arc_easy_2024-05-09T08-00-00.000001.jsonl",
+            "left_out": "samples_arc_easy_2024-05-02T10-00-00.123456.jsonl",
+        }
+    ]
     # a str names the same systems as a path, and a model's own folder is one system
     with pytest.warns(MetaEvalWarning):
         assert read_lm_eval(str(tmp_path / "out"), latest=True).equals(table)
@@ -155,8 +177,9 @@ def test_seed_folders_are_refused_not_merged(tmp_path, rng, capsys):
 
     for seed in (1, 2, 3):
         for k, model in enumerate(MODELS):
-            write_run(tmp_path / "runs" / f"seed{seed}", model,
-                      f"2024-07-0{seed}T0{k}-00-00.000000", rng)  # fmt: skip
+            write_run(
+                tmp_path / "runs" / f"seed{seed}", model, f"2024-07-0{seed}T0{k}-00-00.000000", rng
+            )
     for latest in (False, True):
         with pytest.raises(SchemaError, match=r"seed1.* lie in 3 folders \(Qwen__Qwen2-7B, "):
             read_lm_eval(tmp_path / "runs", latest=latest)
@@ -238,8 +261,9 @@ def test_primary_names_override_only_their_tasks(tmp_path, rng):
     assert table.attrs["primary"] == defaults  # the Open LLM Leaderboard's, by hand
     pd.testing.assert_series_equal(_by_key(table), _expected(truth, defaults))
     with pytest.warns(MetaEvalWarning, match="newest"):
-        named = read_lm_eval(tmp_path / "out", latest=True,
-                             primary={"gsm8k": "exact_match,flexible-extract"})  # fmt: skip
+        named = read_lm_eval(
+            tmp_path / "out", latest=True, primary={"gsm8k": "exact_match,flexible-extract"}
+        )
     chosen = {**defaults, "gsm8k": "exact_match,flexible-extract"}  # the others keep theirs
     assert named.attrs["primary"] == chosen
     pd.testing.assert_series_equal(_by_key(named), _expected(truth, chosen))
@@ -262,9 +286,25 @@ def test_the_command_names_the_primary_metric_of_each_task(tmp_path, rng, capsys
     monkeypatch.setattr(metaeval.plot, "save", lambda fig, path: drawn.append(fig))
     control = sanitized(MODELS[0])
     latex = tmp_path / "t.tex"
-    code = main(["meta", str(tmp_path / "out"), "--control", control, "--latest", "--effect",
-                 "md", "--primary", "gsm8k=exact_match,flexible-extract,hellaswag=acc",
-                 "--print-mode", "raw", "--latex", str(latex), "--plot", str(tmp_path / "f.pdf")])  # fmt: skip
+    code = main(
+        [
+            "meta",
+            str(tmp_path / "out"),
+            "--control",
+            control,
+            "--latest",
+            "--effect",
+            "md",
+            "--primary",
+            "gsm8k=exact_match,flexible-extract,hellaswag=acc",
+            "--print-mode",
+            "raw",
+            "--latex",
+            str(latex),
+            "--plot",
+            str(tmp_path / "f.pdf"),
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     chosen = {"arc_easy": "acc", "gsm8k": "exact_match,flexible-extract", "hellaswag": "acc"}
@@ -276,8 +316,9 @@ def test_the_command_names_the_primary_metric_of_each_task(tmp_path, rng, capsys
     rows = effects[effects["task"] != "summary"]
     assert dict(zip(rows["task"], rows["primary_metric"], strict=True)) == chosen
     # the per-task means are those of the chosen metric's logs
-    for treatment, task, mean in zip(rows["treatment"], rows["task"], rows["mean_treatment"],
-                                     strict=True):  # fmt: skip
+    for treatment, task, mean in zip(
+        rows["treatment"], rows["task"], rows["mean_treatment"], strict=True
+    ):
         assert mean == pytest.approx(truth[(treatment, task)][chosen[task]].mean())
     assert "Metric primary of each task: arc\\_easy=acc, gsm8k=exact\\_match,flexible-extract" in (
         latex.read_text()
@@ -291,16 +332,30 @@ def test_the_command_speaks_its_own_syntax_in_primary_errors(tmp_path, rng, caps
 
     folder = tmp_path / "out" / "m"
     folder.mkdir(parents=True)
-    _log(folder / "samples_mytask_2024-05-01T10-00-00.jsonl", "mytask",
-         {"acc": rng.integers(0, 2, 5), "f1": rng.integers(0, 2, 5)})  # fmt: skip
-    write_run(tmp_path / "out", "n", "2024-05-01T10-00-00", rng, n=5,
-              tasks={"mytask": ["acc", "f1"]})  # fmt: skip
+    _log(
+        folder / "samples_mytask_2024-05-01T10-00-00.jsonl",
+        "mytask",
+        {"acc": rng.integers(0, 2, 5), "f1": rng.integers(0, 2, 5)},
+    )
+    write_run(
+        tmp_path / "out", "n", "2024-05-01T10-00-00", rng, n=5, tasks={"mytask": ["acc", "f1"]}
+    )
     code = main(["meta", str(tmp_path / "out"), "--control", "m", "--primary"])
     err = capsys.readouterr().err
     assert code == 1 and "logs have acc, f1" in err and "--primary TASK=METRIC" in err, err
     assert "{'" not in err and "['" not in err
-    code = main(["meta", str(tmp_path / "out"), "--control", "m", "--primary", "mytask=f1",
-                 "--print-mode", "raw"])  # fmt: skip
+    code = main(
+        [
+            "meta",
+            str(tmp_path / "out"),
+            "--control",
+            "m",
+            "--primary",
+            "mytask=f1",
+            "--print-mode",
+            "raw",
+        ]
+    )
     assert code == 0 and "metric 'primary' of each task: mytask=f1" in capsys.readouterr().out
 
 
@@ -309,8 +364,20 @@ def test_the_command_reads_an_lm_eval_output_folder(tmp_path, rng, capsys):
 
     make_output(tmp_path / "out", rng)
     control = sanitized(MODELS[0])
-    code = main(["meta", str(tmp_path / "out"), "--control", control, "--primary", "--latest",
-                 "--effect", "md", "--print-mode", "raw"])  # fmt: skip
+    code = main(
+        [
+            "meta",
+            str(tmp_path / "out"),
+            "--control",
+            control,
+            "--primary",
+            "--latest",
+            "--effect",
+            "md",
+            "--print-mode",
+            "raw",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     with pytest.warns(MetaEvalWarning):

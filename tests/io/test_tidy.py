@@ -102,8 +102,10 @@ def test_bom_and_crlf_read_as_plain_utf8(tmp_path, table):
     plain = tmp_path / "plain.csv"
     write_scores(table, plain)
     text = plain.read_bytes()
-    for name, content in [("bom.csv", b"\xef\xbb\xbf" + text),
-                          ("crlf.csv", text.replace(b"\n", b"\r\n"))]:  # fmt: skip
+    for name, content in [
+        ("bom.csv", b"\xef\xbb\xbf" + text),
+        ("crlf.csv", text.replace(b"\n", b"\r\n")),
+    ]:
         (tmp_path / name).write_bytes(content)
         pd.testing.assert_frame_equal(read_scores(tmp_path / name), read_scores(plain))
 
@@ -182,8 +184,11 @@ def test_header_only_duplicate_keys_and_repeated_members(tmp_path, table):
 
 
 def test_a_huge_line_gives_a_short_message(tmp_path):
-    for name, content in [("s.csv", "task,query,system,metric,value\nt,q,a,m," + "9" * 2_000_000 + "x\n"),
-                          ("h.csv", "h" * 2_000_000), ("s.jsonl", '{"x": "' + "y" * 2_000_000)]:  # fmt: skip
+    for name, content in [
+        ("s.csv", "task,query,system,metric,value\nt,q,a,m," + "9" * 2_000_000 + "x\n"),
+        ("h.csv", "h" * 2_000_000),
+        ("s.jsonl", '{"x": "' + "y" * 2_000_000),
+    ]:
         (tmp_path / name).write_text(content)
         with pytest.raises(metaeval.FormatError) as err:
             read_scores(tmp_path / name)
@@ -237,9 +242,16 @@ def test_lazy_reading_gives_dask_a_table_equal_to_the_eager_one(tmp_path, table)
 def test_a_replicate_column_is_part_of_the_key_and_kept(tmp_path):
     """Seeds or epochs in a scores file: read as they are (never averaged on reading), the
     replicate part of the key; a key repeated with its replicate is an error naming it."""
-    rows = pd.DataFrame({"task": "t", "query": ["q1", "q1", "q2", "q2"], "system": "s",
-                         "metric": "acc", "replicate": [1, 2, 1, 2],
-                         "value": [1.0, 0.0, 1.0, 1.0]})  # fmt: skip
+    rows = pd.DataFrame(
+        {
+            "task": "t",
+            "query": ["q1", "q1", "q2", "q2"],
+            "system": "s",
+            "metric": "acc",
+            "replicate": [1, 2, 1, 2],
+            "value": [1.0, 0.0, 1.0, 1.0],
+        }
+    )
     path = tmp_path / "seeds.csv"
     rows.to_csv(path, index=False)
     back = metaeval.io.read_scores(path)

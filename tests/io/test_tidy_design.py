@@ -35,8 +35,9 @@ def epochs() -> pd.DataFrame:
             for system, gain in (("base", 0.0), ("tuned", 0.05)):
                 p = min(easy[t, q] + gain, 1.0)
                 for epoch in range(1, runs + 1):
-                    rows.append((f"task{t}", f"q{q}", system, "correct", float(rng.random() < p),
-                                 epoch))  # fmt: skip
+                    rows.append(
+                        (f"task{t}", f"q{q}", system, "correct", float(rng.random() < p), epoch)
+                    )
     df = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value", "replicate"])
     df.attrs["replicates"] = "epochs"  # as read_inspect records it
     return df
@@ -58,8 +59,7 @@ def reference(epochs):
     # the design matters here: taken as crossed seeds the interval is another one
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", metaeval.MetaEvalWarning)
-        crossed = metaeval.pool(metaeval.effects(epochs, "base", effect="md",
-                                                 replicates="crossed"))  # fmt: skip
+        crossed = metaeval.pool(metaeval.effects(epochs, "base", effect="md", replicates="crossed"))
     assert abs(crossed["ci_low"].iloc[0] - pooled["ci_low"].iloc[0]) > 1e-3
     return effects, pooled
 
@@ -166,8 +166,9 @@ def test_the_design_column_states_it_in_every_engine(epochs, reference, engine):
 
 
 def test_a_design_that_contradicts_itself_is_refused(tmp_path, epochs):
-    mixed = epochs.assign(**{REPLICATE_DESIGN: np.where(epochs["task"] == "task0", "crossed",
-                                                        "epochs")})  # fmt: skip
+    mixed = epochs.assign(
+        **{REPLICATE_DESIGN: np.where(epochs["task"] == "task0", "crossed", "epochs")}
+    )
     with pytest.raises(
         metaeval.SchemaError, match=r"'replicate_design' .* \['crossed', 'epochs'\]"
     ):

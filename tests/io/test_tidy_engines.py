@@ -68,6 +68,7 @@ def test_the_order_a_parquet_file_declares_in_every_engine(tmp_path):
         got = metaeval.means(read_scores(path, engine=engine))
         assert got["task"].unique().tolist() == sorted(example["task"].unique()), engine
         assert got["system"].unique().tolist() == systems, engine
-        renamed = read_scores(tmp_path / "renamed.parquet", engine=engine,
-                              columns={"system": "run"})  # fmt: skip
+        renamed = read_scores(
+            tmp_path / "renamed.parquet", engine=engine, columns={"system": "run"}
+        )
         assert metaeval.means(renamed)["system"].unique().tolist() == systems, engine

@@ -39,13 +39,21 @@ def _one_warning(call):
 
 
 # ------------------------------------------------------------ small, self-made
-QRELS = pd.DataFrame({"query_id": ["q1", "q1", "q2", "q3", "q4"],
-                      "doc_id": ["d1", "d2", "d3", "d4", "d5"],
-                      "relevance": [1, 0, 2, 1, 1]})  # fmt: skip
+QRELS = pd.DataFrame(
+    {
+        "query_id": ["q1", "q1", "q2", "q3", "q4"],
+        "doc_id": ["d1", "d2", "d3", "d4", "d5"],
+        "relevance": [1, 0, 2, 1, 1],
+    }
+)
 # returns q1 (d1 relevant at rank 1), q2 (d3 at rank 2), q3 (d4 at rank 1); not q4
-RUN = pd.DataFrame({"query_id": ["q1", "q1", "q2", "q2", "q3"],
-                    "doc_id": ["d1", "d2", "d9", "d3", "d4"],
-                    "score": [2.0, 1.0, 2.0, 1.0, 1.0]})  # fmt: skip
+RUN = pd.DataFrame(
+    {
+        "query_id": ["q1", "q1", "q2", "q2", "q3"],
+        "doc_id": ["d1", "d2", "d9", "d3", "d4"],
+        "score": [2.0, 1.0, 2.0, 1.0, 1.0],
+    }
+)
 
 
 def test_zero_drop_and_error_on_a_small_run():
@@ -64,7 +72,7 @@ def test_zero_drop_and_error_on_a_small_run():
         message.groups,
         pd.DataFrame(
             {"task": ["t"], "system": ["s"], "missing": [1], "judged": [4], "coverage": [0.75]}
-        ),  # fmt: skip
+        ),
     )
     # drop: the mean over the 3 queries it returned
     drop, message = _one_warning(
@@ -127,8 +135,11 @@ def test_the_warning_lists_every_short_run_of_every_task():
         lambda: metaeval.ir.evaluate({"t": QRELS, "u": QRELS}, runs, "RR", min_coverage=0.5)
     )
     assert message.groups[["task", "system", "missing"]].values.tolist() == [
-        ["t", "a", 1], ["t", "b", 1], ["u", "a", 1], ["u", "b", 2],
-    ]  # fmt: skip
+        ["t", "a", 1],
+        ["t", "b", 1],
+        ["u", "a", 1],
+        ["u", "b", 2],
+    ]
     assert "in 4 run(s)" in str(message)
     assert len(scores) == 4 * 4  # every judged query of every (task, system), zeros included
 
@@ -199,8 +210,9 @@ def test_run_of_another_collection_that_shares_two_query_ids(beir):
     assert "below min_coverage=0.5: are the run and the qrels of the same collection" in message
     with warnings.catch_warnings(record=True) as caught:  # the user insists
         warnings.simplefilter("always")
-        scores = metaeval.ir.evaluate(qrels, {"tasb": run}, "nDCG@10", task="tripclick",
-                                      min_coverage=0)  # fmt: skip
+        scores = metaeval.ir.evaluate(
+            qrels, {"tasb": run}, "nDCG@10", task="tripclick", min_coverage=0
+        )
     lacking = [w.message for w in caught if "did not return" in str(w.message)]
     assert len(lacking) == 1 and "missing=1141, judged=1143, coverage=0.0017" in str(lacking[0])
     assert len(scores) == 1143

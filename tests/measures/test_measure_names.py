@@ -12,18 +12,54 @@ ir_measures = pytest.importorskip("ir_measures")
 from metaeval.ir import MEASURE_ALIASES, measure_name  # noqa: E402
 
 # trec_eval's names, as trec_eval -m, pytrec_eval and PyTerrier write them
-TREC = ["P_10", "P.5", "ndcg_cut_10", "ndcg_cut.10", "map", "map_cut_100", "recip_rank",
-        "recall_100", "recall.1000", "ndcg", "Rprec", "bpref", "success_10", "num_rel_ret",
-        "num_ret", "set_P", "iprec_at_recall_0.10", "infAP"]  # fmt: skip
+TREC = [
+    "P_10",
+    "P.5",
+    "ndcg_cut_10",
+    "ndcg_cut.10",
+    "map",
+    "map_cut_100",
+    "recip_rank",
+    "recall_100",
+    "recall.1000",
+    "ndcg",
+    "Rprec",
+    "bpref",
+    "success_10",
+    "num_rel_ret",
+    "num_ret",
+    "set_P",
+    "iprec_at_recall_0.10",
+    "infAP",
+]
 
 # ranx's names and what they are in ir_measures (ranx's documentation of each metric)
-RANX = {"ndcg@10": "nDCG@10", "map@100": "AP@100", "map": "AP", "mrr@10": "RR@10",
-        "mrr": "RR", "precision@10": "P@10", "recall@100": "R@100", "hits@10": "NumRelRet@10",
-        "hit_rate@5": "Success@5", "r-precision": "Rprec", "bpref": "Bpref", "ndcg": "nDCG"}  # fmt: skip
+RANX = {
+    "ndcg@10": "nDCG@10",
+    "map@100": "AP@100",
+    "map": "AP",
+    "mrr@10": "RR@10",
+    "mrr": "RR",
+    "precision@10": "P@10",
+    "recall@100": "R@100",
+    "hits@10": "NumRelRet@10",
+    "hit_rate@5": "Success@5",
+    "r-precision": "Rprec",
+    "bpref": "Bpref",
+    "ndcg": "nDCG",
+}
 
 # elinor's (the metaeval command's earlier table; checked against elinor's output in tests/cli)
-ELINOR = {"precision@3": "P@3", "recall@5": "R@5", "ap": "AP", "rr": "RR", "mrr": "RR",
-          "ndcg@10": "nDCG@10", "success@1": "Success@1", "hit_rate@1": "Success@1"}  # fmt: skip
+ELINOR = {
+    "precision@3": "P@3",
+    "recall@5": "R@5",
+    "ap": "AP",
+    "rr": "RR",
+    "mrr": "RR",
+    "ndcg@10": "nDCG@10",
+    "success@1": "Success@1",
+    "hit_rate@1": "Success@1",
+}
 
 
 def canonical(name: str) -> str:
@@ -83,8 +119,23 @@ def test_evaluate_and_the_command_take_every_dialect(tmp_path, capsys):
     out = tmp_path / "s.tsv"
     from metaeval_cli import main
 
-    code = main(["evaluate", "--qrels", str(tmp_path / "qrels.txt"), "--run", str(tmp_path / "a.run"),
-                 "--measures", "ndcg_cut.10", "map@100", "--task", "t", "--output", str(out),
-                 "--print-mode", "raw"])  # fmt: skip
+    code = main(
+        [
+            "evaluate",
+            "--qrels",
+            str(tmp_path / "qrels.txt"),
+            "--run",
+            str(tmp_path / "a.run"),
+            "--measures",
+            "ndcg_cut.10",
+            "map@100",
+            "--task",
+            "t",
+            "--output",
+            str(out),
+            "--print-mode",
+            "raw",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     assert set(metaeval.io.read_scores(out)["metric"]) == {"nDCG@10", "AP@100"}

@@ -264,8 +264,16 @@ def test_segment_scores_errors_and_undefined_tau(judgments):
         segment_scores(bad)
     with pytest.raises(metaeval.OptionError, match="is not a ranking measure"):
         segment_scores(judgments, ["kendall_tau@3"])
-    tied = pd.DataFrame({"task": "t", "segment": "s", "system": ["a", "a"], "item": ["x", "y"],
-                         "human_rank": [1, 1], "predicted_rank": [1, 2]})  # fmt: skip
+    tied = pd.DataFrame(
+        {
+            "task": "t",
+            "segment": "s",
+            "system": ["a", "a"],
+            "item": ["x", "y"],
+            "human_rank": [1, 1],
+            "predicted_rank": [1, 2],
+        }
+    )
     with pytest.warns(metaeval.DegenerateWarning, match="kendall_tau is undefined"):
         out = segment_scores(tied, ["kendall_tau", "reciprocal_rank"])
     assert out["metric"].tolist() == ["reciprocal_rank"]
@@ -314,13 +322,15 @@ def test_difference_of_dependent_correlations_variance_by_simulation(method):
     cov = np.array([[1, 0.6, 0.4], [0.6, 1, 0.5], [0.4, 0.5, 1]])
     n, reps = 60, 1500
     draws = rng.multivariate_normal(np.zeros(3), cov, size=(reps, n))
-    frame = pd.DataFrame({
-        "task": np.repeat([f"t{i}" for i in range(reps)], n * 3),
-        "query": np.tile(np.repeat([f"q{j}" for j in range(n)], 3), reps),
-        "system": np.tile(["human", "A", "B"], reps * n),
-        "metric": "m",
-        "value": draws.reshape(-1),
-    })  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "task": np.repeat([f"t{i}" for i in range(reps)], n * 3),
+            "query": np.tile(np.repeat([f"q{j}" for j in range(n)], 3), reps),
+            "system": np.tile(["human", "A", "B"], reps * n),
+            "metric": "m",
+            "value": draws.reshape(-1),
+        }
+    )
     eff = correlation_effects(frame, reference="human", treatment="A", control="B", method=method)
     assert (eff["effect_type"] == "corr_diff").all() and (eff["reference"] == "human").all()
     empirical = eff["effect"].var(ddof=1)

@@ -15,8 +15,7 @@ import metaeval
 from metaeval import DegenerateWarning, OptionError
 
 CONTROL = "logistic_regression"
-FAMILY_COLUMNS = {"pairs": ["metric", "task"], "tasks": ["metric"], "metrics": ["task"],
-                  "all": []}  # fmt: skip
+FAMILY_COLUMNS = {"pairs": ["metric", "task"], "tasks": ["metric"], "metrics": ["task"], "all": []}
 
 
 @pytest.fixture(scope="module")
@@ -69,14 +68,22 @@ def test_family_options_are_checked(scores):
     with pytest.raises(OptionError, match="`family`.*adjust"):
         metaeval.compare(scores, CONTROL, family="tasks")
     with pytest.raises(OptionError, match="maxt.*family"):
-        metaeval.compare(scores, CONTROL, test="randomization", adjust="maxt", family="tasks",
-                         n_resamples=50, seed=1)  # fmt: skip
+        metaeval.compare(
+            scores,
+            CONTROL,
+            test="randomization",
+            adjust="maxt",
+            family="tasks",
+            n_resamples=50,
+            seed=1,
+        )
 
 
 def test_a_lazy_table_adjusts_over_the_tasks_it_computed_one_at_a_time(scores):
     pl = pytest.importorskip("polars")
-    lazy = pl.from_pandas(scores.astype({"task": str, "system": str, "metric": str,
-                                         "query": str})).lazy()  # fmt: skip
+    lazy = pl.from_pandas(
+        scores.astype({"task": str, "system": str, "metric": str, "query": str})
+    ).lazy()
     kw = dict(treatment="knn", test="wilcoxon", adjust="holm", family="tasks")
     got = metaeval.compare(lazy, CONTROL, **kw)
     want = metaeval.compare(scores.astype({"query": str}), CONTROL, **kw)

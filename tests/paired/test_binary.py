@@ -233,8 +233,9 @@ def test_mcnemar_swapping_treatment_and_control(rng):
     assert ba["p_value"] == pytest.approx(ab["p_value"])
     assert (ba["ci_low"], ba["ci_high"]) == pytest.approx((-ab["ci_high"], -ab["ci_low"]))
     assert (ba["n_treatment_only"], ba["n_control_only"]) == (
-        ab["n_control_only"], ab["n_treatment_only"],
-    )  # fmt: skip
+        ab["n_control_only"],
+        ab["n_treatment_only"],
+    )
 
 
 def test_mcnemar_without_discordant_queries_has_p_one(rng):

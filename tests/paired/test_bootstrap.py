@@ -25,8 +25,10 @@ def _data(rng, kind: str, tasks=(("a", 60), ("b", 37))) -> pd.DataFrame:
         else:
             classes = 2 if kind == "binary" else 3
             label = rng.integers(0, classes, n)
-            preds = {s: np.where(rng.random(n) < acc, label, rng.integers(0, classes, n))
-                     for s, acc in (("ctrl", 0.6), ("t1", 0.75), ("t2", 0.5))}  # fmt: skip
+            preds = {
+                s: np.where(rng.random(n) < acc, label, rng.integers(0, classes, n))
+                for s, acc in (("ctrl", 0.6), ("t1", 0.75), ("t2", 0.5))
+            }
         for s, p in preds.items():
             frames.append(
                 pd.DataFrame(
@@ -87,8 +89,14 @@ def test_pool_accepts_bootstrap_effects_and_seed_reproduces(rng):
     )
     pooled = eff.meta.pool(method="REML")
     assert len(pooled) == 1 and pooled["k"].iloc[0] == 2
-    again = metaeval.bootstrap_effects(data.sample(frac=1, random_state=2), "mcc", control="ctrl",
-                                       treatment="t1", n_resamples=300, seed=3)  # fmt: skip
+    again = metaeval.bootstrap_effects(
+        data.sample(frac=1, random_state=2),
+        "mcc",
+        control="ctrl",
+        treatment="t1",
+        n_resamples=300,
+        seed=3,
+    )
     np.testing.assert_array_equal(eff["variance"], again["variance"])
     assert eff.attrs["seed"] == 3
 
@@ -144,8 +152,14 @@ def test_accuracy_bootstrap_variance_matches_theory():
     data = acc.assign(prediction=acc["value"].astype(int), label=1).drop(
         columns=["metric", "value"]
     )
-    eff = metaeval.bootstrap_effects(data, "accuracy", control="logistic_regression",
-                                     treatment="naive_bayes", n_resamples=4000, seed=1)  # fmt: skip
+    eff = metaeval.bootstrap_effects(
+        data,
+        "accuracy",
+        control="logistic_regression",
+        treatment="naive_bayes",
+        n_resamples=4000,
+        seed=1,
+    )
     md = acc.meta.effects(control="logistic_regression", treatment="naive_bayes", effect="md")
     both = eff.merge(md, on=["treatment", "control", "task"], suffixes=("", "_md"))
     np.testing.assert_allclose(both["effect"], both["effect_md"], atol=1e-12)

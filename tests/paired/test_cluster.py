@@ -222,10 +222,16 @@ def test_a_clustered_variance_of_0_is_nan_in_compare_as_in_effects():
     from metaeval.errors import DegenerateWarning
 
     d = 0.3 + np.array([0.1, -0.1, 0.2, -0.2, 0.05, -0.05])
-    scores = pd.DataFrame({
-        "task": "t", "query": [f"q{i}" for i in range(6)] * 2, "system": ["c"] * 6 + ["x"] * 6,
-        "metric": "m", "value": np.concatenate([np.zeros(6), d]), "passage": [0, 0, 1, 1, 2, 2] * 2,
-    })  # fmt: skip
+    scores = pd.DataFrame(
+        {
+            "task": "t",
+            "query": [f"q{i}" for i in range(6)] * 2,
+            "system": ["c"] * 6 + ["x"] * 6,
+            "metric": "m",
+            "value": np.concatenate([np.zeros(6), d]),
+            "passage": [0, 0, 1, 1, 2, 2] * 2,
+        }
+    )
     sums = [(d[i : i + 2] - d.mean()).sum() for i in (0, 2, 4)]
     assert max(map(abs, sums)) < 1e-15 < d.std()  # the loop's own clustered sums: rounding
     with pytest.warns(DegenerateWarning, match="clustered variance of 0") as caught:

@@ -50,9 +50,17 @@ def test_md_equals_the_covariance_of_mean_differences_with_different_query_sets(
         for system, shift in (("a", 0.0), ("b", 0.3)):
             for j, metric in enumerate(["m1", "m2"]):
                 noise = rng.normal(0, 0.5, n)
-                rows.append(pd.DataFrame({"task": task, "query": [f"q{i}" for i in range(n)],
-                                          "system": system, "metric": metric,
-                                          "value": base[:, j] + shift + noise}))  # fmt: skip
+                rows.append(
+                    pd.DataFrame(
+                        {
+                            "task": task,
+                            "query": [f"q{i}" for i in range(n)],
+                            "system": system,
+                            "metric": metric,
+                            "value": base[:, j] + shift + noise,
+                        }
+                    )
+                )
     scores = pd.concat(rows, ignore_index=True)
     # m2 lacks the first 7 queries of t1 for both systems: n_a = 40, n_b = 33, n_ab = 33
     drop = (
@@ -97,10 +105,18 @@ def _simulate(rng) -> pd.DataFrame:
     task = np.repeat([f"t{i:04d}" for i in range(N_TASKS)], N_QUERIES)
     query = np.tile([f"q{i:02d}" for i in range(N_QUERIES)], N_TASKS)
     frames = [
-        pd.DataFrame({"task": task, "query": query, "system": name, "metric": m,
-                      "value": values[..., j].ravel()})
-        for name, values in (("a", a), ("b", b)) for j, m in enumerate(METRICS)
-    ]  # fmt: skip
+        pd.DataFrame(
+            {
+                "task": task,
+                "query": query,
+                "system": name,
+                "metric": m,
+                "value": values[..., j].ravel(),
+            }
+        )
+        for name, values in (("a", a), ("b", b))
+        for j, m in enumerate(METRICS)
+    ]
     return pd.concat(frames, ignore_index=True)
 
 
@@ -126,8 +142,10 @@ def test_covariance_matches_the_spread_of_2000_simulated_estimates(simulated, ef
             s_ab = empirical.loc[ma, mb]
             mc_se = np.sqrt((sa * sb + s_ab**2) / (N_TASKS - 1))  # SE of a sample covariance
             got = mean_cov.loc[(ma, mb)]
-            lines.append(f"{effect} {ma}-{mb}: computed {got:.6f}  empirical {s_ab:.6f}  "
-                         f"(MC SE {mc_se:.6f}, z = {(got - s_ab) / mc_se:+.2f})")  # fmt: skip
+            lines.append(
+                f"{effect} {ma}-{mb}: computed {got:.6f}  empirical {s_ab:.6f}  "
+                f"(MC SE {mc_se:.6f}, z = {(got - s_ab) / mc_se:+.2f})"
+            )
             assert abs(got - s_ab) < 4 * mc_se, lines[-1]
     print("\n" + "\n".join(lines))
 
@@ -156,11 +174,22 @@ def test_covariance_is_nan_where_an_effect_variance_is_nan():
     n = 12
     base = rng.integers(0, 100, size=(n, 2)).astype(float)
     rows = []
-    for system, m1, m2 in (("a", base[:, 0], base[:, 1]),
-                           ("b", base[:, 0] + 1.0, base[:, 1] + rng.normal(0, 1, n))):  # fmt: skip
+    for system, m1, m2 in (
+        ("a", base[:, 0], base[:, 1]),
+        ("b", base[:, 0] + 1.0, base[:, 1] + rng.normal(0, 1, n)),
+    ):
         for metric, values in (("m1", m1), ("m2", m2)):
-            rows.append(pd.DataFrame({"task": "t", "query": [f"q{i}" for i in range(n)],
-                                      "system": system, "metric": metric, "value": values}))  # fmt: skip
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "task": "t",
+                        "query": [f"q{i}" for i in range(n)],
+                        "system": system,
+                        "metric": metric,
+                        "value": values,
+                    }
+                )
+            )
     scores = pd.concat(rows, ignore_index=True)
     with pytest.warns(metaeval.DegenerateWarning, match="zero variance of the differences"):
         cov = metaeval.effect_covariance(scores, "a", effect="md")
@@ -226,8 +255,9 @@ def _exact_corr(x: np.ndarray, y: np.ndarray, effect: str) -> float:
         return float(sigma(0, 1) / (sigma(0, 0) * sigma(1, 1)).sqrt())
 
 
-def _near_identical(seed: int, eps: float, n: int = 20, k: float = 1.0
-                    ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:  # fmt: skip
+def _near_identical(
+    seed: int, eps: float, n: int = 20, k: float = 1.0
+) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """Two systems whose scores on two metrics differ by eps·noise (a fine-tune that
     barely moved): control x, treatment y = k·x + eps·z (k ≠ 1: proportional scores,
     r → 1 without the differences being small)."""

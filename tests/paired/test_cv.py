@@ -41,9 +41,11 @@ def test_the_corrected_variance_equals_the_formula_by_hand(rng, repeats):
         np.testing.assert_allclose(row["effect"], d.mean(), rtol=1e-12)
         np.testing.assert_allclose(row["variance"], var, rtol=1e-12)
         np.testing.assert_allclose(row["se"], np.sqrt(var), rtol=1e-12)
-        np.testing.assert_allclose([row["ci_low"], row["ci_high"]],
-                                   [d.mean() - crit * np.sqrt(var), d.mean() + crit * np.sqrt(var)],
-                                   rtol=1e-12)  # fmt: skip
+        np.testing.assert_allclose(
+            [row["ci_low"], row["ci_high"]],
+            [d.mean() - crit * np.sqrt(var), d.mean() + crit * np.sqrt(var)],
+            rtol=1e-12,
+        )
         np.testing.assert_allclose(row["p_value"], 2 * stats.t.sf(abs(t), j - 1), rtol=1e-10)
 
 

@@ -58,9 +58,22 @@ def test_all_ordered_pairs(rng):
 def test_alpha_and_columns(scores):
     eff = scores.meta.effects(control="ctrl", effect="md", alpha=0.1)
     assert list(eff.columns) == [
-        "metric", "treatment", "control", "task", "effect_type", "effect", "ci_low", "ci_high",
-        "p_value", "n", "mean_treatment", "mean_control", "variance", "se", "z",
-    ]  # fmt: skip
+        "metric",
+        "treatment",
+        "control",
+        "task",
+        "effect_type",
+        "effect",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "n",
+        "mean_treatment",
+        "mean_control",
+        "variance",
+        "se",
+        "z",
+    ]
     assert isinstance(eff.index, pd.RangeIndex)
     crit = stats.norm.ppf(0.95)
     np.testing.assert_allclose(
@@ -73,10 +86,15 @@ def test_tiny_p_values_stay_positive():
     q = [f"q{i}" for i in range(n)]
     rng = np.random.default_rng(1)
     base = rng.normal(0.5, 0.1, n)
-    df = pd.DataFrame({
-        "task": "t", "query": q * 2, "system": ["c"] * n + ["t"] * n, "metric": "m",
-        "value": np.r_[base, base + 0.1 + rng.normal(0, 0.07, n)],
-    })  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "task": "t",
+            "query": q * 2,
+            "system": ["c"] * n + ["t"] * n,
+            "metric": "m",
+            "value": np.r_[base, base + 0.1 + rng.normal(0, 0.07, n)],
+        }
+    )
     eff = df.meta.effects(control="c", effect="md")
     z = eff["z"].iloc[0]
     assert 20 < z < 37  # 1 - cdf(z) would be exactly 0 here
@@ -105,10 +123,15 @@ def test_options_are_checked(scores):
 # ---------------------------------------------------------------- degenerate groups
 def _pair(x, y, task="t") -> pd.DataFrame:
     n = len(x)
-    return pd.DataFrame({
-        "task": task, "query": [f"q{i}" for i in range(n)] * 2, "system": ["c"] * n + ["t"] * n,
-        "metric": "m", "value": np.r_[y, x].astype(float),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "task": task,
+            "query": [f"q{i}" for i in range(n)] * 2,
+            "system": ["c"] * n + ["t"] * n,
+            "metric": "m",
+            "value": np.r_[y, x].astype(float),
+        }
+    )
 
 
 @pytest.mark.parametrize(
@@ -175,10 +198,17 @@ def score_tables(draw):
         n = draw(st.integers(4, 12))
         for system in ("c", "t", "u"):
             vals = draw(st.lists(values, min_size=n, max_size=n))
-            frames.append(pd.DataFrame({
-                "task": f"t{t}", "query": [f"q{i}" for i in range(n)], "system": system,
-                "metric": "m", "value": vals,
-            }))  # fmt: skip
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "task": f"t{t}",
+                        "query": [f"q{i}" for i in range(n)],
+                        "system": system,
+                        "metric": "m",
+                        "value": vals,
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -261,11 +291,17 @@ def test_one_task_alone_is_bit_identical_to_it_in_the_whole_table(seed):
         for system in [s for s in systems if s in ("a", other) or rng.random() < 0.5]:
             keep = rng.random(n_queries) >= drop  # unpaired queries
             for metric in ("m1", "m2"):
-                rows.append(pd.DataFrame({
-                    "task": f"t{t}", "query": [f"q{i}" for i in np.flatnonzero(keep)],
-                    "system": system, "metric": metric,
-                    "value": rng.normal(0.5, 0.2, keep.sum()) * (1 + t),
-                }))  # fmt: skip
+                rows.append(
+                    pd.DataFrame(
+                        {
+                            "task": f"t{t}",
+                            "query": [f"q{i}" for i in np.flatnonzero(keep)],
+                            "system": system,
+                            "metric": metric,
+                            "value": rng.normal(0.5, 0.2, keep.sum()) * (1 + t),
+                        }
+                    )
+                )
     scores = pd.concat(rows, ignore_index=True)
     scores["system"] = pd.Categorical(scores["system"], categories=[*systems, "unused"])
     for effect in ("md", "smcrp"):

@@ -35,10 +35,18 @@ def make_scores(rng, n_tasks=3, n_clusters=7, icc=0.4) -> pd.DataFrame:
         for k, system in enumerate(("a", "b", "c")):
             value = base + 0.3 * k + rng.normal(0, 0.7, len(cl))
             value = value + k * rng.normal(0, 0.6, n_clusters)[cl]
-            frames.append(pd.DataFrame({
-                "task": f"t{t}", "query": [f"q{i}" for i in range(len(cl))], "system": system,
-                "metric": "m", "value": value, "passage": [f"p{c}" for c in cl],
-            }))  # fmt: skip
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "task": f"t{t}",
+                        "query": [f"q{i}" for i in range(len(cl))],
+                        "system": system,
+                        "metric": "m",
+                        "value": value,
+                        "passage": [f"p{c}" for c in cl],
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -161,20 +169,27 @@ def test_coverage_of_clustered_intervals():
     base = rng.normal(0, 1, n_tasks * n)
     control = base
     treated = base + 0.1 + u + rng.normal(0, 1, n_tasks * n)
-    scores = pd.DataFrame({
-        "task": np.concatenate([task, task]), "query": np.concatenate([query, query]),
-        "system": np.repeat(["ctrl", "trt"], n_tasks * n), "metric": "m",
-        "value": np.concatenate([control, treated]), "passage": np.concatenate([cl, cl]),
-    })  # fmt: skip
+    scores = pd.DataFrame(
+        {
+            "task": np.concatenate([task, task]),
+            "query": np.concatenate([query, query]),
+            "system": np.repeat(["ctrl", "trt"], n_tasks * n),
+            "metric": "m",
+            "value": np.concatenate([control, treated]),
+            "passage": np.concatenate([cl, cl]),
+        }
+    )
     naive = metaeval.effects(scores, "ctrl", effect="md")
     clustered = metaeval.effects(scores, "ctrl", effect="md", cluster="passage")
     cover = {
         name: float(((t["ci_low"] <= 0.1) & (0.1 <= t["ci_high"])).mean())
         for name, t in (("naive", naive), ("clustered", clustered))
     }
-    print(f"\ncoverage of 95% intervals of md over {n_tasks} tasks "
-          f"({n_clusters} clusters x {per} queries): {cover}, "
-          f"mean design effect {clustered['design_effect'].mean():.2f}")  # fmt: skip
+    print(
+        f"\ncoverage of 95% intervals of md over {n_tasks} tasks "
+        f"({n_clusters} clusters x {per} queries): {cover}, "
+        f"mean design effect {clustered['design_effect'].mean():.2f}"
+    )
     assert cover["clustered"] >= 0.93
     assert cover["naive"] < 0.85
 
@@ -197,10 +212,16 @@ def test_a_group_with_one_cluster_is_nan_with_a_warning(scores):
 def test_zero_clustered_variance_is_nan_with_a_warning():
     """Two clusters whose centred sums of d are 0: V_cl = 0 although s_d > 0."""
     d = np.array([1.0, -1.0, 2.0, -2.0])
-    scores = pd.DataFrame({
-        "task": "t", "query": list("abcd") * 2, "system": ["c"] * 4 + ["t"] * 4,
-        "metric": "m", "value": np.concatenate([np.zeros(4), d]), "passage": [0, 0, 1, 1] * 2,
-    })  # fmt: skip
+    scores = pd.DataFrame(
+        {
+            "task": "t",
+            "query": list("abcd") * 2,
+            "system": ["c"] * 4 + ["t"] * 4,
+            "metric": "m",
+            "value": np.concatenate([np.zeros(4), d]),
+            "passage": [0, 0, 1, 1] * 2,
+        }
+    )
     with pytest.warns(DegenerateWarning, match="clustered variance of 0"):
         out = metaeval.effects(scores, "c", effect="md", cluster="passage")
     assert np.isnan(out["variance"].iloc[0]) and out["effect"].iloc[0] == 0
@@ -244,10 +265,12 @@ def test_clusters_with_replicates_epochs_average_and_seeds_add_their_variance() 
                     for r in range(seeds):
                         value = gain + effect_p[p] + shift[r] + rng.normal(0, 0.5)
                         rows.append((f"t{t}", f"p{p}q{i}", system, "m", f"s{r}", f"p{p}", value))
-    scores = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "replicate",
-                                         "passage", "value"])  # fmt: skip
-    averaged = scores.groupby(["task", "query", "system", "metric", "passage"],
-                              as_index=False)["value"].mean()  # fmt: skip
+    scores = pd.DataFrame(
+        rows, columns=["task", "query", "system", "metric", "replicate", "passage", "value"]
+    )
+    averaged = scores.groupby(["task", "query", "system", "metric", "passage"], as_index=False)[
+        "value"
+    ].mean()
     clustered = metaeval.effects(averaged, "a", effect="md", cluster="passage")
     epochs = metaeval.effects(scores, "a", effect="md", cluster="passage", replicates="epochs")
     pd.testing.assert_frame_equal(epochs, clustered, check_exact=False, rtol=1e-12)

@@ -46,8 +46,16 @@ def replicate_tables(draw) -> pd.DataFrame:
                     for q in range(n_queries):
                         if (r > 0 or q > 1) and rng.random() < drop:  # q0, q1 stay paired
                             continue
-                        rows.append((f"t{t}", f"q{q}", system, metric, f"r{r}",
-                                     float(rng.normal(1.0 + q / 4, 0.5) + shift)))  # fmt: skip
+                        rows.append(
+                            (
+                                f"t{t}",
+                                f"q{q}",
+                                system,
+                                metric,
+                                f"r{r}",
+                                float(rng.normal(1.0 + q / 4, 0.5) + shift),
+                            )
+                        )
     return pd.DataFrame(rows, columns=["task", "query", "system", "metric", "replicate", "value"])
 
 

@@ -72,8 +72,15 @@ def small(rng) -> pd.DataFrame:
 
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
 def test_maxt_equals_exact_enumeration_of_all_sign_flips(small, alternative):
-    res = metaeval.compare(small, control=CONTROLS, treatment=TREATMENTS, test="randomization",
-                           adjust="maxt", exact=True, alternative=alternative)  # fmt: skip
+    res = metaeval.compare(
+        small,
+        control=CONTROLS,
+        treatment=TREATMENTS,
+        test="randomization",
+        adjust="maxt",
+        exact=True,
+        alternative=alternative,
+    )
     assert len(res) == 2 * 2 * 6  # 3 treatments x 2 controls on each task and metric
     for (metric, task), family in res.groupby(["metric", "task"]):
         wide = _wide(small, task, metric)
@@ -89,8 +96,9 @@ def test_maxt_equals_exact_enumeration_of_all_sign_flips(small, alternative):
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
 def test_exact_randomization_equals_naive_enumeration(rng, alternative):
     scores = make_scores(rng, tasks={"a": 7, "b": 13, "c": 16}, metrics=("m",))
-    res = metaeval.compare(scores, control="ctrl", test="randomization", exact=True,
-                           alternative=alternative)  # fmt: skip
+    res = metaeval.compare(
+        scores, control="ctrl", test="randomization", exact=True, alternative=alternative
+    )
     assert len(res) == 2 * 3
     for row in res.itertuples():
         wide = _wide(scores, row.task, row.metric)
@@ -103,8 +111,9 @@ def test_holm_bonferroni_bh_over_several_baselines_are_one_family(small):
     from statsmodels.stats.multitest import multipletests
 
     for method in ("holm", "bonferroni", "fdr_bh"):
-        res = metaeval.compare(small, control=CONTROLS, treatment=TREATMENTS, test="t",
-                               adjust=method)  # fmt: skip
+        res = metaeval.compare(
+            small, control=CONTROLS, treatment=TREATMENTS, test="t", adjust=method
+        )
         for _, family in res.groupby(["metric", "task"]):
             assert len(family) == 6  # both baselines in one family, not one per control
             want = multipletests(family["p_value"], method=method)[1]
@@ -114,8 +123,9 @@ def test_holm_bonferroni_bh_over_several_baselines_are_one_family(small):
 def test_maxt_is_between_the_raw_p_and_bonferroni(rng):
     scores = make_scores(rng, tasks={"a": 60, "b": 45}, systems=SYSTEMS, metrics=("m",))
     b = 4000
-    kwargs = dict(control=CONTROLS, treatment=TREATMENTS, test="randomization", n_resamples=b,
-                  seed=11)  # fmt: skip
+    kwargs = dict(
+        control=CONTROLS, treatment=TREATMENTS, test="randomization", n_resamples=b, seed=11
+    )
     res = metaeval.compare(scores, adjust="maxt", **kwargs)
     plain = metaeval.compare(scores, **kwargs)
     # the unadjusted p-values are the randomization test's, from the same sign flips
@@ -132,8 +142,9 @@ def test_the_same_sign_flips_for_every_pair(rng):
     scores = make_scores(rng, tasks={"a": 30, "b": 50}, systems=("c1", "x", "y"))
     copy = scores[scores["system"] == "x"].assign(system="x_copy")
     scores = pd.concat([scores, copy], ignore_index=True)
-    res = metaeval.compare(scores, control="c1", test="randomization", adjust="maxt",
-                           n_resamples=1000, seed=3)  # fmt: skip
+    res = metaeval.compare(
+        scores, control="c1", test="randomization", adjust="maxt", n_resamples=1000, seed=3
+    )
     x = res[res["treatment"] == "x"].reset_index(drop=True)
     x_copy = res[res["treatment"] == "x_copy"].reset_index(drop=True)
     # identical pairs: identical resampled statistics, so identical counts, only when
@@ -142,15 +153,21 @@ def test_the_same_sign_flips_for_every_pair(rng):
     np.testing.assert_array_equal(x["p_adjusted"], x_copy["p_adjusted"])
     # a family of one: max-T is the test itself
     with pytest.warns(metaeval.DegenerateWarning, match="changes nothing"):
-        alone = metaeval.compare(scores, control="c1", treatment="y", test="randomization",
-                                 adjust="maxt", n_resamples=1000, seed=3)  # fmt: skip
+        alone = metaeval.compare(
+            scores,
+            control="c1",
+            treatment="y",
+            test="randomization",
+            adjust="maxt",
+            n_resamples=1000,
+            seed=3,
+        )
     np.testing.assert_array_equal(alone["p_adjusted"], alone["p_value"])
 
 
 def test_maxt_is_reproducible_however_computed(rng, monkeypatch):
     scores = make_scores(rng, tasks={"t1": 200, "t2": 70, "t3": 20}, systems=SYSTEMS)
-    kwargs = dict(control=CONTROLS, test="randomization", adjust="maxt", n_resamples=700,
-                  seed=2026)  # fmt: skip
+    kwargs = dict(control=CONTROLS, test="randomization", adjust="maxt", n_resamples=700, seed=2026)
     first = metaeval.compare(scores, **kwargs)
     assert first.attrs["seed"] == 2026 and first.attrs["adjust"] == "maxt"
     np.testing.assert_array_equal(
@@ -208,23 +225,46 @@ def test_cli_refuses_maxt_without_a_randomization_table(small, tmp_path, capsys)
     small.to_csv(path, index=False)
     assert main(["compare", str(path), "--adjust", "maxt"]) == 2
     assert "--adjust maxt" in capsys.readouterr().err
-    assert main(["compare", str(path), "--control", "c1", "--test", "randomization",
-                 "--adjust", "maxt", "--n-resamples", "200", "--seed", "1",
-                 "--print-mode", "raw"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "compare",
+                str(path),
+                "--control",
+                "c1",
+                "--test",
+                "randomization",
+                "--adjust",
+                "maxt",
+                "--n-resamples",
+                "200",
+                "--seed",
+                "1",
+                "--print-mode",
+                "raw",
+            ]
+        )
+        == 0
+    )
     assert "p_adjusted" in capsys.readouterr().out
 
 
 def test_maxt_with_pairs_missing_queries_equals_exact_enumeration(small):
     """Each pair is tested on its own paired queries; the flips are the task's, shared."""
-    gone = (
-        (small["task"] == "a")
-        & (((small["system"] == "x") & small["query"].isin(["q0", "q1"]))
-           | ((small["system"] == "c2") & (small["query"] == "q5")))
-    )  # fmt: skip
+    gone = (small["task"] == "a") & (
+        ((small["system"] == "x") & small["query"].isin(["q0", "q1"]))
+        | ((small["system"] == "c2") & (small["query"] == "q5"))
+    )
     scores = small[~gone]
     with pytest.warns(metaeval.PairingWarning):
-        res = metaeval.compare(scores, control=CONTROLS, treatment=TREATMENTS,
-                               test="randomization", adjust="maxt", exact=True)  # fmt: skip
+        res = metaeval.compare(
+            scores,
+            control=CONTROLS,
+            treatment=TREATMENTS,
+            test="randomization",
+            adjust="maxt",
+            exact=True,
+        )
     for (metric, task), family in res.groupby(["metric", "task"]):
         wide = _wide(scores, task, metric)
         signs = _all_signs(len(wide))  # the task's flips, one sign per query
@@ -246,8 +286,14 @@ def test_a_group_without_a_test_has_no_adjusted_p(small):
     lonely = (small["task"] == "a") & (small["system"] == "x") & (small["query"] != "q0")
     with pytest.warns(metaeval.DegenerateWarning, match="fewer than 2 paired queries"):
         with pytest.warns(metaeval.PairingWarning):
-            res = metaeval.compare(small[~lonely], control=CONTROLS, treatment=TREATMENTS,
-                                   test="randomization", adjust="maxt", exact=True)  # fmt: skip
+            res = metaeval.compare(
+                small[~lonely],
+                control=CONTROLS,
+                treatment=TREATMENTS,
+                test="randomization",
+                adjust="maxt",
+                exact=True,
+            )
     one = (res["task"] == "a") & (res["treatment"] == "x")
     assert res.loc[one, ["p_value", "p_adjusted"]].isna().all().all()
     assert res.loc[~one, "p_adjusted"].notna().all()
@@ -283,11 +329,23 @@ def test_a_pair_without_a_test_is_not_in_the_max(alternative, shared):
     with pytest.warns(metaeval.PairingWarning):
         if shared:
             with pytest.warns(metaeval.DegenerateWarning, match="fewer than 2 paired"):
-                res = metaeval.compare(scores, control="ctrl", test="randomization",
-                                       adjust="maxt", exact=True, alternative=alternative)  # fmt: skip
+                res = metaeval.compare(
+                    scores,
+                    control="ctrl",
+                    test="randomization",
+                    adjust="maxt",
+                    exact=True,
+                    alternative=alternative,
+                )
         else:
-            res = metaeval.compare(scores, control="ctrl", test="randomization",
-                                   adjust="maxt", exact=True, alternative=alternative)  # fmt: skip
+            res = metaeval.compare(
+                scores,
+                control="ctrl",
+                test="randomization",
+                adjust="maxt",
+                exact=True,
+                alternative=alternative,
+            )
     want = _naive_maxt({"a": d_a, "b": d_b}, alternative)
     got = res.set_index("treatment")
     assert sorted(got.index) == (["a", "b", "c"] if shared else ["a", "b"])

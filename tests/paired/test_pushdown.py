@@ -42,8 +42,10 @@ def test_effects_and_pooled_tables_equal_pandas(example, engine):
     for effect in ("smd", "md", "corr"):
         ref = metaeval.effects(example, None, effect=effect)
         assert_same(metaeval.effects(frame, None, effect=effect), ref)
-    assert_same(metaeval.analyze(frame, "logistic_regression", effect="smd"),
-                metaeval.analyze(example, "logistic_regression", effect="smd"))  # fmt: skip
+    assert_same(
+        metaeval.analyze(frame, "logistic_regression", effect="smd"),
+        metaeval.analyze(example, "logistic_regression", effect="smd"),
+    )
 
 
 @pytest.mark.parametrize("engine", LAZY)
@@ -52,8 +54,7 @@ def test_smcrp_equal_to_its_own_conditioning(example, engine):
     subtracts two lgammas near 9,000 (m ≈ 2,900 at n = 1,797): the last bit of r moves it
     by ~2e-12 relative, on either path, so the two agree to that."""
     ref = metaeval.effects(example, None, effect="smcrp")
-    assert_same(metaeval.effects(in_engine(example, engine), None, effect="smcrp"), ref,
-                rtol=1e-11)  # fmt: skip
+    assert_same(metaeval.effects(in_engine(example, engine), None, effect="smcrp"), ref, rtol=1e-11)
 
 
 @pytest.mark.parametrize("engine", LAZY)
@@ -79,8 +80,13 @@ def test_sufficient_statistics_are_the_same_dataset(example, engine):
     + [(e, t) for e in LAZY for t in ("bootstrap", "wilcoxon", "sign")],
 )
 def test_compare_p_values(example, engine, test):
-    kwargs = dict(control="logistic_regression", treatment=["knn", "naive_bayes"], test=test,
-                  n_resamples=300, seed=7)  # fmt: skip
+    kwargs = dict(
+        control="logistic_regression",
+        treatment=["knn", "naive_bayes"],
+        test=test,
+        n_resamples=300,
+        seed=7,
+    )
     ref = metaeval.compare(example, **kwargs)
     got = metaeval.compare(in_engine(example, engine), **kwargs)
     if test == "t":
@@ -138,17 +144,25 @@ def test_replicates_and_clusters_give_the_pandas_results(rng, engine):
     """A replicate column or cluster= needs per-query work: collected (effects) or task by
     task (compare, means); the results are pandas' all the same."""
     base = make_scores(rng, systems=("ctrl", "a", "b"))
-    runs = pd.concat([base.assign(replicate=r, value=base["value"] + rng.normal(0, 0.02, len(base)))
-                      for r in (1, 2, 3)], ignore_index=True)  # fmt: skip
-    for func, kwargs in ((metaeval.effects, {"control": "ctrl", "effect": "md",
-                                             "replicates": "nested"}),
-                         (metaeval.compare, {"control": "ctrl"}),
-                         (metaeval.means, {})):  # fmt: skip
+    runs = pd.concat(
+        [
+            base.assign(replicate=r, value=base["value"] + rng.normal(0, 0.02, len(base)))
+            for r in (1, 2, 3)
+        ],
+        ignore_index=True,
+    )
+    for func, kwargs in (
+        (metaeval.effects, {"control": "ctrl", "effect": "md", "replicates": "nested"}),
+        (metaeval.compare, {"control": "ctrl"}),
+        (metaeval.means, {}),
+    ):
         assert_same(func(in_engine(runs, engine), **kwargs), func(runs, **kwargs))
     clustered = base.assign(passage=base["query"].str[1:].astype(int) // 3)
-    for func, kwargs in ((metaeval.effects, {"control": "ctrl", "effect": "md"}),
-                         (metaeval.compare, {"control": "ctrl"}),
-                         (metaeval.means, {})):  # fmt: skip
+    for func, kwargs in (
+        (metaeval.effects, {"control": "ctrl", "effect": "md"}),
+        (metaeval.compare, {"control": "ctrl"}),
+        (metaeval.means, {}),
+    ):
         ref = func(clustered, cluster="passage", **kwargs)
         assert_same(func(in_engine(clustered, engine), cluster="passage", **kwargs), ref)
 
@@ -359,9 +373,14 @@ def test_a_residual_of_rounding_is_zero_in_every_engine(engine):
     """Systems 0.1 apart on every query: the residual is 0 in exact arithmetic; what the
     engine's sums leave of it (2e-16 here) is taken as 0, as the in-memory sums give it."""
     base = [0.3, 0.7, 0.55, 0.1, 0.9]
-    df = pd.DataFrame([("t", f"q{q}", s, "m", b + d) for s, d in (("a", 0.0), ("b", 0.1),
-                       ("c", 0.2)) for q, b in enumerate(base)],
-                      columns=["task", "query", "system", "metric", "value"])  # fmt: skip
+    df = pd.DataFrame(
+        [
+            ("t", f"q{q}", s, "m", b + d)
+            for s, d in (("a", 0.0), ("b", 0.1), ("c", 0.2))
+            for q, b in enumerate(base)
+        ],
+        columns=["task", "query", "system", "metric", "value"],
+    )
     for func in (metaeval.anova, metaeval.tukey, metaeval.means):
         ref, ref_warned = _caught(func, df)
         got, warned = _caught(func, in_engine(df, engine))

@@ -22,13 +22,20 @@ def simulate(rng, replicates: int, sd_rep: float = 0.1, sd_e: float = 0.5) -> pd
     for system, shift in (("control", 0.0), ("treatment", DELTA)):
         seed_shift = rng.normal(0, sd_rep, (N_TASKS, replicates, 1))
         value = 0.5 + shift + difficulty + seed_shift + rng.normal(0, sd_e, shape)
-        frames.append(pd.DataFrame({
-            "task": np.repeat([f"t{i:04d}" for i in range(N_TASKS)], replicates * N_QUERIES),
-            "query": np.tile([f"q{i:02d}" for i in range(N_QUERIES)], N_TASKS * replicates),
-            "system": system, "metric": "m",
-            "replicate": np.tile(np.repeat(np.arange(replicates), N_QUERIES), N_TASKS),
-            "value": value.ravel(),
-        }))  # fmt: skip
+        frames.append(
+            pd.DataFrame(
+                {
+                    "task": np.repeat(
+                        [f"t{i:04d}" for i in range(N_TASKS)], replicates * N_QUERIES
+                    ),
+                    "query": np.tile([f"q{i:02d}" for i in range(N_QUERIES)], N_TASKS * replicates),
+                    "system": system,
+                    "metric": "m",
+                    "replicate": np.tile(np.repeat(np.arange(replicates), N_QUERIES), N_TASKS),
+                    "value": value.ravel(),
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -50,8 +57,10 @@ def test_intervals_cover_with_seed_variance_and_ignoring_it_does_not(replicates)
     scores = simulate(np.random.default_rng(replicates), replicates)
     honest = coverage(metaeval.effects(scores, "control", effect="md", replicates="nested"), DELTA)
     naive = coverage(metaeval.effects(averaged(scores), "control", effect="md"), DELTA)
-    print(f"\nR = {replicates}: coverage with the replicates' variance {honest:.4f}, "
-          f"ignoring it {naive:.4f}")  # fmt: skip
+    print(
+        f"\nR = {replicates}: coverage with the replicates' variance {honest:.4f}, "
+        f"ignoring it {naive:.4f}"
+    )
     assert naive < 0.80
     if replicates >= 5:
         assert 0.93 <= honest <= 0.97
@@ -79,8 +88,10 @@ def test_no_seed_variance_adds_little():
     base = eff["variance"] - eff["variance_replicates"]
     share = float((eff["variance_replicates"] / base).mean())
     honest = coverage(eff, DELTA)
-    print(f"\nno seed variance, R = 10: added variance {share:.1%} of the queries' part, "
-          f"coverage {honest:.4f}")  # fmt: skip
+    print(
+        f"\nno seed variance, R = 10: added variance {share:.1%} of the queries' part, "
+        f"coverage {honest:.4f}"
+    )
     assert share < 0.25 and (eff["variance_replicates"] == 0).mean() > 0.3
     assert 0.94 <= honest <= 0.985
 
@@ -103,9 +114,18 @@ def test_variance_added_by_hand():
     rows = []
     for system, shifts in (("a", [0.0, 0.4]), ("b", [0.1, 0.2, 0.9])):
         for r, shift in enumerate(shifts):
-            rows.append(pd.DataFrame({"task": "t", "query": [f"q{i}" for i in range(n)],
-                                      "system": system, "metric": "m", "replicate": r,
-                                      "value": shift + rng.normal(0, 0.3, n)}))  # fmt: skip
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "task": "t",
+                        "query": [f"q{i}" for i in range(n)],
+                        "system": system,
+                        "metric": "m",
+                        "replicate": r,
+                        "value": shift + rng.normal(0, 0.3, n),
+                    }
+                )
+            )
     scores = pd.concat(rows, ignore_index=True)
     with pytest.warns(metaeval.MetaEvalWarning, match=r"guessed 'nested' \(one task\)"):
         eff = metaeval.effects(scores, "a", effect="md")  # the design said by nothing
@@ -165,13 +185,22 @@ def simulate_two_metrics(rng, n_tasks: int = 2000, replicates: int = 4, n_querie
         noise = rng.multivariate_normal([0, 0], noise_cov, (n_tasks, replicates, n_queries))
         value = 5.0 + delta + difficulty + shift + noise  # (task, replicate, query, metric)
         for j, metric in enumerate(("m1", "m2")):
-            frames.append(pd.DataFrame({
-                "task": np.repeat([f"t{i:04d}" for i in range(n_tasks)], replicates * n_queries),
-                "query": np.tile([f"q{i:02d}" for i in range(n_queries)], n_tasks * replicates),
-                "system": system, "metric": metric,
-                "replicate": np.tile(np.repeat(np.arange(replicates), n_queries), n_tasks),
-                "value": value[..., j].ravel(),
-            }))  # fmt: skip
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "task": np.repeat(
+                            [f"t{i:04d}" for i in range(n_tasks)], replicates * n_queries
+                        ),
+                        "query": np.tile(
+                            [f"q{i:02d}" for i in range(n_queries)], n_tasks * replicates
+                        ),
+                        "system": system,
+                        "metric": metric,
+                        "replicate": np.tile(np.repeat(np.arange(replicates), n_queries), n_tasks),
+                        "value": value[..., j].ravel(),
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True)
 
 

@@ -41,11 +41,16 @@ def simulate(
     value = query + shift + rng.normal(0, noise, shape)
     value += gain * np.array([1.0, 0.0]).reshape(1, 2, 1, 1, 1)
     b, s, t, q, r = np.indices(shape).reshape(5, -1)
-    return pd.DataFrame({
-        "task": np.char.add("t", t.astype(str)), "query": np.char.add("q", q.astype(str)),
-        "system": np.array(["T", "C"])[s], "metric": np.char.add("b", b.astype(str)),
-        "replicate": np.char.add("seed", r.astype(str)), "value": value.ravel(),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "task": np.char.add("t", t.astype(str)),
+            "query": np.char.add("q", q.astype(str)),
+            "system": np.array(["T", "C"])[s],
+            "metric": np.char.add("b", b.astype(str)),
+            "replicate": np.char.add("seed", r.astype(str)),
+            "value": value.ravel(),
+        }
+    )
 
 
 def test_shared_variance_equals_the_moment_formula_by_hand() -> None:
@@ -175,11 +180,16 @@ def test_means_split_an_items_variance_into_within_and_between_epochs() -> None:
     items, epochs = 50, 4
     p = rng.beta(2, 2, items)  # each item's chance of a right answer
     right = (rng.random((items, epochs)) < p[:, None]).astype(float)
-    scores = pd.DataFrame({
-        "task": "qa", "query": np.repeat([f"i{i}" for i in range(items)], epochs),
-        "system": "model", "metric": "accuracy",
-        "replicate": np.tile(np.arange(1, epochs + 1), items), "value": right.ravel(),
-    })  # fmt: skip
+    scores = pd.DataFrame(
+        {
+            "task": "qa",
+            "query": np.repeat([f"i{i}" for i in range(items)], epochs),
+            "system": "model",
+            "metric": "accuracy",
+            "replicate": np.tile(np.arange(1, epochs + 1), items),
+            "value": right.ravel(),
+        }
+    )
     row = metaeval.means(scores).iloc[0]
     within = np.mean([np.var(r, ddof=1) for r in right])
     item_means = right.mean(axis=1)

@@ -35,8 +35,9 @@ def test_item_chunks_cover_the_resamples_in_whole_streams(monkeypatch):
         assert chunks[0][0] == 0 and chunks[-1][1] == total
         assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:], strict=False))
         assert all(b0 % rs.RES_BLOCK == 0 for b0, _ in chunks)
-        assert all((b1 - b0) * n * 8 <= max(rs.ITEM_BYTES, rs.RES_BLOCK * n * 8)
-                   for b0, b1 in chunks)  # fmt: skip
+        assert all(
+            (b1 - b0) * n * 8 <= max(rs.ITEM_BYTES, rs.RES_BLOCK * n * 8) for b0, b1 in chunks
+        )
     monkeypatch.setattr(rs, "ITEM_BYTES", 1)
     assert rs.item_chunks(300, 10) == [(0, 128), (128, 256), (256, 300)]
 

@@ -97,8 +97,9 @@ def _within_4_se(p_mc: float, p_exact: float, b: int) -> None:
 def test_randomization_against_exact_enumeration(rng, alternative):
     scores = make_scores(rng, tasks={"a": 10, "b": 12, "c": 8}, metrics=("m",))
     b = 20_000
-    res = metaeval.compare(scores, control="ctrl", test="randomization", alternative=alternative,
-                           n_resamples=b, seed=7)  # fmt: skip
+    res = metaeval.compare(
+        scores, control="ctrl", test="randomization", alternative=alternative, n_resamples=b, seed=7
+    )
     for row, x, y in _groups(scores, res):
         _within_4_se(row.p_value, _exact_randomization(x - y, alternative), b)
         assert row.statistic == pytest.approx(np.mean(x - y))
@@ -117,9 +118,12 @@ def test_randomization_against_scipy_at_large_b(rng):
             assert row.p_value == 1.0
             continue
         ref = stats.permutation_test(
-            (x, y), lambda a, c: np.mean(a - c), permutation_type="samples",
-            n_resamples=b, random_state=1,
-        ).pvalue  # fmt: skip
+            (x, y),
+            lambda a, c: np.mean(a - c),
+            permutation_type="samples",
+            n_resamples=b,
+            random_state=1,
+        ).pvalue
         se = np.sqrt(max(ref * (1 - ref), 1 / b) / b)
         assert abs(row.p_value - ref) <= 4 * np.sqrt(2) * se + 2 / b
         compared += 1
@@ -152,8 +156,9 @@ def _exact_bootstrap(d: np.ndarray, alternative: str) -> float:
 def test_bootstrap_against_exact_enumeration(rng, alternative):
     scores = make_scores(rng, tasks={"a": 6, "b": 5}, systems=("ctrl", "a"), metrics=("m",))
     b = 20_000
-    res = metaeval.compare(scores, control="ctrl", test="bootstrap", alternative=alternative,
-                           n_resamples=b, seed=11)  # fmt: skip
+    res = metaeval.compare(
+        scores, control="ctrl", test="bootstrap", alternative=alternative, n_resamples=b, seed=11
+    )
     for row, x, y in _groups(scores, res):
         _within_4_se(row.p_value, _exact_bootstrap(x - y, alternative), b)
         d = x - y
@@ -219,12 +224,21 @@ def test_adjust_over_pairs_of_a_task_and_metric(rng):
 
 
 def test_degenerate_and_bad_input():
-    df = pd.DataFrame({
-        "task": "t", "query": [f"q{i}" for i in range(4)] * 2, "system": ["c"] * 4 + ["t"] * 4,
-        "metric": "m", "value": [0.1, 0.2, 0.3, 0.4, 0.1, 0.2, 0.3, 0.4],
-    })  # fmt: skip
-    for test, reason in [("t", "zero variance"), ("bootstrap", "zero variance"),
-                         ("sign", "all differences zero"), ("wilcoxon", "all differences zero")]:  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "task": "t",
+            "query": [f"q{i}" for i in range(4)] * 2,
+            "system": ["c"] * 4 + ["t"] * 4,
+            "metric": "m",
+            "value": [0.1, 0.2, 0.3, 0.4, 0.1, 0.2, 0.3, 0.4],
+        }
+    )
+    for test, reason in [
+        ("t", "zero variance"),
+        ("bootstrap", "zero variance"),
+        ("sign", "all differences zero"),
+        ("wilcoxon", "all differences zero"),
+    ]:
         with pytest.warns(DegenerateWarning, match=reason):
             res = metaeval.compare(df, control="c", test=test, seed=1, n_resamples=200)
         assert np.isnan(res["p_value"]).all()
@@ -287,8 +301,11 @@ def test_exactly_additive_scores_warn_that_f_is_infinite():
     sm = pytest.importorskip("statsmodels.formula.api")
     anova_lm = pytest.importorskip("statsmodels.stats.anova").anova_lm
     base = [0.3, 0.7, 0.5, 0.1, 0.9]
-    rows = [("t", f"q{q}", s, "m", b + d) for s, d in (("a", 0.0), ("b", 0.25), ("c", 0.5))
-            for q, b in enumerate(base)]  # fmt: skip
+    rows = [
+        ("t", f"q{q}", s, "m", b + d)
+        for s, d in (("a", 0.0), ("b", 0.25), ("c", 0.5))
+        for q, b in enumerate(base)
+    ]
     df = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
     with pytest.warns(DegenerateWarning, match=r"residual mean square is 0 in 1 \(task, metric\)"):
         got = metaeval.anova(df)
@@ -414,8 +431,15 @@ def test_bootstrap_reports_the_t_tests_statistic_and_a_zero_mean_is_zero(rng):
     np.testing.assert_array_equal(boot["statistic"], t["statistic"])
     # differences ±0.125 whose scores carry rounding (scaled by 1e-300, not a power of
     # two): the mean is 0 up to rounding, so t = 0 and every resample is as extreme
-    table = pd.DataFrame({"task": "t", "query": ["0", "1"] * 2, "system": ["a", "a", "b", "b"],
-                          "metric": "m", "value": np.array([0.5, 0.25, 0.375, 0.375]) * 1e-300})  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "task": "t",
+            "query": ["0", "1"] * 2,
+            "system": ["a", "a", "b", "b"],
+            "metric": "m",
+            "value": np.array([0.5, 0.25, 0.375, 0.375]) * 1e-300,
+        }
+    )
     res = metaeval.compare(table, treatment="b", control="a", test="bootstrap", seed=3)
     assert res["statistic"].item() == 0 and res["p_value"].item() == 1
 
@@ -425,8 +449,9 @@ def test_means_and_tukey_follow_categorical_task_and_metric_orders(rng):
     and anova() give them), systems in the table's order; the numbers unchanged."""
     scores = make_scores(rng, systems=("ctrl", "a", "b"))
     tasks, metrics, systems = ["t4", "t2", "t1", "t3"], ["m2", "m1"], ["a", "b", "ctrl"]
-    ordered = scores.astype({"task": pd.CategoricalDtype(tasks),
-                             "metric": pd.CategoricalDtype(metrics)})  # fmt: skip
+    ordered = scores.astype(
+        {"task": pd.CategoricalDtype(tasks), "metric": pd.CategoricalDtype(metrics)}
+    )
     assert list(pd.unique(metaeval.anova(ordered)["task"])) == tasks  # what the others do
     keys = ["metric", "task", "system"]
     got = metaeval.means(ordered)

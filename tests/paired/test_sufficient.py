@@ -106,8 +106,9 @@ def test_a_tasks_statistics_do_not_depend_on_the_other_tasks_to_the_last_bit(
     for task in tasks:
         alone = metaeval.sufficient_statistics(scores[scores["task"] == task], control="a")
         for name in whole.data_vars:
-            np.testing.assert_array_equal(alone[name].values[0], whole[name].sel(task=task).values,
-                                          err_msg=f"{task} {name}")  # fmt: skip
+            np.testing.assert_array_equal(
+                alone[name].values[0], whole[name].sel(task=task).values, err_msg=f"{task} {name}"
+            )
 
 
 def test_shifts_are_the_systems_means_over_shared_queries(rng):
@@ -128,8 +129,15 @@ def test_a_far_away_unpaired_query_does_not_hide_a_small_variance():
     # alone far below: the shift no longer includes it, so r and d are found
     x = [1e6 + 0.1, 1e6 - 0.7, 1e6 + 1.3, 1e6 + 0.2, 0.123]
     y = [1e6 + 0.3, 1e6 - 0.2, 1e6 + 1.1, 1e6 - 0.4]
-    scores = pd.DataFrame({"task": "t", "query": [f"q{i}" for i in [*range(5), *range(4)]],
-                           "system": ["a"] * 5 + ["b"] * 4, "metric": "m", "value": x + y})  # fmt: skip
+    scores = pd.DataFrame(
+        {
+            "task": "t",
+            "query": [f"q{i}" for i in [*range(5), *range(4)]],
+            "system": ["a"] * 5 + ["b"] * 4,
+            "metric": "m",
+            "value": x + y,
+        }
+    )
     with pytest.warns(PairingWarning):
         eff = scores.meta.effects(control="b", effect="corr")
     xs, ys = np.array(x[:4]) - 1e6, np.array(y) - 1e6
@@ -206,9 +214,17 @@ def test_a_tasks_sums_do_not_depend_on_the_memory_chunks(monkeypatch):
     for task, n in (("long", 9_000), ("short", 300)):
         for system in ("a", "b", "c"):
             keep = rng.random(n) > 0.05  # unpaired queries
-            frames.append(pd.DataFrame({"task": task, "query": np.flatnonzero(keep).astype(str),
-                                        "system": system, "metric": "m",
-                                        "value": rng.normal(0.5, 0.3, keep.sum())}))  # fmt: skip
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "task": task,
+                        "query": np.flatnonzero(keep).astype(str),
+                        "system": system,
+                        "metric": "m",
+                        "value": rng.normal(0.5, 0.3, keep.sum()),
+                    }
+                )
+            )
     scores = pd.concat(frames, ignore_index=True)
     results = []
     for chunk in (2**14, 2**17, sufficient._CHUNK_BYTES):
@@ -249,12 +265,24 @@ def test_pyarrow_python_and_object_strings_give_one_layout(rng):
         got = _layout.layout(scores.astype(dict.fromkeys(keys, dtype)))
         _layouts_equal(got, want)
     one_task = scores[scores["task"] == "t1"].reset_index(drop=True)
-    _layouts_equal(_layout.layout(one_task.astype(dict.fromkeys(keys, "str"))),
-                   _layout.layout(one_task.astype(dict.fromkeys(keys, object))))  # fmt: skip
+    _layouts_equal(
+        _layout.layout(one_task.astype(dict.fromkeys(keys, "str"))),
+        _layout.layout(one_task.astype(dict.fromkeys(keys, object))),
+    )
     half = len(scores) // 2
-    chunked = scores.assign(**{key: pd.arrays.ArrowStringArray(pa.chunked_array(
-        [pa.array(scores[key].iloc[:half].tolist()), pa.array(scores[key].iloc[half:].tolist())]
-    )) for key in keys})  # fmt: skip
+    chunked = scores.assign(
+        **{
+            key: pd.arrays.ArrowStringArray(
+                pa.chunked_array(
+                    [
+                        pa.array(scores[key].iloc[:half].tolist()),
+                        pa.array(scores[key].iloc[half:].tolist()),
+                    ]
+                )
+            )
+            for key in keys
+        }
+    )
     assert chunked["query"].array.__arrow_array__().num_chunks == 2
     _layouts_equal(_layout.layout(chunked), want)
 

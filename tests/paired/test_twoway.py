@@ -27,8 +27,10 @@ def _inspect_stderr(x: np.ndarray, clusters: np.ndarray | None = None) -> float:
     from inspect_ai.scorer import SampleScore, Score, stderr
 
     meta = [None] * len(x) if clusters is None else [{"p": str(c)} for c in clusters]
-    samples = [SampleScore(score=Score(value=float(v)), sample_id=i, sample_metadata=m)
-               for i, (v, m) in enumerate(zip(x, meta, strict=True))]  # fmt: skip
+    samples = [
+        SampleScore(score=Score(value=float(v)), sample_id=i, sample_metadata=m)
+        for i, (v, m) in enumerate(zip(x, meta, strict=True))
+    ]
     metric = stderr() if clusters is None else stderr(cluster="p")
     return float(metric(samples))
 
@@ -36,9 +38,15 @@ def _inspect_stderr(x: np.ndarray, clusters: np.ndarray | None = None) -> float:
 def _identical(systems=("a", "b", "c"), n=50, right=17) -> pd.DataFrame:
     """Models that agree on every one of n binary items (right of them correct)."""
     value = np.r_[np.ones(right), np.zeros(n - right)]
-    return pd.concat([pd.DataFrame({"task": "t", "query": np.arange(n), "system": s,
-                                    "metric": "acc", "value": value}) for s in systems],
-                     ignore_index=True)  # fmt: skip
+    return pd.concat(
+        [
+            pd.DataFrame(
+                {"task": "t", "query": np.arange(n), "system": s, "metric": "acc", "value": value}
+            )
+            for s in systems
+        ],
+        ignore_index=True,
+    )
 
 
 def test_three_models_that_agree_get_the_harness_stderr():
@@ -73,8 +81,11 @@ def test_adding_a_model_does_not_change_the_others_intervals(rng, cluster):
     # SE of an intercept-only OLS, with the finite-cluster factor, on C − 1 df)
     sm = pytest.importorskip("statsmodels.api")
     for row in after.itertuples():
-        sel = scores[(scores["task"] == row.task) & (scores["metric"] == row.metric)
-                     & (scores["system"] == row.system)]  # fmt: skip
+        sel = scores[
+            (scores["task"] == row.task)
+            & (scores["metric"] == row.metric)
+            & (scores["system"] == row.system)
+        ]
         x = sel["value"].to_numpy()
         assert row.n == len(x) and row.mean == pytest.approx(x.mean(), rel=1e-12)
         if cluster is None:
@@ -111,8 +122,9 @@ def test_the_anova_interval_is_asked_for_and_named(rng):
     assert (out["variance_from"] == "anova").all()
     for system in ("ctrl", "a", "b"):
         assert out.loc[system, "se"] == pytest.approx(np.sqrt(ms / 20), rel=1e-9)
-        assert out.loc[system, "moe"] == pytest.approx(stats.t.isf(0.025, df) * np.sqrt(ms / 20),
-                                                       rel=1e-9)  # fmt: skip
+        assert out.loc[system, "moe"] == pytest.approx(
+            stats.t.isf(0.025, df) * np.sqrt(ms / 20), rel=1e-9
+        )
     two = metaeval.means(scores[scores["system"] != "b"], ci="anova")
     assert (two["variance_from"] == "system").all()
     # the default is each system's own, whatever the others
@@ -145,8 +157,9 @@ def test_the_design_effect_is_the_square_of_the_se_ratio(rng):
     scores = make_scores(rng, systems=("ctrl", "a", "b", "c"), metrics=("m",))
     scores["passage"] = scores["query"].str[1:].astype(int) // 4
     keys = ["task", "metric", "system"]
-    side = metaeval.means(scores).merge(metaeval.means(scores, cluster="passage"), on=keys,
-                                        suffixes=("_naive", "_clustered"))  # fmt: skip
+    side = metaeval.means(scores).merge(
+        metaeval.means(scores, cluster="passage"), on=keys, suffixes=("_naive", "_clustered")
+    )
     assert (side["n_naive"] == side["n_clustered"]).all() and len(side) == 16
     ratio = side["se_clustered"] / side["se_naive"]
     np.testing.assert_allclose(side["design_effect"], ratio**2, rtol=1e-12)

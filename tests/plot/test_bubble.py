@@ -15,12 +15,18 @@ def _effects(seed=0, k=15) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     x = rng.uniform(3, 7, size=k)
     v = rng.uniform(0.002, 0.03, size=k)
-    return pd.DataFrame({
-        "metric": "nDCG@10", "treatment": "new", "control": "bm25",
-        "task": [f"t{i}" for i in range(k)],
-        "effect": 0.5 - 0.08 * x + rng.normal(0, np.sqrt(v)),
-        "variance": v, "log_n": x, "domain": rng.choice(["web", "bio"], size=k),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "metric": "nDCG@10",
+            "treatment": "new",
+            "control": "bm25",
+            "task": [f"t{i}" for i in range(k)],
+            "effect": 0.5 - 0.08 * x + rng.normal(0, np.sqrt(v)),
+            "variance": v,
+            "log_n": x,
+            "domain": rng.choice(["web", "bio"], size=k),
+        }
+    )
 
 
 def _artist(ax, gid):

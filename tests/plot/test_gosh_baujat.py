@@ -14,10 +14,14 @@ from metaeval.plot import baujat_plot, gosh_plot
 def _effects(k=6, seed=0, groups=("a",)) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     v = rng.uniform(0.002, 0.03, size=k * len(groups))
-    return pd.DataFrame({
-        "metric": np.repeat(groups, k), "task": [f"t{i}" for i in range(k)] * len(groups),
-        "effect": rng.normal(0.1, np.sqrt(v + 0.01)), "variance": v,
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "metric": np.repeat(groups, k),
+            "task": [f"t{i}" for i in range(k)] * len(groups),
+            "effect": rng.normal(0.1, np.sqrt(v + 0.01)),
+            "variance": v,
+        }
+    )
 
 
 def _by_gid(ax, gid):
@@ -41,10 +45,12 @@ def test_gosh_plot_colours_by_task():
     res = metaeval.gosh(_effects(), method="REML")
     main = gosh_plot(res, task="t2").axes[0]
     with_t2 = res.included["t2"].to_numpy()
-    np.testing.assert_allclose(_by_gid(main, "gosh-with").get_offsets()[:, 0],
-                               res.table["effect"][with_t2])  # fmt: skip
-    np.testing.assert_allclose(_by_gid(main, "gosh-without").get_offsets()[:, 0],
-                               res.table["effect"][~with_t2])  # fmt: skip
+    np.testing.assert_allclose(
+        _by_gid(main, "gosh-with").get_offsets()[:, 0], res.table["effect"][with_t2]
+    )
+    np.testing.assert_allclose(
+        _by_gid(main, "gosh-without").get_offsets()[:, 0], res.table["effect"][~with_t2]
+    )
     assert len(_by_gid(main, "gosh-with").get_offsets()) == 2**5
 
 

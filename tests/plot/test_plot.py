@@ -82,8 +82,14 @@ def test_summary_diamond_spans_the_pooled_ci_and_numbers_are_printed(rng):
 @pytest.mark.parametrize("k", [1, 7, 60])
 def test_nothing_outside_the_figure(rng, k):
     names = [f"task {i} " + "with a long name " * (i % 3) for i in range(k)]
-    eff = pd.DataFrame({"task": names, "treatment": "new", "effect": rng.normal(0.2, 0.2, k),
-                        "variance": rng.uniform(0.001, 0.05, k)})  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "task": names,
+            "treatment": "new",
+            "effect": rng.normal(0.2, 0.2, k),
+            "variance": rng.uniform(0.001, 0.05, k),
+        }
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateWarning)  # k = 1
         fig = forest(eff, title="Title")
@@ -146,8 +152,10 @@ def test_panels_wrap_into_rows_that_each_repeat_the_task_labels(rng):
     lefts = sorted({round(ax.get_position().x0, 6) for ax in axes})
     bottoms = sorted({round(ax.get_position().y0, 6) for ax in axes}, reverse=True)
     assert len(axes) == 4 and len(lefts) == 2 and len(bottoms) == 2
-    top_row = sorted((ax for ax in axes if round(ax.get_position().y0, 6) == bottoms[0]),
-                     key=lambda ax: ax.get_position().x0)  # fmt: skip
+    top_row = sorted(
+        (ax for ax in axes if round(ax.get_position().y0, 6) == bottoms[0]),
+        key=lambda ax: ax.get_position().x0,
+    )
     assert [ax.get_title() for ax in top_row] == ["a vs ctrl", "b vs ctrl"]
     tasks = sorted(set(scores["task"]))
     assert all(_texts(wrapped).count(task) == 2 for task in tasks)  # each row of panels
@@ -192,9 +200,17 @@ def test_a_notebook_draws_a_returned_figure_once_and_one_panel_is_labelled(rng, 
 
 
 def test_interval_bounds_below_zero_keep_their_sign(rng):
-    eff = pd.DataFrame({"metric": "m", "treatment": "b", "control": "a", "effect_type": "md",
-                        "task": ["t1", "t2"], "effect": [0.0440, -0.07],
-                        "variance": [(0.0445 / 1.959964) ** 2, (0.0677 / 1.959964) ** 2]})  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "metric": "m",
+            "treatment": "b",
+            "control": "a",
+            "effect_type": "md",
+            "task": ["t1", "t2"],
+            "effect": [0.0440, -0.07],
+            "variance": [(0.0445 / 1.959964) ** 2, (0.0677 / 1.959964) ** 2],
+        }
+    )
     eff = eff.assign(
         ci_low=eff["effect"] - 1.959964 * np.sqrt(eff["variance"]),
         ci_high=eff["effect"] + 1.959964 * np.sqrt(eff["variance"]),
@@ -226,8 +242,15 @@ def test_arrows_where_cis_leave_the_axis(rng):
 
 
 def test_rom_and_corr_axes_are_back_transformed(rng):
-    eff = pd.DataFrame({"task": list("abcd"), "treatment": "t", "effect_type": "rom",
-                        "effect": [0.1, 0.2, -0.05, 0.3], "variance": [0.01, 0.02, 0.01, 0.03]})  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "task": list("abcd"),
+            "treatment": "t",
+            "effect_type": "rom",
+            "effect": [0.1, 0.2, -0.05, 0.3],
+            "variance": [0.01, 0.02, 0.01, 0.03],
+        }
+    )
     fig = forest(eff)
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_xticklabels()]

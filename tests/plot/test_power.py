@@ -86,9 +86,12 @@ def test_lines_are_the_curves_and_dots_the_planned_sizes():
 
 @pytest.mark.parametrize(
     ("unit", "column", "label"),
-    [("queries", "n", "number of queries"), ("clusters", "n_clusters", "number of clusters"),
-     ("tasks", "k", "number of tasks")],
-)  # fmt: skip
+    [
+        ("queries", "n", "number of queries"),
+        ("clusters", "n_clusters", "number of clusters"),
+        ("tasks", "k", "number of tasks"),
+    ],
+)
 def test_the_unit_names_the_axis_and_the_planned_column(unit, column, label):
     plan = _plan({("m", "t"): 0.4}, unit=unit)
     if unit == "clusters":  # a clustered plan has n (items) too: the dots are its clusters
@@ -126,8 +129,9 @@ def test_two_metrics_give_a_panel_each_with_one_legend_beside_them(tmp_path):
     legend = fig.legends[0].get_window_extent(renderer)
     for ax in axes:  # the legend covers no panel
         assert not legend.overlaps(ax.get_window_extent(renderer))
-        boxes = [t.get_window_extent(renderer) for t in ax.texts
-                 if t.get_gid() == "power-planned-label"]  # fmt: skip
+        boxes = [
+            t.get_window_extent(renderer) for t in ax.texts if t.get_gid() == "power-planned-label"
+        ]
         assert all(not a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
     assert (tmp_path / "six.png").stat().st_size > 5000
 
@@ -139,8 +143,9 @@ def test_close_planned_sizes_get_numbers_that_do_not_touch(tmp_path):
     fig.savefig(tmp_path / "close.png", dpi=80)
     renderer = fig.canvas.get_renderer()
     for ax in fig.axes[:2]:
-        boxes = [t.get_window_extent(renderer) for t in ax.texts
-                 if t.get_gid() == "power-planned-label"]  # fmt: skip
+        boxes = [
+            t.get_window_extent(renderer) for t in ax.texts if t.get_gid() == "power-planned-label"
+        ]
         assert len(boxes) == 5
         assert all(not a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
 
@@ -252,8 +257,10 @@ def test_to_latex_writes_the_plan_table_as_it_is():
     assert head == r"task & metric & n & mde & power \\"
     body = lines[lines.index(r"\midrule") + 1 : lines.index(r"\bottomrule")]
     planned = [_smallest(d, 0.8, np.arange(2, 401)) for d in THREE.values()]
-    assert body == [f"{t} & nDCG@10 & {n} & 0.020 & 0.800 \\\\"
-                    for (_, t), n in zip(THREE, planned, strict=True)]  # fmt: skip
+    assert body == [
+        f"{t} & nDCG@10 & {n} & 0.020 & 0.800 \\\\"
+        for (_, t), n in zip(THREE, planned, strict=True)
+    ]
     with pytest.raises(OptionError, match="`show`.*PowerResult"):
         metaeval.report.to_latex(plan, show="ci")
 
@@ -261,12 +268,23 @@ def test_to_latex_writes_the_plan_table_as_it_is():
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no pdflatex installed")
 def test_the_plan_table_compiles(tmp_path):
     plan = _plan(SIX, treatment="tasb_$", control="bm25 & co")
-    doc = "\n".join([r"\documentclass{article}", r"\usepackage{booktabs,graphicx}",
-                     r"\begin{document}", plan.to_latex(caption="A plan: 80% power"),
-                     r"\end{document}"])  # fmt: skip
+    doc = "\n".join(
+        [
+            r"\documentclass{article}",
+            r"\usepackage{booktabs,graphicx}",
+            r"\begin{document}",
+            plan.to_latex(caption="A plan: 80% power"),
+            r"\end{document}",
+        ]
+    )
     (tmp_path / "t.tex").write_text(doc)
-    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    run = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout[-3000:]
 
 

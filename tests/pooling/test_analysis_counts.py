@@ -15,8 +15,10 @@ def test_the_summary_n_counts_only_the_pooled_tasks():
     scores = metaeval.load_example().query("metric == 'accuracy'")
     pair = scores[scores["system"].isin(["knn", "logistic_regression"])]
     copy = pair[(pair["system"] == "logistic_regression") & (pair["task"] == "iris")]
-    pair = pd.concat([pair[~((pair["system"] == "knn") & (pair["task"] == "iris"))],
-                      copy.assign(system="knn")], ignore_index=True)  # fmt: skip
+    pair = pd.concat(
+        [pair[~((pair["system"] == "knn") & (pair["task"] == "iris"))], copy.assign(system="knn")],
+        ignore_index=True,
+    )
     with pytest.warns(DegenerateWarning) as record:  # iris: zero variance, left out
         table = metaeval.analyze(pair, "logistic_regression", effect="smd")
     assert any("left out of pooling" in str(w.message) for w in record)

@@ -19,8 +19,9 @@ SCHOOLS_SE = [14.9, 10.2, 16.3, 11.0, 9.4, 11.4, 10.4, 17.6]
 
 
 def table(y, v, **keys) -> pd.DataFrame:
-    return pd.DataFrame({"task": [f"t{i}" for i in range(len(y))], "effect": y, "variance": v,
-                         **keys})  # fmt: skip
+    return pd.DataFrame(
+        {"task": [f"t{i}" for i in range(len(y))], "effect": y, "variance": v, **keys}
+    )
 
 
 # ------------------------------------------------------------------ the reference
@@ -90,8 +91,9 @@ class Reference:
             lo *= 2
         while self.mixture_cdf(hi, new) < q:
             hi *= 2
-        return optimize.brentq(lambda x: self.mixture_cdf(x, new) - q, lo, hi, xtol=1e-13,
-                               rtol=1e-13)  # fmt: skip
+        return optimize.brentq(
+            lambda x: self.mixture_cdf(x, new) - q, lo, hi, xtol=1e-13, rtol=1e-13
+        )
 
     def mu_moments(self):
         m1 = self._quad(lambda t: self.dens(t) * self.cond(t)[0]) / self.z
@@ -126,20 +128,23 @@ CASES = [
     ("hetero", "jeffreys", 1.0, None),
     ("hetero", "uniform", 0.8, None),
     ("schools", "halfcauchy", 25.0, (0.0, 50.0)),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("data", "prior", "scale", "mu_prior"), CASES)
 def test_the_posterior_equals_a_quadrature_of_its_formulas(data, prior, scale, mu_prior):
     y, v = DATA[data]
     ref = Reference(y, v, prior, scale, mu_prior=mu_prior)
-    res = metaeval.bayes_pool(table(y, v), tau_prior=prior, tau_scale=scale, tau_df=3.0,
-                              mu_prior=mu_prior)  # fmt: skip
+    res = metaeval.bayes_pool(
+        table(y, v), tau_prior=prior, tau_scale=scale, tau_df=3.0, mu_prior=mu_prior
+    )
     row = res.table.iloc[0]
     mu_mean, mu_sd = ref.mu_moments()
     # tolerance: 1e-6 of the posterior SD of each quantity (absolute), 1e-7 for probabilities
-    tau_sd = math.sqrt(ref._quad(lambda t: ref.dens(t) * t * t) / ref.z
-                       - (ref._quad(lambda t: ref.dens(t) * t) / ref.z) ** 2)  # fmt: skip
+    tau_sd = math.sqrt(
+        ref._quad(lambda t: ref.dens(t) * t * t) / ref.z
+        - (ref._quad(lambda t: ref.dens(t) * t) / ref.z) ** 2
+    )
     for col, q in (("tau_median", 0.5), ("tau_low", 0.025), ("tau_high", 0.975)):
         assert row[col] == pytest.approx(ref.tau_quantile(q), abs=1e-6 * tau_sd), col
     assert row["mu_mean"] == pytest.approx(mu_mean, abs=1e-6 * mu_sd)
@@ -197,8 +202,16 @@ def crins() -> pd.DataFrame:
 def test_the_log_odds_ratios_are_metafor_s():
     eff = crins()  # metafor 3.8-1 escalc(measure="OR"), printed to 12 decimals
     assert eff["effect"].to_numpy() == pytest.approx(
-        [-2.309702560763, -0.459532329378, -2.302585092994, -1.757857917552, -1.258460989610,
-         -2.417895939505], abs=1e-12)  # fmt: skip
+        [
+            -2.309702560763,
+            -0.459532329378,
+            -2.302585092994,
+            -1.757857917552,
+            -1.258460989610,
+            -2.417895939505,
+        ],
+        abs=1e-12,
+    )
     assert eff["variance"].iloc[[0, 5]].to_numpy() == pytest.approx(
         [0.359371833840, 2.337262297658], abs=1e-12
     )
@@ -210,8 +223,9 @@ def test_roever_2020_crins_example():
     −1.5734823 / −1.5734819, sd 0.3295298 / 0.3295301. bayesmeta's μ figures come from its
     discretized mixture (they differ between its two printings in the 7th digit, and
     from the exact values by up to ~1e-4 posterior SDs); its τ figures are exact."""
-    row = metaeval.bayes_pool(crins(), tau_prior="halfnormal", tau_scale=0.5,
-                              mu_prior=(0.0, 4.0)).table.iloc[0]  # fmt: skip
+    row = metaeval.bayes_pool(
+        crins(), tau_prior="halfnormal", tau_scale=0.5, mu_prior=(0.0, 4.0)
+    ).table.iloc[0]
     assert row["tau_median"] == pytest.approx(0.34450225, abs=1e-7)
     sd = 0.3295
     assert row["mu_mean"] == pytest.approx(-1.5764366, abs=1e-4 * sd)
@@ -249,11 +263,18 @@ def test_several_groups_at_once_equal_each_group_alone():
     for prior in ("halfnormal", "halfstudent"):
         together = metaeval.bayes_pool(eff, tau_prior=prior, tau_scale=0.3)
         for metric, part in eff.groupby("metric"):
-            alone = metaeval.bayes_pool(part.drop(columns="metric"), tau_prior=prior,
-                                        tau_scale=0.3)  # fmt: skip
+            alone = metaeval.bayes_pool(part.drop(columns="metric"), tau_prior=prior, tau_scale=0.3)
             row = together.table.set_index("metric").loc[metric]
-            for col in ("effect", "ci_low", "ci_high", "tau_median", "tau_high", "pi_low",
-                        "prob_gain", "mu_sd"):  # fmt: skip
+            for col in (
+                "effect",
+                "ci_low",
+                "ci_high",
+                "tau_median",
+                "tau_high",
+                "pi_low",
+                "prob_gain",
+                "mu_sd",
+            ):
                 assert row[col] == pytest.approx(alone.table[col].iloc[0], rel=1e-9, abs=1e-12)
             got = together.tasks[together.tasks["metric"] == metric].sort_values("task")
             want = alone.tasks.sort_values("task")
@@ -283,18 +304,21 @@ def test_a_thousand_groups_in_chunks_equal_each_group_alone():
     on its chunk (the time is in benchmarks/bench_bayes.py, not asserted here)."""
     rng = np.random.default_rng(1)
     n_groups, k = 1000, 10
-    eff = pd.DataFrame({
-        "metric": np.repeat([f"m{i:04d}" for i in range(n_groups)], k),
-        "task": np.tile([f"t{j}" for j in range(k)], n_groups),
-        "effect": rng.normal(0.2, 0.3, n_groups * k),
-        "variance": rng.uniform(0.005, 0.05, n_groups * k),
-    })  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "metric": np.repeat([f"m{i:04d}" for i in range(n_groups)], k),
+            "task": np.tile([f"t{j}" for j in range(k)], n_groups),
+            "effect": rng.normal(0.2, 0.3, n_groups * k),
+            "variance": rng.uniform(0.005, 0.05, n_groups * k),
+        }
+    )
     res = metaeval.bayes_pool(eff).table.set_index("metric")
     cols = ["effect", "ci_low", "ci_high", "tau_median", "tau_high", "pi_low", "prob_gain"]
     for name in ("m0000", "m0499", "m0999"):
         alone = metaeval.bayes_pool(eff[eff["metric"] == name]).table.iloc[0]
-        np.testing.assert_allclose(res.loc[name, cols].to_numpy(float), alone[cols].to_numpy(float),
-                                   rtol=1e-9, atol=1e-12)  # fmt: skip
+        np.testing.assert_allclose(
+            res.loc[name, cols].to_numpy(float), alone[cols].to_numpy(float), rtol=1e-9, atol=1e-12
+        )
 
 
 # ------------------------------------------------------------------ edge cases, bad input
@@ -319,8 +343,12 @@ def test_heavy_tails_leave_the_mean_or_sd_of_mu_undefined():
 def test_jeffreys_with_one_task_is_refused_or_blanked():
     with pytest.raises(OptionError, match="tau_prior"):
         metaeval.bayes_pool(table([0.3], [0.04]), tau_prior="jeffreys")
-    eff = pd.concat([table([0.3], [0.04], metric="one"),
-                     table([0.1, 0.4, 0.2], [0.01, 0.02, 0.03], metric="three")])  # fmt: skip
+    eff = pd.concat(
+        [
+            table([0.3], [0.04], metric="one"),
+            table([0.1, 0.4, 0.2], [0.01, 0.02, 0.03], metric="three"),
+        ]
+    )
     with pytest.warns(DegenerateWarning, match="one task .* Jeffreys") as record:
         res = metaeval.bayes_pool(eff, tau_prior="jeffreys")
     assert "one" in str(record[0].message)
@@ -366,8 +394,11 @@ def test_the_forest_plot_shows_the_posterior():
     import matplotlib.pyplot as plt
 
     scores = metaeval.load_example()
-    eff = metaeval.effects(scores[scores["metric"] == "accuracy"], control="logistic_regression",
-                           treatment="gradient_boosting")  # fmt: skip
+    eff = metaeval.effects(
+        scores[scores["metric"] == "accuracy"],
+        control="logistic_regression",
+        treatment="gradient_boosting",
+    )
     res = metaeval.bayes_pool(eff)
     row = res.table.iloc[0]
     _, ax = plt.subplots()
@@ -408,9 +439,12 @@ class Precise:
         sw, mu = w.sum(), (w * self.y).sum() / w.sum()
         loglik = -0.5 * (np.log(self.v + t2).sum() + math.log(sw) + (w * (self.y - mu) ** 2).sum())
         t = math.exp(u) / self.scale
-        prior = {"halfnormal": -0.5 * t * t, "halfcauchy": -math.log1p(t * t),
-                 "halfstudent": -2.0 * math.log1p(t * t / 3.0),  # 3 df
-                 "jeffreys": u + 0.5 * math.log((w * w).sum())}[self.prior]  # fmt: skip
+        prior = {
+            "halfnormal": -0.5 * t * t,
+            "halfcauchy": -math.log1p(t * t),
+            "halfstudent": -2.0 * math.log1p(t * t / 3.0),  # 3 df
+            "jeffreys": u + 0.5 * math.log((w * w).sum()),
+        }[self.prior]
         return prior + u + loglik
 
     def cond(self, u):
@@ -426,9 +460,10 @@ class Precise:
 
         with warnings.catch_warnings():  # quad's roundoff notes: its error bound is checked
             warnings.simplefilter("ignore", integrate.IntegrationWarning)
-            parts = [integrate.quad(g, a, b, epsabs=atol / len(self.EDGES), epsrel=1e-13,
-                                    limit=200)
-                     for a, b in zip(self.EDGES[:-1], self.EDGES[1:], strict=True)]  # fmt: skip
+            parts = [
+                integrate.quad(g, a, b, epsabs=atol / len(self.EDGES), epsrel=1e-13, limit=200)
+                for a, b in zip(self.EDGES[:-1], self.EDGES[1:], strict=True)
+            ]
         total = math.fsum(value for value, _ in parts)
         assert sum(err for _, err in parts) <= 1e-12 * abs(total) + atol
         return total

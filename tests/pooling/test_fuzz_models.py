@@ -49,19 +49,32 @@ def models(draw: Any) -> tuple[pd.DataFrame, list[str]]:
     parts = []
     for g in range(draw(st.integers(1, 3))):
         k = draw(st.integers(3, 12))
-        levels = sorted(draw(st.lists(st.sampled_from(LEVELS), min_size=2 if g == 0 else 1,
-                                      max_size=4, unique=True)))  # fmt: skip
+        levels = sorted(
+            draw(
+                st.lists(
+                    st.sampled_from(LEVELS), min_size=2 if g == 0 else 1, max_size=4, unique=True
+                )
+            )
+        )
         f = rng.choice(levels, size=k)
         f[: min(k, len(levels))] = levels[:k]
         v = 0.01 * 10 ** rng.uniform(0, spread, size=k)
         x = rng.normal(size=k)
         shift = np.array([0.0, 0.4, -0.3, 0.2])[[LEVELS.index(level) for level in f]]
         y = 0.2 + 0.3 * x + shift + rng.normal(0, np.sqrt(v + tau2))
-        parts.append(pd.DataFrame({
-            "metric": f"m{g}", "task": [f"t{i}" for i in range(k)], "effect": y,
-            "variance": v, "x": x, "x2": np.exp(rng.normal(4, 1, size=k)),
-            "f": pd.Categorical(f, categories=LEVELS),
-        }))  # fmt: skip
+        parts.append(
+            pd.DataFrame(
+                {
+                    "metric": f"m{g}",
+                    "task": [f"t{i}" for i in range(k)],
+                    "effect": y,
+                    "variance": v,
+                    "x": x,
+                    "x2": np.exp(rng.normal(4, 1, size=k)),
+                    "f": pd.Categorical(f, categories=LEVELS),
+                }
+            )
+        )
     return pd.concat(parts, ignore_index=True), mods
 
 

@@ -107,8 +107,9 @@ def test_gosh_random_subset_sizes_follow_binomial():
     from scipy import stats
 
     k = 16
-    eff = pd.DataFrame({"task": [f"t{i}" for i in range(k)],
-                        "effect": np.linspace(0, 1, k), "variance": 0.01})  # fmt: skip
+    eff = pd.DataFrame(
+        {"task": [f"t{i}" for i in range(k)], "effect": np.linspace(0, 1, k), "variance": 0.01}
+    )
     res = metaeval.gosh(eff, method="DL", subsets=20000, seed=1)
     assert len(res.table) == 20000 and not res.fit["exact"].iloc[0]
     counts = np.bincount(res.table["k"], minlength=k + 1)[1:]
@@ -164,9 +165,16 @@ def baujat_ref() -> pd.DataFrame:
 
 @pytest.mark.parametrize(
     ("method", "test"),
-    [("REML", "z"), ("REML", "knha"), ("ML", "z"), ("ML", "knha"), ("DL", "z"),
-     ("DL", "knha"), ("EE", "z")],
-)  # fmt: skip
+    [
+        ("REML", "z"),
+        ("REML", "knha"),
+        ("ML", "z"),
+        ("ML", "knha"),
+        ("DL", "z"),
+        ("DL", "knha"),
+        ("EE", "z"),
+    ],
+)
 def test_baujat_matches_metafor(data, baujat_ref, method, test):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", metaeval.errors.MetaEvalWarning)  # EE + knha note
@@ -189,15 +197,20 @@ def test_baujat_definitions(data):
     mu = metaeval.pool(d6, ci="z")["effect"].iloc[0]
     naive = [
         (lambda p: (p["effect"].iloc[0] - mu) ** 2 / p["se"].iloc[0] ** 2)(
-            metaeval.pool(d6.drop(index=i), ci="z"))
+            metaeval.pool(d6.drop(index=i), ci="z")
+        )
         for i in d6.index
-    ]  # fmt: skip
+    ]
     np.testing.assert_allclose(z["y"], naive, rtol=1e-9)
 
 
 def test_baujat_bad_input(data):
-    one = pd.concat([data[data["dataset"] == "d5"],
-                     data[data["dataset"] == "d6"].iloc[:1].assign(dataset="solo")])  # fmt: skip
+    one = pd.concat(
+        [
+            data[data["dataset"] == "d5"],
+            data[data["dataset"] == "d6"].iloc[:1].assign(dataset="solo"),
+        ]
+    )
     with pytest.warns(DegenerateWarning, match="x and y are NaN") as record:
         got = metaeval.baujat(one, groups="dataset")
     assert len(record) == 1 and "solo" in str(record[0].message)

@@ -16,11 +16,28 @@ from metaeval import DegenerateWarning, MetaEvalWarning, OptionError, SchemaErro
 DIR = FIXTURES / "metafor"
 FORMULAS = {"~ x1": ["x1"], "~ x1 + x2": ["x1", "x2"], "~ f": ["f"], "~ x1 + f": ["x1", "f"]}
 METHODS = ["EE", "DL", "HE", "ML", "REML", "SJ", "EB", "PM"]
-COEFS = {"estimate": "estimate", "se": "se", "statistic": "zval", "p_value": "pval",
-         "ci_low": "ci_lb", "ci_high": "ci_ub"}  # fmt: skip
-FIT = {"tau2": "tau2", "i2": "I2", "h2": "H2", "r2": "R2", "qm": "QM", "qm_df": "QMdf1",
-       "qm_df2": "QMdf2", "qm_p_value": "QMp", "qe": "QE", "qe_p_value": "QEp",
-       "n_coef": "p", "k": "k"}  # fmt: skip
+COEFS = {
+    "estimate": "estimate",
+    "se": "se",
+    "statistic": "zval",
+    "p_value": "pval",
+    "ci_low": "ci_lb",
+    "ci_high": "ci_ub",
+}
+FIT = {
+    "tau2": "tau2",
+    "i2": "I2",
+    "h2": "H2",
+    "r2": "R2",
+    "qm": "QM",
+    "qm_df": "QMdf1",
+    "qm_df2": "QMdf2",
+    "qm_p_value": "QMp",
+    "qe": "QE",
+    "qe_p_value": "QEp",
+    "n_coef": "p",
+    "k": "k",
+}
 
 
 def _read(name: str) -> pd.DataFrame:
@@ -73,8 +90,9 @@ def test_metareg_matches_rma(data, coefs, fits, formula, method, test):
     (τ² = 0) and metareg() takes the higher and names it (issue 39, item 23)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = metaeval.metareg(data, FORMULAS[formula], over="study", groups="id",
-                               method=method, ci=test)  # fmt: skip
+        res = metaeval.metareg(
+            data, FORMULAS[formula], over="study", groups="id", method=method, ci=test
+        )
     elsewhere = [w.message.groups for w in caught if "metafor's rma() stops" in str(w.message)]
     lower = sorted(elsewhere[0]["id"]) if elsewhere else []
     assert lower == ([182] if (formula, method) == ("~ x1 + f", "ML") else [])
@@ -120,13 +138,15 @@ def _toy(seed=0, k=12) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     x = rng.normal(size=k)
     v = rng.uniform(0.005, 0.05, size=k)
-    return pd.DataFrame({
-        "task": [f"t{i}" for i in range(k)],
-        "effect": 0.2 + 0.3 * x + rng.normal(0, np.sqrt(v + 0.01)),
-        "variance": v,
-        "x": x,
-        "domain": rng.choice(["web", "news", "bio"], size=k),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "task": [f"t{i}" for i in range(k)],
+            "effect": 0.2 + 0.3 * x + rng.normal(0, np.sqrt(v + 0.01)),
+            "variance": v,
+            "x": x,
+            "domain": rng.choice(["web", "news", "bio"], size=k),
+        }
+    )
 
 
 def test_ee_coefficients_equal_weighted_least_squares():
@@ -255,14 +275,22 @@ def test_data_and_vcov_describe_the_fit():
         res.table["term"], res.table["term"]
     ]
     np.testing.assert_allclose(np.sqrt(np.diag(cov)), res.table["se"], rtol=1e-12)
-    x = np.column_stack([np.ones(len(eff)), eff["x"], eff["domain"] == "news",
-                         eff["domain"] == "web"]).astype(float)  # fmt: skip
+    x = np.column_stack(
+        [np.ones(len(eff)), eff["x"], eff["domain"] == "news", eff["domain"] == "web"]
+    ).astype(float)
     np.testing.assert_allclose(data["fitted"], x @ res.table["estimate"].to_numpy(), rtol=1e-12)
 
 
 # ------------------------------------------------------------------ absent levels
-LEVEL_FITS = {"tau2": "tau2", "qm": "QM", "qm_df": "QMdf1", "qm_p_value": "QMp", "qe": "QE",
-              "n_coef": "p", "k": "k"}  # fmt: skip
+LEVEL_FITS = {
+    "tau2": "tau2",
+    "qm": "QM",
+    "qm_df": "QMdf1",
+    "qm_p_value": "QMp",
+    "qe": "QE",
+    "n_coef": "p",
+    "k": "k",
+}
 
 
 @pytest.mark.parametrize("test", ["z", "knha"])
@@ -276,13 +304,17 @@ def test_absent_levels_match_rma(formula, method, test):
     d = d.assign(study=d.groupby("id").cumcount() + 1)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
-        res = metaeval.metareg(d, FORMULAS[formula], method=method, ci=test, over="study",
-                               groups="id")  # fmt: skip
+        res = metaeval.metareg(
+            d, FORMULAS[formula], method=method, ci=test, over="study", groups="id"
+        )
     sel = dict(formula=formula, method=method, test=test)
     ref = _read("metareg_levels_coefs")
     ref = ref.loc[(ref[list(sel)] == pd.Series(sel)).all(axis=1)]
-    ref = ref.assign(term=ref["term"].replace({"intrcpt": "intercept"})
-                     .str.replace(r"^f([a-d])$", r"f[T.\1]", regex=True))  # fmt: skip
+    ref = ref.assign(
+        term=ref["term"]
+        .replace({"intrcpt": "intercept"})
+        .str.replace(r"^f([a-d])$", r"f[T.\1]", regex=True)
+    )
     merged = res.table.merge(
         ref, on=["id", "term"], how="outer", suffixes=("", "_R"), indicator=True
     )
@@ -291,9 +323,14 @@ def test_absent_levels_match_rma(formula, method, test):
     assert ours_only[list(COEFS)].isna().all(axis=None)
     # the terms metafor does not have: absent levels, and the new reference of 2, 4 and 6
     assert sorted(map(tuple, ours_only[["id", "term"]].values)) == [
-        (2, "f[T.b]"), (3, "f[T.b]"), (4, "f[T.b]"), (4, "f[T.c]"), (5, "f[T.d]"),
-        (6, "f[T.b]"), (6, "f[T.c]"),
-    ]  # fmt: skip
+        (2, "f[T.b]"),
+        (3, "f[T.b]"),
+        (4, "f[T.b]"),
+        (4, "f[T.c]"),
+        (5, "f[T.d]"),
+        (6, "f[T.b]"),
+        (6, "f[T.c]"),
+    ]
     both = merged.loc[merged["_merge"] == "both"]
     assert len(both) == len(ref)
     for ours, theirs in COEFS.items():
@@ -341,8 +378,14 @@ def test_knha_with_an_exact_fit_is_nan_with_a_warning(line):
     the estimates are the line, the Knapp–Hartung se, tests, intervals and Q_M are NaN
     with a warning naming the group (metafor: se 0, t = ±Inf, Q_M NA); was LinAlgError."""
     x = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
-    exact = pd.DataFrame({"task": list("abcdef"), "effect": line[0] + line[1] * x,
-                          "variance": [0.1, 0.2, 0.1, 0.3, 0.1, 0.2], "x": x})  # fmt: skip
+    exact = pd.DataFrame(
+        {
+            "task": list("abcdef"),
+            "effect": line[0] + line[1] * x,
+            "variance": [0.1, 0.2, 0.1, 0.3, 0.1, 0.2],
+            "x": x,
+        }
+    )
     other = _toy(4, k=6).drop(columns="domain")
     both = pd.concat([exact.assign(metric="exact"), other.assign(metric="other")])
     with pytest.warns(DegenerateWarning, match="fitted exactly") as record:
@@ -383,8 +426,10 @@ def _dl_exact(y, v, x) -> float:
     a = [[sum(w[i] * x[i][r] * x[i][c] for i in range(k)) for c in range(p)] for r in range(p)]
     beta = _solve_exact(a, [sum(w[i] * x[i][r] * y[i] for i in range(k)) for r in range(p)])
     qe = sum(w[i] * (y[i] - sum(x[i][r] * beta[r] for r in range(p))) ** 2 for i in range(k))
-    trace = sum(w[i] * (1 - w[i] * sum(x[i][r] * z for r, z in enumerate(_solve_exact(a, x[i]))))
-                for i in range(k))  # fmt: skip
+    trace = sum(
+        w[i] * (1 - w[i] * sum(x[i][r] * z for r, z in enumerate(_solve_exact(a, x[i]))))
+        for i in range(k)
+    )
     return float(max(Fraction(0), (qe - (k - p)) / trace))
 
 
@@ -399,8 +444,14 @@ def test_dl_is_exact_when_one_variance_is_tiny(seed):
     v = rng.uniform(0.5, 2.0, k)
     v[2] = 1e-8 * v[2]
     x = rng.normal(size=k)
-    eff = pd.DataFrame({"task": [f"t{i}" for i in range(k)], "effect": 0.3 * x +
-                        rng.normal(0, 2, k), "variance": v, "x": x})  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "task": [f"t{i}" for i in range(k)],
+            "effect": 0.3 * x + rng.normal(0, 2, k),
+            "variance": v,
+            "x": x,
+        }
+    )
     res = metaeval.metareg(eff, "x", method="DL", ci="z")
     exact = _dl_exact(eff["effect"], v, np.column_stack([np.ones(k), x]))
     assert exact > 0
@@ -423,16 +474,25 @@ def test_ee_coefficients_are_exact_when_one_variance_is_tiny(seed):
     x = rng.normal(size=k)
     f = rng.choice(["a", "b"], size=k)
     f[:2] = ["a", "b"]
-    eff = pd.DataFrame({"task": [f"t{i}" for i in range(k)], "effect": rng.normal(size=k),
-                        "variance": v, "x": x, "f": f})  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "task": [f"t{i}" for i in range(k)],
+            "effect": rng.normal(size=k),
+            "variance": v,
+            "x": x,
+            "f": f,
+        }
+    )
     res = metaeval.metareg(eff, ["x", "f"], method="EE")
     design = [
         [Fraction(1), Fraction(a), Fraction(int(b == "b"))] for a, b in zip(x, f, strict=True)
     ]
     w = [1 / Fraction(t) for t in v]
     y = [Fraction(t) for t in eff["effect"]]
-    gram = [[sum(w[i] * design[i][r] * design[i][c] for i in range(k)) for c in range(3)]
-            for r in range(3)]  # fmt: skip
+    gram = [
+        [sum(w[i] * design[i][r] * design[i][c] for i in range(k)) for c in range(3)]
+        for r in range(3)
+    ]
     beta = _solve_exact(gram, [sum(w[i] * design[i][r] * y[i] for i in range(k)) for r in range(3)])
     var = [_solve_exact(gram, [Fraction(int(r == c)) for r in range(3)])[c] for c in range(3)]
     np.testing.assert_allclose(res.table["estimate"], [float(b) for b in beta], rtol=1e-12)
@@ -444,8 +504,9 @@ def test_t_matches_rma_test_t(method):
     """ci="t" (issue 39, item 17) is metafor's rma(mods, test="t"): the model-based
     covariance, t with k − p df, Q_M/m as F(m, k − p) (fixtures/metafor/make_t_test.R)."""
     ref = pd.read_csv(DIR / "t_test_metareg.csv").query("method == @method")
-    ref = ref.assign(term=ref["term"].map({"intrcpt": "intercept", "x": "x", "fb": "f[T.b]",
-                                           "fc": "f[T.c]"}))  # fmt: skip
+    ref = ref.assign(
+        term=ref["term"].map({"intrcpt": "intercept", "x": "x", "fb": "f[T.b]", "fc": "f[T.c]"})
+    )
     data = pd.read_csv(DIR / "robust_metareg_data.csv.gz")
     data = data[data["id"].isin(ref["id"])].rename(columns={"yi": "effect", "vi": "variance"})
     res = metaeval.metareg(data, ["x", "f"], method=method, ci="t", groups="id")
@@ -453,13 +514,22 @@ def test_t_matches_rma_test_t(method):
     both = res.table.merge(ref, on=["id", "term"], suffixes=("", "_R"), validate="1:1")
     assert len(both) == len(ref) == 80
     np.testing.assert_array_equal(both["df"], both["df_R"])
-    for ours, theirs in {"estimate": "estimate_R", "se": "se_R", "statistic": "tval",
-                         "p_value": "pval", "ci_low": "ci_lb", "ci_high": "ci_ub"}.items():  # fmt: skip
+    for ours, theirs in {
+        "estimate": "estimate_R",
+        "se": "se_R",
+        "statistic": "tval",
+        "p_value": "pval",
+        "ci_low": "ci_lb",
+        "ci_high": "ci_ub",
+    }.items():
         np.testing.assert_allclose(both[ours], both[theirs], rtol=1e-7, err_msg=ours)
-    fit = res.fit.merge(ref.drop_duplicates("id"), on="id", suffixes=("", "_R"),
-                        validate="1:1")  # fmt: skip
-    for ours, theirs in {"qm": "qm_R", "qm_df": "qm_df_R", "qm_df2": "qm_df2_R",
-                         "qm_p_value": "qm_pval"}.items():  # fmt: skip
+    fit = res.fit.merge(ref.drop_duplicates("id"), on="id", suffixes=("", "_R"), validate="1:1")
+    for ours, theirs in {
+        "qm": "qm_R",
+        "qm_df": "qm_df_R",
+        "qm_df2": "qm_df2_R",
+        "qm_p_value": "qm_pval",
+    }.items():
         np.testing.assert_allclose(fit[ours], fit[theirs], rtol=1e-7, err_msg=ours)
     z = metaeval.metareg(data, ["x", "f"], method=method, ci="z", groups="id").table
     np.testing.assert_allclose(res.table["se"], z["se"], rtol=1e-12)  # not scaled

@@ -13,11 +13,22 @@ from metaeval import DegenerateWarning, DependenceWarning, OptionError, SchemaEr
 
 DIR = FIXTURES / "metafor"
 COLUMNS = {  # ours -> metafor
-    "effect": "estimate", "se": "se", "statistic": "zval", "p_value": "pval",
-    "ci_low": "ci_lb", "ci_high": "ci_ub", "qe": "QE", "qe_p_value": "QEp",
-    "robust_se": "robust_se", "robust_p_value": "robust_pval", "robust_ci_low": "robust_ci_lb",
-    "robust_ci_high": "robust_ci_ub", "robust_df": "robust_df", "k": "k", "k_task": "k_task",
-}  # fmt: skip
+    "effect": "estimate",
+    "se": "se",
+    "statistic": "zval",
+    "p_value": "pval",
+    "ci_low": "ci_lb",
+    "ci_high": "ci_ub",
+    "qe": "QE",
+    "qe_p_value": "QEp",
+    "robust_se": "robust_se",
+    "robust_p_value": "robust_pval",
+    "robust_ci_low": "robust_ci_lb",
+    "robust_ci_high": "robust_ci_ub",
+    "robust_df": "robust_df",
+    "k": "k",
+    "k_task": "k_task",
+}
 
 
 def _read(name: str) -> pd.DataFrame:
@@ -40,8 +51,9 @@ def fits() -> pd.DataFrame:
 
 
 def _pool(data, cov, **kwargs) -> pd.DataFrame:
-    return metaeval.pool(data, over=("task", "metric"), groups="id", model="multilevel",
-                         cov=cov, **kwargs)  # fmt: skip
+    return metaeval.pool(
+        data, over=("task", "metric"), groups="id", model="multilevel", cov=cov, **kwargs
+    )
 
 
 @pytest.mark.parametrize("method", ["REML", "ML"])
@@ -130,8 +142,14 @@ def test_ee_is_generalized_least_squares(data, cov):
 
 def test_one_metric_per_task_is_the_univariate_model():
     rng = np.random.default_rng(1)
-    eff = pd.DataFrame({"task": [f"t{i}" for i in range(12)], "metric": "m",
-                        "effect": rng.normal(0.2, 0.3, 12), "variance": rng.uniform(0.01, 0.05, 12)})  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "task": [f"t{i}" for i in range(12)],
+            "metric": "m",
+            "effect": rng.normal(0.2, 0.3, 12),
+            "variance": rng.uniform(0.01, 0.05, 12),
+        }
+    )
     with pytest.warns(DependenceWarning, match="without `cov`"):
         with pytest.warns(DegenerateWarning, match="one metric per task"):
             ml = metaeval.pool(eff, over=("task", "metric"), model="multilevel", ci="z")
@@ -145,8 +163,7 @@ def test_one_metric_per_task_is_the_univariate_model():
 def test_chain_from_scores_with_effect_covariance():
     scores = metaeval.load_example()
     eff = scores.meta.effects(control="logistic_regression", treatment="knn", effect="md")
-    cov = scores.meta.effect_covariance(control="logistic_regression", treatment="knn",
-                                        effect="md")  # fmt: skip
+    cov = scores.meta.effect_covariance(control="logistic_regression", treatment="knn", effect="md")
     res = eff.meta.pool(over=("task", "metric"), model="multilevel", cov=cov, robust=True)
     assert res[["k", "k_task"]].values.tolist() == [[8, 4]]
     assert {"sigma2_task", "sigma2_metric", "robust_se"} <= set(res.columns)
@@ -159,8 +176,7 @@ def test_chain_from_scores_with_effect_covariance():
 def test_errors():
     scores = metaeval.load_example()
     eff = scores.meta.effects(control="logistic_regression", treatment="knn", effect="md")
-    cov = scores.meta.effect_covariance(control="logistic_regression", treatment="knn",
-                                        effect="md")  # fmt: skip
+    cov = scores.meta.effect_covariance(control="logistic_regression", treatment="knn", effect="md")
     with pytest.raises(SchemaError, match="model='multilevel' only"):
         eff.meta.pool(cov=cov)
     with pytest.raises(SchemaError, match="over=\\('task', 'metric'\\)"):
@@ -201,8 +217,14 @@ def test_metrics_sharing_too_few_queries_give_nan_with_a_warning(shared):
     scores = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
     with pytest.warns(metaeval.PairingWarning):
         cov = metaeval.effect_covariance(scores, "x", effect="md")
-    assert cov.query("treatment == 'z' and task == 'a' and metric != metric_b and "
-                     "metric in ['m1', 'm2'] and metric_b in ['m1', 'm2']")["cov"].isna().all()  # fmt: skip
+    assert (
+        cov.query(
+            "treatment == 'z' and task == 'a' and metric != metric_b and "
+            "metric in ['m1', 'm2'] and metric_b in ['m1', 'm2']"
+        )["cov"]
+        .isna()
+        .all()
+    )
     with pytest.warns(metaeval.PairingWarning):
         with pytest.warns(DegenerateWarning, match="NaN sampling covariance") as record:
             res = metaeval.pool_metrics(scores, "x", effect="md", ci="z").set_index("treatment")
@@ -216,8 +238,14 @@ def test_metrics_sharing_too_few_queries_give_nan_with_a_warning(shared):
 def test_knha_with_equal_effects_warns_and_gives_nan():
     """Every effect equal: Knapp–Hartung's s² is 0, and se, p-value and interval are NaN
     with a warning, not se = 0 (issue 25, 17d)."""
-    eff = pd.DataFrame({"task": ["a", "a", "b", "b", "c"], "metric": ["m1", "m2"] * 2 + ["m1"],
-                        "effect": 0.25, "variance": [0.01, 0.02, 0.015, 0.01, 0.02]})  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "task": ["a", "a", "b", "b", "c"],
+            "metric": ["m1", "m2"] * 2 + ["m1"],
+            "effect": 0.25,
+            "variance": [0.01, 0.02, 0.015, 0.01, 0.02],
+        }
+    )
     with pytest.warns(DependenceWarning), pytest.warns(DegenerateWarning, match="s² is 0"):
         res = metaeval.pool(eff, over=("task", "metric"), model="multilevel", ci="knha")
     assert res["effect"].item() == pytest.approx(0.25, rel=1e-12)
@@ -262,15 +290,23 @@ def test_ml_and_reml_find_the_highest_maximum(method):
             return -_loglik(np.maximum(t, 0), y, v, task, reml)
 
         for s0 in [(a, b) for a in (0.0, 0.3, 3.0) for b in (0.0, 0.3, 3.0)]:
-            r = optimize.minimize(negative, np.array(s0) * scale, bounds=[(0, None)] * 2,
-                                  method="L-BFGS-B", options={"ftol": 1e-15, "gtol": 1e-12})  # fmt: skip
+            r = optimize.minimize(
+                negative,
+                np.array(s0) * scale,
+                bounds=[(0, None)] * 2,
+                method="L-BFGS-B",
+                options={"ftol": 1e-15, "gtol": 1e-12},
+            )
             best = max(best, -r.fun)
         got = res.loc[i, ["sigma2_task", "sigma2_metric"]].to_numpy(float)
         assert _loglik(got, y, v, task, reml) >= best - 1e-9, (i, got)
         np.testing.assert_allclose(
-            got, ref.loc[i, ["sigma2_task", "sigma2_metric"]].to_numpy(float),
-            rtol=1e-3, atol=1e-5 * d["variance"].median(), err_msg=str(i),
-        )  # fmt: skip
+            got,
+            ref.loc[i, ["sigma2_task", "sigma2_metric"]].to_numpy(float),
+            rtol=1e-3,
+            atol=1e-5 * d["variance"].median(),
+            err_msg=str(i),
+        )
 
 
 # ------------------------------------------------------------------ ci="t" (issue 39, item 17)
@@ -281,20 +317,40 @@ def test_t_matches_rma_mv_test_t(data, cov, method):
     (fixtures/metafor/make_t_test.R); REML to 1e-6 (metafor's nlminb), EE to 1e-9."""
     ref = pd.read_csv(DIR / "t_test_multilevel.csv").query("method == @method")
     sub, sub_cov = data[data["id"].isin(ref["id"])], cov[cov["id"].isin(ref["id"])]
-    res = metaeval.pool(sub, over=("task", "metric"), groups="id", model="multilevel",
-                        cov=sub_cov, method=method, ci="t")  # fmt: skip
+    res = metaeval.pool(
+        sub,
+        over=("task", "metric"),
+        groups="id",
+        model="multilevel",
+        cov=sub_cov,
+        method=method,
+        ci="t",
+    )
     assert (res["test"] == "t").all() and res.attrs["ci"] == "t"
     both = res.merge(ref, on="id", suffixes=("", "_R"), validate="1:1")
     assert len(both) == 20
     np.testing.assert_array_equal(both["df"], both["df_R"])
     np.testing.assert_array_equal(both["df"], both["k"] - 1)
     rtol = 1e-9 if method == "EE" else 1e-6
-    for ours, theirs in (("effect", "estimate"), ("se", "se_R"), ("statistic", "tval"),
-                         ("p_value", "pval"), ("ci_low", "ci_lb"), ("ci_high", "ci_ub")):  # fmt: skip
+    for ours, theirs in (
+        ("effect", "estimate"),
+        ("se", "se_R"),
+        ("statistic", "tval"),
+        ("p_value", "pval"),
+        ("ci_low", "ci_lb"),
+        ("ci_high", "ci_ub"),
+    ):
         # p-values down to 1e-18 move by ~t² times the statistic's relative difference
         tol = rtol * 50 if ours == "p_value" else rtol
         np.testing.assert_allclose(both[ours], both[theirs], rtol=tol, err_msg=ours)
     # the se is the model's (unscaled): that of ci="z"
-    z = metaeval.pool(sub, over=("task", "metric"), groups="id", model="multilevel",
-                      cov=sub_cov, method=method, ci="z")  # fmt: skip
+    z = metaeval.pool(
+        sub,
+        over=("task", "metric"),
+        groups="id",
+        model="multilevel",
+        cov=sub_cov,
+        method=method,
+        ci="z",
+    )
     np.testing.assert_allclose(res["se"], z["se"], rtol=1e-12)

@@ -128,8 +128,9 @@ def test_two_close_maxima_far_apart_are_named(data, fits, model, method):
     _, named = _fit(sub, model, method)
     close = named.get("close", pd.DataFrame({"id": [], "tau2_other": []})).set_index("id")
     assert sorted(close.index) == sorted(want)
-    np.testing.assert_allclose(close.loc[want, "tau2_other"], ref.loc[want, "tau2_second"],
-                               rtol=1e-4, atol=1e-8)  # fmt: skip
+    np.testing.assert_allclose(
+        close.loc[want, "tau2_other"], ref.loc[want, "tau2_second"], rtol=1e-4, atol=1e-8
+    )
 
 
 def test_groups_at_once_equal_each_alone(data, fits):
@@ -141,8 +142,9 @@ def test_groups_at_once_equal_each_alone(data, fits):
         together, _ = _fit(sub, "1", method)
         for i in ids:
             alone, _ = _fit(sub[sub["id"] == i], "1", method)
-            np.testing.assert_allclose(together.loc[[i]].to_numpy(), alone.to_numpy(),
-                                       rtol=1e-12, atol=1e-15)  # fmt: skip
+            np.testing.assert_allclose(
+                together.loc[[i]].to_numpy(), alone.to_numpy(), rtol=1e-12, atol=1e-15
+            )
 
 
 # ------------------------------------------------- the two reproductions (item 23)

@@ -46,10 +46,14 @@ def reference() -> pd.DataFrame:
     assert (redo["n_ok"] == redo["n_exact"]).all()
     key = ["case", "model", "method", "test", "term"]
     ref = pd.concat(
-        [ref.merge(redo[key], on=key, how="left", indicator=True)
-         .query("_merge == 'left_only'").drop(columns="_merge"), redo.drop(columns="stepadj")],
+        [
+            ref.merge(redo[key], on=key, how="left", indicator=True)
+            .query("_merge == 'left_only'")
+            .drop(columns="_merge"),
+            redo.drop(columns="stepadj"),
+        ],
         ignore_index=True,
-    )  # fmt: skip
+    )
     return ref.assign(term=ref["term"].map(TERMS))
 
 
@@ -124,9 +128,12 @@ def test_exact_when_cheaper_than_the_resamples():
     """metafor's rule: exact when 2^k <= n_resamples, else random."""
     rng = np.random.default_rng(3)
     eff = pd.DataFrame(
-        {"task": [f"t{i}" for i in range(10)], "effect": rng.normal(0.1, 0.1, 10),
-         "variance": rng.uniform(0.002, 0.02, 10)}
-    )  # fmt: skip
+        {
+            "task": [f"t{i}" for i in range(10)],
+            "effect": rng.normal(0.1, 0.1, 10),
+            "variance": rng.uniform(0.002, 0.02, 10),
+        }
+    )
     nine = metaeval.permutest(eff.iloc[:9], seed=1)
     assert nine["exact"].all() and (nine["n_permutations"] == 512).all()
     ten = metaeval.permutest(eff, seed=1)
@@ -171,10 +178,12 @@ def test_seed_recorded_when_not_given(data):
 def test_groups_at_once_equal_each_alone(data, model, exact):
     together = _run(data, model, exact=exact, seed=5, n_resamples=200)
     alone = pd.concat(
-        [_run(data[data["case"] == c], model, exact=exact, seed=5, n_resamples=200)
-         for c in data["case"].unique()],
+        [
+            _run(data[data["case"] == c], model, exact=exact, seed=5, n_resamples=200)
+            for c in data["case"].unique()
+        ],
         ignore_index=True,
-    )  # fmt: skip
+    )
     pd.testing.assert_frame_equal(together, alone, check_exact=False, rtol=1e-12)
 
 
@@ -227,9 +236,13 @@ def test_bad_options(data, kwargs, match):
 def test_exact_with_too_many_permutations():
     rng = np.random.default_rng(1)
     eff = pd.DataFrame(
-        {"task": [f"t{i}" for i in range(21)], "effect": rng.normal(0.1, 0.1, 21),
-         "variance": rng.uniform(0.002, 0.02, 21), "x": rng.normal(size=21)}
-    )  # fmt: skip
+        {
+            "task": [f"t{i}" for i in range(21)],
+            "effect": rng.normal(0.1, 0.1, 21),
+            "variance": rng.uniform(0.002, 0.02, 21),
+            "x": rng.normal(size=21),
+        }
+    )
     with pytest.raises(OptionError, match=r"`exact=True`.*2,097,152"):
         metaeval.permutest(eff, exact=True)
     with pytest.raises(OptionError, match=r"`exact=True`"):
@@ -242,9 +255,13 @@ def test_failed_refits_are_left_out_with_a_warning():
     """Two of the 24 orders of x fit the effects exactly (Knapp–Hartung s² = 0, no t):
     left out of both counts. Checked by a naive loop of metareg() over the orders."""
     eff = pd.DataFrame(
-        {"task": list("abcd"), "effect": [0.1, 0.2, 0.3, 0.4],
-         "variance": [0.01, 0.02, 0.01, 0.02], "x": [2.0, 1.0, 3.0, 4.0]}
-    )  # fmt: skip
+        {
+            "task": list("abcd"),
+            "effect": [0.1, 0.2, 0.3, 0.4],
+            "variance": [0.01, 0.02, 0.01, 0.02],
+            "x": [2.0, 1.0, 3.0, 4.0],
+        }
+    )
     with pytest.warns(DegenerateWarning, match="left_out=2, of=24"):
         got = metaeval.permutest(eff, mods="x", method="DL")
     assert (got["n_permutations"] == 22).all() and got["exact"].all()

@@ -40,13 +40,16 @@ def test_k1_because_metric_names_differ_across_tasks_says_so():
     """Issue 39, item 2: tasks that each have their own metric names (Inspect scorers, an
     lm-eval task's own metrics) pool nothing; the k = 1 warning names that cause for the
     groups whose task shares no metric with the other tasks, and only for them."""
-    eff = pd.DataFrame({
-        "metric": ["match", "includes", "acc", "acc", "acc_norm", "em"],
-        "task": ["qa", "quiz", "arc", "hella", "arc", "gsm8k"],
-        "treatment": "b", "control": "a",
-        "effect": [0.2, 0.1, 0.3, 0.25, 0.2, 0.05],
-        "variance": [0.01, 0.02, 0.01, 0.02, 0.01, 0.02],
-    })  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "metric": ["match", "includes", "acc", "acc", "acc_norm", "em"],
+            "task": ["qa", "quiz", "arc", "hella", "arc", "gsm8k"],
+            "treatment": "b",
+            "control": "a",
+            "effect": [0.2, 0.1, 0.3, 0.25, 0.2, 0.05],
+            "variance": [0.01, 0.02, 0.01, 0.02, 0.01, 0.02],
+        }
+    )
     with pytest.warns(DegenerateWarning) as record:
         pooled = metaeval.pool(eff, method="DL", ci="z")
     assert dict(zip(pooled["metric"], pooled["k"], strict=True)) == {
@@ -70,10 +73,14 @@ def test_k1_because_metric_names_differ_across_tasks_says_so():
 
 
 def test_pool_any_table_and_groups():
-    eff = pd.DataFrame({
-        "study": ["a", "b", "c", "a", "b", "c"], "model": ["x"] * 3 + ["y"] * 3,
-        "effect": [0.1, 0.3, 0.2, 0.5, -0.1, 0.2], "variance": [0.01, 0.02, 0.015, 0.01, 0.03, 0.02],
-    })  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "study": ["a", "b", "c", "a", "b", "c"],
+            "model": ["x"] * 3 + ["y"] * 3,
+            "effect": [0.1, 0.3, 0.2, 0.5, -0.1, 0.2],
+            "variance": [0.01, 0.02, 0.015, 0.01, 0.03, 0.02],
+        }
+    )
     with pytest.raises(
         SchemaError,
         match=r"(?s)repeat the same \['study'\] \(there are no group columns\).*groups=",
@@ -88,10 +95,14 @@ def test_pool_any_table_and_groups():
 
 
 def test_k1_and_nan_effects_warn(rng):
-    eff = pd.DataFrame({
-        "metric": ["m", "m", "m", "n"], "task": ["a", "b", "c", "a"],
-        "effect": [0.2, np.nan, 0.4, 0.3], "variance": [0.01, 0.02, 0.02, 0.01],
-    })  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "metric": ["m", "m", "m", "n"],
+            "task": ["a", "b", "c", "a"],
+            "effect": [0.2, np.nan, 0.4, 0.3],
+            "variance": [0.01, 0.02, 0.02, 0.01],
+        }
+    )
     with pytest.warns(DegenerateWarning) as record:
         pooled = eff.meta.pool(method="DL", ci="z")
     messages = [str(w.message) for w in record]
@@ -415,8 +426,12 @@ BEIR = ("trec-covid", "nfcorpus", "fiqa", "arguana", "scidocs", "scifact")
 def _beir_scores(rng) -> pd.DataFrame:
     """Six BEIR-like tasks; rrf has no scores on nfcorpus, splade none on fiqa and scidocs
     (of nDCG@10 only: on recall@100 every system has every task)."""
-    scores = make_scores(rng, tasks={t: 25 for t in BEIR}, systems=("bm25", "tasb", "rrf", "splade"),
-                         metrics=("nDCG@10", "recall@100"))  # fmt: skip
+    scores = make_scores(
+        rng,
+        tasks={t: 25 for t in BEIR},
+        systems=("bm25", "tasb", "rrf", "splade"),
+        metrics=("nDCG@10", "recall@100"),
+    )
     absent = (scores["metric"] == "nDCG@10") & (
         ((scores["system"] == "rrf") & (scores["task"] == "nfcorpus"))
         | ((scores["system"] == "splade") & scores["task"].isin(["fiqa", "scidocs"]))
@@ -469,8 +484,11 @@ def test_k_total_counts_the_tasks_of_each_subgroup_and_nan_effects(rng):
     ]
     assert (pooled["k_total"] == 3).all()
     # an effect that is NaN is missing from its summary as an absent one is
-    nan = eff.assign(effect=np.where((eff["treatment"] == "tasb") & (eff["task"] == "arguana"),
-                                     np.nan, eff["effect"]))  # fmt: skip
+    nan = eff.assign(
+        effect=np.where(
+            (eff["treatment"] == "tasb") & (eff["task"] == "arguana"), np.nan, eff["effect"]
+        )
+    )
     with pytest.warns(metaeval.MetaEvalWarning) as record:
         pooled = nan.meta.pool(method="DL")
     texts = [str(w.message) for w in record]
@@ -492,18 +510,25 @@ def test_knha_with_equal_effects_warns_and_gives_nan(method):
     (fixtures/metafor/knha_zero_effects.R) gives se 0, the interval [0, 0] and p NaN
     without a warning; metaeval keeps the effect (0), and gives NaN se, statistic,
     p-value and intervals with a DegenerateWarning naming the group (issue 25, 17d)."""
-    eff = pd.DataFrame({
-        "g": ["zero"] * 4 + ["spread"] * 4, "task": list("abcd") * 2,
-        "effect": [0.0] * 4 + [0.1, 0.3, 0.2, 0.6], "variance": [0.01, 0.02, 0.015, 0.01] * 2,
-    })  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "g": ["zero"] * 4 + ["spread"] * 4,
+            "task": list("abcd") * 2,
+            "effect": [0.0] * 4 + [0.1, 0.3, 0.2, 0.6],
+            "variance": [0.01, 0.02, 0.015, 0.01] * 2,
+        }
+    )
     with pytest.warns(DegenerateWarning, match="s² is 0") as record:
         res = metaeval.pool(eff, groups="g", method=method, ci="knha").set_index("g")
     text = " ".join(str(w.message) for w in record)
     assert "g='zero'" in text and "g='spread'" not in text
     zero = res.loc["zero"]
     assert zero["effect"] == 0 and zero["tau2"] == 0 and zero["q"] == 0
-    assert zero[["se", "statistic", "p_value", "ci_low", "ci_high", "pi_low", "pi_high",
-                 "prob_gain"]].isna().all()  # fmt: skip
+    assert (
+        zero[["se", "statistic", "p_value", "ci_low", "ci_high", "pi_low", "pi_high", "prob_gain"]]
+        .isna()
+        .all()
+    )
     spread = metaeval.pool(eff[eff["g"] == "spread"], method=method, ci="knha")
     assert res.loc["spread", "se"] == spread["se"].item() > 0
     with warnings.catch_warnings():
@@ -515,13 +540,34 @@ def test_knha_with_equal_effects_warns_and_gives_nan(method):
 #: metafor 3.8.1 on four tasks with τ̂² = 0 (fixtures/metafor/adhoc_four_tasks.R):
 #: ci_low, ci_high, pi_low, pi_high, se, tau2, p_value per test
 ADHOC_METAFOR = {
-    "z": (6.030287664e-02, 7.599019807e-02, 6.030287664e-02, 7.599019807e-02,
-          4.001941248e-03, 0.0, 5.059372555e-65),
-    "knha": (6.519055114e-02, 7.110252356e-02, 6.519055114e-02, 7.110252356e-02,
-             9.288408746e-04, 0.0, 5.580497797e-06),
-    "adhoc": (0.0554105742158, 0.0808825004914, 0.0554105742158, 0.0808825004914,
-              0.0040019412477, 0.0, 0.0004411494371),
-}  # fmt: skip
+    "z": (
+        6.030287664e-02,
+        7.599019807e-02,
+        6.030287664e-02,
+        7.599019807e-02,
+        4.001941248e-03,
+        0.0,
+        5.059372555e-65,
+    ),
+    "knha": (
+        6.519055114e-02,
+        7.110252356e-02,
+        6.519055114e-02,
+        7.110252356e-02,
+        9.288408746e-04,
+        0.0,
+        5.580497797e-06,
+    ),
+    "adhoc": (
+        0.0554105742158,
+        0.0808825004914,
+        0.0554105742158,
+        0.0808825004914,
+        0.0040019412477,
+        0.0,
+        0.0004411494371,
+    ),
+}
 
 
 def test_adhoc_floors_knha_at_the_normal_interval():
@@ -529,11 +575,13 @@ def test_adhoc_floors_knha_at_the_normal_interval():
     Knapp–Hartung's interval is narrower than the normal one, and pool() says so naming
     the group; ci="adhoc" (metafor's test="adhoc") floors the factor at 1. All three
     against metafor 3.8.1 (issue 29, item 1)."""
-    eff = pd.DataFrame({
-        "task": ["arc", "gsm8k", "mmlu", "hellaswag"],
-        "effect": [0.066, 0.070, 0.067, 0.069],
-        "variance": np.array([0.0081, 0.0074, 0.0088, 0.0079]) ** 2,
-    })  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "task": ["arc", "gsm8k", "mmlu", "hellaswag"],
+            "effect": [0.066, 0.070, 0.067, 0.069],
+            "variance": np.array([0.0081, 0.0074, 0.0088, 0.0079]) ** 2,
+        }
+    )
     columns = ["ci_low", "ci_high", "pi_low", "pi_high", "se", "tau2", "p_value"]
     got = {}
     for ci in ("z", "adhoc"):
@@ -555,11 +603,14 @@ def test_adhoc_floors_knha_at_the_normal_interval():
 def test_knha_narrow_warning_names_only_narrow_groups():
     """The warning fires where s² · t²(k − 1) < z² and nowhere else (a group whose effects
     scatter widely stays quiet; leave_one_out's refits never warn)."""
-    eff = pd.DataFrame({
-        "g": ["tight"] * 4 + ["wide"] * 4, "task": list("abcd") * 2,
-        "effect": [0.066, 0.070, 0.067, 0.069, 0.1, 0.3, 0.2, 0.6],
-        "variance": [0.0081**2] * 4 + [0.01, 0.02, 0.015, 0.01],
-    })  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "g": ["tight"] * 4 + ["wide"] * 4,
+            "task": list("abcd") * 2,
+            "effect": [0.066, 0.070, 0.067, 0.069, 0.1, 0.3, 0.2, 0.6],
+            "variance": [0.0081**2] * 4 + [0.01, 0.02, 0.015, 0.01],
+        }
+    )
     with pytest.warns(DegenerateWarning, match="narrower than the normal") as record:
         res = metaeval.pool(eff, groups="g", ci="knha").set_index("g")
     text = " ".join(str(w.message) for w in record)
@@ -576,11 +627,13 @@ def test_knha_narrow_warning_names_only_narrow_groups():
 def test_a_warning_about_a_table_without_group_keys_names_no_groups():
     """An effects table of one comparison without group columns: the warning ends its
     sentence instead of listing an empty group line."""
-    eff = pd.DataFrame({
-        "task": ["arc", "gsm8k", "mmlu", "hellaswag"],
-        "effect": [0.066, 0.070, 0.067, 0.069],
-        "variance": np.array([0.0081, 0.0074, 0.0088, 0.0079]) ** 2,
-    })  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "task": ["arc", "gsm8k", "mmlu", "hellaswag"],
+            "effect": [0.066, 0.070, 0.067, 0.069],
+            "variance": np.array([0.0081, 0.0074, 0.0088, 0.0079]) ** 2,
+        }
+    )
     with pytest.warns(DegenerateWarning) as record:
         metaeval.pool(eff, ci="knha")
     (message,) = [str(w.message) for w in record]

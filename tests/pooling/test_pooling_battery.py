@@ -16,10 +16,20 @@ DIR = FIXTURES / "metafor"
 CLOSED = ["EE", "DL", "HE", "HS", "SJ"]
 ITERATIVE = ["ML", "REML", "EB", "PM"]
 COLUMNS = {  # ours -> metafor
-    "effect": "estimate", "se": "se", "statistic": "zval", "p_value": "pval", "ci_low": "ci.lb",
-    "ci_high": "ci.ub", "pi_low": "pi.lb", "pi_high": "pi.ub", "tau2": "tau2", "i2": "I2",
-    "h2": "H2", "q": "QE", "q_p_value": "QEp",
-}  # fmt: skip
+    "effect": "estimate",
+    "se": "se",
+    "statistic": "zval",
+    "p_value": "pval",
+    "ci_low": "ci.lb",
+    "ci_high": "ci.ub",
+    "pi_low": "pi.lb",
+    "pi_high": "pi.ub",
+    "tau2": "tau2",
+    "i2": "I2",
+    "h2": "H2",
+    "q": "QE",
+    "q_p_value": "QEp",
+}
 
 
 def _read(name: str) -> pd.DataFrame:
@@ -121,8 +131,19 @@ def test_battery_q_profile(data):
     assert (ours["tau2_low"] <= ours["tau2"]).all() and (ours["tau2"] <= ours["tau2_high"]).all()
 
 
-LOO = {"effect": "estimate", "se": "se", "statistic": "zval", "p_value": "pval", "ci_low": "ci.lb",
-       "ci_high": "ci.ub", "q": "Q", "q_p_value": "Qp", "tau2": "tau2", "i2": "I2", "h2": "H2"}  # fmt: skip
+LOO = {
+    "effect": "estimate",
+    "se": "se",
+    "statistic": "zval",
+    "p_value": "pval",
+    "ci_low": "ci.lb",
+    "ci_high": "ci.ub",
+    "q": "Q",
+    "q_p_value": "Qp",
+    "tau2": "tau2",
+    "i2": "I2",
+    "h2": "H2",
+}
 
 
 def _per_study(data, name, func, method, test):
@@ -147,8 +168,17 @@ def test_battery_leave_one_out(data, method, test):
         _close(both[col], both[f"R_{ref_col}"], 1e-6, atol, f"{method}/{test}/{col}")
 
 
-INFL = {"rstudent": "rstudent", "dffits": "dffits", "cook_d": "cook.d", "cov_r": "cov.r",
-        "tau2_del": "tau2.del", "q_del": "QE.del", "hat": "hat", "weight": "weight", "dfbetas": "dfbs"}  # fmt: skip
+INFL = {
+    "rstudent": "rstudent",
+    "dffits": "dffits",
+    "cook_d": "cook.d",
+    "cov_r": "cov.r",
+    "tau2_del": "tau2.del",
+    "q_del": "QE.del",
+    "hat": "hat",
+    "weight": "weight",
+    "dfbetas": "dfbs",
+}
 
 
 @pytest.mark.parametrize(("method", "test"), [("REML", "z"), ("DL", "knha")])

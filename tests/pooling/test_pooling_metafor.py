@@ -11,10 +11,20 @@ import metaeval
 
 DIR = FIXTURES / "metafor"
 COLUMNS = {  # ours -> metafor
-    "effect": "estimate", "se": "se", "statistic": "zval", "p_value": "pval", "ci_low": "ci.lb",
-    "ci_high": "ci.ub", "tau2": "tau2", "i2": "I2", "h2": "H2", "q": "QE", "q_p_value": "QEp",
-    "pi_low": "pi.lb", "pi_high": "pi.ub",
-}  # fmt: skip
+    "effect": "estimate",
+    "se": "se",
+    "statistic": "zval",
+    "p_value": "pval",
+    "ci_low": "ci.lb",
+    "ci_high": "ci.ub",
+    "tau2": "tau2",
+    "i2": "I2",
+    "h2": "H2",
+    "q": "QE",
+    "q_p_value": "QEp",
+    "pi_low": "pi.lb",
+    "pi_high": "pi.ub",
+}
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +88,16 @@ def test_t_matches_rma_test_t(method):
     both = res.merge(ref, on="id", suffixes=("", "_R"), validate="1:1")
     assert len(both) == 20
     np.testing.assert_array_equal(both["df"], both["df_R"])
-    pairs = {"effect": "estimate", "se": "se_R", "statistic": "tval", "p_value": "pval",
-             "ci_low": "ci_lb", "ci_high": "ci_ub", "pi_low": "pi_lb", "pi_high": "pi_ub"}  # fmt: skip
+    pairs = {
+        "effect": "estimate",
+        "se": "se_R",
+        "statistic": "tval",
+        "p_value": "pval",
+        "ci_low": "ci_lb",
+        "ci_high": "ci_ub",
+        "pi_low": "pi_lb",
+        "pi_high": "pi_ub",
+    }
     for ours, theirs in pairs.items():
         np.testing.assert_allclose(both[ours], both[theirs], rtol=1e-8, err_msg=ours)
     z = metaeval.pool(data, method=method, ci="z", groups="id")

@@ -119,8 +119,14 @@ def test_default_is_the_q_profile_and_attrs_name_the_interval():
 
 
 def test_single_effect_gives_nan_bounds():
-    eff = pd.DataFrame({"task": ["a", "b", "c", "a"], "id": [1, 1, 1, 2],
-                        "effect": [0.1, 0.5, 0.3, 0.2], "variance": [0.01, 0.02, 0.01, 0.01]})  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "task": ["a", "b", "c", "a"],
+            "id": [1, 1, 1, 2],
+            "effect": [0.1, 0.5, 0.3, 0.2],
+            "variance": [0.01, 0.02, 0.01, 0.01],
+        }
+    )
     with pytest.warns(metaeval.DegenerateWarning, match=r"(?s)k = 1.*id=2"):
         out = _pool(eff)
     assert out.loc[1, ["tau2_low", "tau2_high"]].isna().all()

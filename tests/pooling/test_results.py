@@ -19,12 +19,20 @@ def _effects() -> pd.DataFrame:
     for metric, slope in (("AP", 0.08), ("nDCG", -0.05)):
         x = rng.uniform(3, 7, size=10)
         v = rng.uniform(0.002, 0.03, size=10)
-        parts.append(pd.DataFrame({
-            "metric": metric, "treatment": "new", "control": "bm25",
-            "task": [f"t{i}" for i in range(10)], "log_n": x, "variance": v,
-            "effect": slope * x + rng.normal(0, np.sqrt(v)),
-            "domain": np.tile(["web", "bio"], 5),
-        }))  # fmt: skip
+        parts.append(
+            pd.DataFrame(
+                {
+                    "metric": metric,
+                    "treatment": "new",
+                    "control": "bm25",
+                    "task": [f"t{i}" for i in range(10)],
+                    "log_n": x,
+                    "variance": v,
+                    "effect": slope * x + rng.normal(0, np.sqrt(v)),
+                    "domain": np.tile(["web", "bio"], 5),
+                }
+            )
+        )
     return pd.concat(parts, ignore_index=True)
 
 
@@ -44,8 +52,14 @@ def test_metareg_returns_the_result_with_its_parts(result):
 
 def test_table_attrs_hold_options_only(result):
     attrs = result.table.attrs
-    assert attrs == {"method": "REML", "ci": None, "alpha": 0.05, "mods": ["log_n", "domain"],
-                     "robust": False, "cluster": None}  # fmt: skip
+    assert attrs == {
+        "method": "REML",
+        "ci": None,
+        "alpha": 0.05,
+        "mods": ["log_n", "domain"],
+        "robust": False,
+        "cluster": None,
+    }
     for value in attrs.values():
         assert not isinstance(value, pd.DataFrame | pd.Series | np.ndarray)
 

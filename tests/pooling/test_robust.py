@@ -54,9 +54,14 @@ def test_metareg_matches_robust_and_club_sandwich(reg_data, reg_ref, method, kin
     both = res.table.merge(ref, on=["id", "term"], suffixes=("", "_R"), validate="1:1")
     assert len(both) == len(ref) > 200
     lo = kind.lower()
-    pairs = {"estimate": "estimate_R", "robust_se": f"{lo}_se", "robust_df": f"{lo}_df",
-             "robust_p_value": f"{lo}_pval", "robust_ci_low": f"{lo}_ci_lb",
-             "robust_ci_high": f"{lo}_ci_ub"}  # fmt: skip
+    pairs = {
+        "estimate": "estimate_R",
+        "robust_se": f"{lo}_se",
+        "robust_df": f"{lo}_df",
+        "robust_p_value": f"{lo}_pval",
+        "robust_ci_low": f"{lo}_ci_lb",
+        "robust_ci_high": f"{lo}_ci_ub",
+    }
     for ours, theirs in pairs.items():
         np.testing.assert_allclose(both[ours], both[theirs], rtol=1e-8, err_msg=f"{kind} {ours}")
     t = both["estimate"] / both["robust_se"]
@@ -76,8 +81,9 @@ def test_metareg_robust_does_not_depend_on_ci(reg_data):
     z = _metareg(sub, robust="CR2").table
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateWarning)
-        knha = metaeval.metareg(sub, ["x", "f"], ci="knha", groups="id", cluster="study",
-                                robust="CR2").table  # fmt: skip
+        knha = metaeval.metareg(
+            sub, ["x", "f"], ci="knha", groups="id", cluster="study", robust="CR2"
+        ).table
     cols = ["robust_se", "robust_df", "robust_p_value"]
     np.testing.assert_allclose(z[cols], knha[cols], rtol=1e-12)
     assert not np.allclose(z["se"], knha["se"], rtol=1e-6)
@@ -89,8 +95,13 @@ def test_metareg_default_cluster_is_each_effect_a_naive_sandwich():
     cluster divides e_i² by 1 − h_ii (h the diagonal of X M X'W)."""
     rng = np.random.default_rng(5)
     k = 9
-    eff = pd.DataFrame({"task": [f"t{i}" for i in range(k)], "x": rng.normal(size=k),
-                        "variance": rng.uniform(0.01, 0.05, k)})  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "task": [f"t{i}" for i in range(k)],
+            "x": rng.normal(size=k),
+            "variance": rng.uniform(0.01, 0.05, k),
+        }
+    )
     eff["effect"] = 0.2 + 0.1 * eff["x"] + rng.normal(0, 0.15, k)
     before = eff.copy()
     res = {
@@ -115,8 +126,9 @@ def test_metareg_default_cluster_is_each_effect_a_naive_sandwich():
     np.testing.assert_allclose(res["CR1"]["robust_df"], k - 2)
     np.testing.assert_allclose(res["CR2"]["robust_se"], se2, rtol=1e-10)
     t = res["CR1"]["estimate"] / se1
-    np.testing.assert_allclose(res["CR1"]["robust_p_value"], 2 * stats.t.sf(np.abs(t), k - 2),
-                               rtol=1e-10)  # fmt: skip
+    np.testing.assert_allclose(
+        res["CR1"]["robust_p_value"], 2 * stats.t.sf(np.abs(t), k - 2), rtol=1e-10
+    )
 
 
 # ------------------------------------------------------------------ multilevel
@@ -135,8 +147,16 @@ def test_multilevel_matches_club_sandwich(ml, method, kind):
     kernels are compared exactly (1e-9); REML to 1e-6 for se and df and 1e-5 for p, the
     agreement of metafor's variance components (nlminb rel.tol 1e-10 on log σ²)."""
     data, cov, ref = ml
-    res = metaeval.pool(data, over=("task", "metric"), groups="id", model="multilevel",
-                        cov=cov, method=method, ci="z", robust=kind)  # fmt: skip
+    res = metaeval.pool(
+        data,
+        over=("task", "metric"),
+        groups="id",
+        model="multilevel",
+        cov=cov,
+        method=method,
+        ci="z",
+        robust=kind,
+    )
     assert res.attrs["robust"] == kind
     both = res.merge(ref[ref["method"] == method], on="id", validate="1:1")
     assert len(both) == 40
@@ -172,8 +192,9 @@ def test_multilevel_cr2_is_not_cr1(ml):
 def test_an_unknown_robust_is_an_option_error_naming_it(ml, reg_data, bad):
     data, cov, _ = ml
     with pytest.raises(OptionError, match=r"`robust`.*'CR1', 'CR2'"):
-        metaeval.pool(data, over=("task", "metric"), groups="id", model="multilevel", cov=cov,
-                      robust=bad)  # fmt: skip
+        metaeval.pool(
+            data, over=("task", "metric"), groups="id", model="multilevel", cov=cov, robust=bad
+        )
     with pytest.raises(OptionError, match=r"`robust`.*'CR1', 'CR2'"):
         metaeval.metareg(reg_data, ["x"], groups="id", robust=bad)
 
@@ -188,8 +209,12 @@ def test_bad_cluster_is_a_typed_error(reg_data):
     with pytest.raises(SchemaError, match=r"`cluster`.*'studies'"):
         metaeval.metareg(one, "x", robust="CR2", cluster="studies")
     with pytest.raises(SchemaError, match=r"`cluster` column 'study' has 1 missing"):
-        metaeval.metareg(one.assign(study=one["study"].where(one.index != one.index[0])), "x",
-                         robust="CR2", cluster="study")  # fmt: skip
+        metaeval.metareg(
+            one.assign(study=one["study"].where(one.index != one.index[0])),
+            "x",
+            robust="CR2",
+            cluster="study",
+        )
     with pytest.raises(OptionError, match=r"`cluster`.*robust='CR2'"):
         metaeval.metareg(one, "x", cluster="study")
 
@@ -209,8 +234,13 @@ def test_too_few_clusters_are_nan_with_a_warning(reg_data):
 def test_an_exact_fit_has_nan_robust_results(ci):
     """Moderators that fit the effects exactly leave residuals 0: a robust se of 0 would
     claim certainty; NaN with a warning, whatever ``ci``."""
-    eff = pd.DataFrame({"task": list("abcdef"), "x": [0.0, 1, 2, 3, 4, 5],
-                        "variance": [0.01, 0.02, 0.01, 0.03, 0.02, 0.01]})  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "task": list("abcdef"),
+            "x": [0.0, 1, 2, 3, 4, 5],
+            "variance": [0.01, 0.02, 0.01, 0.03, 0.02, 0.01],
+        }
+    )
     eff["effect"] = 0.1 + 0.2 * eff["x"]
     with pytest.warns(DegenerateWarning, match="fitted exactly"):
         res = metaeval.metareg(eff, "x", method="DL", ci=ci, robust="CR1").table
@@ -275,13 +305,25 @@ def test_multilevel_cr2_is_scale_free(ml, method, scale):
     cov = cov[cov["id"].isin(ref["id"])]
     data = data.assign(effect=data["effect"] * np.sqrt(scale), variance=data["variance"] * scale)
     cov = cov.assign(cov=cov["cov"] * scale)
-    res = metaeval.pool(data, over=("task", "metric"), groups="id", model="multilevel",
-                        cov=cov, method=method, ci="z", robust="CR2")  # fmt: skip
+    res = metaeval.pool(
+        data,
+        over=("task", "metric"),
+        groups="id",
+        model="multilevel",
+        cov=cov,
+        method=method,
+        ci="z",
+        robust="CR2",
+    )
     both = res.merge(ref, on="id", suffixes=("", "_R"), validate="1:1")
     assert len(both) == 6
     rtol = 1e-9 if method == "EE" else 1e-6
     np.testing.assert_allclose(both["robust_se"], both["cr2_se"] * np.sqrt(scale), rtol=rtol)
     np.testing.assert_allclose(both["robust_df"], both["cr2_df"], rtol=rtol)
     for col in ("sigma2_task", "sigma2_metric"):  # metafor's nlminb: ~1e-6 of the largest
-        np.testing.assert_allclose(both[col], both[f"{col}_R"] * scale, rtol=1e-4,
-                                   atol=1e-6 * scale * both[f"{col}_R"].max())  # fmt: skip
+        np.testing.assert_allclose(
+            both[col],
+            both[f"{col}_R"] * scale,
+            rtol=1e-4,
+            atol=1e-6 * scale * both[f"{col}_R"].max(),
+        )

@@ -128,11 +128,14 @@ def test_pool_and_metareg_share_one_estimator(monkeypatch):
         return estimate(b, method)
 
     monkeypatch.setattr(t2, "estimate", spy)
-    eff = pd.DataFrame({
-        "task": list("abcdefgh"),
-        "effect": [0.05, 0.12, 0.30, 0.21, 0.42, 0.38, 0.55, 0.49],
-        "variance": [0.004, 0.006, 0.005, 0.003, 0.008, 0.004, 0.006, 0.005],
-        "log_n": [3.0, 3.4, 4.1, 4.0, 5.2, 5.0, 6.1, 5.9]})  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "task": list("abcdefgh"),
+            "effect": [0.05, 0.12, 0.30, 0.21, 0.42, 0.38, 0.55, 0.49],
+            "variance": [0.004, 0.006, 0.005, 0.003, 0.008, 0.004, 0.006, 0.005],
+            "log_n": [3.0, 3.4, 4.1, 4.0, 5.2, 5.0, 6.1, 5.9],
+        }
+    )
     pooled = metaeval.pool(eff, method="PM")
     assert seen == [("PM", 1)]
     assert pooled["tau2"].iloc[0] > 0

@@ -73,8 +73,9 @@ def test_demsar_worked_example_is_reproduced():
     assert round(loose.table["cd"].iloc[0], 2) == 1.12
     # Table 5 at α = 0.10: q_0.10 = 2.291 for k = 4, from the result at α = 0.05 as well
     assert nemenyi.cd(0.10) == pytest.approx(2.291 * np.sqrt(20 / 84), abs=5e-4)
-    differ = {(a, b) for a, b, s in loose.table[["system_a", "system_b", "significant"]].to_numpy()
-              if s}  # fmt: skip
+    differ = {
+        (a, b) for a, b, s in loose.table[["system_a", "system_b", "significant"]].to_numpy() if s
+    }
     assert differ == {("C4.5+m+cf", "C4.5"), ("C4.5+m", "C4.5")}
     groups = loose.cliques().groupby("clique")["system"].agg(list).tolist()
     assert groups == [["C4.5+m+cf", "C4.5+m", "C4.5+cf"], ["C4.5+cf", "C4.5"]]
@@ -171,8 +172,9 @@ def test_holm_and_bonferroni_dunn_equal_siegel_friedman_adjusted(rng):
         assert (res["system_b"] == "s02").all() and len(res) == 5
         ref = [raw.loc[a, "s02"] for a in res["system_a"]]
         np.testing.assert_allclose(res["p_value"], ref, rtol=0, atol=1e-12)
-        np.testing.assert_allclose(res["p_adjusted"], multipletests(ref, method=adjust)[1],
-                                   rtol=0, atol=1e-12)  # fmt: skip
+        np.testing.assert_allclose(
+            res["p_adjusted"], multipletests(ref, method=adjust)[1], rtol=0, atol=1e-12
+        )
 
 
 @pytest.mark.parametrize(
@@ -188,8 +190,9 @@ def test_wilcoxon_holm_equals_scikit_posthocs(rng, n_tasks, grid):
         ref = _matrix(sp.posthoc_wilcoxon(wide.to_numpy().T.tolist(), p_adjust="holm"), wide)
     got = [ref.loc[a, b] for a, b in zip(res["system_a"], res["system_b"], strict=True)]
     np.testing.assert_allclose(res["p_adjusted"], got, rtol=0, atol=1e-10)
-    one = ss.wilcoxon(wide[res["system_a"][0]] - wide[res["system_b"][0]], zero_method="wilcox",
-                      correction=False)  # fmt: skip
+    one = ss.wilcoxon(
+        wide[res["system_a"][0]] - wide[res["system_b"][0]], zero_method="wilcox", correction=False
+    )
     assert res["statistic"].iloc[0] == one.statistic
 
 
@@ -235,8 +238,7 @@ def test_cd_and_cliques_equal_autoranks(seed):
     wide = random_wide(rng, 15, 8, shift=0.25)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ref = autorank.autorank(wide.reset_index(drop=True), alpha=0.05,
-                                force_mode="nonparametric")  # fmt: skip
+        ref = autorank.autorank(wide.reset_index(drop=True), alpha=0.05, force_mode="nonparametric")
     res = posthoc(wide_to_scores(wide))
     # autorank's q_α is statsmodels' qsturng, interpolated in a table (~1e-5 here); ours is
     # scipy's studentized_range.isf: the published critical values are checked above
@@ -258,10 +260,16 @@ def test_wilcoxon_cliques_check_every_pair():
             "rank_b": [2.0, 3.0, 3.0],
             "p_adjusted": [0.5, 0.01, 0.5],
             "cd": np.nan,
-        }  # fmt: skip
+        }
     )
-    ranks = pd.DataFrame({"metric": "m", "system": list("abc"), "mean_rank": [1.0, 2.0, 3.0],
-                          "mean": [0.3, 0.2, 0.1]})  # fmt: skip
+    ranks = pd.DataFrame(
+        {
+            "metric": "m",
+            "system": list("abc"),
+            "mean_rank": [1.0, 2.0, 3.0],
+            "mean": [0.3, 0.2, 0.1],
+        }
+    )
     results = PosthocResult(pairs, ranks, "wilcoxon_holm", 0.05)
     got = results.cliques().groupby("clique")["system"].agg(list).tolist()
     assert got == [["a", "b"], ["b", "c"]]
@@ -299,8 +307,13 @@ def test_bayes_signed_rank_agrees_with_baycomp(rng, rope, grid):
     res = bayes_signed_rank(wide_to_scores(wide), control="s00", rope=rope, n_samples=n, seed=3)
     res = res.table
     for _, row in res.iterrows():
-        ref = baycomp.SignedRankTest.probs(wide["s00"].to_numpy(), wide[row["treatment"]].to_numpy(),
-                                           rope=rope, nsamples=n, random_state=5)  # fmt: skip
+        ref = baycomp.SignedRankTest.probs(
+            wide["s00"].to_numpy(),
+            wide[row["treatment"]].to_numpy(),
+            rope=rope,
+            nsamples=n,
+            random_state=5,
+        )
         ref = ref if rope > 0 else (ref[0], 0.0, ref[1])
         got = (row["prob_worse"], row["prob_equivalent"], row["prob_better"])
         assert all(_mc_close(g, r, n) for g, r in zip(got, ref, strict=True)), (got, ref)
@@ -315,8 +328,9 @@ def test_bayes_draws_match_the_quadratic_form():
     t = c + np.array([2, 0, 3, -4, 4]) / 64
     wide = pd.DataFrame({"c": c, "t": t}, index=list("abcde"))
     rope = 2 / 64  # differences (2, 0, 3, −4, 4)/64: sums hit ±2·rope exactly
-    res = bayes_signed_rank(wide_to_scores(wide), control="c", rope=rope, n_samples=300, seed=9,
-                            samples=True)  # fmt: skip
+    res = bayes_signed_rank(
+        wide_to_scores(wide), control="c", rope=rope, n_samples=300, seed=9, samples=True
+    )
     draws = res.draws(0)
     w = _bayes._weights(res.table.attrs["seed"], "m", 0, 300, 5, 0.5)
     z = np.r_[0.0, (wide["t"] - wide["c"]).to_numpy()]
@@ -340,8 +354,13 @@ def test_bayes_seed_pairs_and_direction(rng):
     pd.testing.assert_frame_equal(
         full[full["treatment"] == "s02"].reset_index(drop=True), one, check_exact=True
     )
-    flipped = bayes_signed_rank(scores.assign(value=-scores["value"]), control="s00", seed=11,
-                                n_samples=3000, higher_is_better=False).table  # fmt: skip
+    flipped = bayes_signed_rank(
+        scores.assign(value=-scores["value"]),
+        control="s00",
+        seed=11,
+        n_samples=3000,
+        higher_is_better=False,
+    ).table
     cols = ["prob_worse", "prob_equivalent", "prob_better", "mean_diff"]
     pd.testing.assert_frame_equal(full[cols], flipped[cols], check_exact=False, rtol=1e-12)
     other = bayes_signed_rank(scores, control="s00", seed=12, n_samples=3000).table
@@ -414,10 +433,18 @@ def test_rank_report_text_tables_and_latex(tmp_path):
     assert r"\toprule" in tex and "CD = 1.254" in tex and tex.count(r"\\") == 7
     if shutil.which("pdflatex"):
         doc = tmp_path / "t.tex"
-        doc.write_text("\\documentclass{article}\\usepackage{booktabs}\\begin{document}"
-                       + tex + "\\end{document}")  # fmt: skip
-        run = subprocess.run(["pdflatex", "-interaction=nonstopmode", doc.name], cwd=tmp_path,
-                             capture_output=True, text=True, timeout=120)  # fmt: skip
+        doc.write_text(
+            "\\documentclass{article}\\usepackage{booktabs}\\begin{document}"
+            + tex
+            + "\\end{document}"
+        )
+        run = subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", doc.name],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert run.returncode == 0, run.stdout[-2000:]
     two = rank_report(metaeval.load_example())
     assert len(two.summary) == 2 and two.text.count("We compared") == 2
@@ -524,8 +551,9 @@ def _check_per_system(report, wide, ref, *, ci: bool = True):
         np.testing.assert_allclose(got.loc[df.index, col], df[col].astype(float), rtol=1e-12)
     if ci:
         for ours, theirs in (("ci_low", "ci_lower"), ("ci_high", "ci_upper")):
-            np.testing.assert_allclose(got.loc[df.index, ours], df[theirs].astype(float),
-                                       rtol=1e-12)  # fmt: skip
+            np.testing.assert_allclose(
+                got.loc[df.index, ours], df[theirs].astype(float), rtol=1e-12
+            )
     # against the best ranked system, with autorank's own functions (its table relates every
     # system to its first row, the worst ranked)
     func, kind = (
@@ -629,8 +657,11 @@ def test_rank_report_prose_groups_by_cliques_and_figures_follow_the_ranks():
     pos = {s: i for i, s in enumerate(tukey_report.ranks["system"])}
     assert all(pos[a] < pos[b] for a, b in zip(pairs["system_a"], pairs["system_b"], strict=True))
     mean = normal.mean()
-    np.testing.assert_allclose(pairs["diff"], mean[pairs["system_a"]].to_numpy()
-                               - mean[pairs["system_b"]].to_numpy(), rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        pairs["diff"],
+        mean[pairs["system_a"]].to_numpy() - mean[pairs["system_b"]].to_numpy(),
+        rtol=1e-12,
+    )
     tex = tukey_report.to_latex(table="systems")
     assert tex.count(r"\\") == 5 and "Cohen's $d$" in tex
     with pytest.raises(OptionError, match="`table`"):

@@ -18,8 +18,16 @@ from metaeval.ranking import leaderboard, rank_intervals
 SYSTEMS = np.array(list("ABCDEF"))
 
 
-def simulate(seed: int, *, n_boards: int, step: float, task_sd: float, query_sd: float,
-             n_tasks: int, n_queries: int) -> tuple[pd.DataFrame, pd.Series]:  # fmt: skip
+def simulate(
+    seed: int,
+    *,
+    n_boards: int,
+    step: float,
+    task_sd: float,
+    query_sd: float,
+    n_tasks: int,
+    n_queries: int,
+) -> tuple[pd.DataFrame, pd.Series]:
     """``n_boards`` leaderboards (one metric each) of 6 systems with true means
     ``step * (0..5)``: value = μ_s + a_t + b_ts + e_tqs, a task effect a_t ~ N(0, 1), a
     task × system interaction b_ts ~ N(0, task_sd²) and query noise e ~ N(0, query_sd²).
@@ -37,10 +45,13 @@ def simulate(seed: int, *, n_boards: int, step: float, task_sd: float, query_sd:
     )
     frame = pd.DataFrame(
         {
-            "task": t.ravel(), "query": q.ravel(), "system": SYSTEMS[s.ravel()],
-            "metric": b.ravel().astype(str), "value": value.ravel(),
+            "task": t.ravel(),
+            "query": q.ravel(),
+            "system": SYSTEMS[s.ravel()],
+            "metric": b.ravel().astype(str),
+            "value": value.ravel(),
         }
-    )  # fmt: skip
+    )
     return frame, pd.Series(n_sys - np.arange(n_sys), index=SYSTEMS)
 
 
@@ -98,10 +109,13 @@ def shifted(rng: np.random.Generator, n_tasks: int = 3) -> pd.DataFrame:
         columns=["task", "query", "system", "metric", "value"],
     )
     return pd.concat(
-        [base, base.assign(system="B", value=base["value"] + 0.05),
-         base.assign(system="C", value=base["value"] + 0.1)],
+        [
+            base,
+            base.assign(system="B", value=base["value"] + 0.05),
+            base.assign(system="C", value=base["value"] + 0.1),
+        ],
         ignore_index=True,
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.parametrize(("by", "n_tasks"), [("mean", 3), ("borda", 6)])
@@ -196,8 +210,9 @@ def test_two_systems_whose_tasks_agree_rest_on_the_queries(alpha):
     split = d / np.sqrt(floor) > stats.t.isf(alpha / 2, 1)
     assert split == (alpha == 0.9)  # t = 0.26: only the 10% interval separates them
     for simultaneous in (True, False):
-        table = rank_intervals(two_systems(), n_resamples=50, seed=11, alpha=alpha,
-                               simultaneous=simultaneous)  # fmt: skip
+        table = rank_intervals(
+            two_systems(), n_resamples=50, seed=11, alpha=alpha, simultaneous=simultaneous
+        )
         want = ([1, 2], [1, 2]) if split else ([1, 1], [2, 2])
         assert (table["rank_low"].tolist(), table["rank_high"].tolist()) == want
 
@@ -284,9 +299,16 @@ def test_accessor_and_input_unchanged(scores):
     )
     pd.testing.assert_frame_equal(scores, before)
     assert list(via.columns) == [
-        "metric", "system", "score", "rank", "rank_low", "rank_high", "tie_group",
-        "prob_best", "n_tasks",
-    ]  # fmt: skip
+        "metric",
+        "system",
+        "score",
+        "rank",
+        "rank_low",
+        "rank_high",
+        "tie_group",
+        "prob_best",
+        "n_tasks",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -356,8 +378,9 @@ POOLED = dict(by="pooled", control="ctrl", effect="md", pool_method="REML", ci="
 
 def test_pooled_scores_are_the_meta_leaderboard(scores):
     table = rank_intervals(scores, n_resamples=50, seed=0, **POOLED)
-    board = leaderboard(scores, method="meta", control="ctrl", effect="md", pool_method="REML",
-                        ci="z")  # fmt: skip
+    board = leaderboard(
+        scores, method="meta", control="ctrl", effect="md", pool_method="REML", ci="z"
+    )
     merged = table.merge(board, on=["metric", "system"], suffixes=("", "_board"))
     assert len(merged) == len(table) == len(board) == 6
     np.testing.assert_allclose(merged["score"], merged["score_board"], rtol=0, atol=1e-12)
@@ -371,8 +394,9 @@ def test_pooled_scores_are_the_meta_leaderboard(scores):
     assert table.attrs["control"] == "ctrl" and table.attrs["effect"] == "md"
 
 
-def resampled_table(scores: pd.DataFrame, tasks: np.ndarray, tau: np.ndarray,
-                    counts: np.ndarray, unit: np.ndarray) -> pd.DataFrame:  # fmt: skip
+def resampled_table(
+    scores: pd.DataFrame, tasks: np.ndarray, tau: np.ndarray, counts: np.ndarray, unit: np.ndarray
+) -> pd.DataFrame:
     """One bootstrap resample written out as a scores table: slot i holds the drawn task
     tau[i], each of its queries repeated as often as its unit (the query, or its cluster)
     was drawn (as new query ids)."""
@@ -400,16 +424,18 @@ def test_pooled_resamples_equal_effects_then_pool_of_the_resampled_table(rng, ef
         _resamples,
     )
 
-    scores = make_scores(rng, tasks={"t1": 6, "t2": 9, "t3": 5}, systems=("ctrl", "a", "b", "c"),
-                         metrics=("m",))  # fmt: skip
+    scores = make_scores(
+        rng, tasks={"t1": 6, "t2": 9, "t3": 5}, systems=("ctrl", "a", "b", "c"), metrics=("m",)
+    )
     scores["passage"] = (
         scores["task"] + "/" + (scores["query"].str[1:].astype(int) // 2).astype(str)
     )
     clusters = None
     if cluster:
         ids = scores.drop_duplicates(["task", "query"])
-        clusters = pd.Series(ids["passage"].to_numpy(),
-                             index=pd.MultiIndex.from_frame(ids[["task", "query"]]))  # fmt: skip
+        clusters = pd.Series(
+            ids["passage"].to_numpy(), index=pd.MultiIndex.from_frame(ids[["task", "query"]])
+        )
     names = pd.Index(["a", "b", "c", "ctrl"])  # the order rank_intervals lays them out in
     v, n_q, tasks, unit, n_u = _query_table(scores, names, clusters)
     assert (n_u == (n_q + 1) // 2).all() if cluster else (n_u == n_q).all()
@@ -417,8 +443,11 @@ def test_pooled_resamples_equal_effects_then_pool_of_the_resampled_table(rng, ef
     sums, shift = _effect_sums(v, n_q, unit, n_u, 3)
     est, var = _bootstrap_effects(sums, shift, n_u, 3, n_res, 17, "m", effect)
     (boot,) = _pooled_scores([est], [var], "REML")
-    draws = [(tau, counts) for _, tau_b, counts_b in _resamples(n_u, 12, n_res, 17, "m")
-             for tau, counts in zip(tau_b, counts_b, strict=True)]  # fmt: skip
+    draws = [
+        (tau, counts)
+        for _, tau_b, counts_b in _resamples(n_u, 12, n_res, 17, "m")
+        for tau, counts in zip(tau_b, counts_b, strict=True)
+    ]
     assert len(draws) == n_res
     for r, (tau, counts) in enumerate(draws):
         table = resampled_table(scores, np.asarray(tasks), tau, counts, unit)
@@ -465,8 +494,16 @@ def test_pooled_control_must_rank_on_every_metric(scores):
 
 
 def test_leaderboard_meta_gains_the_pooled_intervals(scores):
-    board = leaderboard(scores, method="meta", control="ctrl", effect="md", ci="z",
-                        rank_intervals=True, n_resamples=60, seed=4)  # fmt: skip
+    board = leaderboard(
+        scores,
+        method="meta",
+        control="ctrl",
+        effect="md",
+        ci="z",
+        rank_intervals=True,
+        n_resamples=60,
+        seed=4,
+    )
     alone = rank_intervals(scores, n_resamples=60, seed=4, **POOLED)
     merged = board.merge(alone, on=["metric", "system"], suffixes=("", "_alone"))
     assert len(merged) == len(board) == 6
@@ -475,8 +512,15 @@ def test_leaderboard_meta_gains_the_pooled_intervals(scores):
 
 
 # ------------------------------------------------------------------ few tasks (issue 39, item 12)
-def heterogeneous(seed: int, *, n_boards: int, n_tasks: int, ratio: float,
-                  n_queries: int = 20, mu: tuple[float, ...] = (0.0, 0.0)) -> pd.DataFrame:  # fmt: skip
+def heterogeneous(
+    seed: int,
+    *,
+    n_boards: int,
+    n_tasks: int,
+    ratio: float,
+    n_queries: int = 20,
+    mu: tuple[float, ...] = (0.0, 0.0),
+) -> pd.DataFrame:
     """Leaderboards whose systems' effects vary over tasks as on real data: a per-task
     difference of two systems has query noise of SE = √(2/n) and a task-by-system part of
     SD ``ratio`` × SE (3.3 on Ranger's BEIR runs, up to 14 on the bundled example; see
@@ -484,12 +528,23 @@ def heterogeneous(seed: int, *, n_boards: int, n_tasks: int, ratio: float,
     rng = np.random.default_rng(seed)
     se = np.sqrt(2 / n_queries)
     shape = (n_boards, n_tasks, n_queries, len(mu))
-    value = (np.asarray(mu) + rng.normal(size=(n_boards, n_tasks, 1, 1))
-             + ratio * se / np.sqrt(2) * rng.normal(size=(n_boards, n_tasks, 1, len(mu)))
-             + rng.normal(size=(n_boards, n_tasks, n_queries, 1)) + rng.normal(size=shape))  # fmt: skip
+    value = (
+        np.asarray(mu)
+        + rng.normal(size=(n_boards, n_tasks, 1, 1))
+        + ratio * se / np.sqrt(2) * rng.normal(size=(n_boards, n_tasks, 1, len(mu)))
+        + rng.normal(size=(n_boards, n_tasks, n_queries, 1))
+        + rng.normal(size=shape)
+    )
     b, t, q, s = np.meshgrid(*map(np.arange, shape), indexing="ij")
-    return pd.DataFrame({"task": t.ravel(), "query": q.ravel(), "system": SYSTEMS[s.ravel()],
-                         "metric": b.ravel().astype(str), "value": value.ravel()})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "task": t.ravel(),
+            "query": q.ravel(),
+            "system": SYSTEMS[s.ravel()],
+            "metric": b.ravel().astype(str),
+            "value": value.ravel(),
+        }
+    )
 
 
 def split_share(table: pd.DataFrame) -> float:
@@ -527,10 +582,18 @@ def boards_of_two(seed: int, n_boards: int, n_tasks: int, n_queries: int = 30) -
     )
     a = rng.normal(size=(n_boards, n_tasks, n_queries))
     b = a + task + 0.05 * rng.normal(size=a.shape)
-    rows = [pd.DataFrame({"task": np.repeat(np.arange(n_tasks), n_queries)[None].repeat(n_boards, 0).ravel(),
-                          "query": np.tile(np.arange(n_queries), n_boards * n_tasks),
-                          "system": s, "metric": np.repeat(np.arange(n_boards), n_tasks * n_queries).astype(str),
-                          "value": v.ravel()}) for s, v in (("A", a), ("B", b))]  # fmt: skip
+    rows = [
+        pd.DataFrame(
+            {
+                "task": np.repeat(np.arange(n_tasks), n_queries)[None].repeat(n_boards, 0).ravel(),
+                "query": np.tile(np.arange(n_queries), n_boards * n_tasks),
+                "system": s,
+                "metric": np.repeat(np.arange(n_boards), n_tasks * n_queries).astype(str),
+                "value": v.ravel(),
+            }
+        )
+        for s, v in (("A", a), ("B", b))
+    ]
     return pd.concat(rows, ignore_index=True)
 
 
@@ -581,8 +644,18 @@ def test_one_task_rests_on_the_paired_t_over_its_queries(cluster):
         a = rng.normal(size=40)
         b = a + rng.uniform(0, 0.8) + shared * 0.6 + 0.4 * rng.normal(size=40)
         for s, v in (("A", a), ("B", b)):
-            frames.append(pd.DataFrame({"task": "t", "query": np.arange(40), "system": s,
-                                        "metric": str(board), "value": v, "passage": passage}))  # fmt: skip
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "task": "t",
+                        "query": np.arange(40),
+                        "system": s,
+                        "metric": str(board),
+                        "value": v,
+                        "passage": passage,
+                    }
+                )
+            )
     scores = pd.concat(frames, ignore_index=True)
     table = rank_intervals(scores, n_resamples=20, seed=0, cluster=cluster)
     ref = metaeval.compare(scores, control="A", cluster=cluster).set_index("metric")
@@ -608,8 +681,9 @@ def test_critical_value_is_the_studentized_range_for_independent_systems():
     c, c_j = _critical(_t_draws(cov, df, np.random.default_rng(0), 200_000), _pair_se(cov), 0.05)
     assert c == pytest.approx(stats.studentized_range.isf(0.05, n, df) / np.sqrt(2), rel=0.01)
     # one system's three pairs: the max of three |t| that share a system (correlation 1/2)
-    ref = stats.multivariate_t(shape=np.full((3, 3), 0.5) + 0.5 * np.eye(3), df=df,
-                               seed=1).rvs(200_000)  # fmt: skip
+    ref = stats.multivariate_t(shape=np.full((3, 3), 0.5) + 0.5 * np.eye(3), df=df, seed=1).rvs(
+        200_000
+    )
     assert c_j == pytest.approx(np.quantile(np.abs(ref).max(axis=1), 0.95), rel=0.02)
 
 
@@ -624,8 +698,11 @@ def test_ranger_beir_ranks_agree_with_the_pooled_interval(shared_data):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", metaeval.MetaEvalWarning)  # collections it skips
-        scores = read_ranger(shared_data / "ranger" / "retrieval-colberter-data" / "config.yaml",
-                             measures="nDCG@10", missing_files="skip")  # fmt: skip
+        scores = read_ranger(
+            shared_data / "ranger" / "retrieval-colberter-data" / "config.yaml",
+            measures="nDCG@10",
+            missing_files="skip",
+        )
     pooled = metaeval.pool(metaeval.effects(scores, control="tasb_dim768_hf")).iloc[0]
     assert pooled["k"] == 6 and pooled["ci_low"] < 0 < pooled["ci_high"]
     means = scores.groupby(["task", "system"])["value"].mean().unstack()

@@ -34,17 +34,24 @@ SYSTEMS = ["A", "B", "C"]
 
 
 def scores_of(data: dict) -> pd.DataFrame:
-    rows = [(t, f"q{i}", s, "acc", float(v)) for t, per in data.items()
-            for s, vals in per.items() for i, v in enumerate(vals)]  # fmt: skip
+    rows = [
+        (t, f"q{i}", s, "acc", float(v))
+        for t, per in data.items()
+        for s, vals in per.items()
+        for i, v in enumerate(vals)
+    ]
     return pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
 
 
 def exact_means(data: dict) -> pd.DataFrame:
     """(task x system) means computed exactly, then rounded once to the nearest float."""
     return pd.DataFrame(
-        {s: [float(sum(map(Fraction, data[t][s])) / len(data[t][s])) for t in data]
-         for s in SYSTEMS}, index=list(data),
-    )  # fmt: skip
+        {
+            s: [float(sum(map(Fraction, data[t][s])) / len(data[t][s])) for t in data]
+            for s in SYSTEMS
+        },
+        index=list(data),
+    )
 
 
 def test_the_data_ties_only_in_exact_arithmetic():
@@ -80,7 +87,8 @@ def test_posthoc_tests_follow_the_exact_ties():
     for a, b in wil.index:
         d = (exact[a] - exact[b]).to_numpy()
         assert wil.loc[(a, b), "p_value"] == pytest.approx(
-            ss.wilcoxon(d, zero_method="wilcox").pvalue, rel=1e-12)  # fmt: skip
+            ss.wilcoxon(d, zero_method="wilcox").pvalue, rel=1e-12
+        )
 
 
 def test_autorank_agrees_on_the_mean_ranks():
@@ -88,8 +96,9 @@ def test_autorank_agrees_on_the_mean_ranks():
     exact = exact_means(DATA)
     ref = autorank.autorank(exact, alpha=0.05, verbose=False, force_mode="nonparametric")
     got = friedman(scores_of(DATA)).ranks.set_index("system")["mean_rank"]
-    np.testing.assert_allclose(got.reindex(SYSTEMS), ref.rankdf["meanrank"].reindex(SYSTEMS),
-                               rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        got.reindex(SYSTEMS), ref.rankdf["meanrank"].reindex(SYSTEMS), rtol=1e-12
+    )
 
 
 @pytest.mark.parametrize("method", ["borda", "mean_rank", "copeland"])
@@ -100,9 +109,10 @@ def test_leaderboards_rank_exactly_rounded_means(method):
         "borda": (3 - ranks).sum(axis=0),
         "mean_rank": ranks.mean(axis=0),
         "copeland": np.sign(
-            (ranks[:, :, None] < ranks[:, None, :]).sum(0) - (ranks[:, None, :] < ranks[:, :, None]).sum(0)
+            (ranks[:, :, None] < ranks[:, None, :]).sum(0)
+            - (ranks[:, None, :] < ranks[:, :, None]).sum(0)
         ).sum(axis=1),
-    }[method]  # fmt: skip
+    }[method]
     board = leaderboard(scores_of(DATA), method=method).set_index("system")
     np.testing.assert_allclose(board["score"].reindex(SYSTEMS), want, rtol=1e-12)
 
@@ -111,8 +121,12 @@ def binary_tie() -> pd.DataFrame:
     """0/1 scores on 10 queries: A gets 1 and 7 right, B 4 and 4, C 2 and 2. The task means
     are exact (k/10), their means over the tasks (0.1 + 0.7)/2 and (0.4 + 0.4)/2 are not."""
     right = {"A": (1, 7), "B": (4, 4), "C": (2, 2)}
-    rows = [(t, f"q{q}", s, "acc", float(q < right[s][i]))
-            for i, t in enumerate(["t1", "t2"]) for s in right for q in range(10)]  # fmt: skip
+    rows = [
+        (t, f"q{q}", s, "acc", float(q < right[s][i]))
+        for i, t in enumerate(["t1", "t2"])
+        for s in right
+        for q in range(10)
+    ]
     return pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
 
 
@@ -127,8 +141,12 @@ def test_rank_intervals_tie_equal_means_over_tasks():
 def copies(rng: np.random.Generator, n_queries: int, n_systems: int) -> pd.DataFrame:
     """S0 and S1 score alike on every query; the others at random."""
     base = rng.uniform(size=(5, n_queries))
-    rows = [(t, q, f"S{s}", "acc", base[t, q] if s < 2 else rng.uniform())
-            for t in range(5) for q in range(n_queries) for s in range(n_systems)]  # fmt: skip
+    rows = [
+        (t, q, f"S{s}", "acc", base[t, q] if s < 2 else rng.uniform())
+        for t in range(5)
+        for q in range(n_queries)
+        for s in range(n_systems)
+    ]
     return pd.DataFrame(rows, columns=["task", "query", "system", "metric", "value"])
 
 
@@ -139,8 +157,9 @@ def test_rank_intervals_do_not_depend_on_the_row_order(rng, by, simultaneous):
     first = None
     for i in range(6):
         shuffled = scores.sample(frac=1, random_state=i)
-        table = rank_intervals(shuffled, by=by, simultaneous=simultaneous, n_resamples=200,
-                               seed=1).sort_values("system", ignore_index=True)  # fmt: skip
+        table = rank_intervals(
+            shuffled, by=by, simultaneous=simultaneous, n_resamples=200, seed=1
+        ).sort_values("system", ignore_index=True)
         table.attrs = {}
         if first is None:
             first = table
@@ -157,11 +176,10 @@ def test_friedman_of_the_issue_example():
     C on t2 and C > B > A on t3. Friedman's χ² (tie-corrected, as scipy) is 6/11 = 0.545
     on the correctly rounded means; breaking the tie gives 2/3."""
     data = {
-        "t1": {"A": ["0.88", "0.82", "0.23", "0.48", "0.19"], "B": ["0.52"] * 5,
-               "C": ["0.2"] * 5},
+        "t1": {"A": ["0.88", "0.82", "0.23", "0.48", "0.19"], "B": ["0.52"] * 5, "C": ["0.2"] * 5},
         "t2": {"A": ["0.9"] * 5, "B": ["0.5"] * 5, "C": ["0.1"] * 5},
         "t3": {"A": ["0.1"] * 5, "B": ["0.5"] * 5, "C": ["0.9"] * 5},
-    }  # fmt: skip
+    }
     a = [0.88, 0.82, 0.23, 0.48, 0.19]
     assert sum(sorted(a)) / 5 == 0.52 != sum(sorted(a, reverse=True)) / 5
     assert np.add.reduceat(np.sort(a), [0])[0] / 5 != 0.52  # numpy's sum in increasing order

@@ -66,9 +66,15 @@ def test_a_result_object_is_shown_as_its_table():
         [
             r"R\&D\_50\% \$x\$ \#1 \{a\} \textasciitilde{}b\textasciicircum{}c "
             r"\textbackslash{}d \textless{}i\textgreater{}",
-            "0.123", "0.020", "3", "0.046", "0.500", "12", "False",
+            "0.123",
+            "0.020",
+            "3",
+            "0.046",
+            "0.500",
+            "12",
+            "False",
         ],
-    ]  # fmt: skip
+    ]
 
 
 def test_other_result_tables_are_shown_as_they_are():
@@ -155,19 +161,36 @@ def test_generic_tables_compile_and_read_back(tmp_path):
         to_latex(metaeval.ranking.posthoc(acc), digits=2),
         to_latex(metaeval.ranking.leaderboard(scores), label="tab:board", position="t"),
     ]
-    doc = "\n".join([r"\documentclass{article}", r"\usepackage{booktabs,graphicx}",
-                     r"\begin{document}", *tables, r"\end{document}"])  # fmt: skip
+    doc = "\n".join(
+        [
+            r"\documentclass{article}",
+            r"\usepackage{booktabs,graphicx}",
+            r"\begin{document}",
+            *tables,
+            r"\end{document}",
+        ]
+    )
     (tmp_path / "t.tex").write_text(doc)
-    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    run = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout[-3000:]
     log = (tmp_path / "t.log").read_text(errors="replace")
     assert "Missing character" not in log and "Undefined control sequence" not in log
     assert "Overfull \\hbox" not in log  # fit=True: wide tables shrink to the line
     if shutil.which("pdftotext") is None:
         return
-    read = subprocess.run(["pdftotext", "-layout", "t.pdf", "-"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    read = subprocess.run(
+        ["pdftotext", "-layout", "t.pdf", "-"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert read.returncode == 0, read.stderr
     text = read.stdout
     # the names print as they are (pdftotext reads _ as a space, ~ and ^ as accents)

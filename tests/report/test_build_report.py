@@ -71,15 +71,32 @@ def test_without_a_control_there_are_ranks_but_no_tests_and_the_text_says_so(sco
 @pytest.mark.parametrize(
     ("options", "says"),
     [
-        ({}, ["paired t-test", "Holm method", "restricted maximum likelihood",
-              "Knapp–Hartung", "prediction intervals", "simultaneous 95%",
-              "80 resamples and seed 7"]),
-        ({"test": "wilcoxon", "adjust": "fdr_bh", "method": "DL", "ci": "z", "alpha": 0.1},
-         ["Wilcoxon signed-rank test", "Benjamini–Hochberg", "DerSimonian and Laird",
-          "normal (Wald) intervals", "90% confidence", "simultaneous 90%"]),
+        (
+            {},
+            [
+                "paired t-test",
+                "Holm method",
+                "restricted maximum likelihood",
+                "Knapp–Hartung",
+                "prediction intervals",
+                "simultaneous 95%",
+                "80 resamples and seed 7",
+            ],
+        ),
+        (
+            {"test": "wilcoxon", "adjust": "fdr_bh", "method": "DL", "ci": "z", "alpha": 0.1},
+            [
+                "Wilcoxon signed-rank test",
+                "Benjamini–Hochberg",
+                "DerSimonian and Laird",
+                "normal (Wald) intervals",
+                "90% confidence",
+                "simultaneous 90%",
+            ],
+        ),
         ({"adjust": None, "seed": None}, ["not adjusted", "(drawn: none was given)"]),
     ],
-)  # fmt: skip
+)
 def test_the_methods_paragraph_is_written_from_the_options(scores, options, says):
     acc = scores[scores["metric"] == "accuracy"]
     kw = {"n_resamples": 80, "seed": 7} | options
@@ -137,12 +154,14 @@ def test_every_number_in_markdown_is_a_json_number_rounded_once(report):
     row = means[(means["system"] == top["system"]) & (means["metric"] == "accuracy")].iloc[0]
     card = md.split("## Leaderboard: accuracy")[1].split("\n## ")[0]
     first = card.strip().splitlines()[2]
-    assert first.startswith(f"| {top['system'].replace('_', chr(92) + '_')} | "
-                            f"{format_number(top['score'], 3)} | "
-                            f"{top['rank']} [{top['rank_low']}, {top['rank_high']}] | "
-                            f"{top['tie_group']} | {format_number(row['mean'], 3)} | "
-                            f"{row['n']} | {format_number(row['se'], 3)} | "
-                            f"[{format_number(row['ci_low'], 3)}, {format_number(row['ci_high'], 3)}]")  # fmt: skip
+    assert first.startswith(
+        f"| {top['system'].replace('_', chr(92) + '_')} | "
+        f"{format_number(top['score'], 3)} | "
+        f"{top['rank']} [{top['rank_low']}, {top['rank_high']}] | "
+        f"{top['tie_group']} | {format_number(row['mean'], 3)} | "
+        f"{row['n']} | {format_number(row['se'], 3)} | "
+        f"[{format_number(row['ci_low'], 3)}, {format_number(row['ci_high'], 3)}]"
+    )
 
 
 def test_the_cards_show_each_systems_own_standard_error():
@@ -152,9 +171,15 @@ def test_the_cards_show_each_systems_own_standard_error():
     from scipy import stats
 
     value = np.r_[np.ones(17), np.zeros(33)]
-    scores = pd.concat([pd.DataFrame({"task": "t", "query": np.arange(50), "system": s,
-                                      "metric": "acc", "value": value}) for s in "abc"],
-                       ignore_index=True)  # fmt: skip
+    scores = pd.concat(
+        [
+            pd.DataFrame(
+                {"task": "t", "query": np.arange(50), "system": s, "metric": "acc", "value": value}
+            )
+            for s in "abc"
+        ],
+        ignore_index=True,
+    )
     rep = build_report(scores, n_resamples=20, seed=1)
     se = stats.sem(value)
     ci = stats.ttest_1samp(value, 0).confidence_interval(0.95)
@@ -212,25 +237,44 @@ def test_markdown_escapes_names():
 def test_latex_with_hostile_names_compiles(tmp_path):
     scores = _hostile(metaeval.load_example())
     rep = build_report(scores, HOSTILE[0], n_resamples=50, seed=1)
-    doc = "\n".join([r"\documentclass{article}", r"\usepackage[utf8]{inputenc}",
-                     r"\usepackage{booktabs,graphicx}", r"\begin{document}", rep.to_latex(),
-                     r"\end{document}"])  # fmt: skip
+    doc = "\n".join(
+        [
+            r"\documentclass{article}",
+            r"\usepackage[utf8]{inputenc}",
+            r"\usepackage{booktabs,graphicx}",
+            r"\begin{document}",
+            rep.to_latex(),
+            r"\end{document}",
+        ]
+    )
     (tmp_path / "r.tex").write_text(doc, encoding="utf-8")
-    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "r.tex"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    run = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "r.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout[-3000:]
     log = (tmp_path / "r.log").read_text(errors="replace")
     assert "Undefined control sequence" not in log and "Missing character" not in log
     assert "Overfull \\hbox" not in log  # every table shrinks to the line
     if shutil.which("pdftotext") is None:
         return
-    text = subprocess.run(["pdftotext", "-layout", "r.pdf", "-"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60).stdout  # fmt: skip
+    text = subprocess.run(
+        ["pdftotext", "-layout", "r.pdf", "-"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
     assert "R&D 50%" in text and "back\\slash" in text and "$cost$" in text and "a<b>|c" in text
 
 
-@pytest.mark.skipif(shutil.which("pdflatex") is None or shutil.which("pdftotext") is None,
-                    reason="needs pdflatex and pdftotext")  # fmt: skip
+@pytest.mark.skipif(
+    shutil.which("pdflatex") is None or shutil.which("pdftotext") is None,
+    reason="needs pdflatex and pdftotext",
+)
 def test_latex_tables_of_one_treatment_over_six_collections_print_at_the_text_size(tmp_path):
     """The report's wide tables (tests against the control: 18 columns; pooled effects: 29)
     were scaled to the line at about 3 pt; tables wider than 10 columns with fewer rows
@@ -240,10 +284,14 @@ def test_latex_tables_of_one_treatment_over_six_collections_print_at_the_text_si
     rng = np.random.default_rng(3)
     tasks = ["trec-covid", "nfcorpus", "fiqa", "arguana", "scidocs", "scifact"]
     scores = pd.DataFrame(
-        [(t, f"q{q}", s, "nDCG@10", rng.normal(0.5 + 0.05 * (s == "colberter"), 0.1))
-         for t in tasks for q in range(30) for s in ("tasb", "colberter")],
+        [
+            (t, f"q{q}", s, "nDCG@10", rng.normal(0.5 + 0.05 * (s == "colberter"), 0.1))
+            for t in tasks
+            for q in range(30)
+            for s in ("tasb", "colberter")
+        ],
         columns=["task", "query", "system", "metric", "value"],
-    )  # fmt: skip
+    )
     rep = build_report(scores, "tasb", family="tasks", n_resamples=50, seed=1)
     tex = rep.to_latex()
     heights = latex_number_heights(tex, tmp_path)
@@ -286,16 +334,33 @@ def test_html_is_one_offline_file_a_browser_shows_with_tables_and_figures(tmp_pa
     path = tmp_path / "report.html"
     path.write_text(page.replace("</body>", PROBE + "</body>", 1), encoding="utf-8")
     with tempfile.TemporaryDirectory() as profile:
-        flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 f"--user-data-dir={profile}", "--window-size=1400,1000",
-                 "--enable-logging=stderr", "--v=0"]  # fmt: skip
-        run = subprocess.run([*flags, "--virtual-time-budget=5000", "--dump-dom", path.as_uri()],
-                             capture_output=True, text=True, timeout=120)  # fmt: skip
+        flags = [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            f"--user-data-dir={profile}",
+            "--window-size=1400,1000",
+            "--enable-logging=stderr",
+            "--v=0",
+        ]
+        run = subprocess.run(
+            [*flags, "--virtual-time-budget=5000", "--dump-dom", path.as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert run.returncode == 0, run.stderr[-2000:]
         shot = tmp_path / "report.png"
-        subprocess.run([*flags, f"--screenshot={shot}", path.as_uri()], capture_output=True,
-                       timeout=120, check=True)  # fmt: skip
+        subprocess.run(
+            [*flags, f"--screenshot={shot}", path.as_uri()],
+            capture_output=True,
+            timeout=120,
+            check=True,
+        )
     assert "Uncaught" not in run.stderr, run.stderr[-2000:]  # no console error
     found = re.search(r'<pre id="probe">(.*?)</pre>', run.stdout, re.S)
     assert found, run.stdout[-2000:]
@@ -334,9 +399,18 @@ def clustered_scores() -> pd.DataFrame:
         base = rng.normal(size=60)
         for i, system in enumerate(["A", "B", "C"]):
             value = base + 0.15 * i + rng.normal(size=12)[passage] + 0.5 * rng.normal(size=60)
-            frames.append(pd.DataFrame({"task": f"t{t}", "query": np.arange(60), "system": system,
-                                        "metric": "score", "value": value,
-                                        "passage": passage.astype(str)}))  # fmt: skip
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "task": f"t{t}",
+                        "query": np.arange(60),
+                        "system": system,
+                        "metric": "score",
+                        "value": value,
+                        "passage": passage.astype(str),
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True)
 
 

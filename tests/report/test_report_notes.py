@@ -45,26 +45,52 @@ def _four_tasks(metric: str = "acc", control: str = "base", n: int = 100) -> pd.
         base = rng.uniform(0.3, 0.6, n)
         query = [f"q{i}" for i in range(n)]
         for system, value in ((control, base), ("new", base + y + s * np.sqrt(n) * z)):
-            parts.append(pd.DataFrame({"task": f"task{t}", "query": query, "system": system,
-                                       "metric": metric, "value": value}))  # fmt: skip
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "task": f"task{t}",
+                        "query": query,
+                        "system": system,
+                        "metric": metric,
+                        "value": value,
+                    }
+                )
+            )
     return pd.concat(parts, ignore_index=True)
 
 
 def _narrow_report(**kw) -> Report:
     with pytest.warns(DegenerateWarning, match="narrower than the normal"):
-        return build_report(_four_tasks(**kw), kw.get("control", "base"), effect="md",
-                            adjust=None, n_resamples=30, seed=1)  # fmt: skip
+        return build_report(
+            _four_tasks(**kw),
+            kw.get("control", "base"),
+            effect="md",
+            adjust=None,
+            n_resamples=30,
+            seed=1,
+        )
 
 
 def _text(rep: Report, fmt: str) -> str:
-    return {"markdown": rep.to_markdown, "latex": rep.to_latex, "json": rep.to_json,
-            "html": lambda: rep.to_html(figures=False)}[fmt]()  # fmt: skip
+    return {
+        "markdown": rep.to_markdown,
+        "latex": rep.to_latex,
+        "json": rep.to_json,
+        "html": lambda: rep.to_html(figures=False),
+    }[fmt]()
 
 
 def _plain(text: str) -> str:
     """HTML, LaTeX or Markdown text with its escapes undone, for reading the words."""
-    for latex, plain in (("$-$", "-"), ("{[}", "["), ("{]}", "]"), (r"\textless{}", "<"),
-                         (r"\textgreater{}", ">"), ("$<$", "<"), ("--", "–")):  # fmt: skip
+    for latex, plain in (
+        ("$-$", "-"),
+        ("{[}", "["),
+        ("{]}", "]"),
+        (r"\textless{}", "<"),
+        (r"\textgreater{}", ">"),
+        ("$<$", "<"),
+        ("--", "–"),
+    ):
         text = text.replace(latex, plain)
     return re.sub(r"\\([^A-Za-z])", r"\1", unescape(text))
 
@@ -73,11 +99,17 @@ def _section(text: str, fmt: str, part: str) -> str:
     """The text of a format from the start of ``part``'s table to the next table's title."""
     starts = {
         "markdown": {"pooled": "## Pooled effects", "ranks": "## Ranks", "methods": "## Methods"},
-        "latex": {"pooled": r"\caption{Pooled effects}", "ranks": r"\caption{Ranks}",
-                  "methods": r"\paragraph{Methods}"},
-        "html": {"pooled": '<h2 id="pooled">', "ranks": '<h2 id="ranks">',
-                 "methods": '<h2 id="methods">'},
-    }[fmt]  # fmt: skip
+        "latex": {
+            "pooled": r"\caption{Pooled effects}",
+            "ranks": r"\caption{Ranks}",
+            "methods": r"\paragraph{Methods}",
+        },
+        "html": {
+            "pooled": '<h2 id="pooled">',
+            "ranks": '<h2 id="ranks">',
+            "methods": '<h2 id="methods">',
+        },
+    }[fmt]
     after = text.split(starts[part], 1)[1]
     ends = [after.find(s) for s in starts.values() if after.find(s) > 0]
     return after[: min(ends)] if ends else after
@@ -91,8 +123,9 @@ def test_pool_itself_matches_metafor_on_the_four_tasks():
     for ci, (low, high, p) in METAFOR.items():
         with pytest.warns(DegenerateWarning) if ci == "knha" else _no_warning():
             got = metaeval.pool(eff, ci=ci)
-        np.testing.assert_allclose(got[["ci_low", "ci_high", "p_value"]].iloc[0], (low, high, p),
-                                   rtol=1e-8)  # fmt: skip
+        np.testing.assert_allclose(
+            got[["ci_low", "ci_high", "p_value"]].iloc[0], (low, high, p), rtol=1e-8
+        )
 
 
 class _no_warning:
@@ -108,8 +141,11 @@ def test_a_narrow_knapp_hartung_interval_is_said_under_the_pooled_table_and_in_t
     rep = _narrow_report()
     # the pooled table is pool()'s, Knapp–Hartung as asked (p < 0.001 by metafor's knha)
     knha_low, knha_high, knha_p = METAFOR["knha"]
-    np.testing.assert_allclose(rep.pooled[["ci_low", "ci_high", "p_value"]].iloc[0],
-                               (knha_low, knha_high, knha_p), rtol=1e-8)  # fmt: skip
+    np.testing.assert_allclose(
+        rep.pooled[["ci_low", "ci_high", "p_value"]].iloc[0],
+        (knha_low, knha_high, knha_p),
+        rtol=1e-8,
+    )
     low, high, p = METAFOR["adhoc"]
     text = _text(rep, fmt)
     if fmt == "json":
@@ -118,8 +154,11 @@ def test_a_narrow_knapp_hartung_interval_is_said_under_the_pooled_table_and_in_t
         assert len(notes) == 1
         note = notes[0]
         assert (note["metric"], note["treatment"], note["control"]) == ("acc", "new", "base")
-        np.testing.assert_allclose((note["adhoc_ci_low"], note["adhoc_ci_high"],
-                                    note["adhoc_p_value"]), (low, high, p), rtol=1e-8)  # fmt: skip
+        np.testing.assert_allclose(
+            (note["adhoc_ci_low"], note["adhoc_ci_high"], note["adhoc_p_value"]),
+            (low, high, p),
+            rtol=1e-8,
+        )
         assert "narrower than the normal" in note["text"]
         methods = doc["methods"]
     else:
@@ -139,8 +178,9 @@ def test_no_note_where_knapp_hartung_is_not_narrow_or_adhoc_was_asked():
     rep = build_report(scores, "logistic_regression", n_resamples=20, seed=1)
     assert not [n for n in rep.notes if n["part"] == "pooled"]
     assert "narrower than the normal" not in rep.methods
-    adhoc = build_report(_four_tasks(), "base", effect="md", ci="adhoc", adjust=None,
-                         n_resamples=20, seed=1)  # fmt: skip
+    adhoc = build_report(
+        _four_tasks(), "base", effect="md", ci="adhoc", adjust=None, n_resamples=20, seed=1
+    )
     assert not [n for n in adhoc.notes if n["part"] == "pooled"]
     assert "narrower than the normal" not in adhoc.methods
 
@@ -186,8 +226,10 @@ def test_queries_that_one_system_lacks_are_left_out_of_the_ranks_and_said():
 def test_the_methods_paragraph_names_tasks_and_metrics_for_what_they_are():
     rep = build_report(metaeval.load_example(), n_resamples=20, seed=1)
     first = rep.methods.split(". ")[0]
-    assert first == ("5 systems were evaluated on 4 tasks (breast_cancer, digits, iris, wine) "
-                     "by 2 metrics (accuracy, p_true_class)"), first  # fmt: skip
+    assert first == (
+        "5 systems were evaluated on 4 tasks (breast_cancer, digits, iris, wine) "
+        "by 2 metrics (accuracy, p_true_class)"
+    ), first
     assert "tasks (accuracy" not in rep.methods
 
 
@@ -232,8 +274,7 @@ def _evil() -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def evil_report() -> Report:
     with pytest.warns(DegenerateWarning):
-        return build_report(_evil(), EVIL_CONTROL, effect="md", adjust=None, n_resamples=30,
-                            seed=1)  # fmt: skip
+        return build_report(_evil(), EVIL_CONTROL, effect="md", adjust=None, n_resamples=30, seed=1)
 
 
 def _elements(html: str) -> list[tuple[str, dict]]:
@@ -268,17 +309,30 @@ def test_latex_escapes_every_user_string_and_compiles(evil_report, tmp_path):
     assert r"\textless{}img src=x onerror=alert(1)\textgreater{}" in tex
     if shutil.which("pdflatex") is None:
         pytest.skip("no pdflatex installed")
-    doc = "\n".join([r"\documentclass{article}", r"\usepackage[utf8]{inputenc}",
-                     r"\usepackage{booktabs,graphicx}", r"\begin{document}", tex,
-                     r"\end{document}"])  # fmt: skip
+    doc = "\n".join(
+        [
+            r"\documentclass{article}",
+            r"\usepackage[utf8]{inputenc}",
+            r"\usepackage{booktabs,graphicx}",
+            r"\begin{document}",
+            tex,
+            r"\end{document}",
+        ]
+    )
     (tmp_path / "r.tex").write_text(doc, encoding="utf-8")
-    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "r.tex"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    run = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "r.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout[-3000:]
     if shutil.which("pdftotext") is None:
         return
-    text = subprocess.run(["pdftotext", "r.pdf", "-"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60).stdout  # fmt: skip
+    text = subprocess.run(
+        ["pdftotext", "r.pdf", "-"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    ).stdout
     flat = " ".join(text.split())
     for name in (EVIL_METRIC, EVIL_CONTROL, EVIL_TASK):
         assert " ".join(name.split()) in flat, name
@@ -290,21 +344,36 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 def _browser(path, tmp_path) -> tuple[str, object]:
     """The DOM Chromium builds from ``path`` and a screenshot of the page."""
     with tempfile.TemporaryDirectory() as profile:
-        flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 f"--user-data-dir={profile}", "--window-size=1400,1400"]  # fmt: skip
-        run = subprocess.run([*flags, "--virtual-time-budget=3000", "--dump-dom", path.as_uri()],
-                             capture_output=True, text=True, timeout=120)  # fmt: skip
+        flags = [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            f"--user-data-dir={profile}",
+            "--window-size=1400,1400",
+        ]
+        run = subprocess.run(
+            [*flags, "--virtual-time-budget=3000", "--dump-dom", path.as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         shot = tmp_path / f"{path.stem}.png"
-        subprocess.run([*flags, f"--screenshot={shot}", path.as_uri()], capture_output=True,
-                       timeout=120, check=True)  # fmt: skip
+        subprocess.run(
+            [*flags, f"--screenshot={shot}", path.as_uri()],
+            capture_output=True,
+            timeout=120,
+            check=True,
+        )
     assert run.returncode == 0, run.stderr[-2000:]
     return run.stdout, shot
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium (Debian's chromium) is absent")
-def test_no_element_is_injected_into_the_html_page_or_the_rendered_markdown(evil_report,
-                                                                           tmp_path):  # fmt: skip
+def test_no_element_is_injected_into_the_html_page_or_the_rendered_markdown(evil_report, tmp_path):
     markdown_it = pytest.importorskip("markdown_it")
     page = tmp_path / "report.html"
     page.write_text(evil_report.to_html(), encoding="utf-8")

@@ -22,13 +22,19 @@ def _compare_table() -> pd.DataFrame:
     """Three systems, one task: b beats a (p = 0.01), c vs a not significant."""
     table = pd.DataFrame(
         {
-            "metric": "acc", "task": "t", "test": "t",
-            "treatment": ["b", "c"], "control": "a",
-            "mean_treatment": [0.61234, 0.59999], "mean_control": 0.5,
-            "diff": [0.11234, 0.09999], "p_value": [0.01, 0.2],
-            "ci_low": [0.03, -0.05], "ci_high": [0.19, 0.25],
+            "metric": "acc",
+            "task": "t",
+            "test": "t",
+            "treatment": ["b", "c"],
+            "control": "a",
+            "mean_treatment": [0.61234, 0.59999],
+            "mean_control": 0.5,
+            "diff": [0.11234, 0.09999],
+            "p_value": [0.01, 0.2],
+            "ci_low": [0.03, -0.05],
+            "ci_high": [0.19, 0.25],
         }
-    )  # fmt: skip
+    )
     table.attrs.update(test="t", alternative="two-sided", alpha=0.05, adjust=None)
     return table
 
@@ -120,10 +126,19 @@ def test_effects_with_pooled_column(rng):
 
 
 def test_daggers_use_adjusted_p_and_rom_is_back_transformed():
-    eff = pd.DataFrame({"task": ["a", "b"], "treatment": "new", "control": "old", "effect_type": "rom",
-                        "effect": [np.log(1.2), np.log(0.95)], "variance": [0.001, 0.04],
-                        "ci_low": [np.log(1.1), np.log(0.8)], "ci_high": [np.log(1.3), np.log(1.1)],
-                        "p_value": [0.001, 0.5]})  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "task": ["a", "b"],
+            "treatment": "new",
+            "control": "old",
+            "effect_type": "rom",
+            "effect": [np.log(1.2), np.log(0.95)],
+            "variance": [0.001, 0.04],
+            "ci_low": [np.log(1.1), np.log(0.8)],
+            "ci_high": [np.log(1.3), np.log(1.1)],
+            "p_value": [0.001, 0.5],
+        }
+    )
     tex = to_latex(eff)
     assert r"0.200\textsuperscript{\dag{}} [0.100, 0.300]" in tex
     assert r"$-$0.050 [$-$0.200, 0.100]" in tex
@@ -197,8 +212,13 @@ def test_tables_compile_with_pdflatex(rng, tmp_path):
         ]
     )
     (tmp_path / "t.tex").write_text(doc)
-    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    run = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout[-3000:]
     assert (tmp_path / "t.pdf").stat().st_size > 1000
     log = (tmp_path / "t.log").read_text(errors="replace")
@@ -207,11 +227,23 @@ def test_tables_compile_with_pdflatex(rng, tmp_path):
 
 
 def _compile(tmp_path, tables: list[str]) -> str:
-    doc = "\n".join([r"\documentclass{article}", r"\usepackage{booktabs,graphicx}",
-                     r"\begin{document}", *tables, r"\end{document}"])  # fmt: skip
+    doc = "\n".join(
+        [
+            r"\documentclass{article}",
+            r"\usepackage{booktabs,graphicx}",
+            r"\begin{document}",
+            *tables,
+            r"\end{document}",
+        ]
+    )
     (tmp_path / "t.tex").write_text(doc)
-    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    run = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout[-3000:]
     return (tmp_path / "t.log").read_text(errors="replace")
 
@@ -221,8 +253,12 @@ def _compile(tmp_path, tables: list[str]) -> str:
 def test_wide_tables_fit_the_page(rng, tmp_path):
     demo = metaeval.load_example().query("metric == 'accuracy'")
     eff = demo.meta.effects(control="logistic_regression")
-    six = make_scores(rng, systems=("bm25", "tasb", "colbert", "splade"), metrics=("nDCG@10",),
-                      tasks={f"collection-{i}": 30 for i in range(6)})  # fmt: skip
+    six = make_scores(
+        rng,
+        systems=("bm25", "tasb", "colbert", "splade"),
+        metrics=("nDCG@10",),
+        tasks={f"collection-{i}": 30 for i in range(6)},
+    )
     eff6 = six.meta.effects(control="bm25")
     wide = [to_latex(eff, pooled=eff.meta.pool()), to_latex(eff6, pooled=eff6.meta.pool())]
     assert "Overfull \\hbox" not in _compile(tmp_path, wide)
@@ -270,9 +306,18 @@ def test_subgroup_columns_of_pooled_rows_are_labelled(rng):
 
 
 def test_a_bound_just_below_zero_is_not_written_as_zero():
-    eff = pd.DataFrame({"task": ["t"], "treatment": "b", "control": "a", "effect_type": "md",
-                        "effect": [0.044], "variance": [0.0005], "ci_low": [-0.0004],
-                        "ci_high": [0.0884]})  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "task": ["t"],
+            "treatment": "b",
+            "control": "a",
+            "effect_type": "md",
+            "effect": [0.044],
+            "variance": [0.0005],
+            "ci_low": [-0.0004],
+            "ci_high": [0.0884],
+        }
+    )
     assert "0.044 [$-$0.000, 0.088]" in to_latex(eff)
     assert "0.044 [\u22120.000, 0.088]" in to_html(eff)
 
@@ -283,8 +328,12 @@ BEIR = ("trec-covid", "nfcorpus", "fiqa", "arguana", "scidocs", "scifact")
 
 def _beir(rng):
     """Six tasks; rrf has no scores on nfcorpus, splade none on fiqa and scidocs."""
-    scores = make_scores(rng, tasks={t: 25 for t in BEIR}, metrics=("nDCG@10",),
-                         systems=("bm25", "tasb", "rrf", "splade"))  # fmt: skip
+    scores = make_scores(
+        rng,
+        tasks={t: 25 for t in BEIR},
+        metrics=("nDCG@10",),
+        systems=("bm25", "tasb", "rrf", "splade"),
+    )
     absent = ((scores["system"] == "rrf") & (scores["task"] == "nfcorpus")) | (
         (scores["system"] == "splade") & scores["task"].isin(["fiqa", "scidocs"])
     )
@@ -343,8 +392,13 @@ def test_rows_pooled_over_fewer_tasks_carry_a_footnote(rng, tmp_path):
 
 
 def _pdftext(tmp_path) -> str:
-    run = subprocess.run(["pdftotext", "-layout", "t.pdf", "-"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    run = subprocess.run(
+        ["pdftotext", "-layout", "t.pdf", "-"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 0, run.stderr
     return run.stdout
 
@@ -402,9 +456,17 @@ def test_angle_brackets_bars_and_quotes_print_as_themselves(tmp_path):
 
 
 def test_names_that_print_alike_are_refused():
-    eff = pd.DataFrame({"task": "t", "treatment": ["a\nb", "a b"], "control": "c",
-                        "effect": [0.1, 0.2], "variance": 0.01,
-                        "ci_low": [-0.1, 0.0], "ci_high": [0.3, 0.4]})  # fmt: skip
+    eff = pd.DataFrame(
+        {
+            "task": "t",
+            "treatment": ["a\nb", "a b"],
+            "control": "c",
+            "effect": [0.1, 0.2],
+            "variance": 0.01,
+            "ci_low": [-0.1, 0.0],
+            "ci_high": [0.3, 0.4],
+        }
+    )
     for render in (to_latex, to_html):
         with pytest.raises(SchemaError, match=r"rows 'a\\nb' and 'a b' .*print alike"):
             render(eff)

@@ -25,8 +25,12 @@ def example() -> pd.DataFrame:
 
 def test_frame_kinds(example):
     kinds = {engine: frame_kind(in_engine(example, engine)) for engine in ENGINES}
-    assert kinds == {"polars": "polars", "arrow": "arrow", "polars-lazy": "polars-lazy",
-                     "duckdb": "duckdb"}  # fmt: skip
+    assert kinds == {
+        "polars": "polars",
+        "arrow": "arrow",
+        "polars-lazy": "polars-lazy",
+        "duckdb": "duckdb",
+    }
     assert frame_kind(example) == "pandas" and frame_kind({"a": [1]}) is None
 
 
@@ -41,8 +45,9 @@ def test_converted_once_to_the_pandas_table(example, engine):
 
 
 def test_integer_values_and_ids_convert_as_in_pandas():
-    df = pd.DataFrame({"task": "a", "query": [3, 1, 2], "system": "s", "metric": "m",
-                       "value": [1, 0, 1]})  # fmt: skip
+    df = pd.DataFrame(
+        {"task": "a", "query": [3, 1, 2], "system": "s", "metric": "m", "value": [1, 0, 1]}
+    )
     ref = metaeval.validate_scores(df)
     for engine in ENGINES:
         got = to_pandas(in_engine(df, engine))
@@ -100,9 +105,17 @@ def test_every_public_function_that_takes_a_table_takes_any_frame():
     for entry in ACCESSOR_METHODS.values():
         module, name = entry.function.split(":")
         found[entry.function] = getattr(importlib.import_module(module), name)
-    for module in ("metaeval", "metaeval.io", "metaeval.paired", "metaeval.pooling",
-                   "metaeval.ranking", "metaeval.report", "metaeval.plot", "metaeval.design",
-                   "metaeval.schema"):  # fmt: skip
+    for module in (
+        "metaeval",
+        "metaeval.io",
+        "metaeval.paired",
+        "metaeval.pooling",
+        "metaeval.ranking",
+        "metaeval.report",
+        "metaeval.plot",
+        "metaeval.design",
+        "metaeval.schema",
+    ):
         for name in public_names(module):
             obj = getattr(importlib.import_module(module), name)
             # to_ranx takes judgments or a run (a file, a dict or a frame), not scores

@@ -34,15 +34,22 @@ def tables(draw):
     """A tidy scores table (strings as keys, a few values each) and the disguise of it."""
     tasks = draw(st.lists(IDS, min_size=1, max_size=3, unique=True))
     queries = draw(st.lists(IDS, min_size=1, max_size=4, unique=True))
-    systems = draw(st.lists(st.sampled_from(["bm25", "tasb", "007", "r/1"]), min_size=1,
-                            max_size=3, unique=True))  # fmt: skip
-    metrics = draw(st.lists(st.sampled_from(["nDCG@10", "AP", "P@5"]), min_size=1, max_size=2,
-                            unique=True))  # fmt: skip
+    systems = draw(
+        st.lists(
+            st.sampled_from(["bm25", "tasb", "007", "r/1"]), min_size=1, max_size=3, unique=True
+        )
+    )
+    metrics = draw(
+        st.lists(st.sampled_from(["nDCG@10", "AP", "P@5"]), min_size=1, max_size=2, unique=True)
+    )
     rows = [(t, q, s, m) for t in tasks for q in queries for s in systems for m in metrics]
     keep = draw(st.lists(st.booleans(), min_size=len(rows), max_size=len(rows)))
     rows = [r for r, k in zip(rows, keep, strict=True) if k] or rows[:1]
-    values = draw(st.lists(st.floats(-1e6, 1e6, allow_nan=False, width=32), min_size=len(rows),
-                           max_size=len(rows)))  # fmt: skip
+    values = draw(
+        st.lists(
+            st.floats(-1e6, 1e6, allow_nan=False, width=32), min_size=len(rows), max_size=len(rows)
+        )
+    )
     table = pd.DataFrame(rows, columns=KEYS).assign(value=np.array(values, dtype=float))
     names = draw(st.lists(NAMES, min_size=5, max_size=5, unique=True))
     constant = [k for k in ("task", "metric") if table[k].nunique() == 1 and draw(st.booleans())]
@@ -84,8 +91,9 @@ def test_scores_and_read_scores_give_back_the_table(data, tmp_path):
 @given(data=tables())
 def test_from_wide_of_a_pivot_gives_back_the_table(data):
     table, _, constant = data
-    wide = table.pivot_table(index=["task", "query", "metric"], columns="system",
-                             values="value", aggfunc="first")  # fmt: skip
+    wide = table.pivot_table(
+        index=["task", "query", "metric"], columns="system", values="value", aggfunc="first"
+    )
     if wide.isna().to_numpy().any():  # a system without a score on some row: refused, named
         with pytest.raises(metaeval.SchemaError, match="NaN|missing|null"):
             metaeval.from_wide(wide)

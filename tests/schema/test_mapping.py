@@ -17,8 +17,13 @@ RUNS = pd.DataFrame(
 
 def test_constants_supply_missing_key_columns():
     frozen = RUNS.copy()
-    table = metaeval.scores(RUNS, query="qid", system="run", value="score",
-                            constants={"task": "robust04", "metric": "nDCG@10"})  # fmt: skip
+    table = metaeval.scores(
+        RUNS,
+        query="qid",
+        system="run",
+        value="score",
+        constants={"task": "robust04", "metric": "nDCG@10"},
+    )
     pd.testing.assert_frame_equal(RUNS, frozen)  # the input is not changed
     assert table.columns.tolist() == ["task", "query", "system", "metric", "value"]
     assert set(table["task"]) == {"robust04"} and set(table["metric"]) == {"nDCG@10"}
@@ -36,8 +41,13 @@ def test_missing_key_columns_say_how_to_supply_them():
     with pytest.raises(SchemaError, match="both as a column and as a constant"):
         metaeval.schema.map_columns(RUNS, {"metric": "qid"}, {"metric": "x"})
     with pytest.raises(SchemaError, match="already has"):
-        metaeval.scores(RUNS.assign(task="x"), query="qid", system="run", value="score",
-                        constants={"task": "t", "metric": "m"})  # fmt: skip
+        metaeval.scores(
+            RUNS.assign(task="x"),
+            query="qid",
+            system="run",
+            value="score",
+            constants={"task": "t", "metric": "m"},
+        )
     with pytest.raises(SchemaError, match="cannot be a constant"):
         metaeval.scores(RUNS, query="qid", system="run", constants={"value": 1, "task": "t"})
 
@@ -59,8 +69,9 @@ def test_from_wide_equals_the_long_table():
         ["q2", "bm25", 0.2],
         ["q2", "tasb", 0.5],
     ]
-    only = metaeval.from_wide(flat.assign(note="x"), query="qid", systems=["tasb"],
-                              constants={"task": "t", "metric": "m"})  # fmt: skip
+    only = metaeval.from_wide(
+        flat.assign(note="x"), query="qid", systems=["tasb"], constants={"task": "t", "metric": "m"}
+    )
     assert set(only["system"]) == {"tasb"} and "note" not in only.columns
 
 
@@ -69,11 +80,13 @@ def test_from_wide_errors():
     with pytest.raises(SchemaError, match=r"key column\(s\) \['task', 'metric'\]"):
         metaeval.from_wide(flat, query="qid")
     with pytest.raises(SchemaError, match="not numeric"):
-        metaeval.from_wide(flat.assign(note="x"), query="qid",
-                           constants={"task": "t", "metric": "m"})  # fmt: skip
+        metaeval.from_wide(
+            flat.assign(note="x"), query="qid", constants={"task": "t", "metric": "m"}
+        )
     with pytest.raises(SchemaError, match="NaN|missing|null"):  # a missing score is not dropped
-        metaeval.from_wide(flat.assign(tasb=[0.7, None]), query="qid",
-                           constants={"task": "t", "metric": "m"})  # fmt: skip
+        metaeval.from_wide(
+            flat.assign(tasb=[0.7, None]), query="qid", constants={"task": "t", "metric": "m"}
+        )
 
 
 def test_read_scores_maps_columns_and_concatenates_paths(tmp_path):
@@ -81,8 +94,10 @@ def test_read_scores_maps_columns_and_concatenates_paths(tmp_path):
     RUNS.assign(qid=["x", "x", "y", "y"]).to_json(
         tmp_path / "b.jsonl", orient="records", lines=True
     )
-    mapping = {"columns": {"query": "qid", "system": "run", "value": "score"},
-               "constants": {"task": "robust04", "metric": "nDCG@10"}}  # fmt: skip
+    mapping = {
+        "columns": {"query": "qid", "system": "run", "value": "score"},
+        "constants": {"task": "robust04", "metric": "nDCG@10"},
+    }
     table = read_scores([tmp_path / "a.csv", tmp_path / "b.jsonl"], **mapping)
     assert len(table) == 8 and table["query"].tolist()[:2] == ["007", "007"]  # read as strings
     with pytest.raises(FormatError, match="a.csv has too"):
@@ -97,9 +112,12 @@ def test_read_scores_maps_parquet_columns(tmp_path, lazy):
     if lazy:
         pytest.importorskip("dask")
     RUNS.to_parquet(tmp_path / "a.parquet")
-    table = read_scores(tmp_path / "a.parquet", lazy=lazy,
-                        columns={"query": "qid", "system": "run", "value": "score"},
-                        constants={"task": "t", "metric": "m"})  # fmt: skip
+    table = read_scores(
+        tmp_path / "a.parquet",
+        lazy=lazy,
+        columns={"query": "qid", "system": "run", "value": "score"},
+        constants={"task": "t", "metric": "m"},
+    )
     table = table.compute() if lazy else table
     assert sorted(table.columns[:5]) == sorted(["task", "query", "system", "metric", "value"])
     assert table["value"].sum() == pytest.approx(1.9)
@@ -117,9 +135,24 @@ def test_the_command_reads_several_files_with_mapped_columns(tmp_path, capsys):
         ).to_csv(path, index=False)
         files.append(str(path))
     out = tmp_path / "out"
-    code = main(["meta", *files, "--control", "naive_bayes", "--columns", "task=dataset,query=qid",
-                 "--columns", "system=run,value=score", "--constant", "metric=accuracy",
-                 "--tables", str(out) + ".csv", "--print-mode", "raw"])  # fmt: skip
+    code = main(
+        [
+            "meta",
+            *files,
+            "--control",
+            "naive_bayes",
+            "--columns",
+            "task=dataset,query=qid",
+            "--columns",
+            "system=run,value=score",
+            "--constant",
+            "metric=accuracy",
+            "--tables",
+            str(out) + ".csv",
+            "--print-mode",
+            "raw",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     pooled_cli = captured.out
@@ -136,9 +169,14 @@ def test_from_wide_one_value_per_task_needs_no_query_column():
     promises (issue 25, item 12); friedman() on it equals scipy's test on the same matrix."""
     from scipy import stats
 
-    acc = pd.DataFrame({"dataset": ["iris", "wine", "adult", "digits"],
-                        "svm": [0.95, 0.97, 0.85, 0.98], "knn": [0.93, 0.96, 0.84, 0.97],
-                        "tree": [0.94, 0.91, 0.86, 0.88]})  # fmt: skip
+    acc = pd.DataFrame(
+        {
+            "dataset": ["iris", "wine", "adult", "digits"],
+            "svm": [0.95, 0.97, 0.85, 0.98],
+            "knn": [0.93, 0.96, 0.84, 0.97],
+            "tree": [0.94, 0.91, 0.86, 0.88],
+        }
+    )
     table = metaeval.from_wide(acc, task="dataset", constants={"metric": "accuracy"})
     assert (table["query"] == "all").all() and len(table) == 12
     got = table.pivot(index="task", columns="system", values="value")
@@ -147,12 +185,14 @@ def test_from_wide_one_value_per_task_needs_no_query_column():
         acc.set_index("dataset")[["svm", "knn", "tree"]],
         check_names=False,
     )
-    same = metaeval.from_wide(acc.set_index("dataset"), task="dataset", query=None,
-                              constants={"metric": "accuracy"})  # fmt: skip
+    same = metaeval.from_wide(
+        acc.set_index("dataset"), task="dataset", query=None, constants={"metric": "accuracy"}
+    )
     pd.testing.assert_frame_equal(same, table)
     chi2 = table.meta.friedman(correction=True).table["chi2"].iloc[0]
     assert chi2 == pytest.approx(stats.friedmanchisquare(acc.svm, acc.knn, acc.tree).statistic)
     with pytest.raises(SchemaError, match=r"no query column.*2 rows repeat.*'iris'.*query="):
-        metaeval.from_wide(pd.concat([acc, acc.head(1)]), task="dataset",
-                           constants={"metric": "accuracy"})  # fmt: skip
+        metaeval.from_wide(
+            pd.concat([acc, acc.head(1)]), task="dataset", constants={"metric": "accuracy"}
+        )
     assert list(acc.columns) == ["dataset", "svm", "knn", "tree"]  # not mutated

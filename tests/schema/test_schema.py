@@ -43,8 +43,11 @@ def test_all_problems_reported_at_once():
     assert "2 rows share their (task, query, system) key" in msg
     cases = info.value.failure_cases
     assert set(cases["problem"]) == {
-        "missing column", "missing values (NaN/None)", "non-finite values (±inf)", "duplicate keys",
-    }  # fmt: skip
+        "missing column",
+        "missing values (NaN/None)",
+        "non-finite values (±inf)",
+        "duplicate keys",
+    }
 
 
 def test_mistyped_columns():
@@ -143,8 +146,15 @@ def test_pandera_models_are_exposed():
 
 
 def test_object_value_column_of_numbers_is_converted_and_text_is_located():
-    base = pd.DataFrame({"task": ["t"] * 3, "query": ["1", "2", "3"], "system": "s",
-                         "metric": "m", "value": pd.Series([0.5, 1, True], dtype=object)})  # fmt: skip
+    base = pd.DataFrame(
+        {
+            "task": ["t"] * 3,
+            "query": ["1", "2", "3"],
+            "system": "s",
+            "metric": "m",
+            "value": pd.Series([0.5, 1, True], dtype=object),
+        }
+    )
     out = metaeval.validate_scores(base)
     assert out["value"].dtype == np.float64 and out["value"].tolist() == [0.5, 1.0, 1.0]
     assert base["value"].dtype == object  # the input is not changed

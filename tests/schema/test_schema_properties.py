@@ -30,9 +30,11 @@ def valid_tables(draw: Any) -> pd.DataFrame:
     cells = draw(
         st.lists(
             st.tuples(*(st.sampled_from(names[k]) for k in KEYS)),
-            min_size=1, max_size=25, unique=True,
+            min_size=1,
+            max_size=25,
+            unique=True,
         )
-    )  # fmt: skip
+    )
     kind = draw(st.sampled_from(["float", "int", "bool"]))
     values = {
         "float": st.floats(allow_nan=False, allow_infinity=False),
@@ -64,8 +66,11 @@ def test_every_valid_table_validates_unchanged(table):
     np.testing.assert_array_equal(out["value"], table["value"].astype(float))
 
 
-@given(valid_tables(), st.sampled_from([f for f in FAULTS if f != "output_column"]),
-       st.integers(0, 10_000))  # fmt: skip
+@given(
+    valid_tables(),
+    st.sampled_from([f for f in FAULTS if f != "output_column"]),
+    st.integers(0, 10_000),
+)
 def test_any_single_fault_is_a_schema_error_naming_it(table, fault, i):
     if fault == "mixed_system" and len(table) == 1:
         return  # the one system becomes the integer id 7: a valid table

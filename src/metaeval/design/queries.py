@@ -77,15 +77,18 @@ def _seed_variance(q: Any, s_t: Any, s_c: Any, seeds: Any, n: Any) -> tuple[Any,
         part_t = np.asarray(s_t, dtype=float) / seeds
         part_c = np.asarray(s_c, dtype=float) / seeds
         var = part_q + part_t + part_c
-        denom = (np.where(part_q > 0, part_q**2 / (n - 1), 0.0)
-                 + np.where(part_t > 0, part_t**2 / (seeds - 1), 0.0)
-                 + np.where(part_c > 0, part_c**2 / (seeds - 1), 0.0))  # fmt: skip
+        denom = (
+            np.where(part_q > 0, part_q**2 / (n - 1), 0.0)
+            + np.where(part_t > 0, part_t**2 / (seeds - 1), 0.0)
+            + np.where(part_c > 0, part_c**2 / (seeds - 1), 0.0)
+        )
         df = np.where(denom > 0, var**2 / denom, np.inf)
     return var, df
 
 
-def _seed_power(mde: Any, q: Any, s_t: Any, s_c: Any, seeds: Any, n: Any, alpha: float,
-                alternative: str) -> np.ndarray:  # fmt: skip
+def _seed_power(
+    mde: Any, q: Any, s_t: Any, s_c: Any, seeds: Any, n: Any, alpha: float, alternative: str
+) -> np.ndarray:
     """Power of the t-test of D̄ with the seeds' variance: noncentral t with
     noncentrality mde/√Var(D̄) on the Welch–Satterthwaite df of :func:`_seed_variance`."""
     var, df = _seed_variance(q, s_t, s_c, seeds, n)
@@ -141,8 +144,12 @@ def _smallest_n(ok: Callable[[np.ndarray], np.ndarray], valid: np.ndarray) -> np
     return np.where(todo, hi, np.nan)
 
 
-def _smallest_effect(power_of: Callable[[np.ndarray], np.ndarray], target: float,
-                     scale: np.ndarray, valid: np.ndarray) -> np.ndarray:  # fmt: skip
+def _smallest_effect(
+    power_of: Callable[[np.ndarray], np.ndarray],
+    target: float,
+    scale: np.ndarray,
+    valid: np.ndarray,
+) -> np.ndarray:
     """The effect x > 0 with ``power_of(x)`` = ``target`` per group (power increasing in
     x), by bisection on all groups at once; ``scale`` is a first upper guess."""
     hi = np.where(valid, scale, 1.0)
@@ -202,8 +209,15 @@ def _given(n: Any, mde: Any, power: Any, alpha: float, test: str, width: Any) ->
     return missing[0]
 
 
-def _check_options(alpha: Any, alternative: str, test: str, cluster: Any, replicates: Any,
-                   epochs: Any, seeds: Any = None) -> None:  # fmt: skip
+def _check_options(
+    alpha: Any,
+    alternative: str,
+    test: str,
+    cluster: Any,
+    replicates: Any,
+    epochs: Any,
+    seeds: Any = None,
+) -> None:
     check_option("test", test, PLAN_TESTS)
     check_option("alternative", alternative, ALTERNATIVES)
     if replicates is not None:
@@ -515,22 +529,29 @@ def plan_queries(
     if test == "anova":
         return _plan_anova(scores, control, treatment, n, mde, power, alpha, solve)
     if replicates == "seeds":
-        return _plan_seeds(scores, control, treatment, n, mde, power, alpha, alternative,
-                           seeds, solve)  # fmt: skip
+        return _plan_seeds(
+            scores, control, treatment, n, mde, power, alpha, alternative, seeds, solve
+        )
     pilot = _pilot(scores, control, treatment, cluster, replicates, epochs, alpha)
     sd = pilot.pop("_sd").to_numpy(dtype=float)
     # groups whose NaN _pilot has explained (one epoch per item)
     explained = pilot.pop("_explained").to_numpy(bool) if "_explained" in pilot else False
     size = pilot["n_clusters" if cluster is not None else "pilot_n"].to_numpy(dtype=float)
     valid = (size >= 2) & np.isfinite(sd) & (sd > 0)
-    _warn_degenerate(pilot, valid | explained, KEYS,
-                     "clusters" if cluster is not None else "queries")  # fmt: skip
+    _warn_degenerate(
+        pilot, valid | explained, KEYS, "clusters" if cluster is not None else "queries"
+    )
     rows = len(pilot)
     if test == "ci":
         widest = float(width)  # type: ignore[arg-type]  # checked by _given
         planned = _smallest_n(lambda k: _ci_width(sd, k, alpha) <= widest, valid)
-        table = pilot.assign(n=planned, mde=np.nan, power=np.nan, width=widest,
-                             expected_width=_ci_width(sd, planned, alpha))  # fmt: skip
+        table = pilot.assign(
+            n=planned,
+            mde=np.nan,
+            power=np.nan,
+            width=widest,
+            expected_width=_ci_width(sd, planned, alpha),
+        )
     else:
 
         def power_at(effect: Any, k: Any) -> np.ndarray:
@@ -541,24 +562,43 @@ def plan_queries(
         if solve == "n":
             n_col = _smallest_n(lambda k: power_at(mde_col, k) >= power, valid)
         elif solve == "mde":
-            mde_col = _smallest_effect(lambda x: power_at(x, n_col), float(power),  # type: ignore[arg-type]
-                                       sd / np.sqrt(n_col), valid)  # fmt: skip
+            mde_col = _smallest_effect(
+                lambda x: power_at(x, n_col),
+                float(power),  # type: ignore[arg-type]
+                sd / np.sqrt(n_col),
+                valid,
+            )
         power_col = np.where(valid, power_at(mde_col, n_col), np.nan)
         table = pilot.assign(n=n_col, mde=np.where(valid, mde_col, np.nan), power=power_col)
     if cluster is not None:
         mean_size = pilot["pilot_n"].to_numpy(dtype=float) / pilot["n_clusters"].to_numpy(float)
         table["n_items"] = np.ceil(table["n"].to_numpy(dtype=float) * mean_size - 1e-9)
     table = _ordered(table.assign(alpha=alpha, test=test), KEYS)
-    curve = _curve(table, KEYS, test, power,
-                   lambda i, k: (_ci_width(sd[i], k, alpha) if test == "ci"
-                                 else _t_power(table["mde"].to_numpy()[i], sd[i], k, alpha,
-                                               alternative)))  # fmt: skip
-    return PowerResult(table=table, curve=curve,
-                       unit="clusters" if cluster is not None else "queries")  # fmt: skip
+    curve = _curve(
+        table,
+        KEYS,
+        test,
+        power,
+        lambda i, k: (
+            _ci_width(sd[i], k, alpha)
+            if test == "ci"
+            else _t_power(table["mde"].to_numpy()[i], sd[i], k, alpha, alternative)
+        ),
+    )
+    return PowerResult(
+        table=table, curve=curve, unit="clusters" if cluster is not None else "queries"
+    )
 
 
-def _pilot(scores: pd.DataFrame, control: str, treatment: Any, cluster: Any, replicates: Any,
-           epochs: Any, alpha: float) -> pd.DataFrame:  # fmt: skip
+def _pilot(
+    scores: pd.DataFrame,
+    control: str,
+    treatment: Any,
+    cluster: Any,
+    replicates: Any,
+    epochs: Any,
+    alpha: float,
+) -> pd.DataFrame:
     """Per group: ``pilot_n``, ``sd_diff`` and the SD per planned unit ``_sd`` (with the
     cluster or epoch columns), from :func:`metaeval.effects` with ``effect="md"``."""
     design = replicates
@@ -568,8 +608,15 @@ def _pilot(scores: pd.DataFrame, control: str, treatment: Any, cluster: Any, rep
         design = recorded_design(scores) or "nested"
     with warnings.catch_warnings():  # plan_queries names the degenerate groups itself
         warnings.simplefilter("ignore", DegenerateWarning)
-        eff = effects(scores, control, treatment=treatment, effect="md", alpha=alpha,
-                      cluster=cluster, replicates=design)  # fmt: skip
+        eff = effects(
+            scores,
+            control,
+            treatment=treatment,
+            effect="md",
+            alpha=alpha,
+            cluster=cluster,
+            replicates=design,
+        )
     pilot_n = eff["n"].to_numpy(dtype=float)
     variance = eff["variance"].to_numpy(dtype=float)
     if "variance_replicates" in eff and replicates is None:
@@ -597,10 +644,11 @@ def _pilot(scores: pd.DataFrame, control: str, treatment: Any, cluster: Any, rep
                 "queries); with few clusters that is mostly noise, and it would plan fewer "
                 "clusters than ignoring them, so the plan uses 1 (`design_effect`; the "
                 "pilot's is `pilot_design_effect` here)",
-                out.loc[below, KEYS].assign(pilot_design_effect=pilot_deff[below],
-                                            n_clusters=n_clusters[below].astype(int)),
+                out.loc[below, KEYS].assign(
+                    pilot_design_effect=pilot_deff[below], n_clusters=n_clusters[below].astype(int)
+                ),
                 MetaEvalWarning,
-            )  # fmt: skip
+            )
         deff = np.where(below, 1.0, pilot_deff)
         out["sd_diff"] = np.sqrt(var_naive * pilot_n)
         out["sd_cluster"] = np.sqrt(np.where(below, var_naive, variance) * n_clusters)
@@ -615,14 +663,21 @@ def _pilot(scores: pd.DataFrame, control: str, treatment: Any, cluster: Any, rep
     parts = means(scores)[["task", "metric", "system", "replicates", "var_within"]]
     parts = parts.astype({"task": str, "metric": str, "system": str})
     keyed = out[KEYS].astype(str)
-    tr = keyed.merge(parts, how="left", left_on=["task", "metric", "treatment"],
-                     right_on=["task", "metric", "system"])  # fmt: skip
-    co = keyed.merge(parts, how="left", left_on=["task", "metric", "control"],
-                     right_on=["task", "metric", "system"])  # fmt: skip
+    tr = keyed.merge(
+        parts,
+        how="left",
+        left_on=["task", "metric", "treatment"],
+        right_on=["task", "metric", "system"],
+    )
+    co = keyed.merge(
+        parts,
+        how="left",
+        left_on=["task", "metric", "control"],
+        right_on=["task", "metric", "system"],
+    )
     e_t, e_c = tr["replicates"].to_numpy(float), co["replicates"].to_numpy(float)
     var_within = tr["var_within"].to_numpy(float) + co["var_within"].to_numpy(float)
-    shrink = (tr["var_within"].to_numpy(float) / e_t
-              + co["var_within"].to_numpy(float) / e_c)  # fmt: skip
+    shrink = tr["var_within"].to_numpy(float) / e_t + co["var_within"].to_numpy(float) / e_c
     planned = np.maximum(e_t, e_c) if epochs is None else np.full(len(out), float(epochs))
     out["var_between"] = np.maximum(out["sd_diff"].to_numpy() ** 2 - shrink, 0.0)
     out["var_within"] = var_within
@@ -635,29 +690,46 @@ def _pilot(scores: pd.DataFrame, control: str, treatment: Any, cluster: Any, rep
     same = one & (e_t == planned) & (e_c == planned)
     out["sd_epochs"] = np.where(same, out["sd_diff"], out["sd_epochs"])
     for mask, what in (
-        (same, "so `var_within` and `var_between` are NaN; planned at the pilot's epochs "
-               "from the item differences (`sd_epochs` = `sd_diff`)"),
-        (one & ~same, "so no plan (NaN) for other epochs than the pilot's; run the pilot "
-                      "with ≥ 2 epochs per item, or plan its epochs (`epochs`)"),
-    ):  # fmt: skip
+        (
+            same,
+            "so `var_within` and `var_between` are NaN; planned at the pilot's epochs "
+            "from the item differences (`sd_epochs` = `sd_diff`)",
+        ),
+        (
+            one & ~same,
+            "so no plan (NaN) for other epochs than the pilot's; run the pilot "
+            "with ≥ 2 epochs per item, or plan its epochs (`epochs`)",
+        ),
+    ):
         if mask.any():
             warn_groups(
                 "The pilot has one epoch per item of a system in {n} group(s) (its "
                 "epochs: `epochs_treatment`, `epochs_control`; planned: `epochs`): the "
                 "within-item variance cannot be estimated, " + what,
-                out.loc[mask, KEYS].assign(epochs_treatment=e_t[mask].astype(int),
-                                           epochs_control=e_c[mask].astype(int),
-                                           epochs=planned[mask].astype(int)),
+                out.loc[mask, KEYS].assign(
+                    epochs_treatment=e_t[mask].astype(int),
+                    epochs_control=e_c[mask].astype(int),
+                    epochs=planned[mask].astype(int),
+                ),
                 DegenerateWarning,
-            )  # fmt: skip
+            )
     out["_sd"] = np.where(one & ~same, np.nan, out["sd_epochs"])
     out["_explained"] = one & ~same
     return out
 
 
-def _plan_seeds(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde: Any,
-                power: Any, alpha: float, alternative: str, seeds: Any,
-                solve: str) -> PowerResult:  # fmt: skip
+def _plan_seeds(
+    scores: pd.DataFrame,
+    control: str,
+    treatment: Any,
+    n: Any,
+    mde: Any,
+    power: Any,
+    alpha: float,
+    alternative: str,
+    seeds: Any,
+    solve: str,
+) -> PowerResult:
     """The t design with each system's seed variance (see plan_queries' Notes)."""
     if not has_replicates(scores):
         raise OptionError(
@@ -667,12 +739,14 @@ def _plan_seeds(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde:
         )
     with warnings.catch_warnings():  # plan_queries names the degenerate groups itself
         warnings.simplefilter("ignore", DegenerateWarning)
-        eff = effects(scores, control, treatment=treatment, effect="md", alpha=alpha,
-                      replicates="nested")  # fmt: skip
+        eff = effects(
+            scores, control, treatment=treatment, effect="md", alpha=alpha, replicates="nested"
+        )
     pilot_n = eff["n"].to_numpy(dtype=float)
     # the query-level variance of the differences of the replicate-averaged scores
-    q_pilot = (eff["variance"].to_numpy(float)
-               - eff["variance_replicates"].fillna(0).to_numpy(float)) * pilot_n  # fmt: skip
+    q_pilot = (
+        eff["variance"].to_numpy(float) - eff["variance_replicates"].fillna(0).to_numpy(float)
+    ) * pilot_n
     out = eff[KEYS].copy()
     out["pilot_n"] = pilot_n
     keys = ["task", "metric", "system"]
@@ -680,16 +754,18 @@ def _plan_seeds(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde:
     item = means(scores)[[*keys, "var_within"]].astype({k: str for k in keys})
     rep = rep.merge(item, on=keys, how="left")
     keyed = out[KEYS].astype(str)
-    tr = keyed.merge(rep, how="left", left_on=["task", "metric", "treatment"],
-                     right_on=keys)  # fmt: skip
+    tr = keyed.merge(rep, how="left", left_on=["task", "metric", "treatment"], right_on=keys)
     co = keyed.merge(rep, how="left", left_on=["task", "metric", "control"], right_on=keys)
     r_t, r_c = tr["replicates"].to_numpy(float), co["replicates"].to_numpy(float)
     s_t, s_c = tr["sigma2_rep"].to_numpy(float), co["sigma2_rep"].to_numpy(float)
     # σ̂²_e = w − σ̂²_rep, the per-query noise of one run, which averages over the seeds
     e_t = np.maximum(tr["var_within"].to_numpy(float) - s_t, 0.0)
     e_c = np.maximum(co["var_within"].to_numpy(float) - s_c, 0.0)
-    planned = (np.where(r_t == r_c, r_t, np.maximum(r_t, r_c)) if seeds is None
-               else np.full(len(out), float(seeds)))  # fmt: skip
+    planned = (
+        np.where(r_t == r_c, r_t, np.maximum(r_t, r_c))
+        if seeds is None
+        else np.full(len(out), float(seeds))
+    )
     q = np.maximum(q_pilot - e_t / r_t - e_c / r_c, 0.0) + (e_t + e_c) / planned
     out["sd_diff"] = np.sqrt(q)
     out["seeds"] = planned
@@ -738,18 +814,35 @@ def _plan_seeds(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde:
     table = out.assign(n=n_col, mde=np.where(valid, mde_col, np.nan), power=power_col)
     table = _ordered(table.assign(alpha=alpha, test="t"), KEYS)
     mde_arr = table["mde"].to_numpy(dtype=float)
-    curve = _curve(table, KEYS, "t", power,
-                   lambda i, k: _seed_power(mde_arr[i], q[i], s_t[i], s_c[i], planned[i], k,
-                                            alpha, alternative))  # fmt: skip
+    curve = _curve(
+        table,
+        KEYS,
+        "t",
+        power,
+        lambda i, k: _seed_power(
+            mde_arr[i], q[i], s_t[i], s_c[i], planned[i], k, alpha, alternative
+        ),
+    )
     return PowerResult(table=table, curve=curve, unit="queries")
 
 
-def _plan_anova(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde: Any,
-                power: Any, alpha: float, solve: str) -> PowerResult:  # fmt: skip
+def _plan_anova(
+    scores: pd.DataFrame,
+    control: str,
+    treatment: Any,
+    n: Any,
+    mde: Any,
+    power: Any,
+    alpha: float,
+    solve: str,
+) -> PowerResult:
     """Sakai's ANOVA design per (task, metric) over the control and the treatments."""
     known = set(scores["system"].astype(str).unique())
-    wanted = None if treatment is None else [control, *([treatment] if isinstance(treatment, str)
-                                                        else list(treatment))]  # fmt: skip
+    wanted = (
+        None
+        if treatment is None
+        else [control, *([treatment] if isinstance(treatment, str) else list(treatment))]
+    )
     unknown = [s for s in ([control] + (wanted or [])) if s not in known]
     if unknown:
         raise PairingError(
@@ -763,9 +856,14 @@ def _plan_anova(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde:
     res = table[table["source"] == "residual"].reset_index(drop=True)
     query = table[table["source"] == "query"].reset_index(drop=True)
     keys = ["metric", "task", "control"]
-    out = pd.DataFrame({"metric": res["metric"].to_numpy(), "task": res["task"].to_numpy(),
-                        "control": control,
-                        "n_systems": res["n_systems"].to_numpy(dtype=float)})  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "metric": res["metric"].to_numpy(),
+            "task": res["task"].to_numpy(),
+            "control": control,
+            "n_systems": res["n_systems"].to_numpy(dtype=float),
+        }
+    )
     # the within-system variance of the one-way ANOVA (Sakai 2016): the queries' and the
     # residual sums of squares of the two-way table together, on m(n − 1) df
     ms = ((query["ss"] + res["ss"]) / (query["df"] + res["df"])).to_numpy(dtype=float)
@@ -779,8 +877,9 @@ def _plan_anova(scores: pd.DataFrame, control: str, treatment: Any, n: Any, mde:
     if solve == "n":
         n_col = _smallest_n(lambda k: _anova_power(mde_col, ms, m, k, alpha) >= power, valid)
     elif solve == "mde":
-        mde_col = _smallest_effect(lambda x: _anova_power(x, ms, m, n_col, alpha), power,
-                                   np.sqrt(ms / n_col), valid)  # fmt: skip
+        mde_col = _smallest_effect(
+            lambda x: _anova_power(x, ms, m, n_col, alpha), power, np.sqrt(ms / n_col), valid
+        )
     out["n"] = n_col
     out["mde"] = np.where(valid, mde_col, np.nan)
     out["power"] = np.where(valid, _anova_power(mde_col, ms, m, n_col, alpha), np.nan)
@@ -824,8 +923,13 @@ def _ordered(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return out
 
 
-def _curve(table: pd.DataFrame, keys: list[str], test: str, target: Any,
-           value: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> pd.DataFrame:  # fmt: skip
+def _curve(
+    table: pd.DataFrame,
+    keys: list[str],
+    test: str,
+    target: Any,
+    value: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> pd.DataFrame:
     """Per group, ``value`` (power, or the width for ``test="ci"``) over sizes from 2 to
     twice the plan's n on a log grid (with n itself), all groups in one call."""
     n = table["n"].to_numpy(dtype=float, na_value=np.nan)

@@ -213,16 +213,24 @@ def plan_tasks(
     >>> plan.unit
     'tasks'
     """
-    ci_name, solve, alpha, n_sim, seed = _check(k, mde, power, tau2, variance, alpha, method,
-                                                ci, n_sim, seed)  # fmt: skip
+    ci_name, solve, alpha, n_sim, seed = _check(
+        k, mde, power, tau2, variance, alpha, method, ci, n_sim, seed
+    )
     pilot = _pilot(effects, method=method, ci=ci, alpha=alpha, tau2=tau2, variance=variance)
     keys, table = pilot.keys, pilot.table
     n_groups = len(table)
     sd = np.sqrt(table["variance"].to_numpy() + table["tau2"].to_numpy())
     usable = np.isfinite(sd)
     z = stats.norm.ppf(1 - alpha / 2)
-    sim = _Simulation(sd, table["variance"].to_numpy(float), method=method, ci=ci_name,
-                      alpha=alpha, n_sim=n_sim, seed=seed)  # fmt: skip
+    sim = _Simulation(
+        sd,
+        table["variance"].to_numpy(float),
+        method=method,
+        ci=ci_name,
+        alpha=alpha,
+        n_sim=n_sim,
+        seed=seed,
+    )
 
     k_col = np.full(n_groups, -1, dtype=np.int64)
     mde_col = np.full(n_groups, np.nan)
@@ -237,8 +245,9 @@ def plan_tasks(
     else:
         k_normal = _k_normal(abs(float(mde)), sd, float(power), z)
         extra["k_normal"] = k_normal
-        k_col[usable] = sim.solve_k(np.flatnonzero(usable), float(mde), float(power),
-                                    k_normal[usable])  # fmt: skip
+        k_col[usable] = sim.solve_k(
+            np.flatnonzero(usable), float(mde), float(power), k_normal[usable]
+        )
         mde_col[:] = mde
         if (k_col == 0).any():
             warn_groups(
@@ -273,16 +282,23 @@ def plan_tasks(
     out["n_sim"] = n_sim
     out["seed"] = seed
     out = out.reset_index(drop=True)
-    out.attrs.update(method=method, ci=ci_name, alpha=alpha, n_sim=n_sim, seed=seed,
-                     solve=solve)  # fmt: skip
+    out.attrs.update(method=method, ci=ci_name, alpha=alpha, n_sim=n_sim, seed=seed, solve=solve)
     return PowerResult(table=out, curve=curve, unit="tasks")
 
 
 # ------------------------------------------------------------------- checks
 def _check(
-    k: Any, mde: Any, power: Any, tau2: Any, variance: Any, alpha: Any, method: Any, ci: Any,
-    n_sim: Any, seed: Any,
-) -> tuple[str, str, float, int, int]:  # fmt: skip
+    k: Any,
+    mde: Any,
+    power: Any,
+    tau2: Any,
+    variance: Any,
+    alpha: Any,
+    method: Any,
+    ci: Any,
+    n_sim: Any,
+    seed: Any,
+) -> tuple[str, str, float, int, int]:
     alpha = check_alpha(alpha)  # the options first: a bogus one is named whatever else is given
     check_option("method", method, POOL_METHODS)
     if ci is not None:
@@ -341,9 +357,14 @@ class _Pilot:
 
 
 def _pilot(
-    effects: Any, *, method: str, ci: Any, alpha: float, tau2: float | None,
+    effects: Any,
+    *,
+    method: str,
+    ci: Any,
+    alpha: float,
+    tau2: float | None,
     variance: float | None,
-) -> _Pilot:  # fmt: skip
+) -> _Pilot:
     """Per group: the keys, the pilot's tasks, its τ̂² (or ``tau2``) and mean variance."""
     if not isinstance(effects, pd.DataFrame):
         raise SchemaError(
@@ -365,9 +386,12 @@ def _pilot(
     ok = np.isfinite(eff["effect"].to_numpy(float)) & np.isfinite(eff["variance"].to_numpy(float))
     if keys:
         means = (
-            eff[ok].groupby(keys, sort=False, observed=True, dropna=False)["variance"].mean()
-            .rename("_variance").reset_index()
-        )  # fmt: skip
+            eff[ok]
+            .groupby(keys, sort=False, observed=True, dropna=False)["variance"]
+            .mean()
+            .rename("_variance")
+            .reset_index()
+        )
         table = pooled[keys + ["k", "tau2"]].merge(means, on=keys, how="left", validate="1:1")
     else:
         table = pooled[["k", "tau2"]].assign(_variance=eff.loc[ok, "variance"].mean())
@@ -424,8 +448,17 @@ class _Simulation:
     generator, so the first k rows are the same whatever the largest k asked for:
     every k and every group uses the same draws (common random numbers)."""
 
-    def __init__(self, sd: np.ndarray, variance: np.ndarray, *, method: str, ci: str,
-                 alpha: float, n_sim: int, seed: int) -> None:  # fmt: skip
+    def __init__(
+        self,
+        sd: np.ndarray,
+        variance: np.ndarray,
+        *,
+        method: str,
+        ci: str,
+        alpha: float,
+        n_sim: int,
+        seed: int,
+    ) -> None:
         self.sd, self._variance = sd, variance
         self.method, self.ci, self.alpha = method, ci, alpha
         self.n_sim, self.seed = n_sim, seed
@@ -450,10 +483,14 @@ class _Simulation:
         task, sim = np.divmod(local, n_sim)
         sd = self.sd[groups]
         v = self._variance[groups]
-        frame = pd.DataFrame({
-            "task": task, "metric": spec * n_sim + sim,
-            "effect": sd[spec] * z[task, sim], "variance": v[spec],
-        })  # fmt: skip
+        frame = pd.DataFrame(
+            {
+                "task": task,
+                "metric": spec * n_sim + sim,
+                "effect": sd[spec] * z[task, sim],
+                "variance": v[spec],
+            }
+        )
         with warnings.catch_warnings():
             # simulated comparisons: a REML fit stuck at a boundary, s² = 0 ... count as
             # not significant (NaN interval), not as warnings about the user's data
@@ -479,8 +516,9 @@ class _Simulation:
             np.isfinite(upper), (d[:, c - 1] + upper) / 2, np.nextafter(d[:, c - 1], np.inf)
         )
 
-    def solve_k(self, groups: np.ndarray, mde: float, power: float,
-                k_normal: np.ndarray) -> np.ndarray:  # fmt: skip
+    def solve_k(
+        self, groups: np.ndarray, mde: float, power: float, k_normal: np.ndarray
+    ) -> np.ndarray:
         """The smallest k ≥ 2 whose simulated power reaches ``power``, per group: windows
         of consecutive k, each group's first from its normal-theory k − 2; a window whose
         first k already reaches the power starts again at half that k (not below a k known
@@ -530,9 +568,13 @@ def _significant(low: np.ndarray, high: np.ndarray, mde: np.ndarray) -> np.ndarr
 
 
 def _curve(
-    sim: _Simulation, keys: pd.DataFrame, k: np.ndarray, mde: np.ndarray, usable: np.ndarray,
+    sim: _Simulation,
+    keys: pd.DataFrame,
+    k: np.ndarray,
+    mde: np.ndarray,
+    usable: np.ndarray,
     target: float,
-) -> tuple[pd.DataFrame, np.ndarray]:  # fmt: skip
+) -> tuple[pd.DataFrame, np.ndarray]:
     """Simulated power over 2..max(2k, 10) tasks (and at k), per usable group, at its
     ``mde``; and the power at each group's k (NaN for the others)."""
     power_at_k = np.full(len(k), np.nan)

@@ -36,10 +36,27 @@ from .tidy import read_scores, write_scores
 from .trec import read_qrels, read_run, write_qrels, write_run
 
 __all__ = [
-    "scores_from_arrays", "read_scores", "write_scores",
-    "read_qrels", "read_run", "write_qrels", "write_run",
-    "read_jsonl", "write_jsonl", "trec_to_jsonl", "jsonl_to_trec", "read_per_query_csv",
-    "read_ranger", "read_per_sample", "from_ranx_scores", "to_ranx", "from_ranx", "read_pyterrier", "read_lm_eval", "PRIMARY_METRICS",
-    "read_helm", "read_lighteval",
+    "scores_from_arrays",
+    "read_scores",
+    "write_scores",
+    "read_qrels",
+    "read_run",
+    "write_qrels",
+    "write_run",
+    "read_jsonl",
+    "write_jsonl",
+    "trec_to_jsonl",
+    "jsonl_to_trec",
+    "read_per_query_csv",
+    "read_ranger",
+    "read_per_sample",
+    "from_ranx_scores",
+    "to_ranx",
+    "from_ranx",
+    "read_pyterrier",
+    "read_lm_eval",
+    "PRIMARY_METRICS",
+    "read_helm",
+    "read_lighteval",
     "read_inspect",
-]  # fmt: skip
+]

@@ -24,9 +24,15 @@ import numpy as np
 from ..errors import FormatError, OptionError, SchemaError, excerpt
 
 __all__ = [
-    "open_text", "read_text", "read_delimited", "check_readable", "unique_keys",
-    "no_records", "iter_jsonl", "check_primary_map",
-]  # fmt: skip
+    "open_text",
+    "read_text",
+    "read_delimited",
+    "check_readable",
+    "unique_keys",
+    "no_records",
+    "iter_jsonl",
+    "check_primary_map",
+]
 
 UTF8 = "UTF-8 text (re-save the file as UTF-8, e.g. with iconv -f latin1 -t utf-8)"
 GZIP = "a complete gzip file (or uncompressed text)"
@@ -168,19 +174,22 @@ def read_delimited(
                 continue
             if len(row) != len(header):
                 raise FormatError(
-                    path, start,
+                    path,
+                    start,
                     f"{len(row)} {name}-separated fields where the header has {len(header)}: "
                     f"{excerpt(_line(text, start))}",
                     f"{layout}, every row with as many fields as the header (quote a field "
                     "that holds the separator)",
-                )  # fmt: skip
+                )
             starts.append(start)
     except csv.Error as err:
         problem = "a quoted field is not closed" if "end of data" in str(err) else str(err)
         raise FormatError(
-            path, end + 1, f"not a {name}-separated table ({problem}): {excerpt(_line(text, end + 1))}",
+            path,
+            end + 1,
+            f"not a {name}-separated table ({problem}): {excerpt(_line(text, end + 1))}",
             layout,
-        ) from None  # fmt: skip
+        ) from None
     if header is None:
         raise no_records(path, layout, bool(text))
     return header, np.asarray(starts, dtype=np.int64)

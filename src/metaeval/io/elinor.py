@@ -226,9 +226,12 @@ def read_per_query_csv(
         header, starts = read_delimited(path, text, ",", PER_QUERY_LAYOUT)
         if "query_id" not in header or len(header) < 2 or len(set(header)) < len(header):
             problem = (
-                "a column named twice" if len(set(header)) < len(header)
-                else "no query_id column" if "query_id" not in header else "no metric column"
-            )  # fmt: skip
+                "a column named twice"
+                if len(set(header)) < len(header)
+                else "no query_id column"
+                if "query_id" not in header
+                else "no metric column"
+            )
             raise FormatError(
                 path, 1, f"the header {quote_list(header)} has {problem}", PER_QUERY_LAYOUT
             )
@@ -239,10 +242,12 @@ def read_per_query_csv(
         if repeat is not None:
             first, again = repeat
             raise FormatError(
-                path, int(starts[again]),
+                path,
+                int(starts[again]),
                 f"query_id {excerpt(df['query_id'].iloc[again])} appears twice (first on line "
-                f"{int(starts[first])})", f"{PER_QUERY_LAYOUT}, one row per query",
-            )  # fmt: skip
+                f"{int(starts[first])})",
+                f"{PER_QUERY_LAYOUT}, one row per query",
+            )
         long = df.melt(id_vars="query_id", var_name="metric", value_name="value")
         number = pd.to_numeric(long["value"], errors="coerce")
         bad = number.isna() | ~np.isfinite(number.fillna(0))
@@ -254,8 +259,17 @@ def read_per_query_csv(
                 f"{_name(long['metric'].iloc[i])}={excerpt(long['value'].iloc[i])} is not a number",
                 PER_QUERY_LAYOUT,
             )
-        frames.append(pd.DataFrame({"task": task, "query": long["query_id"], "system": str(system),
-                                    "metric": long["metric"], "value": number.astype(float)}))  # fmt: skip
+        frames.append(
+            pd.DataFrame(
+                {
+                    "task": task,
+                    "query": long["query_id"],
+                    "system": str(system),
+                    "metric": long["metric"],
+                    "value": number.astype(float),
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 

@@ -51,7 +51,9 @@ def _perturbation(description: dict, path: Path, where: str) -> str:
     perturbations of one name apart (``style(suffix=watercolor)``, ``lowercase``)."""
     name = description.get("name")
     if not isinstance(name, str):
-        raise FormatError(path, None, f"{where}: perturbation {excerpt(description)} has no string 'name'", LAYOUT)  # fmt: skip
+        raise FormatError(
+            path, None, f"{where}: perturbation {excerpt(description)} has no string 'name'", LAYOUT
+        )
     fields = [
         f"{key}={value if isinstance(value, str) else json.dumps(value, separators=(',', ':'))}"
         for key, value in description.items()
@@ -99,15 +101,27 @@ def _run(folder: Path) -> list[tuple]:
         instance = record["instance_id"]
         if splits and instance not in splits:
             raise FormatError(
-                stats_path, None,
-                f"{where}: instance_id {instance!r} is not in scenario_state.json", LAYOUT,
-            )  # fmt: skip
+                stats_path,
+                None,
+                f"{where}: instance_id {instance!r} is not in scenario_state.json",
+                LAYOUT,
+            )
         trial = record.get("train_trial_index", 0)
         if isinstance(trial, bool) or not isinstance(trial, int):
-            raise FormatError(stats_path, None, f"{where} ({instance!r}): train_trial_index {excerpt(trial)} is not an integer", LAYOUT)  # fmt: skip
+            raise FormatError(
+                stats_path,
+                None,
+                f"{where} ({instance!r}): train_trial_index {excerpt(trial)} is not an integer",
+                LAYOUT,
+            )
         perturbation = record.get("perturbation")
         if perturbation is not None and not isinstance(perturbation, dict):
-            raise FormatError(stats_path, None, f"{where} ({instance!r}): perturbation {excerpt(perturbation)} is not an object", LAYOUT)  # fmt: skip
+            raise FormatError(
+                stats_path,
+                None,
+                f"{where} ({instance!r}): perturbation {excerpt(perturbation)} is not an object",
+                LAYOUT,
+            )
         suffix = (
             f",perturbation={_perturbation(perturbation, stats_path, f'{where} ({instance!r})')}"
             if perturbation
@@ -115,30 +129,36 @@ def _run(folder: Path) -> list[tuple]:
         )
         stats = record.get("stats")
         if not isinstance(stats, list):
-            raise FormatError(stats_path, None, f"{where} ({instance!r}) has no list 'stats'", LAYOUT)  # fmt: skip
+            raise FormatError(
+                stats_path, None, f"{where} ({instance!r}) has no list 'stats'", LAYOUT
+            )
         for stat in stats:
             label = stat.get("name") if isinstance(stat, dict) else None
             if not isinstance(label, dict) or not isinstance(label.get("name"), str):
-                raise FormatError(stats_path, None, f"{where} ({instance!r}): a stat has no name.name", LAYOUT)  # fmt: skip
+                raise FormatError(
+                    stats_path, None, f"{where} ({instance!r}): a stat has no name.name", LAYOUT
+                )
             mean = stat.get("mean")
             if mean is None and stat.get("count") == 0:
                 continue  # HELM writes a stat with no values without a mean; nothing to read
             if isinstance(mean, bool) or not isinstance(mean, int | float) or not np.isfinite(mean):
                 raise FormatError(
-                    stats_path, None,
+                    stats_path,
+                    None,
                     f"{where} ({instance!r}): stat {label['name']!r} has mean {excerpt(mean)}, not a number",
                     LAYOUT,
-                )  # fmt: skip
+                )
             metric = label["name"] + suffix
             split = label.get("split") or splits.get(instance, "")
             key = (instance, trial, metric, split)
             if key in seen:
                 raise FormatError(
-                    stats_path, None,
+                    stats_path,
+                    None,
                     f"{where}: stat {metric!r} of instance {instance!r} (train trial {trial}, "
                     f"split {split!r}) appears twice",
                     LAYOUT,
-                )  # fmt: skip
+                )
             seen.add(key)
             rows.append((task, instance, model, metric, split, float(mean), trial))
     if not rows:

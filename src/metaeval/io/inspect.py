@@ -52,9 +52,12 @@ def _files(source: Any) -> list[Path]:
         path = Path(item)
         if path.is_dir():
             found = sorted(
-                p for p in path.rglob("*") if p.is_file() and p.suffix in (".eval", ".json")
+                p
+                for p in path.rglob("*")
+                if p.is_file()
+                and p.suffix in (".eval", ".json")
                 and p.name != "logs.json"  # Inspect's listing of a log folder, not a log
-            )  # fmt: skip
+            )
             if not found:
                 raise SchemaError(
                     f"The folder {path} holds no Inspect logs (*.eval or *.json); pass the "
@@ -80,8 +83,16 @@ def _read(log: Any, path: Path) -> Any:
 
 
 #: The fields of ``system_name``'s format string (see :func:`read_inspect`).
-SYSTEM_FIELDS = ("model", "task", "task_args", "model_args", "solver", "solver_args", "tags",
-                 "metadata")  # fmt: skip
+SYSTEM_FIELDS = (
+    "model",
+    "task",
+    "task_args",
+    "model_args",
+    "solver",
+    "solver_args",
+    "tags",
+    "metadata",
+)
 _SENTINELS = ("C", "I", "P", "N")  # Inspect's CORRECT, INCORRECT, PARTIAL, NOANSWER
 
 
@@ -251,8 +262,11 @@ def _primary_metrics(table: pd.DataFrame, primary: Any, heads: dict[str, set]) -
         if metric is None and len(metrics) == 1:
             metric = metrics[0]
         if metric is None:
-            why = (f"its logs' headline metrics differ ({', '.join(found)})" if found
-                   else "its logs record no headline metric")  # fmt: skip
+            why = (
+                f"its logs' headline metrics differ ({', '.join(found)})"
+                if found
+                else "its logs record no headline metric"
+            )
             raise SchemaError(
                 f"No primary metric is known for task {task!r}: {why}; name it, e.g. "
                 f"{task}={metrics[0]} (primary={{task: metric}}; on the command line "
@@ -540,8 +554,16 @@ def read_inspect(
                 )
             scores = sample.scores or {}
             if sample.error is not None and not scores:  # Inspect scored it not either
-                failed.append((path.name, task, system, sample.epoch, query,
-                               excerpt(str(sample.error.message))))  # fmt: skip
+                failed.append(
+                    (
+                        path.name,
+                        task,
+                        system,
+                        sample.epoch,
+                        query,
+                        excerpt(str(sample.error.message)),
+                    )
+                )
                 continue
             absent = [n for n in wanted if n not in scores]
             if absent:
@@ -569,11 +591,12 @@ def read_inspect(
                 if isinstance(value, list):
                     lists[(file, task, system, name)] = None
         reductions = {  # (scorer, reducer) -> sample id -> Inspect's reduced score
-            (str(r.scorer), str(r.reducer or "mean")): {str(x.sample_id): x.value
-                                                        for x in r.samples}
+            (str(r.scorer), str(r.reducer or "mean")): {
+                str(x.sample_id): x.value for x in r.samples
+            }
             for r in evaluation.reductions or []
             if reducers != ["mean"]  # the mean's epochs are read, not its reductions
-        }  # fmt: skip
+        }
         for reducer in (r for r in reducers if r != "mean"):
             suffix = f"[{reducer}]" if len(reducers) > 1 else ""
             for name in wanted:
@@ -597,8 +620,16 @@ def read_inspect(
         if results is not None and results.completed_samples > read:
             listed = {str(x.sample_id) for r in evaluation.reductions or [] for x in r.samples}
             gone = sorted(listed - {str(s.id) for s in samples}, key=_natural)
-            lost.append((path.name, task, system, results.completed_samples, read,
-                         ", ".join(gone) or "unknown"))  # fmt: skip
+            lost.append(
+                (
+                    path.name,
+                    task,
+                    system,
+                    results.completed_samples,
+                    read,
+                    ", ".join(gone) or "unknown",
+                )
+            )
     if chosen is not None:
         unknown = [n for n in chosen if n not in scorers]
         if unknown:
@@ -611,9 +642,11 @@ def read_inspect(
     if "bad" in kinds:
         _bad_values([row for row, kind in zip(rows, kinds, strict=True) if kind == "bad"])
     if "unscored" in kinds:
-        unscored = [(*row[-1][:4], row[1], row[3])
-                    for row, kind in zip(rows, kinds, strict=True)
-                    if kind == "unscored"]  # fmt: skip
+        unscored = [
+            (*row[-1][:4], row[1], row[3])
+            for row, kind in zip(rows, kinds, strict=True)
+            if kind == "unscored"
+        ]
         keep = np.array(kinds) == "number"
         rows, numbers = [row for row, ok in zip(rows, keep, strict=True) if ok], numbers[keep]
     table = pd.DataFrame([row[:-1] for row in rows], columns=[*_KEYS, *keys])

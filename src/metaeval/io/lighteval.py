@@ -26,7 +26,9 @@ _COLUMNS = ("metrics", "metric")
 def _task_of(path: Path) -> str:
     match = _NAME.match(path.name)
     if not match:
-        raise FormatError(path, None, "the file name is not details_<task>_<timestamp>.parquet", LAYOUT)  # fmt: skip
+        raise FormatError(
+            path, None, "the file name is not details_<task>_<timestamp>.parquet", LAYOUT
+        )
     return match["task"]
 
 
@@ -43,7 +45,12 @@ def _columns(path: Path) -> tuple[str, Any, list[Any] | None]:
         schema = pq.read_schema(path)
         column = next((c for c in _COLUMNS if c in schema.names), None)
         if column is None:
-            raise FormatError(path, None, f"no column 'metrics' or 'metric' (columns: {', '.join(schema.names)})", LAYOUT)  # fmt: skip
+            raise FormatError(
+                path,
+                None,
+                f"no column 'metrics' or 'metric' (columns: {', '.join(schema.names)})",
+                LAYOUT,
+            )
         doc = schema.field("doc").type if "doc" in schema.names else None
         read = [column] + ["doc"] * (doc is not None)
         table = pq.read_table(path, columns=read)
@@ -83,8 +90,15 @@ def _rows(path: Path, task: str, system: str) -> tuple[pd.DataFrame, list[str], 
         numbers, pairs = _dict_numbers(path, column, values.to_pylist())
     rows = numbers["row"].to_numpy()
     query = rows.astype(str) if ids is None else np.asarray(ids, dtype=object)[rows]
-    table = pd.DataFrame({"task": task, "query": query, "system": system,
-                          "metric": numbers["metric"].astype(str), "value": numbers["value"]})  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "task": task,
+            "query": query,
+            "system": system,
+            "metric": numbers["metric"].astype(str),
+            "value": numbers["value"],
+        }
+    )
     twice = table.duplicated(["query", "metric"]).to_numpy()
     if twice.any():
         at = int(np.flatnonzero(twice)[0])
@@ -93,10 +107,11 @@ def _rows(path: Path, task: str, system: str) -> tuple[pd.DataFrame, list[str], 
             (table["query"] == query_).to_numpy() & (table["metric"] == metric).to_numpy()
         ][0]
         raise FormatError(
-            path, None,
+            path,
+            None,
             f"row {rows[at]}: document id {query_!r} has metric {metric!r} again (row {first})",
             LAYOUT,
-        )  # fmt: skip
+        )
     return table, pairs, ids is not None
 
 
@@ -120,12 +135,24 @@ def _struct_numbers(path: Path, column: str, values: Any) -> tuple[pd.DataFrame,
         if not (
             pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)
         ):
-            raise FormatError(path, None, f"row {rows[0]}: {column} {excerpt(field.name)} has value {excerpt(child[int(rows[0])].as_py())}, not a number", LAYOUT)  # fmt: skip
+            raise FormatError(
+                path,
+                None,
+                f"row {rows[0]}: {column} {excerpt(field.name)} has value {excerpt(child[int(rows[0])].as_py())}, not a number",
+                LAYOUT,
+            )
         number = pc.cast(child, pa.float64()).to_numpy(zero_copy_only=False)[rows]
         bad = np.flatnonzero(~np.isfinite(number))
         if len(bad):
-            raise FormatError(path, None, f"row {rows[bad[0]]}: {column} {excerpt(field.name)} has value {number[bad[0]]}, not a number", LAYOUT)  # fmt: skip
-        parts.append(pd.DataFrame({"row": rows, "order": index, "metric": field.name, "value": number}))  # fmt: skip
+            raise FormatError(
+                path,
+                None,
+                f"row {rows[bad[0]]}: {column} {excerpt(field.name)} has value {number[bad[0]]}, not a number",
+                LAYOUT,
+            )
+        parts.append(
+            pd.DataFrame({"row": rows, "order": index, "metric": field.name, "value": number})
+        )
     numbers = pd.concat(parts, ignore_index=True) if parts else _no_numbers()
     numbers = numbers.sort_values(["row", "order"], kind="stable", ignore_index=True)
     return numbers[["row", "metric", "value"]], pairs
@@ -145,7 +172,12 @@ def _dict_numbers(path: Path, column: str, values: list[Any]) -> tuple[pd.DataFr
         if isinstance(metrics, list) and all(isinstance(p, tuple) and len(p) == 2 for p in metrics):
             metrics = dict(metrics)  # a Parquet map column
         if not isinstance(metrics, dict) or not metrics:
-            raise FormatError(path, None, f"row {row}: {column} {excerpt(metrics)} is not a non-empty {{metric: number}}", LAYOUT)  # fmt: skip
+            raise FormatError(
+                path,
+                None,
+                f"row {row}: {column} {excerpt(metrics)} is not a non-empty {{metric: number}}",
+                LAYOUT,
+            )
         for name, value in metrics.items():
             if value is None:
                 continue  # a metric that other samples have and this one lacks
@@ -153,20 +185,31 @@ def _dict_numbers(path: Path, column: str, values: list[Any]) -> tuple[pd.DataFr
                 value = float(value)
             numeric = isinstance(value, int | float)
             if not numeric and not isinstance(value, dict | list | tuple):
-                raise FormatError(path, None, f"row {row}: {column} {name!r} has value {excerpt(value)}, not a number", LAYOUT)  # fmt: skip
+                raise FormatError(
+                    path,
+                    None,
+                    f"row {row}: {column} {name!r} has value {excerpt(value)}, not a number",
+                    LAYOUT,
+                )
             kind = kinds.setdefault(name, (numeric, row))
             if kind[0] != numeric:
                 raise FormatError(
-                    path, None,
+                    path,
+                    None,
                     f"row {row}: {column} {name!r} has value {excerpt(value)} and "
                     f"{'a number' if kind[0] else 'no number'} in row {kind[1]}",
                     LAYOUT,
-                )  # fmt: skip
+                )
             if not numeric:  # a corpus metric's per-sample item: {golds, preds}, a pair
                 pairs.setdefault(str(name), None)
                 continue
             if not np.isfinite(value):
-                raise FormatError(path, None, f"row {row}: {column} {name!r} has value {excerpt(value)}, not a number", LAYOUT)  # fmt: skip
+                raise FormatError(
+                    path,
+                    None,
+                    f"row {row}: {column} {name!r} has value {excerpt(value)}, not a number",
+                    LAYOUT,
+                )
             rows.append((row, str(name), float(value)))
     numbers = pd.DataFrame(rows, columns=["row", "metric", "value"])
     return numbers.astype({"row": int, "value": float}), list(pairs)
@@ -176,9 +219,18 @@ def _ids(path: Path, logged: list[Any] | None) -> list[str] | None:
     """Each sample's document id as a string, or None when the file logs none."""
     if logged is None or all(i in (None, "") for i in logged):
         return None
-    bad = [row for row, i in enumerate(logged) if isinstance(i, bool) or not isinstance(i, str | int) or i == ""]  # fmt: skip
+    bad = [
+        row
+        for row, i in enumerate(logged)
+        if isinstance(i, bool) or not isinstance(i, str | int) or i == ""
+    ]
     if bad:
-        raise FormatError(path, None, f"row {bad[0]}: doc id {excerpt(logged[bad[0]])} is not a document id, though other rows have one", LAYOUT)  # fmt: skip
+        raise FormatError(
+            path,
+            None,
+            f"row {bad[0]}: doc id {excerpt(logged[bad[0]])} is not a document id, though other rows have one",
+            LAYOUT,
+        )
     return [str(i) for i in logged]
 
 

@@ -37,19 +37,43 @@ _BARE = re.compile(r"^samples_(?P<task>.+?)\.jsonl(\.gz)?$")  # no timestamp
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")  # ... nor part of one
 _VALUES = (bool, int, float, list, dict)  # per-sample fields: numbers, and corpus items
 _BOOKKEEPING = {
-    "doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
-    "doc_hash", "prompt_hash", "target_hash",
-}  # fmt: skip
+    "doc_id",
+    "doc",
+    "target",
+    "arguments",
+    "resps",
+    "filtered_resps",
+    "filter",
+    "metrics",
+    "doc_hash",
+    "prompt_hash",
+    "target_hash",
+}
 
 
 PRIMARY_METRICS: dict[str, str] = {
-    "arc_easy": "acc", "arc_challenge": "acc_norm", "hellaswag": "acc_norm",
-    "winogrande": "acc", "truthfulqa_mc1": "acc", "truthfulqa_mc2": "acc",
-    "gsm8k": "exact_match,strict-match", "gsm8k_cot": "exact_match,strict-match",
-    "mmlu": "acc", "piqa": "acc_norm", "boolq": "acc", "openbookqa": "acc_norm",
-    "sciq": "acc_norm", "lambada_openai": "acc", "lambada_standard": "acc", "copa": "acc",
-    "rte": "acc", "mathqa": "acc_norm", "race": "acc", "siqa": "acc", "logiqa": "acc_norm",
-}  # fmt: skip
+    "arc_easy": "acc",
+    "arc_challenge": "acc_norm",
+    "hellaswag": "acc_norm",
+    "winogrande": "acc",
+    "truthfulqa_mc1": "acc",
+    "truthfulqa_mc2": "acc",
+    "gsm8k": "exact_match,strict-match",
+    "gsm8k_cot": "exact_match,strict-match",
+    "mmlu": "acc",
+    "piqa": "acc_norm",
+    "boolq": "acc",
+    "openbookqa": "acc_norm",
+    "sciq": "acc_norm",
+    "lambada_openai": "acc",
+    "lambada_standard": "acc",
+    "copa": "acc",
+    "rte": "acc",
+    "mathqa": "acc_norm",
+    "race": "acc",
+    "siqa": "acc",
+    "logiqa": "acc_norm",
+}
 """The primary metric of common lm-evaluation-harness tasks: the one the Open LLM
 Leaderboard (v1) reports (ARC-Challenge, HellaSwag: ``acc_norm``; MMLU, TruthfulQA,
 Winogrande: ``acc``; GSM8K: ``exact_match,strict-match``) and, for the others, the
@@ -141,7 +165,9 @@ def _records(path: Path, task: str, system: str, wanted: frozenset[str] | None) 
             raise FormatError(path, number, "bad record ('doc_id')", LAYOUT)
         doc = record["doc_id"]
         if isinstance(doc, bool) or not isinstance(doc, str | int):
-            raise FormatError(path, number, f"doc_id {excerpt(doc)} is not an integer or string", LAYOUT)  # fmt: skip
+            raise FormatError(
+                path, number, f"doc_id {excerpt(doc)} is not an integer or string", LAYOUT
+            )
         has_filter = "filter" in record
         if named_filter is None:
             named_filter = (has_filter, number)
@@ -149,37 +175,48 @@ def _records(path: Path, task: str, system: str, wanted: frozenset[str] | None) 
             raise FormatError(
                 path,
                 number,
-                ("the record has no 'filter', which line {0} names" if named_filter[0] else
-                 "the record names a 'filter', which line {0} does not").format(named_filter[1])
+                (
+                    "the record has no 'filter', which line {0} names"
+                    if named_filter[0]
+                    else "the record names a 'filter', which line {0} does not"
+                ).format(named_filter[1])
                 + ": lm-eval ≥ 0.4.7 names it in every record, older versions in none, so "
                 "this record's filter is unknown",
                 LAYOUT,
-            )  # fmt: skip
+            )
         filt = record.get("filter", "none")
         if filt is not None and not isinstance(filt, str):
             raise FormatError(path, number, f"filter {excerpt(filt)} is not a string", LAYOUT)
         fields = record.get("metrics")
         if fields is None:  # before lm-eval 0.4.7: every field but the bookkeeping
-            fields = [k for k, v in record.items()
-                      if k not in _BOOKKEEPING and (v is None or isinstance(v, _VALUES))]  # fmt: skip
+            fields = [
+                k
+                for k, v in record.items()
+                if k not in _BOOKKEEPING and (v is None or isinstance(v, _VALUES))
+            ]
         if not isinstance(fields, list) or not all(isinstance(n, str) for n in fields):
-            raise FormatError(path, number, f"metrics {excerpt(fields)} is not a list of names", LAYOUT)  # fmt: skip
+            raise FormatError(
+                path, number, f"metrics {excerpt(fields)} is not a list of names", LAYOUT
+            )
         if not fields:
             raise FormatError(path, number, "no per-sample metric value", LAYOUT)
         key = (str(doc), filt)
         if key in seen:
             if not has_filter:
                 raise FormatError(
-                    path, number,
+                    path,
+                    number,
                     f"doc_id {excerpt(doc)} (no filter named) appears twice: lm-eval before "
                     "0.4.7 logged a record per filter without naming it; rerun with 0.4.7 or "
                     "later",
                     LAYOUT,
-                )  # fmt: skip
+                )
             raise FormatError(
-                path, number, f"doc_id {excerpt(doc)} (filter {excerpt(filt)}) appears twice",
+                path,
+                number,
+                f"doc_id {excerpt(doc)} (filter {excerpt(filt)}) appears twice",
                 LAYOUT,
-            )  # fmt: skip
+            )
         seen.add(key)
         for name in fields:
             value: Any = record.get(name)
@@ -188,17 +225,20 @@ def _records(path: Path, task: str, system: str, wanted: frozenset[str] | None) 
             numeric = isinstance(value, int | float)
             if not numeric and not (value is None or isinstance(value, list | dict)):
                 raise FormatError(
-                    path, number, f"metric {excerpt(name)} has value {excerpt(value)}, not a number",
+                    path,
+                    number,
+                    f"metric {excerpt(name)} has value {excerpt(value)}, not a number",
                     LAYOUT,
-                )  # fmt: skip
+                )
             kind = kinds.setdefault(name, (numeric, number))
             if kind[0] != numeric:
                 raise FormatError(
-                    path, number,
+                    path,
+                    number,
                     f"metric {excerpt(name)} has value {excerpt(value)} here and "
                     f"{'a number' if kind[0] else 'no number'} on line {kind[1]}",
                     LAYOUT,
-                )  # fmt: skip
+                )
             metric = _metric_name(name, filt, numeric)
             names.add(metric)
             if wanted is not None and metric not in wanted:
@@ -208,9 +248,11 @@ def _records(path: Path, task: str, system: str, wanted: frozenset[str] | None) 
                 continue
             if not np.isfinite(value):
                 raise FormatError(
-                    path, number, f"metric {excerpt(name)} has value {excerpt(value)}, not a number",
+                    path,
+                    number,
+                    f"metric {excerpt(name)} has value {excerpt(value)}, not a number",
                     LAYOUT,
-                )  # fmt: skip
+                )
             rows.append((task, str(doc), system, metric, float(value)))
     return _Log(rows, names, pairs)
 
@@ -441,8 +483,9 @@ def read_lm_eval(
             named = {Path(f).name: Path(f) for f in folders}
             if len(named) < len(folders):
                 raise SchemaError("Two folders have the same name; pass {system: folder}.")
-        units = [(None, system, folder, _scan(_existing(folder)))
-                 for system, folder in named.items()]  # fmt: skip
+        units = [
+            (None, system, folder, _scan(_existing(folder))) for system, folder in named.items()
+        ]
     odd = sorted({path for *_, scan in units for path in scan.odd})
     if odd:
         warn(
@@ -592,7 +635,9 @@ def _replicate_units(root: Path) -> list[tuple[str, str, Path, _Scan]]:
         if direct[name]:  # root/<seed>/samples_*: the seeds of one model, named after root
             units.append((name, root.name, folder, scan))
         else:
-            units += [(name, system, place, _below(scan, place)) for system, place in models.items()]  # fmt: skip
+            units += [
+                (name, system, place, _below(scan, place)) for system, place in models.items()
+            ]
     if len(set(direct.values())) > 1:
         raise SchemaError(
             f"{root}: the replicate folder(s) {_listed(k for k, v in direct.items() if v)} "

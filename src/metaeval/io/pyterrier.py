@@ -43,8 +43,9 @@ def read_pyterrier(source: str | Path | pd.DataFrame, *, task: str = "default") 
         path = Path(source)
         text = read_text(path)
         _, lines = read_delimited(path, text, ",", LAYOUT)
-        df = pd.read_csv(io.StringIO(text), dtype={"qid": str, "name": str, "measure": str},
-                         index_col=False)  # fmt: skip
+        df = pd.read_csv(
+            io.StringIO(text), dtype={"qid": str, "name": str, "measure": str}, index_col=False
+        )
     missing = [c for c in ("name", "qid", "measure", "value") if c not in df.columns]
     if missing:
         raise FormatError(path, 1, f"missing column(s) {missing}", LAYOUT)
@@ -57,5 +58,12 @@ def read_pyterrier(source: str | Path | pd.DataFrame, *, task: str = "default") 
         raise FormatError(
             path, int(lines[row]), f"value {excerpt(df['value'].iloc[row])} is not a number", LAYOUT
         )
-    return pd.DataFrame({"task": task, "query": df["qid"].astype(str), "system": df["name"].astype(str),
-                         "metric": df["measure"].astype(str), "value": value.astype(float)})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "task": task,
+            "query": df["qid"].astype(str),
+            "system": df["name"].astype(str),
+            "metric": df["measure"].astype(str),
+            "value": value.astype(float),
+        }
+    )

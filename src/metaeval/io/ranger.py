@@ -198,8 +198,12 @@ def read_ranger(
         path = _resolve(config, str(entry))
         if path is None:
             if missing_files == "error":
-                raise FormatError(config, None, f"{system}/{task}: file {excerpt(entry, 160)} does not exist", "existing files "
-                                  "(or missing_files='skip')")  # fmt: skip
+                raise FormatError(
+                    config,
+                    None,
+                    f"{system}/{task}: file {excerpt(entry, 160)} does not exist",
+                    "existing files (or missing_files='skip')",
+                )
             absent.append((system, task, str(entry)))
         return path
 
@@ -215,8 +219,17 @@ def read_ranger(
                 if path is None:
                     continue
                 values = read_per_sample(path)
-                frames.append(pd.DataFrame({"task": str(task), "query": np.arange(len(values)).astype(str),
-                                            "system": str(system), "metric": metric, "value": values}))  # fmt: skip
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            "task": str(task),
+                            "query": np.arange(len(values)).astype(str),
+                            "system": str(system),
+                            "metric": metric,
+                            "value": values,
+                        }
+                    )
+                )
         if not frames:
             raise FormatError(config, None, "none of the files it names exist", "existing files")
         scores = pd.concat(frames, ignore_index=True)
@@ -241,10 +254,17 @@ def read_ranger(
         for t in set(qrels) - set(complete):
             absent.append(("qrels", t, "(not every system has a ranking)"))
         if not complete:
-            raise FormatError(config, None, "no task has qrels and a ranking of every system",
-                              "existing qrels and ranking files")  # fmt: skip
-        scores = evaluate({t: qrels[t] for t in complete}, {s: {t: r[t] for t in complete} for s, r in runs.items()},
-                          measures)  # fmt: skip
+            raise FormatError(
+                config,
+                None,
+                "no task has qrels and a ranking of every system",
+                "existing qrels and ranking files",
+            )
+        scores = evaluate(
+            {t: qrels[t] for t in complete},
+            {s: {t: r[t] for t in complete} for s, r in runs.items()},
+            measures,
+        )
     if absent:
         warn(
             "Entries of the config without data were left out:\n"
@@ -282,9 +302,12 @@ def _unique_key_loader() -> type:
                     key = self.construct_object(key_node, deep=deep)
                     if key in seen:
                         raise RepeatedKeyError(
-                            None, None, f"the key {excerpt(key)} appears twice in one mapping "
-                            f"(first on line {seen[key] + 1})", key_node.start_mark,
-                        )  # fmt: skip
+                            None,
+                            None,
+                            f"the key {excerpt(key)} appears twice in one mapping "
+                            f"(first on line {seen[key] + 1})",
+                            key_node.start_mark,
+                        )
                     seen[key] = key_node.start_mark.line
             return super().construct_mapping(node, deep=deep)
 
@@ -298,8 +321,9 @@ def _yaml_error(config: Path, text: str, err: Exception) -> FormatError:
     if isinstance(err, yaml.reader.ReaderError):  # a character YAML does not allow
         line = text.count("\n", 0, err.position) + 1
         char = chr(err.character) if isinstance(err.character, int) else err.character
-        return FormatError(config, line, f"not YAML (the character {excerpt(char)} is not allowed)",
-                           CONFIG_LAYOUT)  # fmt: skip
+        return FormatError(
+            config, line, f"not YAML (the character {excerpt(char)} is not allowed)", CONFIG_LAYOUT
+        )
     mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
     parts = [getattr(err, "context", None), getattr(err, "problem", None)]
     problem = " ".join("; ".join(str(p) for p in parts if p).split()) or "unreadable"
@@ -348,7 +372,12 @@ def _check_layout(config: Path, text: str, spec: Any) -> None:
         retrieval and not {"qrels", "available_rankings"} <= spec.keys()
     ):
         kind = "both layouts" if classification and retrieval else "neither layout"
-        raise FormatError(config, None, f"top-level keys {quote_list([str(k) for k in spec])} ({kind})", CONFIG_LAYOUT)  # fmt: skip
+        raise FormatError(
+            config,
+            None,
+            f"top-level keys {quote_list([str(k) for k in spec])} ({kind})",
+            CONFIG_LAYOUT,
+        )
     if classification:
         names(("eval_metrics",), spec["eval_metrics"], "{system: {task: file}}")
         for system, tasks in spec["eval_metrics"].items():

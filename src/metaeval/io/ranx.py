@@ -86,8 +86,12 @@ def to_ranx(data: Any, kind: str, *, name: str | None = None) -> Any:
             f"); ranx cannot hold empty {kind}: pass at least one row query_id, doc_id, {value}."
         )
     nested: dict[str, dict[str, Any]] = {}
-    for q, d, v in zip(frame["query_id"].astype(str), frame["doc_id"].astype(str),
-                       frame[value].tolist(), strict=True):  # fmt: skip
+    for q, d, v in zip(
+        frame["query_id"].astype(str),
+        frame["doc_id"].astype(str),
+        frame[value].tolist(),
+        strict=True,
+    ):
         nested.setdefault(q, {})[d] = int(v) if kind == "qrels" else float(v)
     if kind == "qrels":
         return ranx.Qrels(nested)

@@ -119,9 +119,11 @@ def scores_files(path: str | Path) -> list[Path]:
     files = sorted(f for f in path.rglob("*") if is_scores(f))
     if not files:
         raise FormatError(
-            path, None, "is a directory without scores files",
+            path,
+            None,
+            "is a directory without scores files",
             f"a folder of files whose names end in one of {list(SCORES_SUFFIXES)}",
-        )  # fmt: skip
+        )
     return files
 
 
@@ -271,11 +273,12 @@ def _one_design(designs: list[str | None], files: list[Path]) -> str | None:
     for design, file in known[1:]:
         if design != known[0][0]:
             raise FormatError(
-                file, None,
+                file,
+                None,
                 f"its replicates are {design!r} ({REPLICATE_DESIGN!r}) where {known[0][1]} says "
                 f"{excerpt(known[0][0])}",
                 "files of one design (read them apart, or pass effects(..., replicates=...))",
-            )  # fmt: skip
+            )
     return known[0][0] if known else None
 
 
@@ -313,11 +316,11 @@ def _concat_files(frames: list[pd.DataFrame], files: list[Path]) -> pd.DataFrame
         row = repeat[1] - (int(ends[again - 1]) if again else 0)
         key = ", ".join(excerpt(df[c].iloc[repeat[1]], 30) for c in names)
         raise FormatError(
-            files[again], None,
-            f"row {row} has the key ({', '.join(names)}) = ({key}) that "
-            f"{files[first]} has too",
+            files[again],
+            None,
+            f"row {row} has the key ({', '.join(names)}) = ({key}) that {files[first]} has too",
             "files whose keys do not collide (one file per task or per system, say)",
-        )  # fmt: skip
+        )
     return _ready(df)
 
 
@@ -339,9 +342,11 @@ def _read_lazy(files: list[Path], columns: dict, constants: dict) -> Any:
     not_parquet = [f for f in files if scores_format(f) != ".parquet"]
     if not_parquet:
         raise FormatError(
-            not_parquet[0], None, "read_scores(lazy=True) reads Parquet files only",
+            not_parquet[0],
+            None,
+            "read_scores(lazy=True) reads Parquet files only",
             "Parquet files; convert with write_scores(read_scores(file), 'name.parquet')",
-        )  # fmt: skip
+        )
     try:
         import dask.dataframe as dd
     except ImportError as err:
@@ -358,9 +363,11 @@ def _read_lazy(files: list[Path], columns: dict, constants: dict) -> Any:
     missing = [c for c in COLUMNS if c not in ddf.columns]
     if missing:
         raise FormatError(
-            files[0], None,
-            f"the column(s) {missing} are missing (found {quote_list(list(ddf.columns))})", LAYOUT,
-        )  # fmt: skip
+            files[0],
+            None,
+            f"the column(s) {missing} are missing (found {quote_list(list(ddf.columns))})",
+            LAYOUT,
+        )
     return ddf
 
 
@@ -369,9 +376,11 @@ def _read_engine(files: list[Path], engine: str, columns: dict, constants: dict)
     not_parquet = [f for f in files if scores_format(f) != ".parquet"]
     if not_parquet:
         raise FormatError(
-            not_parquet[0], None, f"read_scores(engine={engine!r}) reads Parquet files only",
+            not_parquet[0],
+            None,
+            f"read_scores(engine={engine!r}) reads Parquet files only",
             "Parquet files; convert with write_scores(read_scores(file), 'name.parquet')",
-        )  # fmt: skip
+        )
     for file in files:
         check_readable(file)
     names = [str(f) for f in files]
@@ -416,9 +425,11 @@ def _read_engine(files: list[Path], engine: str, columns: dict, constants: dict)
     missing = [c for c in COLUMNS if c not in found]
     if missing:
         raise FormatError(
-            files[0], None,
-            f"the column(s) {missing} are missing (found {quote_list(found)})", LAYOUT,
-        )  # fmt: skip
+            files[0],
+            None,
+            f"the column(s) {missing} are missing (found {quote_list(found)})",
+            LAYOUT,
+        )
     return nw.to_native(frame)
 
 
@@ -495,9 +506,11 @@ def _read_file(path: Path, columns: dict, constants: dict) -> pd.DataFrame:
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise FormatError(
-            path, 1 if kind == ".csv" or kind == ".tsv" else None,
-            f"the column(s) {missing} are missing (found {quote_list(list(df.columns))})", LAYOUT,
-        )  # fmt: skip
+            path,
+            1 if kind == ".csv" or kind == ".tsv" else None,
+            f"the column(s) {missing} are missing (found {quote_list(list(df.columns))})",
+            LAYOUT,
+        )
     if len(df) == 0:
         raise FormatError(
             path, None, "no rows" if lines is None else "a header but no data rows", LAYOUT
@@ -510,7 +523,9 @@ def _read_file(path: Path, columns: dict, constants: dict) -> pd.DataFrame:
     text = value.isna() & df["value"].notna()
     if text.any():
         row = int(text.to_numpy().nonzero()[0][0])
-        raise FormatError(path, line_of(row), f"value {excerpt(df['value'].iloc[row])} is not a number", LAYOUT)  # fmt: skip
+        raise FormatError(
+            path, line_of(row), f"value {excerpt(df['value'].iloc[row])} is not a number", LAYOUT
+        )
     df["value"] = value
     names = _key_names(df)
     keys = [df[c] for c in names]
@@ -521,10 +536,11 @@ def _read_file(path: Path, columns: dict, constants: dict) -> pd.DataFrame:
         where = f"rows {first} and {again}" if lines is None else f"first on line {line_of(first)}"
         key = ", ".join(excerpt(k.iloc[again], 30) for k in keys)
         raise FormatError(
-            path, line_of(again),
+            path,
+            line_of(again),
             f"the key ({', '.join(names)}) = ({key}) appears twice ({where})",
             f"{LAYOUT}, each key once",
-        )  # fmt: skip
+        )
     try:
         ready = _ready(df)  # the full report only when a check fails
         return _noted(ready, design)
@@ -546,11 +562,18 @@ def _read_delimited(path: Path, sep: str, keys: list[str]) -> tuple[pd.DataFrame
     header, lines = read_delimited(path, text, sep, LAYOUT)
     if len(set(header)) < len(header):
         repeated = sorted({c for c in header if header.count(c) > 1})
-        raise FormatError(path, 1, f"the header names column(s) {quote_list(repeated)} twice", LAYOUT)  # fmt: skip
+        raise FormatError(
+            path, 1, f"the header names column(s) {quote_list(repeated)} twice", LAYOUT
+        )
     try:
-        df = pd.read_csv(io.StringIO(text), sep=sep, dtype=dict.fromkeys(keys, str),
-                         keep_default_na=False, index_col=False,
-                         na_values={"value": ["", "NA", "NaN", "nan", "null"]})  # fmt: skip
+        df = pd.read_csv(
+            io.StringIO(text),
+            sep=sep,
+            dtype=dict.fromkeys(keys, str),
+            keep_default_na=False,
+            index_col=False,
+            na_values={"value": ["", "NA", "NaN", "nan", "null"]},
+        )
     except pd.errors.ParserError as err:  # read_delimited checked the field counts
         raise FormatError(path, _line(str(err)), f"not a {sep!r}-separated table", LAYOUT) from None
     return df, lines

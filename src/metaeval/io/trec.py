@@ -28,10 +28,18 @@ def _table(path: str | Path, width: int, layout: str) -> tuple[pd.DataFrame, np.
     """Whitespace-separated columns as strings, and each row's line number."""
     with open_text(path) as handle:
         try:
-            df = pd.read_csv(handle, sep=r"\s+", header=None, dtype=str, skip_blank_lines=False,
-                             keep_default_na=False, na_values=[],  # "nan" is text, not a gap
-                             names=range(width), engine="c",
-                             quoting=csv.QUOTE_NONE)  # TREC has no quoting  # fmt: skip
+            df = pd.read_csv(
+                handle,
+                sep=r"\s+",
+                header=None,
+                dtype=str,
+                skip_blank_lines=False,
+                keep_default_na=False,
+                na_values=[],  # "nan" is text, not a gap
+                names=range(width),
+                engine="c",
+                quoting=csv.QUOTE_NONE,
+            )  # TREC has no quoting
         except pd.errors.ParserError:  # some rows longer than `width`
             raise _wrong_width(path, width, layout) from None
         except pd.errors.EmptyDataError:  # nothing, or only blank lines
@@ -63,9 +71,18 @@ def _typed_table(path: str | Path, width: int, numbers: dict[int, Any]) -> pd.Da
     dtype: dict[int, Any] = {i: numbers.get(i, object) for i in range(width)}
     try:
         with open_text(path) as handle:
-            df = pd.read_csv(handle, sep=r"\s+", header=None, dtype=dtype, skip_blank_lines=False,
-                             keep_default_na=False, na_values=[], names=range(width), engine="c",
-                             quoting=csv.QUOTE_NONE)  # fmt: skip
+            df = pd.read_csv(
+                handle,
+                sep=r"\s+",
+                header=None,
+                dtype=dtype,
+                skip_blank_lines=False,
+                keep_default_na=False,
+                na_values=[],
+                names=range(width),
+                engine="c",
+                quoting=csv.QUOTE_NONE,
+            )
     except (ValueError, OverflowError, TypeError, FormatError, pd.errors.ParserError):
         return None  # EmptyDataError is a ValueError
     if df.empty or not isinstance(df.index, pd.RangeIndex):
@@ -146,11 +163,12 @@ def check_unique_pairs(
     if found is not None:
         first, repeat = found
         raise FormatError(
-            path, int(lines[repeat]),
+            path,
+            int(lines[repeat]),
             f"document {excerpt(doc[repeat])} of query {excerpt(query[repeat])} appears twice "
             f"(first on line {int(lines[first])})",
             f"{layout}, each document at most once per query",
-        )  # fmt: skip
+        )
 
 
 def read_qrels(path: str | Path) -> pd.DataFrame:
@@ -239,10 +257,14 @@ def read_run(path: str | Path) -> pd.DataFrame:
     else:
         ranks = _numeric(path, df[rank], lines, RUN_LAYOUT, "rank", integer=True)
         scores = _numeric(path, df[score], lines, RUN_LAYOUT, "score")
-    return pd.DataFrame({
-        "query_id": df[0].to_numpy(), "doc_id": df[doc].to_numpy(),
-        "rank": ranks.astype(np.int64), "score": scores,
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "query_id": df[0].to_numpy(),
+            "doc_id": df[doc].to_numpy(),
+            "rank": ranks.astype(np.int64),
+            "score": scores,
+        }
+    )
 
 
 def _run_width(path: str | Path) -> int:
@@ -258,8 +280,12 @@ def _run_width(path: str | Path) -> int:
         raise no_records(path, RUN_LAYOUT, has_lines)
     width = len(first[1].split())
     if width not in (4, 6):
-        raise FormatError(path, first[0], f"{width} columns, not 6 or 4: {excerpt(first[1].rstrip(_EOL))}",
-                          RUN_LAYOUT)  # fmt: skip
+        raise FormatError(
+            path,
+            first[0],
+            f"{width} columns, not 6 or 4: {excerpt(first[1].rstrip(_EOL))}",
+            RUN_LAYOUT,
+        )
     return width
 
 
@@ -320,9 +346,10 @@ def nested_from_columns(
     bounds = np.r_[0, np.cumsum(np.bincount(codes, minlength=len(queries)))].tolist()
     return {
         q: dict(zip(docs[a:b], values[a:b], strict=True))
-        for q, a, b in zip(np.asarray(queries, dtype=object).tolist(), bounds[:-1], bounds[1:],
-                           strict=True)
-    }  # fmt: skip
+        for q, a, b in zip(
+            np.asarray(queries, dtype=object).tolist(), bounds[:-1], bounds[1:], strict=True
+        )
+    }
 
 
 def write_qrels(qrels: pd.DataFrame, path: str | Path) -> None:

@@ -151,7 +151,9 @@ def per_sample(
             f"not {type(predictions).__name__}."
         )
     if not predictions:
-        raise PairingError("`predictions` is empty; pass {system: predicted labels} for at least one system.")  # fmt: skip
+        raise PairingError(
+            "`predictions` is empty; pass {system: predicted labels} for at least one system."
+        )
     truth = _labels(y_true, "y_true")
     n = truth.size
     if queries is None:

@@ -58,22 +58,52 @@ def _ir_measures():
 
 MEASURE_ALIASES: dict[str, str] = {
     # ranx
-    "ndcg": "nDCG", "map": "AP", "mrr": "RR", "precision": "P", "recall": "R",
-    "hits": "NumRelRet", "hit_rate": "Success", "r-precision": "Rprec", "bpref": "Bpref",
+    "ndcg": "nDCG",
+    "map": "AP",
+    "mrr": "RR",
+    "precision": "P",
+    "recall": "R",
+    "hits": "NumRelRet",
+    "hit_rate": "Success",
+    "r-precision": "Rprec",
+    "bpref": "Bpref",
     # elinor (the same definitions: tests/cli checks them against elinor's output)
-    "ap": "AP", "rr": "RR", "success": "Success",
+    "ap": "AP",
+    "rr": "RR",
+    "success": "Success",
     # ir_measures' own names, in any case
-    "p": "P", "r": "R", "rprec": "Rprec", "err": "ERR", "judged": "Judged", "numrelret": "NumRelRet",
-    "numret": "NumRet", "numrel": "NumRel", "infap": "infAP",
-}  # fmt: skip
+    "p": "P",
+    "r": "R",
+    "rprec": "Rprec",
+    "err": "ERR",
+    "judged": "Judged",
+    "numrelret": "NumRelRet",
+    "numret": "NumRet",
+    "numrel": "NumRel",
+    "infap": "infAP",
+}
 """Measure names of other tools (lower case, before ``@k``) and their ir_measures names.
 
 trec_eval's names (``P_10``, ``ndcg_cut_10``, ``ndcg_cut.10``, ``map``, ``map_cut_100``,
 ``recip_rank``, ``recall_100``, ``success_10``, …; also what PyTerrier and pytrec_eval
 use) are read by ir_measures' own ``parse_trec_measure`` and need no entry here."""
 
-_EXAMPLES = ("nDCG@10", "AP", "AP@100", "RR", "RR@10", "P@10", "R@100", "Success@10",
-             "Judged@10", "NumRelRet@10", "Rprec", "Bpref", "ERR@20", "AP(rel=2)")  # fmt: skip
+_EXAMPLES = (
+    "nDCG@10",
+    "AP",
+    "AP@100",
+    "RR",
+    "RR@10",
+    "P@10",
+    "R@100",
+    "Success@10",
+    "Judged@10",
+    "NumRelRet@10",
+    "Rprec",
+    "Bpref",
+    "ERR@20",
+    "AP(rel=2)",
+)
 
 
 def measure_name(name: str) -> str:
@@ -167,8 +197,10 @@ def _as_frame(obj: Any, value: str, reader) -> pd.DataFrame:
     if isinstance(obj, Mapping):
         return _check_values(_from_mapping(obj, value), value, "dict", labels=None)
     try:  # an iterable of ir_measures Qrel / ScoredDoc named tuples
-        df = pd.DataFrame([(str(r.query_id), str(r.doc_id), getattr(r, value)) for r in obj],
-                          columns=["query_id", "doc_id", value])  # fmt: skip
+        df = pd.DataFrame(
+            [(str(r.query_id), str(r.doc_id), getattr(r, value)) for r in obj],
+            columns=["query_id", "doc_id", value],
+        )
     except (TypeError, AttributeError) as err:
         raise SchemaError(
             f"Cannot read {type(obj).__name__} as {value}s: pass a TREC file path, a DataFrame "
@@ -187,10 +219,15 @@ def _check_unique(df: pd.DataFrame, value: str, what: str, labels: pd.Index) -> 
             f"The {value} {what} lists document {excerpt(df['doc_id'].iloc[again])} twice for "
             f"query {excerpt(df['query_id'].iloc[again])} (rows {excerpt(labels[first])} and "
             f"{excerpt(labels[again])}); keep one {value} per (query_id, doc_id).",
-            pd.DataFrame({"problem": "duplicate (query_id, doc_id)", "column": "doc_id",
-                          "row": [labels[first], labels[again]],
-                          "value": [df["doc_id"].iloc[again]] * 2}),
-        )  # fmt: skip
+            pd.DataFrame(
+                {
+                    "problem": "duplicate (query_id, doc_id)",
+                    "column": "doc_id",
+                    "row": [labels[first], labels[again]],
+                    "value": [df["doc_id"].iloc[again]] * 2,
+                }
+            ),
+        )
 
 
 def _check_values(df: pd.DataFrame, value: str, what: str, labels: pd.Index | None) -> pd.DataFrame:
@@ -206,10 +243,14 @@ def _check_values(df: pd.DataFrame, value: str, what: str, labels: pd.Index | No
         return df.assign(**{value: number})
     raw = pd.isna(df[value]).to_numpy()
     problem = np.where(
-        raw, "missing (NaN)",
-        np.where(np.isnan(number), "not a number",
-                 np.where(np.isinf(number), "not finite", "not an integer")),
-    )[bad]  # fmt: skip
+        raw,
+        "missing (NaN)",
+        np.where(
+            np.isnan(number),
+            "not a number",
+            np.where(np.isinf(number), "not finite", "not an integer"),
+        ),
+    )[bad]
     rows = np.flatnonzero(bad)
     i = int(rows[0])
     where = f", row {excerpt(labels[i])}" if labels is not None else ""
@@ -226,18 +267,34 @@ def _check_values(df: pd.DataFrame, value: str, what: str, labels: pd.Index | No
         f"Column {value!r} of the {'qrels' if integer else 'run'} {what}{where} (query "
         f"{excerpt(df['query_id'].iloc[i])}, document {excerpt(df['doc_id'].iloc[i])}): "
         f"{excerpt(df[value].iloc[i])} is {problem[0]}{more}; {advice}.",
-        pd.DataFrame({
-            "problem": problem, "column": value,
-            "row": labels[rows] if labels is not None else rows,
-            "value": df[value].iloc[rows].to_numpy(),
-        }),
-    )  # fmt: skip
+        pd.DataFrame(
+            {
+                "problem": problem,
+                "column": value,
+                "row": labels[rows] if labels is not None else rows,
+                "value": df[value].iloc[rows].to_numpy(),
+            }
+        ),
+    )
 
 
 _NUMBER_TYPES = frozenset(
-    {int, float, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-     np.uint64, np.float16, np.float32, np.float64}
-)  # fmt: skip
+    {
+        int,
+        float,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+        np.uint8,
+        np.uint16,
+        np.uint32,
+        np.uint64,
+        np.float16,
+        np.float32,
+        np.float64,
+    }
+)
 
 
 def _nested(obj: Any, value: str, reader) -> dict[str, dict[str, Any]]:
@@ -689,7 +746,12 @@ def _table(parts: list[tuple[str, str, list, list, list]], metric_names: list[st
     system = np.repeat(np.array([p[1] for p in parts], dtype=object), sizes)
     keys = [pd.factorize(column, sort=True)[0] for column in (query, system, task)]
     order = np.lexsort((keys[0], metric, keys[1], keys[2]))
-    return pd.DataFrame({
-        "task": task[order], "query": query[order], "system": system[order],
-        "metric": np.array(metric_names, dtype=object)[metric[order]], "value": value[order],
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "task": task[order],
+            "query": query[order],
+            "system": system[order],
+            "metric": np.array(metric_names, dtype=object)[metric[order]],
+            "value": value[order],
+        }
+    )

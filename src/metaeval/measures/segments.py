@@ -250,9 +250,13 @@ def kendall_tau(
     (0.6, 4, 1, 1, 1)
     """
     result, empty, single = _kendall(
-        predicted, human, ties=ties, exclude_human_ties=exclude_human_ties,
-        penalize_predicted_ties=penalize_predicted_ties, invert=invert,
-    )  # fmt: skip
+        predicted,
+        human,
+        ties=ties,
+        exclude_human_ties=exclude_human_ties,
+        penalize_predicted_ties=penalize_predicted_ties,
+        invert=invert,
+    )
     if empty.any():
         where = (
             "the segment"
@@ -301,9 +305,16 @@ def _kendall(
     from scipy.special import erfc
 
     p_value = np.where(n >= 2, erfc(np.abs(z) / np.sqrt(2)), np.nan)
-    values = dict(tau=tau, p_value=p_value, concordant=concordant, discordant=discordant,
-                  pairs=n * (n - 1) // 2, human_ties=h_tie.sum(axis=(1, 2)),
-                  predicted_ties=p_tie.sum(axis=(1, 2)), items=n)  # fmt: skip
+    values = dict(
+        tau=tau,
+        p_value=p_value,
+        concordant=concordant,
+        discordant=discordant,
+        pairs=n * (n - 1) // 2,
+        human_ties=h_tie.sum(axis=(1, 2)),
+        predicted_ties=p_tie.sum(axis=(1, 2)),
+        items=n,
+    )
     result = KendallTauResult(**{k: _out(np.asarray(v), single) for k, v in values.items()})
     return result, total == 0, single
 
@@ -679,17 +690,23 @@ def segment_scores(
         values = pd.to_numeric(j[col], errors="coerce")
         bad = ~np.isfinite(values.to_numpy(dtype=float))
         if bad.any():
-            raise SchemaError(f"Column {col!r} has {int(bad.sum())} missing, infinite or non-numeric ranks, "
-                              f"e.g. rows {j.index[bad][:5].tolist()}.")  # fmt: skip
+            raise SchemaError(
+                f"Column {col!r} has {int(bad.sum())} missing, infinite or non-numeric ranks, "
+                f"e.g. rows {j.index[bad][:5].tolist()}."
+            )
         j[col] = values.astype(float)
     dup = j.duplicated(["task", "segment", "system", "item"], keep=False)
     if dup.any():
-        raise SchemaError("An item is ranked twice for one system and segment:\n"
-                          + format_groups(j.loc[dup, ["task", "segment", "system", "item"]]))  # fmt: skip
+        raise SchemaError(
+            "An item is ranked twice for one system and segment:\n"
+            + format_groups(j.loc[dup, ["task", "segment", "system", "item"]])
+        )
     human = j.groupby(["task", "segment", "item"], sort=False)["human_rank"].nunique()
     if (human > 1).any():
-        raise SchemaError("Human ranks differ between systems for:\n"
-                          + format_groups(human[human > 1].reset_index()[["task", "segment", "item"]]))  # fmt: skip
+        raise SchemaError(
+            "Human ranks differ between systems for:\n"
+            + format_groups(human[human > 1].reset_index()[["task", "segment", "item"]])
+        )
 
     keys = ["task", "segment", "system"]
     group = j.groupby(keys, sort=False).ngroup().to_numpy()
@@ -707,14 +724,22 @@ def segment_scores(
     frames: list[pd.DataFrame] = []
     for name, base, cut in parsed:
         if base == "kendall_tau":
-            value = _kendall(pred, hum, ties=ties, exclude_human_ties=exclude_human_ties,
-                             penalize_predicted_ties=penalize_predicted_ties,
-                             invert=invert)[0].tau  # fmt: skip
+            value = _kendall(
+                pred,
+                hum,
+                ties=ties,
+                exclude_human_ties=exclude_human_ties,
+                penalize_predicted_ties=penalize_predicted_ties,
+                invert=invert,
+            )[0].tau
             undefined = np.isnan(value)
             if undefined.any():
-                warn_groups("kendall_tau is undefined (no pair the humans ordered) and left out "
-                            "for {n} (task, segment, system)",
-                            labels[undefined], DegenerateWarning)  # fmt: skip
+                warn_groups(
+                    "kendall_tau is undefined (no pair the humans ordered) and left out "
+                    "for {n} (task, segment, system)",
+                    labels[undefined],
+                    DegenerateWarning,
+                )
         elif base == "reciprocal_rank":
             value = reciprocal_rank(pred, hum, ties=ties)
         elif base == "ndcg":
@@ -724,10 +749,19 @@ def segment_scores(
         else:
             value = best_human_rank(pred, hum, ties=ties)
         keep = ~np.isnan(value)
-        frames.append(pd.DataFrame({"task": labels["task"][keep], "query": labels["segment"][keep],
-                                    "system": labels["system"][keep], "metric": name,
-                                    "value": np.asarray(value, dtype=float)[keep],
-                                    "_group": np.flatnonzero(keep), "_measure": len(frames)}))  # fmt: skip
+        frames.append(
+            pd.DataFrame(
+                {
+                    "task": labels["task"][keep],
+                    "query": labels["segment"][keep],
+                    "system": labels["system"][keep],
+                    "metric": name,
+                    "value": np.asarray(value, dtype=float)[keep],
+                    "_group": np.flatnonzero(keep),
+                    "_measure": len(frames),
+                }
+            )
+        )
     out = pd.concat(frames, ignore_index=True)
     out = out.sort_values(["_group", "_measure"], kind="stable")
     return out.drop(columns=["_group", "_measure"]).reset_index(drop=True)

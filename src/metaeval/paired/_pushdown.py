@@ -49,8 +49,15 @@ from ..schema.frames import LazyTable, narwhals
 from ..schema.lazy import Survey, first_pass, no_rows_error, problems
 from ._layout import SAFE_MAGNITUDE, whole_table_names
 
-__all__ = ["PairSums", "compute", "matrices", "per_task", "task_groups", "MAX_PAIRS",
-           "POLARS_LIMIT"]  # fmt: skip
+__all__ = [
+    "PairSums",
+    "compute",
+    "matrices",
+    "per_task",
+    "task_groups",
+    "MAX_PAIRS",
+    "POLARS_LIMIT",
+]
 
 MAX_PAIRS = 2000
 """Unordered pairs of systems whose sums one query computes at most (six aggregates
@@ -187,8 +194,17 @@ def task_groups(table: LazyTable, sums: PairSums, limit: float | None = None) ->
 
 def _duckdb_limit(table: LazyTable) -> float | None:
     """The ``memory_limit`` of a DuckDB relation's connection, in bytes."""
-    units = {"bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
-             "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}  # fmt: skip
+    units = {
+        "bytes": 1,
+        "KiB": 2**10,
+        "MiB": 2**20,
+        "GiB": 2**30,
+        "TiB": 2**40,
+        "KB": 1e3,
+        "MB": 1e6,
+        "GB": 1e9,
+        "TB": 1e12,
+    }
     try:
         setting = table.native.query(
             "__metaeval_source", "SELECT current_setting('memory_limit')"
@@ -199,8 +215,14 @@ def _duckdb_limit(table: LazyTable) -> float | None:
         return None
 
 
-def _query(table: LazyTable, sums: PairSums, pairs: list[tuple[int, int]],
-           per_system: bool, anova: bool, tasks: list[str] | None = None) -> pd.DataFrame:  # fmt: skip
+def _query(
+    table: LazyTable,
+    sums: PairSums,
+    pairs: list[tuple[int, int]],
+    per_system: bool,
+    anova: bool,
+    tasks: list[str] | None = None,
+) -> pd.DataFrame:
     """Steps 2 and 3 of the module docstring: the per-(task, metric) sums, one row each
     (of ``tasks`` only, if given)."""
     nw = narwhals()
@@ -215,26 +237,40 @@ def _query(table: LazyTable, sums: PairSums, pairs: list[tuple[int, int]],
         frame = frame.filter(task.is_in(tasks))
     pivot = (
         frame.select(
-            "task", "metric", "query",
-            *[nw.when(system == s).then(value).alias(f"v{i}") for i, s in enumerate(survey.systems)],
+            "task",
+            "metric",
+            "query",
+            *[
+                nw.when(system == s).then(value).alias(f"v{i}")
+                for i, s in enumerate(survey.systems)
+            ],
         )
         .group_by("task", "metric", "query")
         .agg(nw.len().alias("rows_q"), *[nw.col(f"v{i}").max().alias(f"v{i}") for i in range(k)])
-    )  # fmt: skip
-    keys = [nw.col(c).cast(nw.String) for c in ("task", "metric")
-            if table.schema[c] != nw.String and not table.schema[c].is_integer()]  # fmt: skip
+    )
+    keys = [
+        nw.col(c).cast(nw.String)
+        for c in ("task", "metric")
+        if table.schema[c] != nw.String and not table.schema[c].is_integer()
+    ]
     if keys:
         pivot = pivot.with_columns(*keys)
     joined = pivot.join(_constants(table, sums), on=["task", "metric"], how="inner")
     # the first pass refused missing scores: a system has the query where its score is there
     here = [~nw.col(f"v{i}").is_null() for i in range(k)]
     joined = joined.with_columns(
-        *[nw.when(here[i]).then((nw.col(f"v{i}") - nw.col(f"a{i}")) * nw.col("inv"))
-          .otherwise(nw.lit(0.0)).alias(f"y{i}") for i in range(k)],
+        *[
+            nw.when(here[i])
+            .then((nw.col(f"v{i}") - nw.col(f"a{i}")) * nw.col("inv"))
+            .otherwise(nw.lit(0.0))
+            .alias(f"y{i}")
+            for i in range(k)
+        ],
         *[here[i].cast(nw.Float64).alias(f"m{i}") for i in range(k)],
-        nw.all_horizontal(*[here[i] | (nw.col(f"p{i}") == 0) for i in range(k)],
-                          ignore_nulls=True).cast(nw.Float64).alias("shared"),
-    )  # fmt: skip
+        nw.all_horizontal(*[here[i] | (nw.col(f"p{i}") == 0) for i in range(k)], ignore_nulls=True)
+        .cast(nw.Float64)
+        .alias("shared"),
+    )
     y = [nw.col(f"y{i}") for i in range(k)]
     w = [nw.col(f"m{i}") for i in range(k)]
     shared = nw.col("shared")
@@ -256,13 +292,16 @@ def _query(table: LazyTable, sums: PairSums, pairs: list[tuple[int, int]],
         ]
     if anova:  # the two-way ANOVA of means(): sums over the complete queries
         row = nw.sum_horizontal(*y)
-        aggs += [(shared * row * row).sum().alias("row_sq"),
-                 (shared * nw.sum_horizontal(*[v * v for v in y])).sum().alias("cell_sq")]  # fmt: skip
+        aggs += [
+            (shared * row * row).sum().alias("row_sq"),
+            (shared * nw.sum_horizontal(*[v * v for v in y])).sum().alias("cell_sq"),
+        ]
     return table.collect_frame(joined.group_by("task", "metric").agg(*aggs))
 
 
-def compute(table: LazyTable, left: np.ndarray, right: np.ndarray, *,
-            anova: bool = False) -> PairSums:  # fmt: skip
+def compute(
+    table: LazyTable, left: np.ndarray, right: np.ndarray, *, anova: bool = False
+) -> PairSums:
     """The sums of the systems ``left`` x ``right`` (indices into the survey's systems)."""
     survey = first_pass(table)
     sums = PairSums(survey)
@@ -274,8 +313,10 @@ def compute(table: LazyTable, left: np.ndarray, right: np.ndarray, *,
     sums.pair = {name: np.zeros((sums.shape[0], sums.shape[2], len(pairs))) for name in _PAIR_SUMS}
     for number, chunk in enumerate(chunks):
         first = number == 0
-        parts = [_query(table, sums, chunk, per_system=first, anova=anova and first, tasks=g)
-                 for g in groups]  # fmt: skip
+        parts = [
+            _query(table, sums, chunk, per_system=first, anova=anova and first, tasks=g)
+            for g in groups
+        ]
         out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         t = tasks.get_indexer(out["task"].astype(str))
         m = metrics.get_indexer(out["metric"].astype(str))
@@ -301,8 +342,14 @@ def compute(table: LazyTable, left: np.ndarray, right: np.ndarray, *,
     return sums
 
 
-_PAIR_SUMS = {"n": "n{a}_{b}", "p": "p{a}_{b}", "s": "s{a}_{b}", "s_swap": "s{b}_{a}",
-              "q": "q{a}_{b}", "q_swap": "q{b}_{a}"}  # fmt: skip
+_PAIR_SUMS = {
+    "n": "n{a}_{b}",
+    "p": "p{a}_{b}",
+    "s": "s{a}_{b}",
+    "s_swap": "s{b}_{a}",
+    "q": "q{a}_{b}",
+    "q_swap": "q{b}_{a}",
+}
 """The sums of each pair (a, b), a < b, in :class:`PairSums` ``.pair``, and their columns
 in the query's result (the aliases of :func:`_query`)."""
 

@@ -288,10 +288,14 @@ class Progress:
             )
 
             self.bar = Progress(
-                TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
-                TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TaskProgressColumn(),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
                 console=Console(stderr=True),
-            )  # fmt: skip
+            )
             self.bar.start()
             self.task = self.bar.add_task(self.label, total=self.total)
         self.bar.update(self.task, completed=self.done)

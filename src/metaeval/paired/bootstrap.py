@@ -277,17 +277,33 @@ def bootstrap_effects(
 
     def stat(counts: np.ndarray) -> np.ndarray:  # (systems, tasks, resamples)
         if callable(statistic):  # a user's function: one call per system and task
-            return np.stack([
-                np.stack([statistic(label[i, :m], p[i, :m], counts[i, :, :m]) for i, m in enumerate(lengths)])
-                for p in preds
-            ])  # fmt: skip
+            return np.stack(
+                [
+                    np.stack(
+                        [
+                            statistic(label[i, :m], p[i, :m], counts[i, :, :m])
+                            for i, m in enumerate(lengths)
+                        ]
+                    )
+                    for p in preds
+                ]
+            )
         lab, prd = (label, preds) if numeric else (label.astype(int), preds.astype(int))
         return _statistic(name, lab, prd, counts, k)
 
     inside = np.arange(label.shape[1])[None, :] < lengths[:, None]
     full = stat(inside[:, None, :].astype(float))[:, :, 0]
-    diffs = _resampled_differences(stat, [str(t) for t in tasks], lengths, label.shape[1],
-                                   len(systems), name, n_resamples, seed, progress)  # fmt: skip
+    diffs = _resampled_differences(
+        stat,
+        [str(t) for t in tasks],
+        lengths,
+        label.shape[1],
+        len(systems),
+        name,
+        n_resamples,
+        seed,
+        progress,
+    )
     out = pd.concat(
         [
             _effects_frame(name, t, control, tasks, lengths, full[1 + i], full[0], diffs[i], alpha)
@@ -302,9 +318,19 @@ def bootstrap_effects(
 
 #: The columns bootstrap_effects() writes besides its keys.
 BOOTSTRAP_RESULTS = (
-    "n", "statistic_treatment", "statistic_control", "effect", "variance", "se", "z",
-    "ci_low", "ci_high", "p_value", "boot_ci_low", "boot_ci_high",
-)  # fmt: skip
+    "n",
+    "statistic_treatment",
+    "statistic_control",
+    "effect",
+    "variance",
+    "se",
+    "z",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "boot_ci_low",
+    "boot_ci_high",
+)
 
 
 def _class_codes(wide: pd.DataFrame, systems: list[str], name: str) -> tuple[pd.DataFrame, int]:
@@ -375,7 +401,7 @@ def _effects_frame(
             **normal_inference(effect, se, alpha),
             "boot_ci_low": low,
             "boot_ci_high": high,
-        }  # fmt: skip
+        }
     )
 
 

@@ -226,8 +226,10 @@ def correlation_effects(
     check_option("method", method, CORRELATIONS)
     alpha = check_alpha(alpha)
     if control is not None and method == "kendall":
-        raise OptionError("Comparing correlations (`control`) is available for pearson and spearman only; "
-                          "no variance of a difference of dependent Kendall taus is established.")  # fmt: skip
+        raise OptionError(
+            "Comparing correlations (`control`) is available for pearson and spearman only; "
+            "no variance of a difference of dependent Kendall taus is established."
+        )
     scores = prepare_scores(scores)
     systems = list(pd.unique(scores["system"]))
     named = [reference] + ([control] if control is not None else [])
@@ -281,11 +283,17 @@ def correlation_effects(
     metric_of, task_of = uniques.get_level_values(0), uniques.get_level_values(1)
     grid_g, grid_t = np.meshgrid(np.arange(len(uniques)), np.arange(len(chosen)), indexing="ij")
     gi, ti = grid_g.ravel(), grid_t.ravel()
-    table = pd.DataFrame({"metric": np.asarray(metric_of)[gi], "treatment": np.asarray(chosen)[ti],
-                          "control": reference if control is None else control,
-                          "task": np.asarray(task_of)[gi],
-                          "effect_type": "corr" if control is None else "corr_diff",
-                          "method": method, "n": n.ravel().astype(int)})  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "metric": np.asarray(metric_of)[gi],
+            "treatment": np.asarray(chosen)[ti],
+            "control": reference if control is None else control,
+            "task": np.asarray(task_of)[gi],
+            "effect_type": "corr" if control is None else "corr_diff",
+            "method": method,
+            "n": n.ravel().astype(int),
+        }
+    )
     if control is not None:
         table.insert(4, "reference", reference)
         for name, values in extra.items():
@@ -299,7 +307,10 @@ def correlation_effects(
         add_display(table, ["effect", "ci_low", "ci_high"])
     bad = table["effect"].isna()
     if bad.any():
-        warn_groups("{n} correlation effect(s) are NaN (too few shared queries, "
-                    "a constant system, or |r| = 1)",
-                    table.loc[bad, ["metric", "treatment", "task", "n"]], DegenerateWarning)  # fmt: skip
+        warn_groups(
+            "{n} correlation effect(s) are NaN (too few shared queries, "
+            "a constant system, or |r| = 1)",
+            table.loc[bad, ["metric", "treatment", "task", "n"]],
+            DegenerateWarning,
+        )
     return table

@@ -207,9 +207,11 @@ def _delta_covariance(grad_a, grad_b, c, idx_a, idx_b):
     mx_a, my_a, sxx_a, syy_a, sxy_a = grad_a
     mx_b, my_b, sxx_b, syy_b, sxy_b = grad_b
     means = (
-        mx_a * mx_b * c(xa, xb) + mx_a * my_b * c(xa, yb)
-        + my_a * mx_b * c(ya, xb) + my_a * my_b * c(ya, yb)
-    )  # fmt: skip
+        mx_a * mx_b * c(xa, xb)
+        + mx_a * my_b * c(xa, yb)
+        + my_a * mx_b * c(ya, xb)
+        + my_a * my_b * c(ya, yb)
+    )
     moments_a = ((sxx_a, xa, xa), (syy_a, ya, ya), (sxy_a, xa, ya))
     moments_b = ((sxx_b, xb, xb), (syy_b, yb, yb), (sxy_b, xb, yb))
     second = 0.0
@@ -345,8 +347,9 @@ def effect_covariance(
     return table
 
 
-def _slopes(effect: str, stats: xr.Dataset, eff: pd.DataFrame, pairs: pd.DataFrame,
-            lay: Layout) -> np.ndarray:  # fmt: skip
+def _slopes(
+    effect: str, stats: xr.Dataset, eff: pd.DataFrame, pairs: pd.DataFrame, lay: Layout
+) -> np.ndarray:
     """(metric, pair, task): the b of e = x − b·y, the variable of the treatment's scores
     x the delta method uses beside the control's y. Any constant gives the same
     covariance in exact arithmetic; each effect's own makes e small exactly where the
@@ -358,21 +361,24 @@ def _slopes(effect: str, stats: xr.Dataset, eff: pd.DataFrame, pairs: pd.DataFra
         return np.ones(shape)
     with np.errstate(invalid="ignore", divide="ignore"):
         if effect == "rom":
-            index = {"metric": [str(m) for m in lay.metrics],
-                     "task": [str(t) for t in lay.tasks]}  # fmt: skip
+            index = {"metric": [str(m) for m in lay.metrics], "task": [str(t) for t in lay.tasks]}
             p_of = pd.MultiIndex.from_frame(pairs).get_indexer(
                 pd.MultiIndex.from_frame(eff[["treatment", "control"]])
             )
             b = np.full(shape, np.nan)
-            at = (pd.Index(index["metric"]).get_indexer(eff["metric"]), p_of,
-                  pd.Index(index["task"]).get_indexer(eff["task"]))  # fmt: skip
+            at = (
+                pd.Index(index["metric"]).get_indexer(eff["metric"]),
+                p_of,
+                pd.Index(index["task"]).get_indexer(eff["task"]),
+            )
             b[at] = (eff["mean_treatment"] / eff["mean_control"]).to_numpy(float)
         else:
-            sel = {"treatment": xr.DataArray(pairs["treatment"].to_numpy(), dims="pair"),
-                   "control": xr.DataArray(pairs["control"].to_numpy(), dims="pair")}  # fmt: skip
+            sel = {
+                "treatment": xr.DataArray(pairs["treatment"].to_numpy(), dims="pair"),
+                "control": xr.DataArray(pairs["control"].to_numpy(), dims="pair"),
+            }
             ds = stats[["n", "sum_x", "sum_y", "sum_yy", "sum_xy"]].sel(sel)
-            ds = ds.reindex(task=[str(t) for t in lay.tasks],
-                            metric=[str(m) for m in lay.metrics])  # fmt: skip
+            ds = ds.reindex(task=[str(t) for t in lay.tasks], metric=[str(m) for m in lay.metrics])
             ds = ds.transpose("metric", "pair", "task")
             n, sx, sy = ds["n"].values.astype(float), ds["sum_x"].values, ds["sum_y"].values
             b = (ds["sum_xy"].values - sx * sy / n) / (ds["sum_yy"].values - sy * sy / n)
@@ -421,9 +427,14 @@ def _assemble(lay, eff, pairs, gram, sums, counts, effect: str, slope) -> pd.Dat
             rho = c(es, es) / np.sqrt(see[..., :, None] * see[..., None, :])
         else:
             grad = _gradients(
-                effect, arrays["mean_treatment"] / scale, arrays["mean_control"] / scale,
-                see, syy, sey, slope.transpose(1, 2, 0),
-            )  # fmt: skip
+                effect,
+                arrays["mean_treatment"] / scale,
+                arrays["mean_control"] / scale,
+                see,
+                syy,
+                sey,
+                slope.transpose(1, 2, 0),
+            )
             grad_a = tuple(g[..., :, None] for g in grad)
             grad_b = tuple(g[..., None, :] for g in grad)
             sigma_ab = _delta_covariance(grad_a, grad_b, c, (es, ys), (es, ys))
@@ -442,15 +453,17 @@ def _assemble(lay, eff, pairs, gram, sums, counts, effect: str, slope) -> pd.Dat
 
     keep = present[..., :, None] & present[..., None, :]
     p, t, a, b = np.nonzero(keep)
-    table = pd.DataFrame({
-        "effect_type": effect,
-        "treatment": pairs["treatment"].to_numpy()[p],
-        "control": pairs["control"].to_numpy()[p],
-        "task": np.asarray([str(x) for x in lay.tasks], dtype=object)[t],
-        "metric": np.asarray([str(x) for x in lay.metrics], dtype=object)[a],
-        "metric_b": np.asarray([str(x) for x in lay.metrics], dtype=object)[b],
-        "n": n_ab[p, t, a, b].astype(np.int64),
-        "cov": cov[p, t, a, b],
-        "corr": corr[p, t, a, b],
-    })  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "effect_type": effect,
+            "treatment": pairs["treatment"].to_numpy()[p],
+            "control": pairs["control"].to_numpy()[p],
+            "task": np.asarray([str(x) for x in lay.tasks], dtype=object)[t],
+            "metric": np.asarray([str(x) for x in lay.metrics], dtype=object)[a],
+            "metric_b": np.asarray([str(x) for x in lay.metrics], dtype=object)[b],
+            "n": n_ab[p, t, a, b].astype(np.int64),
+            "cov": cov[p, t, a, b],
+            "corr": corr[p, t, a, b],
+        }
+    )
     return table

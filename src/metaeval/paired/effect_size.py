@@ -137,10 +137,23 @@ ZERO_DIFF = 1e-12
 
 #: The columns :func:`effects` writes (the scores' task-level columns may not use them).
 OUTPUT_COLUMNS = (
-    "metric", "treatment", "control", "task", "effect_type", "n", "mean_treatment",
-    "mean_control", "effect", "variance", "se", "z", "ci_low", "ci_high", "p_value",
+    "metric",
+    "treatment",
+    "control",
+    "task",
+    "effect_type",
+    "n",
+    "mean_treatment",
+    "mean_control",
+    "effect",
+    "variance",
+    "se",
+    "z",
+    "ci_low",
+    "ci_high",
+    "p_value",
     *display_columns(("effect", "ci_low", "ci_high")),
-)  # fmt: skip
+)
 
 #: The columns :func:`effects` adds with ``cluster=``.
 CLUSTER_COLUMNS = ("n_clusters", "design_effect", "df")
@@ -647,8 +660,9 @@ def effects(
     if cluster is not None:
         check_cluster_options(cluster, effect, cv)
     if isinstance(scores, pd.DataFrame | LazyTable):
-        check_extra_columns(list(scores.columns), replicates=has_replicates(scores),
-                            cluster=cluster is not None)  # fmt: skip
+        check_extra_columns(
+            list(scores.columns), replicates=has_replicates(scores), cluster=cluster is not None
+        )
     if isinstance(scores, LazyTable):  # computed in the engine (see Notes)
         stats = lazy_statistics(scores, control=control, treatment=treatment)
         attributes = first_pass(scores).attributes()
@@ -660,15 +674,23 @@ def effects(
     table = effects_table(stats, attributes, effect=effect, alpha=alpha, correct=correct)
     if cluster is not None:
         terms = cluster_terms(scores, table, cluster=cluster, effect=effect)
-        table = clustered_effects(table, terms, pair_variances(stats), cluster=cluster,
-                                  effect=effect, alpha=alpha, correct=correct)  # fmt: skip
+        table = clustered_effects(
+            table,
+            terms,
+            pair_variances(stats),
+            cluster=cluster,
+            effect=effect,
+            alpha=alpha,
+            correct=correct,
+        )
     if has_replicates(scores):
         design = replicate_design(scores, replicates)
         table = add_replicate_variance(table, scores, pair_variances(stats), alpha, design)
         table.attrs["replicates"] = design
     if cv is not None:
-        table = cv_corrected(table, cv, effect=effect, replicates=has_replicates(scores),
-                             alpha=alpha)  # fmt: skip
+        table = cv_corrected(
+            table, cv, effect=effect, replicates=has_replicates(scores), alpha=alpha
+        )
     return table
 
 
@@ -719,12 +741,14 @@ def cluster_terms(
     else:
         d["z"] = d["x"] - d["y"]
     st = cluster_se(d, keys, value="z")
-    return pd.DataFrame({
-        **{k: st[k] for k in keys},
-        "n_clusters": st["n_clusters"].to_numpy(),
-        "var_cl": st["se"].to_numpy() ** 2,
-        "deff": st["design_effect"].to_numpy(),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            **{k: st[k] for k in keys},
+            "n_clusters": st["n_clusters"].to_numpy(),
+            "var_cl": st["se"].to_numpy() ** 2,
+            "deff": st["design_effect"].to_numpy(),
+        }
+    )
 
 
 def clustered_effects(
@@ -774,8 +798,10 @@ def clustered_effects(
         out.insert(at + i, name, col)
     out["n_clusters"] = out["n_clusters"].astype(int)
     add_display(out, ("effect", "ci_low", "ci_high"))
-    for mask, why in ((one, "their paired queries are all in one cluster"),
-                      (zero, "a clustered variance of 0")):  # fmt: skip
+    for mask, why in (
+        (one, "their paired queries are all in one cluster"),
+        (zero, "a clustered variance of 0"),
+    ):
         if mask.any():
             warn_groups(
                 f"effects(effect={effect!r}, cluster={cluster!r}) gives a NaN variance for "
@@ -792,9 +818,12 @@ def cv_corrected(
 ) -> pd.DataFrame:
     """Nadeau and Bengio's corrected variance of a mean over J folds: the effects table with
     ``variance`` × (1 + J·n_test/n_train), t inference on J − 1 df (see :func:`effects`)."""
-    if (not isinstance(cv, tuple | list) or len(cv) != 2
-            or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in cv)
-            or not all(np.isfinite(x) and x > 0 for x in cv)):  # fmt: skip
+    if (
+        not isinstance(cv, tuple | list)
+        or len(cv) != 2
+        or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in cv)
+        or not all(np.isfinite(x) and x > 0 for x in cv)
+    ):
         raise OptionError(
             f"`cv` must be (n_train, n_test), two positive numbers (the sizes of a fold's "
             f"training and test sets), not {cv!r}."

@@ -61,16 +61,28 @@ from ..errors import MetaEvalWarning, OptionError, SchemaError, check_option, wa
 from ..schema import REPLICATE, REPLICATE_DESIGN, checked_replicates, coerce_scores, recorded_design
 
 __all__ = [
-    "replicate_variance", "replicate_design", "add_item_variance", "SHARED_COLUMNS", "add_replicate_variance", "has_replicates", "pair_variances",
-    "REPLICATES_AVERAGED", "REPLICATE_COLUMNS", "add_replicate_covariance",
+    "replicate_variance",
+    "replicate_design",
+    "add_item_variance",
+    "SHARED_COLUMNS",
+    "add_replicate_variance",
+    "has_replicates",
+    "pair_variances",
+    "REPLICATES_AVERAGED",
+    "REPLICATE_COLUMNS",
+    "add_replicate_covariance",
     "check_design_has_replicates",
-]  # fmt: skip
+]
 
 #: The columns :func:`add_replicate_variance` adds to the effects table.
 REPLICATE_COLUMNS = (
-    "variance_replicates", "replicates_treatment", "replicates_control", "df",
-    "se_shared_treatment", "se_shared_control",
-)  # fmt: skip
+    "variance_replicates",
+    "replicates_treatment",
+    "replicates_control",
+    "df",
+    "se_shared_treatment",
+    "se_shared_control",
+)
 
 #: The columns of a crossed design: each system's standard error shared by every task.
 SHARED_COLUMNS = ("se_shared_treatment", "se_shared_control")
@@ -135,8 +147,9 @@ def _shared_variance(means: pd.Series, s2_m: pd.Series) -> pd.Series:
     expectation is σ²_shared: the task-specific shifts and the query noise, independent
     across tasks, enter the first term K times smaller than the second. 0 with one task.
     """
-    over_tasks = means.groupby(level=["metric", "system", REPLICATE], observed=True,
-                               sort=False).mean()  # fmt: skip
+    over_tasks = means.groupby(
+        level=["metric", "system", REPLICATE], observed=True, sort=False
+    ).mean()
     a = over_tasks.groupby(level=["metric", "system"], observed=True, sort=False).var(ddof=1)
     b = s2_m.groupby(level=["metric", "system"], observed=True, sort=False).mean()
     k = s2_m.groupby(level=["metric", "system"], observed=True, sort=False).size()
@@ -152,15 +165,16 @@ def add_item_variance(table: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame
     df = _in_sum_order(checked_replicates(coerce_scores(scores)))
     cols = ["task", "metric", "system"]
     per_item = df.groupby([*cols, "query"], observed=True, sort=False)["value"]
-    items = pd.DataFrame({"mean": per_item.mean(), "var": per_item.var(ddof=1),
-                          "r": per_item.size()})  # fmt: skip
+    items = pd.DataFrame(
+        {"mean": per_item.mean(), "var": per_item.var(ddof=1), "r": per_item.size()}
+    )
     item = items.groupby(level=cols, observed=True, sort=False)
     parts = pd.DataFrame(
         {
             "replicates": item["r"].max(),
             "var_within": item["var"].mean(),
             "s2_items": item["mean"].var(ddof=1),
-        }  # fmt: skip
+        }
     )
     parts["var_between"] = (parts["s2_items"] - parts["var_within"] / parts["replicates"]).clip(
         lower=0.0
@@ -314,8 +328,9 @@ def add_replicate_variance(
                 "se_shared_treatment",
                 np.sqrt(shared.reindex(t_index).to_numpy() * weight_t),
             )
-            out.insert(at + 4, "se_shared_control",
-                       np.sqrt(shared.reindex(c_index).to_numpy() * weight_c))  # fmt: skip
+            out.insert(
+                at + 4, "se_shared_control", np.sqrt(shared.reindex(c_index).to_numpy() * weight_c)
+            )
     if "df" in out.columns:
         out["df"] = df
     else:
@@ -339,8 +354,10 @@ def _standardizers(effect_type: str, stats: pd.DataFrame, table: pd.DataFrame):
         elif effect_type == "smd":
             w = 2 * (1 - r) / var_d
         elif effect_type == "rom":
-            return (1 / table["mean_treatment"].to_numpy() ** 2,
-                    1 / table["mean_control"].to_numpy() ** 2)  # fmt: skip
+            return (
+                1 / table["mean_treatment"].to_numpy() ** 2,
+                1 / table["mean_control"].to_numpy() ** 2,
+            )
         else:  # corr: a shift common to every query does not change r
             return 0.0, 0.0
     return w, w
@@ -491,12 +508,15 @@ def replicate_covariance(scores: pd.DataFrame) -> pd.DataFrame:
     cov = np.where(rep_count >= 2, cov, 0.0)
     g, a, b = np.indices((n_g0, n_metrics, n_metrics)).reshape(3, -1)
     names = pd.DataFrame(list(g0), columns=key)
-    return pd.DataFrame({
-        "task": names["task"].to_numpy()[g], "system": names["system"].to_numpy()[g],
-        "metric": np.asarray(metrics, dtype=object)[a].astype(str),
-        "metric_b": np.asarray(metrics, dtype=object)[b].astype(str),
-        "cov_rep": cov[g, a, b],
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "task": names["task"].to_numpy()[g],
+            "system": names["system"].to_numpy()[g],
+            "metric": np.asarray(metrics, dtype=object)[a].astype(str),
+            "metric_b": np.asarray(metrics, dtype=object)[b].astype(str),
+            "cov_rep": cov[g, a, b],
+        }
+    )
 
 
 def add_replicate_covariance(
@@ -522,15 +542,22 @@ def add_replicate_covariance(
     )
     out = cov.copy()
     left = weights.rename(columns={"variance": "_va", "_wt": "_wta", "_wc": "_wca"})
-    right = weights.rename(columns={"metric": "metric_b", "variance": "_vb", "_wt": "_wtb",
-                                    "_wc": "_wcb"})  # fmt: skip
+    right = weights.rename(
+        columns={"metric": "metric_b", "variance": "_vb", "_wt": "_wtb", "_wc": "_wcb"}
+    )
     joined = out.merge(left, on=keys, how="left").merge(
         right, on=["task", "metric_b", "treatment", "control"], how="left"
     )
-    c_t = joined.merge(rep.rename(columns={"system": "treatment"}),
-                       on=["task", "treatment", "metric", "metric_b"], how="left")["cov_rep"]  # fmt: skip
-    c_c = joined.merge(rep.rename(columns={"system": "control"}),
-                       on=["task", "control", "metric", "metric_b"], how="left")["cov_rep"]  # fmt: skip
+    c_t = joined.merge(
+        rep.rename(columns={"system": "treatment"}),
+        on=["task", "treatment", "metric", "metric_b"],
+        how="left",
+    )["cov_rep"]
+    c_c = joined.merge(
+        rep.rename(columns={"system": "control"}),
+        on=["task", "control", "metric", "metric_b"],
+        how="left",
+    )["cov_rep"]
     with np.errstate(invalid="ignore"):
         added = c_t.to_numpy(float) * np.sqrt(joined["_wta"] * joined["_wtb"]).to_numpy() + (
             c_c.to_numpy(float) * np.sqrt(joined["_wca"] * joined["_wcb"]).to_numpy()

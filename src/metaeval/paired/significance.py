@@ -91,10 +91,26 @@ __all__ = ["compare"]
 _ORDER = ("metric", "treatment", "control", "task")
 #: The columns compare() writes besides its keys.
 COMPARE_RESULTS = (
-    "test", "n", "mean_treatment", "mean_control", "diff", "statistic", "p_value",
-    "p_adjusted", "ci_low", "ci_high", "moe", "effect_size", "se", "df", "n_clusters",
-    "design_effect", "n_discordant", "n_treatment_only", "n_control_only",
-)  # fmt: skip
+    "test",
+    "n",
+    "mean_treatment",
+    "mean_control",
+    "diff",
+    "statistic",
+    "p_value",
+    "p_adjusted",
+    "ci_low",
+    "ci_high",
+    "moe",
+    "effect_size",
+    "se",
+    "df",
+    "n_clusters",
+    "design_effect",
+    "n_discordant",
+    "n_treatment_only",
+    "n_control_only",
+)
 _MCNEMAR = ("mcnemar", "mcnemar_midp")
 _COUNTS = ("n_discordant", "n_treatment_only", "n_control_only")  # McNemar's
 
@@ -332,13 +348,24 @@ default "t"
         )
     resampled = test == "bootstrap" or (test == "randomization" and not exact)
     seed = resolve_seed(seed) if resampled else seed
-    if isinstance(scores, LazyTable) and (test != "t" or cluster is not None
-                                          or "replicate" in scores.columns):  # fmt: skip
+    if isinstance(scores, LazyTable) and (
+        test != "t" or cluster is not None or "replicate" in scores.columns
+    ):
         # one task at a time: families across tasks are adjusted on the whole result
-        frame = _per_task(scores, control=control, treatment=treatment, test=test,
-                          alternative=alternative, n_resamples=n_resamples, exact=exact,
-                          seed=seed, adjust=adjust if adjust == "maxt" else None, alpha=alpha,
-                          progress=progress, cluster=cluster)  # fmt: skip
+        frame = _per_task(
+            scores,
+            control=control,
+            treatment=treatment,
+            test=test,
+            alternative=alternative,
+            n_resamples=n_resamples,
+            exact=exact,
+            seed=seed,
+            adjust=adjust if adjust == "maxt" else None,
+            alpha=alpha,
+            progress=progress,
+            cluster=cluster,
+        )
         return adjust_family(frame, adjust, family)
     if test in _MCNEMAR:
         check_binary(scores, f"compare(test={test!r})")
@@ -392,9 +419,17 @@ default "t"
         reasons["zero variance of the differences (t undefined)"] = zero_var & ~undefined
     if test != "t":
         stat, p, extra = _per_query_tests(
-            lay, ds, test, alternative, n_resamples, seed, progress, observed_t=t_stat,
-            exact=exact, maxt=adjust == "maxt",
-        )  # fmt: skip
+            lay,
+            ds,
+            test,
+            alternative,
+            n_resamples,
+            seed,
+            progress,
+            observed_t=t_stat,
+            exact=exact,
+            maxt=adjust == "maxt",
+        )
         out["statistic"], out["p_value"] = stat, p
         if adjust == "maxt":
             out["p_adjusted"] = extra.pop("p_maxt")
@@ -425,9 +460,14 @@ default "t"
     warn_undefined(f"test={test!r}", reasons, keep, _ORDER)
     frame = answer_first(frame, COMPARE_FIRST, COMPARE_RESULTS)
     frame.attrs.update(
-        test=test, alternative=alternative, alpha=alpha, seed=seed, adjust=adjust,
-        n_resamples=n_resamples if resampled else None, exact=exact,
-    )  # fmt: skip
+        test=test,
+        alternative=alternative,
+        alpha=alpha,
+        seed=seed,
+        adjust=adjust,
+        n_resamples=n_resamples if resampled else None,
+        exact=exact,
+    )
     if has_replicates(scores):
         frame.attrs["replicates"] = REPLICATES_AVERAGED
     return adjust_family(frame, adjust, family)
@@ -491,9 +531,15 @@ def _per_task(scores: LazyTable, **kwargs: Any) -> pd.DataFrame:
     if cluster is not None and cluster not in scores.columns:  # the in-memory error
         cluster_ids(pd.DataFrame(columns=scores.columns), cluster)
     extra = [c for c in (cluster, "replicate") if c is not None and c in scores.columns]
-    return _pushdown.per_task(scores, compare, kwargs, pairs=("treatment", "control"),
-                              control=kwargs["control"], treatment=kwargs["treatment"],
-                              columns=extra)  # fmt: skip
+    return _pushdown.per_task(
+        scores,
+        compare,
+        kwargs,
+        pairs=("treatment", "control"),
+        control=kwargs["control"],
+        treatment=kwargs["treatment"],
+        columns=extra,
+    )
 
 
 def _clustered_t(
@@ -533,9 +579,14 @@ def _clustered_t(
     one = defined & (st["n_clusters"].to_numpy() < 2)
     # the rule of effects(cluster=): a clustered variance of 0 up to rounding is no estimate
     zero = defined & ~one & clustered_variance_is_zero(se**2, st["se_naive"].to_numpy() ** 2)
-    for mask, why in ((one, "whose paired queries are all in one cluster"),
-                      (zero, "because of a clustered variance of 0 (the clusters' deviations "
-                             "cancel although the differences vary)")):  # fmt: skip
+    for mask, why in (
+        (one, "whose paired queries are all in one cluster"),
+        (
+            zero,
+            "because of a clustered variance of 0 (the clusters' deviations "
+            "cancel although the differences vary)",
+        ),
+    ):
         if mask.any():
             warn_groups(
                 f"compare(test='t', cluster={cluster!r}) gives NaN for {{n}} group(s) {why}",
@@ -547,11 +598,14 @@ def _clustered_t(
     frame = frame.assign(
         statistic=np.where(ok, t_stat, np.nan),
         p_value=np.where(ok, p, np.nan),
-        ci_low=np.where(zero, nan, low), ci_high=np.where(zero, nan, high),
-        moe=np.where(zero, nan, crit * se), se=np.where(zero, nan, se), df=dof,
+        ci_low=np.where(zero, nan, low),
+        ci_high=np.where(zero, nan, high),
+        moe=np.where(zero, nan, crit * se),
+        se=np.where(zero, nan, se),
+        df=dof,
         n_clusters=st["n_clusters"].to_numpy(),
         design_effect=np.where(zero, nan, st["design_effect"].to_numpy()),
-    )  # fmt: skip
+    )
     return frame
 
 
@@ -677,9 +731,18 @@ def _per_query_tests(
         for batch in batches:
             names = [task_names[i] for i in batch.tasks]
             family = _randomization_family(
-                lay, batch, pt[pairs], pc[pairs], n_metrics, names, alternative,
-                n_resamples, seed, exact, tracker,
-            )  # fmt: skip
+                lay,
+                batch,
+                pt[pairs],
+                pc[pairs],
+                n_metrics,
+                names,
+                alternative,
+                n_resamples,
+                seed,
+                exact,
+                tracker,
+            )
             idx = np.ix_(batch.tasks, np.arange(n_metrics), pairs)
             stat[idx], p[idx], p_family[idx] = family
     plan = [
@@ -976,8 +1039,9 @@ def _randomization_items(size: np.ndarray, total: int) -> list[tuple[int, int, i
     return [(i, b0, b1) for i, m in enumerate(size) for b0, b1 in rs.item_chunks(total, int(m))]
 
 
-def _sign_bits(scratch: rs.Scratch, exact: bool, seed: Any, name: str, size: int, b0: int,
-               b1: int) -> np.ndarray:  # fmt: skip
+def _sign_bits(
+    scratch: rs.Scratch, exact: bool, seed: Any, name: str, size: int, b0: int, b1: int
+) -> np.ndarray:
     """Resamples b0 … b1 − 1 of a task's sign flips over its ``size`` queries, as 0/1 floats
     in the scratch buffer: every flip in turn (``exact``) or the task's random stream."""
     bits = scratch.buffer("bits", (b1 - b0, size))

@@ -40,8 +40,15 @@ from ..schema.lazy import first_pass
 from . import _pushdown
 from ._layout import BLOCK, Layout, layout
 
-__all__ = ["sufficient_statistics", "statistics_of", "statistics_arrays", "statistics_dataset",
-           "lazy_statistics", "raw_sums", "ZERO_TOL"]  # fmt: skip
+__all__ = [
+    "sufficient_statistics",
+    "statistics_of",
+    "statistics_arrays",
+    "statistics_dataset",
+    "lazy_statistics",
+    "raw_sums",
+    "ZERO_TOL",
+]
 
 _CHUNK_BYTES = 32 * 2**20
 """Approximate input bytes per chunk of blocks in the Gram products."""
@@ -109,8 +116,10 @@ def task_chunks(block_task: np.ndarray, step: int, size: int | None = None) -> l
         return []
     window = pieces // max(step, 1)
     bounds = pieces[np.r_[True, window[1:] != window[:-1]]]
-    return [slice(int(a), int(b)) for a, b in zip(bounds, np.r_[bounds[1:], len(block_task)],
-                                                  strict=True)]  # fmt: skip
+    return [
+        slice(int(a), int(b))
+        for a, b in zip(bounds, np.r_[bounds[1:], len(block_task)], strict=True)
+    ]
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -267,14 +276,16 @@ def statistics_of(
 
 
 STATISTICS_DIMS: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(("n", "sum_x", "sum_y", "sum_xx", "sum_yy", "sum_xy"),
-                    ("task", "metric", "treatment", "control")),
+    **dict.fromkeys(
+        ("n", "sum_x", "sum_y", "sum_xx", "sum_yy", "sum_xy"),
+        ("task", "metric", "treatment", "control"),
+    ),
     "n_treatment": ("task", "metric", "treatment"),
     "n_control": ("task", "metric", "control"),
     "shift_treatment": ("task", "metric", "treatment"),
     "shift_control": ("task", "metric", "control"),
     "scale": ("task", "metric"),
-}  # fmt: skip
+}
 """The data variables of :func:`sufficient_statistics` and their dims, in its order."""
 
 
@@ -345,8 +356,17 @@ def lazy_statistics(
     left, right = (every if i is None else i for i in (left, right))
     sums = _pushdown.compute(table, left, right)
     names = (survey.tasks, survey.metrics, survey.systems)
-    ds = statistics_dataset(*arrays_of_sums(_pushdown.matrices(sums, left, right), names,
-                                            left, right, sums.count, sums.shift, sums.scale))  # fmt: skip
+    ds = statistics_dataset(
+        *arrays_of_sums(
+            _pushdown.matrices(sums, left, right),
+            names,
+            left,
+            right,
+            sums.count,
+            sums.shift,
+            sums.scale,
+        )
+    )
     if warn:
         warn_unpaired(ds)
     return ds

@@ -91,9 +91,17 @@ class TwoWay:
         self._finish(lay, present, q, dropped, sys_sum, row_sq, cell_sq, ref)
 
     @classmethod
-    def of_sums(cls, names: Any, present: np.ndarray, q: np.ndarray, dropped: np.ndarray,
-                sys_sum: np.ndarray, row_sq: np.ndarray, cell_sq: np.ndarray,
-                ref: np.ndarray) -> TwoWay:  # fmt: skip
+    def of_sums(
+        cls,
+        names: Any,
+        present: np.ndarray,
+        q: np.ndarray,
+        dropped: np.ndarray,
+        sys_sum: np.ndarray,
+        row_sq: np.ndarray,
+        cell_sq: np.ndarray,
+        ref: np.ndarray,
+    ) -> TwoWay:
         """The same from sums computed elsewhere (a lazy table's engine): ``names`` has
         ``tasks, metrics, systems, scale`` as a :class:`Layout` does; the sums are over
         the complete queries of scores minus ``ref`` (metric, task), divided by the scale:
@@ -103,9 +111,17 @@ class TwoWay:
         two._finish(names, present, q, dropped, sys_sum, row_sq, cell_sq, ref)
         return two
 
-    def _finish(self, lay: Any, present: np.ndarray, q: np.ndarray, dropped: np.ndarray,
-                sys_sum: np.ndarray, row_sq: np.ndarray, cell_sq: np.ndarray,
-                ref: np.ndarray) -> None:  # fmt: skip
+    def _finish(
+        self,
+        lay: Any,
+        present: np.ndarray,
+        q: np.ndarray,
+        dropped: np.ndarray,
+        sys_sum: np.ndarray,
+        row_sq: np.ndarray,
+        cell_sq: np.ndarray,
+        ref: np.ndarray,
+    ) -> None:
         self.lay = lay
         self.present = present
         self.k = present.sum(axis=1)
@@ -171,7 +187,7 @@ class TwoWay:
                     "metric": lay.metrics[m],
                     "queries_left_out": dropped[m, t],
                     "queries_used": self.q[m, t].astype(int),
-                }  # fmt: skip
+                }
             )
             warn_groups(
                 f"{what} uses the queries every system has; queries missing for some system were "
@@ -271,7 +287,7 @@ def anova(scores: pd.DataFrame) -> pd.DataFrame:
             "p_value": p.ravel(),
             "n_systems": np.repeat(k.astype(int), 3),
             "n_queries": np.repeat(q.astype(int), 3),
-        }  # fmt: skip
+        }
     )
 
 
@@ -454,8 +470,13 @@ def _lazy_two_way(scores: LazyTable) -> tuple[Any, SimpleNamespace, TwoWay]:
     big_e, row = e.sum(axis=1), sums.shy.sum(axis=1)
     row_sq = sums.row_sq + 2 * big_e * row + q * big_e**2
     cell_sq = sums.cell_sq + 2 * (e * sums.shy).sum(axis=1) + q * (e**2).sum(axis=1)
-    names = SimpleNamespace(tasks=survey.tasks, metrics=survey.metrics, systems=survey.systems,
-                            shift=sums.shift, scale=sums.scale)  # fmt: skip
+    names = SimpleNamespace(
+        tasks=survey.tasks,
+        metrics=survey.metrics,
+        systems=survey.systems,
+        shift=sums.shift,
+        scale=sums.scale,
+    )
     dropped = np.rint(sums.rows - q).astype(np.int64)
     return sums, names, TwoWay.of_sums(names, present, q, dropped, sys_sum, row_sq, cell_sq, ref)
 
@@ -479,16 +500,22 @@ def _lazy_means(scores: LazyTable, ci: str, alpha: float, cluster: str | None) -
         if cluster is not None and cluster not in scores.columns:  # the in-memory error
             cluster_ids(pd.DataFrame(columns=scores.columns), cluster)
         extra = [c for c in (cluster, "replicate") if c is not None and c in scores.columns]
-        return _pushdown.per_task(scores, means, {"ci": ci, "alpha": alpha, "cluster": cluster},
-                                  pairs=None, columns=extra)  # fmt: skip
+        return _pushdown.per_task(
+            scores, means, {"ci": ci, "alpha": alpha, "cluster": cluster}, pairs=None, columns=extra
+        )
     if ci == "anova":
         sums, names, two = _lazy_two_way(scores)
     else:  # each system on its own queries: no two-way sums needed
         none = np.zeros(0, dtype=int)
         sums, two = _pushdown.compute(scores, none, none), None
         survey = sums.survey
-        names = SimpleNamespace(tasks=survey.tasks, metrics=survey.metrics,
-                                systems=survey.systems, shift=sums.shift, scale=sums.scale)  # fmt: skip
+        names = SimpleNamespace(
+            tasks=survey.tasks,
+            metrics=survey.metrics,
+            systems=survey.systems,
+            shift=sums.shift,
+            scale=sums.scale,
+        )
     own_n = sums.count.astype(float)
     stats_x = sums.own - own_n * sums.d  # each system's own queries, at its shift
     stats_xx = sums.sq - 2 * sums.d * sums.own + own_n * sums.d**2
@@ -518,8 +545,14 @@ def _means_table(scores: pd.DataFrame, ci: str, alpha: float, cluster: str | Non
     return t_means(lay, two, lay.counts, stats_x, stats_xx, alpha)
 
 
-def t_means(lay: Any, two: TwoWay | None, own_n: np.ndarray, stats_x: np.ndarray,
-            stats_xx: np.ndarray, alpha: float) -> pd.DataFrame:  # fmt: skip
+def t_means(
+    lay: Any,
+    two: TwoWay | None,
+    own_n: np.ndarray,
+    stats_x: np.ndarray,
+    stats_xx: np.ndarray,
+    alpha: float,
+) -> pd.DataFrame:
     """:func:`means` with ``ci="t"`` (``two`` None: each system's own interval) or
     ``ci="anova"`` (``two``, the two-way layout: the residual-based interval on tasks with
     3 or more systems) from each system's own count and sums of shifted scores
@@ -556,13 +589,20 @@ def t_means(lay: Any, two: TwoWay | None, own_n: np.ndarray, stats_x: np.ndarray
             f"with {which}",
             pd.DataFrame(
                 {"task": lay.tasks[t], "metric": lay.metrics[m], "system": lay.systems[s]}
-            ),  # fmt: skip
+            ),
             DegenerateWarning,
         )
     return _means_frame(
-        lay, present, n=n, mean=mean, se=se, moe=moe, ci_low=mean - moe, ci_high=mean + moe,
+        lay,
+        present,
+        n=n,
+        mean=mean,
+        se=se,
+        moe=moe,
+        ci_low=mean - moe,
+        ci_high=mean + moe,
         variance_from=np.where(use_anova, "anova", "system"),
-    )  # fmt: skip
+    )
 
 
 def _means_frame(lay: Layout, present: np.ndarray, **columns: Any) -> pd.DataFrame:
@@ -570,8 +610,11 @@ def _means_frame(lay: Layout, present: np.ndarray, **columns: Any) -> pd.DataFra
     ``(metric, system, task)`` arrays in ``columns`` (``n`` as integers; a scalar column is
     repeated), ordered by metric, task, system."""
     m, t, s = np.nonzero(present.transpose(0, 2, 1))  # by metric, task, system
-    frame = {"task": lay.tasks[t].astype(str), "metric": lay.metrics[m].astype(str),
-             "system": lay.systems[s].astype(str)}  # fmt: skip
+    frame = {
+        "task": lay.tasks[t].astype(str),
+        "metric": lay.metrics[m].astype(str),
+        "system": lay.systems[s].astype(str),
+    }
     for name, values in columns.items():
         values = np.asarray(values)
         frame[name] = np.full(len(m), values[()]) if values.ndim == 0 else values[m, s, t]
@@ -623,7 +666,7 @@ def check_binary(scores: pd.DataFrame, where: str) -> None:
                     "row": cases.index,
                     "value": cases["value"].to_numpy(),
                 }
-            ),  # fmt: skip
+            ),
         )
 
 
@@ -649,8 +692,17 @@ def _binomial_means(scores: pd.DataFrame, ci: str, alpha: float) -> pd.DataFrame
         else:
             low = np.where(x > 0, sps.beta.ppf(alpha / 2, x, own_n - x + 1), 0.0)
             high = np.where(x < own_n, sps.beta.isf(alpha / 2, x + 1, own_n - x), 1.0)
-    return _means_frame(lay, present, n=own_n, mean=mean, se=np.nan, moe=np.nan, ci_low=low,
-                        ci_high=high, variance_from=ci)  # fmt: skip
+    return _means_frame(
+        lay,
+        present,
+        n=own_n,
+        mean=mean,
+        se=np.nan,
+        moe=np.nan,
+        ci_low=low,
+        ci_high=high,
+        variance_from=ci,
+    )
 
 
 def _clustered_means(scores: pd.DataFrame, lay: Layout, alpha: float, cluster: str):
@@ -670,9 +722,14 @@ def _clustered_means(scores: pd.DataFrame, lay: Layout, alpha: float, cluster: s
     out = out.iloc[np.lexsort(rank[::-1])].reset_index(drop=True)
     one = (out["n_clusters"] < 2).to_numpy()
     zero = ~one & clustered_variance_is_zero(out["se"] ** 2, out["se_naive"] ** 2)
-    for mask, why in ((one, "whose queries are all in one cluster"),
-                      (zero, "because of a clustered variance of 0 (the clusters' "
-                             "deviations cancel although the scores vary)")):  # fmt: skip
+    for mask, why in (
+        (one, "whose queries are all in one cluster"),
+        (
+            zero,
+            "because of a clustered variance of 0 (the clusters' "
+            "deviations cancel although the scores vary)",
+        ),
+    ):
         if mask.any():
             warn_groups(
                 f"means(cluster={cluster!r}) gives a NaN standard error for {{n}} (task, "
@@ -697,7 +754,7 @@ def _clustered_means(scores: pd.DataFrame, lay: Layout, alpha: float, cluster: s
             "variance_from": "cluster",
             "n_clusters": out["n_clusters"],
             "design_effect": out["design_effect"],
-        }  # fmt: skip
+        }
     )
 
 
@@ -770,10 +827,20 @@ def tukey(
     alpha = check_alpha(alpha)
     n_resamples = check_resamples(n_resamples)
     if isinstance(scores, LazyTable) and (randomized or "replicate" in scores.columns):
-        kwargs = dict(randomized=randomized, n_resamples=n_resamples, alpha=alpha,
-                      seed=resolve_seed(seed) if randomized else seed, progress=progress)  # fmt: skip
-        return _pushdown.per_task(scores, tukey, kwargs, pairs=None,
-                                  columns=[c for c in ("replicate",) if c in scores.columns])  # fmt: skip
+        kwargs = dict(
+            randomized=randomized,
+            n_resamples=n_resamples,
+            alpha=alpha,
+            seed=resolve_seed(seed) if randomized else seed,
+            progress=progress,
+        )
+        return _pushdown.per_task(
+            scores,
+            tukey,
+            kwargs,
+            pairs=None,
+            columns=[c for c in ("replicate",) if c in scores.columns],
+        )
     two = _two_way(scores)  # a lazy table's sums computed in its engine
     lay = two.lay
     two.check("Tukey's HSD")
@@ -814,7 +881,7 @@ def tukey(
             "p_value": p[m, pair, t],
             "ci_low": diff[m, pair, t] - crit[m, pair, t] * scale[m, 0, t],
             "ci_high": diff[m, pair, t] + crit[m, pair, t] * scale[m, 0, t],
-        }  # fmt: skip
+        }
     )
     frame.attrs.update(
         alpha=alpha,

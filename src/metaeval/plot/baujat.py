@@ -86,8 +86,14 @@ def baujat_plot(table: pd.DataFrame, *, labels: bool = True, ax: Any = None, **k
         names = table[over].astype(str).agg(" / ".join, axis=1)
         for xi, yi, name in zip(x, y, names, strict=True):
             if np.isfinite(xi) and np.isfinite(yi):
-                target.annotate(literal(name), (xi, yi), xytext=(4, 4), fontsize=8,
-                                textcoords="offset points", gid="baujat-label")  # fmt: skip
+                target.annotate(
+                    literal(name),
+                    (xi, yi),
+                    xytext=(4, 4),
+                    fontsize=8,
+                    textcoords="offset points",
+                    gid="baujat-label",
+                )
     target.grid(color="0.9", linewidth=0.6)
     target.set_axisbelow(True)
     target.set_xlabel("contribution to heterogeneity (x)")

@@ -136,8 +136,11 @@ def bubble(
     """
     keys, coefs, data, vcov = _one_group(result)
     mods, alpha = _options(result)
-    numeric = [m for m in mods if pd.api.types.is_numeric_dtype(data[m])
-               and not pd.api.types.is_bool_dtype(data[m])]  # fmt: skip
+    numeric = [
+        m
+        for m in mods
+        if pd.api.types.is_numeric_dtype(data[m]) and not pd.api.types.is_bool_dtype(data[m])
+    ]
     if mod is None:
         if len(numeric) != 1:
             raise OptionError(
@@ -175,12 +178,19 @@ def bubble(
     weight = data["weight"].to_numpy(float)
     sizes = 60 * weight / np.nanmean(weight)
     style = {"color": "tab:blue", "alpha": 0.6, "edgecolor": "black", "linewidth": 0.5}
-    target.scatter(x, data["effect"], s=sizes, gid="bubble-points", zorder=3,
-                   **{**style, **kwargs})  # fmt: skip
+    target.scatter(x, data["effect"], s=sizes, gid="bubble-points", zorder=3, **{**style, **kwargs})
     target.plot(grid, fitted, color="black", linewidth=1.2, gid="bubble-fit", zorder=2)
     if ci and np.isfinite(crit):
-        target.fill_between(grid, fitted - crit * se, fitted + crit * se, color="0.8",
-                            alpha=0.6, linewidth=0, gid="bubble-ci", zorder=1)  # fmt: skip
+        target.fill_between(
+            grid,
+            fitted - crit * se,
+            fitted + crit * se,
+            color="0.8",
+            alpha=0.6,
+            linewidth=0,
+            gid="bubble-ci",
+            zorder=1,
+        )
     target.axhline(0, color="0.5", linewidth=0.8, linestyle=":", zorder=0)
     # names come from the data: shown literally, never as mathtext (a `$` is escaped)
     target.set_xlabel(literal(mod))

@@ -252,8 +252,9 @@ def forest(
     import seaborn as sns
 
     check_option("sort", sort, SORTS)
-    if col_wrap is not None and (isinstance(col_wrap, bool) or not isinstance(col_wrap, int)
-                                 or col_wrap < 1):  # fmt: skip
+    if col_wrap is not None and (
+        isinstance(col_wrap, bool) or not isinstance(col_wrap, int) or col_wrap < 1
+    ):
         raise OptionError(f"`col_wrap` must be a positive integer or None, not {col_wrap!r}.")
     if pooled is not None and {"method", "test"} <= set(pooled.columns) and len(pooled):
         # weights and subgroup fits follow the model of the given result
@@ -315,8 +316,21 @@ def forest(
             return ax
         if width is None:
             width = 3.0 if len(treatments) == 1 else 2.2
-        spec = _ForestSpec(rows, treatments, limits, display, digits, label, title, columns,
-                           control, alpha, width, kwargs, named=len(treatments) > 1)  # fmt: skip
+        spec = _ForestSpec(
+            rows,
+            treatments,
+            limits,
+            display,
+            digits,
+            label,
+            title,
+            columns,
+            control,
+            alpha,
+            width,
+            kwargs,
+            named=len(treatments) > 1,
+        )
         _draw(fig, spec, col_wrap)
     return fig
 
@@ -473,8 +487,9 @@ def _text_columns(columns: Any, treatments: list[str]) -> _TextColumns:
     panel = {}
     for key, frame in columns.items():
         if not isinstance(frame, pd.DataFrame):
-            raise OptionError(f"`columns`: the value for {key!r} must be a DataFrame, not "
-                              f"{type(frame).__name__}.")  # fmt: skip
+            raise OptionError(
+                f"`columns`: the value for {key!r} must be a DataFrame, not {type(frame).__name__}."
+            )
         if key in ("left", "right"):
             continue
         if str(key) not in panels:
@@ -589,8 +604,9 @@ def _draw(fig: Any, spec: _ForestSpec, col_wrap: int | None) -> Any:
     wrap = len(spec.treatments) if col_wrap is None else col_wrap
     blocks = []
     for i in range(0, len(spec.treatments), wrap):
-        block = replace(spec, treatments=spec.treatments[i : i + wrap],
-                        title=spec.title if i == 0 else None)  # fmt: skip
+        block = replace(
+            spec, treatments=spec.treatments[i : i + wrap], title=spec.title if i == 0 else None
+        )
         cols = _measure_columns(fig, block)
         blocks.append((block, cols, _place(block, cols)))
     fig_w = max(geo.total_w for _, _, geo in blocks)
@@ -676,8 +692,7 @@ def _place(spec: _ForestSpec, cols: _Columns) -> _Geometry:
     for w in cols.user_w:
         user_x.append(x + w)
         x += w + GAP
-    return _Geometry(left_x, panels, panel_x, user_x, x - GAP + _MARGIN, height, top, bottom,
-                     notes)  # fmt: skip
+    return _Geometry(left_x, panels, panel_x, user_x, x - GAP + _MARGIN, height, top, bottom, notes)
 
 
 def _draw_panels(fig: Any, spec: _ForestSpec, geo: _Geometry) -> list[Any]:
@@ -695,8 +710,15 @@ def _draw_panels(fig: Any, spec: _ForestSpec, geo: _Geometry) -> list[Any]:
     ]
     several = len(axes) > 1
     for ax, t in zip(axes, spec.treatments, strict=True):
-        _panel(ax, spec.rows, t, spec.limits, spec.display, "" if several else spec.xlabel,
-               **spec.kwargs)  # fmt: skip
+        _panel(
+            ax,
+            spec.rows,
+            t,
+            spec.limits,
+            spec.display,
+            "" if several else spec.xlabel,
+            **spec.kwargs,
+        )
         title = f"{t} vs {spec.control}" if spec.control else t
         ax.set_title(literal(title), fontsize=9, pad=18)
     if several:  # one x label centred under all panels, below the tick labels
@@ -742,14 +764,28 @@ def _footnote(fig: Any, spec: _ForestSpec, geo: _Geometry) -> None:
     fig.add_artist(
         plt.Line2D(
             [geo.x(_MARGIN), geo.x(geo.total_w - _MARGIN)], [line_y, line_y], color="0.3", lw=0.6
-        )  # fmt: skip
+        )
     )
     if spec.title:
-        fig.text(0.5, geo.y(geo.height - 0.3), spec.title, ha="center", va="center",
-                 fontsize=11, fontweight="bold")  # fmt: skip
+        fig.text(
+            0.5,
+            geo.y(geo.height - 0.3),
+            spec.title,
+            ha="center",
+            va="center",
+            fontsize=11,
+            fontweight="bold",
+        )
     for i, note in enumerate(geo.notes):
-        fig.text(geo.x(_MARGIN), geo.y(0.12 + 0.2 * (len(geo.notes) - 1 - i)), note,
-                 ha="left", va="bottom", fontsize=7.5, color="0.25")  # fmt: skip
+        fig.text(
+            geo.x(_MARGIN),
+            geo.y(0.12 + 0.2 * (len(geo.notes) - 1 - i)),
+            note,
+            ha="left",
+            va="bottom",
+            fontsize=7.5,
+            color="0.25",
+        )
 
 
 def _notes(rows, treatments, level, named: bool) -> list[str]:
@@ -834,8 +870,17 @@ def _panel(ax, rows, treatment, limits, display, xlabel, **kwargs):
                 ax.plot([end, end], [y - 0.12, y + 0.12], color="0.15", lw=0.8, zorder=3)
         h = 0.32
         color = "0.1" if r.kind == "summary" else "0.55"
-        ax.add_patch(Polygon([(lo, y), (e, y - h), (hi, y), (e, y + h)], closed=True, facecolor=color,
-                             edgecolor="0.1", lw=0.6, zorder=5, gid=f"diamond-{r.kind}"))  # fmt: skip
+        ax.add_patch(
+            Polygon(
+                [(lo, y), (e, y - h), (hi, y), (e, y + h)],
+                closed=True,
+                facecolor=color,
+                edgecolor="0.1",
+                lw=0.6,
+                zorder=5,
+                gid=f"diamond-{r.kind}",
+            )
+        )
     ax.set_yticks([])
     for side in ("left", "right", "top"):
         ax.spines[side].set_visible(False)
@@ -967,7 +1012,7 @@ def ir_columns(
                 metric=metric,
                 judged=judged,
                 digits=digits,
-            )  # fmt: skip
+            )
             for t in names
         }
     systems = set(scores["system"])

@@ -119,8 +119,9 @@ def gosh_plot(
 
     if ax is None:
         fig = new_figure(figsize=(6.0, 5.0))
-        grid = fig.add_gridspec(2, 2, width_ratios=(4, 1), height_ratios=(1, 4),
-                                wspace=0.05, hspace=0.05)  # fmt: skip
+        grid = fig.add_gridspec(
+            2, 2, width_ratios=(4, 1), height_ratios=(1, 4), wspace=0.05, hspace=0.05
+        )
         main = fig.add_subplot(grid[1, 0])
         top = fig.add_subplot(grid[0, 0], sharex=main)
         right = fig.add_subplot(grid[1, 1], sharey=main)
@@ -131,8 +132,10 @@ def gosh_plot(
     if with_task is None:
         groups = [(ok, "tab:blue", "gosh-points")]
     else:
-        groups = [(ok & ~with_task, "tab:blue", "gosh-without"),
-                  (ok & with_task, "tab:red", "gosh-with")]  # fmt: skip
+        groups = [
+            (ok & ~with_task, "tab:blue", "gosh-without"),
+            (ok & with_task, "tab:red", "gosh-with"),
+        ]
     if hexbin:
         style = {"gridsize": 50, "cmap": "Blues", "mincnt": 1, "bins": "log"}
         main.hexbin(x[ok], y[ok], gid="gosh-hexbin", **{**style, **kwargs})
@@ -147,8 +150,14 @@ def gosh_plot(
         for rows, color, _ in groups:
             if rows.any():
                 top.hist(x[rows], bins=x_edges, density=True, color=color, alpha=0.5)
-                right.hist(y[rows], bins=y_edges, density=True, color=color, alpha=0.5,
-                           orientation="horizontal")  # fmt: skip
+                right.hist(
+                    y[rows],
+                    bins=y_edges,
+                    density=True,
+                    color=color,
+                    alpha=0.5,
+                    orientation="horizontal",
+                )
         top.set_gid("gosh-top")
         right.set_gid("gosh-right")
         top.tick_params(labelbottom=False, left=False, labelleft=False)
@@ -162,8 +171,10 @@ def gosh_plot(
     if with_task is not None:
         from matplotlib.lines import Line2D
 
-        handles = [Line2D([], [], marker="o", linestyle="", color=c, label=lab)
-                   for c, lab in (("tab:red", f"with {task}"), ("tab:blue", f"without {task}"))]  # fmt: skip
+        handles = [
+            Line2D([], [], marker="o", linestyle="", color=c, label=lab)
+            for c, lab in (("tab:red", f"with {task}"), ("tab:blue", f"without {task}"))
+        ]
         for h in handles:
             h.set_label(literal(h.get_label()))
         main.legend(handles=handles, loc="best", fontsize=8, frameon=False)

@@ -31,10 +31,19 @@ def _pairs(results: pd.DataFrame) -> tuple[pd.DataFrame, str]:
         )
     p = "p_adjusted" if "p_adjusted" in results.columns else "p_value"
     keep = [c for c in ("task", "metric") if c in results.columns]
-    forward = results[keep].assign(row=results[a].astype(str), col=results[b].astype(str),
-                                   p=results[p], diff=results["diff"], effect_size=results["effect_size"])  # fmt: skip
-    backward = forward.assign(row=forward["col"], col=forward["row"], diff=-forward["diff"],
-                              effect_size=-forward["effect_size"])  # fmt: skip
+    forward = results[keep].assign(
+        row=results[a].astype(str),
+        col=results[b].astype(str),
+        p=results[p],
+        diff=results["diff"],
+        effect_size=results["effect_size"],
+    )
+    backward = forward.assign(
+        row=forward["col"],
+        col=forward["row"],
+        diff=-forward["diff"],
+        effect_size=-forward["effect_size"],
+    )
     both = pd.concat([forward, backward], ignore_index=True)
     # compare(control=None) holds both directions already; keep the first of each
     both = both.drop_duplicates([*keep, "row", "col"], keep="first")
@@ -128,8 +137,13 @@ def pairwise(
         vals = pairs[column].to_numpy(float)
         span = np.nanmax(np.abs(vals)) if np.isfinite(vals).any() else 1.0
         style = {"cmap": "vlag", "center": 0.0, "vmin": -span, "vmax": span}
-    style.update(linewidths=0.5, linecolor="white", square=True, cbar_kws={"shrink": 0.7},
-                 annot_kws={"fontsize": 7})  # fmt: skip
+    style.update(
+        linewidths=0.5,
+        linecolor="white",
+        square=True,
+        cbar_kws={"shrink": 0.7},
+        annot_kws={"fontsize": 7},
+    )
     style.update(kwargs)
     label = {"p_value": "p-value", "effect_size": "effect size", "diff": "difference"}[value]
     ncols = min(col_wrap, len(groups))
@@ -156,8 +170,15 @@ def pairwise(
             grid = grid.rename(index=literal, columns=literal)  # names shown as they are
             # p-values below the colour scale (even 0 from an underflowing tail) get its end colour
             colour = grid.clip(lower=1e-4) if value == "p_value" else grid
-            sns.heatmap(colour, ax=target, annot=text, fmt="", mask=grid.isna(),
-                        cbar_kws={**style.pop("cbar_kws", {}), "label": label}, **style)  # fmt: skip
+            sns.heatmap(
+                colour,
+                ax=target,
+                annot=text,
+                fmt="",
+                mask=grid.isna(),
+                cbar_kws={**style.pop("cbar_kws", {}), "label": label},
+                **style,
+            )
             style["cbar_kws"] = {"shrink": 0.7}
             target.set_xlabel("")
             target.set_ylabel("")
@@ -166,8 +187,11 @@ def pairwise(
         if fig is None:
             return ax
         what = "row − column" if value != "p_value" else "row vs column"
-        fig.suptitle(f"{'Tukey HSD' if source == 'tukey' else 'Paired comparisons'}: {label}, {what}; "
-                     f"★ p < {format_number(alpha)}", fontsize=10)  # fmt: skip
+        fig.suptitle(
+            f"{'Tukey HSD' if source == 'tukey' else 'Paired comparisons'}: {label}, {what}; "
+            f"★ p < {format_number(alpha)}",
+            fontsize=10,
+        )
         fig.tight_layout()
         return fig
 

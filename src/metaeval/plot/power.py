@@ -300,15 +300,31 @@ def power_curves(
                 own_target = part["target"].to_numpy(float) if "target" in part else []
                 fallback = next((t for t in own_target if np.isfinite(t)), np.nan)
                 height = float(np.interp(at, x, y)) if x.min() <= at <= x.max() else fallback
-                where.plot([at], [height], marker="o", markersize=5, linestyle="none",
-                           color=line.get_color(), markeredgecolor="white",
-                           markeredgewidth=0.6, zorder=4, gid="power-planned")  # fmt: skip
+                where.plot(
+                    [at],
+                    [height],
+                    marker="o",
+                    markersize=5,
+                    linestyle="none",
+                    color=line.get_color(),
+                    markeredgecolor="white",
+                    markeredgewidth=0.6,
+                    zorder=4,
+                    gid="power-planned",
+                )
                 marks.append((at, height, line.get_color()))
         if not in_legend:
             _annotate(where, marks, per_inch)
         for level in levels:
-            where.axhline(level, color="0.35", linewidth=0.9, linestyle=(0, (4, 3)),
-                          zorder=1, gid="power-target", label=f"target {measure}")  # fmt: skip
+            where.axhline(
+                level,
+                color="0.35",
+                linewidth=0.9,
+                linestyle=(0, (4, 3)),
+                zorder=1,
+                gid="power-target",
+                label=f"target {measure}",
+            )
         if measure == "power":
             where.set_ylim(0, 1.02)
         else:  # widths fall from the widest (at 2) to the target and below
@@ -332,14 +348,32 @@ def power_curves(
         from matplotlib.lines import Line2D
 
         text = " / ".join(format_number(float(v), 2, to="unicode") for v in levels)
-        entries.append(Line2D([], [], color="0.35", linewidth=0.9, linestyle=(0, (4, 3)),
-                              label=f"target {measure} {text}"))  # fmt: skip
+        entries.append(
+            Line2D(
+                [],
+                [],
+                color="0.35",
+                linewidth=0.9,
+                linestyle=(0, (4, 3)),
+                label=f"target {measure} {text}",
+            )
+        )
     if planned and groups["planned"].notna().any():
         from matplotlib.lines import Line2D
 
         what = {"queries": "queries", "clusters": "clusters", "tasks": "tasks"}.get(unit, unit)
-        entries.append(Line2D([], [], marker="o", markersize=5, linestyle="none", color="0.35",
-                              markeredgecolor="white", label=f"planned {literal(what)}"))  # fmt: skip
+        entries.append(
+            Line2D(
+                [],
+                [],
+                marker="o",
+                markersize=5,
+                linestyle="none",
+                color="0.35",
+                markeredgecolor="white",
+                label=f"planned {literal(what)}",
+            )
+        )
     if ax is not None:
         if entries:
             ax.legend(handles=entries, fontsize=FONT - 1, loc="best", frameon=False)
@@ -350,8 +384,9 @@ def power_curves(
         labels = [h.get_label() for h in entries]
         per_column = max(1, int(PANEL[1] * nrows / (1.45 * FONT / 72)) - 1)  # rows that fit
         ncol = math.ceil(len(labels) / per_column)
-        fig.legend(handles=entries, loc="outside right upper", fontsize=FONT, frameon=False,
-                   ncol=ncol)  # fmt: skip
+        fig.legend(
+            handles=entries, loc="outside right upper", fontsize=FONT, frameon=False, ncol=ncol
+        )
         widest = text_width([t.replace(r"\$", "$") for t in labels], {"fontsize": FONT})
         fig.set_figwidth(fig.get_figwidth() + ncol * (widest + 0.5))
     if title and col is None:  # one panel: its title, wrapped to the panel's width (the

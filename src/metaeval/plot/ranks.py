@@ -32,8 +32,16 @@ def _panel(target: Any, part: pd.DataFrame, kwargs: dict[str, Any]) -> None:
     low, high = part["rank_low"].to_numpy(float), part["rank_high"].to_numpy(float)
     style = {"linewidth": 3.0, "alpha": 0.8}
     target.hlines(y, low, high, colors=colours, gid="rank-intervals", **{**style, **kwargs})
-    target.scatter(part["rank"].to_numpy(float), y, color=colours, edgecolor="black",
-                   linewidth=0.5, s=28, zorder=3, gid="rank-points")  # fmt: skip
+    target.scatter(
+        part["rank"].to_numpy(float),
+        y,
+        color=colours,
+        edgecolor="black",
+        linewidth=0.5,
+        s=28,
+        zorder=3,
+        gid="rank-points",
+    )
     target.set_yticks(y, [literal(s) for s in part["system"]])
     target.set_ylim(len(part) - 0.5, -0.5)  # the best at the top
     n = len(part)

@@ -120,8 +120,9 @@ def default_scales(grp: Any, use: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     count = np.bincount(code, minlength=n_groups)
     good = np.bincount(code, weights=(np.isfinite(n) & (n > 0))[use], minlength=n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
-        total_n = np.bincount(code, weights=np.where(np.isfinite(n), n, 0.0)[use],
-                              minlength=n_groups)  # fmt: skip
+        total_n = np.bincount(
+            code, weights=np.where(np.isfinite(n), n, 0.0)[use], minlength=n_groups
+        )
         info = np.bincount(code, weights=1 / v[use], minlength=n_groups)
         uisd = np.sqrt(total_n / info)
     known = (count > 0) & (good == count) & np.isfinite(uisd) & (uisd > 0)
@@ -376,9 +377,19 @@ def _posterior(model: _Model, upper: np.ndarray, alpha: float) -> tuple[dict, di
 
 # --------------------------------------------------------------------- public
 _GROUP_COLUMNS = (
-    "effect", "ci_low", "ci_high", "prob_positive", "mu_mean", "mu_sd", "tau_median",
-    "tau_low", "tau_high", "pi_low", "pi_high", "prob_gain",
-)  # fmt: skip
+    "effect",
+    "ci_low",
+    "ci_high",
+    "prob_positive",
+    "mu_mean",
+    "mu_sd",
+    "tau_median",
+    "tau_low",
+    "tau_high",
+    "pi_low",
+    "pi_high",
+    "prob_gain",
+)
 _TASK_COLUMNS = ("shrunk_mean", "shrunk_sd", "shrunk_low", "shrunk_high")
 
 
@@ -589,8 +600,13 @@ def bayes_pool(
     result = keys.assign(k=k.astype(np.int64), **g_out, tau_prior=tau_prior, tau_scale=scales)
     if tau_prior == "jeffreys":
         result["tau_scale"] = np.nan
-    attrs = {"alpha": alpha, "tau_prior": tau_prior, "tau_scale": scale, "tau_df": df,
-             "mu_prior": mu_p}  # fmt: skip
+    attrs = {
+        "alpha": alpha,
+        "tau_prior": tau_prior,
+        "tau_scale": scale,
+        "tau_df": df,
+        "mu_prior": mu_p,
+    }
     result.attrs.update(attrs)
     task_table = table[grp.keys + grp.over + ["effect", "variance"]].assign(**t_out)
     order = np.argsort(grp.code, kind="stable")

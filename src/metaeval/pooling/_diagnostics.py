@@ -19,9 +19,17 @@ __all__ = ["INFLUENCE_COLUMNS", "leave_one_out", "influence", "baujat"]
 
 #: The columns :func:`influence` adds to the effects table.
 INFLUENCE_COLUMNS = (
-    "rstudent", "dffits", "cook_d", "cov_r", "tau2_del", "q_del", "hat", "weight", "dfbetas",
+    "rstudent",
+    "dffits",
+    "cook_d",
+    "cov_r",
+    "tau2_del",
+    "q_del",
+    "hat",
+    "weight",
+    "dfbetas",
     "influential",
-)  # fmt: skip
+)
 
 
 def _left_out_table(grp: Grouped) -> pd.DataFrame:
@@ -234,10 +242,17 @@ def influence(
             | (np.abs(dfbetas) > 1)
         )
     return table.assign(
-        rstudent=rstudent, dffits=dffits, cook_d=cook, cov_r=cov_r, tau2_del=tau2_del,
-        q_del=q_del, hat=hat, weight=full.row_weight, dfbetas=dfbetas,
+        rstudent=rstudent,
+        dffits=dffits,
+        cook_d=cook,
+        cov_r=cov_r,
+        tau2_del=tau2_del,
+        q_del=q_del,
+        hat=hat,
+        weight=full.row_weight,
+        dfbetas=dfbetas,
         influential=influential & np.isfinite(rstudent),
-    )  # fmt: skip
+    )
 
 
 @any_frame
@@ -305,9 +320,15 @@ def baujat(
     ``digits`` moves the estimate most; ``wine`` and ``digits`` contribute most to Q.
     """
     full = fit(
-        effects, method=method, ci=ci, alpha=0.05, over=over, groups=groups,
-        heterogeneity_ci=False, quiet_single=True,
-    )  # fmt: skip
+        effects,
+        method=method,
+        ci=ci,
+        alpha=0.05,
+        over=over,
+        groups=groups,
+        heterogeneity_ci=False,
+        quiet_single=True,
+    )
     grp = full.grouped
     table = grp.table.reset_index(drop=True)
     valid = valid_rows(table)
@@ -335,8 +356,11 @@ def baujat(
         y_val = (mu_del - mu) ** 2 / var_del
     out = table.loc[valid, grp.keys + grp.over].assign(x=x_val[valid], y=y_val[valid])
     out = out.reset_index(drop=True)
-    out.attrs.update(method=full.pooled["method"].iloc[0] if len(full.pooled) else method,
-                     ci=ci, over=tuple(grp.over))  # fmt: skip
+    out.attrs.update(
+        method=full.pooled["method"].iloc[0] if len(full.pooled) else method,
+        ci=ci,
+        over=tuple(grp.over),
+    )
     return out
 
 

@@ -277,11 +277,13 @@ def fit(
     _add_extras(pooled, grp, opts)
     pooled = answer_first(pooled, POOLED_FIRST, POOLED_COLUMNS)
     flags["own_metric"] = own_metric(grp, valid, k)
-    _warn_groups(pooled, grp.keys, np.where(quiet_single & (k == 1), -1, k), flags,
-                 opts.method, opts.test)  # fmt: skip
+    _warn_groups(
+        pooled, grp.keys, np.where(quiet_single & (k == 1), -1, k), flags, opts.method, opts.test
+    )
     if warn_maxima:
-        maxima_warnings(pooled[grp.keys], maxima, opts.method, ~flags["failed"] & (k >= 2),
-                        "pooled group(s)")  # fmt: skip
+        maxima_warnings(
+            pooled[grp.keys], maxima, opts.method, ~flags["failed"] & (k >= 2), "pooled group(s)"
+        )
     if warn_coverage:
         _warn_coverage(pooled, grp, missing)
     weights = np.where(valid & ~flags["failed"][grp.code], 100 * w_row / g["sw"][grp.code], np.nan)
@@ -447,8 +449,17 @@ def _inference(
 
 #: What one effect cannot give: heterogeneity and prediction (and τ² but for EE).
 _NONE_FOR_SINGLE = (
-    "pi_low", "pi_high", "prob_gain", "i2", "i2_low", "i2_high", "h2", "q", "q_df", "q_p_value",
-)  # fmt: skip
+    "pi_low",
+    "pi_high",
+    "prob_gain",
+    "i2",
+    "i2_low",
+    "i2_high",
+    "h2",
+    "q",
+    "q_df",
+    "q_p_value",
+)
 
 
 def _blank_undefined(

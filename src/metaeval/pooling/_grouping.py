@@ -31,9 +31,18 @@ GROUP_KEYS = ("effect_type", "metric", "treatment", "control")
 
 
 RESULT_COLUMNS = {
-    "n", "mean_treatment", "mean_control", "effect", "variance", "se", "z",
-    "ci_low", "ci_high", "p_value", "weight",
-}  # fmt: skip
+    "n",
+    "mean_treatment",
+    "mean_control",
+    "effect",
+    "variance",
+    "se",
+    "z",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "weight",
+}
 
 
 #: The columns :func:`pool` writes besides the group keys (no key may use them).

@@ -117,9 +117,23 @@ COEF_COLUMNS = ("term", "estimate", "se", "statistic", "df", "p_value", "ci_low"
 
 #: The columns of :attr:`MetaRegResult.fit` besides the group keys.
 FIT_COLUMNS = (
-    "method", "test", "k", "n_coef", "tau2", "tau", "i2", "h2", "r2", "qm", "qm_df",
-    "qm_df2", "qm_p_value", "qe", "qe_df", "qe_p_value",
-)  # fmt: skip
+    "method",
+    "test",
+    "k",
+    "n_coef",
+    "tau2",
+    "tau",
+    "i2",
+    "h2",
+    "r2",
+    "qm",
+    "qm_df",
+    "qm_df2",
+    "qm_p_value",
+    "qe",
+    "qe_df",
+    "qe_p_value",
+)
 
 INTERCEPT = "intercept"
 
@@ -230,9 +244,16 @@ def _fit_batch(b: t2.Batch, method: str, knha: bool, adhoc: bool = False) -> tup
         qm = np.where(exact, np.nan, qm)
         m = mod_free.sum(axis=1).astype(float)
     stats = {
-        "tau2": tau2, "k": k, "p": p, "m": m, "qm": qm, "qe": qe, "i2": i2, "h2": h2,
+        "tau2": tau2,
+        "k": k,
+        "p": p,
+        "m": m,
+        "qm": qm,
+        "qe": qe,
+        "i2": i2,
+        "h2": h2,
         "s2w": s2w,
-    }  # fmt: skip
+    }
     flags = {"failed": failed, "exact": exact}
     return stats, beta, vcov, w, flags, {"bread": inv, "resid": r, "maxima": maxima}
 
@@ -507,9 +528,16 @@ def metareg(
         weight[rows[in_ok]] = 100 * w[position, slot[in_ok]] / w.sum(axis=1)[position]
         if robust_method is not None:
             rv, rdf = _robust_batch(
-                robust_method, clusters, rows[in_ok], position, slot[in_ok], xx[ok], w, parts,
+                robust_method,
+                clusters,
+                rows[in_ok],
+                position,
+                slot[in_ok],
+                xx[ok],
+                w,
+                parts,
                 b.p,
-            )  # fmt: skip
+            )
             fr = free[ok]  # a term not estimated in a group: NaN, not 0
             rv = np.where(fr[:, :, None] & fr[:, None, :], rv, np.nan)
             robust_vcov[members[ok]] = rv / np.outer(des.scale, des.scale)
@@ -535,9 +563,13 @@ def metareg(
     fit_beta = np.where(np.isnan(beta) & ~bad[:, None], 0.0, beta)
     data["fitted"] = np.einsum("rp,rp->r", des.matrix[valid], fit_beta[grp.code[valid]])
     coefs.attrs.update(
-        method=method, ci=ci, alpha=alpha, mods=mod_list, robust=robust_method or False,
+        method=method,
+        ci=ci,
+        alpha=alpha,
+        mods=mod_list,
+        robust=robust_method or False,
         cluster=cluster_col if robust_method else None,
-    )  # fmt: skip
+    )
     return MetaRegResult(
         coefs,
         fit=fit_table,
@@ -618,9 +650,15 @@ def _robust_batch(kind, clusters, rows, position, slot, x, w, parts, n_coef):
     np.maximum.at(n, position, j + 1)  # the clusters of each group
     with np.errstate(invalid="ignore", divide="ignore"):
         return sandwich(
-            kind, xc, ec, wc[..., None] * eye, (1 / wc)[..., None] * eye, parts["bread"], n,
+            kind,
+            xc,
+            ec,
+            wc[..., None] * eye,
+            (1 / wc)[..., None] * eye,
+            parts["bread"],
+            n,
             n_coef.astype(float),
-        )  # fmt: skip
+        )
 
 
 def _few_clusters(grp, clusters, p, s2w, bad) -> np.ndarray:
@@ -630,11 +668,16 @@ def _few_clusters(grp, clusters, p, s2w, bad) -> np.ndarray:
     few = (clusters["n"] <= p) & ~bad & np.isfinite(p)
     exact = (s2w == 0) & ~bad & ~few
     messages = (
-        (few, "have no more clusters than coefficients: their robust results are NaN "
-              "(metafor's robust() refuses them); use fewer moderators or more clusters"),
-        (exact, "are fitted exactly by their moderators (residuals 0): their robust "
-                "results are NaN"),
-    )  # fmt: skip
+        (
+            few,
+            "have no more clusters than coefficients: their robust results are NaN "
+            "(metafor's robust() refuses them); use fewer moderators or more clusters",
+        ),
+        (
+            exact,
+            "are fitted exactly by their moderators (residuals 0): their robust results are NaN",
+        ),
+    )
     warn_each(messages, grp.key_frame, "meta-regression group(s)")
     return few | exact
 
@@ -807,9 +850,7 @@ def _warn_new_references(grp, des: Design, new_refs) -> None:
     if not any(len(g) for g, _, _ in new_refs):
         return
     tables = [
-        grp.key_frame.iloc[g].assign(
-            moderator=mod, reference=[str(level) for level in levels]
-        )  # fmt: skip
+        grp.key_frame.iloc[g].assign(moderator=mod, reference=[str(level) for level in levels])
         for g, mod, levels in new_refs
         if len(g)
     ]

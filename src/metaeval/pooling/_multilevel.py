@@ -80,9 +80,13 @@ from ._robust import check_robust, sandwich
 
 #: The cluster-robust columns (``robust="CR1"`` or ``"CR2"``).
 ROBUST_COLUMNS = (
-    "robust_se", "robust_df", "robust_statistic", "robust_p_value", "robust_ci_low",
+    "robust_se",
+    "robust_df",
+    "robust_statistic",
+    "robust_p_value",
+    "robust_ci_low",
     "robust_ci_high",
-)  # fmt: skip
+)
 
 __all__ = ["fit_multilevel", "MULTILEVEL_METHODS"]
 
@@ -370,10 +374,15 @@ def _fill_cov(grp, rows, code, t_of, s_of, cov, v) -> pd.DataFrame | None:
             f"{needed[:-1]} and `cov`, as metaeval.effect_covariance() returns it."
         )
     keys = [c for c in grp.keys if c in cov.columns] + [cluster_col]
-    position = pd.DataFrame({
-        **{c: df[c].to_numpy()[rows] for c in keys + [within_col]},
-        "_g": code, "_t": t_of, "_s": s_of, "_variance": df["variance"].to_numpy(float)[rows],
-    })  # fmt: skip
+    position = pd.DataFrame(
+        {
+            **{c: df[c].to_numpy()[rows] for c in keys + [within_col]},
+            "_g": code,
+            "_t": t_of,
+            "_s": s_of,
+            "_variance": df["variance"].to_numpy(float)[rows],
+        }
+    )
     right = position.rename(columns={within_col: other, "_s": "_s2", "_variance": "_v2"})
     joined = (
         cov[keys + [within_col, other, "cov"]]
@@ -528,9 +537,15 @@ def _inference(b: Blocks, theta, ok, test: str, alpha: float, robust: str | None
             if robust:
                 # clusters = tasks, W = M⁻¹, Θ = M; the bread 1/(1'M⁻¹1) whatever `ci`
                 var_r, df_r = sandwich(
-                    robust, sub.x[..., None], g["r"], minv, sub.marginal(th),
-                    (1 / g["sxx"])[:, None, None], n_task[idx], np.ones(len(idx)),
-                )  # fmt: skip
+                    robust,
+                    sub.x[..., None],
+                    g["r"],
+                    minv,
+                    sub.marginal(th),
+                    (1 / g["sxx"])[:, None, None],
+                    n_task[idx],
+                    np.ones(len(idx)),
+                )
                 se_r = np.sqrt(var_r[:, 0, 0])
                 df_r = df_r[:, 0]
                 crit_r = sps.t.isf(alpha / 2, df_r)
@@ -541,11 +556,19 @@ def _inference(b: Blocks, theta, ok, test: str, alpha: float, robust: str | None
                 rob["robust_ci_low"][idx] = g["mu"] - crit_r * se_r
                 rob["robust_ci_high"][idx] = g["mu"] + crit_r * se_r
     cols.update(
-        effect=effect, ci_low=low, ci_high=high, p_value=p, se=se, statistic=stat, df=df,
+        effect=effect,
+        ci_low=low,
+        ci_high=high,
+        p_value=p,
+        se=se,
+        statistic=stat,
+        df=df,
         sigma2_task=np.where(ok, theta[:, 0], np.nan),
         sigma2_metric=np.where(ok, theta[:, 1], np.nan),
-        qe=qe, qe_df=k - 1, qe_p_value=sps.chi2.sf(qe, k - 1),
-    )  # fmt: skip
+        qe=qe,
+        qe_df=k - 1,
+        qe_p_value=sps.chi2.sf(qe, k - 1),
+    )
     if robust:
         cols.update(rob)
     return cols, zero_s2
@@ -553,19 +576,29 @@ def _inference(b: Blocks, theta, ok, test: str, alpha: float, robust: str | None
 
 def _warn(pooled, keys, not_pd, nan_cov, n_task, failed, identified, method) -> None:
     messages = (
-        (not_pd, "have a sampling covariance block V that is not positive definite: "
-                 "all results are NaN"),
-        (nan_cov, "have a NaN sampling covariance in `cov` (effect_covariance() gives NaN "
-                  "for two metrics of a task that share fewer than 2 queries): all results "
-                  "are NaN; pool the metrics separately or leave out the metric that lacks "
-                  "the task's queries"),
-        ((n_task < 2) & ~not_pd & ~nan_cov, "have fewer than two tasks, too few to estimate the "
-                                 "task-level variance: all results are NaN"),
+        (
+            not_pd,
+            "have a sampling covariance block V that is not positive definite: all results are NaN",
+        ),
+        (
+            nan_cov,
+            "have a NaN sampling covariance in `cov` (effect_covariance() gives NaN "
+            "for two metrics of a task that share fewer than 2 queries): all results "
+            "are NaN; pool the metrics separately or leave out the metric that lacks "
+            "the task's queries",
+        ),
+        (
+            (n_task < 2) & ~not_pd & ~nan_cov,
+            "have fewer than two tasks, too few to estimate the "
+            "task-level variance: all results are NaN",
+        ),
         (failed, f"did not converge ({method}): all results are NaN"),
-        (~identified & (n_task >= 2) & (method != "EE"),
-         "have one metric per task, where sigma2_task and sigma2_metric cannot be told "
-         "apart: sigma2_metric is set to 0 (the model of pool())"),
-    )  # fmt: skip
+        (
+            ~identified & (n_task >= 2) & (method != "EE"),
+            "have one metric per task, where sigma2_task and sigma2_metric cannot be told "
+            "apart: sigma2_metric is set to 0 (the model of pool())",
+        ),
+    )
     warn_each(messages, pooled[keys], "multilevel group(s)")
 
 

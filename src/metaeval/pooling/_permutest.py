@@ -63,9 +63,16 @@ MAX_EXACT = 10**6
 #: The columns of :func:`permutest`'s table besides the group keys (``qm`` and
 #: ``qm_p_value`` with moderators only).
 PERMUTEST_COLUMNS = (
-    "term", "estimate", "statistic", "p_value", "model_p_value", "exact", "n_permutations",
-    "qm", "qm_p_value",
-)  # fmt: skip
+    "term",
+    "estimate",
+    "statistic",
+    "p_value",
+    "model_p_value",
+    "exact",
+    "n_permutations",
+    "qm",
+    "qm_p_value",
+)
 
 _TOL = np.sqrt(np.finfo(float).eps)  # metafor's comptol
 _CELLS = 2**18  # (model × slot × column) cells per chunk of refits
@@ -289,8 +296,13 @@ def permutest(
     columns = [c for c in out.columns if c not in PERMUTEST_COLUMNS]
     columns += [c for c in PERMUTEST_COLUMNS if c in out.columns]
     out = out[columns].reset_index(drop=True)
-    out.attrs = {"method": method, "ci": test, "seed": seed,
-                 "n_resamples": n_resamples, "mods": mod_list}  # fmt: skip
+    out.attrs = {
+        "method": method,
+        "ci": test,
+        "seed": seed,
+        "n_resamples": n_resamples,
+        "mods": mod_list,
+    }
     return out
 
 
@@ -298,9 +310,14 @@ def permutest(
 def _intercept_model(effects, method, ci, alpha, over, groups):
     """The observed pooled fits (pool's checks and warnings) and the data to permute."""
     fitted = fit(
-        effects, method=method, ci=ci, alpha=alpha, over=over, groups=groups,
+        effects,
+        method=method,
+        ci=ci,
+        alpha=alpha,
+        over=over,
+        groups=groups,
         heterogeneity_ci=False,
-    )  # fmt: skip
+    )
     pooled, grp = fitted.pooled, fitted.grouped
     test = _test(pooled["test"], method, ci)
     valid = valid_rows(grp.table)

@@ -205,9 +205,18 @@ def pool(
             )
         return _multilevel(effects, method, ci, alpha, over, groups, by, adjust, cov, robust_method)
     pooled = fit(
-        effects, method=method, ci=ci, alpha=alpha, over=over, groups=groups, by=by,
-        adjust=adjust, tau2_ci=tau2_ci, warn_coverage=True, warn_narrow=True,
-    ).pooled  # fmt: skip
+        effects,
+        method=method,
+        ci=ci,
+        alpha=alpha,
+        over=over,
+        groups=groups,
+        by=by,
+        adjust=adjust,
+        tau2_ci=tau2_ci,
+        warn_coverage=True,
+        warn_narrow=True,
+    ).pooled
     pooled.attrs.update(method=method, ci=ci, alpha=alpha, adjust=adjust, tau2_ci=tau2_ci)
     return pooled
 
@@ -220,10 +229,15 @@ def _multilevel(effects, method, ci, alpha, over, groups, by, adjust, cov, robus
         raise OptionError("`by` and `adjust` do not apply to model='multilevel'.")
     fitted = "EE" if method == "FE" else method
     pooled = fit_multilevel(
-        effects, over=[over] if isinstance(over, str) else over, groups=groups, cov=cov,
-        method=fitted, test="knha" if test == "hksj" else test, alpha=check_alpha(alpha),
+        effects,
+        over=[over] if isinstance(over, str) else over,
+        groups=groups,
+        cov=cov,
+        method=fitted,
+        test="knha" if test == "hksj" else test,
+        alpha=check_alpha(alpha),
         robust=robust,
-    )  # fmt: skip
+    )
     pooled.attrs.update(
         method=method, ci=ci, alpha=alpha, model="multilevel", robust=robust or False
     )

@@ -736,8 +736,9 @@ def maximize(b: Batch, method: str) -> tuple[np.ndarray, np.ndarray, Maxima]:
     above = np.flatnonzero(f[:, -1] > 0)
     extra_hi = np.full(g, np.nan)
     if above.size:
-        _, extra_hi[above] = bracket(sub.take(above), equation, target[above],
-                                     points[above, -1], f[above, -1])  # fmt: skip
+        _, extra_hi[above] = bracket(
+            sub.take(above), equation, target[above], points[above, -1], f[above, -1]
+        )
     # brackets: the score turns from positive to non-positive between columns j and j + 1
     turn = (f[:, :-1] > 0) & (f[:, 1:] <= 0)
     rows, cols = np.nonzero(turn)
@@ -758,8 +759,9 @@ def maximize(b: Batch, method: str) -> tuple[np.ndarray, np.ndarray, Maxima]:
     ll0 = sub.log_lik(np.zeros(g), reml)
     cand_row = np.r_[rows, zero_rows]
     cand_tau2 = np.r_[roots, np.zeros(zero_rows.size)]
-    cand_ll = np.r_[sub.take(rows).log_lik(np.nan_to_num(roots), reml) if rows.size else [],
-                    ll0[zero_rows]]  # fmt: skip
+    cand_ll = np.r_[
+        sub.take(rows).log_lik(np.nan_to_num(roots), reml) if rows.size else [], ll0[zero_rows]
+    ]
     cand_ll = np.where(np.isfinite(cand_tau2), cand_ll, -np.inf)
     # metafor's: the nearest bracket above its start where the score is positive there,
     # else the nearest below, else 0; then its check of the likelihood at 0

@@ -118,9 +118,16 @@ def analysis_table(
     by a dask scores table's ``.meta.effects()``, say); ``effect`` names the effect
     type of an empty one."""
     result = fit(
-        eff, method=method, ci=ci, alpha=alpha, over="task", groups=None, heterogeneity_ci=False,
-        warn_coverage=True, warn_narrow=True,
-    )  # fmt: skip
+        eff,
+        method=method,
+        ci=ci,
+        alpha=alpha,
+        over="task",
+        groups=None,
+        heterogeneity_ci=False,
+        warn_coverage=True,
+        warn_narrow=True,
+    )
     pooled, weights = result.pooled, result.row_weight
     keys = ["metric", "treatment", "control"]
     prefixes = [scale.report_prefix for scale in REPORTED.values()]
@@ -152,8 +159,11 @@ def analysis_table(
     table = pd.concat([tasks, summary], ignore_index=True).sort_values("_group", kind="stable")
     table = table[keys + ["row", "task", *columns, "weight"]].reset_index(drop=True)
     table.insert(0, "effect_type", eff["effect_type"].iloc[0] if len(eff) else effect)
-    table.attrs.update(method=result.pooled["method"].iloc[0] if len(pooled) else method,
-                       ci=result.pooled["test"].iloc[0] if len(pooled) else ci, alpha=alpha)  # fmt: skip
+    table.attrs.update(
+        method=result.pooled["method"].iloc[0] if len(pooled) else method,
+        ci=result.pooled["test"].iloc[0] if len(pooled) else ci,
+        alpha=alpha,
+    )
     return table
 
 
@@ -240,12 +250,29 @@ def pool_metrics(
                 f"metrics are {quote_list(sorted(present))}."
             )
         scores = scores[scores["metric"].astype(str).isin([str(m) for m in wanted])]
-    eff = effects(scores, control=control, treatment=treatment, effect=effect, alpha=alpha,
-                  replicates=replicates)  # fmt: skip
+    eff = effects(
+        scores,
+        control=control,
+        treatment=treatment,
+        effect=effect,
+        alpha=alpha,
+        replicates=replicates,
+    )
     # the design effects() used (given, recorded or guessed once): the same diagonal
-    cov = effect_covariance(scores, control=control, treatment=treatment, effect=effect,
-                            replicates=eff.attrs.get("replicates", replicates))  # fmt: skip
+    cov = effect_covariance(
+        scores,
+        control=control,
+        treatment=treatment,
+        effect=effect,
+        replicates=eff.attrs.get("replicates", replicates),
+    )
     return pool(
-        eff, over=("task", "metric"), model="multilevel", cov=cov, method=method, ci=ci,
-        alpha=alpha, robust=robust,
-    )  # fmt: skip
+        eff,
+        over=("task", "metric"),
+        model="multilevel",
+        cov=cov,
+        method=method,
+        ci=ci,
+        alpha=alpha,
+        robust=robust,
+    )

@@ -54,9 +54,15 @@ from ._tables import (
 )
 
 __all__ = [
-    "KEMENY_EXACT_MAX", "leaderboard", "scores_of_metrics", "select_metrics",
-    "metric_directions", "task_means", "check_complete", "task_ranks",
-]  # fmt: skip
+    "KEMENY_EXACT_MAX",
+    "leaderboard",
+    "scores_of_metrics",
+    "select_metrics",
+    "metric_directions",
+    "task_means",
+    "check_complete",
+    "task_ranks",
+]
 
 KEMENY_EXACT_MAX = 16
 """Up to this many systems the Kemeny consensus is exact (dynamic programme over
@@ -484,10 +490,26 @@ def leaderboard(
     if rank_intervals:
         from ._intervals import rank_intervals as intervals_of
 
-        pooled = {"by": "pooled", "control": control, "effect": effect,
-                  "pool_method": pool_method, "ci": ci} if method == "meta" else {"by": "borda"}  # fmt: skip
-        ints = intervals_of(raw, n_resamples=n_resamples, seed=seed, alpha=alpha, metric=metric,
-                            higher_is_better=higher_is_better, **pooled)  # fmt: skip
+        pooled = (
+            {
+                "by": "pooled",
+                "control": control,
+                "effect": effect,
+                "pool_method": pool_method,
+                "ci": ci,
+            }
+            if method == "meta"
+            else {"by": "borda"}
+        )
+        ints = intervals_of(
+            raw,
+            n_resamples=n_resamples,
+            seed=seed,
+            alpha=alpha,
+            metric=metric,
+            higher_is_better=higher_is_better,
+            **pooled,
+        )
         cols = ["rank_low", "rank_high", "tie_group", "prob_best"]
         keyed = ints.set_index(["metric", "system"])
         where = pd.MultiIndex.from_frame(frame[["metric", "system"]].astype(object))

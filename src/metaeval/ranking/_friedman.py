@@ -618,8 +618,9 @@ def _wilcoxon(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     normal = ~(exact | small)
     for rows, method in ((exact, "exact"), (small, stats.PermutationMethod())):
         if rows.any():  # scipy, once per kind of row, vectorized over its rows
-            res = stats.wilcoxon(d[rows], axis=1, zero_method="wilcox", correction=False,
-                                 method=method)  # fmt: skip
+            res = stats.wilcoxon(
+                d[rows], axis=1, zero_method="wilcox", correction=False, method=method
+            )
             stat[rows], p[rows] = res.statistic, res.pvalue
     if normal.any():
         nn = n[normal].astype(float)

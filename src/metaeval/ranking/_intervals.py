@@ -210,9 +210,16 @@ def _weighted(counts: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def _bootstrap(
-    sums: np.ndarray, size: np.ndarray, n_u: np.ndarray, sign: float, by: str,
-    n_resamples: int, seed: int, key: str, tol: float,
-) -> np.ndarray:  # fmt: skip
+    sums: np.ndarray,
+    size: np.ndarray,
+    n_u: np.ndarray,
+    sign: float,
+    by: str,
+    n_resamples: int,
+    seed: int,
+    key: str,
+    tol: float,
+) -> np.ndarray:
     """Scores (mean or Borda) of every system in ``n_resamples`` bootstrap resamples, from
     the per-unit sums ``(task, unit, system)`` and sizes ``(task, unit)``; each resample's
     means settled by :func:`settle_ties` (``tol``), so that equal systems tie in it."""
@@ -226,9 +233,15 @@ def _bootstrap(
 
 
 def _bootstrap_effects(
-    sums: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], shift: np.ndarray,
-    n_u: np.ndarray, control: int, n_resamples: int, seed: int, key: str, effect: str,
-) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    sums: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    shift: np.ndarray,
+    n_u: np.ndarray,
+    control: int,
+    n_resamples: int,
+    seed: int,
+    key: str,
+    effect: str,
+) -> tuple[np.ndarray, np.ndarray]:
     """Effects and variances ``(resample, slot, treatment)`` of every system but the
     control against it, in the resamples of :func:`_resamples` (the same draws as the
     other scores).
@@ -299,22 +312,35 @@ def _pooled_scores(
     shapes = [e.shape for e in est]
     sizes = [r * t for r, _, t in shapes]
     offsets = np.cumsum([0, *sizes])
-    slot = np.concatenate([np.broadcast_to(np.arange(k)[None, :, None], e.shape).ravel()
-                           for e, (_, k, _) in zip(est, shapes, strict=True)])  # fmt: skip
-    group = np.concatenate([
-        o + np.broadcast_to((np.arange(r)[:, None, None] * t + np.arange(t)), e.shape).ravel()
-        for o, e, (r, _, t) in zip(offsets[:-1], est, shapes, strict=True)
-    ])  # fmt: skip
-    frame = pd.DataFrame({"task": slot, "metric": group,
-                          "effect": np.concatenate([e.ravel() for e in est]),
-                          "variance": np.concatenate([w.ravel() for w in var])})  # fmt: skip
+    slot = np.concatenate(
+        [
+            np.broadcast_to(np.arange(k)[None, :, None], e.shape).ravel()
+            for e, (_, k, _) in zip(est, shapes, strict=True)
+        ]
+    )
+    group = np.concatenate(
+        [
+            o + np.broadcast_to((np.arange(r)[:, None, None] * t + np.arange(t)), e.shape).ravel()
+            for o, e, (r, _, t) in zip(offsets[:-1], est, shapes, strict=True)
+        ]
+    )
+    frame = pd.DataFrame(
+        {
+            "task": slot,
+            "metric": group,
+            "effect": np.concatenate([e.ravel() for e in est]),
+            "variance": np.concatenate([w.ravel() for w in var]),
+        }
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MetaEvalWarning)
         res = pool(frame, method=pool_method, ci="z")
     pooled = np.full(int(offsets[-1]), np.nan)
     pooled[res["metric"].to_numpy(dtype=np.int64)] = res["effect"].to_numpy(dtype=float)
-    return [pooled[a:b].reshape(r, t) for a, b, (r, _, t) in
-            zip(offsets[:-1], offsets[1:], shapes, strict=True)]  # fmt: skip
+    return [
+        pooled[a:b].reshape(r, t)
+        for a, b, (r, _, t) in zip(offsets[:-1], offsets[1:], shapes, strict=True)
+    ]
 
 
 def _complete_resamples(boot: np.ndarray, metric: str) -> np.ndarray:
@@ -346,17 +372,21 @@ def _complete_resamples(boot: np.ndarray, metric: str) -> np.ndarray:
 
 
 def _observed_pooled(
-    scores: pd.DataFrame, control: str, effect: str, pool_method: str, ci: str,
-    alpha: float, cluster: str | None,
-) -> pd.DataFrame:  # fmt: skip
+    scores: pd.DataFrame,
+    control: str,
+    effect: str,
+    pool_method: str,
+    ci: str,
+    alpha: float,
+    cluster: str | None,
+) -> pd.DataFrame:
     """``pool(effects(scores, control, cluster=cluster), ci=ci)``: the pooled effect of
     every system over the control, per metric, with its standard error and degrees of
     freedom (as ``leaderboard(method="meta")``)."""
     from ..paired.effect_size import effects
     from ..pooling import pool
 
-    eff = effects(scores, control=control, effect=effect, alpha=alpha,
-                  cluster=cluster)  # fmt: skip
+    eff = effects(scores, control=control, effect=effect, alpha=alpha, cluster=cluster)
     pooled = pool(eff, method=pool_method, ci=ci, alpha=alpha)
     cols = ["metric", "treatment", "effect", "se", "df"]
     return pooled.reindex(columns=cols).astype({"metric": str, "treatment": str})
@@ -429,10 +459,16 @@ def _bounds(beats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _intervals(
-    diff: np.ndarray, sigma: np.ndarray, exact: np.ndarray, draws: Iterator[Any],
-    draw_sigma: np.ndarray, alpha: float, tol: float, t_df: float,
+    diff: np.ndarray,
+    sigma: np.ndarray,
+    exact: np.ndarray,
+    draws: Iterator[Any],
+    draw_sigma: np.ndarray,
+    alpha: float,
+    tol: float,
+    t_df: float,
     allowed: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:  # fmt: skip
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
     """Simultaneous and marginal rank bounds from the score differences ``diff[j, k]`` =
     s_j − s_k, their standard errors ``sigma`` (NaN: the pair is never told apart) and the
     pairs known without error (``exact``: apart when the difference exceeds ``tol``, else
@@ -745,8 +781,9 @@ def rank_intervals(
                 f"The control {control!r} is not a system of the metric(s) "
                 f"{quote_list(lacking)}; the systems are {quote_list(list(systems))}."
             )
-        pooled = _observed_pooled(scores, str(control), effect, pool_method, pool_ci, alpha,
-                                  cluster)  # fmt: skip
+        pooled = _observed_pooled(
+            scores, str(control), effect, pool_method, pool_ci, alpha, cluster
+        )
 
     metric_col = scores["metric"].astype(str).to_numpy()
     boards: list[dict[str, Any]] = []  # per metric: what its leaderboard needs
@@ -761,13 +798,15 @@ def rank_intervals(
         tol = float(tie_tolerance(scale, depth))
         board: dict[str, Any] = {"names": names, "sign": sign, "tol": tol}
         if by != "pooled":
-            score = settle_ties(_score(means, 1.0, by), tol) if by == "mean" else _score(
-                means, 1.0, by)  # fmt: skip
+            score = (
+                settle_ties(_score(means, 1.0, by), tol) if by == "mean" else _score(means, 1.0, by)
+            )
             sums, size = _unit_sums(unit, n_u, v)
             tol_boot = float(tie_tolerance(scale, int(n_q.max()) + means.shape[0] + 16))
             boot = _bootstrap(sums, size, n_u, sign, by, n_resamples, seed, name, tol_boot)
-            board.update(observed=score, boot=boot, means=means, v=sign * v, n_q=n_q,
-                         unit=unit, n_u=n_u)  # fmt: skip
+            board.update(
+                observed=score, boot=boot, means=means, v=sign * v, n_q=n_q, unit=unit, n_u=n_u
+            )
             boards.append(board)
             continue
         own = pooled[pooled["metric"] == name].set_index("treatment")
@@ -790,8 +829,7 @@ def rank_intervals(
         df_min = float(np.nanmin(df)) if np.isfinite(df).any() else np.inf
         per_unit, shift = _effect_sums(v, n_q, unit, n_u, c)
         est, var = _bootstrap_effects(per_unit, shift, n_u, c, n_resamples, seed, name, effect)
-        board.update(names=names, observed=observed, control=c, est=est, var=var, se=se,
-                     df=df_min)  # fmt: skip
+        board.update(names=names, observed=observed, control=c, est=est, var=var, se=se, df=df_min)
         boards.append(board)
     if by == "pooled":  # every resample, treatment and metric pooled by one call
         fits = _pooled_scores([b["est"] for b in boards], [b["var"] for b in boards], pool_method)

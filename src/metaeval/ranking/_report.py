@@ -224,16 +224,27 @@ class RankReport:
 
         a, b = ("system_a", "system_b") if "system_a" in table.columns else ("treatment", "control")
         if "rank_a" in table.columns:
-            cols = {"System A": a, "System B": b, "Rank A": "rank_a",
-                    "Rank B": "rank_b", "$z$": "statistic", "$p$ (adj.)": "p_adjusted"}  # fmt: skip
+            cols = {
+                "System A": a,
+                "System B": b,
+                "Rank A": "rank_a",
+                "Rank B": "rank_b",
+                "$z$": "statistic",
+                "$p$ (adj.)": "p_adjusted",
+            }
             what = (
                 f"Nemenyi post-hoc test after Friedman's test on {escape(metric, 'latex')} "
                 f"({int(row['k'])} systems, {int(row['n_tasks'])} tasks): average ranks "
                 f"(1 = best), $z$ and the adjusted $p$-value; CD = {num(row['cd'])}"
             )
         elif row["omnibus"] == "rm_anova":
-            cols = {"System A": a, "System B": b, "Difference": "diff",
-                    "$q$": "statistic", "$p$ (adj.)": "p_value"}  # fmt: skip
+            cols = {
+                "System A": a,
+                "System B": b,
+                "Difference": "diff",
+                "$q$": "statistic",
+                "$p$ (adj.)": "p_value",
+            }
             what = (
                 f"Tukey's HSD after a repeated-measures ANOVA on {escape(metric, 'latex')} "
                 f"({int(row['k'])} systems, {int(row['n_tasks'])} tasks): difference of the mean "
@@ -241,8 +252,13 @@ class RankReport:
             )
         else:
             t_test = row["omnibus"] == "ttest"
-            cols = {"System A": a, "System B": b, "Difference": "diff",
-                    ("$t$" if t_test else "$W$"): "statistic", "$p$": "p_value"}  # fmt: skip
+            cols = {
+                "System A": a,
+                "System B": b,
+                "Difference": "diff",
+                ("$t$" if t_test else "$W$"): "statistic",
+                "$p$": "p_value",
+            }
             name = "Paired $t$-test" if t_test else "Wilcoxon's signed-rank test (two-sided)"
             what = (
                 f"{name} over the tasks on {escape(metric, 'latex')} ({int(row['n_tasks'])} "
@@ -438,9 +454,17 @@ def rank_report(
             parametric = force == "parametric"
         else:
             parametric = normal and (hp >= alpha or k == 2)
-        row: dict[str, Any] = {"metric": name, "k": k, "n_tasks": n, "normal": normal,
-                               "shapiro_min_p_value": float(np.nanmin(shapiro)) if np.isfinite(shapiro).any() else np.nan,
-                               "homogeneity_test": htest, "homogeneity_p_value": hp}  # fmt: skip
+        row: dict[str, Any] = {
+            "metric": name,
+            "k": k,
+            "n_tasks": n,
+            "normal": normal,
+            "shapiro_min_p_value": float(np.nanmin(shapiro))
+            if np.isfinite(shapiro).any()
+            else np.nan,
+            "homogeneity_test": htest,
+            "homogeneity_p_value": hp,
+        }
         mine = ranks[ranks["metric"] == name]
         best_first = order[m, :k]  # systems by average rank
         block = _task_level(data, m)
@@ -452,26 +476,58 @@ def rank_report(
             table = table.drop(columns="task")
             tables[name] = table
             res = table.iloc[0]
-            row.update(omnibus="ttest" if parametric else "wilcoxon", posthoc="none",
-                       statistic=res["statistic"], df1=n - 1 if parametric else np.nan,
-                       df2=np.nan, p_value=res["p_value"], f=np.nan, f_p_value=np.nan, cd=np.nan)  # fmt: skip
+            row.update(
+                omnibus="ttest" if parametric else "wilcoxon",
+                posthoc="none",
+                statistic=res["statistic"],
+                df1=n - 1 if parametric else np.nan,
+                df2=np.nan,
+                p_value=res["p_value"],
+                f=np.nan,
+                f_p_value=np.nan,
+                cd=np.nan,
+            )
         elif parametric:
             aov = _anova(block)
             ms_residual, df_residual = aov["ms_residual"], aov["df2"]
             table = _in_rank_order(tukey(block, alpha=alpha).drop(columns="task"), mine["system"])
             tables[name] = table
-            row.update(omnibus="rm_anova", posthoc="tukey", statistic=aov["f"], df1=aov["df1"],
-                       df2=aov["df2"], p_value=aov["p_value"], f=np.nan, f_p_value=np.nan, cd=np.nan)  # fmt: skip
+            row.update(
+                omnibus="rm_anova",
+                posthoc="tukey",
+                statistic=aov["f"],
+                df1=aov["df1"],
+                df2=aov["df2"],
+                p_value=aov["p_value"],
+                f=np.nan,
+                f_p_value=np.nan,
+                cd=np.nan,
+            )
         else:
-            table = posthoc(scores, method="nemenyi", alpha=alpha, metric=name,
-                            higher_is_better=higher_is_better)  # fmt: skip
+            table = posthoc(
+                scores,
+                method="nemenyi",
+                alpha=alpha,
+                metric=name,
+                higher_is_better=higher_is_better,
+            )
             tables[name] = table
             fr = fried.table.iloc[m]
-            row.update(omnibus="friedman", posthoc="nemenyi", statistic=fr["chi2"], df1=fr["df"],
-                       df2=np.nan, p_value=fr["p_value"], f=fr["f"], f_p_value=fr["f_p_value"],
-                       cd=table.cd())  # fmt: skip
-        row.update(effect_size_type="cohen_d" if parametric else "akinshin_gamma",
-                   ci_of="mean" if parametric else "median")  # fmt: skip
+            row.update(
+                omnibus="friedman",
+                posthoc="nemenyi",
+                statistic=fr["chi2"],
+                df1=fr["df"],
+                df2=np.nan,
+                p_value=fr["p_value"],
+                f=fr["f"],
+                f_p_value=fr["f_p_value"],
+                cd=table.cd(),
+            )
+        row.update(
+            effect_size_type="cohen_d" if parametric else "akinshin_gamma",
+            ci_of="mean" if parametric else "median",
+        )
         summary_rows.append(row)
         stats_m = _per_system(data, m, parametric, alpha, ms_residual, df_residual)
         per_system.append(stats_m)
@@ -480,11 +536,15 @@ def rank_report(
             out.append(
                 _paragraph(
                     row, mine, stats_m, groups, table, data.directions[name], alpha, force, fmt
-                )  # fmt: skip
+                )
             )
     summary = pd.DataFrame(summary_rows)
-    ranks = ranks.merge(pd.concat(per_system, ignore_index=True), on=["metric", "system"],
-                        how="left", suffixes=("", "_x")).drop(columns="mean_x")  # fmt: skip
+    ranks = ranks.merge(
+        pd.concat(per_system, ignore_index=True),
+        on=["metric", "system"],
+        how="left",
+        suffixes=("", "_x"),
+    ).drop(columns="mean_x")
     ranks["shapiro_p_value"] = [
         shapiro_of.get((a, b), np.nan)
         for a, b in zip(ranks["metric"], ranks["system"], strict=True)

@@ -17,9 +17,15 @@ from ..errors import OptionError, PairingError, format_groups, quote_list
 from ..schema import prepare_scores
 
 __all__ = [
-    "scores_of_metrics", "select_metrics", "metric_directions", "task_means", "check_complete",
-    "task_ranks", "tie_tolerance", "settle_ties",
-]  # fmt: skip
+    "scores_of_metrics",
+    "select_metrics",
+    "metric_directions",
+    "task_means",
+    "check_complete",
+    "task_ranks",
+    "tie_tolerance",
+    "settle_ties",
+]
 
 
 # ----------------------------------------------------------------- arguments
@@ -164,8 +170,9 @@ def task_means(
         scale, depth = np.zeros(shape), np.zeros(shape)
         scale.flat[cell[start]] = np.maximum.reduceat(np.abs(value), start)
         depth.flat[cell[start]] = np.log2(count) + 16
-        x = settle_ties(x, tie_tolerance(scale.max(axis=2, keepdims=True),
-                                         depth.max(axis=2, keepdims=True)))  # fmt: skip
+        x = settle_ties(
+            x, tie_tolerance(scale.max(axis=2, keepdims=True), depth.max(axis=2, keepdims=True))
+        )
     return x, pd.Index(metrics), pd.Index(tasks), pd.Index(systems)
 
 

@@ -19,5 +19,12 @@ from ._tables import latex_table as latex_table
 from ._tables import text_styler as text_styler
 
 __all__ = [
-    "Markup", "Report", "build_report", "escape", "escape_latex", "style", "to_html", "to_latex",
-]  # fmt: skip
+    "Markup",
+    "Report",
+    "build_report",
+    "escape",
+    "escape_latex",
+    "style",
+    "to_html",
+    "to_latex",
+]

@@ -129,8 +129,11 @@ class Report(Result):
 
     def notes_of(self, part: str, metric: str | None = None) -> list[str]:
         """The plain-text notes under the table ``part`` (of ``metric`` only, if given)."""
-        return [n["text"] for n in self.notes
-                if n["part"] == part and (metric is None or n["metric"] == metric)]  # fmt: skip
+        return [
+            n["text"]
+            for n in self.notes
+            if n["part"] == part and (metric is None or n["metric"] == metric)
+        ]
 
     # ------------------------------------------------------------------ parts
     def parts(self) -> dict[str, pd.DataFrame]:
@@ -185,7 +188,7 @@ class Report(Result):
                     caption=_TITLES[name],
                     transpose=_latex_transposed(frame) if flip is None else flip,
                     **kwargs,
-                ),  # fmt: skip
+                ),
                 [f"Note: {_latex_text(note)}" for note in self.notes_of(name)],
             )
             for name, frame in self.parts().items()
@@ -393,31 +396,55 @@ def build_report(
     rankable, notes = _rankable(data)
     ranks = None
     if len(rankable):
-        ranks = rank_intervals(rankable, n_resamples=n_resamples, seed=seed, alpha=alpha,
-                               cluster=cluster)  # fmt: skip
+        ranks = rank_intervals(
+            rankable, n_resamples=n_resamples, seed=seed, alpha=alpha, cluster=cluster
+        )
         notes += _prob_best_notes(ranks)
     else:  # nothing to rank: the notes go under the means
         notes = [{**n, "part": "table"} for n in notes]
     tests = eff = pooled = None
     if control is not None:
-        tests = compare(data, control, test=test, adjust=adjust, family=family, alpha=alpha,
-                        seed=seed, n_resamples=max(n_resamples, 1), cluster=cluster)  # fmt: skip
+        tests = compare(
+            data,
+            control,
+            test=test,
+            adjust=adjust,
+            family=family,
+            alpha=alpha,
+            seed=seed,
+            n_resamples=max(n_resamples, 1),
+            cluster=cluster,
+        )
         eff = effects(data, control, effect=effect, alpha=alpha, cluster=cluster)
         with collected_warnings() as held:  # pool()'s own warnings, issued below as they are
             pooled = pool(eff, method=method, ci=ci, alpha=alpha)
         reissue(held)
         notes = _narrow_notes(held, eff, pooled, method, alpha) + notes
     options = {
-        "control": None if control is None else ([control] if isinstance(control, str)
-                                                 else [str(c) for c in control]),
+        "control": None
+        if control is None
+        else ([control] if isinstance(control, str) else [str(c) for c in control]),
         "metrics": sorted(set(data["metric"].astype(str))),
-        "test": test, "adjust": adjust, "family": family, "effect": str(effect).lower(),
+        "test": test,
+        "adjust": adjust,
+        "family": family,
+        "effect": str(effect).lower(),
         "method": method,
-        "ci": ci, "alpha": float(alpha), "n_resamples": int(n_resamples), "seed": seed,
+        "ci": ci,
+        "alpha": float(alpha),
+        "n_resamples": int(n_resamples),
+        "seed": seed,
         "cluster": cluster,
-    }  # fmt: skip
-    rep = Report(table, tests=tests, effects=eff, pooled=pooled, ranks=ranks, options=options,
-                 notes=tuple(notes))  # fmt: skip
+    }
+    rep = Report(
+        table,
+        tests=tests,
+        effects=eff,
+        pooled=pooled,
+        ranks=ranks,
+        options=options,
+        notes=tuple(notes),
+    )
     return dataclasses.replace(rep, methods=methods_paragraph(rep))
 
 
@@ -438,11 +465,13 @@ def _narrow_notes(
         adhoc = pool(eff, method=method, ci="adhoc", alpha=alpha)
     keys = list(groups.columns)
     shown = {"ci_low": "adhoc_ci_low", "ci_high": "adhoc_ci_high", "p_value": "adhoc_p_value"}
-    rows = groups.astype(object).merge(
-        pooled.astype({k: object for k in keys})[[*keys, "ci_low", "ci_high"]], on=keys
-    ).merge(
-        adhoc.astype({k: object for k in keys})[[*keys, *shown]].rename(columns=shown), on=keys
-    )  # fmt: skip
+    rows = (
+        groups.astype(object)
+        .merge(pooled.astype({k: object for k in keys})[[*keys, "ci_low", "ci_high"]], on=keys)
+        .merge(
+            adhoc.astype({k: object for k in keys})[[*keys, *shown]].rename(columns=shown), on=keys
+        )
+    )
     out = []
     for r in rows.to_dict("records"):  # display: one note per flagged row
         text = (
@@ -453,11 +482,17 @@ def _narrow_notes(
             f"[{_num(r['adhoc_ci_low'])}, {_num(r['adhoc_ci_high'])}], "
             f"p {format_p(r['adhoc_p_value'], 3, equals=True, missing='= NaN')}."
         )
-        out.append({
-            "part": "pooled", "kind": "narrow_knha", "metric": str(r["metric"]),
-            "treatment": str(r["treatment"]), "control": str(r["control"]), "text": text,
-            **{c: float(r[c]) for c in shown.values()},
-        })  # fmt: skip
+        out.append(
+            {
+                "part": "pooled",
+                "kind": "narrow_knha",
+                "metric": str(r["metric"]),
+                "treatment": str(r["treatment"]),
+                "control": str(r["control"]),
+                "text": text,
+                **{c: float(r[c]) for c in shown.values()},
+            }
+        )
     return out
 
 
@@ -474,8 +509,9 @@ def _rankable(data: pd.DataFrame) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     every one of its systems has scores, and on those over the queries every system has;
     every system stays on the board. A metric without such a task, or with one system, is
     not ranked. The other tables keep every row."""
-    key = pd.DataFrame({c: data[c].astype(str).to_numpy() for c in ("metric", "task", "query",
-                                                                    "system")})  # fmt: skip
+    key = pd.DataFrame(
+        {c: data[c].astype(str).to_numpy() for c in ("metric", "task", "query", "system")}
+    )
     cells = key[["metric", "task", "system"]].drop_duplicates()
     n_sys = cells.groupby("metric", sort=False)["system"].nunique()
 
@@ -498,8 +534,11 @@ def _rankable(data: pd.DataFrame) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     absent = grid.merge(cells, how="left", indicator=True)
     absent = absent[absent["_merge"] == "left_only"].drop(columns="_merge")
     queries = key[row_task].drop_duplicates(["metric", "task", "query"])
-    queries = queries.assign(ok=query_ok.reindex(
-        pd.MultiIndex.from_frame(queries[["metric", "task", "query"]])).to_numpy())  # fmt: skip
+    queries = queries.assign(
+        ok=query_ok.reindex(
+            pd.MultiIndex.from_frame(queries[["metric", "task", "query"]])
+        ).to_numpy()
+    )
     lost = queries.groupby(["metric", "task"], sort=False)["ok"].agg(["size", "sum"])
     lost = lost[lost["sum"] < lost["size"]]
     notes, warned = [], []
@@ -516,13 +555,25 @@ def _rankable(data: pd.DataFrame) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
                 if n_sys[metric] < 2
                 else f"no task has scores of every system ({named})"
             )
-            notes.append({"part": "ranks", "kind": "unranked", "metric": metric,
-                          "text": f"{metric}: not ranked, as {why}."})  # fmt: skip
+            notes.append(
+                {
+                    "part": "ranks",
+                    "kind": "unranked",
+                    "metric": metric,
+                    "text": f"{metric}: not ranked, as {why}.",
+                }
+            )
             continue
         if len(kept) < len(tasks):
-            notes.append({"part": "ranks", "kind": "rank_tasks", "metric": metric,
-                          "text": f"{metric}: ranked over the {len(kept)} of {len(tasks)} tasks "
-                          f"that every system has; left out: {named}."})  # fmt: skip
+            notes.append(
+                {
+                    "part": "ranks",
+                    "kind": "rank_tasks",
+                    "metric": metric,
+                    "text": f"{metric}: ranked over the {len(kept)} of {len(tasks)} tasks "
+                    f"that every system has; left out: {named}.",
+                }
+            )
         if metric in lost.index.get_level_values("metric"):
             part = lost.loc[metric]
             said = "; ".join(
@@ -532,9 +583,15 @@ def _rankable(data: pd.DataFrame) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
             warned += [
                 (metric, t, f"{int(r['size'] - r['sum'])} queries") for t, r in part.iterrows()
             ]
-            notes.append({"part": "ranks", "kind": "rank_queries", "metric": metric,
-                          "text": f"{metric}: left out of the ranks, as not every system has "
-                          f"them: {said}."})  # fmt: skip
+            notes.append(
+                {
+                    "part": "ranks",
+                    "kind": "rank_queries",
+                    "metric": metric,
+                    "text": f"{metric}: left out of the ranks, as not every system has "
+                    f"them: {said}.",
+                }
+            )
     warn_groups(
         "build_report() ranks each metric over the tasks and queries that every system has, "
         "so {n} (metric, task) group(s) are left out of the ranks or lose queries there (the "
@@ -549,12 +606,17 @@ def _prob_best_notes(ranks: pd.DataFrame) -> list[dict[str, Any]]:
     """A note per metric whose ``prob_best`` sums past 1: ties for first place."""
     total = ranks.groupby("metric", sort=False)["prob_best"].sum()
     return [
-        {"part": "ranks", "kind": "prob_best", "metric": str(metric),
-         "text": f"{metric}: prob_best sums to {format_number(t, 2)} over the systems, not 1: "
-         "a resample in which several systems tie for first place counts for each of them "
-         "(0/1 or coarse scores and few queries make such ties common)."}
-        for metric, t in total.items() if t > 1 + 1e-9
-    ]  # fmt: skip
+        {
+            "part": "ranks",
+            "kind": "prob_best",
+            "metric": str(metric),
+            "text": f"{metric}: prob_best sums to {format_number(t, 2)} over the systems, not 1: "
+            "a resample in which several systems tie for first place counts for each of them "
+            "(0/1 or coarse scores and few queries make such ties common).",
+        }
+        for metric, t in total.items()
+        if t > 1 + 1e-9
+    ]
 
 
 def methods_paragraph(rep: Report) -> str:
@@ -634,13 +696,13 @@ def methods_paragraph(rep: Report) -> str:
                 f"in a random-effects model with τ² estimated by {model}"
                 if re_model
                 else f"in {model}"
-            )  # fmt: skip
+            )
             + f", with {level}% {interval}"
             + (
                 f" and {level}% prediction intervals (Higgins, Thompson and Spiegelhalter 2009)."
                 if re_model
                 else "."
-            )  # fmt: skip
+            )
         )
         narrow = [n for n in rep.notes if n.get("kind") == "narrow_knha"]
         if narrow:
@@ -660,9 +722,11 @@ def methods_paragraph(rep: Report) -> str:
     kind = "simultaneous" if simultaneous else "marginal"
     seed = a.get("seed")
     by_name = a.get("by", "mean")
-    by = {"mean": "the mean over tasks of each system's per-task means",
-          "pooled": "each system's pooled effect",
-          "borda": "each system's Borda points"}.get(by_name, str(by_name))  # fmt: skip
+    by = {
+        "mean": "the mean over tasks of each system's per-task means",
+        "pooled": "each system's pooled effect",
+        "borda": "each system's Borda points",
+    }.get(by_name, str(by_name))
     few = int(r["n_tasks"].max()) if len(r) else 0
     pairs = {
         "mean": "paired t-tests over the tasks (t on k − 1 degrees of freedom)"
@@ -918,8 +982,7 @@ def _figures(rep: Report) -> list[str]:
         for n, (metric, control) in enumerate(panels.itertuples(index=False)):
             pick = e["metric"].astype(str).eq(metric) & e["control"].astype(str).eq(control)
             keep = p["metric"].astype(str).eq(metric) & p["control"].astype(str).eq(control)
-            ax = forest(e[pick], method=o["method"], ci=o["ci"], alpha=o["alpha"],
-                        pooled=p[keep])  # fmt: skip
+            ax = forest(e[pick], method=o["method"], ci=o["ci"], alpha=o["alpha"], pooled=p[keep])
             fig = ax.figure if hasattr(ax, "figure") else ax
             title = html.escape(f"{metric} (control: {control})")
             out.append(f"<h3>{title}</h3>")

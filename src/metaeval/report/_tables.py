@@ -53,8 +53,12 @@ TEST_NAMES = {
     "randomization": "paired randomization test",
     "bootstrap": "paired studentized bootstrap test",
 }
-ADJUST_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "fdr_bh": "Benjamini–Hochberg",
-                "maxt": "Westfall–Young max-T"}  # fmt: skip
+ADJUST_NAMES = {
+    "holm": "Holm",
+    "bonferroni": "Bonferroni",
+    "fdr_bh": "Benjamini–Hochberg",
+    "maxt": "Westfall–Young max-T",
+}
 _LATEX = {
     "\n": " ",
     "\r": " ",
@@ -695,8 +699,10 @@ def _split_analysis(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     }
     pooled = summary[keys].assign(**model).join(summary.drop(columns=keys))
     # k and k_total of each summary (as pool() reports them) from its task rows
-    valid = effects[np.isfinite(effects["effect"].to_numpy(float))
-                    & np.isfinite(effects["variance"].to_numpy(float))]  # fmt: skip
+    valid = effects[
+        np.isfinite(effects["effect"].to_numpy(float))
+        & np.isfinite(effects["variance"].to_numpy(float))
+    ]
     family = [c for c in keys if c not in ("treatment", "control")]
     k = valid.groupby(keys, sort=False, dropna=False).size().rename("k")
     total = (
@@ -960,8 +966,12 @@ def _check_as_is(
 ) -> None:
     """The options of the layouts have no meaning for a table shown as it is: refuse them."""
     what = f"a {name}" if name else "a table shown as it is"
-    for option, value, default in (("pooled", pooled, None), ("show", show, None),
-                                   ("order", order, None), ("transpose", transpose, False)):  # fmt: skip
+    for option, value, default in (
+        ("pooled", pooled, None),
+        ("show", show, None),
+        ("order", order, None),
+        ("transpose", transpose, False),
+    ):
         if (value is not None) if default is None else bool(value):
             raise OptionError(
                 f"`{option}` applies to effects, pooled, analyze() and compare() tables; "
@@ -996,8 +1006,14 @@ def _transposed(text: pd.DataFrame, numeric: list[bool]) -> tuple[pd.DataFrame, 
     """The display cells of a table shown as it is, its columns as rows: each row a
     column headed by the first text column whose values differ on every row (taken out
     of the rows), else by the row's number; the column names a first, left column."""
-    head = next((i for i, (col, n) in enumerate(zip(text.columns, numeric, strict=True))
-                 if not n and text[col].is_unique), None)  # fmt: skip
+    head = next(
+        (
+            i
+            for i, (col, n) in enumerate(zip(text.columns, numeric, strict=True))
+            if not n and text[col].is_unique
+        ),
+        None,
+    )
     if head is None:
         names = [str(i + 1) for i in range(len(text))]
         body = text
@@ -1304,6 +1320,14 @@ def to_html(
     (True, True)
     """
     return style(
-        table, pooled=pooled, show=show, best=best, alpha=alpha, digits=digits,
-        transpose=transpose, caption=caption, order=order, layout=layout,
-    ).to_html()  # fmt: skip
+        table,
+        pooled=pooled,
+        show=show,
+        best=best,
+        alpha=alpha,
+        digits=digits,
+        transpose=transpose,
+        caption=caption,
+        order=order,
+        layout=layout,
+    ).to_html()

@@ -811,5 +811,10 @@ def from_wide(
     )
     long = long.iloc[np.argsort(order, kind="stable")].reset_index(drop=True)
     long["_system"] = long["_system"].astype(str)
-    return scores(long, system="_system", value="_value", constants=constants,
-                  **{k: str(v) for k, v in keys.items()})  # fmt: skip
+    return scores(
+        long,
+        system="_system",
+        value="_value",
+        constants=constants,
+        **{k: str(v) for k, v in keys.items()},
+    )

@@ -175,8 +175,9 @@ def declared_orders(schema: Any) -> set[str]:
     import pyarrow as pa
 
     meta = schema.pandas_metadata or {}
-    from_pandas = {c.get("name") for c in meta.get("columns", [])
-                   if c.get("pandas_type") == "categorical"}  # fmt: skip
+    from_pandas = {
+        c.get("name") for c in meta.get("columns", []) if c.get("pandas_type") == "categorical"
+    }
     return {
         field.name
         for field in schema
@@ -184,8 +185,9 @@ def declared_orders(schema: Any) -> set[str]:
     }
 
 
-def _pandas_of(frame: Any, schema: Any, *, eager: Any = None, keep: Collection[str] = ()
-               ) -> pd.DataFrame:  # fmt: skip
+def _pandas_of(
+    frame: Any, schema: Any, *, eager: Any = None, keep: Collection[str] = ()
+) -> pd.DataFrame:
     """A narwhals frame as pandas, with the value cast and the categories as
     :func:`to_pandas` describes (``eager``: the frame itself when it is in memory; ``keep``:
     categorical columns whose order is declared, :func:`declared_orders`)."""

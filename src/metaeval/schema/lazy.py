@@ -238,7 +238,7 @@ def _numbered(table: LazyTable) -> Any:
         native.query(
             "__metaeval_source",
             f"SELECT row_number() OVER () - 1 AS {ROW}, * FROM __metaeval_source",
-        )  # fmt: skip
+        )
     )
 
 
@@ -293,8 +293,15 @@ def problems(table: LazyTable, *, duplicates: bool = True) -> SchemaError:
         count, first, key = _duplicates(table, numbered, keys)
         if count:
             lines.append(duplicate_line(count, first, keys, key))
-            cases += [{"problem": PROBLEMS["multiple_fields_uniqueness"],
-                       "column": ", ".join(keys), "row": r, "value": None} for r in first]  # fmt: skip
+            cases += [
+                {
+                    "problem": PROBLEMS["multiple_fields_uniqueness"],
+                    "column": ", ".join(keys),
+                    "row": r,
+                    "value": None,
+                }
+                for r in first
+            ]
     for col in missing:
         lines.append(missing_column_line(col))
         cases.append({"problem": "missing column", "column": col, "row": None, "value": col})
@@ -303,8 +310,10 @@ def problems(table: LazyTable, *, duplicates: bool = True) -> SchemaError:
             continue
         this = nw.col(col)
         if col == "value":
-            checks = [("not_nullable", this.is_null() | this.is_nan()),
-                      ("finite", this.abs() == float("inf"))]  # fmt: skip
+            checks = [
+                ("not_nullable", this.is_null() | this.is_nan()),
+                ("finite", this.abs() == float("inf")),
+            ]
         else:
             name = this if table.schema[col] == nw.String else this.cast(nw.String)
             checks = [("not_nullable", this.is_null()), ("not_empty", name == "")]
@@ -312,11 +321,16 @@ def problems(table: LazyTable, *, duplicates: bool = True) -> SchemaError:
             count, first = _rows(table, numbered.filter(condition))
             if count:
                 lines.append(problem_line(col, PROBLEMS[check], count, first))
-                cases += [{"problem": PROBLEMS[check], "column": col, "row": r, "value": None}
-                          for r in first]  # fmt: skip
+                cases += [
+                    {"problem": PROBLEMS[check], "column": col, "row": r, "value": None}
+                    for r in first
+                ]
     for col in wrong:
-        problem = "wrong type (needs float values)" if col == "value" else PROBLEMS[
-            "string_or_categorical"]  # fmt: skip
+        problem = (
+            "wrong type (needs float values)"
+            if col == "value"
+            else PROBLEMS["string_or_categorical"]
+        )
         lines.append(dtype_line(col, problem, _pandas_dtype(table, col)))
         cases.append({"problem": problem, "column": col, "row": None, "value": None})
     if not lines:  # pragma: no cover - the caller saw a problem that is not there

@@ -370,6 +370,10 @@ def escape_markdown(text: Any) -> str:
 
 
 COUNT_COLUMNS = ("n", "k", "df", "q_df", "n_systems", "n_queries", "n_metrics")
+
+#: The columns of a crossed design (:mod:`metaeval.paired.replicates`): each system's
+#: standard error shared by every task, which :func:`metaeval.pool` reads.
+SHARED_COLUMNS = ("se_shared_treatment", "se_shared_control")
 """Counts that the library keeps as floats (NaN where undefined) and tables show as integers."""
 
 

@@ -46,7 +46,7 @@ from ..errors import (
     quote_list,
     warn_groups,
 )
-from ..paired.multiplicity import adjust_pvalues
+from .._multiplicity import adjust_pvalues
 from ..schema.frames import any_frame
 from ._aggregate import check_complete, scores_of_metrics, task_means, task_ranks
 

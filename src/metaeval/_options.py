@@ -155,7 +155,7 @@ RobustMethod = Literal["CR1", "CR2"]
 """``robust=`` of :func:`metaeval.metareg` and the multilevel :func:`metaeval.pool` (besides
 True, meaning ``"CR1"``, and False): the cluster-robust covariance."""
 RankForce = Literal["parametric", "nonparametric"]
-"""``force=`` of :func:`metaeval.ranking.rank_report`: the route of the tests."""
+"""``force=`` of :func:`metaeval.rank_report`: the route of the tests."""
 RangerExample = Literal["classification-glue-data", "retrieval-colberter-data"]
 """``name=`` of :func:`metaeval.datasets.fetch_ranger`: the folders of Ranger's ``examples/``."""
 TauPrior = Literal["halfnormal", "halfcauchy", "halfstudent", "uniform", "jeffreys"]

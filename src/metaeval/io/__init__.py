@@ -28,8 +28,8 @@ from __future__ import annotations
 from .arrays import scores_from_arrays
 from .elinor import jsonl_to_trec, read_jsonl, read_per_query_csv, trec_to_jsonl, write_jsonl
 from .helm import read_helm
-from .judgments import as_qrels, as_run
 from .inspect import read_inspect
+from .judgments import as_qrels, as_run
 from .lighteval import read_lighteval
 from .lm_eval import PRIMARY_METRICS, read_lm_eval
 from .pyterrier import read_pyterrier

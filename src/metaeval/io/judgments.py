@@ -191,4 +191,3 @@ def as_run(run: RunLike) -> pd.DataFrame:
     """
     df = as_frame(run, "score", read_run)
     return df.astype({"score": np.float64})
-

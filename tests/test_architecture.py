@@ -153,12 +153,12 @@ FACES = {"accessor", "metaeval", "cli", "scale", "engines"}
 item 1 replaces ``scale`` and ``engines``)."""
 
 # A result's presentation methods draw or write it: ``Result.plot``/``to_latex``/
-# ``to_html`` (and ``RankReport.figure``) import ``plot`` or ``report`` inside the method,
+# ``to_html`` import ``plot`` or ``report`` inside the method,
 # which runs when the user asks for the figure, long after every module has loaded. The
 # object hands itself over and the figure draws from it alone (it never calls back or
 # refits), so these lazy calls up the graph are the design of issue 26's result
 # classes, not a coupling; they count neither as edges nor as cycles.
-PRESENTATION_METHODS = {"plot", "figure", "to_latex", "to_html", "_repr_html_"}
+PRESENTATION_METHODS = {"plot", "to_latex", "to_html", "_repr_html_"}
 PRESENTATION_STAGES = {"plot", "report"}
 
 # Imports up the graph, each justified, each lazy; the module graph stays acyclic

@@ -17,7 +17,7 @@ from .._options import (
     PoolMethod,
     literal_signature,
 )
-from ..errors import OptionError, TableKindError
+from ..errors import OptionError, TableKindError, excerpt
 from ..schema.frames import any_frame
 from .results import PowerResult
 
@@ -167,7 +167,7 @@ def power(
             raise OptionError(
                 f"power() on {'a scores' if kind == 'scores' else 'an effects'} table is "
                 f"metaeval.design.{planner}(), which has no option `{wrong[0]}` (given "
-                f"{given[wrong[0]]!r}); its options are {', '.join(own)}, mde, power, alpha."
+                f"{excerpt(given[wrong[0]])}); its options are {', '.join(own)}, mde, power, alpha."
             )
         options = {name: given[name] for name in own}
         options.update(mde=mde, power=power, alpha=alpha)

@@ -123,7 +123,7 @@ STAGES: dict[str, set[str]] = {
     "design": {"core", "paired", "pooling"},  # plans from pilots: the variances they estimate
     # leaderboard(method="meta") and rank_intervals(by="pooled") still pool (issue 40 left them)
     "ranking": {"core", "paired", "pooling"},
-    "plot": {"core", "pooling"},  # forest() still pools when it is given no pooled table
+    "plot": {"core"},  # figures draw results; forest_plot (workflows) pools, then draws
     "report": {"core"},
     # the verbs that run several stages (issue 40): above every stage, below the faces
     "workflows": {"core", "io", "measures", "paired", "pooling", "design", "ranking", "plot"}
@@ -243,18 +243,23 @@ def test_workflows_are_imported_only_by_the_faces():
 
 
 def test_no_presentation_function_has_a_pooling_option():
-    """A table writer takes a result and writes it (issue 40): no public function of
-    ``report`` has a pooling option (``method``, ``ci``), so that it cannot pool again."""
+    """A table writer or a figure takes a result and writes or draws it (issue 40): no
+    public function of ``report`` or ``plot`` has a pooling option (``method``, ``ci``; a
+    boolean ``ci`` that shows a band is a drawing option), so that it cannot pool again;
+    ``forest_plot`` (workflows) pools, then draws. (``alpha`` stays: the level at which a
+    table or a diagram marks a p-value.)"""
     import inspect
 
+    import metaeval.plot
     import metaeval.report
 
     found = [
-        f"metaeval.report.{name}({param})"
-        for name in metaeval.report.__all__
-        if callable(obj := getattr(metaeval.report, name)) and not isinstance(obj, type)
-        for param in inspect.signature(obj).parameters
-        if param in ("method", "ci")
+        f"{module.__name__}.{name}({param})"
+        for module in (metaeval.report, metaeval.plot)
+        for name in module.__all__
+        if callable(obj := getattr(module, name)) and not isinstance(obj, type)
+        for param, spec in inspect.signature(obj).parameters.items()
+        if param in ("method", "ci") and spec.annotation not in (bool, "bool")
     ]
     assert not found, found
 

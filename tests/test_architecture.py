@@ -422,11 +422,17 @@ def test_no_module_imports_a_private_name_of_another():
 
 
 @pytest.mark.slow
-def test_every_module_imports_first_in_a_fresh_interpreter():
-    """Each module imported before any other of metaeval's (import-order bugs of cycles)."""
+def test_every_module_imports_first_in_a_fresh_interpreter(tmp_path):
+    """Each module imported before any other of metaeval's (import-order bugs of cycles).
+
+    The bytecode of each module is written once (under ``tmp_path``, nothing in the tree)
+    and read by the next hundred imports: where PYTHONDONTWRITEBYTECODE is set, compiling
+    the sources again for every module took two thirds of this test (48 s of CPU -> 16 s).
+    """
     names = json.dumps(sorted(MODULES))
     code = f"""
 import importlib, sys, json
+sys.dont_write_bytecode, sys.pycache_prefix = False, {str(tmp_path)!r}
 failed = []
 for name in json.loads({names!r}):
     for loaded in [m for m in sys.modules if m == "metaeval" or m.startswith("metaeval.")]:

@@ -447,7 +447,7 @@ def test_documented_aliases_and_deprecated_module_paths():
         check=True,
     )
     assert "FutureWarning: metaeval.significance is deprecated" in out.stderr
-    assert out.stdout.strip() == "metaeval.paired.twoway"
+    assert out.stdout.strip() == "metaeval.paired.anova"
 
 
 @pytest.mark.parametrize("module", ["metaeval", "metaeval.pooling"])

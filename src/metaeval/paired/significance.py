@@ -4,8 +4,8 @@
 paired t-test, the Wilcoxon signed-rank test, the exact sign test, Fisher's
 randomization test, the paired studentized bootstrap test or, for 0/1 scores,
 the exact (or mid-p) McNemar test with Newcombe's interval. (``anova()``,
-``tukey()`` and ``means()``, which treat all systems of a task together, are in
-:mod:`metaeval.paired.twoway`.)
+``tukey()``, which treat all systems of a task together, are in
+:mod:`metaeval.paired.anova`, ``means()`` in :mod:`metaeval.paired.means`.)
 
 The two resampling tests draw their random signs and resample counts from
 streams tied to the seed, the task and the resample number (see
@@ -66,25 +66,18 @@ from ..errors import (
     check_resamples,
     resolve_seed,
     warn,
-    warn_groups,
 )
 from ..schema.frames import LazyTable, any_frame
 from ..schema.lazy import first_pass
 from . import _pushdown
 from . import _resampling as rs
 from ._layout import SAFE_MAGNITUDE, Layout, layout
+from .clusters import cluster_ids, clustered_t
 from .effect_size import effect_sizes, paired_groups, warn_undefined
+from .means import check_binary, wilson_interval
 from .multiplicity import ADJUSTMENTS, adjust_in_table
 from .replicates import REPLICATES_AVERAGED, has_replicates
 from .sufficient import lazy_statistics, select_systems, statistics_of
-from .twoway import (
-    check_binary,
-    cluster_ids,
-    cluster_se,
-    clustered_variance_is_zero,
-    per_query_scores,
-    wilson_interval,
-)
 
 __all__ = ["compare"]
 
@@ -454,7 +447,7 @@ default "t"
     frame.insert(4, "test", test)
     frame = frame.reset_index(drop=True)
     if cluster is not None:
-        frame = _clustered_t(frame, scores, cluster, alternative, alpha)
+        frame = clustered_t(frame, scores, cluster, alternative, alpha)
     if adjust == "maxt":
         frame.insert(frame.columns.get_loc("p_value") + 1, "p_adjusted", frame.pop("p_adjusted"))
     warn_undefined(f"test={test!r}", reasons, keep, _ORDER)
@@ -540,73 +533,6 @@ def _per_task(scores: LazyTable, **kwargs: Any) -> pd.DataFrame:
         treatment=kwargs["treatment"],
         columns=extra,
     )
-
-
-def _clustered_t(
-    frame: pd.DataFrame, scores: pd.DataFrame, cluster: str, alternative: str, alpha: float
-) -> pd.DataFrame:
-    """compare(test="t", cluster=...): the t-test's columns from the clustered SE of d."""
-    from scipy import stats as sps
-
-    values = per_query_scores(scores, cluster)
-    keys = ["metric", "treatment", "control", "task"]
-    for key in ("task", "metric", "system"):
-        values[key] = values[key].astype(str)
-    pairs = frame[keys].astype(str)
-    pairs["row"] = np.arange(len(frame))
-    left = values.rename(columns={"system": "treatment", "value": "x_t"})
-    right = values.rename(columns={"system": "control", "value": "x_c"}).drop(columns="cluster")
-    d = pairs.merge(left, on=["metric", "treatment", "task"]).merge(
-        right, on=["metric", "control", "task", "query"]
-    )
-    d["d"] = d["x_t"] - d["x_c"]
-    st = cluster_se(d, ["row"], value="d").set_index("row").reindex(np.arange(len(frame)))
-    se, dof = st["se"].to_numpy(), (st["n_clusters"] - 1).to_numpy(dtype=float)
-    diff = frame["diff"].to_numpy()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t_stat = np.where(se > 0, diff / se, np.nan)
-        if alternative == "two-sided":
-            crit = sps.t.isf(alpha / 2, dof)
-            p = 2 * sps.t.sf(np.abs(t_stat), dof)
-            low, high = diff - crit * se, diff + crit * se
-        else:
-            crit = sps.t.isf(alpha, dof)
-            upper = alternative == "greater"
-            p = sps.t.sf(t_stat, dof) if upper else sps.t.cdf(t_stat, dof)
-            low = diff - crit * se if upper else np.full(len(diff), -np.inf)
-            high = np.full(len(diff), np.inf) if upper else diff + crit * se
-    defined = frame["statistic"].notna().to_numpy()  # groups the naive t-test could test
-    one = defined & (st["n_clusters"].to_numpy() < 2)
-    # the rule of effects(cluster=): a clustered variance of 0 up to rounding is no estimate
-    zero = defined & ~one & clustered_variance_is_zero(se**2, st["se_naive"].to_numpy() ** 2)
-    for mask, why in (
-        (one, "whose paired queries are all in one cluster"),
-        (
-            zero,
-            "because of a clustered variance of 0 (the clusters' deviations "
-            "cancel although the differences vary)",
-        ),
-    ):
-        if mask.any():
-            warn_groups(
-                f"compare(test='t', cluster={cluster!r}) gives NaN for {{n}} group(s) {why}",
-                frame.loc[mask, keys],
-                DegenerateWarning,
-            )
-    ok = defined & ~zero
-    nan = np.full(len(frame), np.nan)
-    frame = frame.assign(
-        statistic=np.where(ok, t_stat, np.nan),
-        p_value=np.where(ok, p, np.nan),
-        ci_low=np.where(zero, nan, low),
-        ci_high=np.where(zero, nan, high),
-        moe=np.where(zero, nan, crit * se),
-        se=np.where(zero, nan, se),
-        df=dof,
-        n_clusters=st["n_clusters"].to_numpy(),
-        design_effect=np.where(zero, nan, st["design_effect"].to_numpy()),
-    )
-    return frame
 
 
 def compare_options(

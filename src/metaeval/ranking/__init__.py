@@ -22,10 +22,11 @@ from __future__ import annotations
 
 from .._options import AGGREGATIONS
 from ._aggregate import leaderboard
-from ._bayes import BayesResult, bayes_signed_rank
-from ._friedman import POSTHOC_METHODS, FriedmanResult, PosthocResult, friedman, posthoc
+from ._friedman import friedman, posthoc
 from ._intervals import rank_intervals
 from ._report import RankReport, rank_report
+from ._signed_rank import bayes_signed_rank
+from .results import POSTHOC_METHODS, BayesResult, FriedmanResult, PosthocResult
 
 __all__ = [
     "AGGREGATIONS",

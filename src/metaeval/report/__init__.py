@@ -9,14 +9,15 @@ HTML goes through :func:`escape` (wrap deliberate markup in :class:`Markup`).
 
 from __future__ import annotations
 
-from ._report import Report, build_report
-from ._tables import Markup, escape, escape_latex, style, to_html, to_latex
+from ._render import Markup, escape, escape_latex
 
 # The one path from rendered cells to pandas' Styler, for the other stages' own LaTeX tables
 # (the command's console output): reached through the report's face, not its private
 # module. Not in __all__: a seam between stages, not a user function.
-from ._tables import latex_table as latex_table
-from ._tables import text_styler as text_styler
+from ._render import latex_table as latex_table
+from ._render import text_styler as text_styler
+from ._report import Report, build_report
+from .tables import style, to_html, to_latex
 
 __all__ = [
     "Markup",

@@ -57,7 +57,9 @@ from ..errors import (
     warn_groups,
 )
 from ..schema.frames import any_frame
-from ._tables import ADJUST_NAMES, TEST_NAMES, add_latex_notes, escape, to_latex
+from ._layouts import ADJUST_NAMES, TEST_NAMES
+from ._render import add_latex_notes, escape
+from .tables import to_latex
 
 __all__ = ["Report", "build_report"]
 

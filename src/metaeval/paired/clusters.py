@@ -31,6 +31,7 @@ from ..errors import (
     quote_list,
     warn_groups,
 )
+from .alternatives import critical_value, open_side, p_value
 from .replicates import t_inference
 from .sufficient import ZERO_TOL
 
@@ -293,16 +294,9 @@ def clustered_t(
     diff = frame["diff"].to_numpy()
     with np.errstate(invalid="ignore", divide="ignore"):
         t_stat = np.where(se > 0, diff / se, np.nan)
-        if alternative == "two-sided":
-            crit = sps.t.isf(alpha / 2, dof)
-            p = 2 * sps.t.sf(np.abs(t_stat), dof)
-            low, high = diff - crit * se, diff + crit * se
-        else:
-            crit = sps.t.isf(alpha, dof)
-            upper = alternative == "greater"
-            p = sps.t.sf(t_stat, dof) if upper else sps.t.cdf(t_stat, dof)
-            low = diff - crit * se if upper else np.full(len(diff), -np.inf)
-            high = np.full(len(diff), np.inf) if upper else diff + crit * se
+        crit = critical_value(sps.t(dof), alpha, alternative)
+        p = p_value(t_stat, sps.t(dof), alternative)
+        low, high = open_side(diff - crit * se, diff + crit * se, alternative, -np.inf, np.inf)
     defined = frame["statistic"].notna().to_numpy()  # groups the naive t-test could test
     one = defined & (st["n_clusters"].to_numpy() < 2)
     # the rule of effects(cluster=): a clustered variance of 0 up to rounding is no estimate

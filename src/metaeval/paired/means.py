@@ -33,6 +33,7 @@ from ..errors import (
 from ..schema.frames import LazyTable, any_frame
 from . import _pushdown
 from ._layout import Layout, layout, per_task_sum
+from .alternatives import critical_value
 from .anova import TwoWay, lazy_two_way
 from .clusters import cluster_ids, cluster_se, clustered_variance_is_zero, per_query_scores
 from .replicates import REPLICATES_AVERAGED, add_item_variance, has_replicates
@@ -293,7 +294,7 @@ def t_means(
             df = np.where(use_anova, two.df_residual[:, None, :], own_n - 1)
             var = np.where(use_anova, two.ms_residual[:, None, :], own_var)
         se = np.sqrt(var / n) * unit
-        moe = sps.t.isf(alpha / 2, df) * se
+        moe = critical_value(sps.t(df), alpha, "two-sided") * se
     alone = present & ~use_anova & (own_n < 2)
     if alone.any():
         t, m, s = np.nonzero(alone.transpose(2, 0, 1))  # groups listed task by task
@@ -402,7 +403,7 @@ def _binomial_means(scores: pd.DataFrame, ci: str, alpha: float) -> pd.DataFrame
         x = np.round(lay.shift * own_n + stats_x * lay.scale[:, None, :])
         mean = x / own_n
         if ci == "wilson":
-            low, high = wilson_interval(x, own_n, sps.norm.isf(alpha / 2))
+            low, high = wilson_interval(x, own_n, critical_value(sps.norm, alpha, "two-sided"))
         else:
             low = np.where(x > 0, sps.beta.ppf(alpha / 2, x, own_n - x + 1), 0.0)
             high = np.where(x < own_n, sps.beta.isf(alpha / 2, x + 1, own_n - x), 1.0)
@@ -453,7 +454,7 @@ def _clustered_means(scores: pd.DataFrame, lay: Layout, alpha: float, cluster: s
             )
     out.loc[zero, ["se", "design_effect"]] = np.nan
     with np.errstate(invalid="ignore", divide="ignore"):
-        moe = sps.t.isf(alpha / 2, out["n_clusters"] - 1) * out["se"]
+        moe = critical_value(sps.t(out["n_clusters"] - 1), alpha, "two-sided") * out["se"]
     return pd.DataFrame(
         {
             "task": out["task"],

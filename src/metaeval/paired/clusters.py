@@ -173,8 +173,8 @@ def cluster_terms(
     """Per ``(metric, treatment, control, task)`` group of ``pairs`` whose tasks ``scores``
     has: ``n_clusters`` and the clustered variance ``var_cl`` of the mean of the per-query
     quantity of ``effect`` (z_i = x_i/x̄ − y_i/ȳ for ``rom``, else d_i = x_i − y_i) over
-    the paired queries, with its design effect ``deff`` (V_cl over s²/n; see the module
-    docstring). Checks ``cluster`` as :func:`metaeval.means` does. A function of each
+    the paired queries, with its design effect ``deff`` (V_cl over s²/n; see the
+    docstring of :mod:`metaeval.paired.effect_size`). Checks ``cluster`` as :func:`metaeval.means` does. A function of each
     task's rows alone, so the dask path computes it partition by partition."""
     keys = ["metric", "treatment", "control", "task"]
     values = per_query_scores(scores, cluster)
@@ -221,8 +221,8 @@ def clustered_effects(
 ) -> pd.DataFrame:
     """The effects table with the clustered variances of ``terms`` (from
     :func:`cluster_terms`) and ``r`` of ``pair_vars`` (from
-    :func:`~metaeval.paired.replicates.pair_variances`): the formulas of the module
-    docstring, t inference on C − 1 df, columns :data:`CLUSTER_COLUMNS`; a
+    :func:`~metaeval.paired.replicates.pair_variances`): the formulas of the docstring of
+    :mod:`metaeval.paired.effect_size`, t inference on C − 1 df, columns :data:`CLUSTER_COLUMNS`; a
     DegenerateWarning for groups with one cluster or a zero clustered variance."""
     keys = ["metric", "treatment", "control", "task"]
     index = pd.MultiIndex.from_frame(table[keys].astype(str))

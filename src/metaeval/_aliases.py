@@ -35,14 +35,14 @@ ALIASES: dict[str, tuple[str, ...]] = {
         "metaeval.paired.anova",
         "metaeval.paired.means",
     ),
-    "metaeval.analysis": ("metaeval.pooling.analysis",),
+    "metaeval.analysis": ("metaeval.workflows.analysis", "metaeval.pooling.analysis"),
 }
 """Alias module → the modules whose names it forwards, in order."""
 
 DEPRECATED = {
     "metaeval.stats": "metaeval.paired",
     "metaeval.significance": "metaeval.paired",
-    "metaeval.analysis": "metaeval.pooling",
+    "metaeval.analysis": "metaeval.workflows",
 }
 """Old module paths and where their public names are now (one release of FutureWarning)."""
 

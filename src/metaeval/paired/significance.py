@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from .._multiplicity import ADJUSTMENTS, adjust_in_table
 from .._options import (
     ADJUST_FAMILIES,
     ADJUST_FAMILY_KEYS,
@@ -84,7 +85,6 @@ from .alternatives import (
 from .clusters import cluster_ids, clustered_t
 from .effect_size import effect_sizes, paired_groups, warn_undefined
 from .means import check_binary, wilson_interval
-from .multiplicity import ADJUSTMENTS, adjust_in_table
 from .replicates import REPLICATES_AVERAGED, has_replicates
 from .sufficient import lazy_statistics, select_systems, statistics_of
 

@@ -181,9 +181,9 @@ def forest(
         panels and is shared by all; ``{"left": ..., "right": ...}`` places
         shared columns on either side; a key naming a treatment
         (``{"tasb": ..., "colberter": ...}``) draws those columns just left of
-        that treatment's panel. :func:`ir_columns` gives one DataFrame per
+        that treatment's panel. :func:`metaeval.ir.ir_columns` gives one DataFrame per
         treatment (drawn beside its own panel) or, with ``treatment=None``, the
-        mapping for every panel. A key or an :func:`ir_columns` table that names
+        mapping for every panel. A key or an :func:`metaeval.ir.ir_columns` table that names
         no panel of the figure is an :class:`~metaeval.OptionError`.
     labels : mapping, optional
         Display names of the tasks (e.g. Ranger's ``display_names``).

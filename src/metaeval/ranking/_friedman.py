@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._multiplicity import adjust_pvalues
 from .._options import PosthocMethod, literal_signature
 from ..errors import (
     DegenerateWarning,
@@ -43,7 +44,6 @@ from ..errors import (
     quote_list,
     warn_groups,
 )
-from ..paired.multiplicity import adjust_pvalues
 from ..schema.frames import any_frame
 from ._aggregate import check_complete, scores_of_metrics, task_means, task_ranks
 from .results import POSTHOC_METHODS, FriedmanResult, PosthocResult, clique_runs

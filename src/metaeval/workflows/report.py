@@ -56,10 +56,8 @@ from ..errors import (
     reissue,
     warn_groups,
 )
+from ..report import ADJUST_NAMES, TEST_NAMES, add_latex_notes, escape, to_latex
 from ..schema.frames import any_frame
-from ._layouts import ADJUST_NAMES, TEST_NAMES
-from ._render import add_latex_notes, escape
-from .tables import to_latex
 
 __all__ = ["Report", "build_report"]
 

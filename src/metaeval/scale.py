@@ -448,19 +448,21 @@ def effects(
 
     With ``cluster=`` the clustered variances are a function of each task's rows (the
     clusters are within a task): a second pass computes them partition by partition
-    (:func:`metaeval.paired.effect_size.cluster_terms`), the client applies them to the
+    (:func:`metaeval.paired.clusters.cluster_terms`), the client applies them to the
     table of the summed statistics, as in memory."""
-    from .paired.effect_size import (
+    from .paired.clusters import (
         check_cluster_options,
-        check_extra_columns,
-        checked_options,
+        cluster_ids,
         cluster_terms,
         clustered_effects,
+    )
+    from .paired.effect_size import (
+        check_extra_columns,
+        checked_options,
         cv_corrected,
         effects_table,
     )
     from .paired.replicates import pair_variances
-    from .paired.twoway import cluster_ids
 
     effect, alpha = checked_options(effect, alpha)
     if cluster is not None:
@@ -678,7 +680,7 @@ class DaskMetaAccessor:
 
     def _anova(self) -> pd.DataFrame:
         """:func:`metaeval.anova` of the whole table."""
-        from .paired.twoway import anova
+        from .paired.anova import anova
 
         return _per_task(self._obj, anova, {}, pairs=None)
 
@@ -686,7 +688,7 @@ class DaskMetaAccessor:
         self, *, ci: MeansCI = "t", alpha: float = 0.05, cluster: str | None = None
     ) -> pd.DataFrame:
         """:func:`metaeval.means` of the whole table (clusters are within a task)."""
-        from .paired.twoway import means
+        from .paired.means import means
 
         check_option("ci", ci, MEANS_CIS)
         check_alpha(alpha)
@@ -704,7 +706,7 @@ class DaskMetaAccessor:
         """:func:`metaeval.tukey` of the whole table (the randomized version with the same
         p-values for the same seed)."""
         from .errors import resolve_seed
-        from .paired.twoway import tukey
+        from .paired.anova import tukey
 
         if randomized:
             seed = resolve_seed(seed)

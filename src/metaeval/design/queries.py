@@ -31,6 +31,7 @@ from ..errors import (
     warn_groups,
 )
 from ..paired import anova, effects, means
+from ..paired.alternatives import critical_value
 from ..paired.replicates import has_replicates, replicate_variance
 from ..schema import recorded_design
 from ..schema.frames import any_frame
@@ -52,11 +53,11 @@ def _nct_power(df: Any, nc: Any, alpha: float, alternative: str) -> np.ndarray:
     number it should be; ``nct.sf`` is finite over the whole range (checked against R's
     pwr over df 1–999 and noncentralities up to 37 in the tests)."""
     with np.errstate(invalid="ignore", divide="ignore"):
+        crit = critical_value(stats.t(df), alpha, alternative)
         if alternative == "two-sided":
-            crit = stats.t.isf(alpha / 2, df)
             return stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -np.asarray(nc))
         # "greater" with effect +mde, or "less" with effect −mde: the same by symmetry
-        return stats.nct.sf(stats.t.isf(alpha, df), df, nc)
+        return stats.nct.sf(crit, df, nc)
 
 
 def _t_power(mde: Any, sd: Any, n: Any, alpha: float, alternative: str) -> np.ndarray:
@@ -111,7 +112,8 @@ def _anova_power(mde: Any, ms: Any, m: Any, n: Any, alpha: float) -> np.ndarray:
 def _ci_width(sd: Any, n: Any, alpha: float) -> np.ndarray:
     """The width 2·t_{α/2, n−1}·σ/√n of the t interval of a mean difference."""
     n = np.asarray(n, dtype=float)
-    return 2 * stats.t.isf(alpha / 2, n - 1) * np.asarray(sd, dtype=float) / np.sqrt(n)
+    crit = critical_value(stats.t(n - 1), alpha, "two-sided")
+    return 2 * crit * np.asarray(sd, dtype=float) / np.sqrt(n)
 
 
 def _smallest_n(ok: Callable[[np.ndarray], np.ndarray], valid: np.ndarray) -> np.ndarray:

@@ -114,6 +114,12 @@ from ..errors import (
 from ..schema import REPLICATE, REPLICATE_DESIGN, SCORE_COLUMNS
 from ..schema.frames import LazyTable, any_frame
 from ..schema.lazy import first_pass
+from .clusters import (
+    CLUSTER_COLUMNS,
+    check_cluster_options,
+    cluster_terms,
+    clustered_effects,
+)
 from .replicates import (
     REPLICATE_COLUMNS,
     add_replicate_variance,
@@ -124,7 +130,6 @@ from .replicates import (
     t_inference,
 )
 from .sufficient import ZERO_TOL, lazy_statistics, sufficient_statistics
-from .twoway import cluster_se, clustered_variance_is_zero, per_query_scores
 
 __all__ = ["EFFECT_TYPES", "effects", "effect_sizes"]
 
@@ -154,9 +159,6 @@ OUTPUT_COLUMNS = (
     "p_value",
     *display_columns(("effect", "ci_low", "ci_high")),
 )
-
-#: The columns :func:`effects` adds with ``cluster=``.
-CLUSTER_COLUMNS = ("n_clusters", "design_effect", "df")
 
 
 def check_extra_columns(
@@ -692,125 +694,6 @@ def effects(
             table, cv, effect=effect, replicates=has_replicates(scores), alpha=alpha
         )
     return table
-
-
-def check_cluster_options(cluster: Any, effect: str, cv: Any) -> None:
-    """The OptionErrors of :func:`effects` for ``cluster=`` with what it cannot take."""
-    if effect == "corr":
-        raise OptionError(
-            f"cluster={cluster!r} is not defined for effect='corr' (Fisher's z of r has no "
-            "clustered variance here): use effect='md', 'smcc', 'smcrp', 'smd' or 'rom' with "
-            "cluster=, or cluster=None for 'corr'."
-        )
-    if cv is not None:
-        raise OptionError(
-            f"cluster={cluster!r} and cv={cv!r} cannot be combined: cv= takes one row per fold, "
-            "and folds are not clustered queries. Pass one of the two."
-        )
-
-
-def cluster_terms(
-    scores: pd.DataFrame, pairs: pd.DataFrame, *, cluster: str, effect: str
-) -> pd.DataFrame:
-    """Per ``(metric, treatment, control, task)`` group of ``pairs`` whose tasks ``scores``
-    has: ``n_clusters`` and the clustered variance ``var_cl`` of the mean of the per-query
-    quantity of ``effect`` (z_i = x_i/x̄ − y_i/ȳ for ``rom``, else d_i = x_i − y_i) over
-    the paired queries, with its design effect ``deff`` (V_cl over s²/n; see the module
-    docstring). Checks ``cluster`` as :func:`metaeval.means` does. A function of each
-    task's rows alone, so the dask path computes it partition by partition."""
-    keys = ["metric", "treatment", "control", "task"]
-    values = per_query_scores(scores, cluster)
-    for key in ("task", "metric", "system"):
-        values[key] = values[key].astype(str)
-    groups = pairs[keys].astype(str).drop_duplicates()
-    groups = groups[groups["task"].isin(set(values["task"]))]
-    values["query"] = values["query"].astype(str)
-    left = values.rename(columns={"system": "treatment", "value": "x"})
-    right = values.rename(columns={"system": "control", "value": "y"}).drop(columns="cluster")
-    d = groups.merge(left, on=["metric", "treatment", "task"]).merge(
-        right, on=["metric", "control", "task", "query"]
-    )
-    if d.empty:
-        return pd.DataFrame(columns=[*keys, "n_clusters", "var_cl", "deff"])
-    # one order of the sums whatever the rows' order (in memory and per partition alike)
-    d = d.sort_values([*keys, "query"], kind="stable", ignore_index=True)
-    if effect == "rom":
-        by = d.groupby(keys, observed=True, sort=False)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            d["z"] = d["x"] / by["x"].transform("mean") - d["y"] / by["y"].transform("mean")
-    else:
-        d["z"] = d["x"] - d["y"]
-    st = cluster_se(d, keys, value="z")
-    return pd.DataFrame(
-        {
-            **{k: st[k] for k in keys},
-            "n_clusters": st["n_clusters"].to_numpy(),
-            "var_cl": st["se"].to_numpy() ** 2,
-            "deff": st["design_effect"].to_numpy(),
-        }
-    )
-
-
-def clustered_effects(
-    table: pd.DataFrame,
-    terms: pd.DataFrame,
-    pair_vars: pd.DataFrame,
-    *,
-    cluster: str,
-    effect: str,
-    alpha: float,
-    correct: bool,
-) -> pd.DataFrame:
-    """The effects table with the clustered variances of ``terms`` (from
-    :func:`cluster_terms`) and ``r`` of ``pair_vars`` (from
-    :func:`~metaeval.paired.replicates.pair_variances`): the formulas of the module
-    docstring, t inference on C − 1 df, columns :data:`CLUSTER_COLUMNS`; a
-    DegenerateWarning for groups with one cluster or a zero clustered variance."""
-    keys = ["metric", "treatment", "control", "task"]
-    index = pd.MultiIndex.from_frame(table[keys].astype(str))
-    t = terms.set_index(keys).reindex(index)
-    c = t["n_clusters"].to_numpy(float)
-    var_cl, deff = t["var_cl"].to_numpy(float), t["deff"].to_numpy(float)
-    old = table["variance"].to_numpy(float)
-    n = table["n"].to_numpy(float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if effect in ("md", "rom"):
-            new = np.where(np.isfinite(old), var_cl, np.nan)
-        else:
-            if effect == "smcc":
-                term = 1 / n
-            else:
-                r = pair_vars.assign(**{k: pair_vars[k].astype(str) for k in keys})
-                r = r.set_index(keys)["r"].reindex(index).to_numpy(float)
-                r = np.where(1 - np.abs(r) <= ZERO_TOL, np.sign(r), r)  # as the kernel does
-                j = 1 - 3 / (4 * (n - 1) - 1) if correct and effect == "smd" else 1.0
-                term = j**2 * 2 * (1 - r) / n
-            new = old + term * (deff - 1)
-        one = np.isfinite(old) & (c < 2)
-        zero = ~one & clustered_variance_is_zero(new, old)
-        new = np.where(one | zero, np.nan, new)
-        design = new / old
-    out = table.copy()
-    out["variance"] = new
-    t_inference(out, np.sqrt(new), c - 1, alpha)
-    at = out.columns.get_loc("z") + 1
-    for i, (name, col) in enumerate(zip(CLUSTER_COLUMNS, (c, design, c - 1), strict=True)):
-        out.insert(at + i, name, col)
-    out["n_clusters"] = out["n_clusters"].astype(int)
-    add_display(out, ("effect", "ci_low", "ci_high"))
-    for mask, why in (
-        (one, "their paired queries are all in one cluster"),
-        (zero, "a clustered variance of 0"),
-    ):
-        if mask.any():
-            warn_groups(
-                f"effects(effect={effect!r}, cluster={cluster!r}) gives a NaN variance for "
-                f"{{n}} group(s) because of {why} (the effect is kept)",
-                table.loc[mask, keys],
-                DegenerateWarning,
-            )
-    out.attrs["cluster"] = cluster
-    return out
 
 
 def cv_corrected(

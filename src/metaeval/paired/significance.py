@@ -4,8 +4,8 @@
 paired t-test, the Wilcoxon signed-rank test, the exact sign test, Fisher's
 randomization test, the paired studentized bootstrap test or, for 0/1 scores,
 the exact (or mid-p) McNemar test with Newcombe's interval. (``anova()``,
-``tukey()`` and ``means()``, which treat all systems of a task together, are in
-:mod:`metaeval.paired.twoway`.)
+``tukey()``, which treat all systems of a task together, are in
+:mod:`metaeval.paired.anova`, ``means()`` in :mod:`metaeval.paired.means`.)
 
 The two resampling tests draw their random signs and resample counts from
 streams tied to the seed, the task and the resample number (see
@@ -67,24 +67,26 @@ from ..errors import (
     check_resamples,
     resolve_seed,
     warn,
-    warn_groups,
 )
 from ..schema.frames import LazyTable, any_frame
 from ..schema.lazy import first_pass
 from . import _pushdown
 from . import _resampling as rs
 from ._layout import SAFE_MAGNITUDE, Layout, layout
+from .alternatives import (
+    AtLeast,
+    as_extreme,
+    critical_value,
+    open_side,
+    oriented,
+    p_value,
+    tail_level,
+)
+from .clusters import cluster_ids, clustered_t
 from .effect_size import effect_sizes, paired_groups, warn_undefined
+from .means import check_binary, wilson_interval
 from .replicates import REPLICATES_AVERAGED, has_replicates
 from .sufficient import lazy_statistics, select_systems, statistics_of
-from .twoway import (
-    check_binary,
-    cluster_ids,
-    cluster_se,
-    clustered_variance_is_zero,
-    per_query_scores,
-    wilson_interval,
-)
 
 __all__ = ["compare"]
 
@@ -382,19 +384,11 @@ default "t"
     df = n - 1
     with np.errstate(invalid="ignore", divide="ignore"):
         t_stat = md["z"]  # effect / se, computed where both are representable
-        if alternative == "two-sided":
-            crit = xr.apply_ufunc(lambda d: sps.t.isf(alpha / 2, d), df)
-            p_t = xr.apply_ufunc(lambda x, d: 2 * sps.t.sf(np.abs(x), d), t_stat, df)
-            low, high = md["effect"] - crit * se, md["effect"] + crit * se
-        else:
-            crit = xr.apply_ufunc(lambda d: sps.t.isf(alpha, d), df)
-            upper = alternative == "greater"
-            p_t = xr.apply_ufunc(
-                lambda x, d: sps.t.sf(x, d) if upper else sps.t.cdf(x, d), t_stat, df
-            )
-            infinite = xr.full_like(md["effect"], np.inf)
-            low = md["effect"] - crit * se if upper else -infinite
-            high = infinite if upper else md["effect"] + crit * se
+        crit = xr.apply_ufunc(lambda d: critical_value(sps.t(d), alpha, alternative), df)
+        p_t = xr.apply_ufunc(lambda x, d: p_value(x, sps.t(d), alternative), t_stat, df)
+        low, high = open_side(
+            md["effect"] - crit * se, md["effect"] + crit * se, alternative, -np.inf, np.inf
+        )
     out = xr.Dataset(
         {
             "n": md["n"],
@@ -454,7 +448,7 @@ default "t"
     frame.insert(4, "test", test)
     frame = frame.reset_index(drop=True)
     if cluster is not None:
-        frame = _clustered_t(frame, scores, cluster, alternative, alpha)
+        frame = clustered_t(frame, scores, cluster, alternative, alpha)
     if adjust == "maxt":
         frame.insert(frame.columns.get_loc("p_value") + 1, "p_adjusted", frame.pop("p_adjusted"))
     warn_undefined(f"test={test!r}", reasons, keep, _ORDER)
@@ -540,73 +534,6 @@ def _per_task(scores: LazyTable, **kwargs: Any) -> pd.DataFrame:
         treatment=kwargs["treatment"],
         columns=extra,
     )
-
-
-def _clustered_t(
-    frame: pd.DataFrame, scores: pd.DataFrame, cluster: str, alternative: str, alpha: float
-) -> pd.DataFrame:
-    """compare(test="t", cluster=...): the t-test's columns from the clustered SE of d."""
-    from scipy import stats as sps
-
-    values = per_query_scores(scores, cluster)
-    keys = ["metric", "treatment", "control", "task"]
-    for key in ("task", "metric", "system"):
-        values[key] = values[key].astype(str)
-    pairs = frame[keys].astype(str)
-    pairs["row"] = np.arange(len(frame))
-    left = values.rename(columns={"system": "treatment", "value": "x_t"})
-    right = values.rename(columns={"system": "control", "value": "x_c"}).drop(columns="cluster")
-    d = pairs.merge(left, on=["metric", "treatment", "task"]).merge(
-        right, on=["metric", "control", "task", "query"]
-    )
-    d["d"] = d["x_t"] - d["x_c"]
-    st = cluster_se(d, ["row"], value="d").set_index("row").reindex(np.arange(len(frame)))
-    se, dof = st["se"].to_numpy(), (st["n_clusters"] - 1).to_numpy(dtype=float)
-    diff = frame["diff"].to_numpy()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t_stat = np.where(se > 0, diff / se, np.nan)
-        if alternative == "two-sided":
-            crit = sps.t.isf(alpha / 2, dof)
-            p = 2 * sps.t.sf(np.abs(t_stat), dof)
-            low, high = diff - crit * se, diff + crit * se
-        else:
-            crit = sps.t.isf(alpha, dof)
-            upper = alternative == "greater"
-            p = sps.t.sf(t_stat, dof) if upper else sps.t.cdf(t_stat, dof)
-            low = diff - crit * se if upper else np.full(len(diff), -np.inf)
-            high = np.full(len(diff), np.inf) if upper else diff + crit * se
-    defined = frame["statistic"].notna().to_numpy()  # groups the naive t-test could test
-    one = defined & (st["n_clusters"].to_numpy() < 2)
-    # the rule of effects(cluster=): a clustered variance of 0 up to rounding is no estimate
-    zero = defined & ~one & clustered_variance_is_zero(se**2, st["se_naive"].to_numpy() ** 2)
-    for mask, why in (
-        (one, "whose paired queries are all in one cluster"),
-        (
-            zero,
-            "because of a clustered variance of 0 (the clusters' deviations "
-            "cancel although the differences vary)",
-        ),
-    ):
-        if mask.any():
-            warn_groups(
-                f"compare(test='t', cluster={cluster!r}) gives NaN for {{n}} group(s) {why}",
-                frame.loc[mask, keys],
-                DegenerateWarning,
-            )
-    ok = defined & ~zero
-    nan = np.full(len(frame), np.nan)
-    frame = frame.assign(
-        statistic=np.where(ok, t_stat, np.nan),
-        p_value=np.where(ok, p, np.nan),
-        ci_low=np.where(zero, nan, low),
-        ci_high=np.where(zero, nan, high),
-        moe=np.where(zero, nan, crit * se),
-        se=np.where(zero, nan, se),
-        df=dof,
-        n_clusters=st["n_clusters"].to_numpy(),
-        design_effect=np.where(zero, nan, st["design_effect"].to_numpy()),
-    )
-    return frame
 
 
 def compare_options(
@@ -812,16 +739,7 @@ def _sign_test(d: np.ndarray, both: np.ndarray, alternative: str):
     pos = ((d > 0) & both).sum(axis=1).astype(float)
     nonzero = pos + ((d < 0) & both).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        if alternative == "greater":
-            p = sps.binom.sf(pos - 1, nonzero, 0.5)
-        elif alternative == "less":
-            p = sps.binom.cdf(pos, nonzero, 0.5)
-        else:  # the distribution is symmetric: twice the smaller tail
-            p = np.minimum(
-                1.0,
-                2
-                * np.minimum(sps.binom.cdf(pos, nonzero, 0.5), sps.binom.sf(pos - 1, nonzero, 0.5)),
-            )
+        p = p_value(pos, AtLeast(sps.binom(nonzero, 0.5)), alternative, symmetric=False)
         share = pos / nonzero
     zero = (nonzero == 0) & (both.sum(axis=1) > 0)
     return np.where(zero, np.nan, share), np.where(zero, np.nan, p), zero
@@ -839,14 +757,12 @@ def _mcnemar(d: np.ndarray, both: np.ndarray, alternative: str, mid_p: bool):
     c = ((d < 0) & both).sum(axis=1).astype(float)
     m = b + c
     half = 0.5 if mid_p else 0.0
+    null = AtLeast(sps.binom(m, 0.5), mid=half)  # P(B ≥ b) (− ½ P(B = b)), P(B ≤ b) (− ...)
     with np.errstate(invalid="ignore", divide="ignore"):
-        if alternative == "greater":  # P(B ≥ b) (− ½ P(B = b))
-            p = sps.binom.sf(b - 1, m, 0.5) - half * sps.binom.pmf(b, m, 0.5)
-        elif alternative == "less":
-            p = sps.binom.cdf(b, m, 0.5) - half * sps.binom.pmf(b, m, 0.5)
-        else:  # symmetric: twice the smaller tail
-            k = np.minimum(b, c)
-            p = np.minimum(1.0, 2 * (sps.binom.cdf(k, m, 0.5) - half * sps.binom.pmf(k, m, 0.5)))
+        if alternative == "two-sided":  # symmetric: twice the tail of the smaller count
+            p = np.minimum(1.0, 2 * p_value(np.minimum(b, c), null, "less"))
+        else:
+            p = p_value(b, null, alternative)
     p = np.where(m == 0, 1.0, p)  # no discordant query: nothing speaks against the null
     return b - c, p, np.stack([b, c], axis=-1)
 
@@ -867,7 +783,7 @@ def _newcombe(out: xr.Dataset, b: xr.DataArray, c: xr.DataArray, alpha: float, a
     x2 = np.round(out["mean_control"] * n)  # a + c
     a = x2 - c
     d = n - a - b - c
-    z = sps.norm.isf(alpha / 2 if alternative == "two-sided" else alpha)
+    z = critical_value(sps.norm, alpha, alternative)
     with np.errstate(invalid="ignore", divide="ignore"):
         p1, p2 = x1 / n, x2 / n
         l1, u1 = wilson_interval(x1, n, z)
@@ -881,17 +797,14 @@ def _newcombe(out: xr.Dataset, b: xr.DataArray, c: xr.DataArray, alpha: float, a
         epsilon = np.sqrt(
             np.maximum(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2)
         )
-        tail = alpha / 2 if alternative == "two-sided" else alpha
-        exact = -np.expm1(np.log(tail) / n)  # 1 − tail^(1/n): no discordant pair
+        exact = -np.expm1(
+            np.log(tail_level(alpha, alternative)) / n
+        )  # 1 − tail^(1/n): no discordant pair
     theta = (b - c) / n
     none = (b + c) == 0
     low = xr.where(none, -exact, theta - delta)
     high = xr.where(none, exact, theta + epsilon)
-    if alternative == "greater":
-        high = xr.full_like(high, 1.0)
-    elif alternative == "less":
-        low = xr.full_like(low, -1.0)
-    return low, high
+    return open_side(low, high, alternative, -1.0, 1.0)
 
 
 def _wilcoxon(d: np.ndarray, both: np.ndarray, alternative: str):
@@ -934,13 +847,7 @@ def _tail(star: np.ndarray, observed: np.ndarray, tol: np.ndarray, alternative: 
     """How many resampled statistics ``star`` (tasks, resamples, columns) are at least
     as extreme as the observed ones (tasks, columns); differences within ``tol`` tie."""
     obs, tol = observed[:, None, :], tol[:, None, :]
-    if alternative == "two-sided":
-        hit = np.abs(star) >= np.abs(obs) - tol
-    elif alternative == "greater":
-        hit = star >= obs - tol
-    else:
-        hit = star <= obs + tol
-    return hit.sum(axis=1)
+    return as_extreme(star, obs, tol, alternative).sum(axis=1)
 
 
 def _column_units(flat: np.ndarray) -> np.ndarray:
@@ -1072,7 +979,7 @@ def _studentized(total: np.ndarray, squares: np.ndarray, n: np.ndarray) -> np.nd
 
 def _extreme(t: np.ndarray, alternative: str) -> np.ndarray:
     """The statistic whose maximum over a family is max-T's: |t|, t or −t."""
-    return np.abs(t) if alternative == "two-sided" else (t if alternative == "greater" else -t)
+    return oriented(t, alternative)
 
 
 def _randomization_family(

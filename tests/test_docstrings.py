@@ -204,7 +204,9 @@ def test_a_filled_docstring_holds_the_entry_text_at_the_placeholders_indentation
     params = section(doc, "Parameters")
     assert params.startswith("\n" + _docs.ENTRIES["scores"] + "\n" + _docs.ENTRIES["control"])
     assert "n_resamples : int, default 10,000\n" in params
-    assert params.endswith("exact=True``.\nalpha : float, default 0.05\n" + "    Intervals have level 1 − alpha.\n\n")
+    assert params.endswith(
+        "exact=True``.\nalpha : float, default 0.05\n" + "    Intervals have level 1 − alpha.\n\n"
+    )
     assert ">>> {\"a\": {1, 2}}\n{'a': {1, 2}}" in doc  # braces that are not a placeholder
     assert not _docs.PLACEHOLDER.search(doc)
 
@@ -286,14 +288,20 @@ def test_the_parameter_parser():
 
 def test_no_docstring_is_longer_than_the_limit():
     functions = _by_name()
-    lines = {name: len(inspect.cleandoc(f.__doc__ or "").splitlines()) for name, f in functions.items()}
-    too_long = {name: n for name, n in lines.items() if n > MAX_LINES and name not in LONG_DOCSTRINGS}
+    lines = {
+        name: len(inspect.cleandoc(f.__doc__ or "").splitlines()) for name, f in functions.items()
+    }
+    too_long = {
+        name: n for name, n in lines.items() if n > MAX_LINES and name not in LONG_DOCSTRINGS
+    }
     stale = sorted(name for name in LONG_DOCSTRINGS if lines.get(name, 0) <= MAX_LINES)
     assert not too_long, (
         f"Docstrings over {MAX_LINES} lines: {too_long}. Move the methods prose to the docs "
         "page it belongs to and link it from Notes."
     )
-    assert not stale, f"Now within {MAX_LINES} lines (or gone): delete {stale} from LONG_DOCSTRINGS."
+    assert not stale, (
+        f"Now within {MAX_LINES} lines (or gone): delete {stale} from LONG_DOCSTRINGS."
+    )
 
 
 def test_every_parameter_is_documented():
@@ -308,6 +316,8 @@ def test_every_parameter_is_documented():
             missing[name] = unexpected
         if gone := sorted(allowed - set(absent)):
             stale[name] = gone
-    stale |= {name: sorted(params) for name, params in UNDOCUMENTED.items() if name not in functions}
+    stale |= {
+        name: sorted(params) for name, params in UNDOCUMENTED.items() if name not in functions
+    }
     assert not missing, f"Parameters missing from the Parameters section: {missing}"
     assert not stale, f"Documented (or gone) since: delete from UNDOCUMENTED {stale}"

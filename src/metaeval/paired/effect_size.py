@@ -479,7 +479,8 @@ def effects(
           (R) and ``df`` (Welch–Satterthwaite, inf when nothing is added) of the t
           intervals; ``attrs["replicates"]``; with ``"crossed"`` also ``se_shared_treatment,
           se_shared_control``, the standard error every task shares, which
-          :func:`metaeval.pool` adds to the pooled variance (:ref:`llm-seeds-shared`);
+          :func:`metaeval.pool` adds to the pooled variance (:ref:`shared seeds
+          <llm-seeds-shared>`);
         - with ``cluster=``: ``n_clusters`` (C), ``design_effect`` (over the unclustered
           variance) and ``df`` = C − 1 of the t interval; ``attrs["cluster"]``.
 
@@ -505,9 +506,8 @@ def effects(
 
     Notes
     -----
-    A lazy frame (a polars LazyFrame, a DuckDB relation) is computed in its engine, in
-    two queries that return the checks and the paired sums per (task, metric); with a
-    ``replicate`` column or ``cluster=`` it is collected first (:ref:`engines-pushdown`).
+    A lazy frame is summed in its engine per (task, metric); with a ``replicate`` column
+    or ``cluster=`` it is collected first (:ref:`engines-pushdown`).
 
     Examples
     --------

@@ -90,6 +90,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from .._docs import fill_doc
 from .._options import (
     DEFAULT_EFFECT,
     EFFECT_TYPES,
@@ -414,6 +415,7 @@ def _kernel(n, a, b, sx, sy, sxx, syy, sxy, scale, *, effect: str, correct: bool
 
 @any_frame(lazy=True)
 @literal_signature
+@fill_doc
 def effects(
     scores: pd.DataFrame,
     control: str | Sequence[str] | None,
@@ -430,201 +432,84 @@ def effects(
 
     Parameters
     ----------
-    scores : pandas.DataFrame
-        A scores table: ``task, query, system, metric, value``.
-        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
-        relation; a lazy one is computed in its engine (see Notes).
-    control : str, list of str or None
-        The control (baseline) system(s); None compares every ordered pair.
-    treatment : str, list of str or None
-        The treatment system(s); None means every other system.
+    {scores_lazy}
+    {control}
+    {treatment}
     effect : {"md", "smd", "smcrp", "smcc", "rom", "corr"}, default "smcrp"
-        The effect size (case-insensitive); formulas in :mod:`metaeval.effects`.
-    alpha : float, default 0.05
-        The confidence intervals have level 1 − alpha.
+        The effect size (case-insensitive); formulas in :ref:`effects-definitions`.
+    {alpha}
     correct : bool, default True
         Small-sample corrections: Hedges' J (``smd``), c(m) (``smcc``,
         ``smcrp``), the log-ratio bias correction (``rom``).
     cv : (n_train, n_test), optional
-        The scores are per-fold scores of (repeated) k-fold cross-validation, one
-        row per fold (``query`` names the fold), each fold trained on
-        ``n_train`` and tested on ``n_test`` items. The folds' training sets
-        overlap, so the folds' differences are correlated and S²_d/J
-        underestimates the variance of their mean; Nadeau & Bengio's correction
-        (2003; Bouckaert & Frank 2004) uses (1/J + n_test/n_train)·S²_d for J
-        folds, with t intervals on J − 1 degrees of freedom (a ``df`` column).
-        ``effect="md"`` only. A ``replicate`` column whose ids partition the
-        queries (folds given as replicates) is refused with this advice.
-    cluster : str, optional
-        A column of ``scores`` with the cluster of each query (e.g. ``"passage"``
-        for questions that share a passage), constant within a query across
-        systems and metrics. The sampling variance then comes from the clustered
-        variance of the paired differences (Miller 2024, App. A, with the
-        finite-cluster factor C/(C − 1), as Inspect's ``stderr(cluster=)``):
-        V_cl(z̄) = C/(C − 1) · Σ_c (Σ_{i∈c} (z_i − z̄))² / n² over the C
-        clusters of a group's paired queries. Per effect type, with
-        DE_d = V_cl(d̄)/(S_diff²/n): ``md`` has variance V_cl(d̄) of the
-        differences d = x − y; ``smcc`` DE_d/n + g²/(2n); ``smd``
-        J²·2(1 − r)·DE_d/n + J²·d²·(1 − r)/n; ``smcrp`` 2(1 − r)·DE_d/n +
-        g²(1 + r²)/(4n) — the term that is Var(D̄)/standardizer² under
-        independence takes the clusters, the term in g² (the standardizer's own
-        sampling error) is kept; ``rom`` V_cl(z̄) of z_i = x_i/x̄ − y_i/ȳ (the
-        delta method with clusters). Each equals the unclustered variance when
-        every cluster is one query. Not defined for ``corr``, nor with ``cv=``
-        (OptionErrors). With a ``replicate`` column each system's scores are
-        averaged per query over its replicates first (the item is the unit);
-        for ``"crossed"`` and ``"nested"`` replicates their variance is then
-        added as without clusters, with Welch–Satterthwaite df over the
-        clusters' C − 1 and each system's R − 1. ``pool()`` pools these
-        variances as they are.
+        Per-fold scores of (repeated) k-fold cross-validation (``query`` names the
+        fold), each fold trained on ``n_train`` and tested on ``n_test`` items: Nadeau
+        & Bengio's corrected variance and t on J − 1 df for J folds (:ref:`beyond-cv`).
+        ``effect="md"`` only; folds given as replicates are refused with this advice.
+    {cluster}
+        The sampling variance is then the clustered one (Miller 2024, App. A), and
+        ``pool()`` pools it as it is. Not defined for ``corr``, nor with ``cv=``.
     replicates : {"crossed", "nested", "epochs"}, optional
-        How the runs of a ``replicate`` column relate to the tasks.
-        ``"crossed"``: a replicate id names one run (a seed, a checkpoint)
-        evaluated on every task, so its shift is shared by all tasks and does
-        not average away when the tasks are pooled; the columns
-        ``se_shared_treatment, se_shared_control`` carry that shared part to
-        :func:`metaeval.pool`, which adds it to the pooled variance with its
-        own degrees of freedom. ``"nested"``: each task's replicates are runs
-        of their own (seeds drawn per task). ``"epochs"``: the replicates are
-        repeated answers of the same model to the same item (Inspect's
-        epochs): the item's mean over its epochs is the unit and nothing is
-        added. None (default): the design the table records — its
-        ``replicate_design`` column (one value; :func:`metaeval.io.write_scores`
-        writes it, so every format and engine keeps it) or
-        ``scores.attrs["replicates"]`` (:func:`metaeval.io.read_inspect`
-        records ``"epochs"``) —, else a guess, with a warning: ``"crossed"``
-        when every system has the same replicate ids on every task (and there
-        are two or more tasks), else ``"nested"``. The result's
-        ``attrs["replicates"]`` says which.
-        The models and their coverage are in the guide's "Evaluating LLMs".
+        How the runs of a ``replicate`` column relate to the tasks: one run (a seed, a
+        checkpoint) on every task (``"crossed"``), each task's own runs (``"nested"``),
+        or repeated answers to the same item (``"epochs"``: the item's mean is the unit,
+        nothing is added). None: the design the table records (a ``replicate_design``
+        column, ``scores.attrs["replicates"]``), else a guess with a warning:
+        ``"crossed"`` when every system has the same replicate ids on every one of two
+        or more tasks, else ``"nested"``. The models and their coverage:
+        :ref:`beyond-replicates` and :ref:`llm-seeds`.
 
     Returns
     -------
     pandas.DataFrame
-        One row per ``(metric, treatment, control, task)`` whose two systems
-        share at least one query, RangeIndex, columns:
+        One row per ``(metric, treatment, control, task)`` whose two systems share a
+        query, RangeIndex, columns:
 
-        - ``metric, treatment, control, task`` (str): the group;
-        - ``effect_type`` (str): the ``effect`` argument;
-        - the scores table's task-level columns (extra columns constant within
-          every task, such as a ``domain``), for ``pool(by=...)``; extra
-          columns that vary within a task (query-level attributes) are not
-          carried over. Extra columns may not be named like a column of this
-          table (``n``, ``se``, ``r``, ...): that is an error, never an
-          overwrite;
-        - the answer: ``effect`` on the **analysis scale** — the metric's
-          scale for ``md``, standardized units for ``smd``/``smcrp``/``smcc``,
-          the natural log of the ratio of means for ``rom``, Fisher's z for
-          ``corr`` —, ``ci_low, ci_high``: effect ∓ z₁₋α/₂·se, and
-          ``p_value``: the two-sided normal test of effect = 0 (from the
-          survival function, so tiny p-values stay positive);
-        - ``n`` (int): paired queries;
-        - ``mean_treatment, mean_control``: mean scores over the paired queries
-          (the metric's own scale);
-        - ``variance, se``: the effect's sampling variance and standard error;
-          ``z``: effect / se;
-        - for ``corr`` also ``r, r_ci_low, r_ci_high`` (back on the correlation
-          scale) and for ``rom`` ``rel_change, rel_change_ci_low,
-          rel_change_ci_high`` (ratio − 1, i.e. the relative change);
-        - for a scores table with a ``replicate`` column (random seeds,
-          checkpoints, epochs: reruns on the same queries), each system's per-query scores are averaged
-          over its replicates before pairing, and (but for ``replicates="epochs"``)
-          the variance the replicates leave in those averages is added: ``variance_replicates`` (the added
-          part; ``variance``, ``se``, the interval and the p-value include it),
-          ``replicates_treatment, replicates_control`` (R of each system) and
-          ``df``, the Welch–Satterthwaite degrees of freedom of the total
-          variance (each system's part on R − 1; inf, the normal interval, when
-          nothing is added): intervals and p-values use t on ``df``. The model
-          (a random shift per replicate, estimated by the method of moments)
-          is in the guide's "Beyond one pooled mean"; ``attrs["replicates"]``
-          is the design used (``"crossed"``, ``"nested"`` or ``"epochs"``).
-          Over 2,000 simulated tasks with seed variance, 95% intervals of
-          ``md`` cover in 93–94% for R = 3 to 10 replicates, against 73–76%
-          when the seeds are averaged away. With ``"crossed"`` also
-          ``se_shared_treatment, se_shared_control``: each system's standard
-          error on the effect's scale that every task shares,
-          √(σ̂²_shared/R · w) (w as for ``variance_replicates``), with
-          σ̂²_shared = max(0, (K·s²(M̄_·r) − mean_k s²(M_kr))/(K − 1)) from
-          the system's replicate means M_kr on its K tasks (s² over the
-          replicates): :func:`metaeval.pool` takes it out of each task's
-          variance (at most ``variance_replicates``) and adds
-          (Σ w_i·se_shared_i / Σ w_i)² to the pooled variance.
-        - with ``cluster=``: ``n_clusters`` (C, the clusters of the paired
-          queries), ``design_effect`` (the variance over the unclustered
-          variance of the same effect) and ``df`` = C − 1; the interval and the
-          p-value use t on ``df``, ``z`` is effect / se; ``attrs["cluster"]``
-          is the column's name.
+        - ``metric, treatment, control, task`` (str): the group; ``effect_type`` (str);
+        - the scores table's task-level columns (constant within every task, such as a
+          ``domain``), for ``pool(by=...)``; one named like a column of this table
+          (``n``, ``se``, ``r``, ...) is an error, never an overwrite;
+        - ``effect`` on the **analysis scale** (:ref:`effects-definitions`), ``ci_low,
+          ci_high`` (effect ∓ z₁₋α/₂·se), ``p_value`` (the two-sided normal test of 0);
+        - ``n`` (int): paired queries; ``mean_treatment, mean_control``: their means;
+        - ``variance, se, z``: the sampling variance, standard error and effect / se;
+        - for ``corr`` also ``r, r_ci_low, r_ci_high`` (the correlation scale), for
+          ``rom`` ``rel_change, rel_change_ci_low, rel_change_ci_high`` (ratio − 1);
+        - with a ``replicate`` column (scores averaged per query over each system's
+          replicates before pairing): ``variance_replicates`` (the variance added, but
+          for ``"epochs"``; in ``variance``), ``replicates_treatment, replicates_control``
+          (R) and ``df`` (Welch–Satterthwaite, inf when nothing is added) of the t
+          intervals; ``attrs["replicates"]``; with ``"crossed"`` also ``se_shared_treatment,
+          se_shared_control``, the standard error every task shares, which
+          :func:`metaeval.pool` adds to the pooled variance (:ref:`shared seeds
+          <llm-seeds-shared>`);
+        - with ``cluster=``: ``n_clusters`` (C), ``design_effect`` (over the unclustered
+          variance) and ``df`` = C − 1 of the t interval; ``attrs["cluster"]``.
 
     Raises
     ------
     metaeval.SchemaError
-        For an invalid scores table, or extra columns named like output columns;
-        for ``replicates="crossed"`` when a system lacks some of its replicate
-        ids on a task.
+        For an invalid scores table, extra columns named like output columns, or
+        ``replicates="crossed"`` when a system lacks some of its replicate ids on a task.
     metaeval.PairingError
-        For unknown systems, or when no pair of different systems shares a
-        query (e.g. ``treatment`` equal to ``control``).
+        For unknown systems, or when no pair of different systems shares a query.
     metaeval.OptionError
-        For ``cluster=`` with ``effect="corr"`` or with ``cv=``, for a task
-        whose queries are all in one cluster (as :func:`metaeval.means`), and
-        for ``replicates=`` without a ``replicate`` column.
+        For ``cluster=`` with ``effect="corr"`` or ``cv=``, a task whose queries are
+        all in one cluster, and ``replicates=`` without a ``replicate`` column.
 
     Warns
     -----
     metaeval.MetaEvalWarning
-        When the design of a ``replicate`` column is guessed (nothing states it: no
-        ``replicates=``, no ``replicate_design`` column, no ``attrs["replicates"]``).
+        When the design of a ``replicate`` column is guessed (nothing states it).
     metaeval.PairingWarning
         When queries are left out of a pair because one system lacks them.
     metaeval.DegenerateWarning
-        Naming every group whose result is NaN and why: fewer than 2 paired
-        queries, zero variance of the differences, a system with zero variance
-        (r undefined), r = ±1 (``smd``, ``corr``), non-positive means (``rom``),
-        n ≤ 3 (``corr``), 2 paired queries for ``smcc`` and ``smcrp`` with
-        the small-sample correction (c(m) needs m > 1, as in metafor; metafor
-        gives NA there too), and a sampling variance that is 0 (e.g. ``smcrp``
-        with r = +1 and equal means). For ``md`` with zero variance of the
-        differences the effect is kept and the variance is NaN. Rounding is
-        told from zero by relative tolerances (see the module docstring), so
-        multiplying every score by a constant changes no outcome. With
-        ``cluster=``: a group whose paired queries are all in one cluster, or
-        whose clustered variance is 0 (the effect is kept, the variance NaN).
+        Naming every group whose result is NaN and why (:ref:`effects-degenerate`).
 
     Notes
     -----
-    **Any frame.** A polars DataFrame or a pyarrow Table is converted to pandas once
-    (through Arrow). A lazy frame — a polars LazyFrame, a DuckDB relation (such as
-    ``metaeval.io.read_scores("runs/*.parquet", engine="duckdb")``) — is computed in its
-    engine, through narwhals, and only aggregates come back:
-
-    1. one aggregation grouped by (task, metric, system): the checks of
-       :func:`metaeval.validate_scores` (missing columns and wrong types from the
-       schema; missing or empty names, missing and non-finite scores counted), the
-       names in their in-memory order, each system's number of queries, the sum and
-       largest magnitude of the scores (a provisional shift, each system's mean, and the
-       scale);
-    2. one aggregation grouped by (task, metric, query), a column per system of the
-       table with its score (and the number of rows: more than scores is a duplicate
-       key), then, grouped by (task, metric), for each system Σy, Σy², the sums over
-       the queries every system has, and for each pair asked for n, Σx, Σy, Σx², Σy²,
-       Σxy of the shifted scores (y = score − shift; 0 where a system lacks the
-       query). A row per (task, metric) comes back; on DuckDB, a table whose
-       per-query groups would not fit in ``memory_limit`` is summed a few tasks at a
-       time.
-
-    The sums are then moved to the in-memory shifts and laid out as
-    :func:`metaeval.sufficient_statistics` lays them out, and the effects follow as
-    here; they equal the pandas results to rounding, not bit for bit (the engine adds
-    in another order): within 1e-12 of each column's largest value in the tests. When a
-    check fails, the error is the one pandas raises, with the same text: rows are
-    numbered from 0 in the engine's scan order. :func:`metaeval.analyze`,
-    ``compare(test="t")``, ``means(ci="t")``, :func:`metaeval.anova`, ``tukey()`` and
-    :func:`metaeval.sufficient_statistics` are computed in the engine too; the other
-    tests of ``compare()`` and the randomized ``tukey()`` fetch the rows (of the systems
-    asked for) one task at a time, as do ``compare``, ``means`` and ``anova`` with a
-    ``replicate`` column or ``cluster=``; :func:`effects` with those collects the table
-    into pandas first (the variances need per-query values). Every other function
-    collects a lazy table once.
+    A lazy frame is summed in its engine per (task, metric); with a ``replicate`` column
+    or ``cluster=`` it is collected first (:ref:`engines-pushdown`).
 
     Examples
     --------

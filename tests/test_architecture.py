@@ -588,7 +588,6 @@ TOO_LONG = {
     "metaeval.pooling._metareg": "metareg: design matrices, fits, tables",
     "metaeval_cli.meta": "the meta command's options and output",
     "metaeval.scale": "the dask path: goes to the engines room (item 1)",
-    "metaeval.paired.effect_size": "effects' 223-line docstring (item 5)",
     "metaeval.io.lm_eval": "the lm-evaluation-harness reader's formats",
 }
 

@@ -7,8 +7,8 @@ from typing import Any
 import pandas as pd
 
 from .._kinds import table_kind
+from ..engines import any_frame
 from ..errors import OptionError, TableKindError
-from ..schema.frames import any_frame
 from .results import PowerResult
 
 __all__ = ["power"]

@@ -20,6 +20,7 @@ import pandas as pd
 from scipy import stats
 
 from .._options import ALTERNATIVES, PLAN_TESTS, Alternative, PlanTest, literal_signature
+from ..engines import any_frame
 from ..errors import (
     DegenerateWarning,
     MetaEvalWarning,
@@ -33,7 +34,6 @@ from ..errors import (
 from ..paired import anova, effects, means
 from ..paired.replicates import has_replicates, replicate_variance
 from ..schema import recorded_design
-from ..schema.frames import any_frame
 from .results import PowerResult
 
 __all__ = ["plan_queries"]

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .._options import EFFECTS_FIRST, STATISTICS, Statistic, answer_first, literal_signature
+from ..engines import any_frame
 from ..errors import (
     PairingError,
     PairingWarning,
@@ -42,7 +43,6 @@ from ..errors import (
     warn_groups,
 )
 from ..schema import coerce_keys
-from ..schema.frames import any_frame
 from . import _resampling as rs
 from .effect_size import normal_inference
 

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .._options import MEANS_CIS, MeansCI, literal_signature
+from ..engines import LazyTable, any_frame, per_task
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -37,9 +38,8 @@ from ..errors import (
     resolve_seed,
     warn_groups,
 )
-from ..schema.frames import LazyTable, any_frame
-from . import _pushdown
 from . import _resampling as rs
+from . import pushdown
 from ._layout import BLOCK, Layout, layout, per_task_sum
 from .replicates import REPLICATES_AVERAGED, add_item_variance, has_replicates
 from .sufficient import ZERO_TOL, statistics_of
@@ -259,7 +259,7 @@ def anova(scores: pd.DataFrame) -> pd.DataFrame:
 
     if isinstance(scores, LazyTable) and "replicate" in scores.columns:
         # replicates are averaged per query first, in memory, a task at a time
-        return _pushdown.per_task(scores, anova, {}, pairs=None, columns=["replicate"])
+        return per_task(scores, anova, {}, pairs=None, columns=["replicate"])
     two = _two_way(scores)  # a lazy table's sums computed in its engine
     two.check("ANOVA")
     m, t = two.frame_index()
@@ -456,7 +456,7 @@ def _lazy_two_way(scores: LazyTable) -> tuple[Any, SimpleNamespace, TwoWay]:
     """The two-way layout of a lazy table from sums computed in its engine, with the sums
     and the names (tasks, metrics, systems, shift, scale) it was built from."""
     none = np.zeros(0, dtype=int)
-    sums = _pushdown.compute(scores, none, none, anova=True)
+    sums = pushdown.compute(scores, none, none, anova=True)
     survey = sums.survey
     present = sums.count > 0
     k = present.sum(axis=1)
@@ -500,14 +500,14 @@ def _lazy_means(scores: LazyTable, ci: str, alpha: float, cluster: str | None) -
         if cluster is not None and cluster not in scores.columns:  # the in-memory error
             cluster_ids(pd.DataFrame(columns=scores.columns), cluster)
         extra = [c for c in (cluster, "replicate") if c is not None and c in scores.columns]
-        return _pushdown.per_task(
+        return per_task(
             scores, means, {"ci": ci, "alpha": alpha, "cluster": cluster}, pairs=None, columns=extra
         )
     if ci == "anova":
         sums, names, two = _lazy_two_way(scores)
     else:  # each system on its own queries: no two-way sums needed
         none = np.zeros(0, dtype=int)
-        sums, two = _pushdown.compute(scores, none, none), None
+        sums, two = pushdown.compute(scores, none, none), None
         survey = sums.survey
         names = SimpleNamespace(
             tasks=survey.tasks,
@@ -558,7 +558,7 @@ def t_means(
     3 or more systems) from each system's own count and sums of shifted scores
     (``(metric, system, task)``); ``lay`` has the names, ``shift`` and ``scale`` of a
     :class:`Layout` (a lazy table's are computed in its engine, see
-    :mod:`metaeval.paired._pushdown`)."""
+    :mod:`metaeval.paired.pushdown`)."""
     from scipy import stats as sps
 
     own_n = np.asarray(own_n, dtype=float)
@@ -834,7 +834,7 @@ def tukey(
             seed=resolve_seed(seed) if randomized else seed,
             progress=progress,
         )
-        return _pushdown.per_task(
+        return per_task(
             scores,
             tukey,
             kwargs,

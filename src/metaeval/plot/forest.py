@@ -28,10 +28,10 @@ from .._options import (
     format_p,
     literal_signature,
 )
+from ..engines import any_frame
 from ..errors import OptionError, SchemaError, check_option, quote_list
 from ..pooling import GROUP_KEYS, pool, weights
 from ..schema import validate_effects
-from ..schema.frames import any_frame
 from ._figure import new_figure
 from ._text import literal
 

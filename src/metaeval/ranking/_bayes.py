@@ -43,8 +43,8 @@ import numpy as np
 import pandas as pd
 
 from .._results import Result
+from ..engines import any_frame
 from ..errors import OptionError, PairingError, SchemaError, excerpt, quote_list, resolve_seed
-from ..schema.frames import any_frame
 from ._friedman import task_scores
 
 __all__ = ["bayes_signed_rank", "BayesResult", "SAMPLE_BLOCK"]

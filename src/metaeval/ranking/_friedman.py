@@ -36,6 +36,7 @@ import pandas as pd
 
 from .._options import PosthocMethod, literal_signature
 from .._results import Result
+from ..engines import any_frame
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -47,7 +48,6 @@ from ..errors import (
     warn_groups,
 )
 from ..paired.multiplicity import adjust_pvalues
-from ..schema.frames import any_frame
 from ._aggregate import check_complete, scores_of_metrics, task_means, task_ranks
 
 __all__ = [

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 from .._options import RankForce, escape_markdown, format_number, format_p, literal_signature
+from ..engines import any_frame
 from ..errors import OptionError, check_alpha, check_option, quote_list
-from ..schema.frames import any_frame
 from ._friedman import PosthocResult, TaskScores, clique_runs, friedman, posthoc, task_scores
 
 __all__ = ["RankReport", "rank_report"]

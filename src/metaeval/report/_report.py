@@ -45,6 +45,7 @@ from .._options import (
     literal_signature,
 )
 from .._results import Result
+from ..engines import any_frame
 from ..errors import (
     OptionError,
     PairingWarning,
@@ -56,7 +57,6 @@ from ..errors import (
     reissue,
     warn_groups,
 )
-from ..schema.frames import any_frame
 from ._tables import ADJUST_NAMES, TEST_NAMES, add_latex_notes, escape, to_latex
 
 __all__ = ["Report", "build_report"]

@@ -38,8 +38,8 @@ from .._options import (
     literal_signature,
 )
 from .._results import Result
+from ..engines import any_frame
 from ..errors import OptionError, SchemaError, check_alpha, check_option, excerpt, quote_list
-from ..schema.frames import any_frame
 
 __all__ = ["Markup", "escape", "escape_latex", "style", "to_html", "to_latex"]
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..engines.frames import LazyTable, any_frame
 from ..errors import SchemaError, excerpt, quote_list
 from ._columns import (
     KEY_COLUMNS,
@@ -31,7 +32,6 @@ from ._columns import (
 )
 from ._columns import first_repeat as first_repeat  # io's readers and measures' checks
 from ._report import in_rows, no_rows_error, report
-from .frames import LazyTable, any_frame
 
 TAKES = (
     "a pandas DataFrame (or a polars DataFrame or LazyFrame, a pyarrow Table, a DuckDB relation)"
@@ -427,7 +427,7 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
     import pandera.errors as pe
 
     if isinstance(df, LazyTable):  # every check in the engine; the frame comes back as it is
-        from .lazy import validate
+        from ..engines.survey import validate
 
         validate(df)
         return df.native

@@ -67,7 +67,7 @@ def _outputs() -> dict[str, pd.DataFrame]:
     acc = scores[scores["metric"] == "accuracy"]
     eff = metaeval.effects(scores, control=CONTROL)
     size = {"iris": 1.0, "wine": 2.0, "breast_cancer": 3.0, "digits": 4.0}
-    report = ranking.rank_report(scores)
+    report = metaeval.rank_report(scores)
     codes = scores.groupby("task")["query"].transform(lambda q: pd.factorize(q)[0] // 5)
     eff_cluster = metaeval.effects(scores.assign(passage=codes), CONTROL, cluster="passage")
     out = {
@@ -113,7 +113,7 @@ def _outputs() -> dict[str, pd.DataFrame]:
         .T,
         "kendall_tau": metaeval.measures.kendall_tau([[1, 2, 3]], [[1, 3, 2]]).to_frame(),
         "plan_tasks": metaeval.design.plan_tasks(eff, k=4, power=0.8, n_sim=200, seed=1),
-        "rank_report.summary": report.summary,
+        "rank_report.table": report.table,
         "plan_queries": plan_queries(scores, CONTROL, mde=0.05, power=0.8),
         "plan_queries(cluster=)": plan_queries(
             scores.assign(passage=codes), CONTROL, mde=0.05, power=0.8, cluster="passage"
@@ -121,7 +121,7 @@ def _outputs() -> dict[str, pd.DataFrame]:
         "plan_queries(test='anova')": plan_queries(scores, CONTROL, test="anova", n=50, mde=0.05),
         "plan_queries.curve": plan_queries(scores, CONTROL, n=50, mde=0.05).curve,
         "rank_report.ranks": report.ranks,
-        "build_report": metaeval.report.build_report(scores, CONTROL, n_resamples=50, seed=1),
+        "build_report": metaeval.build_report(scores, CONTROL, n_resamples=50, seed=1),
     }
     for metric, table in report.posthoc.items():
         out[f"rank_report.posthoc[{metric}]"] = table
@@ -159,7 +159,7 @@ def test_the_outputs_cover_the_public_functions(outputs):
         "bayes_signed_rank",
         "leaderboard",
         "rank_intervals",
-        "rank_report.summary",
+        "rank_report.table",
         "rank_report.ranks",
         "influence",
         "weights",
@@ -187,9 +187,9 @@ def test_the_renamed_columns_hold_what_they_did(outputs):
     for name, col in [
         ("pool", "prob_gain"),
         ("friedman", "f_p_value"),
-        ("rank_report.summary", "shapiro_min_p_value"),
-        ("rank_report.summary", "homogeneity_p_value"),
-        ("rank_report.summary", "f_p_value"),
+        ("rank_report.table", "shapiro_min_p_value"),
+        ("rank_report.table", "homogeneity_p_value"),
+        ("rank_report.table", "f_p_value"),
         ("rank_report.ranks", "shapiro_p_value"),
     ]:
         values = outputs[name][col].to_numpy(float)

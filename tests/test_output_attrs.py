@@ -256,8 +256,8 @@ def _cases(scores: pd.DataFrame, effects: pd.DataFrame, tmp: Path) -> dict[str, 
         "from_ranx_scores": lambda: mio.from_ranx_scores({"bm25": {"ndcg@10": {"q1": 0.5}}}),
         # measures
         "evaluate": lambda: metaeval.ir.evaluate(qrels, {"bm25": run}, ["AP", "nDCG@10"], task="t"),
-        "as_qrels": lambda: metaeval.ir.as_qrels(qrels),
-        "as_run": lambda: metaeval.ir.as_run(run),
+        "as_qrels": lambda: metaeval.io.as_qrels(qrels),
+        "as_run": lambda: metaeval.io.as_run(run),
         "metrics": lambda: metaeval.measures.metrics(labels, predictions),
         "confusion_matrix": lambda: metaeval.measures.confusion_matrix(labels, predictions),
         "per_sample": lambda: metaeval.measures.per_sample(labels, {"a": predictions}, task="t"),
@@ -299,11 +299,9 @@ def _cases(scores: pd.DataFrame, effects: pd.DataFrame, tmp: Path) -> dict[str, 
         "bayes_signed_rank": lambda: metaeval.ranking.bayes_signed_rank(
             accuracy, control=CONTROL, samples=True, seed=1
         ),
-        "rank_report": lambda: metaeval.ranking.rank_report(accuracy),
+        "rank_report": lambda: metaeval.rank_report(accuracy),
         # report
-        "build_report": lambda: metaeval.report.build_report(
-            scores, CONTROL, n_resamples=50, seed=1
-        ),
+        "build_report": lambda: metaeval.build_report(scores, CONTROL, n_resamples=50, seed=1),
         # design
         "plan_queries": lambda: metaeval.design.plan_queries(scores, CONTROL, mde=0.05, power=0.8),
         "plan_tasks": lambda: metaeval.design.plan_tasks(acc, k=4, mde=0.02, n_sim=200, seed=1),

@@ -109,14 +109,14 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
         dask="metaeval.paired.partitions:means_on_dask",
     ),
     "analyze": _M(
-        "metaeval.pooling:analyze",
+        "metaeval.workflows:analyze",
         ("scores",),
         "analyze() starts from per-query scores.",
         per_task=True,
-        dask="metaeval.pooling.analysis:analyze_on_dask",
+        dask="metaeval.workflows.analysis:analyze_on_dask",
     ),
     "pool_metrics": _M(
-        "metaeval.pooling:pool_metrics",
+        "metaeval.workflows:pool_metrics",
         ("scores",),
         "pool_metrics() starts from per-query scores.",
     ),
@@ -165,7 +165,7 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
         "bayes_signed_rank() compares systems from per-query or per-task scores.",
     ),
     "rank_report": _M(
-        "metaeval.ranking:rank_report",
+        "metaeval.workflows:rank_report",
         ("scores",),
         "rank_report() ranks systems from per-query or per-task scores.",
     ),
@@ -176,7 +176,7 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
         "Run scores.meta.compare() or .meta.tukey() first.",
     ),
     "report": _M(
-        "metaeval.report:build_report",
+        "metaeval.workflows:build_report",
         ("scores",),
         "report() starts from per-query scores.",
     ),

@@ -57,7 +57,7 @@ from ..errors import (
     reissue,
     warn_groups,
 )
-from ._tables import ADJUST_NAMES, TEST_NAMES, add_latex_notes, escape, to_latex
+from ..report import ADJUST_NAMES, TEST_NAMES, add_latex_notes, escape, to_latex
 
 __all__ = ["Report", "build_report"]
 

@@ -127,7 +127,7 @@ STAGES: dict[str, set[str]] = {
     "design": {"core", "paired", "pooling"},  # plans from pilots: the variances they estimate
     # leaderboard(method="meta") and rank_intervals(by="pooled") still pool (issue 40 left them)
     "ranking": {"core", "paired", "pooling"},
-    "plot": {"core", "pooling"},  # forest() still pools when it is given no pooled table
+    "plot": {"core"},  # figures draw results; forest_plot (workflows) pools, then draws
     "report": {"core"},
     # the verbs that run several stages (issue 40): above every stage, below the faces
     "workflows": {"core", "io", "measures", "paired", "pooling", "design", "ranking", "plot"}
@@ -243,18 +243,23 @@ def test_workflows_are_imported_only_by_the_faces():
 
 
 def test_no_presentation_function_has_a_pooling_option():
-    """A table writer takes a result and writes it (issue 40): no public function of
-    ``report`` has a pooling option (``method``, ``ci``), so that it cannot pool again."""
+    """A table writer or a figure takes a result and writes or draws it (issue 40): no
+    public function of ``report`` or ``plot`` has a pooling option (``method``, ``ci``; a
+    boolean ``ci`` that shows a band is a drawing option), so that it cannot pool again;
+    ``forest_plot`` (workflows) pools, then draws. (``alpha`` stays: the level at which a
+    table or a diagram marks a p-value.)"""
     import inspect
 
+    import metaeval.plot
     import metaeval.report
 
     found = [
-        f"metaeval.report.{name}({param})"
-        for name in metaeval.report.__all__
-        if callable(obj := getattr(metaeval.report, name)) and not isinstance(obj, type)
-        for param in inspect.signature(obj).parameters
-        if param in ("method", "ci")
+        f"{module.__name__}.{name}({param})"
+        for module in (metaeval.report, metaeval.plot)
+        for name in module.__all__
+        if callable(obj := getattr(module, name)) and not isinstance(obj, type)
+        for param, spec in inspect.signature(obj).parameters.items()
+        if param in ("method", "ci") and spec.annotation not in (bool, "bool")
     ]
     assert not found, found
 
@@ -417,11 +422,17 @@ def test_no_module_imports_a_private_name_of_another():
 
 
 @pytest.mark.slow
-def test_every_module_imports_first_in_a_fresh_interpreter():
-    """Each module imported before any other of metaeval's (import-order bugs of cycles)."""
+def test_every_module_imports_first_in_a_fresh_interpreter(tmp_path):
+    """Each module imported before any other of metaeval's (import-order bugs of cycles).
+
+    The bytecode of each module is written once (under ``tmp_path``, nothing in the tree)
+    and read by the next hundred imports: where PYTHONDONTWRITEBYTECODE is set, compiling
+    the sources again for every module took two thirds of this test (48 s of CPU -> 16 s).
+    """
     names = json.dumps(sorted(MODULES))
     code = f"""
 import importlib, sys, json
+sys.dont_write_bytecode, sys.pycache_prefix = False, {str(tmp_path)!r}
 failed = []
 for name in json.loads({names!r}):
     for loaded in [m for m in sys.modules if m == "metaeval" or m.startswith("metaeval.")]:
@@ -484,7 +495,7 @@ def test_documented_aliases_and_deprecated_module_paths():
         check=True,
     )
     assert "FutureWarning: metaeval.significance is deprecated" in out.stderr
-    assert out.stdout.strip() == "metaeval.paired.twoway"
+    assert out.stdout.strip() == "metaeval.paired.anova"
 
 
 @pytest.mark.parametrize("module", ["metaeval", "metaeval.pooling"])
@@ -655,3 +666,136 @@ def test_no_accessor_class_body_declares_a_functions_parameters():
                 ):
                     twins.append(f"{cls.__name__}.{attr} repeats {name}{tuple(theirs)}")
     assert not twins, twins
+
+
+# ------------------------------------------------- rooms named for what they hold (issue 40)
+MAX_LINES = 800
+"""No module is longer than this: a longer one holds several rooms' worth (issue 40, item 4)."""
+
+#: The modules over :data:`MAX_LINES` when the rule came in, each with why it is still long.
+#: The list may only shrink: an entry back under the limit fails until it leaves the list.
+TOO_LONG = {
+    "metaeval.paired.significance": "seven tests in one compare(); its docstrings (item 5)",
+    "metaeval.pooling._tau2": "eight τ² estimators and their intervals: a big subject",
+    "metaeval.workflows.report": "build_report: the analyses, the prose and the HTML page",
+    "metaeval.ranking._intervals": "rank_intervals and its pooled aggregation (item 2)",
+    "metaeval.design.queries": "plan_queries' 225-line docstring (item 5)",
+    "metaeval.plot.forest": "forest() and its layout engine; the fitting half leaves (item 2)",
+    "metaeval.pooling._metareg": "metareg: design matrices, fits, tables",
+    "metaeval_cli.meta": "the meta command's options and output",
+    "metaeval.io.lm_eval": "the lm-evaluation-harness reader's formats",
+}
+
+
+def _lines(module: str) -> int:
+    return len(MODULES[module].read_text().splitlines())
+
+
+def test_no_module_is_longer_than_the_limit():
+    """``MAX_LINES`` for every module of the package and the command; :data:`TOO_LONG` names
+    today's exceptions and may only shrink."""
+    long = {m for m in MODULES if _lines(m) > MAX_LINES}
+    new = sorted(f"{m} ({_lines(m)} lines)" for m in long - set(TOO_LONG))
+    assert not new, f"over {MAX_LINES} lines: {new}; split the module by what it holds"
+    stale = sorted(set(TOO_LONG) - long)
+    assert not stale, f"{stale} are {MAX_LINES} lines or fewer now: take them off TOO_LONG"
+
+
+#: Module-level hooks of the import system (PEP 562) a package's face may define: the lazy
+#: attributes (``metaeval.plot``, ``schema.Scores``) and their tab completion.
+IMPORT_HOOKS = {"__getattr__", "__dir__"}
+
+#: Package faces that still define functions or classes, by name; may only shrink.
+INIT_DEFINES = {
+    "metaeval": {"_version"},  # the installed version, read once at import
+    "metaeval.datasets": {"load_example", "load_demsar"},
+    "metaeval_cli": {"_Version", "build_parser", "main"},  # main: the console script's entry
+}
+
+
+def _defined_in_init() -> dict[str, set[str]]:
+    out = {}
+    for module, path in MODULES.items():
+        if path.name != "__init__.py":
+            continue
+        tree = ast.parse(path.read_text())
+        kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        names = {n.name for n in tree.body if isinstance(n, kinds)} - IMPORT_HOOKS
+        if names:
+            out[module] = names
+    return out
+
+
+def test_a_package_init_defines_no_function():
+    """A package's ``__init__.py`` is its face: it imports, it does not define (issue 40):
+    ``schema/__init__.py`` held 765 lines of the stage's logic."""
+    found = _defined_in_init()
+    extra = {m: sorted(n - INIT_DEFINES.get(m, set())) for m, n in found.items()}
+    extra = {m: n for m, n in extra.items() if n}
+    assert not extra, f"functions or classes defined in a package's __init__.py: {extra}"
+    stale = {m: sorted(n - found.get(m, set())) for m, n in INIT_DEFINES.items()}
+    stale = {m: n for m, n in stale.items() if n}
+    assert not stale, f"INIT_DEFINES names what is gone: {stale}"
+
+
+#: ``Result`` subclasses outside a stage's ``results.py``, each with why; may only shrink.
+RESULTS_ELSEWHERE = {
+    "metaeval.workflows.report.Report": "build_report's Report, beside the function that fills it",
+    "metaeval.workflows.rank_report.RankReport": "rank_report's result, beside its prose writer",
+}
+
+
+def _result_classes() -> dict[str, str]:
+    """``module.Class`` → module of every subclass of ``metaeval._results.Result`` (read from
+    the source, subclasses of subclasses included)."""
+    classes = {}
+    for module, path in MODULES.items():
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef):
+                bases = {
+                    b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases
+                }
+                classes[f"{module}.{node.name}"] = (module, node.name, bases)
+    results = {"Result"}
+    found: dict[str, str] = {}
+    grew = True
+    while grew:
+        grew = False
+        for key, (module, name, bases) in classes.items():
+            if key not in found and bases & results and key != "metaeval._results.Result":
+                found[key] = module
+                results.add(name)
+                grew = True
+    return found
+
+
+def test_every_result_class_lives_in_a_results_module():
+    """A stage's result classes are in its ``results.py`` (issue 40): ranking's were inside
+    ``_friedman.py`` and ``_bayes.py``."""
+    found = _result_classes()
+    elsewhere = {k for k, m in found.items() if m.rsplit(".", 1)[-1] != "results"}
+    assert elsewhere <= set(RESULTS_ELSEWHERE), sorted(elsewhere - set(RESULTS_ELSEWHERE))
+    stale = sorted(set(RESULTS_ELSEWHERE) - elsewhere)
+    assert not stale, f"{stale} are in a results.py now (or gone): take them off the list"
+    assert {"metaeval.ranking.results.PosthocResult", "metaeval.pooling.results.GoshResult"} <= set(
+        found
+    )  # the check sees subclasses
+
+
+#: Private module names that repeat across stages, each with why; may only shrink.
+SHARED_PRIVATE_NAMES: dict[str, str] = {}
+
+
+def test_no_two_private_modules_share_a_name_across_stages():
+    """``pooling/_bayes.py`` and ``ranking/_bayes.py``, three ``_report.py``, two ``_tables.py``
+    and two ``_text.py`` (issue 40): a private module's name says what it holds, once."""
+    stages: dict[str, set[str]] = {}
+    for module in MODULES:
+        name = module.rsplit(".", 1)[-1]
+        if name.startswith("_") and not name.startswith("__") and "." in module:
+            stages.setdefault(name, set()).add(module)
+    shared = {n: sorted(m) for n, m in stages.items() if len(m) > 1}
+    unexplained = {n: m for n, m in shared.items() if n not in SHARED_PRIVATE_NAMES}
+    assert not unexplained, unexplained
+    stale = sorted(set(SHARED_PRIVATE_NAMES) - set(shared))
+    assert not stale, f"{stale} no longer repeat: take them off SHARED_PRIVATE_NAMES"

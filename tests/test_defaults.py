@@ -13,7 +13,6 @@ import pytest
 import metaeval
 import metaeval_cli
 from metaeval import _options
-from metaeval.plot import forest
 from metaeval.ranking import leaderboard
 from metaeval_cli._parser import DEFAULTS, RANGER, resolve_model
 
@@ -32,7 +31,7 @@ def _default(func, name):
         metaeval.leave_one_out,
         metaeval.influence,
         metaeval.analyze,
-        forest,
+        metaeval.forest_plot,
     ],
 )
 def test_every_pooling_function_defaults_to_reml_with_knapp_hartung(func):

@@ -70,6 +70,7 @@ NOT_TABLES = {
     "best_predicted_vs_human": "a number",
     "normalize_ranks": "an array of ranks",
     "forest": "a figure",
+    "forest_plot": "a figure",
     "pairwise": "a figure",
     "critical_difference": "a figure",
     "bubble": "a figure",

@@ -73,7 +73,15 @@ from .pooling import (
     weights,
 )
 from .schema import from_wide, scores, validate_effects, validate_scores
-from .workflows import RankReport, Report, analyze, build_report, pool_metrics, rank_report
+from .workflows import (
+    RankReport,
+    Report,
+    analyze,
+    build_report,
+    forest_plot,
+    pool_metrics,
+    rank_report,
+)
 
 _aliases.install()
 # .meta on dask DataFrames once dask.dataframe is imported, .metaeval on polars
@@ -131,6 +139,7 @@ __all__ = [
     "permutest",
     "pool_metrics",
     "analyze",
+    "forest_plot",
     "rank_report",
     "build_report",
     "power",

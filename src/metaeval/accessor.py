@@ -169,7 +169,7 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
         ("scores",),
         "rank_report() ranks systems from per-query or per-task scores.",
     ),
-    "forest": _M("metaeval.plot:forest", ("effects",), _EFFECTS_HINT),
+    "forest": _M("metaeval.workflows:forest_plot", ("effects",), _EFFECTS_HINT),
     "pairwise": _M(
         "metaeval.plot:pairwise",
         ("compare", "tukey"),

@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..errors import SchemaError
 from ..schema._columns import KEY_COLUMNS, REPLICATE, REPLICATE_DESIGN, SCORE_COLUMNS
-from ..schema._report import (
+from ..schema._failures import (
     PROBLEMS,
     dtype_line,
     duplicate_line,

@@ -608,6 +608,14 @@ def write_scores(scores: pd.DataFrame, path: str | Path) -> None:
     ``replicate_design`` column, in every format, so that every
     reader and engine reads it (see the module docstring). The input is not changed.
 
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        A scores table.
+    path : str or pathlib.Path
+        The file to write; its extension (``.csv``, ``.tsv``, ``.jsonl``,
+        ``.ndjson``, ``.parquet``, ``.pq``; a text one with ``.gz``) sets the format.
+
     Raises
     ------
     metaeval.SchemaError

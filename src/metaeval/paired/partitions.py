@@ -217,19 +217,21 @@ def dask_effects(
 
     With ``cluster=`` the clustered variances are a function of each task's rows (the
     clusters are within a task): a second pass computes them partition by partition
-    (:func:`metaeval.paired.effect_size.cluster_terms`), the client applies them to the
+    (:func:`metaeval.paired.clusters.cluster_terms`), the client applies them to the
     table of the summed statistics, as in memory."""
-    from .effect_size import (
+    from .clusters import (
         check_cluster_options,
-        check_extra_columns,
-        checked_options,
+        cluster_ids,
         cluster_terms,
         clustered_effects,
+    )
+    from .effect_size import (
+        check_extra_columns,
+        checked_options,
         cv_corrected,
         effects_table,
     )
     from .replicates import pair_variances
-    from .twoway import cluster_ids
 
     effect, alpha = checked_options(effect, alpha)
     if cluster is not None:
@@ -336,7 +338,7 @@ def compare_on_dask(ddf: Any, options: dict[str, Any]) -> pd.DataFrame:
 
 def anova_on_dask(ddf: Any, options: dict[str, Any]) -> pd.DataFrame:
     """:func:`metaeval.anova` of the whole table."""
-    from .twoway import anova
+    from .anova import anova
 
     return per_task(ddf, anova, {}, pairs=None)
 
@@ -345,7 +347,7 @@ def means_on_dask(ddf: Any, options: dict[str, Any]) -> pd.DataFrame:
     """:func:`metaeval.means` of the whole table (clusters are within a task)."""
     from .._options import MEANS_CIS
     from ..errors import check_alpha, check_option
-    from .twoway import means
+    from .means import means
 
     check_option("ci", options["ci"], MEANS_CIS)
     check_alpha(options["alpha"])
@@ -356,7 +358,7 @@ def tukey_on_dask(ddf: Any, options: dict[str, Any]) -> pd.DataFrame:
     """:func:`metaeval.tukey` of the whole table (the randomized version with the same
     p-values for the same seed)."""
     from ..errors import check_alpha, check_resamples, resolve_seed
-    from .twoway import tukey
+    from .anova import tukey
 
     kwargs = dict(options, progress=False)
     if kwargs["randomized"]:

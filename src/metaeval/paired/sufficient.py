@@ -55,7 +55,7 @@ _CHUNK_BYTES = 32 * 2**20
 #: A (co)variance below this share of the sums of squared (shifted) scores it is
 #: computed from is rounding error and is treated as exactly zero; so is 1 − |r|
 #: (:func:`metaeval.effects`), and so is a clustered variance below this share of the
-#: unclustered one (:func:`metaeval.paired.twoway.clustered_variance_is_zero`).
+#: unclustered one (:func:`metaeval.paired.clusters.clustered_variance_is_zero`).
 ZERO_TOL = 1e-10
 
 

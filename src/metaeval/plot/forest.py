@@ -8,10 +8,9 @@ transform (x in inches from the figure's left edge, y in rows).
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, cast, get_args
+from typing import Any, get_args
 
 import numpy as np
 import pandas as pd
@@ -19,10 +18,8 @@ import pandas as pd
 from .._options import (
     DEFAULT_CI,
     DEFAULT_POOL_METHOD,
-    CIMethod,
     EffectScale,
     ForestSort,
-    PoolMethod,
     effect_scale,
     format_number,
     format_p,
@@ -30,16 +27,18 @@ from .._options import (
 )
 from ..engines import any_frame
 from ..errors import OptionError, SchemaError, check_option, quote_list
-from ..pooling import GROUP_KEYS, pool, weights
 from ..schema import validate_effects
 from ._figure import new_figure
-from ._text import literal
+from ._labels import literal
 
-__all__ = ["forest", "ir_columns", "save"]
+__all__ = ["forest"]
 
 ROW = 0.27  # inches per row
 GAP = 0.18  # inches between columns
 SORTS: tuple[str | None, ...] = (None, *get_args(ForestSort))
+# the keys of one pooled panel (pooling's GROUP_KEYS: the figure reads a pooled table, it
+# does not import the stage that makes one)
+GROUP_KEYS = ("effect_type", "metric", "treatment", "control")
 
 
 def _fmt(x: float, digits: int, bound: bool = False) -> str:
@@ -95,14 +94,18 @@ def _prepare(effects: pd.DataFrame) -> tuple[pd.DataFrame, str, str, str]:
     )
 
 
-def _weighted(effects: pd.DataFrame, pooled: pd.DataFrame) -> pd.DataFrame:
+def _weighted(
+    effects: pd.DataFrame, pooled: pd.DataFrame, subgroup: str | None = None
+) -> pd.DataFrame:
     """The effects table with each task's weight in its panel's pooled estimate, from the
     pooled table: 100·w_i/Σw_j with w_i = 1/(v_i + τ̂²) over the usable rows (finite effect
     and variance) of the panel, τ̂² the panel's ``tau2`` (0 for a single task and for the
     common-effect model); NaN for rows left out and for a panel whose fit failed (τ̂² NaN
-    with two tasks or more). These are :func:`metaeval.weights` of the same model."""
+    with two tasks or more). These are :func:`metaeval.weights` of the same model. With a
+    ``subgroup`` column (of both tables), each subgroup is a panel of its own."""
     table = validate_effects(effects)
     keys = [c for c in GROUP_KEYS if c in table.columns and c in pooled.columns]
+    keys += [subgroup] if subgroup is not None else []
     if "tau2" not in pooled.columns:
         raise SchemaError(
             f"`pooled` has no 'tau2' column (its columns are {quote_list(list(pooled.columns))}); "
@@ -134,18 +137,15 @@ def _weighted(effects: pd.DataFrame, pooled: pd.DataFrame) -> pd.DataFrame:
         return table.assign(weight=np.where(usable & ~failed, 100 * w / total, np.nan))
 
 
-@any_frame(tables=("pooled",))
+@any_frame(tables=("pooled", "subgroups"))
 @literal_signature
 def forest(
     effects: pd.DataFrame,
+    pooled: pd.DataFrame,
     *,
-    method: PoolMethod = DEFAULT_POOL_METHOD,
-    ci: CIMethod | None = DEFAULT_CI,
-    alpha: float = 0.05,
-    pooled: pd.DataFrame | None = None,
+    subgroups: pd.DataFrame | None = None,
     title: str | None = None,
     sort: ForestSort | None = None,
-    by: str | Mapping[Any, Any] | None = None,
     columns: pd.DataFrame | Mapping[str, pd.DataFrame] | None = None,
     labels: Mapping[str, str] | None = None,
     xlim: tuple[float, float] | None = None,
@@ -156,7 +156,11 @@ def forest(
     ax: Any = None,
     **kwargs: Any,
 ) -> Any:
-    """Forest plot of an effects table: per-task effects with their weights and the summary.
+    """Forest plot of an effects table and its pooled result: per-task effects with their
+    weights and the summary.
+
+    This draws and never pools: :func:`metaeval.forest_plot` (``.meta.forest()``) pools the
+    effects first and then draws them here.
 
     Parameters
     ----------
@@ -164,27 +168,28 @@ def forest(
         An effects table of one metric and one control (filter first); several
         treatments give one panel each, sharing the task rows and the x scale.
         Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
-        relation, converted to pandas once (a lazy one collected).
-    method, ci, alpha
-        The pooling model (:func:`metaeval.pool`).
-    pooled : pandas.DataFrame, optional
-        An already pooled result of ``effects``; its summary and τ² are drawn
-        instead of pooling again, and its ``method`` and ``test`` replace
-        ``method`` and ``ci`` for the weights.
+        relation, converted to pandas once (a lazy one collected). With ``subgroups``,
+        the table :func:`metaeval.weights` returned with the same ``by`` (its subgroup
+        column and each task's ``weight`` within its subgroup).
+    pooled : pandas.DataFrame
+        The pooled result of ``effects`` (:func:`metaeval.pool`, or the table of
+        :func:`metaeval.bayes_pool`): its summary is the diamond, its τ² gives the
+        weights, its ``method`` and ``test`` columns name the model and its
+        ``attrs["alpha"]`` the level of the intervals (0.05 without it).
+    subgroups : pandas.DataFrame, optional
+        The subgroups' pooled results (:func:`metaeval.pool` with ``by=``): one block per
+        subgroup with its own diamond, then ``pooled`` as the overall summary.
     title : str, optional
     sort : {None, "effect", "weight", "name"}
         Order of the task rows (None: the table's order); by the first panel.
-    by : str or mapping, optional
-        Subgroups (as :func:`metaeval.pool`): one block per subgroup with its
-        own diamond, then the overall summary.
     columns : DataFrame or mapping of str to DataFrame, optional
         Extra text columns indexed by task. A DataFrame alone goes left of the
         panels and is shared by all; ``{"left": ..., "right": ...}`` places
         shared columns on either side; a key naming a treatment
         (``{"tasb": ..., "colberter": ...}``) draws those columns just left of
-        that treatment's panel. :func:`ir_columns` gives one DataFrame per
+        that treatment's panel. :func:`metaeval.ir.ir_columns` gives one DataFrame per
         treatment (drawn beside its own panel) or, with ``treatment=None``, the
-        mapping for every panel. A key or an :func:`ir_columns` table that names
+        mapping for every panel. A key or an :func:`metaeval.ir.ir_columns` table that names
         no panel of the figure is an :class:`~metaeval.OptionError`.
     labels : mapping, optional
         Display names of the tasks (e.g. Ranger's ``display_names``).
@@ -239,11 +244,14 @@ def forest(
     >>> fig.get_size_inches().round(1)
     array([12.1,  6.3])
 
-    The compact version draws one treatment into an Axes of your own:
+    The compact version draws one treatment into an Axes of your own, here from a pooled
+    table at hand:
 
     >>> from matplotlib.figure import Figure
+    >>> from metaeval.plot import forest
+    >>> knn = acc.query("treatment == 'knn'")
     >>> ax = Figure().subplots()
-    >>> acc.query("treatment == 'knn'").meta.forest(ax=ax) is ax
+    >>> forest(knn, metaeval.pool(knn), ax=ax) is ax
     True
     >>> [label.get_text() for label in ax.get_yticklabels()]
     ['breast_cancer', 'digits', 'iris', 'wine', 'RE model (REML, Knapp–Hartung)']
@@ -256,38 +264,36 @@ def forest(
         isinstance(col_wrap, bool) or not isinstance(col_wrap, int) or col_wrap < 1
     ):
         raise OptionError(f"`col_wrap` must be a positive integer or None, not {col_wrap!r}.")
-    if pooled is not None and {"method", "test"} <= set(pooled.columns) and len(pooled):
-        # weights and subgroup fits follow the model of the given result
-        method = cast(PoolMethod, str(pooled["method"].iloc[0]))
-        ci = cast(CIMethod, str(pooled["test"].iloc[0]))
+    alpha = float(pooled.attrs.get("alpha", 0.05))
+    method, ci = DEFAULT_POOL_METHOD, DEFAULT_CI
+    if {"method", "test"} <= set(pooled.columns) and len(pooled):
+        # the label names the model of the given result
+        method, ci = str(pooled["method"].iloc[0]), str(pooled["test"].iloc[0])
     effects, metric, control, effect_type = _prepare(effects)
-    model: dict[str, Any] = {"method": method, "ci": ci, "alpha": alpha}
     overall, subgroup = None, None
-    if by is None:  # one fit at most: the weights are drawn from the pooled τ²
-        summary = pool(effects, **model) if pooled is None else pooled
+    if subgroups is None:  # the weights are drawn from the pooled τ²
+        summary = pooled
         table = _weighted(effects, summary)
     else:  # the subgroups' own fits (the weights within each subgroup), then the overall
-        table = weights(effects, **model, by=by)
-        # a column named by `by`, or the one a mapping `by` added
-        subgroup = (
-            by
-            if isinstance(by, str)
-            else next(c for c in table.columns if c not in effects.columns and c != "weight")
+        # the subgroup column: the one the subgroups' table shares with the effects only
+        subgroup = next(
+            (c for c in subgroups.columns if c in effects.columns and c not in pooled.columns),
+            None,
         )
-        summary = pool(effects, **model, by=by)
-        overall = pool(effects, **model) if pooled is None else pooled
-    if not {"ci_low", "ci_high"} <= set(table.columns):  # a bare (task, effect, variance) table
-        from scipy import stats as sps
-
-        half = sps.norm.isf(alpha / 2) * np.sqrt(table["variance"])
-        table = table.assign(ci_low=table["effect"] - half, ci_high=table["effect"] + half)
+        if subgroup is None:
+            raise SchemaError(
+                "forest() finds no subgroup column shared by `effects` and `subgroups`; pass "
+                "the tables metaeval.weights(effects, by=...) and metaeval.pool(effects, "
+                "by=...) returned."
+            )
+        table = effects if "weight" in effects.columns else _weighted(effects, subgroups, subgroup)
+        summary = subgroups
+        overall = pooled
     treatments = list(pd.unique(table["treatment"]))
     if ax is not None and len(treatments) > 1:
         raise OptionError("With ax=, forest() draws one treatment; filter the effects table first.")
     columns = _text_columns(columns, treatments)
-    rows = _rows(
-        table, summary, overall, treatments, subgroup, sort, labels or {}, method, ci, alpha
-    )
+    rows = _rows(table, summary, overall, treatments, subgroup, sort, labels or {}, method, ci)
     display = _display(effect_type)
     if digits is None:
         widths = (
@@ -366,9 +372,7 @@ def _values(frame: pd.DataFrame, treatment: str) -> dict[str, float]:
     }
 
 
-def _rows(
-    table, summary, overall, treatments, subgroup, sort, labels, method, ci, alpha
-) -> list[_Row]:
+def _rows(table, summary, overall, treatments, subgroup, sort, labels, method, ci) -> list[_Row]:
     tasks = list(pd.unique(table["task"]))
     first = table[table["treatment"] == treatments[0]].set_index("task")
     if sort == "effect":
@@ -929,163 +933,3 @@ def _draw_compact(ax, rows, treatment, limits, display, digits, xlabel, kwargs):
     right.tick_params(length=0)
     right.spines["right"].set_visible(False)
     ax.tick_params(axis="y", length=0)
-
-
-# ----------------------------------------------------------------- helpers
-@any_frame
-def ir_columns(
-    scores: pd.DataFrame,
-    *,
-    control: str,
-    treatment: str | Sequence[str] | None,
-    metric: str = "nDCG@10",
-    judged: str | None = "Judged@10",
-    digits: int = 3,
-) -> pd.DataFrame | dict[str, pd.DataFrame]:
-    """The IR columns of the Ranger paper's BEIR figure, for ``forest(columns=...)``.
-
-    Parameters
-    ----------
-    scores : pandas.DataFrame
-        The scores table the effects were computed from.
-    control : str
-        The control system.
-    treatment : str, list of str or None
-        One treatment: a DataFrame, drawn beside that treatment's panel. A list,
-        or None for every system of the scores but the control: a mapping of
-        treatment to its DataFrame, one set of columns per panel.
-    metric : str
-        The metric whose means are shown.
-    judged : str or None
-        A judged-rate metric (``Judged@10``) shown in percent; None leaves it out.
-    digits : int
-        Decimals of the metric's means.
-
-    Returns
-    -------
-    pandas.DataFrame or dict of str to pandas.DataFrame
-        Indexed by task, with the metric's means as ``"control → treatment"``
-        (e.g. ``0.494 → 0.679``) and, when ``judged`` is given, the judged rates
-        the same way, in percent; ``attrs["treatment"]`` names the treatment, so
-        that :func:`forest` draws the columns beside its panel.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from metaeval.plot import ir_columns
-    >>> scores = pd.DataFrame({"task": "scifact", "query": ["1", "2"] * 4,
-    ...                        "system": ["bm25"] * 4 + ["tasb"] * 4,
-    ...                        "metric": ["nDCG@10", "nDCG@10", "Judged@10", "Judged@10"] * 2,
-    ...                        "value": [0.6, 0.4, 0.9, 0.7, 0.7, 0.5, 0.8, 0.6]})
-    >>> ir_columns(scores, control="bm25", treatment="tasb")
-                   nDCG@10       J@10
-    task
-    scifact  0.500 → 0.600  80% → 70%
-
-    Any metric's means, beside a forest plot:
-
-    >>> import metaeval
-    >>> example = metaeval.load_example()
-    >>> columns = ir_columns(example, control="logistic_regression", treatment="knn",
-    ...                      metric="accuracy", judged=None)
-    >>> columns.loc[["iris", "digits"]]
-                 accuracy
-    task
-    iris    0.960 → 0.953
-    digits  0.969 → 0.977
-    >>> eff = example.meta.effects("logistic_regression", treatment="knn")
-    >>> fig = eff.query("metric == 'accuracy'").meta.forest(columns=columns)
-    >>> "0.969 → 0.977" in [text.get_text() for text in fig.texts]
-    True
-    """
-    if treatment is None or not isinstance(treatment, str):
-        names = (
-            [s for s in pd.unique(scores["system"]) if s != control]
-            if treatment is None
-            else list(treatment)
-        )
-        return {
-            str(t): ir_columns(
-                scores,
-                control=control,
-                treatment=str(t),
-                metric=metric,
-                judged=judged,
-                digits=digits,
-            )
-            for t in names
-        }
-    systems = set(scores["system"])
-    for role, name in (("control", control), ("treatment", treatment)):
-        if name not in systems:
-            raise SchemaError(
-                f"ir_columns(): the scores have no system {name!r} (the {role}); they have "
-                f"{quote_list(sorted(map(str, systems)))}."
-            )
-    means = scores.groupby(["task", "system", "metric"], observed=True)["value"].mean()
-    out = {}
-    wanted = [(metric, metric, lambda v: _fmt(v, digits))]
-    if judged is not None:
-        short = judged.replace("Judged", "J")
-        wanted.append((judged, short, lambda v: _fmt(100 * v, 0) + "%"))
-    for name, header, fmt in wanted:
-        if name not in set(scores["metric"]):
-            raise SchemaError(
-                f"ir_columns(): the scores have no metric {name!r}; they have {quote_list(sorted(set(scores['metric'])))}."
-            )
-        col = {}
-        for task in pd.unique(scores["task"]):
-            try:
-                c, t = means[task, control, name], means[task, treatment, name]
-            except KeyError:
-                continue
-            col[str(task)] = f"{fmt(c)} → {fmt(t)}"
-        out[header] = col
-    frame = pd.DataFrame(out).rename_axis("task")
-    frame.attrs.update(treatment=treatment, control=control)
-    return frame
-
-
-def save(fig: Any, path: str | os.PathLike[str], **kwargs: Any) -> None:
-    """Save a figure with embedded TrueType fonts (PDF/PS) and text as paths (SVG).
-
-    ``fig.savefig`` would use the rcParams in force at save time; this applies
-    ``pdf.fonttype=42`` (no Type 3 fonts, as many venues require) for the call only.
-
-    Raises
-    ------
-    metaeval.OptionError
-        When the file name's suffix is not a format matplotlib writes (and no
-        ``format=`` is given).
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> from matplotlib.figure import Figure
-    >>> from metaeval.plot import save
-    >>> fig = Figure(figsize=(3, 2))
-    >>> _ = fig.subplots().plot([0, 1], [0, 1])
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> save(fig, pathlib.Path(tmp.name) / "figure.pdf")
-    >>> (pathlib.Path(tmp.name) / "figure.pdf").read_bytes()[:5]
-    b'%PDF-'
-    >>> save(fig, pathlib.Path(tmp.name) / "figure.pfd")
-    Traceback (most recent call last):
-    ...
-    metaeval.errors.OptionError: save() writes the format its file name ends with, and '.../figure.pfd' ends with .pfd; use one of [...] (e.g. 'forest.pdf'), or pass format=.
-    >>> tmp.cleanup()
-    """
-    import matplotlib.pyplot as plt
-
-    if "format" not in kwargs:
-        kinds = fig.canvas.get_supported_filetypes()
-        suffix = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
-        if suffix not in kinds:
-            raise OptionError(
-                f"save() writes the format its file name ends with, and {os.fspath(path)!r} "
-                f"ends with {('.' + suffix) if suffix else 'no suffix'}; use one of "
-                f"{quote_list(sorted(kinds))} (e.g. 'forest.pdf'), or pass format=."
-            )
-    kwargs.setdefault("dpi", 200)
-    with plt.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "path"}):
-        fig.savefig(path, **kwargs)

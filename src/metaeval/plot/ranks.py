@@ -12,7 +12,7 @@ from .._options import format_number
 from ..engines import any_frame
 from ..errors import OptionError, SchemaError
 from ._figure import new_figure
-from ._text import literal
+from ._labels import literal
 
 __all__ = ["rank_plot"]
 

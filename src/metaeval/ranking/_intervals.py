@@ -758,7 +758,7 @@ def rank_intervals(
     scores, directions = scores_of_metrics(scores, metric, higher_is_better)
     clusters = None
     if cluster is not None:
-        from ..paired.twoway import cluster_ids
+        from ..paired.clusters import cluster_ids
 
         if cluster in ("task", "query", "system", "metric", "value"):
             raise SchemaError(

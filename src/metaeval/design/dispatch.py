@@ -17,8 +17,8 @@ from .._options import (
     PoolMethod,
     literal_signature,
 )
+from ..engines import any_frame
 from ..errors import OptionError, TableKindError, excerpt
-from ..schema.frames import any_frame
 from .results import PowerResult
 
 __all__ = ["power"]

@@ -21,6 +21,7 @@ from scipy import stats
 
 from .._docs import fill_doc
 from .._options import ALTERNATIVES, PLAN_TESTS, Alternative, PlanTest, literal_signature
+from ..engines import any_frame
 from ..errors import (
     DegenerateWarning,
     MetaEvalWarning,
@@ -35,7 +36,6 @@ from ..paired import anova, effects, means
 from ..paired.alternatives import critical_value
 from ..paired.replicates import has_replicates, replicate_variance
 from ..schema import recorded_design
-from ..schema.frames import any_frame
 from .results import PowerResult
 
 __all__ = ["plan_queries"]

@@ -21,6 +21,7 @@ from .._options import (
     literal_signature,
     resolve_ci,
 )
+from ..engines import any_frame
 from ..errors import (
     DegenerateWarning,
     MetaEvalWarning,
@@ -33,7 +34,6 @@ from ..errors import (
     warn_groups,
 )
 from ..pooling import GROUP_KEYS, pool
-from ..schema.frames import any_frame
 from .results import PowerResult
 
 __all__ = ["plan_tasks"]

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..engines import any_frame
 from ..errors import FormatError, SchemaError, check_option, excerpt, quote_list
 from ..schema import first_repeat
-from ..schema.frames import any_frame
 from ._text import iter_jsonl, read_delimited, read_text
 from .trec import check_unique_pairs, read_qrels, read_run, write_qrels, write_run
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from .._options import format_number
 from ..errors import SchemaError, quote_list
-from ..schema.frames import any_frame
+from ..engines import any_frame
 
 __all__ = ["ir_columns"]
 

@@ -32,11 +32,10 @@ from .._options import (
     STATISTICS,
 )
 
-# The seam of metaeval.scale, which lays a dask partition out as the whole table would be
-# (the same axes, so every per-task result equals the in-memory one): reached through the
-# package's face, not its private module. Not in __all__: a seam, not a user function.
+# The seam of metaeval.paired.pushdown's dask statistics, which lay a partition out as
+# the whole table would be: reached through the package's face, not its private module.
+# Not in __all__: a seam, not a user function.
 from ._layout import layout as layout
-from ._layout import whole_table_names as whole_table_names
 from .anova import anova, tukey
 from .bootstrap import bootstrap_effects
 from .correlation import correlation_effects, fisher_z_variance

@@ -32,8 +32,8 @@ from ..errors import (
     resolve_seed,
     warn_groups,
 )
-from ..schema.frames import LazyTable, any_frame
-from . import _pushdown
+from ..engines import LazyTable, any_frame, per_task
+from . import pushdown
 from . import _resampling as rs
 from ._layout import BLOCK, Layout, layout, per_task_sum
 from .replicates import REPLICATES_AVERAGED, has_replicates
@@ -246,7 +246,7 @@ def anova(scores: pd.DataFrame) -> pd.DataFrame:
 
     if isinstance(scores, LazyTable) and "replicate" in scores.columns:
         # replicates are averaged per query first, in memory, a task at a time
-        return _pushdown.per_task(scores, anova, {}, pairs=None, columns=["replicate"])
+        return per_task(scores, anova, {}, pairs=None, columns=["replicate"])
     two = _two_way(scores)  # a lazy table's sums computed in its engine
     two.check("ANOVA")
     m, t = two.frame_index()
@@ -282,7 +282,7 @@ def lazy_two_way(scores: LazyTable) -> tuple[Any, SimpleNamespace, TwoWay]:
     """The two-way layout of a lazy table from sums computed in its engine, with the sums
     and the names (tasks, metrics, systems, shift, scale) it was built from."""
     none = np.zeros(0, dtype=int)
-    sums = _pushdown.compute(scores, none, none, anova=True)
+    sums = pushdown.compute(scores, none, none, anova=True)
     survey = sums.survey
     present = sums.count > 0
     k = present.sum(axis=1)
@@ -390,7 +390,7 @@ def tukey(
             seed=resolve_seed(seed) if randomized else seed,
             progress=progress,
         )
-        return _pushdown.per_task(
+        return per_task(
             scores,
             tukey,
             kwargs,

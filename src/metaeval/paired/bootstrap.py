@@ -30,6 +30,7 @@ import pandas as pd
 
 from .._docs import fill_doc
 from .._options import EFFECTS_FIRST, STATISTICS, Statistic, answer_first, literal_signature
+from ..engines import any_frame
 from ..errors import (
     PairingError,
     PairingWarning,
@@ -43,7 +44,6 @@ from ..errors import (
     warn_groups,
 )
 from ..schema import coerce_keys
-from ..schema.frames import any_frame
 from . import _resampling as rs
 from .effect_size import normal_inference
 

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._options import CORRELATIONS, Correlation, add_display, literal_signature
+from ..engines import any_frame
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -24,7 +25,6 @@ from ..errors import (
     check_option,
     warn_groups,
 )
-from ..schema.frames import any_frame
 from .effect_size import normal_inference
 
 __all__ = ["fisher_z_variance", "correlation_effects"]

@@ -102,6 +102,7 @@ from .._options import (
     display_columns,
     literal_signature,
 )
+from ..engines import LazyTable, any_frame, first_pass
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -113,8 +114,6 @@ from ..errors import (
     warn_groups,
 )
 from ..schema import REPLICATE, REPLICATE_DESIGN, SCORE_COLUMNS
-from ..schema.frames import LazyTable, any_frame
-from ..schema.lazy import first_pass
 from .clusters import (
     CLUSTER_COLUMNS,
     check_cluster_options,

@@ -30,8 +30,8 @@ from ..errors import (
     excerpt,
     warn_groups,
 )
-from ..schema.frames import LazyTable, any_frame
-from . import _pushdown
+from ..engines import LazyTable, any_frame, per_task
+from . import pushdown
 from ._layout import Layout, layout, per_task_sum
 from .alternatives import critical_value
 from .anova import TwoWay, lazy_two_way
@@ -215,14 +215,14 @@ def _lazy_means(scores: LazyTable, ci: str, alpha: float, cluster: str | None) -
         if cluster is not None and cluster not in scores.columns:  # the in-memory error
             cluster_ids(pd.DataFrame(columns=scores.columns), cluster)
         extra = [c for c in (cluster, "replicate") if c is not None and c in scores.columns]
-        return _pushdown.per_task(
+        return per_task(
             scores, means, {"ci": ci, "alpha": alpha, "cluster": cluster}, pairs=None, columns=extra
         )
     if ci == "anova":
         sums, names, two = lazy_two_way(scores)
     else:  # each system on its own queries: no two-way sums needed
         none = np.zeros(0, dtype=int)
-        sums, two = _pushdown.compute(scores, none, none), None
+        sums, two = pushdown.compute(scores, none, none), None
         survey = sums.survey
         names = SimpleNamespace(
             tasks=survey.tasks,
@@ -273,7 +273,7 @@ def t_means(
     3 or more systems) from each system's own count and sums of shifted scores
     (``(metric, system, task)``); ``lay`` has the names, ``shift`` and ``scale`` of a
     :class:`Layout` (a lazy table's are computed in its engine, see
-    :mod:`metaeval.paired._pushdown`)."""
+    :mod:`metaeval.paired.pushdown`)."""
     from scipy import stats as sps
 
     own_n = np.asarray(own_n, dtype=float)

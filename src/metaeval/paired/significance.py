@@ -60,6 +60,7 @@ from .._options import (
     answer_first,
     literal_signature,
 )
+from ..engines import LazyTable, any_frame, first_pass, per_task
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -69,9 +70,6 @@ from ..errors import (
     resolve_seed,
     warn,
 )
-from ..schema.frames import LazyTable, any_frame
-from ..schema.lazy import first_pass
-from . import _pushdown
 from . import _resampling as rs
 from ._layout import SAFE_MAGNITUDE, Layout, layout
 from .alternatives import (
@@ -433,7 +431,7 @@ def _per_task(scores: LazyTable, **kwargs: Any) -> pd.DataFrame:
     if cluster is not None and cluster not in scores.columns:  # the in-memory error
         cluster_ids(pd.DataFrame(columns=scores.columns), cluster)
     extra = [c for c in (cluster, "replicate") if c is not None and c in scores.columns]
-    return _pushdown.per_task(
+    return per_task(
         scores,
         compare,
         kwargs,

@@ -25,9 +25,9 @@ from .._options import (
     format_p,
     literal_signature,
 )
+from ..engines import any_frame
 from ..errors import OptionError, SchemaError, check_option, quote_list
 from ..schema import validate_effects
-from ..schema.frames import any_frame
 from ._figure import new_figure
 from ._labels import literal
 

@@ -35,6 +35,7 @@ import pandas as pd
 
 from .._multiplicity import adjust_pvalues
 from .._options import PosthocMethod, literal_signature
+from ..engines import any_frame
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -44,7 +45,6 @@ from ..errors import (
     quote_list,
     warn_groups,
 )
-from ..schema.frames import any_frame
 from ._aggregate import check_complete, scores_of_metrics, task_means, task_ranks
 from .results import POSTHOC_METHODS, FriedmanResult, PosthocResult, clique_runs
 

@@ -38,6 +38,7 @@ from .._options import (
     literal_signature,
     resolve_ci,
 )
+from ..engines import any_frame
 from ..errors import (
     DegenerateWarning,
     MetaEvalWarning,
@@ -53,7 +54,6 @@ from ..errors import (
     resolve_seed,
     warn_groups,
 )
-from ..schema.frames import any_frame
 from ._tables import (
     check_complete,
     scores_of_metrics,

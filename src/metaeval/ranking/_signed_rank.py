@@ -41,8 +41,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..engines import any_frame
 from ..errors import OptionError, PairingError, quote_list, resolve_seed
-from ..schema.frames import any_frame
 from ._friedman import task_scores
 from .results import ROW_KEY, BayesResult
 

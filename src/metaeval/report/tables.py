@@ -31,7 +31,7 @@ from .._options import (
 )
 from .._results import Result
 from ..errors import OptionError, check_option, excerpt
-from ..schema.frames import any_frame
+from ..engines import any_frame
 from ._layouts import Layout, build_layout, check_show, frame_and_kind, layout_caption
 from ._render import (
     CaptionMarkup,

@@ -30,7 +30,7 @@ from .validate import (
     validate_effects,
     validate_scores,
 )
-from .validate import coerce_scores as coerce_scores  # io, paired.replicates, scale
+from .validate import coerce_scores as coerce_scores  # io, paired.replicates, engines.dask
 from .validate import key_column_ok as key_column_ok  # paired._layout
 from .validate import key_names_ok as key_names_ok  # paired._layout
 

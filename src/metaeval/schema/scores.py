@@ -18,7 +18,7 @@ from ._columns import (
     SCORE_COLUMNS,
 )
 from ._columns import first_repeat as first_repeat  # io's readers and measures' checks
-from .frames import any_frame
+from ..engines.frames import any_frame
 from .validate import validate_scores
 
 __all__ = ["scores", "from_wide", "map_columns"]

@@ -29,7 +29,7 @@ from ._columns import (
 )
 from ._columns import first_repeat as first_repeat  # io's readers and measures' checks
 from ._failures import in_rows, no_rows_error, report
-from .frames import LazyTable, any_frame
+from ..engines.frames import LazyTable, any_frame
 
 TAKES = (
     "a pandas DataFrame (or a polars DataFrame or LazyFrame, a pyarrow Table, a DuckDB relation)"
@@ -408,7 +408,7 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
     import pandera.errors as pe
 
     if isinstance(df, LazyTable):  # every check in the engine; the frame comes back as it is
-        from .lazy import validate
+        from ..engines.survey import validate
 
         validate(df)
         return df.native

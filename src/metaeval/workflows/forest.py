@@ -10,7 +10,7 @@ import pandas as pd
 
 from .._options import DEFAULT_CI, DEFAULT_POOL_METHOD, CIMethod, PoolMethod, literal_signature
 from ..pooling import pool, weights
-from ..schema.frames import any_frame
+from ..engines import any_frame
 
 __all__ = ["forest_plot"]
 

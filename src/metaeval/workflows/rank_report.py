@@ -13,9 +13,9 @@ import pandas as pd
 
 from .._options import RankForce, escape_markdown, format_number, format_p, literal_signature
 from .._results import Result
+from ..engines import any_frame
 from ..errors import OptionError, check_alpha, check_option, quote_list
 from ..ranking import PosthocResult, TaskScores, clique_runs, friedman, posthoc, task_scores
-from ..schema.frames import any_frame
 
 __all__ = ["RankReport", "rank_report"]
 

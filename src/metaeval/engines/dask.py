@@ -36,7 +36,7 @@ import pandas as pd
 
 from ..errors import SchemaError, quote_list
 from ..schema import KEY_COLUMNS, SCORE_COLUMNS
-from ..schema._report import no_rows_error
+from ..schema._failures import no_rows_error
 from .survey import Survey
 
 __all__ = [

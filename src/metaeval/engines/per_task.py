@@ -32,7 +32,7 @@ import pandas as pd
 
 from ..errors import PairingError, collected_warnings, reissue
 from ..schema._columns import SCORE_COLUMNS
-from ..schema._report import no_rows_error
+from ..schema._failures import no_rows_error
 from .frames import LazyTable, narwhals
 from .survey import Survey, first_pass
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib as _importlib
 from typing import Any as _Any
 
-from . import _aliases, _options
+from . import _after_import, _aliases, _options
 from . import accessor as _accessor  # noqa: F401  (registers DataFrame.meta)
 from . import engines as _engines
 from . import scale as _scale
@@ -110,6 +110,13 @@ _SUBMODULES = (
 )
 """Submodules reachable as attributes; the ones not loaded yet load on first use."""
 
+# help() shows evaluated annotations, not strings: here, and in each stage once imported
+for _name in _SUBMODULES:
+    _after_import.after_import(
+        f"{__name__}.{_name}",
+        lambda _name=_name: _options.public_signatures(_importlib.import_module(f"{__name__}.{_name}")),
+    )
+
 __all__ = [
     # functions
     "scores",
@@ -167,6 +174,9 @@ __all__ = [
     "DependenceWarning",
     "__version__",
 ]
+
+
+_options.public_signatures(_importlib.import_module(__name__))
 
 
 def __getattr__(name: str) -> _Any:

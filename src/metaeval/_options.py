@@ -80,6 +80,7 @@ __all__ = [
     "TextTarget",
     "escape_markdown",
     "literal_signature",
+    "public_signatures",
     "RENAMED",
     "renamed",
     "DEFAULT_EFFECT",
@@ -513,12 +514,24 @@ def add_display(table: pd.DataFrame, columns: Sequence[str]) -> None:
 def literal_signature(func: Callable[..., Any]) -> Callable[..., Any]:
     """Give ``func`` a signature whose annotations are evaluated, so that help() and
     notebook tooltips show ``method: Literal['EE', 'FE', ...]`` instead of the
-    alias's name. Annotations that cannot be evaluated stay as written."""
+    alias's name or a string (``'pd.DataFrame'``, under ``from __future__ import
+    annotations``). An annotation that cannot be evaluated (a name imported only for
+    type checking) stays as written; the others are evaluated one by one."""
+    sig = inspect.signature(func)
     try:
         hints = typing.get_type_hints(func)
     except Exception:  # noqa: BLE001 - a name only imported for type checking
-        return func
-    sig = inspect.signature(func)
+        hints = {}
+        inner = inspect.unwrap(func)
+        namespace = getattr(inner, "__globals__", {})
+        annotations = {p.name: p.annotation for p in sig.parameters.values()}
+        annotations["return"] = sig.return_annotation
+        for name, annotation in annotations.items():
+            if isinstance(annotation, str):
+                try:
+                    hints[name] = eval(annotation, namespace)  # noqa: S307 - its own annotation
+                except Exception:  # noqa: BLE001, S112
+                    continue
     params = [
         p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()
     ]
@@ -526,6 +539,21 @@ def literal_signature(func: Callable[..., Any]) -> Callable[..., Any]:
         parameters=params, return_annotation=hints.get("return", sig.return_annotation)
     )
     return func
+
+
+def public_signatures(module: Any) -> None:
+    """Apply :func:`literal_signature` to every function of ``module.__all__`` whose
+    signature shows a string annotation: ``metaeval`` calls it for itself and for each
+    stage package as it is imported, so that no public function's ``help()`` shows
+    ``'pd.DataFrame'`` (``tests/test_naming.py`` checks it)."""
+    for name in getattr(module, "__all__", ()):
+        obj = getattr(module, name, None)
+        if not inspect.isfunction(obj):
+            continue
+        sig = inspect.signature(obj)
+        shown = [p.annotation for p in sig.parameters.values()] + [sig.return_annotation]
+        if any(isinstance(a, str) for a in shown):
+            literal_signature(obj)
 
 
 RENAMED = {"METHODS": ("POOL_METHODS", "method"), "TESTS": ("CI_METHODS", "ci")}

@@ -168,7 +168,7 @@ def _statistic(
 @any_frame
 @literal_signature
 def bootstrap_effects(
-    data: pd.DataFrame,
+    scores: pd.DataFrame,
     statistic: Statistic | Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
     *,
     control: str,
@@ -182,7 +182,7 @@ def bootstrap_effects(
 
     Parameters
     ----------
-    data : pandas.DataFrame
+    scores : pandas.DataFrame
         Per-sample predictions: ``task, query`` (the sample id), ``system``,
         ``prediction`` and ``label`` (the same label for every system). For
         ``accuracy``, ``f1``, ``f1_macro`` and ``mcc`` predictions and labels
@@ -268,7 +268,7 @@ def bootstrap_effects(
         name = str(getattr(statistic, "__name__", "statistic"))
     n_resamples = check_resamples(n_resamples, minimum=2)
     seed = resolve_seed(seed)
-    wide, systems, treatments = _prepare(data, control, treatment, statistic)
+    wide, systems, treatments = _prepare(scores, control, treatment, statistic)
     numeric = name in ("pearson", "spearman") or callable(statistic)
     wide, k = (wide, 0) if numeric else _class_codes(wide, systems, name)
     tasks = wide.index.get_level_values("task").unique()

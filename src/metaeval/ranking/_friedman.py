@@ -368,7 +368,7 @@ def friedman(
     -------
     FriedmanResult
         ``table``: one row per metric (in the table's order): ``metric``;
-        ``k`` (systems) and ``n_tasks``; ``chi2``, ``df`` (k − 1) and
+        ``n_systems`` (k) and ``n_tasks``; ``chi2``, ``df`` (k − 1) and
         ``p_value`` (χ² distribution); Iman–Davenport's ``f``, ``df1``
         (k − 1), ``df2`` ((k − 1)(N − 1)) and ``f_p_value``; Kendall's
         ``kendall_w``; its ``attrs`` hold ``higher_is_better`` and
@@ -415,9 +415,9 @@ def friedman(
     >>> from metaeval.ranking import friedman
     >>> auc = metaeval.datasets.load_demsar()
     >>> test = friedman(auc)
-    >>> test.table[["k", "n_tasks", "chi2", "p_value", "f", "f_p_value"]].round(4)
-       k  n_tasks     chi2  p_value       f  f_p_value
-    0  4       14  10.9524    0.012  4.5859    0.0076
+    >>> test.table[["n_systems", "n_tasks", "chi2", "p_value", "f", "f_p_value"]].round(4)
+       n_systems  n_tasks     chi2  p_value       f  f_p_value
+    0          4       14  10.9524    0.012  4.5859     0.0076
     >>> test.ranks[["system", "mean_rank"]].round(3)
           system  mean_rank
     0  C4.5+m+cf      1.929
@@ -456,7 +456,7 @@ def friedman(
     table = pd.DataFrame(
         {
             "metric": data.metrics.to_numpy(dtype=object),
-            "k": data.k.astype(np.int64),
+            "n_systems": data.k.astype(np.int64),
             "n_tasks": data.n.astype(np.int64),
             "chi2": chi2,
             "df": df1.astype(np.int64),

@@ -85,7 +85,7 @@ def main() -> None:
     small, _ = make(5, 10, seed=1)  # first calls import and set up; not timed
     posthoc(small)
     posthoc(small, method="wilcoxon_holm")
-    bayes_signed_rank(small, control="s000", n_samples=100, seed=1)
+    bayes_signed_rank(small, control="s000", n_draws=100, seed=1)
 
     rows = []
     for method, reference in (
@@ -106,7 +106,7 @@ def main() -> None:
         rows.append((f"post-hoc {method}", t_ours, "scikit-posthocs", t_ref, worst))
 
     control = "s000"
-    ours, t_ours = timed(bayes_signed_rank, scores, control=control, n_samples=args.samples, seed=1)
+    ours, t_ours = timed(bayes_signed_rank, scores, control=control, n_draws=args.samples, seed=1)
     pairs = [(metric, j) for metric in METRICS for j in range(1, k)]
     timed_pairs = pairs[: args.bayes_pairs]
     start = time.perf_counter()

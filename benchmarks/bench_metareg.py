@@ -66,7 +66,7 @@ def main() -> None:
     with warnings.catch_warnings():  # a few groups' REML fits are reset to τ² = 0
         warnings.simplefilter("ignore", metaeval.DegenerateWarning)
         metaeval.metareg(eff.head(args.k * 10), mods)  # warm-up (imports)
-        t_reml = best_of(lambda: metaeval.metareg(eff, mods, method="REML", ci="knha"))
+        t_reml = best_of(lambda: metaeval.metareg(eff, mods, method="REML", test="knha"))
         t_ee = best_of(lambda: metaeval.metareg(eff, mods, method="EE"))
 
     sub = eff.head(args.k * args.subset)

@@ -468,8 +468,8 @@ def output_cases(
         "plan_queries": lambda: metaeval.design.plan_queries(
             scores, OUTPUT_CONTROL, mde=0.05, power=0.8
         ),
-        "plan_tasks": lambda: metaeval.design.plan_tasks(acc, k=4, mde=0.02, n_sim=200, seed=1),
-        "power": lambda: metaeval.design.power(acc, k=4, mde=0.02, n_sim=200, seed=1),
+        "plan_tasks": lambda: metaeval.design.plan_tasks(acc, k=4, mde=0.02, n_draws=200, seed=1),
+        "power": lambda: metaeval.design.power(acc, k=4, mde=0.02, n_draws=200, seed=1),
     }
 
 

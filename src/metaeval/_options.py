@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -39,7 +39,7 @@ __all__ = [
     "Best",
     "ForestSort",
     "PairwiseValue",
-    "PosthocMethod",
+    "PosthocTest",
     "PoolModel",
     "POOL_MODELS",
     "Tau2CI",
@@ -96,6 +96,9 @@ __all__ = [
     "display_columns",
     "add_display",
     "POOLED_COLUMNS",
+    "COLUMNS",
+    "PARAMETERS",
+    "PARAMETERS_BY_FUNCTION",
 ]
 
 EffectType = Literal["md", "smd", "smcrp", "smcc", "rom", "corr"]
@@ -103,7 +106,7 @@ EffectType = Literal["md", "smd", "smcrp", "smcc", "rom", "corr"]
 PoolMethod = Literal["EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM"]
 """``method=`` of :func:`metaeval.pool`: τ² estimators as metafor's ``rma(method=...)``."""
 CIMethod = Literal["z", "t", "knha", "hksj", "adhoc"]
-"""``ci=`` of :func:`metaeval.pool`: normal; t with k − p df and the model's se (metafor's
+"""``test=`` of :func:`metaeval.pool`: normal; t with k − p df and the model's se (metafor's
 ``test="t"``); or Knapp–Hartung (``hksj`` an alias; ``adhoc`` never narrower than z)."""
 CompareTest = Literal[
     "t", "wilcoxon", "sign", "randomization", "bootstrap", "mcnemar", "mcnemar_midp"
@@ -146,8 +149,8 @@ ForestSort = Literal["effect", "weight", "name"]
 """``sort=`` of :func:`metaeval.plot.forest`."""
 PairwiseValue = Literal["p_value", "effect_size", "diff"]
 """``value=`` of :func:`metaeval.plot.pairwise`."""
-PosthocMethod = Literal["nemenyi", "holm", "bonferroni_dunn", "wilcoxon_holm"]
-"""``method=`` of :func:`metaeval.ranking.posthoc`."""
+PosthocTest = Literal["nemenyi", "holm", "bonferroni_dunn", "wilcoxon_holm"]
+"""``test=`` of :func:`metaeval.ranking.posthoc`."""
 Tau2CI = Literal["qprofile", "profile"]
 """``tau2_ci=`` of :func:`metaeval.pool`: the Q-profile or the profile-likelihood interval of τ²."""
 PoolModel = Literal["univariate", "multilevel"]
@@ -200,7 +203,7 @@ DEFAULT_EFFECT: EffectType = "smcrp"
 DEFAULT_POOL_METHOD: PoolMethod = "REML"
 """The default τ² estimator of :func:`metaeval.pool` (Langan et al. 2019; Veroniki et al. 2016)."""
 DEFAULT_CI: CIMethod | None = None
-"""The default ``ci=`` of :func:`metaeval.pool`: None, Knapp–Hartung (``"knha"``) for the
+"""The default ``test=`` of :func:`metaeval.pool`: None, Knapp–Hartung (``"knha"``) for the
 random-effects methods (IntHout et al. 2014) and ``"z"`` for the common-effect model, for
 which Knapp–Hartung is not meant (see :func:`resolve_ci`)."""
 
@@ -217,7 +220,7 @@ def resolve_ci(method: str, ci: str | None) -> str:
     return "z" if method in ("EE", "FE") else "knha"
 
 
-RANGER: dict[str, str] = {"effect": "smd", "method": "DL", "ci": "z"}
+RANGER: dict[str, str] = {"effect": "smd", "method": "DL", "test": "z"}
 """The options of the Ranger paper's procedure (Sertkan et al. 2023): Borenstein's paired
 d with Hedges' J, DerSimonian–Laird τ², normal intervals. ``scores.meta.analyze(control,
 **metaeval.RANGER)`` reproduces its table; the command's ``--ranger`` sets the same."""
@@ -642,3 +645,288 @@ def answer_first(
     first = [c for c in lead if c in frame.columns]
     rest = [c for c in frame.columns if c not in head and c not in first]
     return frame[head + first + rest]
+
+
+# ----------------------------------------------------------------- one vocabulary
+COLUMNS: dict[str, str] = {
+    # keys
+    "task": "the task (a dataset, a benchmark): the unit that is pooled",
+    "query": "the query (a topic, an item, a sample) within a task",
+    "system": "the system (a model, a run)",
+    "metric": "the evaluation measure",
+    "metric_b": "the second metric of a pair (effect_covariance)",
+    "replicate": "the repeated run (a seed) of a system on a query",
+    "treatment": "the system compared with the control",
+    "control": "the system the treatment is compared with",
+    "system_a": "the first system of a pair (tukey, posthoc)",
+    "system_b": "the second system of a pair (tukey, posthoc)",
+    "term": "a coefficient of a meta-regression (intercept, moderator)",
+    "term_b": "the second coefficient of a covariance entry (metareg's vcov)",
+    "source": "a source of variation of the ANOVA table (system, query, residual)",
+    "row": "the row of the input a problem or a value comes from",
+    "query_id": "the query of a qrels or run file (TREC's qid)",
+    "doc_id": "the document of a qrels or run file",
+    "true": "the true label (a row of the confusion matrix)",
+    # scores and inputs
+    "value": "a per-query score",
+    "relevance": "the relevance grade of a document for a query (qrels)",
+    "score": "a system's score: a run's retrieval score, a leaderboard's aggregate",
+    "scale": "the scale a metric's scores are stored on (sufficient statistics)",
+    # counts
+    "n": "the number of queries (paired observations) of a task",
+    "k": "the number of tasks (effects) pooled",
+    "k_total": "the number of tasks of a group, those with a missing effect included",
+    "k_task": "the number of distinct tasks of a multilevel model",
+    "n_tasks": "the number of tasks a ranking or test is computed from",
+    "n_systems": "the number of systems",
+    "n_queries": "the number of queries of a task",
+    "n_treatment": "the number of queries the treatment has a score on",
+    "n_control": "the number of queries the control has a score on",
+    "n_clusters": "the number of clusters of queries",
+    "n_items": "the number of items per cluster (plan_queries)",
+    "n_coef": "the number of coefficients of a meta-regression",
+    "n_subsets": "the number of subsets fitted (gosh)",
+    "n_permutations": "the number of permutations (permutest)",
+    "n_draws": "the number of simulated meta-analyses (plan_tasks, power)",
+    "pilot_n": "the number of queries of the pilot data (plan_queries)",
+    "pilot_k": "the number of tasks of the pilot data (plan_tasks)",
+    "size": "the size of a planned study at a point of the power curve (n or k)",
+    # options recorded in a table
+    "method": "the τ² estimator (pool's method=)",
+    "test": "the test (compare's test=, pooling's test=: z, t, knha, adhoc)",
+    "model": "the pooling model (univariate, multilevel)",
+    "effect_type": "the effect size (effects' effect=)",
+    "effect_size_type": "the effect size reported beside a rank test (rank_report)",
+    "correlation": "the correlation coefficient (pearson, spearman, kendall)",
+    "alpha": "the significance level",
+    "seed": "the random seed",
+    "exact": "whether a resampling test enumerated every permutation",
+    "variance_from": "where a mean's interval takes its variance from (means' interval=)",
+    "ci_of": "what the interval of a rank report's summary is of (mean or median)",
+    "tau2_source": "where the τ² of a power analysis comes from (pilot or given)",
+    "tau_prior": "the prior of τ (bayes_pool)",
+    "tau_scale": "the scale of the prior of τ (bayes_pool)",
+    "normal": "whether every system's scores look normal (rank_report)",
+    "homogeneity_test": "the test of equal variances (rank_report)",
+    "omnibus": "the omnibus test chosen (rank_report)",
+    "posthoc": "the post-hoc test chosen (rank_report)",
+    "decision": "the decision of a Bayesian comparison (better, worse, equivalent)",
+    "significant": "whether a difference is significant at alpha",
+    "influential": "whether a task is influential by metafor's rules",
+    "magnitude": "the magnitude of an effect in words (negligible, small, ...)",
+    # estimates
+    "effect": "the effect size of a task, or the pooled effect",
+    "estimate": "a coefficient of a meta-regression (its estimate)",
+    "diff": "the difference of means, treatment − control",
+    "mean_diff": "the mean difference of a Bayesian comparison",
+    "rank_diff": "the difference of mean ranks of a pair",
+    "effect_size": "the standardised difference of a pair (compare, tukey)",
+    "mean": "a mean (of scores, of ranks)",
+    "median": "a median",
+    "std": "a standard deviation",
+    "mad": "a median absolute deviation",
+    "mean_treatment": "the treatment's mean score",
+    "mean_control": "the control's mean score",
+    "statistic_treatment": "the treatment's statistic (bootstrap_effects)",
+    "statistic_control": "the control's statistic (bootstrap_effects)",
+    "mean_rank": "a system's mean rank",
+    "rank": "a system's rank",
+    "rank_a": "the mean rank of system_a",
+    "rank_b": "the mean rank of system_b",
+    "r": "a correlation (the effect on its reporting scale)",
+    "z": "an effect's test statistic (effect / se)",
+    "corr": "the correlation of two effects' estimates",
+    "cov": "a covariance of two estimates",
+    "robust_cov": "a cluster-robust covariance of two coefficients",
+    "sd_diff": "the standard deviation of the paired differences",
+    "sd_cluster": "the standard deviation of cluster means",
+    "design_effect": "the design effect of clustered queries",
+    "shift_treatment": "the value subtracted from the treatment's scores (sufficient statistics)",
+    "shift_control": "the value subtracted from the control's scores (sufficient statistics)",
+    "sum_x": "Σx of the treatment's shifted scores",
+    "sum_y": "Σy of the control's shifted scores",
+    "sum_xx": "Σx² of the treatment's shifted scores",
+    "sum_yy": "Σy² of the control's shifted scores",
+    "sum_xy": "Σxy of the shifted scores",
+    "fitted": "a meta-regression's fitted value",
+    "weight": "a task's weight in the pooled effect (percent)",
+    "mu_mean": "the posterior mean of μ (bayes_pool)",
+    "mu_sd": "the posterior standard deviation of μ (bayes_pool)",
+    "tau_median": "the posterior median of τ (bayes_pool)",
+    "shrunk_mean": "a task's shrunken (posterior) mean",
+    "shrunk_sd": "a task's shrunken (posterior) standard deviation",
+    "shrunk_low": "the lower end of a task's shrunken interval",
+    "shrunk_high": "the upper end of a task's shrunken interval",
+    "kendall_w": "Kendall's W (friedman)",
+    "cd": "the critical difference of mean ranks (Nemenyi)",
+    # uncertainty
+    "se": "a standard error",
+    "variance": "a sampling variance",
+    "moe": "the margin of error (half the interval's width)",
+    "ci_low": "the lower end of the confidence interval",
+    "ci_high": "the upper end of the confidence interval",
+    "boot_ci_low": "the lower end of the bootstrap percentile interval",
+    "boot_ci_high": "the upper end of the bootstrap percentile interval",
+    "r_ci_low": "ci_low as a correlation",
+    "r_ci_high": "ci_high as a correlation",
+    "robust_ci_low": "the lower end of the cluster-robust interval",
+    "robust_ci_high": "the upper end of the cluster-robust interval",
+    "robust_se": "the cluster-robust standard error",
+    "robust_df": "the degrees of freedom of the cluster-robust test",
+    "robust_statistic": "the cluster-robust test statistic",
+    "robust_p_value": "the p-value of the cluster-robust test",
+    "pi_low": "the lower end of the prediction interval",
+    "pi_high": "the upper end of the prediction interval",
+    "rank_low": "the lower end of a rank's interval",
+    "rank_high": "the upper end of a rank's interval",
+    "tie_group": "the group of systems whose rank intervals overlap",
+    # tests
+    "statistic": "the row's test statistic",
+    "df": "the degrees of freedom of the row's test",
+    "df1": "the numerator degrees of freedom of an F test",
+    "df2": "the denominator degrees of freedom of an F test",
+    "p_value": "the p-value of the row's test",
+    "p_adjusted": "the p-value adjusted for multiplicity",
+    "f": "an F statistic",
+    "f_p_value": "the p-value of the F test",
+    "chi2": "Friedman's χ² statistic",
+    "ss": "a sum of squares (ANOVA)",
+    "ms": "a mean square (ANOVA)",
+    "ms_within": "the within-systems mean square (plan_queries' ANOVA design)",
+    "model_p_value": "the p-value of the model's own test (permutest)",
+    "homogeneity_p_value": "the p-value of the test of equal variances",
+    "shapiro_p_value": "the p-value of the Shapiro–Wilk test",
+    "shapiro_min_p_value": "the smallest Shapiro–Wilk p-value over the systems",
+    "prob_gain": "the probability that the effect on a new task is positive",
+    "prob_positive": "the posterior probability that μ is positive",
+    "prob_better": "the posterior probability that the treatment is better",
+    "prob_worse": "the posterior probability that the treatment is worse",
+    "prob_equivalent": "the posterior probability that the two are practically equivalent",
+    "prob_best": "the probability that a system ranks first",
+    # heterogeneity
+    "tau2": "τ², the between-task variance",
+    "tau": "τ, the between-task standard deviation",
+    "tau2_low": "the lower end of τ²'s interval",
+    "tau2_high": "the upper end of τ²'s interval",
+    "tau_low": "the lower end of τ's interval",
+    "tau_high": "the upper end of τ's interval",
+    "sigma2_task": "the between-task variance of a multilevel model",
+    "sigma2_metric": "the between-metric variance within a task of a multilevel model",
+    "i2": "I², the share of variance due to heterogeneity (percent)",
+    "i2_low": "the lower end of I²'s interval",
+    "i2_high": "the upper end of I²'s interval",
+    "h2": "H², the total over the sampling variance",
+    "r2": "R², the share of τ² the moderators explain",
+    "q": "Cochran's Q",
+    "q_df": "the degrees of freedom of Cochran's Q",
+    "q_p_value": "the p-value of Cochran's Q",
+    "q_between": "the Q of the test of subgroup differences",
+    "q_between_df": "the degrees of freedom of q_between",
+    "q_between_p_value": "the p-value of q_between",
+    "qe": "the Q of residual heterogeneity (meta-regression)",
+    "qe_df": "the degrees of freedom of qe",
+    "qe_p_value": "the p-value of qe",
+    "qm": "the omnibus statistic of the moderators (Q_M)",
+    "qm_df": "the (numerator) degrees of freedom of qm",
+    "qm_df2": "the denominator degrees of freedom of qm under an F test",
+    "qm_p_value": "the p-value of qm",
+    # influence
+    "rstudent": "the studentized deleted residual",
+    "dffits": "DFFITS",
+    "cook_d": "Cook's distance",
+    "cov_r": "the covariance ratio",
+    "tau2_del": "τ² with the task left out",
+    "q_del": "Q with the task left out",
+    "hat": "the hat value (leverage)",
+    "dfbetas": "DFBETAS",
+    "x": "baujat: the task's contribution to Q",
+    "y": "baujat: the task's influence on the pooled effect",
+    # planning
+    "mde": "the minimum detectable effect",
+    "power": "the power",
+    "power_normal": "the power by the normal approximation",
+    "target": "the target of a power curve (power or width)",
+    # list measures
+    "ap_at_k": "average precision at k",
+    "ndcg_at_k": "nDCG at k (linear gain)",
+    "ndcg_at_k_exp": "nDCG at k (exponential gain)",
+    "p_at_k": "precision at k",
+    "rr": "reciprocal rank",
+}
+"""Every output column of every public function and what it holds: one name, one meaning.
+``tests/test_naming.py`` reads every public function's output (the cases of
+``tests/_helpers.py``) and fails on a column that is not here. The reporting-scale
+copies (``rel_change``, ``r_ci_low``, ...) of :func:`display_columns` are in it too."""
+COLUMNS.update(
+    {
+        name: f"{name.split('_ci_')[0].split('_pi_')[0]} scale: see add_display"
+        for name in display_columns(("effect", "ci_low", "ci_high", "pi_low", "pi_high"))
+        if name not in COLUMNS
+    }
+)
+
+PARAMETERS: dict[str, Any] = {
+    # the analysis
+    "method": PoolMethod,
+    "pool_method": PoolMethod,
+    "effect": EffectType,
+    "alternative": Alternative,
+    "adjust": Adjustment,
+    "family": AdjustFamily,
+    "correlation": Correlation,
+    "robust": bool | RobustMethod,
+    "alpha": float,
+    "seed": int,
+    "n_resamples": int,
+    "n_draws": int,
+    "exact": bool,
+    "progress": bool,
+    # the table's parts
+    "treatment": str | Sequence[str],
+    "groups": str | Sequence[str],
+    "over": str | Sequence[str],
+    "by": str | Mapping[Any, Any],
+    "mods": str | Sequence[str],
+    "cluster": str,
+    "higher_is_better": bool | Mapping[str, bool],
+    "k": int,
+    "mde": float,
+    "power": float,
+    "width": float,
+    # tables and figures
+    "digits": int,
+    "col_wrap": int,
+    "best": Best,
+    "layout": TableLayout,
+    "show": TableCells,
+    "caption": str,
+    "transpose": bool,
+    "order": Sequence[str],
+    "constants": Mapping[str, str],
+}
+"""Every parameter name of the vocabulary and its one annotation (``X`` or, where None
+means "not given", ``X | None``): every public function and ``.meta`` method with a
+parameter of that name annotates it so (``tests/test_naming.py``). Names whose values are
+the function's own are in :data:`PARAMETERS_BY_FUNCTION` instead."""
+
+PARAMETERS_BY_FUNCTION: dict[str, str] = {
+    "test": "the test a function runs, among its own: compare's paired tests, pool's "
+    "z/t/knha/adhoc, posthoc's rank tests, plan_queries' designs",
+    "replicates": "how a function reads repeated runs: effects' designs, read_lm_eval's folders",
+    "table": "the table a function reads, or the name of a table in a message (coerce_keys)",
+    "path": "a file or folder of the function's format",
+    "source": "what a reader reads: files, folders or a frame",
+    "columns": "the columns a function reads or writes, by the function",
+    "labels": "the labels a function uses: classes, forest's rows, baujat's marks",
+    "name": "what a function's name= names: a Ranger example, a ranx run",
+    "result": "the result a figure draws",
+    "n": "a number of queries (plan_queries) or of pairs (fisher_z_variance)",
+    "gain": "the gain of a list measure: its name, or a function",
+    "query": "the column of queries (scores, from_wide), or queries by task (scores_from_arrays)",
+    "task": "the column or the name of the task (scores, readers), or the task shown (gosh_plot)",
+    "value": "the column of values (scores), or the value shown (pairwise)",
+    "metric": "the metric(s) to use (ranking), the metric of the rows read (readers), or the "
+    "column of metrics (scores, from_wide)",
+    "metrics": "the metrics to use (build_report, pool_metrics, read_lm_eval)",
+}
+"""Parameter names whose values depend on the function (see :data:`PARAMETERS`)."""

@@ -627,7 +627,7 @@ class DaskMetaAccessor:
         checked_options(effect, alpha)
         pool_options(method, ci, alpha)  # before the work, not after
         eff = self._effects(control, treatment=treatment, effect=effect, alpha=alpha)
-        return analysis_table(eff, method=method, ci=ci, alpha=alpha, effect=effect)
+        return analysis_table(eff, method=method, test=ci, alpha=alpha, effect=effect)
 
     def _compare(
         self,

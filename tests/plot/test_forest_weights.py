@@ -43,8 +43,8 @@ def _expected(weights: pd.DataFrame) -> list[np.ndarray]:
 def test_drawn_weights_are_the_models_weights(acc, method, ci):
     """Today's drawn weights are the fit's row weights, i.e. metaeval.weights() of the same
     model; with and without `pooled=` the figure draws them (to 1e-12)."""
-    expected = _expected(metaeval.weights(acc, method=method, ci=ci))
-    pooled = metaeval.pool(acc, method=method, ci=ci)
+    expected = _expected(metaeval.weights(acc, method=method, test=ci))
+    pooled = metaeval.pool(acc, method=method, test=ci)
     for fig in (forest(acc, method=method, ci=ci), forest(acc, pooled=pooled)):
         drawn = _drawn(fig)
         assert len(drawn) == len(TREATMENTS)

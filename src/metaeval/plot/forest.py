@@ -261,7 +261,7 @@ def forest(
         method = cast(PoolMethod, str(pooled["method"].iloc[0]))
         ci = cast(CIMethod, str(pooled["test"].iloc[0]))
     effects, metric, control, effect_type = _prepare(effects)
-    model: dict[str, Any] = {"method": method, "ci": ci, "alpha": alpha}
+    model: dict[str, Any] = {"method": method, "test": ci, "alpha": alpha}
     overall, subgroup = None, None
     if by is None:  # one fit at most: the weights are drawn from the pooled τ²
         summary = pool(effects, **model) if pooled is None else pooled

@@ -23,7 +23,7 @@ from __future__ import annotations
 from .._options import AGGREGATIONS
 from ._aggregate import leaderboard
 from ._bayes import BayesResult, bayes_signed_rank
-from ._friedman import POSTHOC_METHODS, FriedmanResult, PosthocResult, friedman, posthoc
+from ._friedman import POSTHOC_TESTS, FriedmanResult, PosthocResult, friedman, posthoc
 from ._intervals import rank_intervals
 from ._report import RankReport, rank_report
 
@@ -31,7 +31,7 @@ __all__ = [
     "AGGREGATIONS",
     "leaderboard",
     "rank_intervals",
-    "POSTHOC_METHODS",
+    "POSTHOC_TESTS",
     "friedman",
     "FriedmanResult",
     "posthoc",

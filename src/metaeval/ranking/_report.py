@@ -506,7 +506,7 @@ def rank_report(
         else:
             table = posthoc(
                 scores,
-                method="nemenyi",
+                test="nemenyi",
                 alpha=alpha,
                 metric=name,
                 higher_is_better=higher_is_better,

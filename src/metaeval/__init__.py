@@ -110,13 +110,6 @@ _SUBMODULES = (
 )
 """Submodules reachable as attributes; the ones not loaded yet load on first use."""
 
-# help() shows evaluated annotations, not strings: here, and in each stage once imported
-for _name in _SUBMODULES:
-    _after_import.after_import(
-        f"{__name__}.{_name}",
-        lambda _name=_name: _options.public_signatures(_importlib.import_module(f"{__name__}.{_name}")),
-    )
-
 __all__ = [
     # functions
     "scores",
@@ -176,6 +169,9 @@ __all__ = [
 ]
 
 
+# help() shows evaluated annotations, not strings: in every module imported so far and in
+# each one imported later (a stage package, a module it loads on first use)
+_after_import.after_each_import(f"{__name__}.", _options.public_signatures)
 _options.public_signatures(_importlib.import_module(__name__))
 
 

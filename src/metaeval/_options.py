@@ -86,6 +86,7 @@ __all__ = [
     "DEFAULT_EFFECT",
     "DEFAULT_POOL_METHOD",
     "DEFAULT_CI",
+    "DEFAULT_RESAMPLES",
     "resolve_ci",
     "RANGER",
     "POOLED_FIRST",
@@ -219,6 +220,16 @@ def resolve_ci(method: str, ci: str | None) -> str:
         return ci
     return "z" if method in ("EE", "FE") else "knha"
 
+
+DEFAULT_RESAMPLES = 10_000
+"""The default ``n_resamples`` of every resampling test and bootstrap (``compare``,
+``tukey``, ``bootstrap_effects``): the Monte Carlo standard error of a p-value near 0.05 is
+√(0.05 · 0.95 / 10,000) = 0.0022 (0.0049 at 2,000, 0.0069 at 1,000), so that a reported
+p-value of 0.04 or 0.06 is on its side of 0.05, and a 95% percentile interval's ends move
+by about 1% of its width between seeds. ``rank_intervals``, ``leaderboard``,
+``build_report`` and ``permutest`` still default to 1,000 (a refit or a ranking per
+resample: 45 s instead of 7 s for the example's rank intervals); they follow when they
+move (issue 40, item 3, second part)."""
 
 RANGER: dict[str, str] = {"effect": "smd", "method": "DL", "test": "z"}
 """The options of the Ranger paper's procedure (Sertkan et al. 2023): Borenstein's paired
@@ -546,11 +557,11 @@ def literal_signature(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def public_signatures(module: Any) -> None:
     """Apply :func:`literal_signature` to every function of ``module.__all__`` whose
-    signature shows a string annotation: ``metaeval`` calls it for itself and for each
-    stage package as it is imported, so that no public function's ``help()`` shows
+    signature shows a string annotation: ``metaeval`` calls it for itself and for each of
+    its modules as it is imported (:func:`metaeval._after_import.after_each_import`), so that no public function's ``help()`` shows
     ``'pd.DataFrame'`` (``tests/test_naming.py`` checks it)."""
     for name in getattr(module, "__all__", ()):
-        obj = getattr(module, name, None)
+        obj = vars(module).get(name)  # not getattr: no submodule loaded on first use
         if not inspect.isfunction(obj):
             continue
         sig = inspect.signature(obj)
@@ -928,5 +939,8 @@ PARAMETERS_BY_FUNCTION: dict[str, str] = {
     "metric": "the metric(s) to use (ranking), the metric of the rows read (readers), or the "
     "column of metrics (scores, from_wide)",
     "metrics": "the metrics to use (build_report, pool_metrics, read_lm_eval)",
+    "qrels": "relevance judgments: a table or a file to read, a table to write",
+    "run": "a ranked list: a table or a file to read, a table to write",
+    "runs": "runs by system: tables or files (evaluate), ranx's nested dicts (from_ranx_scores)",
 }
 """Parameter names whose values depend on the function (see :data:`PARAMETERS`)."""

@@ -331,7 +331,9 @@ def test_difference_of_dependent_correlations_variance_by_simulation(method):
             "value": draws.reshape(-1),
         }
     )
-    eff = correlation_effects(frame, reference="human", treatment="A", control="B", correlation=method)
+    eff = correlation_effects(
+        frame, reference="human", treatment="A", control="B", correlation=method
+    )
     assert (eff["effect_type"] == "corr_diff").all() and (eff["reference"] == "human").all()
     empirical = eff["effect"].var(ddof=1)
     predicted = eff["variance"].mean()

@@ -307,7 +307,10 @@ def test_pooled_schema_with_all_options(rng):
     eff = _many(rng).assign(domain=lambda d: np.where(d["task"] < "task4", "x", "y"))
     for method in metaeval.POOL_METHODS:
         pooled = eff.meta.pool(
-            method=method, test="z" if method in ("EE", "FE") else "knha", by="domain", adjust="holm"
+            method=method,
+            test="z" if method in ("EE", "FE") else "knha",
+            by="domain",
+            adjust="holm",
         )
         schema.Pooled.validate(pooled)
 

@@ -387,7 +387,9 @@ def test_pooled_scores_are_the_meta_leaderboard(scores):
     assert (merged["rank"] == merged["rank_board"]).all()
     # the leaderboard's score is pool(effects()) itself: an independent path to the numbers
     eff = metaeval.effects(scores, control="ctrl", effect="md")
-    pooled = metaeval.pool(eff, method="REML", test="z").set_index(["metric", "treatment"])["effect"]
+    pooled = metaeval.pool(eff, method="REML", test="z").set_index(["metric", "treatment"])[
+        "effect"
+    ]
     got = table[table["system"] != "ctrl"].set_index(["metric", "system"])["score"]
     np.testing.assert_allclose(got, pooled.reindex(got.index), rtol=0, atol=1e-12)
     assert (table.loc[table["system"] == "ctrl", "score"] == 0).all()

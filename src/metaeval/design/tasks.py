@@ -282,7 +282,9 @@ def plan_tasks(
     out["n_draws"] = n_draws
     out["seed"] = seed
     out = out.reset_index(drop=True)
-    out.attrs.update(method=method, test=ci_name, alpha=alpha, n_draws=n_draws, seed=seed, solve=solve)
+    out.attrs.update(
+        method=method, test=ci_name, alpha=alpha, n_draws=n_draws, seed=seed, solve=solve
+    )
     return PowerResult(table=out, curve=curve, unit="tasks")
 
 

@@ -646,7 +646,9 @@ def correlation(
         )
         warn(f"The {correlation} correlation is undefined (NaN): {why}.", DegenerateWarning)
         return pd.Series([np.nan] * 4 + [float(n), np.nan], index=index, name=correlation)
-    func = {"pearson": sps.pearsonr, "spearman": sps.spearmanr, "kendall": sps.kendalltau}[correlation]
+    func = {"pearson": sps.pearsonr, "spearman": sps.spearmanr, "kendall": sps.kendalltau}[
+        correlation
+    ]
     res = func(xs, ys)
     r, p = float(res.statistic), float(res.pvalue)
     variance = fisher_z_variance(n, correlation)

@@ -28,7 +28,14 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from .._options import EFFECTS_FIRST, STATISTICS, Statistic, answer_first, literal_signature
+from .._options import (
+    DEFAULT_RESAMPLES,
+    EFFECTS_FIRST,
+    STATISTICS,
+    Statistic,
+    answer_first,
+    literal_signature,
+)
 from ..errors import (
     PairingError,
     PairingWarning,
@@ -173,7 +180,7 @@ def bootstrap_effects(
     *,
     control: str,
     treatment: str | Sequence[str] | None = None,
-    n_resamples: int = 2_000,
+    n_resamples: int = DEFAULT_RESAMPLES,
     seed: int | None = None,
     alpha: float = 0.05,
     progress: bool | None = None,
@@ -199,7 +206,7 @@ def bootstrap_effects(
         The control system.
     treatment : str, list of str or None
         The treatments; None: every other system.
-    n_resamples : int, default 2,000
+    n_resamples : int, default 10,000
         Bootstrap resamples.
     seed : int, optional
         Seed of the resamples (stored in ``attrs["seed"]``).

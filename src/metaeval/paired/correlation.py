@@ -52,7 +52,9 @@ def fisher_z_variance(n: Any, correlation: Correlation = "pearson") -> Any:
     """
     check_option("correlation", correlation, CORRELATIONS)
     n = np.asarray(n, dtype=float)
-    factor, offset = {"pearson": (1.0, 3), "spearman": (1.06, 3), "kendall": (0.437, 4)}[correlation]
+    factor, offset = {"pearson": (1.0, 3), "spearman": (1.06, 3), "kendall": (0.437, 4)}[
+        correlation
+    ]
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.where(n > offset, factor / (n - offset), np.nan)
     return out.item() if out.ndim == 0 else out

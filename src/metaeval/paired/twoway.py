@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._options import MEANS_CIS, MeansCI, literal_signature
+from .._options import DEFAULT_RESAMPLES, MEANS_CIS, MeansCI, literal_signature
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -763,7 +763,7 @@ def tukey(
     scores: pd.DataFrame,
     *,
     randomized: bool = False,
-    n_resamples: int = 10_000,
+    n_resamples: int = DEFAULT_RESAMPLES,
     seed: int | None = None,
     alpha: float = 0.05,
     progress: bool | None = None,

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._options import (
+    CI_METHODS,
     DEFAULT_CI,
     DEFAULT_POOL_METHOD,
     CIMethod,
@@ -252,6 +253,7 @@ def forest(
     import seaborn as sns
 
     check_option("sort", sort, SORTS)
+    check_option("ci", ci, (*CI_METHODS, None))  # its name until forest takes test= too
     if col_wrap is not None and (
         isinstance(col_wrap, bool) or not isinstance(col_wrap, int) or col_wrap < 1
     ):

@@ -203,7 +203,9 @@ def pool(
                 f"`tau2_ci={tau2_ci!r}` does not apply to model='multilevel' (it has no "
                 "single τ²); leave tau2_ci at its default 'qprofile'."
             )
-        return _multilevel(effects, method, test, alpha, over, groups, by, adjust, cov, robust_method)
+        return _multilevel(
+            effects, method, test, alpha, over, groups, by, adjust, cov, robust_method
+        )
     pooled = fit(
         effects,
         method=method,
@@ -217,7 +219,9 @@ def pool(
         warn_coverage=True,
         warn_narrow=True,
     ).pooled
-    pooled.attrs.update(method=method, test=resolve_ci(method, test), alpha=alpha, adjust=adjust, tau2_ci=tau2_ci)
+    pooled.attrs.update(
+        method=method, test=resolve_ci(method, test), alpha=alpha, adjust=adjust, tau2_ci=tau2_ci
+    )
     return pooled
 
 

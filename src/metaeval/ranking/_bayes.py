@@ -189,9 +189,7 @@ def _weights(seed: int, metric: str, block: int, size: int, n: int, prior: float
     return g / g.sum(axis=1, keepdims=True)
 
 
-def _check(
-    rope: Any, prior: Any, n_draws: Any, threshold: Any
-) -> tuple[float, float, int, float]:
+def _check(rope: Any, prior: Any, n_draws: Any, threshold: Any) -> tuple[float, float, int, float]:
     def number(name: str, value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
             raise OptionError(f"`{name}` must be a number, not {value!r}.")

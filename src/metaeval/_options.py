@@ -677,7 +677,6 @@ COLUMNS: dict[str, str] = {
     "row": "the row of the input a problem or a value comes from",
     "query_id": "the query of a qrels or run file (TREC's qid)",
     "doc_id": "the document of a qrels or run file",
-    "true": "the true label (a row of the confusion matrix)",
     # scores and inputs
     "value": "a per-query score",
     "relevance": "the relevance grade of a document for a query (qrels)",

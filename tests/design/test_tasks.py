@@ -83,7 +83,7 @@ def test_common_effect_without_tau2_has_the_normal_theory_power(pilot, k):
     expected = normal_power(0.15, V, 0.0, k)
     assert row["power_normal"] == pytest.approx(expected, abs=1e-12)
     assert abs(row["power"] - expected) < 4 * mc_error(expected, 4000)
-    assert (row["method"], row["ci"], row["tau2_source"]) == ("EE", "z", "given")
+    assert (row["method"], row["test"], row["tau2_source"]) == ("EE", "z", "given")
 
 
 def test_reml_knapp_hartung_at_few_tasks_has_less_power_than_the_normal_theory(pilot):
@@ -92,7 +92,7 @@ def test_reml_knapp_hartung_at_few_tasks_has_less_power_than_the_normal_theory(p
         assert row["power_normal"] == pytest.approx(normal_power(0.25, V, TAU2, k), abs=1e-12)
         # e.g. k = 3: 0.40 simulated against 0.86 normal-theory; k = 5: 0.83 against 0.98
         assert row["power"] < row["power_normal"] - 0.1, (k, row["power"], row["power_normal"])
-        assert (row["method"], row["ci"]) == ("REML", "knha")
+        assert (row["method"], row["test"]) == ("REML", "knha")
 
 
 def test_the_planned_number_of_tasks_reaches_the_promised_power(pilot):
@@ -223,7 +223,7 @@ def test_the_curve_runs_from_two_tasks_to_twice_the_plan(pilot):
 
 def test_the_table_has_the_documented_columns(pilot):
     common = ["k", "mde", "power", "power_normal"]
-    rest = ["tau2", "tau2_source", "variance", "pilot_k", "method", "ci", "n_draws", "seed"]
+    rest = ["tau2", "tau2_source", "variance", "pilot_k", "method", "test", "n_draws", "seed"]
     by_k = plan_tasks(pilot, mde=0.25, power=0.8, seed=1, n_draws=200).table
     by_mde = plan_tasks(pilot, k=4, power=0.8, seed=1, n_draws=200).table
     by_power = plan_tasks(pilot, k=4, mde=0.25, seed=1, n_draws=200).table
@@ -252,7 +252,7 @@ def test_the_table_has_the_documented_columns(pilot):
         ({"k": 4, "mde": 0.1, "variance": 0.0}, "`variance`"),
         ({"k": 4, "mde": 0.1, "n_draws": 10}, "`n_draws`"),
         ({"k": 4, "mde": 0.1, "method": "dl2"}, "`method`"),
-        ({"k": 4, "mde": 0.1, "ci": "tdist"}, "`ci`"),
+        ({"k": 4, "mde": 0.1, "test": "tdist"}, "`test`"),
         ({"k": 4, "mde": 0.1, "seed": -1}, "`seed`"),
         ({"k": 4, "mde": 0.1, "alpha": 2}, "`alpha`"),
     ],
@@ -262,7 +262,7 @@ def test_bad_options_are_option_errors_naming_the_argument(pilot, kwargs, named)
         plan_tasks(pilot, **kwargs)
 
 
-@pytest.mark.parametrize("option", ["method", "ci"])
+@pytest.mark.parametrize("option", ["method", "test"])
 def test_a_bogus_option_is_named_before_the_missing_sizes(pilot, option):
     with pytest.raises(metaeval.OptionError, match=f"`{option}` must be one of"):
         plan_tasks(pilot, **{option: "bogus_value"})

@@ -139,7 +139,7 @@ def test_gosh_bad_input(data):
             metaeval.gosh(d5, subsets=bad)
     with pytest.raises(OptionError, match="method"):
         metaeval.gosh(d5, method="reml")
-    with pytest.raises(OptionError, match="`ci`"):
+    with pytest.raises(OptionError, match="`test`"):
         metaeval.gosh(d5, test="tdist")
     with pytest.raises(SchemaError, match="repeat"):
         metaeval.gosh(pd.concat([d5, d5.iloc[:1]]))

@@ -225,7 +225,7 @@ def test_single_effect_is_nan_with_a_warning(data):
         ({"n_resamples": 2.5}, "`n_resamples`"),
         ({"seed": -1}, "`seed`"),
         ({"method": "bogus"}, "method"),
-        ({"ci": "tdist"}, "ci"),
+        ({"test": "tdist"}, "test"),
     ],
 )
 def test_bad_options(data, kwargs, match):

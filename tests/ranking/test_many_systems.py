@@ -714,7 +714,7 @@ def test_results_concatenate_pickle_and_keep_only_options_in_attrs(rng):
         pd.testing.assert_frame_equal(back.ranks, res.ranks)
         assert back.table.attrs == res.table.attrs
         if isinstance(res, PosthocResult):
-            assert (back.method, back.alpha, back.control) == (res.method, res.alpha, res.control)
+            assert (back.test, back.alpha, back.control) == (res.test, res.alpha, res.control)
             pd.testing.assert_frame_equal(back.cliques(), res.cliques())
     fr, nem = _results(rng)[:2]
     assert fr.kind == "friedman" and nem.kind == "posthoc"
@@ -779,8 +779,8 @@ def test_results_write_latex():
 
 def test_a_posthoc_result_checks_its_options(rng):
     res = posthoc(wide_to_scores(random_wide(rng, 8, 3)))
-    with pytest.raises(OptionError, match="`method`.*'tukey'"):
-        res.replace(method="tukey")
+    with pytest.raises(OptionError, match="`test`.*'tukey'"):
+        res.replace(test="tukey")
     with pytest.raises(OptionError, match="alpha"):
         res.replace(alpha=1.5)
 

@@ -187,9 +187,9 @@ def check_tau2_ci(tau2_ci: str, method: str) -> None:
     check_option("tau2_ci", tau2_ci, TAU2_CIS)
     if tau2_ci == "profile" and method not in PROFILE_METHODS:
         raise OptionError(
-            f"`tau2_test='profile'` needs the likelihood of a method that maximizes it, "
+            f"`tau2_ci='profile'` needs the likelihood of a method that maximizes it, "
             f"{list(PROFILE_METHODS)}, but method={method!r} was passed; use "
-            f"method='REML' (or 'ML'), or tau2_test='qprofile'."
+            f"method='REML' (or 'ML'), or tau2_ci='qprofile'."
         )
 
 

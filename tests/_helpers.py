@@ -241,6 +241,7 @@ NOT_TABLES = {
     "best_predicted_vs_human": "a number",
     "normalize_ranks": "an array of ranks",
     "forest": "a figure",
+    "forest_plot": "a figure",
     "pairwise": "a figure",
     "critical_difference": "a figure",
     "bubble": "a figure",
@@ -416,8 +417,8 @@ def output_cases(
         "from_ranx_scores": lambda: mio.from_ranx_scores({"bm25": {"ndcg@10": {"q1": 0.5}}}),
         # measures
         "evaluate": lambda: metaeval.ir.evaluate(qrels, {"bm25": run}, ["AP", "nDCG@10"], task="t"),
-        "as_qrels": lambda: metaeval.ir.as_qrels(qrels),
-        "as_run": lambda: metaeval.ir.as_run(run),
+        "as_qrels": lambda: metaeval.io.as_qrels(qrels),
+        "as_run": lambda: metaeval.io.as_run(run),
         "metrics": lambda: metaeval.measures.metrics(labels, predictions),
         "confusion_matrix": lambda: metaeval.measures.confusion_matrix(labels, predictions),
         "per_sample": lambda: metaeval.measures.per_sample(labels, {"a": predictions}, task="t"),
@@ -459,9 +460,9 @@ def output_cases(
         "bayes_signed_rank": lambda: metaeval.ranking.bayes_signed_rank(
             accuracy, control=OUTPUT_CONTROL, samples=True, seed=1
         ),
-        "rank_report": lambda: metaeval.ranking.rank_report(accuracy),
+        "rank_report": lambda: metaeval.rank_report(accuracy),
         # report
-        "build_report": lambda: metaeval.report.build_report(
+        "build_report": lambda: metaeval.build_report(
             scores, OUTPUT_CONTROL, n_resamples=50, seed=1
         ),
         # design
@@ -499,11 +500,18 @@ def output_tables(out: Any) -> list[tuple[str, Any]]:
     """The tables of an output: itself, a Result's ``table`` and its other table parts, a
     report's tables."""
     if isinstance(out, Result):
-        return [
-            (f".{f.name}", getattr(out, f.name))
-            for f in dataclasses.fields(out)
-            if isinstance(getattr(out, f.name), pd.DataFrame | pd.Series)
-        ]
+        found = []
+        for f in dataclasses.fields(out):
+            part = getattr(out, f.name)
+            if isinstance(part, pd.DataFrame | pd.Series):
+                found.append((f".{f.name}", part))
+            elif isinstance(part, dict):  # tables by key (a rank report's post-hoc tests)
+                found += [
+                    (f".{f.name}[{key!r}]", table)
+                    for key, table in part.items()
+                    if isinstance(table, pd.DataFrame)
+                ]
+        return found
     if isinstance(out, pd.DataFrame | pd.Series | xr.Dataset):
         return [("", out)]
     found = []

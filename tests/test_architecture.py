@@ -104,6 +104,7 @@ STAGE_OF = {
     "ranking": "ranking",
     "plot": "plot",
     "report": "report",
+    "workflows": "workflows",
     "accessor": "accessor",
     "scale": "scale",
     "engines": "engines",
@@ -113,16 +114,20 @@ STAGE_OF = {
 STAGES: dict[str, set[str]] = {
     "core": set(),
     "io": {"core"},
-    # measures.ir reads TREC files with io.trec; measures.classification's intervals of
-    # a correlation use paired.correlation.fisher_z_variance (one formula, no cycle)
+    # measures.ir reads TREC files with io.trec and judgments with io.judgments;
+    # measures.classification's intervals of a correlation use
+    # paired.correlation.fisher_z_variance (one formula, no cycle)
     "measures": {"core", "io", "paired"},
     "paired": {"core"},
-    "pooling": {"core", "paired"},
+    "pooling": {"core"},  # any table with effect and variance (issue 40)
     "design": {"core", "paired", "pooling"},  # plans from pilots: the variances they estimate
-    "ranking": {"core", "measures", "paired", "pooling"},
-    "plot": {"core", "pooling"},
-    # build_report() runs the analyses of one report (means, tests, pooling, ranks, figures)
-    "report": {"core", "paired", "pooling", "ranking", "plot"},
+    # leaderboard(method="meta") and rank_intervals(by="pooled") still pool (issue 40 left them)
+    "ranking": {"core", "paired", "pooling"},
+    "plot": {"core"},  # figures draw results; forest_plot (workflows) pools, then draws
+    "report": {"core"},
+    # the verbs that run several stages (issue 40): above every stage, below the faces
+    "workflows": {"core", "io", "measures", "paired", "pooling", "design", "ranking", "plot"}
+    | {"report"},
     "accessor": {"core"},
     "scale": {"core", "paired", "pooling", "accessor"},  # the dask .meta from ACCESSOR_METHODS
     "engines": {"core", "accessor"},  # the polars .meta from ACCESSOR_METHODS
@@ -135,29 +140,32 @@ STAGES: dict[str, set[str]] = {
         "design",
         "plot",
         "report",
+        "workflows",
         "scale",
         "metaeval",
     },
     "metaeval": {"core", "io", "measures", "paired", "pooling", "design", "accessor", "scale"}
-    | {"engines"},
+    | {"engines", "workflows"},
 }
 
+FACES = {"accessor", "metaeval", "cli", "scale", "engines"}
+"""The faces: the only stages that may import ``workflows`` (the engines room of issue 40
+item 1 replaces ``scale`` and ``engines``)."""
+
 # A result's presentation methods draw or write it: ``Result.plot``/``to_latex``/
-# ``to_html`` (and ``RankReport.figure``) import ``plot`` or ``report`` inside the method,
+# ``to_html`` import ``plot`` or ``report`` inside the method,
 # which runs when the user asks for the figure, long after every module has loaded. The
 # object hands itself over and the figure draws from it alone (it never calls back or
 # refits), so these lazy calls up the graph are the design of issue 26's result
 # classes, not a coupling; they count neither as edges nor as cycles.
-PRESENTATION_METHODS = {"plot", "figure", "to_latex", "to_html", "_repr_html_"}
+PRESENTATION_METHODS = {"plot", "to_latex", "to_html", "_repr_html_"}
 PRESENTATION_STAGES = {"plot", "report"}
 
 # Imports up the graph, each justified, each lazy; the module graph stays acyclic
 # (checked below, these included).
 EXCEPTIONS = {
-    # a Ranger config names TREC runs that must be evaluated before they are scores, and
-    # ranx's Qrels/Run convert through the one normaliser of judgments and runs
+    # a Ranger config names TREC runs that must be evaluated before they are scores
     ("metaeval.io.ranger", "metaeval.measures.ir"): "Ranger's IR configs are evaluated",
-    ("metaeval.io.ranx", "metaeval.measures.ir"): "as_qrels/as_run normalise ranx objects",
 }
 
 
@@ -220,6 +228,40 @@ def test_imports_follow_the_declared_stage_graph():
         if _is_private(target):
             bad.append(f"{where}: {target} is a private module of {dst}")
     assert not bad, "\n".join(bad)
+
+
+def test_workflows_are_imported_only_by_the_faces():
+    """The verbs that run several stages sit above every stage (issue 40): no stage imports
+    them, lazily or not; the accessor names them by string."""
+    bad = [
+        f"{module} imports {target}"
+        for module, target, *_ in _edges()
+        if _stage(target) == "workflows" and _stage(module) not in FACES | {"workflows"}
+    ]
+    assert not bad, bad
+    assert all("workflows" not in STAGES[s] for s in STAGES if s not in FACES)
+
+
+def test_no_presentation_function_has_a_pooling_option():
+    """A table writer or a figure takes a result and writes or draws it (issue 40): no
+    public function of ``report`` or ``plot`` has a pooling option (``method``, ``ci``; a
+    boolean ``ci`` that shows a band is a drawing option), so that it cannot pool again;
+    ``forest_plot`` (workflows) pools, then draws. (``alpha`` stays: the level at which a
+    table or a diagram marks a p-value.)"""
+    import inspect
+
+    import metaeval.plot
+    import metaeval.report
+
+    found = [
+        f"{module.__name__}.{name}({param})"
+        for module in (metaeval.report, metaeval.plot)
+        for name in module.__all__
+        if callable(obj := getattr(module, name)) and not isinstance(obj, type)
+        for param, spec in inspect.signature(obj).parameters.items()
+        if param in ("method", "ci") and spec.annotation not in (bool, "bool")
+    ]
+    assert not found, found
 
 
 def test_known_exceptions_still_exist():
@@ -461,7 +503,17 @@ def test_renamed_constants_warn_at_the_callers_line_and_keep_their_values(module
 
 
 # ------------------------------------------------------- one home per public name
-STAGE_PACKAGES = ("schema", "io", "measures", "paired", "pooling", "ranking", "plot", "report")
+STAGE_PACKAGES = (
+    "schema",
+    "io",
+    "measures",
+    "paired",
+    "pooling",
+    "ranking",
+    "plot",
+    "report",
+    "workflows",
+)
 """The stages' packages; the top-level ``metaeval`` namespace may re-export their names."""
 
 

@@ -13,7 +13,6 @@ import pytest
 import metaeval
 import metaeval_cli
 from metaeval import _options
-from metaeval.plot import forest
 from metaeval.ranking import leaderboard
 from metaeval_cli._parser import DEFAULTS, RANGER, resolve_model
 
@@ -32,13 +31,12 @@ def _default(func, name):
         metaeval.leave_one_out,
         metaeval.influence,
         metaeval.analyze,
-        forest,
+        metaeval.forest_plot,
     ],
 )
 def test_every_pooling_function_defaults_to_reml_with_knapp_hartung(func):
     assert _default(func, "method") == "REML" == _options.DEFAULT_POOL_METHOD
-    test = "ci" if func is forest else "test"  # forest's is ci= until the second part
-    assert _default(func, test) is None  # Knapp–Hartung, z for the common-effect model
+    assert _default(func, "test") is None  # Knapp–Hartung, z for the common-effect model
     assert _options.resolve_ci("REML", None) == "knha"
     assert _options.resolve_ci("EE", None) == _options.resolve_ci("FE", None) == "z"
 

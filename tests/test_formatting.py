@@ -203,7 +203,7 @@ def test_the_forest_states_its_level_as_it_is():
 
     scores = metaeval.load_example().query("metric == 'accuracy'")
     eff = scores.meta.effects(control="logistic_regression", treatment="knn", alpha=0.025)
-    fig = metaeval.plot.forest(eff, alpha=0.025)
+    fig = metaeval.forest_plot(eff, alpha=0.025)
     texts = [t.get_text() for t in fig.findobj(Text) if t.get_visible()]
     assert "Effect [97.5% CI]" in texts
     assert any("97.5% prediction interval" in t for t in texts)

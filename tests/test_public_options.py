@@ -86,7 +86,10 @@ def _first_argument(func: typing.Callable[..., typing.Any]) -> tuple[list, dict]
         effects = metaeval.effects(scores, "logistic_regression")
         return [effects.assign(size=effects["n"])], {"mods": ["size"]}
     effects = metaeval.effects(scores, "logistic_regression")
-    if name == "forest":  # one metric per figure
+    if name == "forest":  # one metric per figure, drawn with its pooled result
+        accuracy = effects.query("metric == 'accuracy'")
+        return [accuracy, metaeval.pool(accuracy)], {}
+    if name == "forest_plot":  # one metric per figure
         return [effects.query("metric == 'accuracy'")], {}
     if first in ("scores", "data"):
         needs = "control" in inspect.signature(func).parameters

@@ -9,7 +9,8 @@ scores → paired statistics → effects → pooled → figures and tables:
 :mod:`~metaeval.schema`, :mod:`~metaeval.io`, :mod:`~metaeval.measures`,
 :mod:`~metaeval.paired`, :mod:`~metaeval.pooling`, :mod:`~metaeval.design` (planning),
 :mod:`~metaeval.ranking`,
-:mod:`~metaeval.plot`, :mod:`~metaeval.report`; the ``metaeval`` command is the
+:mod:`~metaeval.plot`, :mod:`~metaeval.report`, and above them :mod:`~metaeval.workflows` (the
+verbs that run several stages); the ``metaeval`` command is the
 package :mod:`metaeval_cli` beside it. The functions most analyses need are here at
 the top; submodules load on first use.
 """
@@ -63,7 +64,6 @@ from .pooling import (
     BayesPoolResult,
     GoshResult,
     MetaRegResult,
-    analyze,
     baujat,
     bayes_pool,
     gosh,
@@ -72,10 +72,18 @@ from .pooling import (
     metareg,
     permutest,
     pool,
-    pool_metrics,
     weights,
 )
 from .schema import from_wide, scores, validate_effects, validate_scores
+from .workflows import (
+    RankReport,
+    Report,
+    analyze,
+    build_report,
+    forest_plot,
+    pool_metrics,
+    rank_report,
+)
 
 _aliases.install()
 _scale.install()  # .meta on dask DataFrames once dask.dataframe is imported
@@ -107,6 +115,7 @@ _SUBMODULES = (
     "ranking",
     "report",
     "schema",
+    "workflows",
 )
 """Submodules reachable as attributes; the ones not loaded yet load on first use."""
 
@@ -131,6 +140,9 @@ __all__ = [
     "permutest",
     "pool_metrics",
     "analyze",
+    "forest_plot",
+    "rank_report",
+    "build_report",
     "power",
     "compare",
     "anova",
@@ -144,6 +156,8 @@ __all__ = [
     "GoshResult",
     "BayesPoolResult",
     "PowerResult",
+    "RankReport",
+    "Report",
     # modules
     *_SUBMODULES,
     # constants

@@ -31,14 +31,14 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "metaeval.classification": ("metaeval.measures.classification", "metaeval.paired.bootstrap"),
     "metaeval.stats": ("metaeval.paired.sufficient", "metaeval.paired._layout"),
     "metaeval.significance": ("metaeval.paired.significance", "metaeval.paired.twoway"),
-    "metaeval.analysis": ("metaeval.pooling.analysis",),
+    "metaeval.analysis": ("metaeval.workflows.analysis", "metaeval.pooling.analysis"),
 }
 """Alias module → the modules whose names it forwards, in order."""
 
 DEPRECATED = {
     "metaeval.stats": "metaeval.paired",
     "metaeval.significance": "metaeval.paired",
-    "metaeval.analysis": "metaeval.pooling",
+    "metaeval.analysis": "metaeval.workflows",
 }
 """Old module paths and where their public names are now (one release of FutureWarning)."""
 

@@ -49,7 +49,7 @@ KINDS: dict[str, str] = {
     "bayes": "a bayes_signed_rank() table (columns treatment, control, prob_worse, prob_better)",
     "metareg": "a metareg() table (columns term, estimate, se, p_value)",
     "friedman": "a friedman() table (columns chi2, kendall_w)",
-    "report": "a report (a Report of metaeval.report.build_report(): means, tests, ranks)",
+    "report": "a report (a Report of metaeval.build_report(): means, tests, ranks)",
     "power": "a plan (a PowerResult of metaeval.design.power(): its table and power curves)",
 }
 """Every table kind, with the words an error message describes it in."""

@@ -160,7 +160,7 @@ RobustMethod = Literal["CR1", "CR2"]
 """``robust=`` of :func:`metaeval.metareg` and the multilevel :func:`metaeval.pool` (besides
 True, meaning ``"CR1"``, and False): the cluster-robust covariance."""
 RankForce = Literal["parametric", "nonparametric"]
-"""``force=`` of :func:`metaeval.ranking.rank_report`: the route of the tests."""
+"""``force=`` of :func:`metaeval.rank_report`: the route of the tests."""
 RangerExample = Literal["classification-glue-data", "retrieval-colberter-data"]
 """``name=`` of :func:`metaeval.datasets.fetch_ranger`: the folders of Ranger's ``examples/``."""
 TauPrior = Literal["halfnormal", "halfcauchy", "halfstudent", "uniform", "jeffreys"]
@@ -385,6 +385,10 @@ def escape_markdown(text: Any) -> str:
 
 
 COUNT_COLUMNS = ("n", "k", "df", "q_df", "n_systems", "n_queries", "n_metrics")
+
+#: The columns of a crossed design (:mod:`metaeval.paired.replicates`): each system's
+#: standard error shared by every task, which :func:`metaeval.pool` reads.
+SHARED_COLUMNS = ("se_shared_treatment", "se_shared_control")
 """Counts that the library keeps as floats (NaN where undefined) and tables show as integers."""
 
 

@@ -77,13 +77,13 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
         per_task=True,
     ),
     "analyze": _M(
-        "metaeval.pooling:analyze",
+        "metaeval.workflows:analyze",
         ("scores",),
         "analyze() starts from per-query scores.",
         per_task=True,
     ),
     "pool_metrics": _M(
-        "metaeval.pooling:pool_metrics",
+        "metaeval.workflows:pool_metrics",
         ("scores",),
         "pool_metrics() starts from per-query scores.",
     ),
@@ -132,18 +132,18 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
         "bayes_signed_rank() compares systems from per-query or per-task scores.",
     ),
     "rank_report": _M(
-        "metaeval.ranking:rank_report",
+        "metaeval.workflows:rank_report",
         ("scores",),
         "rank_report() ranks systems from per-query or per-task scores.",
     ),
-    "forest": _M("metaeval.plot:forest", ("effects",), _EFFECTS_HINT),
+    "forest": _M("metaeval.workflows:forest_plot", ("effects",), _EFFECTS_HINT),
     "pairwise": _M(
         "metaeval.plot:pairwise",
         ("compare", "tukey"),
         "Run scores.meta.compare() or .meta.tukey() first.",
     ),
     "report": _M(
-        "metaeval.report:build_report",
+        "metaeval.workflows:build_report",
         ("scores",),
         "report() starts from per-query scores.",
     ),

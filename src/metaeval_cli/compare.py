@@ -319,8 +319,8 @@ def _compare_two(scores, systems, args, seed, level, out: Output) -> None:
     import pandas as pd
 
     import metaeval
+    from metaeval._multiplicity import adjust_in_table
     from metaeval._options import ADJUST_FAMILY_KEYS
-    from metaeval.paired.multiplicity import adjust_in_table
 
     a, b = systems
     multi = scores["task"].nunique() > 1
@@ -396,8 +396,8 @@ def _compare_many(scores, systems, args, seed, level, out: Output) -> None:
     import pandas as pd
 
     import metaeval
+    from metaeval._multiplicity import adjust_in_table
     from metaeval._options import ADJUST_FAMILY_KEYS
-    from metaeval.paired.multiplicity import adjust_in_table
 
     # each system's own interval, and beside it the margin from the ANOVA's residual
     # variance V_E that elinor prints for comparing the systems (Sakai 2018)

@@ -85,7 +85,8 @@ def _demo_files(scores: pd.DataFrame, args: argparse.Namespace) -> None:
     """forest.pdf, forest.png and table.tex of the demo's analysis in ``args.output``."""
     from pathlib import Path
 
-    from metaeval.plot import forest, save
+    from metaeval import forest_plot
+    from metaeval.plot import save
     from metaeval.report import to_latex
 
     out = Path(args.output)
@@ -93,10 +94,10 @@ def _demo_files(scores: pd.DataFrame, args: argparse.Namespace) -> None:
     chosen = scores[scores["metric"] == args.metric]
     effects = chosen.meta.effects(control=args.control, effect=args.effect, alpha=args.alpha)
     pooled = effects.meta.pool(method=args.method, test=args.ci, alpha=args.alpha)
-    fig = forest(
+    fig = forest_plot(
         effects,
         method=args.method,
-        ci=args.ci,
+        test=args.ci,
         alpha=args.alpha,
         pooled=pooled,
         title=f"Bundled example: {args.metric} against {args.control}",

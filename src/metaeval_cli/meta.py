@@ -827,7 +827,8 @@ def _meta_plots(
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from metaeval.plot import forest, save
+    from metaeval import forest_plot
+    from metaeval.plot import save
 
     path = Path(args.plot)
     metrics = list(pd.unique(effects["metric"]))
@@ -847,10 +848,10 @@ def _meta_plots(
                 if metric == "primary"
                 else None
             )
-            fig = forest(
+            fig = forest_plot(
                 frame,
                 method=args.method,
-                ci=args.ci,
+                test=args.ci,
                 alpha=args.alpha,
                 pooled=pooled[pooled["metric"] == metric],
                 by=args.by,

@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     source = inputs_text(args.scores)
     check_names("--control", args.control, list(dict.fromkeys(scores["system"])), source)
     check_column("--cluster", args.cluster, scores.columns, source)
-    from metaeval.report import build_report
+    from metaeval.workflows import build_report
 
     control = args.control[0] if args.control and len(args.control) == 1 else args.control
     rep = build_report(

@@ -602,7 +602,7 @@ def test_report_and_plan_take_primary_for_inspect_logs(scorer_logs, capsys, tmp_
     )
     err = capsys.readouterr().err
     assert code == 0, err
-    from metaeval.report import build_report
+    from metaeval.workflows import build_report
 
     scores = read_inspect(logs, primary=True)
     with pytest.warns(DegenerateWarning, match="changes nothing"):  # one treatment: item 18

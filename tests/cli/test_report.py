@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import metaeval
-from metaeval.report import build_report
+from metaeval.workflows import build_report
 from metaeval_cli import main
 
 EXAMPLE = Path(metaeval.__file__).parent / "datasets" / "example.csv.gz"
@@ -18,7 +18,7 @@ CONTROL = "logistic_regression"
 ARGS = ["--metric", "accuracy", "--n-resamples", "40", "--seed", "2"]
 
 
-def _expected(**kw) -> metaeval.report.Report:
+def _expected(**kw) -> metaeval.Report:
     scores = metaeval.load_example()
     return build_report(scores, metrics="accuracy", n_resamples=40, seed=2, **kw)
 

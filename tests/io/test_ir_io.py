@@ -522,14 +522,14 @@ def test_in_memory_judgments_and_runs_with_a_repeated_pair_are_refused():
     with pytest.raises(
         SchemaError, match=r"lists document 'd1' twice for query 'q1' \(rows 10 and 11\)"
     ):
-        metaeval.ir.as_qrels(qrels)
+        metaeval.io.as_qrels(qrels)
     run = qrels.rename(columns={"relevance": "score"})
     with pytest.raises(SchemaError, match="twice for query 'q1'"):
-        metaeval.ir.as_run(run)
+        metaeval.io.as_run(run)
     import ir_measures
 
     with pytest.raises(SchemaError, match=r"score records lists document 'd1' twice"):
-        metaeval.ir.as_run([ir_measures.ScoredDoc("q1", "d1", 1.0)] * 2)
+        metaeval.io.as_run([ir_measures.ScoredDoc("q1", "d1", 1.0)] * 2)
 
 
 def test_evaluate_refuses_runs_that_share_no_query_with_the_qrels(tmp_path):
@@ -675,7 +675,7 @@ def test_to_and_from_ranx_round_trip(tmp_path):
     key = ["query_id", "doc_id"]
     back = mio.from_ranx(qrels).sort_values(key).reset_index(drop=True)
     pd.testing.assert_frame_equal(
-        back, metaeval.ir.as_qrels(judged).sort_values(key).reset_index(drop=True)
+        back, metaeval.io.as_qrels(judged).sort_values(key).reset_index(drop=True)
     )
     run_back = mio.from_ranx(run).sort_values(key).reset_index(drop=True)
     assert run_back["score"].tolist() == [1.0, 2.0, 2.5, 3.0]

@@ -271,7 +271,9 @@ def test_covariance_diagonal_is_the_effects_variance_for_every_design(two_metric
 def test_pool_metrics_on_replicate_tables(two_metrics):
     """pool_metrics() accepts replicate tables (the cov diagonal matches the effects)."""
     scores = two_metrics[two_metrics["task"] < "t0030"]
-    res = metaeval.pool_metrics(scores, "control", effect="md", test="z", replicates="nested")
+    res = metaeval.pool_metrics(
+        scores, "control", effect="md", test="z", replicates="nested", robust=True
+    )
     assert res[["k", "k_task"]].values.tolist() == [[60, 30]]
     # the same seeds on every task: crossed, which the multilevel model does not take
     with (

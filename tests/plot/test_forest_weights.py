@@ -1,4 +1,4 @@
-"""forest() draws the weights of the pooled result it is given (issue 26, item 4): the plot
+"""forest_plot() draws the weights of the pooled result it is given (issue 26, item 4): the plot
 stage reaches pooling through its public face and never refits a model it was handed."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import pytest
 
 import metaeval
 import metaeval.pooling._engine as engine
+from metaeval import forest_plot
 from metaeval.plot import forest
 
 TREATMENTS = ["knn", "gradient_boosting", "random_forest"]
@@ -45,7 +46,7 @@ def test_drawn_weights_are_the_models_weights(acc, method, ci):
     model; with and without `pooled=` the figure draws them (to 1e-12)."""
     expected = _expected(metaeval.weights(acc, method=method, test=ci))
     pooled = metaeval.pool(acc, method=method, test=ci)
-    for fig in (forest(acc, method=method, ci=ci), forest(acc, pooled=pooled)):
+    for fig in (forest_plot(acc, method=method, test=ci), forest_plot(acc, pooled=pooled)):
         drawn = _drawn(fig)
         assert len(drawn) == len(TREATMENTS)
         for d, e in zip(drawn, expected, strict=True):
@@ -70,19 +71,19 @@ def test_a_given_pooled_result_is_drawn_without_fitting_again(acc, monkeypatch):
     pooled = metaeval.pool(acc, method="DL")
 
     def refit(*args, **kwargs):
-        raise AssertionError("forest(pooled=...) fitted the model again")
+        raise AssertionError("forest_plot(pooled=...) fitted the model again")
 
     monkeypatch.setattr(engine, "fit", refit)
-    fig = forest(acc, pooled=pooled)
-    assert len(_drawn(fig)) == len(TREATMENTS)
+    for fig in (forest_plot(acc, pooled=pooled), forest(acc, pooled)):
+        assert len(_drawn(fig)) == len(TREATMENTS)
 
 
 def test_a_pooled_table_without_tau2_or_a_panel_is_refused(acc):
     pooled = metaeval.pool(acc)
     with pytest.raises(metaeval.SchemaError, match="no 'tau2' column"):
-        forest(acc, pooled=pooled.drop(columns="tau2"))
+        forest(acc, pooled.drop(columns="tau2"))
     with pytest.raises(metaeval.SchemaError, match="no row for .*random_forest"):
-        forest(acc, pooled=pooled[pooled["treatment"] != "random_forest"])
+        forest(acc, pooled[pooled["treatment"] != "random_forest"])
 
 
 def test_left_out_rows_and_single_tasks(acc):
@@ -113,8 +114,35 @@ def test_subgroups_draw_each_subgroups_weights(acc, by):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", metaeval.MetaEvalWarning)  # two tasks a subgroup
         want = metaeval.weights(eff, by=option)
-        fig = forest(eff, by=option)
+        fig = forest_plot(eff, by=option)
     drawn = _drawn(fig)
     assert len(drawn) == len(TREATMENTS)
     for d, (_, w) in zip(drawn, want.groupby("treatment", sort=False)["weight"], strict=True):
         assert sorted(d.round(12)) == sorted((w / w.max()).round(12))
+
+
+@pytest.mark.parametrize("by", ["domain", "mapping"])
+def test_the_figure_draws_given_subgroups_without_fitting(acc, by, monkeypatch):
+    """plot.forest only draws (issue 40): given the subgroups' weights and fits, it draws
+    the figure forest_plot(by=) draws, and never fits; without a weight column it weighs
+    each subgroup by its own τ̂²."""
+    size = {"breast_cancer": "large", "digits": "large", "iris": "small", "wine": "small"}
+    eff = acc.assign(domain=acc["task"].map(size))
+    option = "domain" if by == "domain" else size
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", metaeval.MetaEvalWarning)  # two tasks a subgroup
+        want = forest_plot(eff, by=option)
+        weighted = metaeval.weights(eff, by=option)
+        subgroups = metaeval.pool(eff, by=option)
+        pooled = metaeval.pool(eff)
+
+    def refit(*args, **kwargs):
+        raise AssertionError("plot.forest fitted a model")
+
+    monkeypatch.setattr(engine, "fit", refit)
+    unweighted = weighted.drop(columns="weight")
+    for table in (weighted, unweighted):
+        got = forest(table, pooled, subgroups=subgroups)
+        assert [t.get_text() for t in got.texts] == [t.get_text() for t in want.texts]
+        for d, e in zip(_drawn(got), _drawn(want), strict=True):
+            np.testing.assert_allclose(d, e, rtol=0, atol=1e-12)

@@ -14,7 +14,7 @@ from matplotlib.patches import Polygon
 from matplotlib.text import Text
 
 import metaeval
-from metaeval import DegenerateWarning, OptionError, SchemaError
+from metaeval import DegenerateWarning, OptionError, SchemaError, forest_plot
 from metaeval.plot import forest, ir_columns, pairwise, save
 
 matplotlib.use("Agg")
@@ -36,7 +36,7 @@ def _texts(fig) -> list[str]:
 
 def test_markers_sized_and_placed_by_weight_and_effect(rng):
     eff = _effects(rng, tasks={"t1": 12, "t2": 40, "t3": 7, "t4": 90, "t5": 25})
-    fig = forest(eff, method="REML")
+    fig = forest_plot(eff, method="REML")
     (markers,) = _gid(fig, "tasks")
     assert isinstance(markers, PathCollection)
     offsets = markers.get_offsets()
@@ -56,7 +56,7 @@ def test_markers_sized_and_placed_by_weight_and_effect(rng):
 def test_summary_diamond_spans_the_pooled_ci_and_numbers_are_printed(rng):
     eff = _effects(rng)
     pooled = eff.meta.pool(method="DL").iloc[0]
-    fig = forest(eff, method="DL", title="A title")
+    fig = forest_plot(eff, method="DL", title="A title")
     (diamond,) = _gid(fig, "diamond-summary")
     assert isinstance(diamond, Polygon)
     xs = diamond.get_xy()[:4, 0]
@@ -92,7 +92,7 @@ def test_nothing_outside_the_figure(rng, k):
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateWarning)  # k = 1
-        fig = forest(eff, title="Title")
+        fig = forest_plot(eff, title="Title")
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     box = fig.bbox
@@ -107,15 +107,15 @@ def test_nothing_outside_the_figure(rng, k):
 
 @NARROW_KH
 def test_height_grows_with_rows(rng):
-    small = forest(_effects(rng, tasks={"a": 10, "b": 12}))
-    big = forest(_effects(rng, tasks={f"t{i}": 10 for i in range(20)}))
+    small = forest_plot(_effects(rng, tasks={"a": 10, "b": 12}))
+    big = forest_plot(_effects(rng, tasks={f"t{i}": 10 for i in range(20)}))
     assert big.get_size_inches()[1] - small.get_size_inches()[1] == pytest.approx(18 * 0.27)
 
 
 def test_subgroups_get_their_own_diamonds(rng):
     eff = _effects(rng, tasks={"t1": 12, "t2": 40, "t3": 17, "t4": 90, "t5": 30})
     groups = {"t1": "x", "t2": "x", "t3": "y", "t4": "y", "t5": "y"}
-    fig = forest(eff, by=groups, method="REML")
+    fig = forest_plot(eff, by=groups, method="REML")
     subs = _gid(fig, "diamond-subgroup")
     assert len(subs) == 2
     pooled = eff.meta.pool(by=groups, method="REML")
@@ -132,7 +132,7 @@ def test_subgroups_get_their_own_diamonds(rng):
 def test_several_treatments_share_rows_and_x_scale(rng):
     scores = make_scores(rng, systems=("ctrl", "a", "b", "c"), metrics=("m1",))
     eff = scores.meta.effects(control="ctrl")
-    fig = forest(eff)
+    fig = forest_plot(eff)
     axes = [ax for ax in fig.axes if _gid_in(ax, "tasks")]
     assert len(axes) == 3
     assert len({ax.get_xlim() for ax in axes}) == 1
@@ -147,7 +147,7 @@ def _gid_in(ax, gid):
 def test_panels_wrap_into_rows_that_each_repeat_the_task_labels(rng):
     scores = make_scores(rng, systems=("ctrl", "a", "b", "c", "d"), metrics=("m1",))
     eff = scores.meta.effects(control="ctrl")
-    wrapped = forest(eff)  # col_wrap=2: two rows of two panels
+    wrapped = forest_plot(eff)  # col_wrap=2: two rows of two panels
     axes = [ax for ax in wrapped.axes if _gid_in(ax, "tasks")]
     lefts = sorted({round(ax.get_position().x0, 6) for ax in axes})
     bottoms = sorted({round(ax.get_position().y0, 6) for ax in axes}, reverse=True)
@@ -159,14 +159,14 @@ def test_panels_wrap_into_rows_that_each_repeat_the_task_labels(rng):
     assert [ax.get_title() for ax in top_row] == ["a vs ctrl", "b vs ctrl"]
     tasks = sorted(set(scores["task"]))
     assert all(_texts(wrapped).count(task) == 2 for task in tasks)  # each row of panels
-    one_row = forest(eff, col_wrap=None)
+    one_row = forest_plot(eff, col_wrap=None)
     width, height = wrapped.get_size_inches()
     assert one_row.get_size_inches()[0] > 1.7 * width
     assert height > 1.6 * one_row.get_size_inches()[1]
     assert all(_texts(one_row).count(task) == 1 for task in tasks)
     for bad in (0, 1.5, True):
         with pytest.raises(OptionError, match="col_wrap"):
-            forest(eff, col_wrap=bad)
+            forest_plot(eff, col_wrap=bad)
 
 
 def test_a_notebook_draws_a_returned_figure_once_and_one_panel_is_labelled(rng, monkeypatch):
@@ -176,7 +176,7 @@ def test_a_notebook_draws_a_returned_figure_once_and_one_panel_is_labelled(rng, 
     from IPython.core.formatters import DisplayFormatter
 
     eff = _effects(rng)
-    fig = forest(eff)
+    fig = forest_plot(eff)
     assert fig.number in plt.get_fignums()  # pyplot holds it: plt.show() shows it in scripts
     (ax,) = [ax for ax in fig.axes if _gid_in(ax, "tasks")]
     assert ax.get_title() == "b vs ctrl"
@@ -216,26 +216,26 @@ def test_interval_bounds_below_zero_keep_their_sign(rng):
         ci_high=eff["effect"] + 1.959964 * np.sqrt(eff["variance"]),
     )
     assert eff["ci_low"].iloc[0] < 0 > eff["ci_high"].iloc[1]
-    texts = _texts(forest(eff, digits=2, method="EE"))
+    texts = _texts(forest_plot(eff, digits=2, method="EE"))
     assert f"0.04 [{MINUS}0.00, 0.09]" in texts
     assert f"{MINUS}0.07 [{MINUS}0.14, {MINUS}0.00]" in texts
 
 
 def test_sort_orders_rows(rng):
     eff = _effects(rng, tasks={"b": 30, "c": 12, "a": 50, "d": 20})
-    fig = forest(eff, sort="effect")
+    fig = forest_plot(eff, sort="effect")
     (markers,) = _gid(fig, "tasks")
     offsets = markers.get_offsets()
     by_y = offsets[np.argsort(offsets[:, 1])]
     assert np.all(np.diff(by_y[:, 0]) <= 0)  # largest effect on top
-    fig = forest(eff, sort="name")
+    fig = forest_plot(eff, sort="name")
     texts = [t for t in _texts(fig) if t in {"a", "b", "c", "d"}]
     assert texts == ["a", "b", "c", "d"]
 
 
 def test_arrows_where_cis_leave_the_axis(rng):
     eff = _effects(rng)
-    fig = forest(eff, xlim=(-0.01, 0.01))
+    fig = forest_plot(eff, xlim=(-0.01, 0.01))
     arrows = _gid(fig, "arrow")
     beyond = (eff["ci_low"] < -0.01).sum() + (eff["ci_high"] > 0.01).sum()
     assert beyond > 0 and len(arrows) == beyond
@@ -251,7 +251,7 @@ def test_rom_and_corr_axes_are_back_transformed(rng):
             "variance": [0.01, 0.02, 0.01, 0.03],
         }
     )
-    fig = forest(eff)
+    fig = forest_plot(eff)
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_xticklabels()]
     assert labels and all(lbl.endswith("%") for lbl in labels)
@@ -261,7 +261,7 @@ def test_rom_and_corr_axes_are_back_transformed(rng):
     texts = _texts(fig)
     assert f"+{100 * np.expm1(0.1):.0f}%" in " ".join(texts)
     corr = eff.assign(effect_type="corr")
-    ax = forest(corr).axes[0]
+    ax = forest_plot(corr).axes[0]
     for tick, lbl in zip(ax.get_xticks(), ax.get_xticklabels(), strict=True):
         assert np.tanh(tick) == pytest.approx(float(lbl.get_text().replace(MINUS, "-")), abs=1e-9)
 
@@ -271,7 +271,7 @@ def test_compact_mode_draws_into_given_axes(rng):
 
     eff = _effects(rng)
     fig, ax = plt.subplots()
-    out = forest(eff, ax=ax, color="tab:red")
+    out = forest_plot(eff, ax=ax, color="tab:red")
     assert out is ax
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels[:4] == list(eff["task"]) and labels[-1].startswith("RE model")
@@ -291,7 +291,7 @@ def test_ir_columns_match_the_means(rng):
     eff = scores[scores.metric == "nDCG@10"].meta.effects(
         control="ctrl", treatment="a", effect="md"
     )
-    fig = forest(eff, columns={"right": cols})
+    fig = forest_plot(eff, columns={"right": cols})
     assert cols.loc["t1", "nDCG@10"] in _texts(fig)
     with pytest.raises(SchemaError, match="no metric 'Judged@10'"):
         ir_columns(scores[scores.metric == "nDCG@10"], control="ctrl", treatment="a")
@@ -299,7 +299,7 @@ def test_ir_columns_match_the_means(rng):
 
 def test_vector_output_embeds_truetype_and_leaves_rcparams(rng, tmp_path):
     before = dict(matplotlib.rcParams)
-    fig = forest(_effects(rng))
+    fig = forest_plot(_effects(rng))
     save(fig, tmp_path / "f.pdf")
     save(fig, tmp_path / "f.png")
     pdf = (tmp_path / "f.pdf").read_bytes()
@@ -313,16 +313,16 @@ def test_forest_errors(rng):
     scores = make_scores(rng)
     eff = scores.meta.effects(control="ctrl")
     with pytest.raises(SchemaError, match="one metric at a time"):
-        forest(eff)
+        forest_plot(eff)
     one = eff[eff.metric == "m1"]
     with pytest.raises(OptionError, match="sort"):
-        forest(one, sort="size")
+        forest_plot(one, sort="size")
     import matplotlib.pyplot as plt
 
     with pytest.raises(OptionError, match="one treatment"):
-        forest(one, ax=plt.gca())
+        forest_plot(one, ax=plt.gca())
     with pytest.raises(SchemaError, match="'variance'"):
-        forest(one.drop(columns="variance"))
+        forest_plot(one.drop(columns="variance"))
 
 
 def test_accessor_forest(rng):
@@ -379,7 +379,7 @@ def test_pairwise_p_values_from_compare_with_adjustment(rng):
 def test_a_given_pooled_result_is_drawn(rng):
     eff = _effects(rng)
     pooled = eff.meta.pool(method="EE")
-    fig = forest(eff, pooled=pooled)
+    fig = forest(eff, pooled)
     (diamond,) = _gid(fig, "diamond-summary")
     np.testing.assert_allclose(
         diamond.get_xy()[:3, 0], pooled[["ci_low", "effect", "ci_high"]].iloc[0], rtol=1e-12
@@ -410,30 +410,30 @@ def test_ir_columns_of_one_treatment_go_beside_its_own_panel(rng):
     eff = scores[scores.metric == "nDCG@10"].meta.effects(control="ctrl", effect="md")
     assert list(pd.unique(eff["treatment"])) == ["a", "b"]
     cols_b = ir_columns(scores, control="ctrl", treatment="b")
-    fig = forest(eff, columns=cols_b, col_wrap=None)
+    fig = forest_plot(eff, columns=cols_b, col_wrap=None)
     a_left, a_right = _panel_x(fig, "a")
     b_left, _ = _panel_x(fig, "b")
     x = _text_x(fig, cols_b.loc["t1", "nDCG@10"])
     assert a_right < x < b_left  # left of b's panel, right of a's
     every = ir_columns(scores, control="ctrl", treatment=None)
     assert set(every) == {"a", "b"} and every["b"].equals(cols_b)
-    fig = forest(eff, columns=every, col_wrap=None)
+    fig = forest_plot(eff, columns=every, col_wrap=None)
     a_left, a_right = _panel_x(fig, "a")
     b_left, _ = _panel_x(fig, "b")
     assert _text_x(fig, every["a"].loc["t1", "nDCG@10"]) < a_left
     assert a_right < _text_x(fig, every["b"].loc["t1", "nDCG@10"]) < b_left
     # wrapped into one panel per row, each keeps its own columns
-    fig = forest(eff, columns=every, col_wrap=1)
+    fig = forest_plot(eff, columns=every, col_wrap=1)
     assert every["a"].loc["t1", "nDCG@10"] in _texts(fig)
     assert every["b"].loc["t1", "nDCG@10"] in _texts(fig)
     only_a = eff[eff.treatment == "a"]
     with pytest.raises(metaeval.OptionError, match=r"treatment 'b'.*panels are \['a'\]"):
-        forest(only_a, columns=cols_b)
+        forest_plot(only_a, columns=cols_b)
     with pytest.raises(metaeval.OptionError, match=r"'b'.*not a panel.*treatment=\['a'\]"):
-        forest(only_a, columns=every)
+        forest_plot(only_a, columns=every)
     with pytest.raises(
         metaeval.OptionError, match=r"panel 'a' are ir_columns\(\) of treatment 'b'"
     ):
-        forest(eff, columns={"a": cols_b})
+        forest_plot(eff, columns={"a": cols_b})
     with pytest.raises(SchemaError, match="no system 'nope'"):
         ir_columns(scores, control="ctrl", treatment="nope")

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import metaeval
-from metaeval.ranking import leaderboard, rank_report
+from metaeval.ranking import leaderboard
+from metaeval.workflows import rank_report
 
 
 @pytest.mark.parametrize("ci", ["z", "knha", "adhoc"])

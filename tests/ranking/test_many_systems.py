@@ -21,8 +21,8 @@ from metaeval.ranking import (
     bayes_signed_rank,
     friedman,
     posthoc,
-    rank_report,
 )
+from metaeval.workflows import rank_report
 
 sp = pytest.importorskip("scikit_posthocs")
 
@@ -398,7 +398,7 @@ def test_rank_report_chooses_as_autorank(seed):
         warnings.simplefilter("ignore")
         ref = autorank.autorank(wide.reset_index(drop=True), alpha=0.05)
     report = rank_report(wide_to_scores(wide))
-    row = report.summary.iloc[0]
+    row = report.table.iloc[0]
     assert row["omnibus"] == {"anova": "rm_anova", "friedman": "friedman"}[ref.omnibus]
     assert row["normal"] == ref.all_normal
     assert row["homogeneity_p_value"] == pytest.approx(ref.pval_homogeneity, rel=1e-10)
@@ -415,7 +415,7 @@ def test_rank_report_anova_equals_statsmodels(rng):
     report = rank_report(wide_to_scores(wide), force="parametric")
     long = wide_to_scores(wide)
     ref = AnovaRM(long, "value", "task", within=["system"]).fit().anova_table
-    row = report.summary.iloc[0]
+    row = report.table.iloc[0]
     assert row["statistic"] == pytest.approx(ref["F Value"].iloc[0], rel=1e-10)
     assert row["p_value"] == pytest.approx(ref["Pr > F"].iloc[0], rel=1e-9)
     assert "As requested (parametric)" in report.text
@@ -447,7 +447,7 @@ def test_rank_report_text_tables_and_latex(tmp_path):
         )
         assert run.returncode == 0, run.stdout[-2000:]
     two = rank_report(metaeval.load_example())
-    assert len(two.summary) == 2 and two.text.count("We compared") == 2
+    assert len(two.table) == 2 and two.text.count("We compared") == 2
     with pytest.raises(OptionError, match="metric"):
         two.to_latex()
 
@@ -559,7 +559,7 @@ def _check_per_system(report, wide, ref, *, ci: bool = True):
     func, kind = (
         (_cohen_d, "cohen_d") if "mean" in df.columns else (_akinshin_gamma, "akinshin_gamma")
     )
-    assert report.summary["effect_size_type"].iloc[0] == kind
+    assert report.table["effect_size_type"].iloc[0] == kind
     best = got.index[0]
     expected = [func(wide[best], wide[s]) for s in got.index]
     np.testing.assert_allclose(got["effect_size"], expected, rtol=1e-10, atol=1e-14)
@@ -574,7 +574,7 @@ def test_rank_report_two_systems_as_autorank(seed):
         wide = np.exp(2 * wide)
     ref = _autorank(wide)
     report = rank_report(wide_to_scores(wide))
-    row = report.summary.iloc[0]
+    row = report.table.iloc[0]
     assert row["omnibus"] == ref.omnibus and row["posthoc"] == "none"
     assert row["normal"] == ref.all_normal
     if ref.omnibus == "ttest":
@@ -595,8 +595,8 @@ def test_rank_report_forced_two_system_tests():
     rng = np.random.default_rng(7)
     wide = random_wide(rng, 20, 2, shift=0.5)
     scores = wide_to_scores(wide)
-    t = rank_report(scores, force="parametric").summary.iloc[0]
-    w = rank_report(scores, force="nonparametric").summary.iloc[0]
+    t = rank_report(scores, force="parametric").table.iloc[0]
+    w = rank_report(scores, force="nonparametric").table.iloc[0]
     assert (t["omnibus"], w["omnibus"]) == ("ttest", "wilcoxon")
     assert t["p_value"] == pytest.approx(ss.ttest_rel(wide["s00"], wide["s01"]).pvalue, rel=1e-10)
     assert w["p_value"] == pytest.approx(ss.wilcoxon(wide["s00"], wide["s01"]).pvalue, rel=1e-10)
@@ -609,7 +609,7 @@ def test_rank_report_per_system_summary_after_friedman_equals_autoranks(seed):
     ref = _autorank(wide)
     assert ref.omnibus == "friedman"
     report = rank_report(wide_to_scores(wide))
-    assert report.summary["ci_of"].iloc[0] == "median"
+    assert report.table["ci_of"].iloc[0] == "median"
     _check_per_system(report, wide, ref)
 
 
@@ -650,7 +650,7 @@ def test_rank_report_prose_groups_by_cliques_and_figures_follow_the_ranks():
     # Tukey's heatmap lists the systems in order of average rank
     normal = random_wide(np.random.default_rng(0), 20, 4, shift=0.4)
     tukey_report = rank_report(wide_to_scores(normal), force="parametric")
-    fig = tukey_report.figure()
+    fig = tukey_report.plot()
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert labels == tukey_report.ranks["system"].tolist()
     pairs = tukey_report.posthoc["m"]
@@ -791,10 +791,10 @@ def test_rank_report_keeps_the_posthoc_result_and_draws_it():
     found = report.posthoc["AUC"]
     assert isinstance(found, PosthocResult) and found.alpha == 0.10
     # Demšar's Table 5(b): q_0.10 = 2.291 for k = 4, N = 14
-    assert report.summary["cd"].iloc[0] == pytest.approx(2.291 * np.sqrt(20 / 84), abs=5e-4)
-    ax = report.figure().axes[0]
+    assert report.table["cd"].iloc[0] == pytest.approx(2.291 * np.sqrt(20 / 84), abs=5e-4)
+    ax = report.plot().axes[0]
     (bar,) = [line for line in ax.lines if line.get_gid() == "cd-bar"]
-    assert bar.get_xdata()[1] - bar.get_xdata()[0] == pytest.approx(report.summary["cd"].iloc[0])
+    assert bar.get_xdata()[1] - bar.get_xdata()[0] == pytest.approx(report.table["cd"].iloc[0])
     cliques = [line for line in ax.lines if line.get_gid() == "cd-clique"]
     assert len(cliques) == 2  # at 0.10: {C4.5+m+cf, C4.5+m, C4.5+cf} and {C4.5+cf, C4.5}
     assert "CD = 1.118" in report.to_latex()

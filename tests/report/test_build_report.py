@@ -20,7 +20,7 @@ import metaeval
 from metaeval import OptionError
 from metaeval._options import format_cell, format_number
 from metaeval.ranking import rank_intervals
-from metaeval.report import Report, build_report
+from metaeval.workflows import Report, build_report
 
 CONTROL = "logistic_regression"
 HOSTILE = ["R&D 50%", "#1_{x}", "$cost$ ~a", "back\\slash", "a<b>|c^2"]

@@ -20,7 +20,7 @@ import metaeval
 from metaeval import DegenerateWarning, PairingWarning
 from metaeval._options import format_number, format_p
 from metaeval.ranking import rank_intervals
-from metaeval.report import Report, build_report
+from metaeval.workflows import Report, build_report
 
 #: metafor 3.8.1, rma(yi, vi, method="REML", test=...) on four tasks whose effects agree more
 #: closely than their variances imply (tests/fixtures/metafor/adhoc_four_tasks.R prints them):

@@ -2,20 +2,80 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
 from .._kinds import table_kind
-from ..errors import OptionError, TableKindError
+from .._options import (
+    DEFAULT_CI,
+    DEFAULT_POOL_METHOD,
+    Alternative,
+    CIMethod,
+    PlanTest,
+    PoolMethod,
+    literal_signature,
+)
+from ..errors import OptionError, TableKindError, excerpt
 from ..schema.frames import any_frame
 from .results import PowerResult
 
 __all__ = ["power"]
 
 
+_QUERIES = (
+    "treatment",
+    "n",
+    "alternative",
+    "cluster",
+    "replicates",
+    "epochs",
+    "seeds",
+    "test",
+    "width",
+)
+"""The options of :func:`plan_queries` alone (a scores table)."""
+
+_TASKS = ("k", "tau2", "variance", "method", "ci", "n_draws", "seed")
+"""The options of :func:`plan_tasks` alone (an effects table)."""
+
+_DEFAULTS: dict[str, Any] = {
+    "alternative": "two-sided",
+    "test": "t",
+    "method": DEFAULT_POOL_METHOD,
+    "ci": DEFAULT_CI,
+    "n_draws": 2000,
+}
+"""The options whose default is not None."""
+
+
 @any_frame
-def power(table: pd.DataFrame, control: Any = None, **options: Any) -> PowerResult:
+@literal_signature
+def power(
+    table: pd.DataFrame,
+    control: str | Sequence[str] | None = None,
+    *,
+    treatment: str | Sequence[str] | None = None,
+    n: int | None = None,
+    k: int | None = None,
+    mde: float | None = None,
+    power: float | None = None,
+    alpha: float = 0.05,
+    alternative: Alternative = "two-sided",
+    cluster: str | None = None,
+    replicates: str | None = None,
+    epochs: int | None = None,
+    seeds: int | None = None,
+    test: PlanTest = "t",
+    width: float | None = None,
+    tau2: float | None = None,
+    variance: float | None = None,
+    method: PoolMethod = DEFAULT_POOL_METHOD,
+    ci: CIMethod | None = DEFAULT_CI,
+    n_draws: int = 2000,
+    seed: int | None = None,
+) -> PowerResult:
     """A plan from a pilot: queries per task from a scores table, tasks from an effects
     table.
 
@@ -35,9 +95,12 @@ def power(table: pd.DataFrame, control: Any = None, **options: Any) -> PowerResu
     control : str or list of str, optional
         The control system(s) of a scores table (required there); not for an effects
         table, whose rows already name their control.
-    **options
-        The options of :func:`metaeval.design.plan_queries` or
-        :func:`metaeval.design.plan_tasks`.
+    treatment, n, alternative, cluster, replicates, epochs, seeds, test, width
+        A scores table only: as in :func:`metaeval.design.plan_queries`.
+    k, tau2, variance, method, ci, n_draws, seed
+        An effects table only: as in :func:`metaeval.design.plan_tasks`.
+    mde, power, alpha
+        Both: the minimum detectable effect, the power and the level.
 
     Returns
     -------
@@ -48,7 +111,8 @@ def power(table: pd.DataFrame, control: Any = None, **options: Any) -> PowerResu
     metaeval.TableKindError
         ``table`` is neither a scores nor an effects table.
     metaeval.OptionError
-        ``control`` with an effects table, or without it for a scores table.
+        ``control`` with an effects table, or without it for a scores table; an option
+        of the other planner (``k`` for a scores table, ``n`` for an effects table, ...).
 
     Examples
     --------
@@ -76,7 +140,37 @@ def power(table: pd.DataFrame, control: Any = None, **options: Any) -> PowerResu
        pilot_k  k  power  k_normal
     0        4  8  0.867         5
     """
+    given = {
+        "treatment": treatment,
+        "n": n,
+        "alternative": alternative,
+        "cluster": cluster,
+        "replicates": replicates,
+        "epochs": epochs,
+        "seeds": seeds,
+        "test": test,
+        "width": width,
+        "k": k,
+        "tau2": tau2,
+        "variance": variance,
+        "method": method,
+        "ci": ci,
+        "n_draws": n_draws,
+        "seed": seed,
+    }
     kind = table_kind(table)
+    if kind in ("scores", "effects"):
+        own, other = (_QUERIES, _TASKS) if kind == "scores" else (_TASKS, _QUERIES)
+        wrong = [name for name in other if given[name] != _DEFAULTS.get(name)]
+        if wrong:
+            planner = "plan_queries" if kind == "scores" else "plan_tasks"
+            raise OptionError(
+                f"power() on {'a scores' if kind == 'scores' else 'an effects'} table is "
+                f"metaeval.design.{planner}(), which has no option `{wrong[0]}` (given "
+                f"{excerpt(given[wrong[0]])}); its options are {', '.join(own)}, mde, power, alpha."
+            )
+        options = {name: given[name] for name in own}
+        options.update(mde=mde, power=power, alpha=alpha)
     if kind == "scores":
         if control is None:
             raise OptionError(
@@ -94,7 +188,8 @@ def power(table: pd.DataFrame, control: Any = None, **options: Any) -> PowerResu
             )
         from .tasks import plan_tasks
 
-        return plan_tasks(table, **options)
+        # power()'s ci= is plan_tasks' test= (power's own test= is plan_queries' design)
+        return plan_tasks(table, **{("test" if k == "ci" else k): v for k, v in options.items()})
     raise TableKindError(
         f"power() plans from a pilot scores table (queries per task) or a pilot effects "
         f"table (tasks), not a {kind or 'table of unknown kind'} table."

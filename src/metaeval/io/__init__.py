@@ -1,10 +1,12 @@
 """Readers and writers of other tools' formats, each giving or taking a tidy scores table.
 
 - :mod:`~metaeval.io.trec`: TREC qrels and runs (plain or gzip).
+- :mod:`~metaeval.io.judgments`: judgments and runs in any form as one checked table
+  (:func:`as_qrels`, :func:`as_run`).
 - :mod:`~metaeval.io.elinor`: elinor's true/pred JSONL, per-query CSVs, TREC ↔ JSONL.
 - :mod:`~metaeval.io.ranger`: Ranger's ``config.yaml`` layouts and per-sample files.
-- :mod:`~metaeval.io.ranx`: ranx per-query scores (``Qrels``/``Run`` go through
-  :func:`metaeval.ir.evaluate`).
+- :mod:`~metaeval.io.ranx`: ranx per-query scores; ``Qrels``/``Run`` ⇄ the tables of
+  :func:`as_qrels`/:func:`as_run`.
 - :mod:`~metaeval.io.pyterrier`: PyTerrier per-query results.
 - :mod:`~metaeval.io.lm_eval`: lm-evaluation-harness sample logs.
 - :mod:`~metaeval.io.helm`: HELM run folders (per-instance stats).
@@ -27,6 +29,7 @@ from .arrays import scores_from_arrays
 from .elinor import jsonl_to_trec, read_jsonl, read_per_query_csv, trec_to_jsonl, write_jsonl
 from .helm import read_helm
 from .inspect import read_inspect
+from .judgments import as_qrels, as_run
 from .lighteval import read_lighteval
 from .lm_eval import PRIMARY_METRICS, read_lm_eval
 from .pyterrier import read_pyterrier
@@ -39,6 +42,8 @@ __all__ = [
     "scores_from_arrays",
     "read_scores",
     "write_scores",
+    "as_qrels",
+    "as_run",
     "read_qrels",
     "read_run",
     "write_qrels",

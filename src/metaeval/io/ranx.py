@@ -1,4 +1,4 @@
-"""ranx: ``Qrels``/``Run`` objects (through :func:`metaeval.ir.evaluate`) and per-query scores."""
+"""ranx: ``Qrels``/``Run`` objects (through :func:`as_qrels`/:func:`as_run`) and per-query scores."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SchemaError, excerpt
+from .judgments import as_qrels, as_run
 
 __all__ = ["from_ranx_scores", "to_ranx", "from_ranx"]
 
@@ -54,7 +55,7 @@ def to_ranx(data: Any, kind: str, *, name: str | None = None) -> Any:
         that is not an integer (``1.7``, NaN, ``"high"``) or a score that is not
         a finite number, naming the column, the row (of a DataFrame), the query
         and the document (all offending rows in ``failure_cases``), as
-        :func:`metaeval.ir.as_qrels` and :func:`metaeval.ir.as_run` do; a
+        :func:`metaeval.io.as_qrels` and :func:`metaeval.io.as_run` do; a
         document listed twice for a query.
     metaeval.FormatError
         For a file, what :func:`metaeval.io.read_qrels` and
@@ -73,7 +74,6 @@ def to_ranx(data: Any, kind: str, *, name: str | None = None) -> Any:
     0.75
     """
     from ..errors import check_option
-    from ..measures.ir import as_qrels, as_run
 
     check_option("kind", kind, ["qrels", "run"])
     ranx = _ranx()
@@ -120,7 +120,6 @@ def from_ranx(obj: Any) -> pd.DataFrame:
       query_id doc_id  relevance
     0       q1     d1          2
     """
-    from ..measures.ir import as_qrels, as_run
 
     kind = type(obj).__name__
     if kind not in ("Qrels", "Run") or not hasattr(obj, "to_dict"):

@@ -122,7 +122,7 @@ def invalid_numbers(values: pd.Series, integer: bool = False) -> tuple[np.ndarra
     """``values`` as floats (text that is no number becomes NaN) and where they are not finite
     numbers (with ``integer``: not integers): the one rule for relevance grades and run
     scores, in files (:func:`read_qrels`, :func:`read_run`) and in tables
-    (:func:`metaeval.ir.as_qrels`, :func:`metaeval.ir.as_run`).
+    (:func:`metaeval.io.as_qrels`, :func:`metaeval.io.as_run`).
 
     >>> invalid_numbers(pd.Series(["1", "1.7", "high"]), integer=True)[1]
     array([False,  True,  True])

@@ -13,11 +13,13 @@ all (task, metric, treatment, control) groups together on one dense layout.
   (:func:`bootstrap_effects`);
 - :mod:`~metaeval.paired.correlation`: correlation with a reference as effects
   (:func:`correlation_effects`);
-- :mod:`~metaeval.paired.multiplicity`: :func:`adjust_pvalues`.
+- :func:`adjust_pvalues` (the one implementation, in the core: ``pool``, ``compare`` and
+  the rank tests adjust with it).
 """
 
 from __future__ import annotations
 
+from .._multiplicity import adjust_pvalues
 from .._options import (
     ADJUSTMENTS,
     ALTERNATIVES,
@@ -36,7 +38,6 @@ from .bootstrap import bootstrap_effects
 from .correlation import correlation_effects, fisher_z_variance
 from .covariance import effect_covariance
 from .effect_size import effect_sizes, effects
-from .multiplicity import adjust_pvalues
 from .significance import compare
 from .sufficient import raw_sums, sufficient_statistics
 from .twoway import anova, means, tukey

@@ -56,7 +56,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._options import REPLICATE_DESIGNS, add_display
+from .._options import REPLICATE_DESIGNS, SHARED_COLUMNS, add_display
 from ..errors import MetaEvalWarning, OptionError, SchemaError, check_option, warn
 from ..schema import REPLICATE, REPLICATE_DESIGN, checked_replicates, coerce_scores, recorded_design
 
@@ -83,9 +83,6 @@ REPLICATE_COLUMNS = (
     "se_shared_treatment",
     "se_shared_control",
 )
-
-#: The columns of a crossed design: each system's standard error shared by every task.
-SHARED_COLUMNS = ("se_shared_treatment", "se_shared_control")
 
 #: ``attrs["replicates"]`` of a result computed from replicate-averaged scores.
 REPLICATES_AVERAGED = "averaged per query over each system's replicates"

@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from .._multiplicity import ADJUSTMENTS, adjust_in_table
 from .._options import (
     ADJUST_FAMILIES,
     ADJUST_FAMILY_KEYS,
@@ -75,7 +76,6 @@ from . import _pushdown
 from . import _resampling as rs
 from ._layout import SAFE_MAGNITUDE, Layout, layout
 from .effect_size import effect_sizes, paired_groups, warn_undefined
-from .multiplicity import ADJUSTMENTS, adjust_in_table
 from .replicates import REPLICATES_AVERAGED, has_replicates
 from .sufficient import lazy_statistics, select_systems, statistics_of
 from .twoway import (

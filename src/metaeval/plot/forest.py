@@ -11,26 +11,22 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, cast, get_args
+from typing import Any, get_args
 
 import numpy as np
 import pandas as pd
 
 from .._options import (
-    CI_METHODS,
     DEFAULT_CI,
     DEFAULT_POOL_METHOD,
-    CIMethod,
     EffectScale,
     ForestSort,
-    PoolMethod,
     effect_scale,
     format_number,
     format_p,
     literal_signature,
 )
 from ..errors import OptionError, SchemaError, check_option, quote_list
-from ..pooling import GROUP_KEYS, pool, weights
 from ..schema import validate_effects
 from ..schema.frames import any_frame
 from ._figure import new_figure
@@ -41,6 +37,9 @@ __all__ = ["forest", "ir_columns", "save"]
 ROW = 0.27  # inches per row
 GAP = 0.18  # inches between columns
 SORTS: tuple[str | None, ...] = (None, *get_args(ForestSort))
+# the keys of one pooled panel (pooling's GROUP_KEYS: the figure reads a pooled table, it
+# does not import the stage that makes one)
+GROUP_KEYS = ("effect_type", "metric", "treatment", "control")
 
 
 def _fmt(x: float, digits: int, bound: bool = False) -> str:
@@ -96,14 +95,18 @@ def _prepare(effects: pd.DataFrame) -> tuple[pd.DataFrame, str, str, str]:
     )
 
 
-def _weighted(effects: pd.DataFrame, pooled: pd.DataFrame) -> pd.DataFrame:
+def _weighted(
+    effects: pd.DataFrame, pooled: pd.DataFrame, subgroup: str | None = None
+) -> pd.DataFrame:
     """The effects table with each task's weight in its panel's pooled estimate, from the
     pooled table: 100·w_i/Σw_j with w_i = 1/(v_i + τ̂²) over the usable rows (finite effect
     and variance) of the panel, τ̂² the panel's ``tau2`` (0 for a single task and for the
     common-effect model); NaN for rows left out and for a panel whose fit failed (τ̂² NaN
-    with two tasks or more). These are :func:`metaeval.weights` of the same model."""
+    with two tasks or more). These are :func:`metaeval.weights` of the same model. With a
+    ``subgroup`` column (of both tables), each subgroup is a panel of its own."""
     table = validate_effects(effects)
     keys = [c for c in GROUP_KEYS if c in table.columns and c in pooled.columns]
+    keys += [subgroup] if subgroup is not None else []
     if "tau2" not in pooled.columns:
         raise SchemaError(
             f"`pooled` has no 'tau2' column (its columns are {quote_list(list(pooled.columns))}); "
@@ -135,18 +138,15 @@ def _weighted(effects: pd.DataFrame, pooled: pd.DataFrame) -> pd.DataFrame:
         return table.assign(weight=np.where(usable & ~failed, 100 * w / total, np.nan))
 
 
-@any_frame(tables=("pooled",))
+@any_frame(tables=("pooled", "subgroups"))
 @literal_signature
 def forest(
     effects: pd.DataFrame,
+    pooled: pd.DataFrame,
     *,
-    method: PoolMethod = DEFAULT_POOL_METHOD,
-    ci: CIMethod | None = DEFAULT_CI,
-    alpha: float = 0.05,
-    pooled: pd.DataFrame | None = None,
+    subgroups: pd.DataFrame | None = None,
     title: str | None = None,
     sort: ForestSort | None = None,
-    by: str | Mapping[Any, Any] | None = None,
     columns: pd.DataFrame | Mapping[str, pd.DataFrame] | None = None,
     labels: Mapping[str, str] | None = None,
     xlim: tuple[float, float] | None = None,
@@ -157,7 +157,11 @@ def forest(
     ax: Any = None,
     **kwargs: Any,
 ) -> Any:
-    """Forest plot of an effects table: per-task effects with their weights and the summary.
+    """Forest plot of an effects table and its pooled result: per-task effects with their
+    weights and the summary.
+
+    This draws and never pools: :func:`metaeval.forest_plot` (``.meta.forest()``) pools the
+    effects first and then draws them here.
 
     Parameters
     ----------
@@ -165,19 +169,20 @@ def forest(
         An effects table of one metric and one control (filter first); several
         treatments give one panel each, sharing the task rows and the x scale.
         Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
-        relation, converted to pandas once (a lazy one collected).
-    method, ci, alpha
-        The pooling model (:func:`metaeval.pool`).
-    pooled : pandas.DataFrame, optional
-        An already pooled result of ``effects``; its summary and τ² are drawn
-        instead of pooling again, and its ``method`` and ``test`` replace
-        ``method`` and ``ci`` for the weights.
+        relation, converted to pandas once (a lazy one collected). With ``subgroups``,
+        the table :func:`metaeval.weights` returned with the same ``by`` (its subgroup
+        column and each task's ``weight`` within its subgroup).
+    pooled : pandas.DataFrame
+        The pooled result of ``effects`` (:func:`metaeval.pool`, or the table of
+        :func:`metaeval.bayes_pool`): its summary is the diamond, its τ² gives the
+        weights, its ``method`` and ``test`` columns name the model and its
+        ``attrs["alpha"]`` the level of the intervals (0.05 without it).
+    subgroups : pandas.DataFrame, optional
+        The subgroups' pooled results (:func:`metaeval.pool` with ``by=``): one block per
+        subgroup with its own diamond, then ``pooled`` as the overall summary.
     title : str, optional
     sort : {None, "effect", "weight", "name"}
         Order of the task rows (None: the table's order); by the first panel.
-    by : str or mapping, optional
-        Subgroups (as :func:`metaeval.pool`): one block per subgroup with its
-        own diamond, then the overall summary.
     columns : DataFrame or mapping of str to DataFrame, optional
         Extra text columns indexed by task. A DataFrame alone goes left of the
         panels and is shared by all; ``{"left": ..., "right": ...}`` places
@@ -240,11 +245,14 @@ def forest(
     >>> fig.get_size_inches().round(1)
     array([12.1,  6.3])
 
-    The compact version draws one treatment into an Axes of your own:
+    The compact version draws one treatment into an Axes of your own, here from a pooled
+    table at hand:
 
     >>> from matplotlib.figure import Figure
+    >>> from metaeval.plot import forest
+    >>> knn = acc.query("treatment == 'knn'")
     >>> ax = Figure().subplots()
-    >>> acc.query("treatment == 'knn'").meta.forest(ax=ax) is ax
+    >>> forest(knn, metaeval.pool(knn), ax=ax) is ax
     True
     >>> [label.get_text() for label in ax.get_yticklabels()]
     ['breast_cancer', 'digits', 'iris', 'wine', 'RE model (REML, Knapp–Hartung)']
@@ -253,43 +261,40 @@ def forest(
     import seaborn as sns
 
     check_option("sort", sort, SORTS)
-    check_option("ci", ci, (*CI_METHODS, None))  # its name until forest takes test= too
     if col_wrap is not None and (
         isinstance(col_wrap, bool) or not isinstance(col_wrap, int) or col_wrap < 1
     ):
         raise OptionError(f"`col_wrap` must be a positive integer or None, not {col_wrap!r}.")
-    if pooled is not None and {"method", "test"} <= set(pooled.columns) and len(pooled):
-        # weights and subgroup fits follow the model of the given result
-        method = cast(PoolMethod, str(pooled["method"].iloc[0]))
-        ci = cast(CIMethod, str(pooled["test"].iloc[0]))
+    alpha = float(pooled.attrs.get("alpha", 0.05))
+    method, ci = DEFAULT_POOL_METHOD, DEFAULT_CI
+    if {"method", "test"} <= set(pooled.columns) and len(pooled):
+        # the label names the model of the given result
+        method, ci = str(pooled["method"].iloc[0]), str(pooled["test"].iloc[0])
     effects, metric, control, effect_type = _prepare(effects)
-    model: dict[str, Any] = {"method": method, "test": ci, "alpha": alpha}
     overall, subgroup = None, None
-    if by is None:  # one fit at most: the weights are drawn from the pooled τ²
-        summary = pool(effects, **model) if pooled is None else pooled
+    if subgroups is None:  # the weights are drawn from the pooled τ²
+        summary = pooled
         table = _weighted(effects, summary)
     else:  # the subgroups' own fits (the weights within each subgroup), then the overall
-        table = weights(effects, **model, by=by)
-        # a column named by `by`, or the one a mapping `by` added
-        subgroup = (
-            by
-            if isinstance(by, str)
-            else next(c for c in table.columns if c not in effects.columns and c != "weight")
+        # the subgroup column: the one the subgroups' table shares with the effects only
+        subgroup = next(
+            (c for c in subgroups.columns if c in effects.columns and c not in pooled.columns),
+            None,
         )
-        summary = pool(effects, **model, by=by)
-        overall = pool(effects, **model) if pooled is None else pooled
-    if not {"ci_low", "ci_high"} <= set(table.columns):  # a bare (task, effect, variance) table
-        from scipy import stats as sps
-
-        half = sps.norm.isf(alpha / 2) * np.sqrt(table["variance"])
-        table = table.assign(ci_low=table["effect"] - half, ci_high=table["effect"] + half)
+        if subgroup is None:
+            raise SchemaError(
+                "forest() finds no subgroup column shared by `effects` and `subgroups`; pass "
+                "the tables metaeval.weights(effects, by=...) and metaeval.pool(effects, "
+                "by=...) returned."
+            )
+        table = effects if "weight" in effects.columns else _weighted(effects, subgroups, subgroup)
+        summary = subgroups
+        overall = pooled
     treatments = list(pd.unique(table["treatment"]))
     if ax is not None and len(treatments) > 1:
         raise OptionError("With ax=, forest() draws one treatment; filter the effects table first.")
     columns = _text_columns(columns, treatments)
-    rows = _rows(
-        table, summary, overall, treatments, subgroup, sort, labels or {}, method, ci, alpha
-    )
+    rows = _rows(table, summary, overall, treatments, subgroup, sort, labels or {}, method, ci)
     display = _display(effect_type)
     if digits is None:
         widths = (
@@ -368,9 +373,7 @@ def _values(frame: pd.DataFrame, treatment: str) -> dict[str, float]:
     }
 
 
-def _rows(
-    table, summary, overall, treatments, subgroup, sort, labels, method, ci, alpha
-) -> list[_Row]:
+def _rows(table, summary, overall, treatments, subgroup, sort, labels, method, ci) -> list[_Row]:
     tasks = list(pd.unique(table["task"]))
     first = table[table["treatment"] == treatments[0]].set_index("task")
     if sort == "effect":

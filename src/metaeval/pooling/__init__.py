@@ -66,7 +66,6 @@ from ._grouping import GROUP_KEYS
 from ._metareg import metareg
 from ._permutest import permutest
 from ._summary import pool, weights
-from .analysis import analyze, pool_metrics
 from .results import BayesPoolResult, GoshResult, MetaRegResult
 
 __all__ = [
@@ -76,14 +75,12 @@ __all__ = [
     "influence",
     "gosh",
     "baujat",
-    "analyze",
     "metareg",
     "permutest",
     "MetaRegResult",
     "GoshResult",
     "bayes_pool",
     "BayesPoolResult",
-    "pool_metrics",
     "POOL_METHODS",
     "CI_METHODS",
     "GROUP_KEYS",

@@ -20,11 +20,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._multiplicity import adjust_in_table, check_adjustment
 from .._options import (
     CI_METHODS,
     POOL_METHODS,
     POOLED_COLUMNS,
     POOLED_FIRST,
+    SHARED_COLUMNS,
     TAU2_CIS,
     add_display,
     answer_first,
@@ -41,8 +43,6 @@ from ..errors import (
     warn,
     warn_groups,
 )
-from ..paired.multiplicity import adjust_in_table, check_adjustment
-from ..paired.replicates import SHARED_COLUMNS
 from . import _tau2 as t2
 from ._grouping import Grouped, coverage, group, slots, valid_rows
 

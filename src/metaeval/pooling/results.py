@@ -295,4 +295,4 @@ class BayesPoolResult(Result):
         effects = self.tasks.drop(
             columns=[c for c in self.tasks.columns if c.startswith("shrunk_")]
         )
-        return forest(effects, pooled=pooled, **kwargs)
+        return forest(effects, pooled, **kwargs)

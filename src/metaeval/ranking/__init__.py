@@ -24,8 +24,13 @@ from .._options import AGGREGATIONS
 from ._aggregate import leaderboard
 from ._bayes import BayesResult, bayes_signed_rank
 from ._friedman import POSTHOC_TESTS, FriedmanResult, PosthocResult, friedman, posthoc
+
+# The per-task scores of the rank tests and the runs of a clique, for metaeval.rank_report
+# (the workflows room). Not in __all__: seams.
+from ._friedman import TaskScores as TaskScores
+from ._friedman import clique_runs as clique_runs
+from ._friedman import task_scores as task_scores
 from ._intervals import rank_intervals
-from ._report import RankReport, rank_report
 
 __all__ = [
     "AGGREGATIONS",
@@ -38,6 +43,4 @@ __all__ = [
     "PosthocResult",
     "bayes_signed_rank",
     "BayesResult",
-    "rank_report",
-    "RankReport",
 ]

@@ -34,6 +34,7 @@ from typing import Any, ClassVar, get_args
 import numpy as np
 import pandas as pd
 
+from .._multiplicity import adjust_pvalues
 from .._options import PosthocTest, literal_signature
 from .._results import Result
 from ..errors import (
@@ -46,7 +47,6 @@ from ..errors import (
     quote_list,
     warn_groups,
 )
-from ..paired.multiplicity import adjust_pvalues
 from ..schema.frames import any_frame
 from ._aggregate import check_complete, scores_of_metrics, task_means, task_ranks
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._options import ADJUSTMENTS, Adjustment, literal_signature
-from ..errors import check_option
+from ._options import ADJUSTMENTS, Adjustment, literal_signature
+from .errors import check_option
 
 __all__ = ["adjust_pvalues", "adjust_in_table"]
 
@@ -28,7 +28,7 @@ def check_adjustment(name: str, value: Any, where: str) -> None:
     cannot take it and what to use instead.
     """
     if value == "maxt":
-        from ..errors import OptionError
+        from .errors import OptionError
 
         raise OptionError(
             f"`{name}`='maxt' (Westfall–Young max-T) is not available in {where}: it needs "
@@ -86,7 +86,7 @@ def adjust_pvalues(p: Any, method: Adjustment = "holm", *, families: Any = None)
         else pd.factorize(np.asarray(families, dtype=object).ravel())[0]
     )
     if len(fam) != len(p):
-        from ..errors import OptionError
+        from .errors import OptionError
 
         raise OptionError(f"`families` has {len(fam)} labels for {len(p)} p-values.")
     out = np.full(len(p), np.nan)

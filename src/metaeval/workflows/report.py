@@ -56,8 +56,8 @@ from ..errors import (
     reissue,
     warn_groups,
 )
+from ..report import ADJUST_NAMES, TEST_NAMES, add_latex_notes, escape, to_latex
 from ..schema.frames import any_frame
-from ._tables import ADJUST_NAMES, TEST_NAMES, add_latex_notes, escape, to_latex
 
 __all__ = ["Report", "build_report"]
 
@@ -963,7 +963,8 @@ def _png(fig: Any) -> str:
 
 
 def _figures(rep: Report) -> list[str]:
-    from ..plot import forest, rank_plot
+    from ..plot import rank_plot
+    from .forest import forest_plot
 
     out = []
     if rep.ranks is not None:
@@ -982,7 +983,9 @@ def _figures(rep: Report) -> list[str]:
         for n, (metric, control) in enumerate(panels.itertuples(index=False)):
             pick = e["metric"].astype(str).eq(metric) & e["control"].astype(str).eq(control)
             keep = p["metric"].astype(str).eq(metric) & p["control"].astype(str).eq(control)
-            ax = forest(e[pick], method=o["method"], ci=o["ci"], alpha=o["alpha"], pooled=p[keep])
+            ax = forest_plot(
+                e[pick], method=o["method"], test=o["ci"], alpha=o["alpha"], pooled=p[keep]
+            )
             fig = ax.figure if hasattr(ax, "figure") else ax
             title = html.escape(f"{metric} (control: {control})")
             out.append(f"<h3>{title}</h3>")

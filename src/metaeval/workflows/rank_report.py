@@ -5,16 +5,17 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
 import pandas as pd
 
 from .._options import RankForce, escape_markdown, format_number, format_p, literal_signature
+from .._results import Result
 from ..errors import OptionError, check_alpha, check_option, quote_list
+from ..ranking import PosthocResult, TaskScores, clique_runs, friedman, posthoc, task_scores
 from ..schema.frames import any_frame
-from ._friedman import PosthocResult, TaskScores, clique_runs, friedman, posthoc, task_scores
 
 __all__ = ["RankReport", "rank_report"]
 
@@ -50,15 +51,16 @@ def _markdown(name: Any) -> str:
     return escape_markdown(name)
 
 
-@dataclass
-class RankReport:
+@dataclass(frozen=True, eq=False, repr=False)
+class RankReport(Result):
     """What :func:`rank_report` found: the text for a paper, tables and figures.
+
+    A :class:`~metaeval._results.Result`: ``table`` is the tests of every metric,
+    ``ranks`` the systems, ``plot(metric)`` the figure of a metric.
 
     Attributes
     ----------
-    text : str
-        One paragraph per metric, ready for a paper (``str(report)`` gives it).
-    summary : pandas.DataFrame
+    table : pandas.DataFrame
         One row per metric: ``metric, n_systems, n_tasks``; the checks
         (``normal``: every system's per-task scores pass Shapiro–Wilk at
         α/k; ``shapiro_min_p_value``; ``homogeneity_test`` "bartlett" or
@@ -74,7 +76,7 @@ class RankReport:
         One row per (metric, system), best average rank first: ``mean_rank``;
         ``mean``, ``std``, ``median`` and ``mad`` (median absolute deviation)
         of the per-task scores; ``ci_low, ci_high``, the confidence interval
-        of the mean or median (``summary.ci_of``, see :func:`rank_report`);
+        of the mean or median (``table.ci_of``, see :func:`rank_report`);
         ``effect_size`` against the best ranked system (positive: the best is
         better) and its ``magnitude``; ``shapiro_p_value``.
     posthoc : dict of str to PosthocResult or pandas.DataFrame
@@ -90,18 +92,22 @@ class RankReport:
         (the notebook display).
     """
 
-    text: str
-    summary: pd.DataFrame
     ranks: pd.DataFrame
-    posthoc: dict[str, PosthocResult | pd.DataFrame] = field(repr=False)
+    posthoc: dict[str, PosthocResult | pd.DataFrame]
+    text: str
     alpha: float = 0.05
-    markdown: str = field(default="", repr=False)
+    markdown: str = ""
+    kind: ClassVar[str] = ""
 
     def __str__(self) -> str:
         return self.text
 
     def _repr_markdown_(self) -> str:
         return (self.markdown or _markdown(self.text)) + "\n"
+
+    def _repr_html_(self) -> None:
+        """None: a notebook shows the report's text (``_repr_markdown_``), not its table."""
+        return None
 
     def _metric(self, metric: str | None) -> str:
         if metric is None:
@@ -117,7 +123,7 @@ class RankReport:
             )
         return metric
 
-    def figure(self, metric: str | None = None, **kwargs: Any) -> Any:
+    def plot(self, metric: str | None = None, **kwargs: Any) -> Any:
         """The figure of a metric: the critical-difference diagram after Friedman
         (:func:`metaeval.plot.critical_difference`), the pairwise heatmap of Tukey's
         HSD after the ANOVA or of the test of two systems (:func:`metaeval.plot.pairwise`),
@@ -164,7 +170,7 @@ class RankReport:
         escape, latex_table, text_styler = report.escape, report.latex_table, report.text_styler
 
         num = self._num(digits)
-        row = self.summary.set_index("metric").loc[metric]
+        row = self.table.set_index("metric").loc[metric]
         part = self.ranks[self.ranks["metric"] == metric]
         on_mean = row["ci_of"] == "mean"
         center, spread = ("mean", "std") if on_mean else ("median", "mad")
@@ -216,7 +222,7 @@ class RankReport:
 
         found = self.posthoc[metric]
         table = found.table if isinstance(found, PosthocResult) else found
-        row = self.summary.set_index("metric").loc[metric]
+        row = self.table.set_index("metric").loc[metric]
         num = self._num(digits)
 
         def pval(p: float) -> str:
@@ -346,8 +352,8 @@ def rank_report(
     Returns
     -------
     RankReport
-        ``text``, ``summary``, ``ranks`` (the per-system summary), ``posthoc``
-        (per metric), and the methods ``figure(metric)`` and
+        ``table`` (the tests of every metric), ``ranks`` (the per-system summary),
+        ``posthoc`` (per metric), ``text``, and the methods ``plot(metric)`` and
         ``to_latex(metric, table="pairs" | "systems")``.
 
     Raises
@@ -403,9 +409,9 @@ def rank_report(
     Examples
     --------
     >>> import metaeval
-    >>> from metaeval.ranking import rank_report
+    >>> from metaeval import rank_report
     >>> report = rank_report(metaeval.datasets.load_demsar())
-    >>> report.summary[["metric", "normal", "omnibus", "posthoc"]]
+    >>> report.table[["metric", "normal", "omnibus", "posthoc"]]
       metric  normal   omnibus posthoc
     0    AUC    True  rm_anova   tukey
     >>> print(report)  # doctest: +NORMALIZE_WHITESPACE
@@ -418,7 +424,7 @@ def rank_report(
     Tukey's HSD (α = 0.05) finds no significant differences within {C4.5+m+cf,
     C4.5+m and C4.5+cf} and within {C4.5+m, C4.5+cf and C4.5}; the other pairs
     differ significantly.
-    >>> fig = report.figure()  # Tukey's HSD as a pairwise heatmap, best ranked first
+    >>> fig = report.plot()  # Tukey's HSD as a pairwise heatmap, best ranked first
     >>> tex = report.to_latex(label="tab:auc")
     >>> r"\\label{tab:auc}" in tex, tex.count("$^{*}$")  # the caption explains the mark of one pair
     (True, 2)
@@ -550,7 +556,12 @@ def rank_report(
         for a, b in zip(ranks["metric"], ranks["system"], strict=True)
     ]
     return RankReport(
-        "\n\n".join(paragraphs), summary, ranks, tables, alpha, markdown="\n\n".join(markdown)
+        table=summary,
+        ranks=ranks,
+        posthoc=tables,
+        text="\n\n".join(paragraphs),
+        alpha=alpha,
+        markdown="\n\n".join(markdown),
     )
 
 

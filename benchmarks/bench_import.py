@@ -15,6 +15,7 @@ Prints the medians and the ratio metaeval / baseline (target of issue 13: at mos
 
     python benchmarks/bench_import.py             # 15 rounds
     python benchmarks/bench_import.py --rounds 5
+    python benchmarks/bench_import.py --rounds 1 --warm-up 0   # tiny: does it run?
 """
 
 from __future__ import annotations
@@ -56,10 +57,14 @@ def loaded_after_import() -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument(
+        "--warm-up", type=int, default=1, help="untimed rounds first (the file system cache)"
+    )
     args = parser.parse_args()
     times: dict[str, list[float]] = {name: [] for name in STATEMENTS}
-    for statement in STATEMENTS.values():  # warm the file system cache once
-        timed(statement)
+    for _ in range(args.warm_up):
+        for statement in STATEMENTS.values():
+            timed(statement)
     for _ in range(args.rounds):
         for name, statement in STATEMENTS.items():
             times[name].append(timed(statement))

@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from _result import result
+from _result import optional, result
 
 import metaeval
 
@@ -81,7 +81,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=20)
     parser.add_argument("--subset", type=int, default=500, help="groups fitted one by one")
     args = parser.parse_args()
-    from statsmodels.stats.meta_analysis import combine_effects
+    meta_analysis = optional("statsmodels.stats.meta_analysis", "statsmodels")
 
     eff = make_effects(args.groups, args.k)
     print(f"{args.groups:,} groups x k = {args.k} ({len(eff):,} effects)")
@@ -90,11 +90,11 @@ def main() -> None:
         warnings.simplefilter("ignore", metaeval.MetaEvalWarning)
         metaeval.pool(eff.head(args.k * 10), method="REML", test="knha")  # warm-up: lazy imports
         for label, kwargs in (
-            ("REML + Knapp-Hartung", {"method": "REML", "ci": "knha"}),
-            ("DL + z (as statsmodels)", {"method": "DL", "ci": "z"}),
+            ("REML + Knapp-Hartung", {"method": "REML", "test": "knha"}),
+            ("DL + z (as statsmodels)", {"method": "DL", "test": "z"}),
             (
                 "REML + KH, profile-lik. tau2 CI",
-                {"method": "REML", "ci": "knha", "tau2_ci": "profile"},
+                {"method": "REML", "test": "knha", "tau2_ci": "profile"},
             ),
         ):
             best = np.inf
@@ -104,7 +104,10 @@ def main() -> None:
                 best = min(best, time.perf_counter() - start)
             timings[label] = best / args.groups
             assert len(pooled) == args.groups
-    bare, with_ci, user = statsmodels_loop(eff, args.k, args.subset)
+    if meta_analysis is None:
+        bare = with_ci = user = float("nan")
+    else:
+        bare, with_ci, user = statsmodels_loop(eff, args.k, args.subset)
 
     print(
         "metaeval.pool, all groups at once (with prediction intervals and Q-profile CIs of tau2, "
@@ -130,25 +133,30 @@ def main() -> None:
         f"statsmodels combine_effects per group / pool(REML, knha) per group, {groups}",
         bare / reml,
         ">=100",
+        needs="statsmodels",
     )
     result(
         "pooling_dl",
         f"statsmodels combine_effects per group / pool(DL) per group, {groups}",
         bare / dl_time,
         ">=100",
+        needs="statsmodels",
     )
     result(
         "pooling_user_loop",
         f"groupby loop + combine_effects().summary_frame() / pool(REML, knha) per group, {groups}",
         user / reml,
         ">=100",
+        needs="statsmodels",
     )
+    if meta_analysis is None:
+        return
     dl = metaeval.pool(eff.head(args.k * args.subset), method="DL")
     y = eff["effect"].to_numpy().reshape(args.groups, args.k)
     v = eff["variance"].to_numpy().reshape(args.groups, args.k)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        sm = [combine_effects(y[g], v[g], method_re="dl") for g in range(args.subset)]
+        sm = [meta_analysis.combine_effects(y[g], v[g], method_re="dl") for g in range(args.subset)]
     sm_tau2 = np.array([r.tau2 for r in sm])
     pos = sm_tau2 >= 0  # statsmodels does not truncate the DL tau2 at 0; metafor and metaeval do
     same = np.allclose(dl["effect"][pos], np.array([r.mean_effect_re for r in sm])[pos], rtol=1e-10)

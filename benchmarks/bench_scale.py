@@ -85,14 +85,19 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import psutil
-import pyarrow as pa
-import pyarrow.parquet as pq
-from _result import result
+from _result import optional, result
+
+try:  # dask[dataframe] and distributed bring both; main() says which one is missing
+    import psutil
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+except ImportError:
+    psutil = pa = pq = None
 
 import metaeval
 
 CONTROL = "s0"
+NEEDS = "dask,distributed,pyarrow,psutil"  # the dask section's packages
 GB = 1e9
 SHUFFLE = re.compile(r"shuffle|p2p|rearrange")
 """Task-name prefixes of data moving between partitions."""
@@ -537,6 +542,13 @@ def main() -> None:
         in_memory_child(args.in_memory_child, args.repeat, resamples, args.check_dir)
         return
 
+    if any(optional(m, "'metaeval[dask]'") is None for m in NEEDS.split(",")):
+        for name, what in (
+            ("scale_effects", "dask effects+pool / dask groupby sum"),
+            ("scale_effects_pairing", "dask effects+pool / read + factorize the four keys"),
+        ):
+            result(name, what, float("nan"), "<=1.5", needs=NEEDS)
+        return
     import dask
     import dask.dataframe as dd
     import distributed
@@ -758,6 +770,7 @@ def summary(
         f"dask effects+pool / dask groupby sum, worst of {shown} rows",
         max(ratios) if len(ratios) == len(sizes) else float("nan"),
         "<=1.5",
+        needs=NEEDS,
     )
     as_written = [
         results[r]["b"].seconds / results[r]["a0"].seconds
@@ -784,6 +797,7 @@ def summary(
         f"dask effects+pool / read + factorize the four keys, worst of {shown} rows",
         max(to_pairing) if len(to_pairing) == len(sizes) else float("nan"),
         "<=1.5",
+        needs=NEEDS,
     )
 
     at = 10**8 if 10**8 in results else None
@@ -795,7 +809,7 @@ def summary(
         print(
             f"  {mark(peak <= 2 * GB)}  peak RSS per worker <= 2 GB at 1e8 rows: {peak / GB:.2f} GB ({which})"
         )
-        result("scale_rss", "peak RSS per worker at 1e8 rows, GB", peak / GB, "<=2")
+        result("scale_rss", "peak RSS per worker at 1e8 rows, GB", peak / GB, "<=2", needs=NEEDS)
     else:
         print(
             f"  {mark(None)}  peak RSS per worker <= 2 GB at 1e8 rows: not run at 1e8 "
@@ -819,6 +833,7 @@ def summary(
             f"time of effects+pool at {hi:.0e} / at {lo:.0e} rows",
             t1 / t0,
             f"<={target:.3g}",
+            needs=NEEDS,
         )
     else:
         print(f"  {mark(None)}  {name}: needs two sizes")

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 import pandas as pd
-from _result import result
+from _result import optional, result
 
 import metaeval
 
@@ -64,11 +64,11 @@ def main() -> None:
     )
     args = parser.parse_args()
     from scipy import stats
-    from threadpoolctl import threadpool_info
 
+    threadpoolctl = optional("threadpoolctl")
     blas = [
         f"{i['internal_api']} {i['version']} {i['architecture']}, {i['num_threads']} threads"
-        for i in threadpool_info()
+        for i in (threadpoolctl.threadpool_info() if threadpoolctl else [])
         if i["user_api"] == "blas"
     ]
     print(f"metaeval from {metaeval.__file__}; BLAS: {'; '.join(blas)}")
@@ -111,9 +111,10 @@ def main() -> None:
     wide = scores[scores["task"] == "task0"].pivot(index="query", columns="system", values="value")
     control = wide["system0"].to_numpy()
     pairs = [wide[f"system{i}"].to_numpy() for i in range(1, 1 + args.pairs)]
-    try:
-        from ranx.statistical_tests.fisher_randomization_test import fisher_randomization_test
-
+    ranx_p, t_ranx = None, float("nan")
+    ranx = optional("ranx.statistical_tests.fisher_randomization_test", "ranx")
+    if ranx is not None:
+        fisher_randomization_test = ranx.fisher_randomization_test
         fisher_randomization_test(control, pairs[0], n_permutations=100)  # compile
         start = time.perf_counter()
         ranx_p = [
@@ -124,9 +125,6 @@ def main() -> None:
             f"ranx fisher_randomization_test (warm):   {t_ranx * tests:8.1f} s  {t_ranx * 1e3:9.1f} ms/test"
             f"   metaeval {t_ranx / ours:7.0f}x faster (target >= 100x)"
         )
-    except ImportError:
-        ranx_p, t_ranx = None, float("nan")
-        print("ranx is not installed: pip install ranx")
     scipy_p = None
     if not args.no_scipy:
         start = time.perf_counter()
@@ -165,6 +163,7 @@ def main() -> None:
         f"test, {tests} tests of {args.resamples:,} resamples on {args.queries:,} queries",
         t_ranx / ours,
         ">=100",
+        needs="ranx",
     )
 
 

@@ -4,7 +4,7 @@ Each ``bench_*.py`` ends with ``RESULT`` lines (``benchmarks/_result.py``): a na
 ratio it measured (against a baseline timed in the same process) and its target from the
 docs and the issues (``>=N`` a speed-up to reach, ``<=N`` an overhead or memory ratio to
 stay under, ``-`` none). This script runs them one after the other (quick sizes unless
-``--full``), reads those lines and prints::
+``--full`` or ``--tiny``), reads those lines and prints::
 
     benchmark | what | ratio | target | PASS/MISS
 
@@ -15,6 +15,7 @@ The machine is shared: repeat a MISS before believing it.
 
     python benchmarks/run_all.py                 # quick sizes, every benchmark (~15 min)
     python benchmarks/run_all.py --full          # the sizes the docs report (hours)
+    python benchmarks/run_all.py --tiny          # seconds each: does every one run? (the tests)
     python benchmarks/run_all.py --only bench_ir bench_significance
     python benchmarks/run_all.py --list          # the benchmarks and their arguments
 """
@@ -27,20 +28,65 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 HERE = Path(__file__).resolve().parent
 
-#: Every benchmark: (arguments of the quick run, arguments of the full run).
-BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
-    "bench_effects": (["--queries", "500", "--repeat", "2"], []),
-    "bench_pooling": (["--groups", "10000", "--subset", "200"], []),
-    "bench_significance": (
-        ["--tasks", "5", "--pairs", "1", "--no-scipy", "--repeat", "2"],
-        ["--repeat", "3"],
+
+class Sizes(NamedTuple):
+    """A benchmark's arguments at each size (``[]``: the script's defaults)."""
+
+    #: seconds: does it still run? (tests/test_benchmarks.py runs every script at this size)
+    tiny: list[str]
+    #: minutes: the default of this script, for a before/after table of a merge
+    quick: list[str]
+    #: the sizes the docs report (hours for all of them)
+    full: list[str]
+
+
+#: Every benchmark and its arguments at each size.
+BENCHMARKS: dict[str, Sizes] = {
+    "bench_effects": Sizes(
+        tiny=[
+            "--systems",
+            "3",
+            "--tasks",
+            "2",
+            "--metrics",
+            "1",
+            "--queries",
+            "50",
+            "--repeat",
+            "1",
+        ],
+        quick=["--queries", "500", "--repeat", "2"],
+        full=[],
     ),
-    "bench_ir": (
-        ["--repeat", "9"],
-        [
+    "bench_pooling": Sizes(
+        tiny=["--groups", "50", "--k", "5", "--subset", "5"],
+        quick=["--groups", "10000", "--subset", "200"],
+        full=[],
+    ),
+    "bench_significance": Sizes(
+        tiny=[
+            "--systems",
+            "3",
+            "--tasks",
+            "2",
+            "--queries",
+            "50",
+            "--resamples",
+            "200",
+            "--pairs",
+            "1",
+        ],
+        quick=["--tasks", "5", "--pairs", "1", "--no-scipy", "--repeat", "2"],
+        full=["--repeat", "3"],
+    ),
+    "bench_ir": Sizes(
+        tiny=["--repeat", "1", "--synthetic", "--queries", "20", "--depth", "10", "--systems", "2"],
+        quick=["--repeat", "9"],
+        full=[
             "--repeat",
             "15",
             "--synthetic",
@@ -53,15 +99,50 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
             "trec_podcast",
         ],
     ),
-    "bench_ranking": (["--segments", "500"], []),
-    "bench_many_systems": (
-        ["--systems", "20", "--tasks", "50", "--samples", "5000", "--bayes-pairs", "1"],
-        [],
+    "bench_ranking": Sizes(
+        tiny=["--tasks", "2", "--segments", "20", "--systems", "3"],
+        quick=["--segments", "500"],
+        full=[],
     ),
-    "bench_metareg": (["--groups", "2000", "--subset", "100"], []),
-    "bench_bayes": (["--groups", "200", "--subset", "10"], []),
-    "bench_scale": (["--rows", "1e6", "3e6", "--repeat", "1", "--skip-resampling"], []),
-    "bench_import": (["--rounds", "5"], []),
+    "bench_many_systems": Sizes(
+        tiny=["--systems", "4", "--tasks", "8", "--samples", "200", "--bayes-pairs", "1"],
+        quick=["--systems", "20", "--tasks", "50", "--samples", "5000", "--bayes-pairs", "1"],
+        full=[],
+    ),
+    "bench_metareg": Sizes(
+        tiny=["--groups", "20", "--k", "10", "--subset", "5"],
+        quick=["--groups", "2000", "--subset", "100"],
+        full=[],
+    ),
+    "bench_bayes": Sizes(
+        tiny=["--groups", "20", "--subset", "3"],
+        quick=["--groups", "200", "--subset", "10"],
+        full=[],
+    ),
+    "bench_scale": Sizes(
+        tiny=[
+            "--rows",
+            "2e3",
+            "4e3",
+            "--tasks",
+            "4",
+            "--systems",
+            "3",
+            "--workers",
+            "1",
+            "--repeat",
+            "1",
+            "--resamples",
+            "100",
+        ],
+        quick=["--rows", "1e6", "3e6", "--repeat", "1", "--skip-resampling"],
+        full=[],
+    ),
+    "bench_import": Sizes(
+        tiny=["--rounds", "1", "--warm-up", "0"],
+        quick=["--rounds", "5"],
+        full=[],
+    ),
 }
 
 
@@ -99,9 +180,9 @@ def table(rows: list[tuple[str, str, str, str, str]]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--full", action="store_true", help="the full sizes (each script's defaults)"
-    )
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--full", action="store_true", help="the sizes the docs report")
+    size.add_argument("--tiny", action="store_true", help="seconds each: does every one still run?")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these benchmarks only")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and stop")
     parser.add_argument("--log", type=Path, help="write each benchmark's full output here")
@@ -113,10 +194,9 @@ def main() -> int:
         print(f"run_all.py does not know {unknown}: add them to BENCHMARKS", file=sys.stderr)
         return 2
     if args.list:
-        for name, (quick, full) in BENCHMARKS.items():
-            print(
-                f"{name}  quick: {shlex.join(quick) or '(defaults)'}  full: {shlex.join(full) or '(defaults)'}"
-            )
+        for name, sizes in BENCHMARKS.items():
+            shown = (f"{k}: {shlex.join(v) or '(defaults)'}" for k, v in sizes._asdict().items())
+            print(f"{name}  " + "  ".join(shown))
         return 0
     names = args.only or list(BENCHMARKS)
     missing = [n for n in names if n not in BENCHMARKS]
@@ -127,7 +207,8 @@ def main() -> int:
 
     rows, failed = [], False
     for name in names:
-        extra = BENCHMARKS[name][1 if args.full else 0]
+        sizes = BENCHMARKS[name]
+        extra = sizes.full if args.full else sizes.tiny if args.tiny else sizes.quick
         command = [sys.executable, str(HERE / f"{name}.py"), *extra]
         print(f"== {name}: {shlex.join(command[1:])}", flush=True)
         start = time.perf_counter()

@@ -174,7 +174,7 @@ def test_the_dask_accessor_has_the_per_task_methods_with_their_functions_face(sc
     import pydoc
 
     dd = pytest.importorskip("dask.dataframe")
-    from metaeval.scale import DaskMetaAccessor
+    from metaeval.accessor import DaskMetaAccessor
 
     marked = {name for name, entry in ACCESSOR_METHODS.items() if entry.per_task}
     assert marked == {

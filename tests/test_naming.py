@@ -1,11 +1,11 @@
 """One vocabulary (issues 26 and 40), checked on everything public.
 
-- **Parameters**: every public parameter whose name is in ``_options.PARAMETERS`` has that
+- **Parameters**: every public parameter whose name is in ``_vocabulary.PARAMETERS`` has that
   one annotation; a name used with several annotations is in ``PARAMETERS_BY_FUNCTION``
   (its values are the function's own) or in ``SPLIT`` below (a rename still to come).
 - **Columns**: every output column of every public function (the runner of
   ``tests/_helpers.py``, shared with ``tests/test_output_attrs.py``) is in
-  ``_options.COLUMNS`` with its one meaning; a column that holds a p-value is ``p_value``,
+  ``_vocabulary.COLUMNS`` with its one meaning; a column that holds a p-value is ``p_value``,
   ``<stat>_p_value`` or ``p_adjusted``, a probability of an event ``prob_<event>``.
 - **help()**: no public signature shows a string annotation.
 - **Migration**: every parameter, column, function and constant renamed or removed since
@@ -32,7 +32,7 @@ import xarray as xr
 from _helpers import PUBLIC_MODULES, all_outputs, public_functions
 
 import metaeval
-from metaeval import _options
+from metaeval import _options, _vocabulary
 from metaeval.accessor import ACCESSOR_METHODS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,15 +133,17 @@ def _split(func: str, name: str) -> bool:
 def test_every_vocabulary_parameter_has_its_one_annotation():
     wrong = {
         (func, name): repr(annotation)
-        for name, expected in {**_options.PARAMETERS, **FIRST_MEANING}.items()
+        for name, expected in {**_vocabulary.PARAMETERS, **FIRST_MEANING}.items()
         for func, annotation in PARAMS.get(name, {}).items()
         if not _same(annotation, expected) and not _split(func, name)
     }
-    assert not wrong, f"annotate these as _options.PARAMETERS says: {wrong}"
+    assert not wrong, f"annotate these as _vocabulary.PARAMETERS says: {wrong}"
 
 
 def test_every_parameter_name_used_with_several_annotations_is_accounted_for():
-    known = set(_options.PARAMETERS) | set(_options.PARAMETERS_BY_FUNCTION) | set(FIRST_MEANING)
+    known = (
+        set(_vocabulary.PARAMETERS) | set(_vocabulary.PARAMETERS_BY_FUNCTION) | set(FIRST_MEANING)
+    )
     known |= {name for _, name in SPLIT}
     several = {}
     for name, by_func in PARAMS.items():
@@ -153,13 +155,13 @@ def test_every_parameter_name_used_with_several_annotations_is_accounted_for():
             several[name] = sorted(by_func)
     assert not several, (
         "one name, several annotations: give them one (and add the name to "
-        f"_options.PARAMETERS) or list it in PARAMETERS_BY_FUNCTION: {several}"
+        f"_vocabulary.PARAMETERS) or list it in PARAMETERS_BY_FUNCTION: {several}"
     )
 
 
 def test_the_temporary_split_only_shrinks():
     """Every entry of SPLIT still differs from the vocabulary: a stale one fails."""
-    meaning = {**_options.PARAMETERS, **FIRST_MEANING}
+    meaning = {**_vocabulary.PARAMETERS, **FIRST_MEANING}
     stale = []
     for (func, name), why in SPLIT.items():
         annotation = PARAMS.get(name, {}).get(func, inspect.Parameter.empty)
@@ -173,9 +175,9 @@ def test_the_temporary_split_only_shrinks():
 
 
 def test_the_vocabulary_names_its_parameters_once():
-    assert not set(_options.PARAMETERS) & set(_options.PARAMETERS_BY_FUNCTION)
+    assert not set(_vocabulary.PARAMETERS) & set(_vocabulary.PARAMETERS_BY_FUNCTION)
     # every name of the vocabulary is used (a renamed name leaves no entry behind)
-    unused = sorted(set(_options.PARAMETERS) - set(PARAMS))
+    unused = sorted(set(_vocabulary.PARAMETERS) - set(PARAMS))
     assert not unused, f"not a parameter of any public function: {unused}"
     # `method` is the τ² estimator wherever it is not listed in SPLIT
     for func, annotation in PARAMS["method"].items():
@@ -286,12 +288,12 @@ def test_the_outputs_cover_every_public_function(outputs):
 
 def test_every_output_column_has_one_meaning(outputs):
     unknown = {
-        name: sorted(set(cols) - set(_options.COLUMNS) - CASE_INPUTS)
+        name: sorted(set(cols) - set(_vocabulary.COLUMNS) - CASE_INPUTS)
         for name, cols in outputs.items()
     }
     unknown = {name: cols for name, cols in unknown.items() if cols}
     assert not unknown, (
-        "output columns not in _options.COLUMNS: use a name it has for the same meaning, "
+        "output columns not in _vocabulary.COLUMNS: use a name it has for the same meaning, "
         f"or add the new name with its meaning: {unknown}"
     )
 
@@ -299,8 +301,8 @@ def test_every_output_column_has_one_meaning(outputs):
 def test_every_column_of_the_vocabulary_is_written(outputs):
     written = {c for cols in outputs.values() for c in cols}
     display = set(_options.display_columns(("effect", "ci_low", "ci_high", "pi_low", "pi_high")))
-    unused = sorted(set(_options.COLUMNS) - written - display)
-    assert not unused, f"_options.COLUMNS names columns no public function writes: {unused}"
+    unused = sorted(set(_vocabulary.COLUMNS) - written - display)
+    assert not unused, f"_vocabulary.COLUMNS names columns no public function writes: {unused}"
 
 
 def test_every_p_value_column_follows_the_naming_rule(outputs):

@@ -111,7 +111,7 @@ def test_clustered_effects_equal_the_in_memory_ones(client, seed):
 
 
 def test_statistics_are_identical_with_systems_and_metrics_missing_on_some_tasks(client, rng):
-    from metaeval import scale
+    from metaeval.engines import dask as scale
 
     scores = _with_gaps(rng, drop=0.05)  # system c not on t3
     scores = scores[~((scores["task"] == "t1") & (scores["metric"] == "m2"))]  # m2 not on t1
@@ -368,13 +368,14 @@ def test_a_worker_dying_mid_run_surfaces_as_dasks_error_not_a_partial_result(rng
 
 
 def test_a_task_found_in_two_partitions_by_the_main_pass_is_redone_after_a_shuffle(client, rng):
-    from metaeval import scale
+    from metaeval.engines.dask import dask_survey
+    from metaeval.paired.partitions import dask_effects
 
     scores = make_scores(rng)
-    survey = scale.Survey(_by_task(scores))  # whole tasks: no shuffle planned
+    survey = dask_survey(_by_task(scores))  # whole tasks: no shuffle planned
     assert not survey.shuffled
-    survey.ddf = _split(scores, rng, 4)  # as if dask read the files otherwise for all columns
-    got = scale.effects(None, "ctrl", survey=survey)  # (without the redo: tasks twice, an error)
+    survey.frame = _split(scores, rng, 4)  # as if dask read the files otherwise for all columns
+    got = dask_effects(None, "ctrl", survey=survey)  # (without the redo: tasks twice, an error)
     pd.testing.assert_frame_equal(got, scores.meta.effects("ctrl"), check_exact=True)
 
 
@@ -435,7 +436,7 @@ def test_compare_over_parquet_files_per_task_with_only_the_control_on_one(client
 def test_dask_methods_take_the_in_memory_parameters(name):
     import inspect
 
-    from metaeval.scale import DaskMetaAccessor
+    from metaeval.accessor import DaskMetaAccessor
 
     def parameters(func, skip_first):
         found = list(inspect.signature(func).parameters.values())[skip_first:]

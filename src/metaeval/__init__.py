@@ -21,9 +21,7 @@ import importlib as _importlib
 from typing import Any as _Any
 
 from . import _after_import, _aliases, _options
-from . import accessor as _accessor  # noqa: F401  (registers DataFrame.meta)
-from . import engines as _engines
-from . import scale as _scale
+from . import accessor as _accessor  # registers DataFrame.meta
 from ._options import (
     ADJUSTMENTS,
     CI_METHODS,
@@ -86,8 +84,9 @@ from .workflows import (
 )
 
 _aliases.install()
-_scale.install()  # .meta on dask DataFrames once dask.dataframe is imported
-_engines.install()  # .metaeval on polars DataFrames and LazyFrames once polars is imported
+# .meta on dask DataFrames once dask.dataframe is imported, .metaeval on polars
+# DataFrames and LazyFrames once polars is imported
+_accessor.install()
 
 
 def _version() -> str:

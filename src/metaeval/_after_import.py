@@ -42,8 +42,8 @@ def after_import(name: str, then: Callable[[], None]) -> None:
     (one hook per module name, however often this is called)."""
     if name in sys.modules:
         then()
-    elif not any(isinstance(f, _AfterImport) and f.name == name for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterImport(name, then))
+    else:
+        _replace(_AfterImport(name, then), "name")
 
 
 class _AfterEachImport(importlib.abc.MetaPathFinder):
@@ -81,5 +81,18 @@ def after_each_import(prefix: str, then: Callable[[Any], None]) -> None:
     for name, module in list(sys.modules.items()):
         if name.startswith(prefix) and module is not None:
             then(module)
-    if not any(isinstance(f, _AfterEachImport) and f.prefix == prefix for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterEachImport(prefix, then))
+    _replace(_AfterEachImport(prefix, then), "prefix")
+
+
+def _replace(finder: Any, key: str) -> None:
+    """Put ``finder`` first on ``sys.meta_path`` in place of any finder of its kind with the
+    same ``key``. Of its kind by the class's name, not ``isinstance``: a metaeval imported
+    again (its modules deleted from ``sys.modules``) has new classes, and its finders would
+    pile up beside the old ones, each wrapping the next module's loader once more."""
+    kind, value = type(finder).__qualname__, getattr(finder, key)
+    sys.meta_path[:] = [
+        f
+        for f in sys.meta_path
+        if not (type(f).__qualname__ == kind and getattr(f, key, None) == value)
+    ]
+    sys.meta_path.insert(0, finder)

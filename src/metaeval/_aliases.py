@@ -27,10 +27,14 @@ from typing import Any
 __all__ = ["ALIASES", "DEPRECATED", "install"]
 
 ALIASES: dict[str, tuple[str, ...]] = {
-    "metaeval.ir": ("metaeval.measures.ir",),
+    "metaeval.ir": ("metaeval.measures.ir", "metaeval.measures.columns"),
     "metaeval.classification": ("metaeval.measures.classification", "metaeval.paired.bootstrap"),
     "metaeval.stats": ("metaeval.paired.sufficient", "metaeval.paired._layout"),
-    "metaeval.significance": ("metaeval.paired.significance", "metaeval.paired.twoway"),
+    "metaeval.significance": (
+        "metaeval.paired.significance",
+        "metaeval.paired.anova",
+        "metaeval.paired.means",
+    ),
     "metaeval.analysis": ("metaeval.workflows.analysis", "metaeval.pooling.analysis"),
 }
 """Alias module → the modules whose names it forwards, in order."""

@@ -1,4 +1,5 @@
-"""The ``DataFrame.meta`` accessor: each method is a module function, with its face.
+"""The faces: ``DataFrame.meta``, ``.meta`` on dask DataFrames and ``.metaeval`` on polars
+frames; each method is a module function, with its face.
 
 Every method calls a documented module-level function with the table as its
 first argument, and *shows* that function: ``help(df.meta.pool)`` and a
@@ -6,6 +7,11 @@ notebook's Shift-Tab give the function's full docstring and its signature
 without the table argument, and the method takes the same positional arguments
 (xarray's pattern). The functions are looked up on first use, so that
 ``import metaeval`` loads neither matplotlib (``forest``) nor the report module.
+
+All three faces are generated from :data:`ACCESSOR_METHODS` (:func:`with_methods`); each
+class says only how a call meets its table (``_call``), never a method's parameters. The
+dask and polars faces are registered when dask.dataframe and polars are imported
+(:func:`install`), so that ``import metaeval`` imports neither.
 """
 
 from __future__ import annotations
@@ -13,15 +19,27 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import pandas as pd
 
-from ._kinds import KINDS, REPORT_KINDS, describe_kinds, table_kind
+from ._after_import import after_import
+from ._kinds import KINDS, REPORT_KINDS, describe_kinds, kind_of_columns, table_kind
 from .errors import TableKindError
 
-__all__ = ["MetaAccessor", "table_kind", "ACCESSOR_METHODS", "AccessorMethod", "with_methods"]
+__all__ = [
+    "MetaAccessor",
+    "DaskMetaAccessor",
+    "PolarsMetaNamespace",
+    "NAMESPACE",
+    "table_kind",
+    "ACCESSOR_METHODS",
+    "AccessorMethod",
+    "with_methods",
+    "install",
+]
 
 _SCORES_HINT = "Map your column names with metaeval.scores(df, value=..., ...)."
 _EFFECTS_HINT = "Compute effects first: scores.meta.effects(control=...).meta.{name}()."
@@ -38,7 +56,10 @@ class AccessorMethod(NamedTuple):
     """What the error for a table of another kind advises (``{name}``: the method)."""
     per_task: bool = False
     """The function treats each task on its own (or pools what it found per task): it is
-    a method of ``.meta`` on a dask DataFrame too (:class:`metaeval.scale.DaskMetaAccessor`)."""
+    a method of ``.meta`` on a dask DataFrame too (:class:`DaskMetaAccessor`)."""
+    dask: str = ""
+    """With ``per_task``: how a dask table computes it, ``"module:name"`` of a function of
+    the table and the call's arguments bound to the function's signature."""
 
 
 _M = AccessorMethod
@@ -49,38 +70,50 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
         ("scores",),
         _SCORES_HINT,
         per_task=True,
+        dask="metaeval.paired.partitions:statistics_on_dask",
     ),
-    "effects": _M("metaeval.paired:effects", ("scores",), _SCORES_HINT, per_task=True),
+    "effects": _M(
+        "metaeval.paired:effects",
+        ("scores",),
+        _SCORES_HINT,
+        per_task=True,
+        dask="metaeval.paired.partitions:effects_on_dask",
+    ),
     "effect_covariance": _M("metaeval.paired:effect_covariance", ("scores",), _SCORES_HINT),
     "compare": _M(
         "metaeval.paired:compare",
         ("scores",),
         "compare() starts from per-query scores.",
         per_task=True,
+        dask="metaeval.paired.partitions:compare_on_dask",
     ),
     "anova": _M(
         "metaeval.paired:anova",
         ("scores",),
         "anova() starts from per-query scores.",
         per_task=True,
+        dask="metaeval.paired.partitions:anova_on_dask",
     ),
     "tukey": _M(
         "metaeval.paired:tukey",
         ("scores",),
         "tukey() starts from per-query scores.",
         per_task=True,
+        dask="metaeval.paired.partitions:tukey_on_dask",
     ),
     "means": _M(
         "metaeval.paired:means",
         ("scores",),
         "means() starts from per-query scores.",
         per_task=True,
+        dask="metaeval.paired.partitions:means_on_dask",
     ),
     "analyze": _M(
         "metaeval.workflows:analyze",
         ("scores",),
         "analyze() starts from per-query scores.",
         per_task=True,
+        dask="metaeval.workflows.analysis:analyze_on_dask",
     ),
     "pool_metrics": _M(
         "metaeval.workflows:pool_metrics",
@@ -156,6 +189,12 @@ table kinds it accepts, the hint its error gives for another kind, and whether i
 per task on a dask DataFrame (:class:`AccessorMethod`)."""
 
 
+def _resolve(target: str) -> Callable[..., Any]:
+    """The function ``"module:name"`` names, imported on first use."""
+    module, name = target.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
 class _Method:
     """A descriptor that becomes the accessor method of a module function on first use.
 
@@ -173,10 +212,12 @@ class _Method:
         kinds: tuple[str, ...],
         hint: str,
         per_task: bool = False,
+        dask: str = "",
         *,
         hide: tuple[str, ...] = (),
     ) -> None:
         self.target, self.kinds, self.hint, self.per_task = target, kinds, hint, per_task
+        self.dask = dask
         self.hide = hide
         self.name = ""
         self.owner, self.module = "MetaAccessor", __name__
@@ -189,8 +230,17 @@ class _Method:
 
     def function(self) -> Callable[..., Any]:
         """The module function this method calls."""
-        module, name = self.target.split(":")
-        return getattr(importlib.import_module(module), name)
+        return _resolve(self.target)
+
+    def bind(self, owner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """A call's arguments by parameter name, as the method's signature binds them with
+        its defaults (the table and the hidden parameters left out)."""
+        if self.signature is None:
+            self._build()
+        assert self.signature is not None
+        bound = self.signature.bind(owner, *args, **kwargs)
+        bound.apply_defaults()
+        return {k: v for k, v in bound.arguments.items() if k != "self"}
 
     def _build(self) -> Callable[..., Any]:
         func = self.function()
@@ -312,3 +362,102 @@ class MetaAccessor:
         if table_kind(self._obj) == "effects":
             return validate_effects(self._obj)
         return validate_scores(self._obj)
+
+
+@with_methods(per_task=True, hide=("progress",))
+class DaskMetaAccessor:
+    """``.meta`` on a dask DataFrame of scores: the same results as in memory.
+
+    Its methods are the pandas accessor's that work per task (those marked ``per_task``
+    in :data:`ACCESSOR_METHODS`), with their functions' signatures and docstrings, but
+    ``progress`` (dask's diagnostics show progress). Each binds its arguments as the
+    function does and calls the entry the method's ``dask`` field names, which computes
+    (the results are small: per task, metric and pair) and returns what the pandas
+    method returns; see :mod:`metaeval.engines.dask` for how.
+    """
+
+    def __init__(self, obj: Any) -> None:
+        self._obj = obj
+
+    def _call(self, method: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return _resolve(method.dask)(self._obj, method.bind(self, args, kwargs))
+
+    def validate(self) -> Any:
+        """:func:`metaeval.validate_scores` of the whole table; see
+        :func:`metaeval.engines.dask.validate`."""
+        from .engines.dask import validate
+
+        return validate(self._obj)
+
+
+@with_methods()
+class PolarsMetaNamespace:
+    """``.metaeval`` on a polars DataFrame or LazyFrame of scores or effects.
+
+    Its methods are the pandas accessor's, with their functions' signatures and
+    docstrings; each passes the polars frame to its function (a LazyFrame is computed
+    in polars where the function pushes the work down, collected otherwise) and returns
+    what the function returns on pandas. The name is not ``.meta``: polars reserves the
+    names of its own namespaces (``Expr.meta``) on every class and refuses to register
+    another under them. A pyarrow Table or a DuckDB relation cannot take an attribute:
+    pass it to the functions.
+    """
+
+    def __init__(self, obj: Any) -> None:
+        self._obj = obj
+
+    def _columns(self) -> list[str]:
+        obj = self._obj
+        names = obj.collect_schema().names() if hasattr(obj, "collect_schema") else obj.columns
+        return [str(c) for c in names]
+
+    def _call(self, method: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        kind = kind_of_columns(self._columns())
+        if kind not in method.kinds:
+            found = KINDS[kind] if kind else f"a table with columns {self._columns()[:12]}"
+            hint = method.hint.format(name=method.name)
+            raise TableKindError(
+                f".metaeval.{method.name}() needs {describe_kinds(method.kinds)}, but this is "
+                f"{found}. {hint}".rstrip()
+            )
+        return func(self._obj, *args, **kwargs)
+
+    def validate(self) -> Any:
+        """:func:`metaeval.validate_effects` of an effects table (collected), else
+        :func:`metaeval.validate_scores` (a LazyFrame checked in polars and returned as
+        it is)."""
+        from .schema import validate_effects, validate_scores
+
+        if kind_of_columns(self._columns()) == "effects":
+            return validate_effects(self._obj)
+        return validate_scores(self._obj)
+
+
+NAMESPACE = "metaeval"
+"""The name of the namespace on polars frames (polars reserves ``meta``)."""
+
+
+def _register_dask() -> None:
+    """Register :class:`DaskMetaAccessor` as ``.meta`` on dask DataFrames."""
+    from dask.dataframe.extensions import register_dataframe_accessor
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "registration ... overriding"
+        register_dataframe_accessor("meta")(DaskMetaAccessor)
+
+
+def _register_polars() -> None:
+    """Register :class:`PolarsMetaNamespace` as ``.metaeval`` on polars frames."""
+    import polars as pl
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "overriding an existing namespace"
+        pl.api.register_dataframe_namespace(NAMESPACE)(PolarsMetaNamespace)
+        pl.api.register_lazyframe_namespace(NAMESPACE)(PolarsMetaNamespace)
+
+
+def install() -> None:
+    """Register the dask and polars faces now if their library is imported, else as soon
+    as it is (``import metaeval`` imports neither)."""
+    after_import("dask.dataframe", _register_dask)
+    after_import("polars", _register_polars)

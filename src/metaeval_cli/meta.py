@@ -622,10 +622,10 @@ def run(args: argparse.Namespace) -> int:
     primary = None if lazy else scores.attrs.get("primary")  # --primary: {task: metric}
     survey = None
     if lazy:  # one pass over the names, shared with the effects below
-        from metaeval.scale import Survey
+        from metaeval.engines.dask import dask_survey
 
         with _progress(args):
-            survey = Survey(scores)
+            survey = dask_survey(scores)
         found, systems = survey.metrics, survey.systems
     else:
         found = list(pd.unique(scores["metric"]))
@@ -652,7 +652,7 @@ def run(args: argparse.Namespace) -> int:
             "a folder read with dask may not have."
         )
     if lazy:
-        from metaeval.scale import effects as lazy_effects
+        from metaeval.paired.partitions import dask_effects as lazy_effects
 
         with _progress(args):
             effects = lazy_effects(

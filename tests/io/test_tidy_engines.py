@@ -18,7 +18,7 @@ def folder(tmp_path_factory):
 @pytest.mark.parametrize("engine", ["duckdb", "polars"])
 def test_a_folder_as_a_lazy_table(folder, engine):
     frame = read_scores(folder, engine=engine)
-    assert metaeval.schema.frames.is_lazy(frame)
+    assert metaeval.engines.is_lazy(frame)
     ref = metaeval.effects(read_scores(folder), "knn", effect="md")
     assert_same(metaeval.effects(frame, "knn", effect="md"), ref)
 
@@ -33,7 +33,7 @@ def test_columns_renamed_and_constants_added(folder, tmp_path, engine):
     frame = read_scores(path, engine=engine, **mapping)
     ref = read_scores(path, **mapping)
     pd.testing.assert_frame_equal(
-        metaeval.schema.frames.to_pandas(frame)[list(ref.columns)], ref, check_dtype=False
+        metaeval.engines.to_pandas(frame)[list(ref.columns)], ref, check_dtype=False
     )
 
 

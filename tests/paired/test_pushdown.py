@@ -1,7 +1,7 @@
 """Any frame in: polars (eager and lazy), pyarrow and DuckDB give the pandas results.
 
 Lazy frames (a polars LazyFrame, a DuckDB relation) have their statistics computed in
-the engine (``metaeval.paired._pushdown``); the references are the in-memory functions
+the engine (``metaeval.paired.pushdown``); the references are the in-memory functions
 on the same table in pandas, to 1e-12 of each column's scale (the engine adds in its
 own order) and resampled p-values exactly (their random streams depend on the seed and
 the task only).
@@ -19,8 +19,8 @@ from _engines import ENGINES, LAZY, as_parquet, assert_same, in_engine, pa, pl
 from _helpers import make_scores
 
 import metaeval
+from metaeval.engines import LazyTable
 from metaeval.io import read_scores
-from metaeval.schema.frames import LazyTable
 
 
 @pytest.fixture(scope="module")
@@ -254,7 +254,7 @@ def test_pairing_errors_are_the_in_memory_ones(example, engine):
 def test_summed_a_few_tasks_at_a_time_past_the_memory_limit(example, engine, monkeypatch):
     """Where the per-query pivot would not fit (DuckDB's memory_limit; polars'
     POLARS_LIMIT), each group of tasks is its own query: the same results."""
-    from metaeval.paired import _pushdown
+    from metaeval.paired import pushdown as _pushdown
 
     seen: list[list] = []
     original = _pushdown.task_groups

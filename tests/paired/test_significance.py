@@ -390,7 +390,7 @@ def test_randomized_tukey_against_exact_enumeration(rng):
 
 def test_means_margin_of_error(rng):
     """ci="anova": Sakai's margin from the two-way residual (the default: issue 39, item 9,
-    tests/paired/test_twoway.py)."""
+    tests/paired/test_means.py)."""
     scores = make_scores(rng, tasks={"t1": 20}, systems=("ctrl", "a", "b"), metrics=("m",))
     res = metaeval.means(scores, ci="anova", alpha=0.05).set_index("system")
     ref = _ols_anova(scores)

@@ -15,7 +15,8 @@ from matplotlib.text import Text
 
 import metaeval
 from metaeval import DegenerateWarning, OptionError, SchemaError, forest_plot
-from metaeval.plot import forest, ir_columns, pairwise, save
+from metaeval.measures import ir_columns
+from metaeval.plot import forest, pairwise, save
 
 matplotlib.use("Agg")
 MINUS = "\u2212"

@@ -322,7 +322,7 @@ def test_bayes_signed_rank_agrees_with_baycomp(rng, rope, grid):
 
 def test_bayes_draws_match_the_quadratic_form():
     """Each kept draw equals baycomp's double sum for the same weights (no Monte-Carlo)."""
-    from metaeval.ranking import _bayes
+    from metaeval.ranking import _signed_rank
 
     c = np.array([32, 38, 35, 45, 26]) / 64  # binary fractions: sums are exact
     t = c + np.array([2, 0, 3, -4, 4]) / 64
@@ -332,7 +332,7 @@ def test_bayes_draws_match_the_quadratic_form():
         wide_to_scores(wide), control="c", rope=rope, n_draws=300, seed=9, samples=True
     )
     draws = res.draws(0)
-    w = _bayes._weights(res.table.attrs["seed"], "m", 0, 300, 5, 0.5)
+    w = _signed_rank._weights(res.table.attrs["seed"], "m", 0, 300, 5, 0.5)
     z = np.r_[0.0, (wide["t"] - wide["c"]).to_numpy()]
     s = z[:, None] + z[None, :]
     above = (s > 2 * rope) + 0.5 * (s == 2 * rope)

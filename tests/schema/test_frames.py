@@ -1,4 +1,4 @@
-"""Any frame in (metaeval.schema.frames, metaeval.schema.lazy): conversion, dispatch, and
+"""Any frame in (metaeval.engines.frames, metaeval.engines.survey): conversion, dispatch, and
 the checks of validate_scores with the same messages from every engine."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from _helpers import run_fresh
 
 import metaeval
 from metaeval.accessor import ACCESSOR_METHODS
-from metaeval.schema.frames import LazyTable, any_frame, frame_kind, to_pandas
+from metaeval.engines import LazyTable, any_frame, frame_kind, to_pandas
 
 
 @pytest.fixture(scope="module")

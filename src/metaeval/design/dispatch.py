@@ -9,6 +9,7 @@ import pandas as pd
 
 from .._kinds import table_kind
 from .._options import (
+    CI_METHODS,
     DEFAULT_CI,
     DEFAULT_POOL_METHOD,
     Alternative,
@@ -17,8 +18,8 @@ from .._options import (
     PoolMethod,
     literal_signature,
 )
-from ..errors import OptionError, TableKindError, excerpt
-from ..schema.frames import any_frame
+from ..engines import any_frame
+from ..errors import OptionError, TableKindError, check_option, excerpt
 from .results import PowerResult
 
 __all__ = ["power"]
@@ -158,6 +159,8 @@ def power(
         "n_draws": n_draws,
         "seed": seed,
     }
+    if ci is not None:  # named as power() calls it, not as plan_tasks' test=
+        check_option("ci", ci, CI_METHODS)
     kind = table_kind(table)
     if kind in ("scores", "effects"):
         own, other = (_QUERIES, _TASKS) if kind == "scores" else (_TASKS, _QUERIES)

@@ -19,7 +19,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._docs import fill_doc
 from .._options import ALTERNATIVES, PLAN_TESTS, Alternative, PlanTest, literal_signature
+from ..engines import any_frame
 from ..errors import (
     DegenerateWarning,
     MetaEvalWarning,
@@ -31,9 +33,9 @@ from ..errors import (
     warn_groups,
 )
 from ..paired import anova, effects, means
+from ..paired.alternatives import critical_value
 from ..paired.replicates import has_replicates, replicate_variance
 from ..schema import recorded_design
-from ..schema.frames import any_frame
 from .results import PowerResult
 
 __all__ = ["plan_queries"]
@@ -52,11 +54,11 @@ def _nct_power(df: Any, nc: Any, alpha: float, alternative: str) -> np.ndarray:
     number it should be; ``nct.sf`` is finite over the whole range (checked against R's
     pwr over df 1–999 and noncentralities up to 37 in the tests)."""
     with np.errstate(invalid="ignore", divide="ignore"):
+        crit = critical_value(stats.t(df), alpha, alternative)
         if alternative == "two-sided":
-            crit = stats.t.isf(alpha / 2, df)
             return stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -np.asarray(nc))
         # "greater" with effect +mde, or "less" with effect −mde: the same by symmetry
-        return stats.nct.sf(stats.t.isf(alpha, df), df, nc)
+        return stats.nct.sf(crit, df, nc)
 
 
 def _t_power(mde: Any, sd: Any, n: Any, alpha: float, alternative: str) -> np.ndarray:
@@ -111,7 +113,8 @@ def _anova_power(mde: Any, ms: Any, m: Any, n: Any, alpha: float) -> np.ndarray:
 def _ci_width(sd: Any, n: Any, alpha: float) -> np.ndarray:
     """The width 2·t_{α/2, n−1}·σ/√n of the t interval of a mean difference."""
     n = np.asarray(n, dtype=float)
-    return 2 * stats.t.isf(alpha / 2, n - 1) * np.asarray(sd, dtype=float) / np.sqrt(n)
+    crit = critical_value(stats.t(n - 1), alpha, "two-sided")
+    return 2 * crit * np.asarray(sd, dtype=float) / np.sqrt(n)
 
 
 def _smallest_n(ok: Callable[[np.ndarray], np.ndarray], valid: np.ndarray) -> np.ndarray:
@@ -264,6 +267,7 @@ def _check_options(
 
 @any_frame
 @literal_signature
+@fill_doc
 def plan_queries(
     scores: pd.DataFrame,
     control: str,
@@ -283,20 +287,17 @@ def plan_queries(
 ) -> PowerResult:
     """Queries (or clusters of queries) a comparison on each task needs, from a pilot.
 
-    Per (task, metric, treatment, control) group of a pilot scores table, give exactly
-    two of ``n``, ``mde`` and ``power`` and get the third, as
-    ``statsmodels.stats.power.TTestPower.solve_power`` does (Sakai's topic-set-size
-    design), for the paired t-test, the one-way ANOVA over several systems, or the
-    width of a confidence interval.
+    Per (task, metric, treatment, control) group of a pilot, give two of ``n``, ``mde``
+    and ``power`` and get the third, as statsmodels' ``TTestPower.solve_power`` does
+    (Sakai's topic-set-size design), for the paired t-test, the one-way ANOVA over
+    several systems, or the width of a confidence interval.
 
     Parameters
     ----------
     scores : pandas.DataFrame
         The pilot: a scores table ``task, query, system, metric, value``.
-        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
-        relation, converted to pandas once (a lazy one collected).
-    control : str
-        The control (baseline) system.
+        {any_frame}
+    {control_one}
     treatment : str, list of str or None
         The treatment system(s); None means every other system. With
         ``test="anova"`` the systems compared are the control and these (None: all).
@@ -313,16 +314,14 @@ def plan_queries(
         The test's level (the interval's level is 1 − alpha).
     alternative : {"two-sided", "greater", "less"}, default "two-sided"
         The t-test's alternative (two-sided: both tails count).
-    cluster : str, optional
-        A column of ``scores`` with the cluster of each query (e.g. a passage several
-        questions share): plan in clusters of the pilot's mean size (see Notes).
+    {cluster}
+        Plan in clusters of the pilot's mean size.
     replicates : {"epochs", "seeds"}, optional
-        What the pilot's ``replicate`` column holds. ``"epochs"``: repeated answers to
-        the same item; plan with the between- and within-item variance. ``"seeds"``:
-        runs of each system with their own seed, whose shift is common to every query
-        of the run; plan with the seeds' variance, which more queries do not reduce
-        (see Notes). None with a ``replicate`` column plans on the replicate-averaged
-        scores without the seeds' variance, and warns.
+        What the pilot's ``replicate`` column holds: repeated answers to the same item
+        (plan with the between- and within-item variance), or runs of each system with
+        their own seed (plan with the seeds' variance, which more queries do not
+        reduce). None with a ``replicate`` column leaves the seeds' variance out, and
+        warns.
     epochs : int, optional
         With ``replicates="epochs"``: the planned epochs per item (default the pilot's).
     seeds : int, optional
@@ -348,18 +347,15 @@ def plan_queries(
         - ``sd_diff``: the pilot's SD of the paired differences (of item means with
           epochs); ``ms_within`` (ANOVA): the pilot's within-system variance σ²;
         - ``pilot_n``: the pilot's paired queries; ``alpha``; ``test``;
-        - with ``cluster=``: ``sd_cluster`` (σ_c, see Notes), ``n_clusters`` (the
-          pilot's), ``design_effect`` (the pilot's, floored at 1: see Notes) and
-          ``n_items`` (Int64),
-          ⌈n·m̄⌉ items in the planned n clusters of the pilot's mean size m̄;
+        - with ``cluster=``: ``sd_cluster`` (σ_c), ``n_clusters`` and ``design_effect``
+          (the pilot's, floored at 1) and ``n_items`` (Int64), ⌈n·m̄⌉ items in the
+          planned n clusters of the pilot's mean size m̄;
         - with ``replicates="epochs"``: ``var_between``, ``var_within``, ``epochs``
-          (planned) and ``sd_epochs`` = √(var_between + var_within/epochs); where a
-          system has one epoch per item in the pilot the two variances are NaN (nothing
-          to split them with): planned at the pilot's epochs with ``sd_epochs`` =
-          ``sd_diff``, NaN at other epochs;
+          (planned) and ``sd_epochs`` = √(var_between + var_within/epochs) (NaN
+          variances where a system has one epoch per item in the pilot);
         - with ``replicates="seeds"``: ``seeds`` (planned, per system), ``var_seeds``
           = (σ²_rep,T + σ²_rep,C)/seeds, the part of Var(D̄) that more queries do not
-          reduce, and ``sd_diff`` = σ_d at the planned seeds (see Notes);
+          reduce, and ``sd_diff`` = σ_d at the planned seeds;
         - with ``test="ci"``: ``width`` (the target) and ``expected_width`` at ``n``;
           ``mde`` and ``power`` are NaN.
 
@@ -383,101 +379,25 @@ def plan_queries(
     -----
     metaeval.DegenerateWarning
         Naming the groups whose row is NaN: fewer than 2 paired queries (clusters) or
-        zero variance of the differences in the pilot; with ``replicates="epochs"`` a
-        system with one epoch per item in the pilot (no within-item variance: planned
-        only at the pilot's epochs, and said so there too); with ``replicates="seeds"`` a
-        system with one replicate in the pilot, or (solving for ``n``) a power that no
-        number of queries reaches with ``seeds`` seeds, with ``seeds_needed``, the
-        fewest seeds per system that make it reachable.
+        zero variance of the differences; a system with one epoch per item (planned
+        only at the pilot's epochs) or one seed; or a power that no number of queries
+        reaches with ``seeds`` seeds, with ``seeds_needed``, the fewest that do.
     metaeval.MetaEvalWarning
-        ``replicates=None`` on a pilot with a ``replicate`` column: the plan leaves the
-        seeds' variance out; pass ``replicates="seeds"`` or ``"epochs"``. With
-        ``cluster=``, a pilot design effect below 1, floored at 1 (see Notes).
+        ``replicates=None`` on a pilot with a ``replicate`` column; with ``cluster=``,
+        a pilot design effect below 1, floored at 1.
 
     Notes
     -----
-    **Paired t-test.** With d = mde/σ_d (σ_d the pilot's SD of the paired
-    differences, ``sd_diff``), the power on n queries is
-    P(T' > t_{α/2, n−1}) + P(T' < −t_{α/2, n−1}) for T' noncentral t on n − 1 df
-    with noncentrality d√n (one tail at α for a one-sided alternative), exactly
-    statsmodels' ``TTestPower``. ``n`` is the smallest integer with power ≥ ``power``;
-    ``mde`` solves the power equation for d.
-
-    **Clusters** (Miller 2024). The pilot's clustered variance of the mean
-    difference V_cl (:func:`metaeval.effects` with ``cluster=``) on C clusters gives
-    the variance per cluster σ²_c = V_cl·C, so that C' clusters of the same mean size
-    m̄ = pilot_n/C have variance σ²_c/C'; the plan is the t-test above with σ_c on
-    C' − 1 df, and ``n`` counts clusters.
-
-    **A pilot design effect below 1** is floored at 1, with a warning naming the groups
-    and the pilot's value: σ²_c = max(V_cl, s_d²/n)·C. Questions that share a passage
-    tend to agree, so a true design effect below 1 is rare in evaluations, and a pilot's
-    is mostly the noise of a variance estimated from C clusters: of 20,000 simulated
-    pilots of 20 passages × 5 independent questions, 53% have one below 1, and the plans
-    that use it reach a mean power of 0.70 for a target of 0.8 (0.80 with the floor);
-    with a true design effect of 1.2, 29% of pilots still fall below 1. Where it truly
-    is below 1 (0.8 in the simulation) the floor plans more clusters than needed (28
-    instead of 22, power 0.89). (``tests/fixtures/design/deff_floor_simulation.py``.)
-
-    **Epochs** (Miller 2024, on resampling). An item's mean over E epochs has the variance
-    σ²_b + σ²_w/E: σ²_w, how the answers to one item vary (``var_within``, the sum
-    of both systems' mean within-item variances, the epochs of the two systems being
-    independent runs), and σ²_b, how the items' true differences vary
-    (``var_between`` = max(0, s²(d̄_i) − σ²_w,x/E_x − σ²_w,y/E_y) from the
-    differences d̄_i of the item means, :func:`metaeval.means`' within-item
-    variances σ²_w,x, σ²_w,y and the pilot's epochs E_x, E_y of each system). More
-    epochs shrink only σ²_w/E, so the variance falls towards σ²_b and never below it:
-    once σ²_w/E is small next to σ²_b, only more items add power.
-
-    **Seeds** (Bouthillier et al. 2021; the model of ``metaeval.paired.replicates``).
-    A run's seed shifts every query of the run, so the mean difference over n queries
-    of scores averaged over R seeds per system has the variance
-
-        Var(D̄) = σ²_d/n + (σ²_rep,T + σ²_rep,C)/R,
-
-    σ²_rep of each system from ``metaeval.paired.replicates.replicate_variance``
-    (``var_seeds`` is the second term) and σ²_d the query-level variance of the
-    differences of the replicate-averaged scores (:func:`metaeval.effects`'
-    ``variance`` less ``variance_replicates``, times n). With R seeds other than
-    the pilot's R_p, each system's per-query noise of one run, σ²_e = w − σ²_rep (w
-    the mean over queries of the variance across replicates), averages over R
-    instead: σ²_d(R) = max(0, σ²_d − σ²_e,T/R_p,T − σ²_e,C/R_p,C) + (σ²_e,T +
-    σ²_e,C)/R. The power is that of a t-test of D̄ as :func:`metaeval.effects` builds
-    it (t on its ``df``): the noncentral t with noncentrality mde/√Var(D̄) on the
-    Welch–Satterthwaite df Var(D̄)² / ((σ²_d/n)²/(n − 1) + Σ (σ²_rep/R)²/(R − 1)),
-    each system's seed part on R − 1 df and the query part on n − 1 (effects() takes
-    the query part as known; n − 1 errs on the safe side, slightly). As n → ∞ the variance falls to the seed
-    part only: when even that leaves the power below the target, ``n`` is NaN and
-    the warning names the fewest seeds that would make it reachable. The plan
-    without seeds (``replicates=None``) uses σ²_d/n alone and promises power that
-    n queries cannot give.
-
-    **ANOVA** (Sakai 2016, after Nagata). m systems on n queries each, σ² the
-    pilot's within-system variance (the one-way ANOVA's residual mean square: the
-    queries' and the residual sums of squares of :func:`metaeval.anova`'s two-way
-    table together, on m(n − 1) df; Sakai's "within-system variance", not the total
-    variance); for a minimum detectable range D between the best and the worst system
-    the F test's power is P(F' > F_{α; m−1, m(n−1)}), F' noncentral F with
-    λ = n·D²/(2σ²) (Sakai's λ = nΔ, Δ = D²/(2σ²): the least favourable
-    configuration, the other systems at the grand mean). This is statsmodels'
-    ``FTestAnovaPower`` with k = m groups, N = m·n and f² = λ/N. The two-way ANOVA that
-    :func:`metaeval.anova` runs on paired queries removes the queries' variance from
-    σ², so it has at least this power: Sakai's n is enough for it.
-
-    **Interval width** (Sakai 2016). The smallest n with
-    2·t_{α/2, n−1}·σ_d/√n ≤ ``width``, σ_d for the sample SD (the expected width is
-    slightly smaller, E[s] < σ).
+    The power of each design — the paired t-test, clusters (a pilot design effect below
+    1 is floored at 1), epochs, seeds (whose variance more queries do not reduce), the
+    ANOVA and the interval width — is derived in :ref:`planning-formulas`.
 
     References
     ----------
     Sakai, T. (2016). Topic set size design. *Information Retrieval Journal*, 19(3),
     256–283. doi:10.1007/s10791-015-9273-z
-    Sakai, T. (2018). *Laboratory Experiments in Information Retrieval*, ch. 6.
-    Springer. doi:10.1007/978-981-13-1199-4
-    Bouthillier, X., et al. (2021). Accounting for variance in machine learning
-    benchmarks. *Proceedings of Machine Learning and Systems* 3. (no DOI)
-    Miller, E. (2024). Adding error bars to evals: A statistical approach to language
-    model evaluations. arXiv:2411.00640.
+    Miller, E. (2024). Adding error bars to evals. arXiv:2411.00640. The others:
+    :ref:`planning-formulas`.
 
     Examples
     --------
@@ -495,7 +415,7 @@ def plan_queries(
 
     The same comparison in clusters of ten queries (say, questions on one passage), on
     the two tasks whose pilot design effect is above 1 (on iris and wine it is below 1:
-    the plan would use 1 and warn, see Notes):
+    the plan would use 1 and warn):
 
     >>> scores = scores.assign(passage=scores["query"].astype(int) // 10)
     >>> two = scores.query("task in ['breast_cancer', 'digits']")

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._docs import fill_doc
 from .._options import (
     CI_METHODS,
     DEFAULT_CI,
@@ -20,6 +21,7 @@ from .._options import (
     literal_signature,
     resolve_ci,
 )
+from ..engines import any_frame
 from ..errors import (
     DegenerateWarning,
     MetaEvalWarning,
@@ -32,7 +34,6 @@ from ..errors import (
     warn_groups,
 )
 from ..pooling import GROUP_KEYS, pool
-from ..schema.frames import any_frame
 from .results import PowerResult
 
 __all__ = ["plan_tasks"]
@@ -47,6 +48,7 @@ CURVE_SIZES = 30
 
 @any_frame
 @literal_signature
+@fill_doc
 def plan_tasks(
     effects: pd.DataFrame,
     *,
@@ -63,10 +65,9 @@ def plan_tasks(
 ) -> PowerResult:
     r"""How many tasks a pooled comparison needs, what it can detect, or its power.
 
-    From a pilot effects table, per group (``effect_type, metric, treatment, control``,
-    those the table has, as :func:`metaeval.pool` groups): give exactly two of ``k``,
-    ``mde`` and ``power`` and get the third, for the analysis that will be run —
-    :func:`metaeval.pool` with ``method`` and ``test`` — by simulating that analysis.
+    From a pilot effects table, per group (as :func:`metaeval.pool` groups): give two of
+    ``k``, ``mde`` and ``power`` and get the third, for the analysis that will be run
+    (:func:`metaeval.pool` with ``method`` and ``test``), by simulating that analysis.
     The normal-theory answer of Hedges & Pigott (2001) is reported beside it.
 
     Parameters
@@ -74,8 +75,7 @@ def plan_tasks(
     effects : pandas.DataFrame
         A pilot effects table (from :func:`metaeval.effects`): its within-task
         variances and, by default, its τ̂² plan the comparison.
-        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
-        relation, converted to pandas once (a lazy one collected).
+        {any_frame}
     k : int, optional
         Tasks in the planned comparison (at least 2).
     mde : float, optional
@@ -89,8 +89,7 @@ def plan_tasks(
         (from :func:`metaeval.pool` with ``method``).
     variance : float, optional
         The within-task sampling variance of a planned task; by default the mean of the
-        pilot's variances (of the effects :func:`metaeval.pool` uses: finite effect and
-        variance) in the group, the variance of a task like an average pilot task.
+        group's pilot variances that :func:`metaeval.pool` uses (an average pilot task).
     alpha : float, default 0.05
         The level of the two-sided test (the pooled interval has level 1 − alpha).
     method : {"EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM"}, default "REML"
@@ -111,9 +110,8 @@ def plan_tasks(
 
         - ``k`` (tasks, an integer), ``mde``, ``power`` (simulated, at that ``k`` and
           ``mde``: at least the target when ``k`` or ``mde`` was solved);
-        - ``power_normal``: Hedges & Pigott's normal-theory power at ``k`` and ``mde``;
-          with ``k`` solved also ``k_normal``, with ``mde`` solved also ``mde_normal``
-          (the normal-theory answers);
+        - ``power_normal``: the normal-theory power at ``k`` and ``mde``; with ``k``
+          solved also ``k_normal``, with ``mde`` solved also ``mde_normal``;
         - ``tau2``, ``tau2_source`` (``"pilot"`` or ``"given"``), ``variance`` (the
           planned within-task variance), ``pilot_k`` (the pilot's tasks),
           ``method``, ``test``, ``n_draws``, ``seed``.
@@ -122,9 +120,8 @@ def plan_tasks(
         ``"mde"`` or ``"power"``: what was solved).
 
         ``curve``: the simulated power of each group over ``size`` (tasks) from 2 to
-        max(2k, 10) (every size, or up to 30 sizes spread over the range, fewer for large k), at the row's
-        ``mde``, with ``target`` (the ``power`` asked for; NaN when power was solved).
-        ``unit`` is ``"tasks"``.
+        max(2k, 10) (up to 30 sizes), at the row's ``mde``, with ``target`` (the
+        ``power`` asked for; NaN when power was solved). ``unit`` is ``"tasks"``.
 
     Raises
     ------
@@ -138,41 +135,14 @@ def plan_tasks(
     Warns
     -----
     metaeval.DegenerateWarning
-        Naming the groups whose pilot τ̂² is NaN (one usable pilot task): their row is
-        NaN; give ``tau2=``. Also naming the groups that need more than 1,000 tasks
-        (``k`` NA).
+        Naming the groups whose pilot τ̂² is NaN (one usable pilot task; give ``tau2=``),
+        and those that need more than 1,000 tasks (``k`` NA).
 
     Notes
     -----
-    The planned comparison has k tasks with effects y_i ~ N(mde, v + τ²), v the
-    within-task variance and τ² the between-task variance. The normal theory
-    (Hedges & Pigott 2001) gives the power of the two-sided z test
-
-    .. math:: 1 - β = Φ(|mde|/σ_k − z_{1−α/2}) + Φ(−|mde|/σ_k − z_{1−α/2}),
-              \quad σ_k = \sqrt{(v + τ^2)/k},
-
-    which is what ``EE``/``z`` pooling achieves when τ² = 0. With τ² estimated
-    and Knapp–Hartung intervals (t with k − 1 df) the real power is lower at small
-    k, so the answer comes from the analysis itself: ``n_draws`` comparisons of k
-    tasks are drawn, y_i = √(v + τ²)·Z_i, and all of them — every group, every
-    candidate k — are pooled by one call of :func:`metaeval.pool` with ``method``
-    and ``test``. The pooled estimate and interval are location-equivariant (τ̂², the
-    weights and the standard error depend on the residuals only), so the interval of
-    the comparison with mean mde is the simulated one shifted by mde: the power at
-    mde is the share of simulations with ``ci_low`` + mde > 0 (for mde > 0; ``ci_high``
-    + mde < 0 for mde < 0), a significant result in the direction of mde. A fit that
-    gives NaN counts as not significant.
-
-    The same standard-normal draws serve every k (a comparison of k tasks uses the
-    first k of the draws of a simulated comparison) and every mde (common random
-    numbers): the power is then monotone in mde and nearly so in k. Solving ``mde``
-    is exact for the draws: the smallest mde with simulated power ≥ ``power`` is an
-    order statistic of −``ci_low`` (reported as the midpoint to the next one).
-    Solving ``k`` searches upward from 2 (in windows around the normal-theory k,
-    each window one :func:`metaeval.pool` call) for the smallest k whose simulated
-    power reaches ``power``; its Monte-Carlo standard error is the one of ``n_draws``
-    given above, so the plan's power can be up to about two standard errors below
-    the target: raise ``n_draws`` for a finer answer.
+    The power is simulated by pooling draws of the planned comparison with
+    :func:`metaeval.pool` itself; the model, the normal theory beside it and how ``k``
+    and ``mde`` are solved: :ref:`planning-tasks-simulation`.
 
     References
     ----------

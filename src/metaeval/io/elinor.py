@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..engines import any_frame
 from ..errors import FormatError, SchemaError, check_option, excerpt, quote_list
 from ..schema import first_repeat
-from ..schema.frames import any_frame
 from ._text import iter_jsonl, read_delimited, read_text
 from .trec import check_unique_pairs, read_qrels, read_run, write_qrels, write_run
 
@@ -35,6 +35,15 @@ def read_jsonl(path: str | Path, *, rel_type: str = "pred") -> pd.DataFrame:
     ``score`` (float, ``rel_type="pred"``). Text is UTF-8 (a byte-order mark
     and ``\\r\\n`` line ends are fine), plain or gzip-compressed; blank lines are
     skipped.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The JSONL file, one ``{"query_id", "doc_id", "relevance" or "score"}``
+        record a line.
+    rel_type : {"pred", "true"}, default "pred"
+        ``"true"``: relevance judgements (elinor's true file); ``"pred"``: a run's
+        scores (its pred file).
 
     Raises
     ------
@@ -92,6 +101,14 @@ def read_jsonl(path: str | Path, *, rel_type: str = "pred") -> pd.DataFrame:
 def write_jsonl(table: pd.DataFrame, path: str | Path) -> None:
     """Write ``query_id, doc_id`` and ``relevance`` or ``score`` as elinor JSONL.
 
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        ``query_id, doc_id`` and ``relevance`` (a true file) or ``score`` (a pred
+        file), as :func:`~metaeval.io.read_jsonl` returns them.
+    path : str or pathlib.Path
+        The file to write.
+
     Examples
     --------
     >>> import pathlib, tempfile
@@ -126,6 +143,15 @@ def write_jsonl(table: pd.DataFrame, path: str | Path) -> None:
 def trec_to_jsonl(trec: str | Path, jsonl: str | Path, *, rel_type: str) -> None:
     """Convert TREC qrels (``rel_type="true"``) or a run (``"pred"``) to elinor JSONL.
 
+    Parameters
+    ----------
+    trec : str or pathlib.Path
+        The TREC qrels or run to read.
+    jsonl : str or pathlib.Path
+        The elinor JSONL file to write.
+    rel_type : {"true", "pred"}
+        What the TREC file holds: qrels or a run.
+
     Examples
     --------
     >>> import pathlib, tempfile
@@ -150,6 +176,17 @@ def jsonl_to_trec(
     jsonl: str | Path, trec: str | Path, *, rel_type: str, tag: str = "metaeval"
 ) -> None:
     """Convert elinor JSONL to TREC qrels (``rel_type="true"``) or a 6-column run (``"pred"``).
+
+    Parameters
+    ----------
+    jsonl : str or pathlib.Path
+        The elinor JSONL file to read.
+    trec : str or pathlib.Path
+        The TREC file to write.
+    rel_type : {"true", "pred"}
+        What the JSONL holds: relevance judgements or a run's scores.
+    tag : str, default "metaeval"
+        The run tag (the sixth column of a run).
 
     Examples
     --------

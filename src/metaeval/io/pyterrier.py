@@ -23,6 +23,14 @@ def read_pyterrier(source: str | Path | pd.DataFrame, *, task: str = "default") 
     of PyTerrier's ``"all"`` aggregate (qid ``all``) are not per-query and make
     an error.
 
+    Parameters
+    ----------
+    source : str, pathlib.Path or pandas.DataFrame
+        The CSV file PyTerrier's ``Experiment(..., perquery=True)`` wrote, or the
+        DataFrame it returned (columns ``name, qid, measure, value``).
+    task : str, default "default"
+        The ``task`` of every row (PyTerrier's result has one test collection).
+
     Examples
     --------
     >>> import pandas as pd

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from .._options import REPLICATE_DESIGNS
+from ..engines import any_frame, declared_orders, narwhals
 from ..errors import (
     FormatError,
     MetaEvalError,
@@ -54,7 +55,6 @@ from ..schema import (
     prepare_scores,
     recorded_design,
 )
-from ..schema.frames import any_frame, declared_orders, narwhals
 from ._text import check_readable, iter_jsonl, read_delimited, read_text
 
 __all__ = ["read_scores", "write_scores", "scores_format", "scores_files", "SCORES_SUFFIXES"]
@@ -190,7 +190,7 @@ def read_scores(
         categorical) keep it in every engine — a pandas categorical, a polars or DuckDB
         ``Enum`` with the categories of each file's first row group, when the files
         agree; other dictionaries are sorted, as strings are (see
-        ``metaeval.schema.frames``).
+        ``metaeval.engines``).
 
     Raises
     ------
@@ -607,6 +607,14 @@ def write_scores(scores: pd.DataFrame, path: str | Path) -> None:
     :func:`metaeval.io.read_inspect` sets it) gets it as a
     ``replicate_design`` column, in every format, so that every
     reader and engine reads it (see the module docstring). The input is not changed.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        A scores table.
+    path : str or pathlib.Path
+        The file to write; its extension (``.csv``, ``.tsv``, ``.jsonl``,
+        ``.ndjson``, ``.parquet``, ``.pq``; a text one with ``.gz``) sets the format.
 
     Raises
     ------

@@ -177,6 +177,11 @@ def read_qrels(path: str | Path) -> pd.DataFrame:
     Text is UTF-8 (a byte-order mark and ``\\r\\n`` line ends are fine), plain or
     gzip-compressed.
 
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The qrels file.
+
     Raises
     ------
     metaeval.FormatError
@@ -220,6 +225,11 @@ def read_run(path: str | Path) -> pd.DataFrame:
 
     The first record's column count sets the layout of the file. Text is UTF-8
     (a byte-order mark and ``\\r\\n`` line ends are fine), plain or gzip-compressed.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The run file.
 
     Raises
     ------
@@ -355,6 +365,13 @@ def nested_from_columns(
 def write_qrels(qrels: pd.DataFrame, path: str | Path) -> None:
     """Write ``query_id, doc_id, relevance`` as TREC qrels (iteration 0).
 
+    Parameters
+    ----------
+    qrels : pandas.DataFrame
+        ``query_id, doc_id, relevance``, as :func:`~metaeval.io.read_qrels` returns them.
+    path : str or pathlib.Path
+        The file to write.
+
     Examples
     --------
     >>> import pathlib, tempfile
@@ -381,6 +398,15 @@ def write_qrels(qrels: pd.DataFrame, path: str | Path) -> None:
 
 def write_run(run: pd.DataFrame, path: str | Path, *, tag: str = "metaeval") -> None:
     """Write ``query_id, doc_id, score`` as a 6-column TREC run, ranked by score within each query.
+
+    Parameters
+    ----------
+    run : pandas.DataFrame
+        ``query_id, doc_id, score``, as :func:`~metaeval.io.read_run` returns them.
+    path : str or pathlib.Path
+        The file to write.
+    tag : str, default "metaeval"
+        The run tag, the sixth column.
 
     Examples
     --------

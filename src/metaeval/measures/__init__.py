@@ -3,6 +3,8 @@
 - :mod:`~metaeval.measures.ir`: IR measures of TREC runs and qrels, by ir_measures
   (``nDCG@10``, ``AP``, ``Judged@10`` with trec_eval's definitions); also
   reachable as ``metaeval.ir``.
+- :mod:`~metaeval.measures.columns`: :func:`ir_columns`, each task's means as
+  ``control → treatment`` text for ``forest(columns=...)`` (also ``metaeval.ir.ir_columns``).
 - :mod:`~metaeval.measures.segments`: RankEval's segment-level measures of a
   system's ranking against the humans' (Kendall's τ with WMT's ties, reciprocal
   rank, nDCG and ERR of human ranks) and :func:`segment_scores`; all exported here.
@@ -19,6 +21,7 @@ DCG from the qrels), RankEval's (gains from human ranks) and the textbook one of
 from __future__ import annotations
 
 from .classification import confusion_matrix, correlation, metrics, per_sample
+from .columns import ir_columns
 from .lists import list_measures
 from .segments import (
     MEASURES,
@@ -53,4 +56,5 @@ __all__ = [
     "metrics",
     "confusion_matrix",
     "correlation",
+    "ir_columns",
 ]

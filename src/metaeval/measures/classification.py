@@ -313,26 +313,8 @@ def metrics(
 
     Notes
     -----
-    With TP, FP, FN counted for a class (the positive class for
-    ``"binary"``, each class for ``"macro"``, their sums for ``"micro"``),
-    precision is undefined when nothing was predicted as the class
-    (TP + FP = 0), recall when no sample truly is of the class (TP + FN = 0),
-    and F1 only when both hold (TP + FP + FN = 0; otherwise
-    2 TP / (2 TP + FP + FN) = 0 is well defined). For ``"macro"`` an undefined
-    per-class value enters the mean as 0.
-
-    The MCC from the k × k confusion matrix C with s samples, c = trace(C),
-    true totals t_k and predicted totals p_k is (Gorodkin 2004)
-
-    .. math:: \\mathrm{MCC} = \\frac{c\\,s - \\sum_k p_k t_k}
-              {\\sqrt{(s^2 - \\sum_k p_k^2)(s^2 - \\sum_k t_k^2)}},
-
-    which for two classes is (TP·TN − FP·FN) / √((TP+FP)(TP+FN)(TN+FP)(TN+FN)).
-    It is undefined (0/0) when ``y_true`` or ``y_pred`` is constant;
-    scikit-learn reports 0 there. So a classifier that always predicts the
-    majority class of y = (1, …, 1, 0) (nine 1s) scores F1 = 0.9474 but
-    MCC = 0, and TP = 90, TN = 0, FP = 9, FN = 1 gives F1 = 0.947 but
-    MCC = −0.032 (Chicco & Jurman 2020).
+    When each value is undefined (0/0), and the MCC's multi-class form:
+    :ref:`classification-formulas`.
 
     References
     ----------

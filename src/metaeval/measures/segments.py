@@ -370,6 +370,14 @@ def reciprocal_rank(predicted: Any, human: Any, *, ties: str = "ceiling") -> Any
     prediction that ties k items for first place puts each at rank k. When the
     humans tie several items for best, the best predicted rank among them counts.
 
+    Parameters
+    ----------
+    predicted, human : array-like, 1-D or 2-D (segments × items)
+        Ranks, 1 is best, NaN for absent items (at the same places in both).
+    ties : {"minimize", "floor", "ceiling", "middle"}, default "ceiling"
+        RankEval's normalization of tied ranks, applied to both rankings first
+        (:func:`~metaeval.measures.normalize_ranks`).
+
     Returns
     -------
     float or numpy.ndarray
@@ -547,6 +555,14 @@ def best_human_rank(predicted: Any, human: Any, *, ties: str = "ceiling") -> Any
     Both rankings are normalized with ``ties``; when the prediction ties items
     for first place, the worst human rank among them counts (RankEval).
 
+    Parameters
+    ----------
+    predicted, human : array-like, 1-D or 2-D (segments × items)
+        Ranks, 1 is best, NaN for absent items (at the same places in both).
+    ties : {"minimize", "floor", "ceiling", "middle"}, default "ceiling"
+        RankEval's normalization of tied ranks, applied to both rankings first
+        (:func:`~metaeval.measures.normalize_ranks`).
+
     Examples
     --------
     >>> from metaeval.measures import best_human_rank
@@ -560,6 +576,14 @@ def best_human_rank(predicted: Any, human: Any, *, ties: str = "ceiling") -> Any
 
 def best_predicted_vs_human(predicted: Any, human: Any, *, ties: str = "ceiling") -> pd.DataFrame:
     """How often the predicted-best item has each human rank (RankEval's BPH).
+
+    Parameters
+    ----------
+    predicted, human : array-like, 1-D or 2-D (segments × items)
+        Ranks, 1 is best, NaN for absent items (at the same places in both).
+    ties : {"minimize", "floor", "ceiling", "middle"}, default "ceiling"
+        RankEval's normalization of tied ranks, applied to both rankings first
+        (:func:`~metaeval.measures.normalize_ranks`).
 
     Returns
     -------

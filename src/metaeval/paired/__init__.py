@@ -7,8 +7,11 @@ all (task, metric, treatment, control) groups together on one dense layout.
   (:func:`sufficient_statistics`), batched matrix products over the layout;
 - :mod:`~metaeval.paired.effect_size`: effect sizes from them (:func:`effects`);
 - :mod:`~metaeval.paired.significance`: per-task paired tests (:func:`compare`);
-- :mod:`~metaeval.paired.twoway`: all systems of a task together
-  (:func:`anova`, :func:`tukey`, :func:`means`);
+- :mod:`~metaeval.paired.anova`: all systems of a task together
+  (:func:`anova`, :func:`tukey`);
+- :mod:`~metaeval.paired.means`: every system's mean with its interval (:func:`means`);
+- :mod:`~metaeval.paired.clusters`: clustered queries (``cluster=`` of
+  :func:`effects`, :func:`compare` and :func:`means`);
 - :mod:`~metaeval.paired.bootstrap`: corpus-level statistics as effects
   (:func:`bootstrap_effects`);
 - :mod:`~metaeval.paired.correlation`: correlation with a reference as effects
@@ -29,18 +32,18 @@ from .._options import (
     STATISTICS,
 )
 
-# The seam of metaeval.scale, which lays a dask partition out as the whole table would be
-# (the same axes, so every per-task result equals the in-memory one): reached through the
-# package's face, not its private module. Not in __all__: a seam, not a user function.
+# The seam of metaeval.paired.pushdown's dask statistics, which lay a partition out as
+# the whole table would be: reached through the package's face, not its private module.
+# Not in __all__: a seam, not a user function.
 from ._layout import layout as layout
-from ._layout import whole_table_names as whole_table_names
+from .anova import anova, tukey
 from .bootstrap import bootstrap_effects
 from .correlation import correlation_effects, fisher_z_variance
 from .covariance import effect_covariance
 from .effect_size import effect_sizes, effects
+from .means import means
 from .significance import compare
 from .sufficient import raw_sums, sufficient_statistics
-from .twoway import anova, means, tukey
 
 __all__ = [
     "sufficient_statistics",

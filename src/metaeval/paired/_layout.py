@@ -9,15 +9,13 @@ sums for all system pairs at once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..engines import keeps_whole_table_names
 from ..schema import key_column_ok, key_names_ok, prepare_scores, validate_scores
 
 __all__ = ["BLOCK", "SAFE_MAGNITUDE", "Layout", "layout", "per_task_sum", "add_segments"]
@@ -28,26 +26,6 @@ BLOCK = 256
 _COMPACT_SLACK = 2**20
 """Cells the dense arrays may exceed twice the table by before unused categories
 are compacted away ahead of the scatter (see :func:`layout`)."""
-
-
-_WHOLE_TABLE: ContextVar[bool] = ContextVar("metaeval_whole_table", default=False)
-
-
-@contextmanager
-def whole_table_names() -> Iterator[None]:
-    """Within it, layouts keep the unused categories of ``system`` and ``metric``.
-
-    For a part of a table — a dask partition — whose ``system`` and ``metric`` are
-    categoricals with the whole table's names: its layout then has the axes the whole
-    table's layout has, and every function computed from it gives, for the part's
-    tasks, what it gives on the whole table (a system absent from a task is absent
-    there, not unknown). A context variable: other threads are unaffected.
-    """
-    token = _WHOLE_TABLE.set(True)
-    try:
-        yield
-    finally:
-        _WHOLE_TABLE.reset(token)
 
 
 def _use_dense_grid(cells: int, rows: int) -> bool:
@@ -301,7 +279,7 @@ def layout(scores: pd.DataFrame, *, keep_raw: bool = False) -> Layout:
     # Unused categories (of categorical columns) are compacted away: before the
     # scatter when they could make the dense arrays much larger than the table,
     # else afterwards from the mask (cheaper).
-    compact = not _WHOLE_TABLE.get()
+    compact = not keeps_whole_table_names()  # a piece of a table keeps the table's names
     compact_first = n_metrics * n_systems * n_rows > 2 * len(df) + _COMPACT_SLACK
     if compact and compact_first:
         used = np.bincount(cell, minlength=n_metrics * n_systems).reshape(n_metrics, n_systems) > 0

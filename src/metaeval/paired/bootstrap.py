@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from .._docs import fill_doc
 from .._options import (
     DEFAULT_RESAMPLES,
     EFFECTS_FIRST,
@@ -36,6 +37,7 @@ from .._options import (
     answer_first,
     literal_signature,
 )
+from ..engines import any_frame
 from ..errors import (
     PairingError,
     PairingWarning,
@@ -49,7 +51,6 @@ from ..errors import (
     warn_groups,
 )
 from ..schema import coerce_keys
-from ..schema.frames import any_frame
 from . import _resampling as rs
 from .effect_size import normal_inference
 
@@ -174,6 +175,7 @@ def _statistic(
 # --------------------------------------------------------------------- public
 @any_frame
 @literal_signature
+@fill_doc
 def bootstrap_effects(
     scores: pd.DataFrame,
     statistic: Statistic | Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
@@ -202,16 +204,14 @@ def bootstrap_effects(
         1-d ``label`` and ``prediction`` of a task and ``counts`` (resamples
         × samples) returning the statistic of every resample (counts of ones
         give the statistic of the data).
-    control : str
-        The control system.
-    treatment : str, list of str or None
-        The treatments; None: every other system.
-    n_resamples : int, default 10,000
-        Bootstrap resamples.
-    seed : int, optional
-        Seed of the resamples (stored in ``attrs["seed"]``).
-    alpha : float, default 0.05
-        Level of the normal confidence intervals.
+    {control_one}
+    {treatment}
+    {n_resamples}
+    {seed}
+    {alpha}
+        ``ci_low, ci_high`` are normal, effect ∓ z₁₋α/₂·se; ``boot_ci_low, boot_ci_high``
+        the percentile interval.
+    {progress}
 
     Returns
     -------

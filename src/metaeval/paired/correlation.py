@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._options import CORRELATIONS, Correlation, add_display, literal_signature
+from ..engines import any_frame
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -24,7 +25,6 @@ from ..errors import (
     check_option,
     warn_groups,
 )
-from ..schema.frames import any_frame
 from .effect_size import normal_inference
 
 __all__ = ["fisher_z_variance", "correlation_effects"]
@@ -37,6 +37,18 @@ def fisher_z_variance(n: Any, correlation: Correlation = "pearson") -> Any:
     1/(n − 3) for Pearson's r; 1.06/(n − 3) for Spearman's ρ and 0.437/(n − 4)
     for Kendall's τ (Fieller, Hartley & Pearson 1957). NaN where n ≤ 3 (n ≤ 4
     for Kendall).
+
+    Parameters
+    ----------
+    n : int or array-like of int
+        The number of pairs each correlation is computed from.
+    correlation : {"pearson", "spearman", "kendall"}, default "pearson"
+        The coefficient whose z is taken.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The variance, shaped as ``n``.
 
     References
     ----------

@@ -93,7 +93,7 @@ import pandas as pd
 import xarray as xr
 
 from .._options import DEFAULT_EFFECT, EffectType, ReplicateDesign, literal_signature
-from ..schema.frames import any_frame
+from ..engines import any_frame
 from ._layout import BLOCK, Layout, add_segments, layout
 from .effect_size import checked_options, effects_table
 from .replicates import (

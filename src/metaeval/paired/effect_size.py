@@ -90,6 +90,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from .._docs import fill_doc
 from .._options import (
     DEFAULT_EFFECT,
     EFFECT_TYPES,
@@ -101,6 +102,7 @@ from .._options import (
     display_columns,
     literal_signature,
 )
+from ..engines import LazyTable, any_frame, first_pass
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -112,8 +114,12 @@ from ..errors import (
     warn_groups,
 )
 from ..schema import REPLICATE, REPLICATE_DESIGN, SCORE_COLUMNS
-from ..schema.frames import LazyTable, any_frame
-from ..schema.lazy import first_pass
+from .clusters import (
+    CLUSTER_COLUMNS,
+    check_cluster_options,
+    cluster_terms,
+    clustered_effects,
+)
 from .replicates import (
     REPLICATE_COLUMNS,
     add_replicate_variance,
@@ -124,7 +130,6 @@ from .replicates import (
     t_inference,
 )
 from .sufficient import ZERO_TOL, lazy_statistics, sufficient_statistics
-from .twoway import cluster_se, clustered_variance_is_zero, per_query_scores
 
 __all__ = ["EFFECT_TYPES", "effects", "effect_sizes"]
 
@@ -154,9 +159,6 @@ OUTPUT_COLUMNS = (
     "p_value",
     *display_columns(("effect", "ci_low", "ci_high")),
 )
-
-#: The columns :func:`effects` adds with ``cluster=``.
-CLUSTER_COLUMNS = ("n_clusters", "design_effect", "df")
 
 
 def check_extra_columns(
@@ -412,6 +414,7 @@ def _kernel(n, a, b, sx, sy, sxx, syy, sxy, scale, *, effect: str, correct: bool
 
 @any_frame(lazy=True)
 @literal_signature
+@fill_doc
 def effects(
     scores: pd.DataFrame,
     control: str | Sequence[str] | None,
@@ -428,201 +431,84 @@ def effects(
 
     Parameters
     ----------
-    scores : pandas.DataFrame
-        A scores table: ``task, query, system, metric, value``.
-        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
-        relation; a lazy one is computed in its engine (see Notes).
-    control : str, list of str or None
-        The control (baseline) system(s); None compares every ordered pair.
-    treatment : str, list of str or None
-        The treatment system(s); None means every other system.
+    {scores_lazy}
+    {control}
+    {treatment}
     effect : {"md", "smd", "smcrp", "smcc", "rom", "corr"}, default "smcrp"
-        The effect size (case-insensitive); formulas in :mod:`metaeval.effects`.
-    alpha : float, default 0.05
-        The confidence intervals have level 1 − alpha.
+        The effect size (case-insensitive); formulas in :ref:`effects-definitions`.
+    {alpha}
     correct : bool, default True
         Small-sample corrections: Hedges' J (``smd``), c(m) (``smcc``,
         ``smcrp``), the log-ratio bias correction (``rom``).
     cv : (n_train, n_test), optional
-        The scores are per-fold scores of (repeated) k-fold cross-validation, one
-        row per fold (``query`` names the fold), each fold trained on
-        ``n_train`` and tested on ``n_test`` items. The folds' training sets
-        overlap, so the folds' differences are correlated and S²_d/J
-        underestimates the variance of their mean; Nadeau & Bengio's correction
-        (2003; Bouckaert & Frank 2004) uses (1/J + n_test/n_train)·S²_d for J
-        folds, with t intervals on J − 1 degrees of freedom (a ``df`` column).
-        ``effect="md"`` only. A ``replicate`` column whose ids partition the
-        queries (folds given as replicates) is refused with this advice.
-    cluster : str, optional
-        A column of ``scores`` with the cluster of each query (e.g. ``"passage"``
-        for questions that share a passage), constant within a query across
-        systems and metrics. The sampling variance then comes from the clustered
-        variance of the paired differences (Miller 2024, App. A, with the
-        finite-cluster factor C/(C − 1), as Inspect's ``stderr(cluster=)``):
-        V_cl(z̄) = C/(C − 1) · Σ_c (Σ_{i∈c} (z_i − z̄))² / n² over the C
-        clusters of a group's paired queries. Per effect type, with
-        DE_d = V_cl(d̄)/(S_diff²/n): ``md`` has variance V_cl(d̄) of the
-        differences d = x − y; ``smcc`` DE_d/n + g²/(2n); ``smd``
-        J²·2(1 − r)·DE_d/n + J²·d²·(1 − r)/n; ``smcrp`` 2(1 − r)·DE_d/n +
-        g²(1 + r²)/(4n) — the term that is Var(D̄)/standardizer² under
-        independence takes the clusters, the term in g² (the standardizer's own
-        sampling error) is kept; ``rom`` V_cl(z̄) of z_i = x_i/x̄ − y_i/ȳ (the
-        delta method with clusters). Each equals the unclustered variance when
-        every cluster is one query. Not defined for ``corr``, nor with ``cv=``
-        (OptionErrors). With a ``replicate`` column each system's scores are
-        averaged per query over its replicates first (the item is the unit);
-        for ``"crossed"`` and ``"nested"`` replicates their variance is then
-        added as without clusters, with Welch–Satterthwaite df over the
-        clusters' C − 1 and each system's R − 1. ``pool()`` pools these
-        variances as they are.
+        Per-fold scores of (repeated) k-fold cross-validation (``query`` names the
+        fold), each fold trained on ``n_train`` and tested on ``n_test`` items: Nadeau
+        & Bengio's corrected variance and t on J − 1 df for J folds (:ref:`beyond-cv`).
+        ``effect="md"`` only; folds given as replicates are refused with this advice.
+    {cluster}
+        The sampling variance is then the clustered one (Miller 2024, App. A), and
+        ``pool()`` pools it as it is. Not defined for ``corr``, nor with ``cv=``.
     replicates : {"crossed", "nested", "epochs"}, optional
-        How the runs of a ``replicate`` column relate to the tasks.
-        ``"crossed"``: a replicate id names one run (a seed, a checkpoint)
-        evaluated on every task, so its shift is shared by all tasks and does
-        not average away when the tasks are pooled; the columns
-        ``se_shared_treatment, se_shared_control`` carry that shared part to
-        :func:`metaeval.pool`, which adds it to the pooled variance with its
-        own degrees of freedom. ``"nested"``: each task's replicates are runs
-        of their own (seeds drawn per task). ``"epochs"``: the replicates are
-        repeated answers of the same model to the same item (Inspect's
-        epochs): the item's mean over its epochs is the unit and nothing is
-        added. None (default): the design the table records — its
-        ``replicate_design`` column (one value; :func:`metaeval.io.write_scores`
-        writes it, so every format and engine keeps it) or
-        ``scores.attrs["replicates"]`` (:func:`metaeval.io.read_inspect`
-        records ``"epochs"``) —, else a guess, with a warning: ``"crossed"``
-        when every system has the same replicate ids on every task (and there
-        are two or more tasks), else ``"nested"``. The result's
-        ``attrs["replicates"]`` says which.
-        The models and their coverage are in the guide's "Evaluating LLMs".
+        How the runs of a ``replicate`` column relate to the tasks: one run (a seed, a
+        checkpoint) on every task (``"crossed"``), each task's own runs (``"nested"``),
+        or repeated answers to the same item (``"epochs"``: the item's mean is the unit,
+        nothing is added). None: the design the table records (a ``replicate_design``
+        column, ``scores.attrs["replicates"]``), else a guess with a warning:
+        ``"crossed"`` when every system has the same replicate ids on every one of two
+        or more tasks, else ``"nested"``. The models and their coverage:
+        :ref:`beyond-replicates` and :ref:`llm-seeds`.
 
     Returns
     -------
     pandas.DataFrame
-        One row per ``(metric, treatment, control, task)`` whose two systems
-        share at least one query, RangeIndex, columns:
+        One row per ``(metric, treatment, control, task)`` whose two systems share a
+        query, RangeIndex, columns:
 
-        - ``metric, treatment, control, task`` (str): the group;
-        - ``effect_type`` (str): the ``effect`` argument;
-        - the scores table's task-level columns (extra columns constant within
-          every task, such as a ``domain``), for ``pool(by=...)``; extra
-          columns that vary within a task (query-level attributes) are not
-          carried over. Extra columns may not be named like a column of this
-          table (``n``, ``se``, ``r``, ...): that is an error, never an
-          overwrite;
-        - the answer: ``effect`` on the **analysis scale** — the metric's
-          scale for ``md``, standardized units for ``smd``/``smcrp``/``smcc``,
-          the natural log of the ratio of means for ``rom``, Fisher's z for
-          ``corr`` —, ``ci_low, ci_high``: effect ∓ z₁₋α/₂·se, and
-          ``p_value``: the two-sided normal test of effect = 0 (from the
-          survival function, so tiny p-values stay positive);
-        - ``n`` (int): paired queries;
-        - ``mean_treatment, mean_control``: mean scores over the paired queries
-          (the metric's own scale);
-        - ``variance, se``: the effect's sampling variance and standard error;
-          ``z``: effect / se;
-        - for ``corr`` also ``r, r_ci_low, r_ci_high`` (back on the correlation
-          scale) and for ``rom`` ``rel_change, rel_change_ci_low,
-          rel_change_ci_high`` (ratio − 1, i.e. the relative change);
-        - for a scores table with a ``replicate`` column (random seeds,
-          checkpoints, epochs: reruns on the same queries), each system's per-query scores are averaged
-          over its replicates before pairing, and (but for ``replicates="epochs"``)
-          the variance the replicates leave in those averages is added: ``variance_replicates`` (the added
-          part; ``variance``, ``se``, the interval and the p-value include it),
-          ``replicates_treatment, replicates_control`` (R of each system) and
-          ``df``, the Welch–Satterthwaite degrees of freedom of the total
-          variance (each system's part on R − 1; inf, the normal interval, when
-          nothing is added): intervals and p-values use t on ``df``. The model
-          (a random shift per replicate, estimated by the method of moments)
-          is in the guide's "Beyond one pooled mean"; ``attrs["replicates"]``
-          is the design used (``"crossed"``, ``"nested"`` or ``"epochs"``).
-          Over 2,000 simulated tasks with seed variance, 95% intervals of
-          ``md`` cover in 93–94% for R = 3 to 10 replicates, against 73–76%
-          when the seeds are averaged away. With ``"crossed"`` also
-          ``se_shared_treatment, se_shared_control``: each system's standard
-          error on the effect's scale that every task shares,
-          √(σ̂²_shared/R · w) (w as for ``variance_replicates``), with
-          σ̂²_shared = max(0, (K·s²(M̄_·r) − mean_k s²(M_kr))/(K − 1)) from
-          the system's replicate means M_kr on its K tasks (s² over the
-          replicates): :func:`metaeval.pool` takes it out of each task's
-          variance (at most ``variance_replicates``) and adds
-          (Σ w_i·se_shared_i / Σ w_i)² to the pooled variance.
-        - with ``cluster=``: ``n_clusters`` (C, the clusters of the paired
-          queries), ``design_effect`` (the variance over the unclustered
-          variance of the same effect) and ``df`` = C − 1; the interval and the
-          p-value use t on ``df``, ``z`` is effect / se; ``attrs["cluster"]``
-          is the column's name.
+        - ``metric, treatment, control, task`` (str): the group; ``effect_type`` (str);
+        - the scores table's task-level columns (constant within every task, such as a
+          ``domain``), for ``pool(by=...)``; one named like a column of this table
+          (``n``, ``se``, ``r``, ...) is an error, never an overwrite;
+        - ``effect`` on the **analysis scale** (:ref:`effects-definitions`), ``ci_low,
+          ci_high`` (effect ∓ z₁₋α/₂·se), ``p_value`` (the two-sided normal test of 0);
+        - ``n`` (int): paired queries; ``mean_treatment, mean_control``: their means;
+        - ``variance, se, z``: the sampling variance, standard error and effect / se;
+        - for ``corr`` also ``r, r_ci_low, r_ci_high`` (the correlation scale), for
+          ``rom`` ``rel_change, rel_change_ci_low, rel_change_ci_high`` (ratio − 1);
+        - with a ``replicate`` column (scores averaged per query over each system's
+          replicates before pairing): ``variance_replicates`` (the variance added, but
+          for ``"epochs"``; in ``variance``), ``replicates_treatment, replicates_control``
+          (R) and ``df`` (Welch–Satterthwaite, inf when nothing is added) of the t
+          intervals; ``attrs["replicates"]``; with ``"crossed"`` also ``se_shared_treatment,
+          se_shared_control``, the standard error every task shares, which
+          :func:`metaeval.pool` adds to the pooled variance (:ref:`shared seeds
+          <llm-seeds-shared>`);
+        - with ``cluster=``: ``n_clusters`` (C), ``design_effect`` (over the unclustered
+          variance) and ``df`` = C − 1 of the t interval; ``attrs["cluster"]``.
 
     Raises
     ------
     metaeval.SchemaError
-        For an invalid scores table, or extra columns named like output columns;
-        for ``replicates="crossed"`` when a system lacks some of its replicate
-        ids on a task.
+        For an invalid scores table, extra columns named like output columns, or
+        ``replicates="crossed"`` when a system lacks some of its replicate ids on a task.
     metaeval.PairingError
-        For unknown systems, or when no pair of different systems shares a
-        query (e.g. ``treatment`` equal to ``control``).
+        For unknown systems, or when no pair of different systems shares a query.
     metaeval.OptionError
-        For ``cluster=`` with ``effect="corr"`` or with ``cv=``, for a task
-        whose queries are all in one cluster (as :func:`metaeval.means`), and
-        for ``replicates=`` without a ``replicate`` column.
+        For ``cluster=`` with ``effect="corr"`` or ``cv=``, a task whose queries are
+        all in one cluster, and ``replicates=`` without a ``replicate`` column.
 
     Warns
     -----
     metaeval.MetaEvalWarning
-        When the design of a ``replicate`` column is guessed (nothing states it: no
-        ``replicates=``, no ``replicate_design`` column, no ``attrs["replicates"]``).
+        When the design of a ``replicate`` column is guessed (nothing states it).
     metaeval.PairingWarning
         When queries are left out of a pair because one system lacks them.
     metaeval.DegenerateWarning
-        Naming every group whose result is NaN and why: fewer than 2 paired
-        queries, zero variance of the differences, a system with zero variance
-        (r undefined), r = ±1 (``smd``, ``corr``), non-positive means (``rom``),
-        n ≤ 3 (``corr``), 2 paired queries for ``smcc`` and ``smcrp`` with
-        the small-sample correction (c(m) needs m > 1, as in metafor; metafor
-        gives NA there too), and a sampling variance that is 0 (e.g. ``smcrp``
-        with r = +1 and equal means). For ``md`` with zero variance of the
-        differences the effect is kept and the variance is NaN. Rounding is
-        told from zero by relative tolerances (see the module docstring), so
-        multiplying every score by a constant changes no outcome. With
-        ``cluster=``: a group whose paired queries are all in one cluster, or
-        whose clustered variance is 0 (the effect is kept, the variance NaN).
+        Naming every group whose result is NaN and why (:ref:`effects-degenerate`).
 
     Notes
     -----
-    **Any frame.** A polars DataFrame or a pyarrow Table is converted to pandas once
-    (through Arrow). A lazy frame — a polars LazyFrame, a DuckDB relation (such as
-    ``metaeval.io.read_scores("runs/*.parquet", engine="duckdb")``) — is computed in its
-    engine, through narwhals, and only aggregates come back:
-
-    1. one aggregation grouped by (task, metric, system): the checks of
-       :func:`metaeval.validate_scores` (missing columns and wrong types from the
-       schema; missing or empty names, missing and non-finite scores counted), the
-       names in their in-memory order, each system's number of queries, the sum and
-       largest magnitude of the scores (a provisional shift, each system's mean, and the
-       scale);
-    2. one aggregation grouped by (task, metric, query), a column per system of the
-       table with its score (and the number of rows: more than scores is a duplicate
-       key), then, grouped by (task, metric), for each system Σy, Σy², the sums over
-       the queries every system has, and for each pair asked for n, Σx, Σy, Σx², Σy²,
-       Σxy of the shifted scores (y = score − shift; 0 where a system lacks the
-       query). A row per (task, metric) comes back; on DuckDB, a table whose
-       per-query groups would not fit in ``memory_limit`` is summed a few tasks at a
-       time.
-
-    The sums are then moved to the in-memory shifts and laid out as
-    :func:`metaeval.sufficient_statistics` lays them out, and the effects follow as
-    here; they equal the pandas results to rounding, not bit for bit (the engine adds
-    in another order): within 1e-12 of each column's largest value in the tests. When a
-    check fails, the error is the one pandas raises, with the same text: rows are
-    numbered from 0 in the engine's scan order. :func:`metaeval.analyze`,
-    ``compare(test="t")``, ``means(ci="t")``, :func:`metaeval.anova`, ``tukey()`` and
-    :func:`metaeval.sufficient_statistics` are computed in the engine too; the other
-    tests of ``compare()`` and the randomized ``tukey()`` fetch the rows (of the systems
-    asked for) one task at a time, as do ``compare``, ``means`` and ``anova`` with a
-    ``replicate`` column or ``cluster=``; :func:`effects` with those collects the table
-    into pandas first (the variances need per-query values). Every other function
-    collects a lazy table once.
+    A lazy frame is summed in its engine per (task, metric); with a ``replicate`` column
+    or ``cluster=`` it is collected first (:ref:`engines-pushdown`).
 
     Examples
     --------
@@ -692,125 +578,6 @@ def effects(
             table, cv, effect=effect, replicates=has_replicates(scores), alpha=alpha
         )
     return table
-
-
-def check_cluster_options(cluster: Any, effect: str, cv: Any) -> None:
-    """The OptionErrors of :func:`effects` for ``cluster=`` with what it cannot take."""
-    if effect == "corr":
-        raise OptionError(
-            f"cluster={cluster!r} is not defined for effect='corr' (Fisher's z of r has no "
-            "clustered variance here): use effect='md', 'smcc', 'smcrp', 'smd' or 'rom' with "
-            "cluster=, or cluster=None for 'corr'."
-        )
-    if cv is not None:
-        raise OptionError(
-            f"cluster={cluster!r} and cv={cv!r} cannot be combined: cv= takes one row per fold, "
-            "and folds are not clustered queries. Pass one of the two."
-        )
-
-
-def cluster_terms(
-    scores: pd.DataFrame, pairs: pd.DataFrame, *, cluster: str, effect: str
-) -> pd.DataFrame:
-    """Per ``(metric, treatment, control, task)`` group of ``pairs`` whose tasks ``scores``
-    has: ``n_clusters`` and the clustered variance ``var_cl`` of the mean of the per-query
-    quantity of ``effect`` (z_i = x_i/x̄ − y_i/ȳ for ``rom``, else d_i = x_i − y_i) over
-    the paired queries, with its design effect ``deff`` (V_cl over s²/n; see the module
-    docstring). Checks ``cluster`` as :func:`metaeval.means` does. A function of each
-    task's rows alone, so the dask path computes it partition by partition."""
-    keys = ["metric", "treatment", "control", "task"]
-    values = per_query_scores(scores, cluster)
-    for key in ("task", "metric", "system"):
-        values[key] = values[key].astype(str)
-    groups = pairs[keys].astype(str).drop_duplicates()
-    groups = groups[groups["task"].isin(set(values["task"]))]
-    values["query"] = values["query"].astype(str)
-    left = values.rename(columns={"system": "treatment", "value": "x"})
-    right = values.rename(columns={"system": "control", "value": "y"}).drop(columns="cluster")
-    d = groups.merge(left, on=["metric", "treatment", "task"]).merge(
-        right, on=["metric", "control", "task", "query"]
-    )
-    if d.empty:
-        return pd.DataFrame(columns=[*keys, "n_clusters", "var_cl", "deff"])
-    # one order of the sums whatever the rows' order (in memory and per partition alike)
-    d = d.sort_values([*keys, "query"], kind="stable", ignore_index=True)
-    if effect == "rom":
-        by = d.groupby(keys, observed=True, sort=False)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            d["z"] = d["x"] / by["x"].transform("mean") - d["y"] / by["y"].transform("mean")
-    else:
-        d["z"] = d["x"] - d["y"]
-    st = cluster_se(d, keys, value="z")
-    return pd.DataFrame(
-        {
-            **{k: st[k] for k in keys},
-            "n_clusters": st["n_clusters"].to_numpy(),
-            "var_cl": st["se"].to_numpy() ** 2,
-            "deff": st["design_effect"].to_numpy(),
-        }
-    )
-
-
-def clustered_effects(
-    table: pd.DataFrame,
-    terms: pd.DataFrame,
-    pair_vars: pd.DataFrame,
-    *,
-    cluster: str,
-    effect: str,
-    alpha: float,
-    correct: bool,
-) -> pd.DataFrame:
-    """The effects table with the clustered variances of ``terms`` (from
-    :func:`cluster_terms`) and ``r`` of ``pair_vars`` (from
-    :func:`~metaeval.paired.replicates.pair_variances`): the formulas of the module
-    docstring, t inference on C − 1 df, columns :data:`CLUSTER_COLUMNS`; a
-    DegenerateWarning for groups with one cluster or a zero clustered variance."""
-    keys = ["metric", "treatment", "control", "task"]
-    index = pd.MultiIndex.from_frame(table[keys].astype(str))
-    t = terms.set_index(keys).reindex(index)
-    c = t["n_clusters"].to_numpy(float)
-    var_cl, deff = t["var_cl"].to_numpy(float), t["deff"].to_numpy(float)
-    old = table["variance"].to_numpy(float)
-    n = table["n"].to_numpy(float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if effect in ("md", "rom"):
-            new = np.where(np.isfinite(old), var_cl, np.nan)
-        else:
-            if effect == "smcc":
-                term = 1 / n
-            else:
-                r = pair_vars.assign(**{k: pair_vars[k].astype(str) for k in keys})
-                r = r.set_index(keys)["r"].reindex(index).to_numpy(float)
-                r = np.where(1 - np.abs(r) <= ZERO_TOL, np.sign(r), r)  # as the kernel does
-                j = 1 - 3 / (4 * (n - 1) - 1) if correct and effect == "smd" else 1.0
-                term = j**2 * 2 * (1 - r) / n
-            new = old + term * (deff - 1)
-        one = np.isfinite(old) & (c < 2)
-        zero = ~one & clustered_variance_is_zero(new, old)
-        new = np.where(one | zero, np.nan, new)
-        design = new / old
-    out = table.copy()
-    out["variance"] = new
-    t_inference(out, np.sqrt(new), c - 1, alpha)
-    at = out.columns.get_loc("z") + 1
-    for i, (name, col) in enumerate(zip(CLUSTER_COLUMNS, (c, design, c - 1), strict=True)):
-        out.insert(at + i, name, col)
-    out["n_clusters"] = out["n_clusters"].astype(int)
-    add_display(out, ("effect", "ci_low", "ci_high"))
-    for mask, why in (
-        (one, "their paired queries are all in one cluster"),
-        (zero, "a clustered variance of 0"),
-    ):
-        if mask.any():
-            warn_groups(
-                f"effects(effect={effect!r}, cluster={cluster!r}) gives a NaN variance for "
-                f"{{n}} group(s) because of {why} (the effect is kept)",
-                table.loc[mask, keys],
-                DegenerateWarning,
-            )
-    out.attrs["cluster"] = cluster
-    return out
 
 
 def cv_corrected(

@@ -4,8 +4,8 @@
 paired t-test, the Wilcoxon signed-rank test, the exact sign test, Fisher's
 randomization test, the paired studentized bootstrap test or, for 0/1 scores,
 the exact (or mid-p) McNemar test with Newcombe's interval. (``anova()``,
-``tukey()`` and ``means()``, which treat all systems of a task together, are in
-:mod:`metaeval.paired.twoway`.)
+``tukey()``, which treat all systems of a task together, are in
+:mod:`metaeval.paired.anova`, ``means()`` in :mod:`metaeval.paired.means`.)
 
 The two resampling tests draw their random signs and resample counts from
 streams tied to the seed, the task and the resample number (see
@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from .._docs import fill_doc
 from .._multiplicity import ADJUSTMENTS, adjust_in_table
 from .._options import (
     ADJUST_FAMILIES,
@@ -60,6 +61,7 @@ from .._options import (
     answer_first,
     literal_signature,
 )
+from ..engines import LazyTable, any_frame, first_pass, per_task
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -68,24 +70,23 @@ from ..errors import (
     check_resamples,
     resolve_seed,
     warn,
-    warn_groups,
 )
-from ..schema.frames import LazyTable, any_frame
-from ..schema.lazy import first_pass
-from . import _pushdown
 from . import _resampling as rs
 from ._layout import SAFE_MAGNITUDE, Layout, layout
+from .alternatives import (
+    AtLeast,
+    as_extreme,
+    critical_value,
+    open_side,
+    oriented,
+    p_value,
+    tail_level,
+)
+from .clusters import cluster_ids, clustered_t
 from .effect_size import effect_sizes, paired_groups, warn_undefined
+from .means import check_binary, wilson_interval
 from .replicates import REPLICATES_AVERAGED, has_replicates
 from .sufficient import lazy_statistics, select_systems, statistics_of
-from .twoway import (
-    check_binary,
-    cluster_ids,
-    cluster_se,
-    clustered_variance_is_zero,
-    per_query_scores,
-    wilson_interval,
-)
 
 __all__ = ["compare"]
 
@@ -118,6 +119,7 @@ _COUNTS = ("n_discordant", "n_treatment_only", "n_control_only")  # McNemar's
 
 @any_frame(lazy=True)
 @literal_signature
+@fill_doc
 def compare(
     scores: pd.DataFrame,
     control: str | Sequence[str] | None = None,
@@ -138,177 +140,83 @@ def compare(
 
     Parameters
     ----------
-    scores : pandas.DataFrame
-        A scores table.
-        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
-        relation; a lazy one is computed in its engine (see the Notes of
-        :func:`metaeval.effects`).
+    {scores_lazy}
     control, treatment : str, list of str or None
         As in :func:`metaeval.effects`; ``control=None`` tests every ordered pair.
-    test : {"t", "wilcoxon", "sign", "randomization", "bootstrap", "mcnemar", "mcnemar_midp"}, \
-default "t"
+    test : {"t", "wilcoxon", "sign", "randomization", "bootstrap", "mcnemar", "mcnemar_midp"}, default "t"
         - ``t``: paired Student's t on the differences d = treatment − control.
-        - ``wilcoxon``: Wilcoxon signed-rank test, computed by
-          :func:`scipy.stats.wilcoxon` with its defaults: zero differences are
-          dropped (``zero_method="wilcox"``), no continuity correction, the
-          exact distribution for n ≤ 50 without ties, else the normal
-          approximation with the tie correction.
+        - ``wilcoxon``: Wilcoxon signed-rank test, :func:`scipy.stats.wilcoxon` with
+          its defaults (zero differences dropped, no continuity correction, exact for
+          n ≤ 50 without ties, else normal with the tie correction).
         - ``sign``: exact binomial test of the share of positive differences
           among the nonzero ones (as :func:`scipy.stats.binomtest`).
-        - ``randomization``: Fisher's paired randomization test: the sign of
-          each difference is flipped at random; the statistic is the mean
-          difference (two-sided: its absolute value).
-        - ``bootstrap``: paired studentized bootstrap test with the shift
-          method (Sakai 2006; Efron & Tibshirani 1993 §16.4): the differences
-          are centred to mean 0, resampled with replacement, and the observed
-          t = mean/(sd/√n) is compared with the resampled t*.
-        - ``mcnemar``: exact McNemar test, for 0/1 scores only. Of the b + c
-          discordant queries (b: the treatment scores 1 and the control 0;
-          c: the reverse), b is Binomial(b + c, 1/2) under the null:
-          p = min(1, 2·F(min(b, c); b + c, 1/2)) two-sided (as
-          ``statsmodels.stats.contingency_tables.mcnemar`` with
-          ``exact=True``), P(B ≥ b) for "greater", P(B ≤ b) for "less". The
-          statistic is b − c; the columns ``n_discordant`` (b + c),
-          ``n_treatment_only`` (b) and ``n_control_only`` (c) are added, and
-          ``ci_low, ci_high`` is Newcombe's (1998, method 10) score interval
-          for the difference of the paired proportions, built from the Wilson
-          intervals of both proportions and the phi coefficient of the 2 × 2
-          table (for a one-sided alternative, the one bound at level 1 − alpha
-          and −1 or 1 on the other side); ``moe`` is NaN, the interval not
-          being symmetric. No discordant query gives p = 1 and the interval
-          ±(1 − (alpha/2)^(1/n)) (alpha for one bound), the exact upper bound of
-          the discordant share (``binom.test`` of 0 of n), which bounds
-          ``|p_treatment − p_control|``: method 10 keeps only the asymmetry of the
-          Wilson limits there (a point when a = d) and covered 51–93% of the
-          time in the exact enumeration of
-          ``tests/fixtures/simulations/mcnemar_no_discordant.py``.
-        - ``mcnemar_midp``: the same with the mid-p value, which counts half
-          the probability of the observed b: two-sided
-          min(1, 2·[F(min(b, c)) − ½·P(B = min(b, c))]); less conservative
-          than the exact test, with a size close to alpha (Fagerland et al. 2013).
+        - ``randomization``: Fisher's paired randomization test: the sign of each
+          difference is flipped at random; the statistic is the mean difference.
+        - ``bootstrap``: paired studentized bootstrap test with the shift method
+          (Sakai 2006; Efron & Tibshirani 1993 §16.4).
+        - ``mcnemar``: exact McNemar test, for 0/1 scores only, with Newcombe's
+          (1998, method 10) interval of the difference of the paired proportions;
+          ``mcnemar_midp``: the same with the mid-p value (Fagerland et al. 2013).
+          The statistic is b − c of the discordant queries (:ref:`tests-mcnemar`).
     alternative : {"two-sided", "greater", "less"}, default "two-sided"
         "greater": the treatment scores higher than the control.
-    n_resamples : int, default 10,000
-        Resamples B of the randomization and bootstrap tests; not used with
-        ``exact=True``.
+    {n_resamples}
+        Of the randomization and bootstrap tests; not used with ``exact=True``.
     exact : bool, default False
-        With ``test="randomization"``: enumerate all 2^n sign flips of each
-        task's n queries instead of drawing B random ones, for tasks of at most
-        20 queries (else an :class:`~metaeval.OptionError` naming ``exact``).
-        p-values (and max-T's) are then exact shares,
-        p = #{T* at least as extreme as T}/2^n, the observed flip among them;
-        ``n_resamples`` and ``seed`` are not used (``attrs["n_resamples"]`` and
-        ``attrs["seed"]`` are None unless a seed was passed).
-    seed : int, optional
-        Seed of the resampling tests; None draws one. It is stored in
-        ``result.attrs["seed"]``, so every run can be repeated.
+        With ``test="randomization"``: exact p-values from all 2^n sign flips of each
+        task's n ≤ 20 queries (else an :class:`~metaeval.OptionError`); ``n_resamples``
+        and ``seed`` are then not used (:ref:`tests-maxt`).
+    {seed}
     adjust : {"holm", "bonferroni", "fdr_bh", "maxt"}, optional
-        Adjust the p-values for multiple comparisons, adding ``p_adjusted``.
-        The family of every adjustment is one task and metric: all the
-        (treatment, control) pairs of the result on that task and metric —
-        with several controls, every treatment against every control is one
-        family (3 treatments × 2 controls: 6 tests), never one family per
-        control; with ``control=None``, every ordered pair. Tasks and metrics
-        are separate families (pool the tasks with :func:`metaeval.pool` for
-        one answer per metric). Pairs whose p-value is NaN are not counted (nor
-        are they in max-T's maximum).
-
-        - ``holm``, ``bonferroni``, ``fdr_bh``: from the family's p-values,
-          as statsmodels' ``multipletests`` (see :func:`adjust_pvalues`);
-          Holm and Bonferroni control the family-wise error rate, fdr_bh
-          (Benjamini–Hochberg) the false discovery rate.
-        - ``maxt``: Westfall–Young single-step max-T (Westfall & Young 1993;
-          Boytsov, Belova & Westfall 2013), with ``test="randomization"``
-          only (else an :class:`~metaeval.OptionError` naming ``adjust``).
-          Every pair of a task is sign-flipped with the SAME flips (and the
-          unadjusted p-values are those of ``adjust=None`` with the same
-          seed), so the dependence between the pairs — which share queries
-          and systems — is kept. The statistic of pair j in a resample is its
-          paired t of the flipped differences, t*_j (an increasing function of
-          ``|mean difference|`` for each pair, so each pair's own test is
-          unchanged, and pairs of different spread are on one scale); the
-          adjusted p_i = ``(1 + #{b: max_j |t*_jb| ≥ |t_i|})/(1 + B)``, the observed
-          data counted once as in the unadjusted p (#/2^n with ``exact=True``);
-          one-sided alternatives use t (``"greater"``) or −t (``"less"``)
-          instead of ``|t|``. It controls the family-wise error rate, is never
-          below the unadjusted p (floating-point ties are settled that way),
-          and is at most Bonferroni's up to Monte Carlo error and the
-          discreteness of the flips (the t statistics are nearly pivotal); it
-          is smaller when the pairs are correlated, as pairs sharing a system
-          and the queries are.
+        Adjust the p-values over each ``family`` (NaN p-values not counted), adding
+        ``p_adjusted``: as statsmodels' ``multipletests`` (:func:`adjust_pvalues`), or
+        Westfall–Young's single-step max-T (``test="randomization"`` only, every pair
+        of a task flipped with the same signs: :ref:`tests-maxt`).
     family : {"pairs", "tasks", "metrics", "all"}, default "pairs"
-        The tests that ``adjust`` adjusts together. ``"pairs"``: the
-        (treatment, control) pairs of one task and metric (above); ``"tasks"``:
-        those of every task of one metric (one treatment against one control on
-        six tasks: a family of six); ``"metrics"``: those of every metric on one
-        task; ``"all"``: every test of the result. Needs ``adjust``; ``"maxt"``
-        takes ``"pairs"`` only (its sign flips are shared within a task). When
-        every family holds one test, so that ``p_adjusted`` equals ``p_value``
-        (one treatment against one control with ``"pairs"``), a
-        :class:`~metaeval.DegenerateWarning` names the families that would hold
-        more. The choice is the question asked: a claim about each task stands
-        on its own family, a claim that the treatment wins "on some task"
-        needs the tasks in one family.
-    alpha : float, default 0.05
-        Level of the confidence intervals (1 − alpha).
-    progress : bool, optional
-        Report the progress of resampling tests on stderr; None: only for
-        runs longer than a few seconds on a terminal.
-    cluster : str, optional
-        With ``test="t"``: a column of ``scores`` with the cluster of each query
-        (constant within a query across systems and metrics, e.g. the passage
-        several questions share). The t-test then uses the clustered standard
-        error of the mean difference (Miller 2024, App. A, with the
-        finite-cluster factor), SE = √(C/(C − 1) · Σ_c (Σ_{i∈c} (d_i − d̄))²) / n
-        over the C clusters of the paired queries, and t on C − 1 degrees of
-        freedom; the output gains ``se, df, n_clusters`` and ``design_effect``
-        = SE² / (s_d²/n).
+        The tests adjusted together: the (treatment, control) pairs of one task and
+        metric (with several controls, every treatment against every control), those of
+        every task of one metric, of every metric on one task, or every test. Needs
+        ``adjust``; ``"maxt"`` takes ``"pairs"`` only. When every family holds one
+        test, a :class:`~metaeval.DegenerateWarning` names the wider families.
+    {alpha}
+    {progress}
+    {cluster}
+        With ``test="t"`` only: the clustered standard error of the mean difference
+        (Miller 2024, App. A) and t on C − 1 degrees of freedom; the output gains
+        ``n_clusters`` and ``design_effect`` (:ref:`tests-clusters`).
 
     Returns
     -------
     pandas.DataFrame
         One row per ``(metric, treatment, control, task)`` with paired queries,
-        columns (the answer first) ``metric, treatment, control, task``,
-        ``diff`` (mean difference), ``ci_low, ci_high``: the t-based confidence
-        interval of the mean difference (one-sided intervals for one-sided
-        alternatives, as scipy's), ``p_value`` (``p_adjusted``),
-        ``effect_size``: d_z = mean difference / SD of the differences
-        (elinor's "ES"), then ``test, n, mean_treatment, mean_control``,
-        ``statistic`` (t; Wilcoxon's W; the share of positive differences; the
-        mean difference; the studentized t for the bootstrap), ``moe``: the
-        interval's margin of error t_{α/2, n−1}·√(V/n), and ``se`` = √(V/n) and
-        ``df`` = n − 1, the standard error and degrees of freedom the interval
-        uses (the clustered ones with ``cluster=``; NaN for McNemar's tests,
-        whose Newcombe interval rests on no standard error). ``attrs`` hold ``test``,
-        ``alternative``, ``alpha``, ``seed``, ``adjust``, ``family``, ``n_resamples`` and
-        ``exact``;
-        for a scores table with a ``replicate`` column (seeds, folds) also
+        columns (the answer first) ``metric, treatment, control, task``, ``diff``
+        (mean difference), ``ci_low, ci_high`` (the t interval of the mean difference,
+        one-sided for one-sided alternatives, as scipy's; Newcombe's for McNemar),
+        ``p_value`` (``p_adjusted``), ``effect_size``: d_z = mean difference / SD of
+        the differences (elinor's "ES"), then ``test, n, mean_treatment,
+        mean_control``, ``statistic`` (t; W; the share of positive differences; the
+        mean difference; the studentized t; b − c), ``moe`` = t_{α/2, n−1}·``se``,
+        ``se`` = √(V/n) and ``df`` = n − 1 (clustered with ``cluster=``; NaN for
+        McNemar), and for McNemar ``n_discordant, n_treatment_only, n_control_only``.
+        ``attrs`` hold ``test``, ``alternative``, ``alpha``, ``seed``, ``adjust``,
+        ``family``, ``n_resamples`` and ``exact``; with a ``replicate`` column also
         ``replicates``: each system's scores are averaged per query over its
-        replicates before pairing, and the tests see only the queries' spread,
-        not the variance between replicates (use :func:`metaeval.effects`, which
-        adds it).
+        replicates before pairing, and the tests do not see the variance between
+        replicates (:func:`metaeval.effects` adds it).
 
-        A system is never paired with itself (naming only such pairs raises
-        :class:`~metaeval.PairingError`). Against an identical copy every
-        difference is 0: NaN with a :class:`~metaeval.DegenerateWarning` for
-        all tests but the randomization test, whose statistic is 0 and p-value
-        1 (every sign flip is as extreme). Swapping treatment and control
-        (and ``"greater"`` with ``"less"``) negates ``diff``, ``effect_size``,
-        the interval and the statistic (the sign test's share becomes 1 − share,
-        Wilcoxon's one-sided W⁺ becomes W⁻) and keeps the p-value.
+        A system is never paired with itself. Swapping treatment and control (and
+        ``"greater"`` with ``"less"``) negates ``diff``, ``effect_size``, the interval
+        and the statistic and keeps the p-value.
 
     Warns
     -----
     metaeval.PairingWarning
         Queries that only one system of a pair has are left out of that pair.
     metaeval.DegenerateWarning
-        Naming the groups whose result is NaN: fewer than 2 paired queries
-        (with one, ``diff`` is its difference and the rest NaN);
-        zero variance of the differences (t and bootstrap: t undefined); all
-        differences zero (Wilcoxon, sign test); with ``cluster=``, paired queries all
-        in one cluster, or a clustered variance of 0 up to rounding although the
-        differences vary (the rule of :func:`metaeval.effects`: the test and interval
-        are NaN, ``diff`` is kept).
+        Naming the groups whose result is NaN: fewer than 2 paired queries (with one,
+        ``diff`` is its difference), zero variance of the differences (t, bootstrap),
+        all differences zero (Wilcoxon, sign test); with ``cluster=``, paired queries
+        all in one cluster or a clustered variance of 0 (``diff`` is kept).
 
     References
     ----------
@@ -383,19 +291,11 @@ default "t"
     df = n - 1
     with np.errstate(invalid="ignore", divide="ignore"):
         t_stat = md["z"]  # effect / se, computed where both are representable
-        if alternative == "two-sided":
-            crit = xr.apply_ufunc(lambda d: sps.t.isf(alpha / 2, d), df)
-            p_t = xr.apply_ufunc(lambda x, d: 2 * sps.t.sf(np.abs(x), d), t_stat, df)
-            low, high = md["effect"] - crit * se, md["effect"] + crit * se
-        else:
-            crit = xr.apply_ufunc(lambda d: sps.t.isf(alpha, d), df)
-            upper = alternative == "greater"
-            p_t = xr.apply_ufunc(
-                lambda x, d: sps.t.sf(x, d) if upper else sps.t.cdf(x, d), t_stat, df
-            )
-            infinite = xr.full_like(md["effect"], np.inf)
-            low = md["effect"] - crit * se if upper else -infinite
-            high = infinite if upper else md["effect"] + crit * se
+        crit = xr.apply_ufunc(lambda d: critical_value(sps.t(d), alpha, alternative), df)
+        p_t = xr.apply_ufunc(lambda x, d: p_value(x, sps.t(d), alternative), t_stat, df)
+        low, high = open_side(
+            md["effect"] - crit * se, md["effect"] + crit * se, alternative, -np.inf, np.inf
+        )
     out = xr.Dataset(
         {
             "n": md["n"],
@@ -455,7 +355,7 @@ default "t"
     frame.insert(4, "test", test)
     frame = frame.reset_index(drop=True)
     if cluster is not None:
-        frame = _clustered_t(frame, scores, cluster, alternative, alpha)
+        frame = clustered_t(frame, scores, cluster, alternative, alpha)
     if adjust == "maxt":
         frame.insert(frame.columns.get_loc("p_value") + 1, "p_adjusted", frame.pop("p_adjusted"))
     warn_undefined(f"test={test!r}", reasons, keep, _ORDER)
@@ -532,7 +432,7 @@ def _per_task(scores: LazyTable, **kwargs: Any) -> pd.DataFrame:
     if cluster is not None and cluster not in scores.columns:  # the in-memory error
         cluster_ids(pd.DataFrame(columns=scores.columns), cluster)
     extra = [c for c in (cluster, "replicate") if c is not None and c in scores.columns]
-    return _pushdown.per_task(
+    return per_task(
         scores,
         compare,
         kwargs,
@@ -541,73 +441,6 @@ def _per_task(scores: LazyTable, **kwargs: Any) -> pd.DataFrame:
         treatment=kwargs["treatment"],
         columns=extra,
     )
-
-
-def _clustered_t(
-    frame: pd.DataFrame, scores: pd.DataFrame, cluster: str, alternative: str, alpha: float
-) -> pd.DataFrame:
-    """compare(test="t", cluster=...): the t-test's columns from the clustered SE of d."""
-    from scipy import stats as sps
-
-    values = per_query_scores(scores, cluster)
-    keys = ["metric", "treatment", "control", "task"]
-    for key in ("task", "metric", "system"):
-        values[key] = values[key].astype(str)
-    pairs = frame[keys].astype(str)
-    pairs["row"] = np.arange(len(frame))
-    left = values.rename(columns={"system": "treatment", "value": "x_t"})
-    right = values.rename(columns={"system": "control", "value": "x_c"}).drop(columns="cluster")
-    d = pairs.merge(left, on=["metric", "treatment", "task"]).merge(
-        right, on=["metric", "control", "task", "query"]
-    )
-    d["d"] = d["x_t"] - d["x_c"]
-    st = cluster_se(d, ["row"], value="d").set_index("row").reindex(np.arange(len(frame)))
-    se, dof = st["se"].to_numpy(), (st["n_clusters"] - 1).to_numpy(dtype=float)
-    diff = frame["diff"].to_numpy()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t_stat = np.where(se > 0, diff / se, np.nan)
-        if alternative == "two-sided":
-            crit = sps.t.isf(alpha / 2, dof)
-            p = 2 * sps.t.sf(np.abs(t_stat), dof)
-            low, high = diff - crit * se, diff + crit * se
-        else:
-            crit = sps.t.isf(alpha, dof)
-            upper = alternative == "greater"
-            p = sps.t.sf(t_stat, dof) if upper else sps.t.cdf(t_stat, dof)
-            low = diff - crit * se if upper else np.full(len(diff), -np.inf)
-            high = np.full(len(diff), np.inf) if upper else diff + crit * se
-    defined = frame["statistic"].notna().to_numpy()  # groups the naive t-test could test
-    one = defined & (st["n_clusters"].to_numpy() < 2)
-    # the rule of effects(cluster=): a clustered variance of 0 up to rounding is no estimate
-    zero = defined & ~one & clustered_variance_is_zero(se**2, st["se_naive"].to_numpy() ** 2)
-    for mask, why in (
-        (one, "whose paired queries are all in one cluster"),
-        (
-            zero,
-            "because of a clustered variance of 0 (the clusters' deviations "
-            "cancel although the differences vary)",
-        ),
-    ):
-        if mask.any():
-            warn_groups(
-                f"compare(test='t', cluster={cluster!r}) gives NaN for {{n}} group(s) {why}",
-                frame.loc[mask, keys],
-                DegenerateWarning,
-            )
-    ok = defined & ~zero
-    nan = np.full(len(frame), np.nan)
-    frame = frame.assign(
-        statistic=np.where(ok, t_stat, np.nan),
-        p_value=np.where(ok, p, np.nan),
-        ci_low=np.where(zero, nan, low),
-        ci_high=np.where(zero, nan, high),
-        moe=np.where(zero, nan, crit * se),
-        se=np.where(zero, nan, se),
-        df=dof,
-        n_clusters=st["n_clusters"].to_numpy(),
-        design_effect=np.where(zero, nan, st["design_effect"].to_numpy()),
-    )
-    return frame
 
 
 def compare_options(
@@ -813,16 +646,7 @@ def _sign_test(d: np.ndarray, both: np.ndarray, alternative: str):
     pos = ((d > 0) & both).sum(axis=1).astype(float)
     nonzero = pos + ((d < 0) & both).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        if alternative == "greater":
-            p = sps.binom.sf(pos - 1, nonzero, 0.5)
-        elif alternative == "less":
-            p = sps.binom.cdf(pos, nonzero, 0.5)
-        else:  # the distribution is symmetric: twice the smaller tail
-            p = np.minimum(
-                1.0,
-                2
-                * np.minimum(sps.binom.cdf(pos, nonzero, 0.5), sps.binom.sf(pos - 1, nonzero, 0.5)),
-            )
+        p = p_value(pos, AtLeast(sps.binom(nonzero, 0.5)), alternative, symmetric=False)
         share = pos / nonzero
     zero = (nonzero == 0) & (both.sum(axis=1) > 0)
     return np.where(zero, np.nan, share), np.where(zero, np.nan, p), zero
@@ -840,14 +664,12 @@ def _mcnemar(d: np.ndarray, both: np.ndarray, alternative: str, mid_p: bool):
     c = ((d < 0) & both).sum(axis=1).astype(float)
     m = b + c
     half = 0.5 if mid_p else 0.0
+    null = AtLeast(sps.binom(m, 0.5), mid=half)  # P(B ≥ b) (− ½ P(B = b)), P(B ≤ b) (− ...)
     with np.errstate(invalid="ignore", divide="ignore"):
-        if alternative == "greater":  # P(B ≥ b) (− ½ P(B = b))
-            p = sps.binom.sf(b - 1, m, 0.5) - half * sps.binom.pmf(b, m, 0.5)
-        elif alternative == "less":
-            p = sps.binom.cdf(b, m, 0.5) - half * sps.binom.pmf(b, m, 0.5)
-        else:  # symmetric: twice the smaller tail
-            k = np.minimum(b, c)
-            p = np.minimum(1.0, 2 * (sps.binom.cdf(k, m, 0.5) - half * sps.binom.pmf(k, m, 0.5)))
+        if alternative == "two-sided":  # symmetric: twice the tail of the smaller count
+            p = np.minimum(1.0, 2 * p_value(np.minimum(b, c), null, "less"))
+        else:
+            p = p_value(b, null, alternative)
     p = np.where(m == 0, 1.0, p)  # no discordant query: nothing speaks against the null
     return b - c, p, np.stack([b, c], axis=-1)
 
@@ -868,7 +690,7 @@ def _newcombe(out: xr.Dataset, b: xr.DataArray, c: xr.DataArray, alpha: float, a
     x2 = np.round(out["mean_control"] * n)  # a + c
     a = x2 - c
     d = n - a - b - c
-    z = sps.norm.isf(alpha / 2 if alternative == "two-sided" else alpha)
+    z = critical_value(sps.norm, alpha, alternative)
     with np.errstate(invalid="ignore", divide="ignore"):
         p1, p2 = x1 / n, x2 / n
         l1, u1 = wilson_interval(x1, n, z)
@@ -882,17 +704,14 @@ def _newcombe(out: xr.Dataset, b: xr.DataArray, c: xr.DataArray, alpha: float, a
         epsilon = np.sqrt(
             np.maximum(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2)
         )
-        tail = alpha / 2 if alternative == "two-sided" else alpha
-        exact = -np.expm1(np.log(tail) / n)  # 1 − tail^(1/n): no discordant pair
+        exact = -np.expm1(
+            np.log(tail_level(alpha, alternative)) / n
+        )  # 1 − tail^(1/n): no discordant pair
     theta = (b - c) / n
     none = (b + c) == 0
     low = xr.where(none, -exact, theta - delta)
     high = xr.where(none, exact, theta + epsilon)
-    if alternative == "greater":
-        high = xr.full_like(high, 1.0)
-    elif alternative == "less":
-        low = xr.full_like(low, -1.0)
-    return low, high
+    return open_side(low, high, alternative, -1.0, 1.0)
 
 
 def _wilcoxon(d: np.ndarray, both: np.ndarray, alternative: str):
@@ -935,13 +754,7 @@ def _tail(star: np.ndarray, observed: np.ndarray, tol: np.ndarray, alternative: 
     """How many resampled statistics ``star`` (tasks, resamples, columns) are at least
     as extreme as the observed ones (tasks, columns); differences within ``tol`` tie."""
     obs, tol = observed[:, None, :], tol[:, None, :]
-    if alternative == "two-sided":
-        hit = np.abs(star) >= np.abs(obs) - tol
-    elif alternative == "greater":
-        hit = star >= obs - tol
-    else:
-        hit = star <= obs + tol
-    return hit.sum(axis=1)
+    return as_extreme(star, obs, tol, alternative).sum(axis=1)
 
 
 def _column_units(flat: np.ndarray) -> np.ndarray:
@@ -1073,7 +886,7 @@ def _studentized(total: np.ndarray, squares: np.ndarray, n: np.ndarray) -> np.nd
 
 def _extreme(t: np.ndarray, alternative: str) -> np.ndarray:
     """The statistic whose maximum over a family is max-T's: |t|, t or −t."""
-    return np.abs(t) if alternative == "two-sided" else (t if alternative == "greater" else -t)
+    return oriented(t, alternative)
 
 
 def _randomization_family(

@@ -34,10 +34,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ..engines import LazyTable, any_frame, first_pass
 from ..errors import PairingError, PairingWarning, quote_list, warn_groups
-from ..schema.frames import LazyTable, any_frame
-from ..schema.lazy import first_pass
-from . import _pushdown
+from . import pushdown
 from ._layout import BLOCK, Layout, layout
 
 __all__ = [
@@ -56,7 +55,7 @@ _CHUNK_BYTES = 32 * 2**20
 #: A (co)variance below this share of the sums of squared (shifted) scores it is
 #: computed from is rounding error and is treated as exactly zero; so is 1 − |r|
 #: (:func:`metaeval.effects`), and so is a clustered variance below this share of the
-#: unclustered one (:func:`metaeval.paired.twoway.clustered_variance_is_zero`).
+#: unclustered one (:func:`metaeval.paired.clusters.clustered_variance_is_zero`).
 ZERO_TOL = 1e-10
 
 
@@ -347,18 +346,18 @@ def lazy_statistics(
     warn: bool = True,
 ) -> xr.Dataset:
     """:func:`sufficient_statistics` of a lazy table (a polars LazyFrame or a DuckDB
-    relation), computed in its engine (:mod:`metaeval.paired._pushdown`): the same
+    relation), computed in its engine (:mod:`metaeval.paired.pushdown`): the same
     Dataset, its sums equal to the in-memory ones to rounding."""
     survey = first_pass(table)
     right = select_systems(survey.systems, control, "control")
     left = select_systems(survey.systems, treatment, "treatment")
     every = np.arange(len(survey.systems))
     left, right = (every if i is None else i for i in (left, right))
-    sums = _pushdown.compute(table, left, right)
+    sums = pushdown.compute(table, left, right)
     names = (survey.tasks, survey.metrics, survey.systems)
     ds = statistics_dataset(
         *arrays_of_sums(
-            _pushdown.matrices(sums, left, right),
+            pushdown.matrices(sums, left, right),
             names,
             left,
             right,

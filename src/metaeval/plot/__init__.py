@@ -7,10 +7,11 @@ matplotlib and seaborn are imported when a figure is drawn, not on import.
 
 from __future__ import annotations
 
+from ._figure import save
 from .baujat import baujat_plot
 from .bubble import bubble
 from .critical_difference import critical_difference
-from .forest import forest, ir_columns, save
+from .forest import forest
 from .gosh import gosh_plot
 from .pairwise import pairwise
 from .power import power_curves
@@ -23,7 +24,6 @@ __all__ = [
     "critical_difference",
     "forest",
     "gosh_plot",
-    "ir_columns",
     "pairwise",
     "power_curves",
     "rank_plot",

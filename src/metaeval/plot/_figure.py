@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
+
+from ..errors import OptionError, quote_list
 
 
 def _ipython_display_(self: Any) -> None:
@@ -67,3 +70,48 @@ def new_figure(**kwargs: Any) -> Any:
     import matplotlib.pyplot as plt
 
     return plt.figure(FigureClass=_notebook_figure(), **kwargs)
+
+
+def save(fig: Any, path: str | os.PathLike[str], **kwargs: Any) -> None:
+    """Save a figure with embedded TrueType fonts (PDF/PS) and text as paths (SVG).
+
+    ``fig.savefig`` would use the rcParams in force at save time; this applies
+    ``pdf.fonttype=42`` (no Type 3 fonts, as many venues require) for the call only.
+
+    Raises
+    ------
+    metaeval.OptionError
+        When the file name's suffix is not a format matplotlib writes (and no
+        ``format=`` is given).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from matplotlib.figure import Figure
+    >>> from metaeval.plot import save
+    >>> fig = Figure(figsize=(3, 2))
+    >>> _ = fig.subplots().plot([0, 1], [0, 1])
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> save(fig, pathlib.Path(tmp.name) / "figure.pdf")
+    >>> (pathlib.Path(tmp.name) / "figure.pdf").read_bytes()[:5]
+    b'%PDF-'
+    >>> save(fig, pathlib.Path(tmp.name) / "figure.pfd")
+    Traceback (most recent call last):
+    ...
+    metaeval.errors.OptionError: save() writes the format its file name ends with, and '.../figure.pfd' ends with .pfd; use one of [...] (e.g. 'forest.pdf'), or pass format=.
+    >>> tmp.cleanup()
+    """
+    import matplotlib.pyplot as plt
+
+    if "format" not in kwargs:
+        kinds = fig.canvas.get_supported_filetypes()
+        suffix = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
+        if suffix not in kinds:
+            raise OptionError(
+                f"save() writes the format its file name ends with, and {os.fspath(path)!r} "
+                f"ends with {('.' + suffix) if suffix else 'no suffix'}; use one of "
+                f"{quote_list(sorted(kinds))} (e.g. 'forest.pdf'), or pass format=."
+            )
+    kwargs.setdefault("dpi", 200)
+    with plt.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "path"}):
+        fig.savefig(path, **kwargs)

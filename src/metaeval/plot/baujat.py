@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..engines import any_frame
 from ..errors import OptionError, SchemaError, format_groups
-from ..schema.frames import any_frame
 from ._figure import new_figure
-from ._text import literal
+from ._labels import literal
 
 __all__ = ["baujat_plot"]
 

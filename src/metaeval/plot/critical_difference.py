@@ -25,7 +25,7 @@ from .._options import format_number
 from .._results import Result
 from ..errors import OptionError, SchemaError, check_alpha
 from ._figure import new_figure
-from ._text import literal, text_width
+from ._labels import literal, text_width
 
 __all__ = ["critical_difference"]
 

@@ -8,8 +8,7 @@ transform (x in inches from the figure's left edge, y in rows).
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, get_args
 
@@ -26,13 +25,13 @@ from .._options import (
     format_p,
     literal_signature,
 )
+from ..engines import any_frame
 from ..errors import OptionError, SchemaError, check_option, quote_list
 from ..schema import validate_effects
-from ..schema.frames import any_frame
 from ._figure import new_figure
-from ._text import literal
+from ._labels import literal
 
-__all__ = ["forest", "ir_columns", "save"]
+__all__ = ["forest"]
 
 ROW = 0.27  # inches per row
 GAP = 0.18  # inches between columns
@@ -188,9 +187,9 @@ def forest(
         panels and is shared by all; ``{"left": ..., "right": ...}`` places
         shared columns on either side; a key naming a treatment
         (``{"tasb": ..., "colberter": ...}``) draws those columns just left of
-        that treatment's panel. :func:`ir_columns` gives one DataFrame per
+        that treatment's panel. :func:`metaeval.ir.ir_columns` gives one DataFrame per
         treatment (drawn beside its own panel) or, with ``treatment=None``, the
-        mapping for every panel. A key or an :func:`ir_columns` table that names
+        mapping for every panel. A key or an :func:`metaeval.ir.ir_columns` table that names
         no panel of the figure is an :class:`~metaeval.OptionError`.
     labels : mapping, optional
         Display names of the tasks (e.g. Ranger's ``display_names``).
@@ -934,163 +933,3 @@ def _draw_compact(ax, rows, treatment, limits, display, digits, xlabel, kwargs):
     right.tick_params(length=0)
     right.spines["right"].set_visible(False)
     ax.tick_params(axis="y", length=0)
-
-
-# ----------------------------------------------------------------- helpers
-@any_frame
-def ir_columns(
-    scores: pd.DataFrame,
-    *,
-    control: str,
-    treatment: str | Sequence[str] | None,
-    metric: str = "nDCG@10",
-    judged: str | None = "Judged@10",
-    digits: int = 3,
-) -> pd.DataFrame | dict[str, pd.DataFrame]:
-    """The IR columns of the Ranger paper's BEIR figure, for ``forest(columns=...)``.
-
-    Parameters
-    ----------
-    scores : pandas.DataFrame
-        The scores table the effects were computed from.
-    control : str
-        The control system.
-    treatment : str, list of str or None
-        One treatment: a DataFrame, drawn beside that treatment's panel. A list,
-        or None for every system of the scores but the control: a mapping of
-        treatment to its DataFrame, one set of columns per panel.
-    metric : str
-        The metric whose means are shown.
-    judged : str or None
-        A judged-rate metric (``Judged@10``) shown in percent; None leaves it out.
-    digits : int
-        Decimals of the metric's means.
-
-    Returns
-    -------
-    pandas.DataFrame or dict of str to pandas.DataFrame
-        Indexed by task, with the metric's means as ``"control → treatment"``
-        (e.g. ``0.494 → 0.679``) and, when ``judged`` is given, the judged rates
-        the same way, in percent; ``attrs["treatment"]`` names the treatment, so
-        that :func:`forest` draws the columns beside its panel.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from metaeval.plot import ir_columns
-    >>> scores = pd.DataFrame({"task": "scifact", "query": ["1", "2"] * 4,
-    ...                        "system": ["bm25"] * 4 + ["tasb"] * 4,
-    ...                        "metric": ["nDCG@10", "nDCG@10", "Judged@10", "Judged@10"] * 2,
-    ...                        "value": [0.6, 0.4, 0.9, 0.7, 0.7, 0.5, 0.8, 0.6]})
-    >>> ir_columns(scores, control="bm25", treatment="tasb")
-                   nDCG@10       J@10
-    task
-    scifact  0.500 → 0.600  80% → 70%
-
-    Any metric's means, beside a forest plot:
-
-    >>> import metaeval
-    >>> example = metaeval.load_example()
-    >>> columns = ir_columns(example, control="logistic_regression", treatment="knn",
-    ...                      metric="accuracy", judged=None)
-    >>> columns.loc[["iris", "digits"]]
-                 accuracy
-    task
-    iris    0.960 → 0.953
-    digits  0.969 → 0.977
-    >>> eff = example.meta.effects("logistic_regression", treatment="knn")
-    >>> fig = eff.query("metric == 'accuracy'").meta.forest(columns=columns)
-    >>> "0.969 → 0.977" in [text.get_text() for text in fig.texts]
-    True
-    """
-    if treatment is None or not isinstance(treatment, str):
-        names = (
-            [s for s in pd.unique(scores["system"]) if s != control]
-            if treatment is None
-            else list(treatment)
-        )
-        return {
-            str(t): ir_columns(
-                scores,
-                control=control,
-                treatment=str(t),
-                metric=metric,
-                judged=judged,
-                digits=digits,
-            )
-            for t in names
-        }
-    systems = set(scores["system"])
-    for role, name in (("control", control), ("treatment", treatment)):
-        if name not in systems:
-            raise SchemaError(
-                f"ir_columns(): the scores have no system {name!r} (the {role}); they have "
-                f"{quote_list(sorted(map(str, systems)))}."
-            )
-    means = scores.groupby(["task", "system", "metric"], observed=True)["value"].mean()
-    out = {}
-    wanted = [(metric, metric, lambda v: _fmt(v, digits))]
-    if judged is not None:
-        short = judged.replace("Judged", "J")
-        wanted.append((judged, short, lambda v: _fmt(100 * v, 0) + "%"))
-    for name, header, fmt in wanted:
-        if name not in set(scores["metric"]):
-            raise SchemaError(
-                f"ir_columns(): the scores have no metric {name!r}; they have {quote_list(sorted(set(scores['metric'])))}."
-            )
-        col = {}
-        for task in pd.unique(scores["task"]):
-            try:
-                c, t = means[task, control, name], means[task, treatment, name]
-            except KeyError:
-                continue
-            col[str(task)] = f"{fmt(c)} → {fmt(t)}"
-        out[header] = col
-    frame = pd.DataFrame(out).rename_axis("task")
-    frame.attrs.update(treatment=treatment, control=control)
-    return frame
-
-
-def save(fig: Any, path: str | os.PathLike[str], **kwargs: Any) -> None:
-    """Save a figure with embedded TrueType fonts (PDF/PS) and text as paths (SVG).
-
-    ``fig.savefig`` would use the rcParams in force at save time; this applies
-    ``pdf.fonttype=42`` (no Type 3 fonts, as many venues require) for the call only.
-
-    Raises
-    ------
-    metaeval.OptionError
-        When the file name's suffix is not a format matplotlib writes (and no
-        ``format=`` is given).
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> from matplotlib.figure import Figure
-    >>> from metaeval.plot import save
-    >>> fig = Figure(figsize=(3, 2))
-    >>> _ = fig.subplots().plot([0, 1], [0, 1])
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> save(fig, pathlib.Path(tmp.name) / "figure.pdf")
-    >>> (pathlib.Path(tmp.name) / "figure.pdf").read_bytes()[:5]
-    b'%PDF-'
-    >>> save(fig, pathlib.Path(tmp.name) / "figure.pfd")
-    Traceback (most recent call last):
-    ...
-    metaeval.errors.OptionError: save() writes the format its file name ends with, and '.../figure.pfd' ends with .pfd; use one of [...] (e.g. 'forest.pdf'), or pass format=.
-    >>> tmp.cleanup()
-    """
-    import matplotlib.pyplot as plt
-
-    if "format" not in kwargs:
-        kinds = fig.canvas.get_supported_filetypes()
-        suffix = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
-        if suffix not in kinds:
-            raise OptionError(
-                f"save() writes the format its file name ends with, and {os.fspath(path)!r} "
-                f"ends with {('.' + suffix) if suffix else 'no suffix'}; use one of "
-                f"{quote_list(sorted(kinds))} (e.g. 'forest.pdf'), or pass format=."
-            )
-    kwargs.setdefault("dpi", 200)
-    with plt.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "path"}):
-        fig.savefig(path, **kwargs)

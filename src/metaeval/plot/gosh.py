@@ -10,7 +10,7 @@ import pandas as pd
 from .._results import Result
 from ..errors import OptionError, SchemaError, excerpt, format_groups, quote_list
 from ._figure import new_figure
-from ._text import literal
+from ._labels import literal
 
 __all__ = ["gosh_plot"]
 

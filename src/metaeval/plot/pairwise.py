@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 
 from .._options import PairwiseValue, format_number, format_p, literal_signature
+from ..engines import any_frame
 from ..errors import OptionError, SchemaError, check_option
-from ..schema.frames import any_frame
 from ._figure import new_figure
-from ._text import literal
+from ._labels import literal
 
 __all__ = ["pairwise"]
 

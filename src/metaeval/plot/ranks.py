@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 
 from .._options import format_number
+from ..engines import any_frame
 from ..errors import OptionError, SchemaError
-from ..schema.frames import any_frame
 from ._figure import new_figure
-from ._text import literal
+from ._labels import literal
 
 __all__ = ["rank_plot"]
 

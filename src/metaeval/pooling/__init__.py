@@ -58,7 +58,7 @@ from ._diagnostics import baujat, influence, leave_one_out
 # by which build_report() finds the rows to note. Not in __all__: a seam.
 from ._engine import NARROW_KH_TEXT as NARROW_KH_TEXT
 
-# pool()'s option check for callers that check before other work (metaeval.scale checks
+# pool()'s option check for callers that check before other work (the dask face checks
 # before it computes the effects of every partition). Not in __all__: a seam.
 from ._engine import pool_options as pool_options
 from ._gosh import gosh

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .._options import TAU_PRIORS, TauPrior, literal_signature
+from ..engines import any_frame
 from ..errors import (
     DegenerateWarning,
     MetaEvalWarning,
@@ -35,7 +36,6 @@ from ..errors import (
     check_option,
     warn_groups,
 )
-from ..schema.frames import any_frame
 from ._engine import batches, refuse_shared, usable_rows
 from ._grouping import group
 from .results import BayesPoolResult

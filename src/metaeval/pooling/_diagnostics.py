@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 
 from .._options import DEFAULT_CI, DEFAULT_POOL_METHOD, CIMethod, PoolMethod, literal_signature
+from ..engines import any_frame
 from ..errors import DegenerateWarning, check_no_clash, warn, warn_groups
-from ..schema.frames import any_frame
 from ._engine import POOL_PARAMS, Fit, fit
 from ._grouping import GROUP_KEYS, Grouped, group, pairs_within, valid_rows
 

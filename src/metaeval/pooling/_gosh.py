@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from .._options import DEFAULT_POOL_METHOD, CIMethod, PoolMethod, literal_signature, resolve_ci
+from ..engines import any_frame
 from ..errors import DegenerateWarning, OptionError, PairingError, warn_groups
-from ..schema.frames import any_frame
 from . import _tau2 as t2
 from ._engine import pool_options
 from ._grouping import group, slots, valid_rows

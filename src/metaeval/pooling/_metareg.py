@@ -81,6 +81,7 @@ from .._options import (
     literal_signature,
     resolve_ci,
 )
+from ..engines import any_frame
 from ..errors import (
     DegenerateWarning,
     MetaEvalWarning,
@@ -92,7 +93,6 @@ from ..errors import (
     warn,
     warn_groups,
 )
-from ..schema.frames import any_frame
 from . import _tau2 as t2
 from ._engine import (
     KH_TESTS,

@@ -48,8 +48,8 @@ from .._options import (
     literal_signature,
     resolve_ci,
 )
+from ..engines import any_frame
 from ..errors import DegenerateWarning, OptionError, resolve_seed, warn_groups
-from ..schema.frames import any_frame
 from . import _tau2 as t2
 from ._engine import KH_TESTS, fit, refuse_shared
 from ._grouping import group, valid_rows

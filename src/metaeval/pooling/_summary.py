@@ -21,8 +21,8 @@ from .._options import (
     literal_signature,
     resolve_ci,
 )
+from ..engines import any_frame
 from ..errors import OptionError, check_alpha, check_no_clash, check_option
-from ..schema.frames import any_frame
 from ._engine import POOL_PARAMS, check_tau2_ci, fit
 from ._multilevel import MULTILEVEL_METHODS, check_cov_option, fit_multilevel
 

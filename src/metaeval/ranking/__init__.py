@@ -22,15 +22,16 @@ from __future__ import annotations
 
 from .._options import AGGREGATIONS
 from ._aggregate import leaderboard
-from ._bayes import BayesResult, bayes_signed_rank
-from ._friedman import POSTHOC_TESTS, FriedmanResult, PosthocResult, friedman, posthoc
 
 # The per-task scores of the rank tests and the runs of a clique, for metaeval.rank_report
 # (the workflows room). Not in __all__: seams.
 from ._friedman import TaskScores as TaskScores
-from ._friedman import clique_runs as clique_runs
+from ._friedman import friedman, posthoc
 from ._friedman import task_scores as task_scores
 from ._intervals import rank_intervals
+from ._signed_rank import bayes_signed_rank
+from .results import POSTHOC_TESTS, BayesResult, FriedmanResult, PosthocResult
+from .results import clique_runs as clique_runs
 
 __all__ = [
     "AGGREGATIONS",

@@ -32,6 +32,7 @@ from .._options import (
     PoolMethod,
     literal_signature,
 )
+from ..engines import any_frame
 from ..errors import (
     OptionError,
     PairingError,
@@ -43,7 +44,6 @@ from ..errors import (
 )
 from ..paired.effect_size import effects
 from ..pooling import pool
-from ..schema.frames import any_frame
 from ._tables import (
     check_complete,
     metric_directions,

@@ -38,6 +38,7 @@ from .._options import (
     literal_signature,
     resolve_ci,
 )
+from ..engines import any_frame
 from ..errors import (
     DegenerateWarning,
     MetaEvalWarning,
@@ -53,7 +54,6 @@ from ..errors import (
     resolve_seed,
     warn_groups,
 )
-from ..schema.frames import any_frame
 from ._tables import (
     check_complete,
     scores_of_metrics,
@@ -758,7 +758,7 @@ def rank_intervals(
     scores, directions = scores_of_metrics(scores, metric, higher_is_better)
     clusters = None
     if cluster is not None:
-        from ..paired.twoway import cluster_ids
+        from ..paired.clusters import cluster_ids
 
         if cluster in ("task", "query", "system", "metric", "value"):
             raise SchemaError(

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 # The names of tests and adjustments and the notes under a LaTeX table, for the report of
 # metaeval.build_report (the workflows room). Not in __all__: a seam.
-from ._tables import ADJUST_NAMES as ADJUST_NAMES
-from ._tables import TEST_NAMES as TEST_NAMES
-from ._tables import Markup, escape, escape_latex, style, to_html, to_latex
-from ._tables import add_latex_notes as add_latex_notes
+from ._layouts import ADJUST_NAMES as ADJUST_NAMES
+from ._layouts import TEST_NAMES as TEST_NAMES
+from ._render import Markup, escape, escape_latex
+from ._render import add_latex_notes as add_latex_notes
 
 # The one path from rendered cells to pandas' Styler, for the other stages' own LaTeX tables
 # (the command's console output): reached through the report's face, not its private
 # module. Not in __all__: a seam between stages, not a user function.
-from ._tables import latex_table as latex_table
-from ._tables import text_styler as text_styler
+from ._render import latex_table as latex_table
+from ._render import text_styler as text_styler
+from .tables import style, to_html, to_latex
 
 __all__ = [
     "Markup",

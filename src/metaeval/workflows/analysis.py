@@ -4,6 +4,7 @@ multilevel model (:func:`pool_metrics`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -18,11 +19,11 @@ from .._options import (
     RobustMethod,
     literal_signature,
 )
+from ..engines import any_frame
 from ..errors import SchemaError, quote_list
 from ..paired import effect_covariance, effects
 from ..pooling import pool
 from ..pooling.analysis import analysis_table
-from ..schema.frames import any_frame
 
 __all__ = ["analyze", "pool_metrics"]
 
@@ -100,6 +101,33 @@ def analyze(
     ...
     """
     eff = effects(scores, control=control, treatment=treatment, effect=effect, alpha=alpha)
+    return analysis_table(eff, method=method, test=test, alpha=alpha, effect=effect)
+
+
+def analyze_on_dask(ddf: Any, options: dict[str, Any]) -> pd.DataFrame:
+    """``ddf.meta.analyze()``: :func:`analyze` of a dask scores table, its effects reduced
+    per partition (:func:`metaeval.paired.partitions.effects_on_dask`); ``options``: the
+    call's arguments bound to :func:`analyze`'s signature."""
+    from ..paired.effect_size import checked_options
+    from ..paired.partitions import effects_on_dask
+    from ..pooling import pool_options
+
+    effect, method, test, alpha = (options[k] for k in ("effect", "method", "test", "alpha"))
+    checked_options(effect, alpha)
+    pool_options(method, test, alpha)  # before the work, not after
+    wanted = {"control": options["control"], "treatment": options["treatment"]}
+    eff = effects_on_dask(
+        ddf,
+        {
+            **wanted,
+            "effect": effect,
+            "alpha": alpha,
+            "correct": True,
+            "cv": None,
+            "replicates": None,
+            "cluster": None,
+        },
+    )
     return analysis_table(eff, method=method, test=test, alpha=alpha, effect=effect)
 
 

@@ -9,8 +9,8 @@ from typing import Any, cast
 import pandas as pd
 
 from .._options import DEFAULT_CI, DEFAULT_POOL_METHOD, CIMethod, PoolMethod, literal_signature
+from ..engines import any_frame
 from ..pooling import pool, weights
-from ..schema.frames import any_frame
 
 __all__ = ["forest_plot"]
 

@@ -13,9 +13,9 @@ import pandas as pd
 
 from .._options import RankForce, escape_markdown, format_number, format_p, literal_signature
 from .._results import Result
+from ..engines import any_frame
 from ..errors import OptionError, check_alpha, check_option, quote_list
 from ..ranking import PosthocResult, TaskScores, clique_runs, friedman, posthoc, task_scores
-from ..schema.frames import any_frame
 
 __all__ = ["RankReport", "rank_report"]
 
@@ -55,7 +55,7 @@ def _markdown(name: Any) -> str:
 class RankReport(Result):
     """What :func:`rank_report` found: the text for a paper, tables and figures.
 
-    A :class:`~metaeval._results.Result`: ``table`` is the tests of every metric,
+    A result object: ``table`` is the tests of every metric,
     ``ranks`` the systems, ``plot(metric)`` the figure of a metric.
 
     Attributes
@@ -80,8 +80,8 @@ class RankReport(Result):
         ``effect_size`` against the best ranked system (positive: the best is
         better) and its ``magnitude``; ``shapiro_p_value``.
     posthoc : dict of str to PosthocResult or pandas.DataFrame
-        Per metric, the post-hoc test: the :class:`PosthocResult` of
-        :func:`posthoc` (Nemenyi), or the table of :func:`metaeval.tukey` over
+        Per metric, the post-hoc test: the :class:`~metaeval.ranking.PosthocResult` of
+        :func:`~metaeval.ranking.posthoc` (Nemenyi), or the table of :func:`metaeval.tukey` over
         tasks (systems × tasks, tasks as blocks, pairs in order of average
         rank), or with two systems of :func:`metaeval.compare` over tasks (the
         t-test or Wilcoxon's test).

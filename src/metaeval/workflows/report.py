@@ -45,6 +45,7 @@ from .._options import (
     literal_signature,
 )
 from .._results import Result
+from ..engines import any_frame
 from ..errors import (
     OptionError,
     PairingWarning,
@@ -57,7 +58,6 @@ from ..errors import (
     warn_groups,
 )
 from ..report import ADJUST_NAMES, TEST_NAMES, add_latex_notes, escape, to_latex
-from ..schema.frames import any_frame
 
 __all__ = ["Report", "build_report"]
 

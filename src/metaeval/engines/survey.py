@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SchemaError
-from ._columns import KEY_COLUMNS, REPLICATE, REPLICATE_DESIGN, SCORE_COLUMNS
-from ._report import (
+from ..schema._columns import KEY_COLUMNS, REPLICATE, REPLICATE_DESIGN, SCORE_COLUMNS
+from ..schema._failures import (
     PROBLEMS,
     dtype_line,
     duplicate_line,
@@ -50,30 +50,36 @@ ROW = "__metaeval_row"
 
 @dataclass
 class Survey:
-    """What the first pass over a lazy table learns (see the module docstring).
+    """What the first pass over a lazy table learns (see the module docstring); a dask
+    table's first pass (:func:`metaeval.engines.dask.dask_survey`) gives the same.
 
     Attributes
     ----------
-    frame : narwhals.LazyFrame
+    frame : narwhals.LazyFrame or dask.dataframe.DataFrame
         The table as the pushed-down queries read it: integer ids cast to strings and
-        a numeric ``value`` to float64, as :func:`metaeval.validate_scores` converts.
-    groups : pandas.DataFrame
+        a numeric ``value`` to float64, as :func:`metaeval.validate_scores` converts
+        (a dask table: with every task's rows in one partition).
+    groups : pandas.DataFrame or None
         One row per ``(task, metric, system)``: ``n``, ``total`` (sum of the
         scores), ``top`` (largest |score|), and per extra column ``c`` the columns
-        ``c:min``, ``c:max``, ``c:missing``.
+        ``c:min``, ``c:max``, ``c:missing`` (None for a dask table, whose statistics
+        are computed per partition).
     tasks, metrics, systems : numpy.ndarray
         The names in the in-memory order: an Enum's categories (those with rows),
         else sorted.
     extra : list of str
         The table's other columns (task-level candidates).
+    shuffled : bool
+        A dask table was shuffled on ``task`` (a task had rows in two partitions).
     """
 
     frame: Any
-    groups: pd.DataFrame
+    groups: pd.DataFrame | None
     tasks: np.ndarray
     metrics: np.ndarray
     systems: np.ndarray
     extra: list[str] = field(default_factory=list)
+    shuffled: bool = False
 
     def attributes(self) -> pd.DataFrame:
         """The extra columns constant within every task, by task (as
@@ -81,6 +87,7 @@ class Survey:
         if not self.extra:
             return pd.DataFrame()
         g = self.groups
+        assert g is not None
         kept: dict[str, pd.Series] = {}
         for col in self.extra:
             if f"{col}:min" not in g.columns:  # a type without an order: not task-level

@@ -1,11 +1,11 @@
 """Paired sufficient statistics of a lazy scores table, computed in its engine.
 
-For a polars LazyFrame or a DuckDB relation (a :class:`~metaeval.schema.frames.LazyTable`)
+For a polars LazyFrame or a DuckDB relation (a :class:`~metaeval.engines.LazyTable`)
 the statistics that :func:`metaeval.sufficient_statistics` computes in memory are
 computed by the engine, through narwhals (one code path for both), and only
 per-(task, metric) aggregates come back to Python:
 
-1. **the first pass** (:func:`metaeval.schema.lazy.first_pass`): one aggregation grouped by
+1. **the first pass** (:func:`metaeval.engines.first_pass`): one aggregation grouped by
    ``(task, metric, system)`` — the validation counts, each group's number of rows,
    sum and largest |score|, which give the names in the in-memory order, the
    queries each system has, a provisional shift a' (each system's mean on the task)
@@ -30,30 +30,26 @@ in-memory ones to rounding, not bit for bit (nor from one run to the next: DuckD
 threads add their parts in the order they finish).
 
 Tests that need the per-query differences (randomization, bootstrap, Wilcoxon, sign,
-McNemar, clusters) run in memory task by task (:func:`per_task`): each task's rows of
+McNemar, clusters) run in memory task by task (:func:`metaeval.engines.per_task`): each task's rows of
 the systems asked for are fetched alone and given to the in-memory function, whose
 random streams depend on the seed and the task only, so the p-values are the same.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..errors import PairingError, collected_warnings, reissue
-from ..schema import SCORE_COLUMNS
-from ..schema.frames import LazyTable, narwhals
-from ..schema.lazy import Survey, first_pass, no_rows_error, problems
-from ._layout import SAFE_MAGNITUDE, whole_table_names
+from ..engines import LazyTable, Survey, first_pass, narwhals
+from ..engines.survey import problems
+from ._layout import SAFE_MAGNITUDE
 
 __all__ = [
     "PairSums",
     "compute",
     "matrices",
-    "per_task",
     "task_groups",
     "MAX_PAIRS",
     "POLARS_LIMIT",
@@ -418,94 +414,3 @@ def matrices(sums: PairSums, left: np.ndarray, right: np.ndarray) -> dict[str, n
         "sum_yy": raw["syy"] - 2 * dy * sy + n * dy**2,
         "sum_xy": raw["sxy"] - dy * sx - dx * sy + n * dx * dy,
     }
-
-
-# ------------------------------------------------------------------ task by task
-def per_task(
-    table: LazyTable,
-    func: Callable[..., pd.DataFrame],
-    kwargs: dict[str, Any],
-    *,
-    pairs: tuple[str, str] | None,
-    control: Any = None,
-    treatment: Any = None,
-    columns: Sequence[str] = (),
-) -> pd.DataFrame:
-    """``func`` (an in-memory function that treats each task on its own) run on each task's
-    rows, fetched one task at a time: only ``SCORE_COLUMNS`` and ``columns``, and only the
-    systems of ``control`` and ``treatment`` (all when both are None).
-
-    Each piece is laid out with the whole table's systems and metrics (so a system absent
-    from a task is absent there, not unknown); the results are put in the in-memory order
-    (``pairs``: the two system columns of a pairwise result, ordered as treatment and
-    control are) and the warnings issued once, merged. A :class:`~metaeval.PairingError`
-    of a task without a pair is raised only if no task has one, as in memory. The caller
-    checks the system names first (``select_systems``), as in memory.
-    """
-    nw = narwhals()
-    survey = first_pass(table)
-    wanted = None
-    if pairs is not None and control is not None and treatment is not None:
-        as_list = lambda v: [v] if isinstance(v, str) else list(v)  # noqa: E731
-        wanted = sorted({*as_list(control), *as_list(treatment)})
-    names = (list(survey.systems), list(survey.metrics))
-    frame = survey.frame.select(*SCORE_COLUMNS, *[c for c in columns if c not in SCORE_COLUMNS])
-    if wanted is not None:
-        frame = frame.filter(nw.col("system").cast(nw.String).is_in(wanted))
-    results: list[pd.DataFrame] = []
-    held: list[Any] = []
-    unpaired: PairingError | None = None
-    for task in survey.tasks:
-        part = table.collect_frame(frame.filter(nw.col("task").cast(nw.String) == str(task)))
-        if part.empty:
-            continue
-        part = part.assign(
-            system=pd.Categorical(part["system"].astype(str), categories=names[0]),
-            metric=pd.Categorical(part["metric"].astype(str), categories=names[1]),
-        )
-        try:
-            with collected_warnings() as caught, whole_table_names():
-                out = func(part, **kwargs)
-        except PairingError as err:
-            held += caught
-            unpaired = unpaired or err
-            continue
-        held += caught
-        results.append(out)
-    systems = {c: names[0] for c in ("system", "system_a", "system_b", "treatment", "control")}
-    if pairs is not None:
-        systems = {pairs[0]: _order(treatment, names[0]), pairs[1]: _order(control, names[0])}
-    order = {"task": list(survey.tasks), "metric": names[1], **systems}
-    if not results:
-        reissue(held, order)
-        if unpaired is not None:
-            raise unpaired
-        raise no_rows_error([])
-    attrs = dict(results[0].attrs)
-    frame_out = pd.concat(results, ignore_index=True) if len(results) > 1 else results[0]
-    sort = {"metric": names[1]}
-    if pairs is not None:
-        sort.update({pairs[0]: order[pairs[0]], pairs[1]: order[pairs[1]]})
-    sort["task"] = list(survey.tasks)
-    frame_out = _sorted(frame_out, sort)
-    frame_out.attrs = attrs
-    reissue(held, order)
-    return frame_out
-
-
-def _order(wanted: Any, systems: list[str]) -> list[str]:
-    if wanted is None:
-        return systems
-    return [str(s) for s in ([wanted] if isinstance(wanted, str) else wanted)]
-
-
-def _sorted(frame: pd.DataFrame, orders: dict[str, list[str]]) -> pd.DataFrame:
-    """Rows by each column's position in ``orders``, stably (the in-memory order)."""
-    positions = [
-        frame[c].astype(str).map({v: i for i, v in enumerate(order)}).to_numpy()
-        for c, order in orders.items()
-        if c in frame.columns
-    ]
-    if not positions:
-        return frame.reset_index(drop=True)
-    return frame.iloc[np.lexsort(positions[::-1])].reset_index(drop=True)

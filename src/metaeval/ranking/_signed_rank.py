@@ -31,21 +31,20 @@ Machine Learning Research*, 18(77), 1–36.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import zlib
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._results import Result
-from ..errors import OptionError, PairingError, SchemaError, excerpt, quote_list, resolve_seed
-from ..schema.frames import any_frame
+from ..engines import any_frame
+from ..errors import OptionError, PairingError, quote_list, resolve_seed
 from ._friedman import task_scores
+from .results import ROW_KEY, BayesResult
 
 __all__ = ["bayes_signed_rank", "BayesResult", "SAMPLE_BLOCK"]
 
@@ -55,126 +54,6 @@ SAMPLE_BLOCK = 1024
 _CHUNK_BYTES = 64 * 2**20
 _THREADS = min(4, os.cpu_count() or 1)
 _OUTCOMES = ("worse", "equivalent", "better")
-
-#: The columns that name a row of a :func:`bayes_signed_rank` table: the key of its draws.
-ROW_KEY = ("metric", "treatment", "control")
-
-
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
-class BayesResult(Result):
-    """A Bayesian signed-rank test (:func:`bayes_signed_rank`): probabilities and draws.
-
-    Attributes
-    ----------
-    table : pandas.DataFrame
-        One row per (metric, treatment): ``metric, treatment, control,
-        prob_worse, prob_equivalent, prob_better, decision, mean_diff, n_tasks``;
-        ``attrs`` holds the options ``rope, prior, n_draws, seed, threshold,
-        higher_is_better``.
-    samples : dict or None
-        The posterior's Monte-Carlo draws, by row: keyed by the row's
-        ``(metric, treatment, control)``, each an
-        ``(n_draws, 3)`` array of the draws' (θ_worse, θ_equivalent,
-        θ_better). None unless computed with ``samples=True``.
-
-    Notes
-    -----
-    The draws follow their rows by key, not by position: sort, filter or
-    reorder the table and replace it, ``res.replace(table=res.table[mask])``, and
-    :meth:`plot` still draws each row's own posterior (draws of rows left out
-    stay in ``samples``, unused). Every row of the table must have its draws, and
-    the rows' keys must be distinct (the tables of two results concatenate, but
-    are one result only when they compare different pairs).
-
-    Examples
-    --------
-    >>> import metaeval
-    >>> from metaeval.ranking import bayes_signed_rank
-    >>> auc = metaeval.datasets.load_demsar()
-    >>> res = bayes_signed_rank(auc, control="C4.5", seed=1, n_draws=2000, samples=True)
-    >>> better = res.replace(table=res.table[res.table["decision"] == "better"])
-    >>> better.table["treatment"].tolist()
-    ['C4.5+m+cf']
-    >>> bool((better.draws(0) == res.draws(2)).all())  # its own draws, found by its key
-    True
-    """
-
-    samples: Mapping[tuple[Any, ...], np.ndarray] | None = None
-    kind: ClassVar[str] = "bayes"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.samples is None:
-            return
-        lacking = [c for c in ROW_KEY if c not in self.table.columns]
-        if lacking:
-            raise SchemaError(
-                f"The table of a BayesResult with draws needs the columns {quote_list(ROW_KEY)} "
-                f"(the draws' key); it lacks {quote_list(lacking)}."
-            )
-        keys = self.table[list(ROW_KEY)]
-        repeated = keys[keys.duplicated(keep=False)].drop_duplicates()
-        if len(repeated):
-            raise SchemaError(
-                "The rows of a BayesResult with draws are keyed by (metric, treatment, "
-                f"control), but {len(repeated)} key(s) repeat, e.g. "
-                f"{excerpt(tuple(repeated.iloc[0]))}: keep one row per key (the draws are one "
-                "per key)."
-            )
-        missing = [k for k in keys.itertuples(index=False, name=None) if k not in self.samples]
-        if missing:
-            raise SchemaError(
-                f"No draws for {len(missing)} row(s) of the table, e.g. {missing[0]}: "
-                "samples= holds the draws of bayes_signed_rank()'s rows, keyed by "
-                "(metric, treatment, control); keep the samples of the result the rows "
-                "come from."
-            )
-
-    def draws(self, row: int = 0) -> np.ndarray:
-        """The ``(n_draws, 3)`` draws of (θ_worse, θ_equivalent, θ_better) of one row.
-
-        Parameters
-        ----------
-        row : int, default 0
-            The position of the row in ``table`` (negative counts from the end).
-
-        Returns
-        -------
-        numpy.ndarray
-
-        Raises
-        ------
-        metaeval.OptionError
-            No draws (computed without ``samples=True``); a ``row`` out of range.
-        """
-        if self.samples is None:
-            raise OptionError(
-                "This result does not keep the posterior's Monte-Carlo draws: "
-                "call bayes_signed_rank(..., samples=True)."
-            )
-        n = len(self.table)
-        if isinstance(row, bool) or not isinstance(row, int | np.integer) or not -n <= row < n:
-            raise OptionError(f"`row` must be a row position from {-n} to {n - 1}, not {row!r}.")
-        key = tuple(self.table[list(ROW_KEY)].iloc[int(row)])
-        return np.asarray(self.samples[key], dtype=float)
-
-    def plot(self, row: int = 0, **kwargs: Any) -> Any:
-        """The posterior of one row in the probability simplex (:func:`metaeval.plot.simplex`).
-
-        Parameters
-        ----------
-        row : int, default 0
-            The position of the row in ``table``.
-        **kwargs
-            Passed to :func:`metaeval.plot.simplex` (``ax``, scatter options).
-
-        Returns
-        -------
-        matplotlib.figure.Figure, or the Axes when ``ax`` is given.
-        """
-        from ..plot import simplex
-
-        return simplex(self, row=row, **kwargs)
 
 
 def _weights(seed: int, metric: str, block: int, size: int, n: int, prior: float) -> np.ndarray:

@@ -16,7 +16,7 @@ Every public function that takes a scores or effects table is wrapped by
 
 narwhals (the ``engines`` extra) is the one adapter between them: it reads the
 frames' schemas, converts them and writes the lazy queries, so that polars and DuckDB
-share one code path (see :mod:`metaeval.schema.lazy`). The result is always pandas.
+share one code path (see :mod:`metaeval.engines.survey`). The result is always pandas.
 
 Key columns keep an order where the frame's dtype declares one — pandas categoricals,
 polars and DuckDB ``Enum`` columns, and Arrow dictionaries that are ``ordered`` or were
@@ -76,12 +76,12 @@ def frame_kind(table: Any) -> str | None:
     LazyFrame), ``"arrow"`` (a pyarrow Table or RecordBatch), ``"duckdb"`` (a DuckDB
     relation), ``"narwhals"`` (a narwhals frame wrapping one of these), ``"lazy"`` (a
     :class:`LazyTable`), or None for anything else (a dask DataFrame has its own
-    ``.meta``, see :mod:`metaeval.scale`).
+    ``.meta``, see :mod:`metaeval.engines.dask`).
 
     Examples
     --------
     >>> import metaeval
-    >>> from metaeval.schema.frames import frame_kind
+    >>> from metaeval.engines import frame_kind
     >>> frame_kind(metaeval.load_example()), frame_kind([1, 2])
     ('pandas', None)
     """
@@ -135,7 +135,7 @@ def to_pandas(table: Any) -> Any:
     Examples
     --------
     >>> import polars as pl
-    >>> from metaeval.schema.frames import to_pandas
+    >>> from metaeval.engines import to_pandas
     >>> df = to_pandas(pl.DataFrame({"task": ["a"], "value": [1]}))
     >>> type(df).__name__, str(df["value"].dtype)
     ('DataFrame', 'float64')
@@ -165,7 +165,7 @@ def declared_orders(schema: Any) -> set[str]:
     Examples
     --------
     >>> import pandas as pd, pyarrow as pa
-    >>> from metaeval.schema.frames import declared_orders
+    >>> from metaeval.engines import declared_orders
     >>> df = pd.DataFrame({"task": pd.Categorical(["b", "a"], categories=["b", "a"]),
     ...                    "system": ["s", "t"]})
     >>> table = pa.Table.from_pandas(df).append_column("run", pa.array(["x", "y"]).dictionary_encode())
@@ -237,7 +237,7 @@ def any_frame(func: F | None = None, *, lazy: bool = False, tables: tuple[str, .
     Examples
     --------
     >>> import polars as pl
-    >>> from metaeval.schema.frames import any_frame
+    >>> from metaeval.engines import any_frame
     >>> @any_frame
     ... def columns(table):
     ...     return type(table).__name__, list(table.columns)
@@ -291,7 +291,7 @@ class LazyTable:
 
     Holds the native frame, its narwhals view (:attr:`frame`) and schema, and — once
     computed — the result of the first pass over it (:attr:`cache`; the validation and
-    the per-(task, metric, system) sums of :func:`metaeval.schema.lazy.first_pass`), so that
+    the per-(task, metric, system) sums of :func:`metaeval.engines.survey.first_pass`), so that
     the functions computing from it read the data as few times as they can.
     """
 

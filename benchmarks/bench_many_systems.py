@@ -85,15 +85,15 @@ def main() -> None:
 
     small, _ = make(5, 10, seed=1)  # first calls import and set up; not timed
     posthoc(small)
-    posthoc(small, method="wilcoxon_holm")
-    bayes_signed_rank(small, control="s000", n_samples=100, seed=1)
+    posthoc(small, test="wilcoxon_holm")
+    bayes_signed_rank(small, control="s000", n_draws=100, seed=1)
 
     rows = []
     for method, reference in (
         ("nemenyi", lambda x: sp.posthoc_nemenyi_friedman(x)),
         ("wilcoxon_holm", lambda x: sp.posthoc_wilcoxon(x.T.tolist(), p_adjust="holm")),
     ):
-        ours, t_ours = timed(posthoc, scores, method=method, repeat=3)
+        ours, t_ours = timed(posthoc, scores, test=method, repeat=3)
         if sp is None:
             rows.append((f"post-hoc {method}", t_ours, "scikit-posthocs", nan, nan))
             continue
@@ -110,7 +110,7 @@ def main() -> None:
         rows.append((f"post-hoc {method}", t_ours, "scikit-posthocs", t_ref, worst))
 
     control = "s000"
-    ours, t_ours = timed(bayes_signed_rank, scores, control=control, n_samples=args.samples, seed=1)
+    ours, t_ours = timed(bayes_signed_rank, scores, control=control, n_draws=args.samples, seed=1)
     pairs = [(metric, j) for metric in METRICS for j in range(1, k)]
     timed_pairs = pairs[: args.bayes_pairs]
     t_pair = t_ref = worst = nan

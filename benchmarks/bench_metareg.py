@@ -2,7 +2,7 @@
 
 Builds G groups (a treatment each) of k = 20 tasks with a numeric moderator and a
 three-level factor, and fits them with ``metaeval.metareg(method="REML",
-ci="knha")`` and ``method="EE"`` in one call. Baselines, run in the same process on
+test="knha")`` and ``method="EE"`` in one call. Baselines, run in the same process on
 a subset and extrapolated per group: the same function called once per group (what
 the batching saves), and statsmodels' ``WLS`` per group (the common-effect model's
 coefficients only, no τ², Q_M, Q_E or R²: a floor for any per-group loop).
@@ -66,7 +66,7 @@ def main() -> None:
     with warnings.catch_warnings():  # a few groups' REML fits are reset to τ² = 0
         warnings.simplefilter("ignore", metaeval.DegenerateWarning)
         metaeval.metareg(eff.head(args.k * 10), mods)  # warm-up (imports)
-        t_reml = best_of(lambda: metaeval.metareg(eff, mods, method="REML", ci="knha"))
+        t_reml = best_of(lambda: metaeval.metareg(eff, mods, method="REML", test="knha"))
         t_ee = best_of(lambda: metaeval.metareg(eff, mods, method="EE"))
 
     sub = eff.head(args.k * args.subset)

@@ -1,7 +1,7 @@
 """Benchmark: pooling 100,000 groups at once against fitting them one by one.
 
 Builds 100,000 meta-analyses of k = 20 tasks (random effects, variances over two
-orders of magnitude), pools them with ``metaeval.pool(method="REML", ci="knha")``
+orders of magnitude), pools them with ``metaeval.pool(method="REML", test="knha")``
 (REML roots for all groups in lockstep, Knapp–Hartung intervals, prediction
 intervals, Q-profile CIs of τ²; once more with the profile-likelihood CIs,
 ``tau2_ci="profile"``) and with ``method="DL"`` (statsmodels' model), and
@@ -88,13 +88,13 @@ def main() -> None:
     timings = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", metaeval.MetaEvalWarning)
-        metaeval.pool(eff.head(args.k * 10), method="REML", ci="knha")  # warm-up: lazy imports
+        metaeval.pool(eff.head(args.k * 10), method="REML", test="knha")  # warm-up: lazy imports
         for label, kwargs in (
-            ("REML + Knapp-Hartung", {"method": "REML", "ci": "knha"}),
-            ("DL + z (as statsmodels)", {"method": "DL", "ci": "z"}),
+            ("REML + Knapp-Hartung", {"method": "REML", "test": "knha"}),
+            ("DL + z (as statsmodels)", {"method": "DL", "test": "z"}),
             (
                 "REML + KH, profile-lik. tau2 CI",
-                {"method": "REML", "ci": "knha", "tau2_ci": "profile"},
+                {"method": "REML", "test": "knha", "tau2_ci": "profile"},
             ),
         ):
             best = np.inf

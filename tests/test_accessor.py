@@ -49,8 +49,8 @@ def test_options_show_their_values_and_the_first_argument_is_positional(scores):
     pd.testing.assert_frame_equal(by_position, by_name)
     with pytest.raises(TypeError, match="positional"):
         scores.meta.effects("ctrl", "b")  # treatment is keyword-only
-    pooled = by_position.meta.pool(method="DL", ci="z")
-    pd.testing.assert_frame_equal(pooled, metaeval.pool(by_name, method="DL", ci="z"))
+    pooled = by_position.meta.pool(method="DL", test="z")
+    pd.testing.assert_frame_equal(pooled, metaeval.pool(by_name, method="DL", test="z"))
 
 
 def test_a_method_of_another_kind_names_the_kind_and_the_way(scores):

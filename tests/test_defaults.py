@@ -36,7 +36,7 @@ def _default(func, name):
 )
 def test_every_pooling_function_defaults_to_reml_with_knapp_hartung(func):
     assert _default(func, "method") == "REML" == _options.DEFAULT_POOL_METHOD
-    assert _default(func, "ci") is None  # Knapp–Hartung, z for the common-effect model
+    assert _default(func, "test") is None  # Knapp–Hartung, z for the common-effect model
     assert _options.resolve_ci("REML", None) == "knha"
     assert _options.resolve_ci("EE", None) == _options.resolve_ci("FE", None) == "z"
 
@@ -46,7 +46,7 @@ def test_effect_type_defaults_and_the_ranger_preset():
         assert _default(func, "effect") == "smcrp" == _options.DEFAULT_EFFECT
     assert _default(leaderboard, "effect") == "smcrp"
     assert _default(leaderboard, "pool_method") == "REML" and _default(leaderboard, "ci") is None
-    assert metaeval.RANGER == {"effect": "smd", "method": "DL", "ci": "z"}
+    assert metaeval.RANGER == {"effect": "smd", "method": "DL", "test": "z"}
 
 
 def test_the_default_fit_is_reml_knapp_hartung(scores):
@@ -66,8 +66,10 @@ def test_the_command_has_the_librarys_defaults_and_the_ranger_preset(command):
     assert (args.effect, args.method, args.ci) == ("smcrp", "REML", None)
     args = parser.parse_args([*command, "--ranger"])
     resolve_model(parser, args)
-    assert vars(args) | metaeval.RANGER == vars(args)
-    assert RANGER == metaeval.RANGER
+    # the command's --ci is the library's test= (--test is compare's and plan's test)
+    library = {("test" if k == "ci" else k): v for k, v in RANGER.items()}
+    assert library == metaeval.RANGER
+    assert vars(args) | RANGER == vars(args)
     assert DEFAULTS == {
         "effect": _options.DEFAULT_EFFECT,
         "method": _options.DEFAULT_POOL_METHOD,

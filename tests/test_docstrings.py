@@ -314,7 +314,6 @@ UNDOCUMENTED: dict[str, set[str]] = {
         "order",
         "layout",
     },
-    "fisher_z_variance": {"n", "method"},
     "raw_sums": {"stats"},
 }
 

@@ -513,7 +513,7 @@ def pm_tau2(y: np.ndarray, v: np.ndarray) -> float:
 def test_pool_matches_exact_and_root_finding_references(eff, method, ci):
     TABLES["pool"] += 1
     before = eff.copy(deep=True)
-    pooled, caught, err = run(metaeval.pool, eff, method=method, ci=ci)
+    pooled, caught, err = run(metaeval.pool, eff, method=method, test=ci)
     unchanged(before, eff)
     assert err is None, repr(err)
     row = pooled.iloc[0]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib as _importlib
 from typing import Any as _Any
 
-from . import _aliases, _options
+from . import _after_import, _aliases, _options
 from . import accessor as _accessor  # registers DataFrame.meta
 from ._options import (
     ADJUSTMENTS,
@@ -180,6 +180,12 @@ __all__ = [
     "DependenceWarning",
     "__version__",
 ]
+
+
+# help() shows evaluated annotations, not strings: in every module imported so far and in
+# each one imported later (a stage package, a module it loads on first use)
+_after_import.after_each_import(f"{__name__}.", _options.public_signatures)
+_options.public_signatures(_importlib.import_module(__name__))
 
 
 def __getattr__(name: str) -> _Any:

@@ -39,7 +39,7 @@ __all__ = [
     "Best",
     "ForestSort",
     "PairwiseValue",
-    "PosthocMethod",
+    "PosthocTest",
     "PoolModel",
     "POOL_MODELS",
     "Tau2CI",
@@ -80,11 +80,13 @@ __all__ = [
     "TextTarget",
     "escape_markdown",
     "literal_signature",
+    "public_signatures",
     "RENAMED",
     "renamed",
     "DEFAULT_EFFECT",
     "DEFAULT_POOL_METHOD",
     "DEFAULT_CI",
+    "DEFAULT_RESAMPLES",
     "resolve_ci",
     "RANGER",
     "POOLED_FIRST",
@@ -102,7 +104,7 @@ EffectType = Literal["md", "smd", "smcrp", "smcc", "rom", "corr"]
 PoolMethod = Literal["EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM"]
 """``method=`` of :func:`metaeval.pool`: τ² estimators as metafor's ``rma(method=...)``."""
 CIMethod = Literal["z", "t", "knha", "hksj", "adhoc"]
-"""``ci=`` of :func:`metaeval.pool`: normal; t with k − p df and the model's se (metafor's
+"""``test=`` of :func:`metaeval.pool`: normal; t with k − p df and the model's se (metafor's
 ``test="t"``); or Knapp–Hartung (``hksj`` an alias; ``adhoc`` never narrower than z)."""
 CompareTest = Literal[
     "t", "wilcoxon", "sign", "randomization", "bootstrap", "mcnemar", "mcnemar_midp"
@@ -145,8 +147,8 @@ ForestSort = Literal["effect", "weight", "name"]
 """``sort=`` of :func:`metaeval.plot.forest`."""
 PairwiseValue = Literal["p_value", "effect_size", "diff"]
 """``value=`` of :func:`metaeval.plot.pairwise`."""
-PosthocMethod = Literal["nemenyi", "holm", "bonferroni_dunn", "wilcoxon_holm"]
-"""``method=`` of :func:`metaeval.ranking.posthoc`."""
+PosthocTest = Literal["nemenyi", "holm", "bonferroni_dunn", "wilcoxon_holm"]
+"""``test=`` of :func:`metaeval.ranking.posthoc`."""
 Tau2CI = Literal["qprofile", "profile"]
 """``tau2_ci=`` of :func:`metaeval.pool`: the Q-profile or the profile-likelihood interval of τ²."""
 PoolModel = Literal["univariate", "multilevel"]
@@ -199,7 +201,7 @@ DEFAULT_EFFECT: EffectType = "smcrp"
 DEFAULT_POOL_METHOD: PoolMethod = "REML"
 """The default τ² estimator of :func:`metaeval.pool` (Langan et al. 2019; Veroniki et al. 2016)."""
 DEFAULT_CI: CIMethod | None = None
-"""The default ``ci=`` of :func:`metaeval.pool`: None, Knapp–Hartung (``"knha"``) for the
+"""The default ``test=`` of :func:`metaeval.pool`: None, Knapp–Hartung (``"knha"``) for the
 random-effects methods (IntHout et al. 2014) and ``"z"`` for the common-effect model, for
 which Knapp–Hartung is not meant (see :func:`resolve_ci`)."""
 
@@ -216,7 +218,17 @@ def resolve_ci(method: str, ci: str | None) -> str:
     return "z" if method in ("EE", "FE") else "knha"
 
 
-RANGER: dict[str, str] = {"effect": "smd", "method": "DL", "ci": "z"}
+DEFAULT_RESAMPLES = 10_000
+"""The default ``n_resamples`` of every resampling test and bootstrap (``compare``,
+``tukey``, ``bootstrap_effects``): the Monte Carlo standard error of a p-value near 0.05 is
+√(0.05 · 0.95 / 10,000) = 0.0022 (0.0049 at 2,000, 0.0069 at 1,000), so that a reported
+p-value of 0.04 or 0.06 is on its side of 0.05, and a 95% percentile interval's ends move
+by about 1% of its width between seeds. ``rank_intervals``, ``leaderboard``,
+``build_report`` and ``permutest`` still default to 1,000 (a refit or a ranking per
+resample: 45 s instead of 7 s for the example's rank intervals); they follow when they
+move (issue 40, item 3, second part)."""
+
+RANGER: dict[str, str] = {"effect": "smd", "method": "DL", "test": "z"}
 """The options of the Ranger paper's procedure (Sertkan et al. 2023): Borenstein's paired
 d with Hedges' J, DerSimonian–Laird τ², normal intervals. ``scores.meta.analyze(control,
 **metaeval.RANGER)`` reproduces its table; the command's ``--ranger`` sets the same."""
@@ -517,12 +529,24 @@ def add_display(table: pd.DataFrame, columns: Sequence[str]) -> None:
 def literal_signature(func: Callable[..., Any]) -> Callable[..., Any]:
     """Give ``func`` a signature whose annotations are evaluated, so that help() and
     notebook tooltips show ``method: Literal['EE', 'FE', ...]`` instead of the
-    alias's name. Annotations that cannot be evaluated stay as written."""
+    alias's name or a string (``'pd.DataFrame'``, under ``from __future__ import
+    annotations``). An annotation that cannot be evaluated (a name imported only for
+    type checking) stays as written; the others are evaluated one by one."""
+    sig = inspect.signature(func)
     try:
         hints = typing.get_type_hints(func)
     except Exception:  # noqa: BLE001 - a name only imported for type checking
-        return func
-    sig = inspect.signature(func)
+        hints = {}
+        inner = inspect.unwrap(func)
+        namespace = getattr(inner, "__globals__", {})
+        annotations = {p.name: p.annotation for p in sig.parameters.values()}
+        annotations["return"] = sig.return_annotation
+        for name, annotation in annotations.items():
+            if isinstance(annotation, str):
+                try:
+                    hints[name] = eval(annotation, namespace)  # noqa: S307 - its own annotation
+                except Exception:  # noqa: BLE001, S112
+                    continue
     params = [
         p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()
     ]
@@ -530,6 +554,21 @@ def literal_signature(func: Callable[..., Any]) -> Callable[..., Any]:
         parameters=params, return_annotation=hints.get("return", sig.return_annotation)
     )
     return func
+
+
+def public_signatures(module: Any) -> None:
+    """Apply :func:`literal_signature` to every function of ``module.__all__`` whose
+    signature shows a string annotation: ``metaeval`` calls it for itself and for each of
+    its modules as it is imported (:func:`metaeval._after_import.after_each_import`), so that no public function's ``help()`` shows
+    ``'pd.DataFrame'`` (``tests/test_naming.py`` checks it)."""
+    for name in getattr(module, "__all__", ()):
+        obj = vars(module).get(name)  # not getattr: no submodule loaded on first use
+        if not inspect.isfunction(obj):
+            continue
+        sig = inspect.signature(obj)
+        shown = [p.annotation for p in sig.parameters.values()] + [sig.return_annotation]
+        if any(isinstance(a, str) for a in shown):
+            literal_signature(obj)
 
 
 RENAMED = {"METHODS": ("POOL_METHODS", "method"), "TESTS": ("CI_METHODS", "ci")}

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         f"{format_number(100 * (1 - args.alpha))}% level\n"
     )
     table = scores.meta.analyze(
-        control=args.control, effect=args.effect, method=args.method, ci=args.ci, alpha=args.alpha
+        control=args.control, effect=args.effect, method=args.method, test=args.ci, alpha=args.alpha
     )
     table = table[table["metric"] == args.metric].drop(
         columns=["effect_type", "metric", "control", "row"]
@@ -93,11 +93,11 @@ def _demo_files(scores: pd.DataFrame, args: argparse.Namespace) -> None:
     out.mkdir(parents=True, exist_ok=True)
     chosen = scores[scores["metric"] == args.metric]
     effects = chosen.meta.effects(control=args.control, effect=args.effect, alpha=args.alpha)
-    pooled = effects.meta.pool(method=args.method, ci=args.ci, alpha=args.alpha)
+    pooled = effects.meta.pool(method=args.method, test=args.ci, alpha=args.alpha)
     fig = forest_plot(
         effects,
         method=args.method,
-        ci=args.ci,
+        test=args.ci,
         alpha=args.alpha,
         pooled=pooled,
         title=f"Bundled example: {args.metric} against {args.control}",

@@ -645,7 +645,7 @@ def run(args: argparse.Namespace) -> int:
     check_column("--cluster", args.cluster, scores.columns, source)
     from metaeval.pooling.analysis import analysis_table
 
-    kw = dict(method=args.method, ci=args.ci, alpha=args.alpha)
+    kw = dict(method=args.method, test=args.ci, alpha=args.alpha)
     if lazy and args.replicate_design is not None:
         raise UsageError(
             "--replicate-design is for scores with a 'replicate' column, which "
@@ -851,7 +851,7 @@ def _meta_plots(
             fig = forest_plot(
                 frame,
                 method=args.method,
-                ci=args.ci,
+                test=args.ci,
                 alpha=args.alpha,
                 pooled=pooled[pooled["metric"] == metric],
                 by=args.by,

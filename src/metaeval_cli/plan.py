@@ -113,7 +113,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     plan.add_argument("--k", type=positive, help="--tasks: the number of tasks")
     plan.add_argument("--tau2", type=_number, help="--tasks: tau^2 (default: the pilot's)")
     plan.add_argument(
-        "--n-sim", type=positive, default=2000, help="--tasks: simulated comparisons per size"
+        "--n-draws", type=positive, default=2000, help="--tasks: simulated comparisons per size"
     )
     plan.add_argument(
         "--seed",
@@ -227,8 +227,8 @@ def _tasks_plan(scores: pd.DataFrame, args: argparse.Namespace):
         tau2=args.tau2,
         alpha=args.alpha,
         method=args.method,
-        ci=args.ci,
-        n_sim=args.n_sim,
+        test=args.ci,
+        n_draws=args.n_draws,
         seed=args.seed,
     )
 
@@ -241,7 +241,7 @@ def _describe(plan, args: argparse.Namespace) -> str:
     if args.tasks:
         return (
             f"plan of the tasks ({solved} solved for): effect {args.effect}, pooling "
-            f"{args.method} with {args.ci} intervals, {args.n_sim:,} simulated "
+            f"{args.method} with {args.ci} intervals, {args.n_draws:,} simulated "
             f"comparisons per size, seed {args.seed} (repeat with --seed {args.seed})"
         )
     design = {

@@ -44,7 +44,7 @@ def test_demo_writes_figure_and_table(capsys, tmp_path, monkeypatch):
     assert tex == metaeval.report.to_latex(eff, pooled=eff.meta.pool(), label="tab:metaeval-demo")
     assert main(["demo", "--ranger", "--output", str(tmp_path / "ranger")]) == 0
     eff = scores[scores.metric == "accuracy"].meta.effects("logistic_regression", effect="smd")
-    pooled = eff.meta.pool(method="DL", ci="z")
+    pooled = eff.meta.pool(method="DL", test="z")
     assert (tmp_path / "ranger" / "table.tex").read_text() == metaeval.report.to_latex(
         eff, pooled=pooled, label="tab:metaeval-demo"
     )

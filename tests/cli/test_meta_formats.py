@@ -621,7 +621,7 @@ def test_report_and_plan_take_primary_for_inspect_logs(scorer_logs, capsys, tmp_
             "0.1",
             "--power",
             "0.8",
-            "--n-sim",
+            "--n-draws",
             "200",
             "--seed",
             "1",

@@ -99,7 +99,7 @@ def test_tasks_as_plan_tasks_on_the_pilots_effects(capsys):
         0.8,
         "--seed",
         4,
-        "--n-sim",
+        "--n-draws",
         500,
         "--print-mode",
         "raw",
@@ -107,7 +107,7 @@ def test_tasks_as_plan_tasks_on_the_pilots_effects(capsys):
     assert code == 0, err
     scores = metaeval.load_example()
     effects = metaeval.effects(scores[scores["metric"] == "accuracy"], CONTROL, effect="md")
-    expected = plan_tasks(effects, mde=0.02, power=0.8, seed=4, n_sim=500).table
+    expected = plan_tasks(effects, mde=0.02, power=0.8, seed=4, n_draws=500).table
     _same(_printed(out), expected, ["k", "power", "power_normal", "k_normal", "tau2"])
     assert "seed 4" in out
 

@@ -25,8 +25,8 @@ def test_a_scores_table_plans_queries_and_an_effects_table_plans_tasks(accuracy)
     pd.testing.assert_frame_equal(by_verb.table, direct.table)
     assert by_verb.unit == "queries"
     effects = accuracy.meta.effects(CONTROL, treatment="knn", effect="md")
-    by_method = effects.meta.power(k=6, power=0.8, seed=3, n_sim=500)
-    direct = plan_tasks(effects, k=6, power=0.8, seed=3, n_sim=500)
+    by_method = effects.meta.power(k=6, power=0.8, seed=3, n_draws=500)
+    direct = plan_tasks(effects, k=6, power=0.8, seed=3, n_draws=500)
     pd.testing.assert_frame_equal(by_method.table, direct.table)
     assert by_method.unit == "tasks"
     # the accessor's power on scores is the same call

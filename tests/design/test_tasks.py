@@ -66,7 +66,7 @@ def fresh_power(
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", metaeval.MetaEvalWarning)  # simulated boundary fits
-        res = metaeval.pool(frame, method=method, ci=ci)
+        res = metaeval.pool(frame, method=method, test=ci)
     hit = res["ci_low"] > 0 if mde > 0 else res["ci_high"] < 0
     return float(hit.mean())
 
@@ -78,12 +78,12 @@ def mc_error(p: float, n: int) -> float:
 # ------------------------------------------------------------------ known cases
 @pytest.mark.parametrize("k", [3, 5, 8])
 def test_common_effect_without_tau2_has_the_normal_theory_power(pilot, k):
-    plan = plan_tasks(pilot, k=k, mde=0.15, tau2=0.0, method="EE", ci="z", n_sim=4000, seed=1)
+    plan = plan_tasks(pilot, k=k, mde=0.15, tau2=0.0, method="EE", test="z", n_draws=4000, seed=1)
     row = plan.table.iloc[0]
     expected = normal_power(0.15, V, 0.0, k)
     assert row["power_normal"] == pytest.approx(expected, abs=1e-12)
     assert abs(row["power"] - expected) < 4 * mc_error(expected, 4000)
-    assert (row["method"], row["ci"], row["tau2_source"]) == ("EE", "z", "given")
+    assert (row["method"], row["test"], row["tau2_source"]) == ("EE", "z", "given")
 
 
 def test_reml_knapp_hartung_at_few_tasks_has_less_power_than_the_normal_theory(pilot):
@@ -92,7 +92,7 @@ def test_reml_knapp_hartung_at_few_tasks_has_less_power_than_the_normal_theory(p
         assert row["power_normal"] == pytest.approx(normal_power(0.25, V, TAU2, k), abs=1e-12)
         # e.g. k = 3: 0.40 simulated against 0.86 normal-theory; k = 5: 0.83 against 0.98
         assert row["power"] < row["power_normal"] - 0.1, (k, row["power"], row["power_normal"])
-        assert (row["method"], row["ci"]) == ("REML", "knha")
+        assert (row["method"], row["test"]) == ("REML", "knha")
 
 
 def test_the_planned_number_of_tasks_reaches_the_promised_power(pilot):
@@ -123,15 +123,15 @@ def test_shifting_the_simulated_intervals_is_pooling_the_shifted_effects(pilot):
     """The planner pools comparisons with mean 0 and shifts their intervals by mde
     (location equivariance of τ̂², weights and Knapp–Hartung's interval). Pooling the
     same draws around mde directly gives the same decisions."""
-    k, n_sim, seed, mde = 4, 500, 21, 0.25
-    plan = plan_tasks(pilot, k=k, mde=mde, tau2=TAU2, seed=seed, n_sim=n_sim)
-    # the planner's draws: one generator of the seed, task by task, n_sim per task
-    z = np.random.default_rng(seed).standard_normal((k, n_sim))
+    k, n_draws, seed, mde = 4, 500, 21, 0.25
+    plan = plan_tasks(pilot, k=k, mde=mde, tau2=TAU2, seed=seed, n_draws=n_draws)
+    # the planner's draws: one generator of the seed, task by task, n_draws per task
+    z = np.random.default_rng(seed).standard_normal((k, n_draws))
     y = mde + np.sqrt(V + TAU2) * z.T
     frame = pd.DataFrame(
         {
-            "metric": np.repeat(np.arange(n_sim), k),
-            "task": np.tile(np.arange(k), n_sim),
+            "metric": np.repeat(np.arange(n_draws), k),
+            "task": np.tile(np.arange(k), n_draws),
             "effect": y.ravel(),
             "variance": V,
         }
@@ -139,7 +139,7 @@ def test_shifting_the_simulated_intervals_is_pooling_the_shifted_effects(pilot):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", metaeval.MetaEvalWarning)
         direct = float((metaeval.pool(frame)["ci_low"] > 0).mean())
-    assert abs(plan.table["power"].iloc[0] - direct) <= 2 / n_sim
+    assert abs(plan.table["power"].iloc[0] - direct) <= 2 / n_draws
 
 
 def test_a_negative_mde_is_planned_in_its_direction(pilot):
@@ -152,7 +152,7 @@ def test_a_negative_mde_is_planned_in_its_direction(pilot):
 # ------------------------------------------------------------------ the pilot
 def test_the_pilot_gives_tau2_and_the_mean_variance_of_each_group():
     eff = metaeval.load_example().meta.effects("logistic_regression", effect="md")
-    plan = plan_tasks(eff, k=4, mde=0.02, seed=1, n_sim=200)
+    plan = plan_tasks(eff, k=4, mde=0.02, seed=1, n_draws=200)
     keys = ["effect_type", "metric", "treatment", "control"]
     pooled = metaeval.pool(eff).set_index(keys)
     means = eff.groupby(keys)["variance"].mean()
@@ -161,14 +161,14 @@ def test_the_pilot_gives_tau2_and_the_mean_variance_of_each_group():
     np.testing.assert_allclose(table["tau2"], pooled.loc[table.index, "tau2"], rtol=1e-12)
     np.testing.assert_allclose(table["variance"], means.loc[table.index], rtol=1e-12)
     assert (table["pilot_k"] == 4).all() and (table["tau2_source"] == "pilot").all()
-    given = plan_tasks(eff, k=4, mde=0.02, tau2=0.001, variance=0.002, seed=1, n_sim=200)
+    given = plan_tasks(eff, k=4, mde=0.02, tau2=0.001, variance=0.002, seed=1, n_draws=200)
     assert (given.table["tau2"] == 0.001).all() and (given.table["variance"] == 0.002).all()
     assert (given.table["tau2_source"] == "given").all()
 
 
 def test_the_pilot_table_is_not_changed(pilot):
     before = pilot.copy()
-    plan_tasks(pilot, k=4, mde=0.2, seed=1, n_sim=200)
+    plan_tasks(pilot, k=4, mde=0.2, seed=1, n_draws=200)
     pd.testing.assert_frame_equal(pilot, before)
 
 
@@ -176,7 +176,7 @@ def test_a_group_without_a_pilot_tau2_is_nan_with_a_warning_naming_it(pilot):
     one = pd.DataFrame({"metric": "lonely", "task": ["a"], "effect": [0.1], "variance": [V]})
     both = pd.concat([pilot, one], ignore_index=True)
     with pytest.warns(metaeval.DegenerateWarning) as caught:  # pool()'s k = 1, and the plan's
-        plan = plan_tasks(both, mde=0.25, power=0.8, seed=1, n_sim=200)
+        plan = plan_tasks(both, mde=0.25, power=0.8, seed=1, n_draws=200)
     mine = [str(w.message) for w in caught if "give `tau2=`" in str(w.message)]
     assert len(mine) == 1 and "metric='lonely'" in mine[0] and "'m'" not in mine[0]
     table = plan.table.set_index("metric")
@@ -188,7 +188,7 @@ def test_a_group_without_a_pilot_tau2_is_nan_with_a_warning_naming_it(pilot):
 def test_a_group_needing_more_than_a_thousand_tasks_is_na_with_a_warning(pilot):
     # the normal theory already needs (1.96 + 0.84)² (V + τ²)/mde² ≈ 47,000 tasks
     with pytest.warns(metaeval.DegenerateWarning, match="more than 1000 tasks") as caught:
-        plan = plan_tasks(pilot, mde=0.002, power=0.8, seed=1, n_sim=100)
+        plan = plan_tasks(pilot, mde=0.002, power=0.8, seed=1, n_draws=100)
     assert "metric='m'" in str(caught[0].message)
     row = plan.table.iloc[0]
     assert pd.isna(row["k"]) and np.isnan(row["power"]) and row["k_normal"] > 1000
@@ -197,13 +197,13 @@ def test_a_group_needing_more_than_a_thousand_tasks_is_na_with_a_warning(pilot):
 
 # ------------------------------------------------------------------ result and seed
 def test_a_seeded_plan_is_reproducible_and_reports_its_seed(pilot):
-    a = plan_tasks(pilot, mde=0.25, power=0.8, tau2=TAU2, seed=7, n_sim=500)
-    b = plan_tasks(pilot, mde=0.25, power=0.8, tau2=TAU2, seed=7, n_sim=500)
+    a = plan_tasks(pilot, mde=0.25, power=0.8, tau2=TAU2, seed=7, n_draws=500)
+    b = plan_tasks(pilot, mde=0.25, power=0.8, tau2=TAU2, seed=7, n_draws=500)
     pd.testing.assert_frame_equal(a.table, b.table)
     pd.testing.assert_frame_equal(a.curve, b.curve)
-    drawn = plan_tasks(pilot, k=4, mde=0.25, tau2=TAU2, n_sim=500)
+    drawn = plan_tasks(pilot, k=4, mde=0.25, tau2=TAU2, n_draws=500)
     seed = int(drawn.table["seed"].iloc[0])
-    again = plan_tasks(pilot, k=4, mde=0.25, tau2=TAU2, n_sim=500, seed=seed)
+    again = plan_tasks(pilot, k=4, mde=0.25, tau2=TAU2, n_draws=500, seed=seed)
     pd.testing.assert_frame_equal(drawn.table, again.table)
 
 
@@ -217,20 +217,20 @@ def test_the_curve_runs_from_two_tasks_to_twice_the_plan(pilot):
     at_k = plan.curve.set_index("size")["power"]
     assert at_k[k] == plan.table["power"].iloc[0]  # the same draws
     assert at_k[k - 1] < 0.8 <= at_k[k]
-    solved_power = plan_tasks(pilot, k=4, mde=0.25, tau2=TAU2, seed=3, n_sim=200)
+    solved_power = plan_tasks(pilot, k=4, mde=0.25, tau2=TAU2, seed=3, n_draws=200)
     assert solved_power.curve["target"].isna().all()
 
 
 def test_the_table_has_the_documented_columns(pilot):
     common = ["k", "mde", "power", "power_normal"]
-    rest = ["tau2", "tau2_source", "variance", "pilot_k", "method", "ci", "n_sim", "seed"]
-    by_k = plan_tasks(pilot, mde=0.25, power=0.8, seed=1, n_sim=200).table
-    by_mde = plan_tasks(pilot, k=4, power=0.8, seed=1, n_sim=200).table
-    by_power = plan_tasks(pilot, k=4, mde=0.25, seed=1, n_sim=200).table
+    rest = ["tau2", "tau2_source", "variance", "pilot_k", "method", "test", "n_draws", "seed"]
+    by_k = plan_tasks(pilot, mde=0.25, power=0.8, seed=1, n_draws=200).table
+    by_mde = plan_tasks(pilot, k=4, power=0.8, seed=1, n_draws=200).table
+    by_power = plan_tasks(pilot, k=4, mde=0.25, seed=1, n_draws=200).table
     assert list(by_k.columns) == ["metric", *common, "k_normal", *rest]
     assert list(by_mde.columns) == ["metric", *common, "mde_normal", *rest]
     assert list(by_power.columns) == ["metric", *common, *rest]
-    assert by_k["k"].dtype == "Int64" and by_power["n_sim"].iloc[0] == 200
+    assert by_k["k"].dtype == "Int64" and by_power["n_draws"].iloc[0] == 200
 
 
 # ------------------------------------------------------------------ bad input
@@ -250,9 +250,9 @@ def test_the_table_has_the_documented_columns(pilot):
         ({"k": 4, "mde": float("nan")}, "`mde`"),
         ({"k": 4, "mde": 0.1, "tau2": -0.1}, "`tau2`"),
         ({"k": 4, "mde": 0.1, "variance": 0.0}, "`variance`"),
-        ({"k": 4, "mde": 0.1, "n_sim": 10}, "`n_sim`"),
+        ({"k": 4, "mde": 0.1, "n_draws": 10}, "`n_draws`"),
         ({"k": 4, "mde": 0.1, "method": "dl2"}, "`method`"),
-        ({"k": 4, "mde": 0.1, "ci": "tdist"}, "`ci`"),
+        ({"k": 4, "mde": 0.1, "test": "tdist"}, "`test`"),
         ({"k": 4, "mde": 0.1, "seed": -1}, "`seed`"),
         ({"k": 4, "mde": 0.1, "alpha": 2}, "`alpha`"),
     ],
@@ -262,7 +262,7 @@ def test_bad_options_are_option_errors_naming_the_argument(pilot, kwargs, named)
         plan_tasks(pilot, **kwargs)
 
 
-@pytest.mark.parametrize("option", ["method", "ci"])
+@pytest.mark.parametrize("option", ["method", "test"])
 def test_a_bogus_option_is_named_before_the_missing_sizes(pilot, option):
     with pytest.raises(metaeval.OptionError, match=f"`{option}` must be one of"):
         plan_tasks(pilot, **{option: "bogus_value"})
@@ -287,7 +287,7 @@ def test_the_search_for_k_finds_the_smallest_k_from_any_start(start):
 
     sd = np.array([np.sqrt(V + TAU2), np.sqrt(V)])
     sim = _Simulation(
-        sd, np.array([V, V]), method="REML", ci="knha", alpha=0.05, n_sim=400, seed=11
+        sd, np.array([V, V]), method="REML", test="knha", alpha=0.05, n_draws=400, seed=11
     )
     both = np.array([0, 1])
     found = sim.solve_k(both, 0.2, 0.8, np.array([start, start]))

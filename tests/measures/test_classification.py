@@ -261,7 +261,7 @@ def test_rank_interval_by_hand(method, factor, offset, scipy_func):
     se = math.sqrt(factor / (n - offset))
     crit = statistics.NormalDist().inv_cdf(0.975)
     low, high = math.tanh(math.atanh(r) - crit * se), math.tanh(math.atanh(r) + crit * se)
-    c = correlation(x, y, method=method)
+    c = correlation(x, y, correlation=method)
     assert c.name == method
     assert c["r"] == r and c["se_z"] == pytest.approx(se, rel=1e-15)
     assert c["ci_low"] == pytest.approx(low, abs=1e-12)
@@ -282,7 +282,7 @@ def test_fisher_z_variance():
 def test_correlation_too_few_pairs(method, n):
     x, y = np.arange(n, dtype=float), np.array([0.0, 2.0, 1.0, 3.0][:n])
     with pytest.warns(metaeval.DegenerateWarning, match=rf"needs n >= {n + 1} pairs, but n={n}"):
-        c = correlation(x, y, method=method)
+        c = correlation(x, y, correlation=method)
     assert np.isfinite(c["r"]) and c["n"] == n
     assert np.isnan(c[["ci_low", "ci_high", "se_z"]]).all()
 
@@ -293,7 +293,7 @@ def test_correlation_too_few_pairs(method, n):
 )
 def test_correlation_undefined(x, y, match):
     with pytest.warns(metaeval.DegenerateWarning, match=match):
-        c = correlation(x, y, method="spearman")
+        c = correlation(x, y, correlation="spearman")
     assert np.isnan(c.drop("n")).all() and c["n"] == len(x)
 
 
@@ -309,7 +309,7 @@ def test_correlation_perfect():
         ([1, np.nan, 3], [1, 2, 3], {}, SchemaError, r"`x` has 1 non-finite .* \[1\]"),
         ([1, 2, 3], [1, 2, np.inf], {}, SchemaError, r"`y` has 1 non-finite .* \[2\]"),
         ([], [], {}, SchemaError, r"empty"),
-        ([1, 2], [1, 2], {"method": "tau"}, OptionError, r"`method` must be one of"),
+        ([1, 2], [1, 2], {"correlation": "tau"}, OptionError, r"`correlation` must be one of"),
         ([1, 2], [1, 2], {"alpha": 1.5}, OptionError, r"`alpha`"),
     ],
 )

@@ -302,7 +302,7 @@ def test_pearson_correlation_effects_equal_effects_corr():
 @pytest.mark.parametrize("method", ["spearman", "kendall"])
 def test_rank_correlation_effects_equal_scipy(method):
     scores = metaeval.load_example().query("metric == 'p_true_class'")
-    eff = correlation_effects(scores, reference="logistic_regression", method=method)
+    eff = correlation_effects(scores, reference="logistic_regression", correlation=method)
     wide = scores.pivot_table(index=["task", "query"], columns="system", values="value")
     fn = stats.spearmanr if method == "spearman" else stats.kendalltau
     for row in eff.itertuples():
@@ -331,7 +331,9 @@ def test_difference_of_dependent_correlations_variance_by_simulation(method):
             "value": draws.reshape(-1),
         }
     )
-    eff = correlation_effects(frame, reference="human", treatment="A", control="B", method=method)
+    eff = correlation_effects(
+        frame, reference="human", treatment="A", control="B", correlation=method
+    )
     assert (eff["effect_type"] == "corr_diff").all() and (eff["reference"] == "human").all()
     empirical = eff["effect"].var(ddof=1)
     predicted = eff["variance"].mean()
@@ -347,9 +349,9 @@ def test_correlation_effects_errors():
     with pytest.raises(metaeval.PairingError, match=r"\['nope'\] are not in the scores table"):
         correlation_effects(scores, reference="nope")
     with pytest.raises(metaeval.OptionError, match="pearson and spearman only"):
-        correlation_effects(scores, reference="knn", control="naive_bayes", method="kendall")
-    with pytest.raises(metaeval.OptionError, match="`method` must be one of"):
-        correlation_effects(scores, reference="knn", method="distance")
+        correlation_effects(scores, reference="knn", control="naive_bayes", correlation="kendall")
+    with pytest.raises(metaeval.OptionError, match="`correlation` must be one of"):
+        correlation_effects(scores, reference="knn", correlation="distance")
     constant = scores.assign(value=np.where(scores["system"] == "knn", 1.0, scores["value"]))
     with pytest.warns(metaeval.DegenerateWarning, match="correlation effect"):
         eff = correlation_effects(constant, reference="knn")
@@ -364,8 +366,8 @@ def test_accessor_methods_call_the_module_functions():
     )
     part = scores.query("metric == 'p_true_class'")
     pd.testing.assert_frame_equal(
-        part.meta.correlation_effects(reference="knn", method="kendall"),
-        correlation_effects(part, reference="knn", method="kendall"),
+        part.meta.correlation_effects(reference="knn", correlation="kendall"),
+        correlation_effects(part, reference="knn", correlation="kendall"),
     )
     effects = part.meta.effects(control="knn")
     with pytest.raises(metaeval.TableKindError, match="leaderboard"):

@@ -54,7 +54,7 @@ def test_the_correction_is_what_pool_weighs(rng):
     eff = metaeval.effects(scores, "tree", effect="md", cv=(90, 10))
     plain = metaeval.effects(scores, "tree", effect="md")
     np.testing.assert_allclose(eff["variance"], plain["variance"] * (1 + 10 * 10 / 90), rtol=1e-12)
-    pooled = metaeval.pool(eff, method="EE", ci="z")
+    pooled = metaeval.pool(eff, method="EE", test="z")
     w = 1 / eff["variance"]
     np.testing.assert_allclose(
         pooled["effect"].iloc[0], (w * eff["effect"]).sum() / w.sum(), rtol=1e-12

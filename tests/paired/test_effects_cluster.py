@@ -135,7 +135,7 @@ def test_pool_pools_the_clustered_variances(scores):
     fixed-effect (EE) se, √(1/Σ 1/v), is larger than without clusters."""
     eff = metaeval.effects(scores, "a", treatment="c", effect="md", cluster="passage")
     plain = metaeval.effects(scores, "a", treatment="c", effect="md")
-    got = metaeval.pool(eff, method="DL", ci="z")
+    got = metaeval.pool(eff, method="DL", test="z")
     y, v = eff["effect"].to_numpy(), eff["variance"].to_numpy()
     w = 1 / v
     q = np.sum(w * (y - np.sum(w * y) / w.sum()) ** 2)
@@ -144,7 +144,7 @@ def test_pool_pools_the_clustered_variances(scores):
     assert got["effect"].iloc[0] == pytest.approx(np.sum(ws * y) / ws.sum(), rel=1e-10)
     assert got["se"].iloc[0] == pytest.approx(np.sqrt(1 / ws.sum()), rel=1e-10)
     assert (eff["design_effect"] > 1).all()
-    ee, ee_plain = (metaeval.pool(e, method="EE", ci="z")["se"].iloc[0] for e in (eff, plain))
+    ee, ee_plain = (metaeval.pool(e, method="EE", test="z")["se"].iloc[0] for e in (eff, plain))
     assert ee == pytest.approx(np.sqrt(1 / np.sum(1 / v)), rel=1e-10)
     assert ee > ee_plain
 

@@ -272,7 +272,7 @@ def test_pool_metrics_on_replicate_tables(two_metrics):
     """pool_metrics() accepts replicate tables (the cov diagonal matches the effects)."""
     scores = two_metrics[two_metrics["task"] < "t0030"]
     res = metaeval.pool_metrics(
-        scores, "control", effect="md", ci="z", replicates="nested", robust=True
+        scores, "control", effect="md", test="z", replicates="nested", robust=True
     )
     assert res[["k", "k_task"]].values.tolist() == [[60, 30]]
     # the same seeds on every task: crossed, which the multilevel model does not take
@@ -280,7 +280,7 @@ def test_pool_metrics_on_replicate_tables(two_metrics):
         pytest.raises(OptionError, match="replicates='nested'"),
         pytest.warns(metaeval.MetaEvalWarning, match="guessed 'crossed'"),
     ):
-        metaeval.pool_metrics(scores, "control", effect="md", ci="z")
+        metaeval.pool_metrics(scores, "control", effect="md", test="z")
     assert np.isfinite(res[["effect", "se", "robust_se"]]).all(axis=None)
 
 

@@ -79,12 +79,12 @@ def test_shared_variance_equals_the_moment_formula_by_hand() -> None:
 def test_pooled_variance_adds_the_shared_part_with_satterthwaite_df(ci: str) -> None:
     scores = simulate(tasks=6, queries=60, seeds=3, rng=np.random.default_rng(7))
     eff = metaeval.effects(scores, control="C", effect="md", replicates="crossed")
-    got = metaeval.pool(eff, ci=ci).iloc[0]
+    got = metaeval.pool(eff, test=ci).iloc[0]
     # by hand: pool each task's own variance (the table without the shared part)
     shared = eff["se_shared_treatment"] ** 2 + eff["se_shared_control"] ** 2
     own = eff["variance"] - np.minimum(shared, eff["variance_replicates"])
     plain = eff.drop(columns=["se_shared_treatment", "se_shared_control"]).assign(variance=own)
-    base = metaeval.pool(plain, ci=ci).iloc[0]
+    base = metaeval.pool(plain, test=ci).iloc[0]
     w = metaeval.weights(plain)["weight"].to_numpy() / 100
     lt = (w * eff["se_shared_treatment"]).sum()
     lc = (w * eff["se_shared_control"]).sum()

@@ -55,7 +55,7 @@ def demsar() -> pd.DataFrame:
 
 # ------------------------------------------------------------------ the diagram
 def test_one_label_and_one_line_per_system_at_its_average_rank(demsar):
-    table = posthoc(demsar, method="nemenyi")
+    table = posthoc(demsar, test="nemenyi")
     ranks = _ranks(table)
     fig = critical_difference(table)
     (ax,) = fig.axes
@@ -87,7 +87,7 @@ def test_one_label_and_one_line_per_system_at_its_average_rank(demsar):
 
 
 def test_nemenyi_bar_is_the_critical_difference_from_rank_one(demsar):
-    table = posthoc(demsar, method="nemenyi")
+    table = posthoc(demsar, test="nemenyi")
     cd = table.table["cd"].iloc[0]
     ax = critical_difference(table).axes[0]
     (bar,) = _gid(ax, "cd-bar")
@@ -98,7 +98,7 @@ def test_nemenyi_bar_is_the_critical_difference_from_rank_one(demsar):
 
 
 def test_bonferroni_dunn_interval_is_around_the_control(demsar):
-    table = posthoc(demsar, method="bonferroni_dunn", control="C4.5")
+    table = posthoc(demsar, test="bonferroni_dunn", control="C4.5")
     cd = table.table["cd"].iloc[0]
     rc = _ranks(table)["C4.5"]
     ax = critical_difference(table).axes[0]
@@ -113,7 +113,7 @@ def test_bonferroni_dunn_interval_is_around_the_control(demsar):
 
 @pytest.mark.parametrize("method", ["holm", "wilcoxon_holm"])
 def test_no_bar_without_a_critical_difference(demsar, method):
-    table = posthoc(demsar, method=method, control="C4.5")
+    table = posthoc(demsar, test=method, control="C4.5")
     ax = critical_difference(table).axes[0]
     assert _gid(ax, "cd-bar") == [] and _gid(ax, "cd-bar-label") == []
     assert len(_gid(ax, "cd-label")) == 4
@@ -122,12 +122,12 @@ def test_no_bar_without_a_critical_difference(demsar, method):
 def _tables(rng, demsar):
     twelve = _scores(rng, 12, 30)
     return [
-        posthoc(demsar, method="nemenyi", alpha=0.10),  # two overlapping cliques
-        posthoc(demsar, method="wilcoxon_holm"),
-        posthoc(demsar, method="holm", control="C4.5"),
-        posthoc(twelve, method="nemenyi"),
-        posthoc(twelve, method="wilcoxon_holm"),
-        posthoc(twelve, method="bonferroni_dunn", control="system 5"),
+        posthoc(demsar, test="nemenyi", alpha=0.10),  # two overlapping cliques
+        posthoc(demsar, test="wilcoxon_holm"),
+        posthoc(demsar, test="holm", control="C4.5"),
+        posthoc(twelve, test="nemenyi"),
+        posthoc(twelve, test="wilcoxon_holm"),
+        posthoc(twelve, test="bonferroni_dunn", control="system 5"),
     ]
 
 
@@ -170,8 +170,8 @@ def _drawn(ax) -> tuple[float, list[tuple[float, float]]]:
 def test_cd_bar_and_cliques_are_drawn_at_one_level(demsar, method, control):
     """Issue 26: the bar and the cliques of a diagram at alpha=0.10 are both at 0.10, whether
     the test ran at 0.05 or 0.10, drawn by critical_difference() or by the result's plot()."""
-    at05 = posthoc(demsar, method=method, control=control, alpha=0.05)
-    at10 = posthoc(demsar, method=method, control=control, alpha=0.10)
+    at05 = posthoc(demsar, test=method, control=control, alpha=0.05)
+    at10 = posthoc(demsar, test=method, control=control, alpha=0.10)
     # the Nemenyi CD at 0.10 from Demšar's Table 5(b), q_0.10 = 2.291 (k = 4, N = 14)
     if method == "nemenyi":
         assert at05.cd(0.10) == pytest.approx(2.291 * np.sqrt(20 / 84), abs=5e-4)
@@ -199,7 +199,7 @@ def test_cd_bar_and_cliques_are_drawn_at_one_level(demsar, method, control):
 def test_a_bare_or_concatenated_table_is_refused(demsar):
     """A table alone has lost the test's method, level and control: drawing it could put the
     cliques and the CD bar at two levels (issue 26), so the diagram takes the result only."""
-    res = posthoc(demsar, method="nemenyi")
+    res = posthoc(demsar, test="nemenyi")
     for table in (res.table, pd.concat([res.table, res.table.iloc[:0]]), res.table.copy()):
         with pytest.raises(SchemaError, match=r"[Pp]ass posthoc\(\.\.\.\)'s result"):
             critical_difference(table, alpha=0.10)
@@ -209,7 +209,7 @@ def test_a_bare_or_concatenated_table_is_refused(demsar):
 
 def test_one_panel_per_metric_wrapped(rng):
     example = metaeval.load_example()
-    table = posthoc(example, method="nemenyi")
+    table = posthoc(example, test="nemenyi")
     fig = critical_difference(table)
     assert [ax.get_title() for ax in fig.axes] == ["accuracy", "p_true_class"]
     left, right = (ax.get_position() for ax in fig.axes)
@@ -227,10 +227,10 @@ def test_one_panel_per_metric_wrapped(rng):
 
 def test_into_a_given_axes(demsar):
     ax = Figure(figsize=(6, 2.5)).subplots()
-    table = posthoc(demsar, method="nemenyi")
+    table = posthoc(demsar, test="nemenyi")
     assert critical_difference(table, ax=ax) is ax
     assert len(_gid(ax, "cd-label")) == 4
-    two = posthoc(metaeval.load_example(), method="nemenyi")
+    two = posthoc(metaeval.load_example(), test="nemenyi")
     with pytest.raises(OptionError, match="one metric"):
         critical_difference(two, ax=Figure().subplots())
 
@@ -267,7 +267,7 @@ def test_no_text_overlaps_or_leaves_the_figure(rng, k):
     names = [f"sys-{i}" + ("-with-a-long-name" if i % 3 == 0 else "") for i in range(k)]
     scores = _scores(rng, k, 25, names)
     scores = pd.concat([scores, _scores(rng, k, 25, names, metric="MRR", spread=0.3)])
-    for table in (posthoc(scores), posthoc(scores, method="bonferroni_dunn", control=names[-1])):
+    for table in (posthoc(scores), posthoc(scores, test="bonferroni_dunn", control=names[-1])):
         fig = critical_difference(table)
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()

@@ -44,9 +44,9 @@ def _expected(weights: pd.DataFrame) -> list[np.ndarray]:
 def test_drawn_weights_are_the_models_weights(acc, method, ci):
     """Today's drawn weights are the fit's row weights, i.e. metaeval.weights() of the same
     model; with and without `pooled=` the figure draws them (to 1e-12)."""
-    expected = _expected(metaeval.weights(acc, method=method, ci=ci))
-    pooled = metaeval.pool(acc, method=method, ci=ci)
-    for fig in (forest_plot(acc, method=method, ci=ci), forest_plot(acc, pooled=pooled)):
+    expected = _expected(metaeval.weights(acc, method=method, test=ci))
+    pooled = metaeval.pool(acc, method=method, test=ci)
+    for fig in (forest_plot(acc, method=method, test=ci), forest_plot(acc, pooled=pooled)):
         drawn = _drawn(fig)
         assert len(drawn) == len(TREATMENTS)
         for d, e in zip(drawn, expected, strict=True):

@@ -145,7 +145,7 @@ def test_simplex_errors_and_axes(rng):
 def test_simplex_of_a_bayes_signed_rank_result(demsar):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = bayes_signed_rank(demsar, control="C4.5", n_samples=3000, seed=3, samples=True)
+        res = bayes_signed_rank(demsar, control="C4.5", n_draws=3000, seed=3, samples=True)
     fig = simplex(res, row=2)
     (scatter,) = _gid(fig.axes[0], "simplex-draws")
     assert len(scatter.get_offsets()) == 3000

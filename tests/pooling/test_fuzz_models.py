@@ -118,7 +118,7 @@ def _named(record, metric: str, text: str = "") -> bool:
 def _fit(eff: pd.DataFrame, mods: list[str], method: str):
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
-        res = metaeval.metareg(eff, mods, method=method, ci="z")
+        res = metaeval.metareg(eff, mods, method=method, test="z")
     assert all(isinstance(w.message, MetaEvalWarning) for w in record), record
     return res.table, res.fit.set_index("metric"), record
 

@@ -139,8 +139,8 @@ def test_gosh_bad_input(data):
             metaeval.gosh(d5, subsets=bad)
     with pytest.raises(OptionError, match="method"):
         metaeval.gosh(d5, method="reml")
-    with pytest.raises(OptionError, match="`ci`"):
-        metaeval.gosh(d5, ci="tdist")
+    with pytest.raises(OptionError, match="`test`"):
+        metaeval.gosh(d5, test="tdist")
     with pytest.raises(SchemaError, match="repeat"):
         metaeval.gosh(pd.concat([d5, d5.iloc[:1]]))
     with pytest.raises(PairingError, match="finite"), pytest.warns(DegenerateWarning):
@@ -178,7 +178,7 @@ def baujat_ref() -> pd.DataFrame:
 def test_baujat_matches_metafor(data, baujat_ref, method, test):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", metaeval.errors.MetaEvalWarning)  # EE + knha note
-        got = metaeval.baujat(data, method=method, ci=test, groups="dataset")
+        got = metaeval.baujat(data, method=method, test=test, groups="dataset")
     ref = baujat_ref[(baujat_ref["method"] == method) & (baujat_ref["test"] == test)]
     assert list(got["task"]) == list(ref["task"]) and list(got["dataset"]) == list(ref["dataset"])
     np.testing.assert_allclose(got["x"], ref["x"], rtol=RTOL, atol=ATOL)
@@ -190,14 +190,14 @@ def test_baujat_definitions(data):
     d6 = data[data["dataset"] == "d6"]
     ee = metaeval.baujat(d6, method="EE")
     assert ee["x"].sum() == pytest.approx(metaeval.pool(d6, method="EE")["q"].iloc[0])
-    z, kh = metaeval.baujat(d6, ci="z"), metaeval.baujat(d6, ci="knha")
+    z, kh = metaeval.baujat(d6, test="z"), metaeval.baujat(d6, test="knha")
     np.testing.assert_allclose(z["x"], kh["x"], rtol=1e-12)
     assert not np.allclose(z["y"], kh["y"])
     # y from a naive loop of refits with pool()
-    mu = metaeval.pool(d6, ci="z")["effect"].iloc[0]
+    mu = metaeval.pool(d6, test="z")["effect"].iloc[0]
     naive = [
         (lambda p: (p["effect"].iloc[0] - mu) ** 2 / p["se"].iloc[0] ** 2)(
-            metaeval.pool(d6.drop(index=i), ci="z")
+            metaeval.pool(d6.drop(index=i), test="z")
         )
         for i in d6.index
     ]

@@ -71,7 +71,7 @@ def _metareg(data, mods, **kwargs) -> metaeval.MetaRegResult:
 def _pool_tau2(data, method) -> pd.Series:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MetaEvalWarning)
-        pooled = metaeval.pool(data, over="study", groups="id", method=method, ci="z")
+        pooled = metaeval.pool(data, over="study", groups="id", method=method, test="z")
     return pooled.set_index("id")["tau2"]
 
 
@@ -91,7 +91,7 @@ def test_metareg_matches_rma(data, coefs, fits, formula, method, test):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = metaeval.metareg(
-            data, FORMULAS[formula], over="study", groups="id", method=method, ci=test
+            data, FORMULAS[formula], over="study", groups="id", method=method, test=test
         )
     elsewhere = [w.message.groups for w in caught if "metafor's rma() stops" in str(w.message)]
     lower = sorted(elsewhere[0]["id"]) if elsewhere else []
@@ -254,13 +254,13 @@ def test_bad_options():
     with pytest.raises(OptionError, match="method"):
         metaeval.metareg(_toy(), "x", method="XX")
     with pytest.warns(MetaEvalWarning, match="not meant for the common-effect"):
-        metaeval.metareg(_toy(), "x", method="EE", ci="knha")
+        metaeval.metareg(_toy(), "x", method="EE", test="knha")
 
 
 def test_r2_is_the_share_of_tau2_explained():
     eff = _toy(5, k=40)
-    res = metaeval.metareg(eff, "x", method="REML", ci="z")
-    tau2_re = metaeval.pool(eff, method="REML", ci="z")["tau2"].item()
+    res = metaeval.metareg(eff, "x", method="REML", test="z")
+    tau2_re = metaeval.pool(eff, method="REML", test="z")["tau2"].item()
     fit = res.fit.iloc[0]
     assert tau2_re > 0
     assert fit["r2"] == pytest.approx(max(0, 100 * (tau2_re - fit["tau2"]) / tau2_re), rel=1e-12)
@@ -305,7 +305,7 @@ def test_absent_levels_match_rma(formula, method, test):
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         res = metaeval.metareg(
-            d, FORMULAS[formula], method=method, ci=test, over="study", groups="id"
+            d, FORMULAS[formula], method=method, test=test, over="study", groups="id"
         )
     sel = dict(formula=formula, method=method, test=test)
     ref = _read("metareg_levels_coefs")
@@ -364,7 +364,7 @@ def test_ml_reml_tau2_does_not_depend_on_the_unit(data, fits, method):
     got = {}
     for c in (1e-6, 1.0, 1e6, 1e12):
         scaled = data.assign(effect=data["effect"] * c, variance=data["variance"] * c**2)
-        res = _metareg(scaled, ["x1", "x2"], method=method, ci="z")
+        res = _metareg(scaled, ["x1", "x2"], method=method, test="z")
         got[c] = res.fit.set_index("id")["tau2"].reindex(ref.index) / c**2
     assert (ref > 0).sum() > 100
     for c, tau2 in got.items():
@@ -389,7 +389,7 @@ def test_knha_with_an_exact_fit_is_nan_with_a_warning(line):
     other = _toy(4, k=6).drop(columns="domain")
     both = pd.concat([exact.assign(metric="exact"), other.assign(metric="other")])
     with pytest.warns(DegenerateWarning, match="fitted exactly") as record:
-        res = metaeval.metareg(both, "x", method="REML", ci="knha")
+        res = metaeval.metareg(both, "x", method="REML", test="knha")
     named = [w.message.groups for w in record if "fitted exactly" in str(w.message)][0]
     assert named["metric"].tolist() == ["exact"]
     got = res.table.query("metric == 'exact'")
@@ -397,7 +397,7 @@ def test_knha_with_an_exact_fit_is_nan_with_a_warning(line):
     assert got[["se", "statistic", "p_value", "ci_low", "ci_high"]].isna().all(axis=None)
     fit = res.fit.set_index("metric")
     assert np.isnan(fit.loc["exact", "qm"]) and np.isnan(fit.loc["exact", "qm_p_value"])
-    alone = metaeval.metareg(other, "x", method="REML", ci="knha")
+    alone = metaeval.metareg(other, "x", method="REML", test="knha")
     np.testing.assert_allclose(
         res.table.query("metric == 'other'")["se"], alone.table["se"], rtol=1e-12
     )
@@ -452,13 +452,13 @@ def test_dl_is_exact_when_one_variance_is_tiny(seed):
             "x": x,
         }
     )
-    res = metaeval.metareg(eff, "x", method="DL", ci="z")
+    res = metaeval.metareg(eff, "x", method="DL", test="z")
     exact = _dl_exact(eff["effect"], v, np.column_stack([np.ones(k), x]))
     assert exact > 0
     assert res.fit["tau2"].item() == pytest.approx(exact, rel=1e-13)
     single = eff.assign(only=(eff["task"] == "t5").astype(float))
-    tau2 = metaeval.metareg(single, "only", method="DL", ci="z").fit["tau2"].item()
-    pooled = metaeval.pool(eff.query("task != 't5'"), method="DL", ci="z")["tau2"].item()
+    tau2 = metaeval.metareg(single, "only", method="DL", test="z").fit["tau2"].item()
+    pooled = metaeval.pool(eff.query("task != 't5'"), method="DL", test="z")["tau2"].item()
     assert pooled > 0
     assert tau2 == pytest.approx(pooled, rel=1e-14)
 
@@ -501,7 +501,7 @@ def test_ee_coefficients_are_exact_when_one_variance_is_tiny(seed):
 
 @pytest.mark.parametrize("method", ["REML", "DL"])
 def test_t_matches_rma_test_t(method):
-    """ci="t" (issue 39, item 17) is metafor's rma(mods, test="t"): the model-based
+    """test="t" (issue 39, item 17) is metafor's rma(mods, test="t"): the model-based
     covariance, t with k − p df, Q_M/m as F(m, k − p) (fixtures/metafor/make_t_test.R)."""
     ref = pd.read_csv(DIR / "t_test_metareg.csv").query("method == @method")
     ref = ref.assign(
@@ -509,7 +509,7 @@ def test_t_matches_rma_test_t(method):
     )
     data = pd.read_csv(DIR / "robust_metareg_data.csv.gz")
     data = data[data["id"].isin(ref["id"])].rename(columns={"yi": "effect", "vi": "variance"})
-    res = metaeval.metareg(data, ["x", "f"], method=method, ci="t", groups="id")
+    res = metaeval.metareg(data, ["x", "f"], method=method, test="t", groups="id")
     assert (res.fit["test"] == "t").all()
     both = res.table.merge(ref, on=["id", "term"], suffixes=("", "_R"), validate="1:1")
     assert len(both) == len(ref) == 80
@@ -531,5 +531,5 @@ def test_t_matches_rma_test_t(method):
         "qm_p_value": "qm_pval",
     }.items():
         np.testing.assert_allclose(fit[ours], fit[theirs], rtol=1e-7, err_msg=ours)
-    z = metaeval.metareg(data, ["x", "f"], method=method, ci="z", groups="id").table
+    z = metaeval.metareg(data, ["x", "f"], method=method, test="z", groups="id").table
     np.testing.assert_allclose(res.table["se"], z["se"], rtol=1e-12)  # not scaled

@@ -62,7 +62,7 @@ def test_multilevel_matches_rma_mv_and_robust(data, cov, fits, method):
     results to 1e-4 relative (metafor's optimizer tolerance); σ² near 0 to 1e-4 of the
     data set's median sampling variance (metafor optimizes log σ², which reaches 0 only
     approximately)."""
-    res = _pool(data, cov, method=method, ci="z", robust=True)
+    res = _pool(data, cov, method=method, test="z", robust=True)
     ref = fits.query("method == @method and test == 'z'")
     assert ref["error"].isna().all()
     both = res.merge(ref, on="id", suffixes=("", "_R"), validate="1:1")
@@ -85,7 +85,7 @@ def test_knha_scales_by_the_weighted_residual_mean_square(data, cov, fits):
     """Knapp–Hartung (metafor ≥ 4's test="knha" for rma.mv): se² × s², s² =
     e'M⁻¹e/(k − 1) with metafor's M, and t with k − 1 df (metafor 3.8's test="t" gives
     the df)."""
-    res = _pool(data, cov, method="REML", ci="knha").set_index("id")
+    res = _pool(data, cov, method="REML", test="knha").set_index("id")
     ref = fits.query("method == 'REML' and test == 't'").set_index("id")
     for i in (1, 7, 52, 90):
         d, c = data[data["id"] == i], cov[cov["id"] == i]
@@ -109,11 +109,11 @@ def test_knha_scales_by_the_weighted_residual_mean_square(data, cov, fits):
 
 
 def test_adhoc_floors_the_knha_factor_at_one(data, cov, fits):
-    """ci="adhoc" (metafor's test="adhoc" for rma.uni, Röver et al. 2015) in the three-level
+    """test="adhoc" (metafor's test="adhoc" for rma.uni, Röver et al. 2015) in the three-level
     model: se = max(se_z, se_knha), with metafor's z standard error (the fixture's test="z"
     fits) as the floor, and t on k − 1 df (issue 29, item 1)."""
-    adhoc = _pool(data, cov, method="REML", ci="adhoc").set_index("id")
-    knha = _pool(data, cov, method="REML", ci="knha").set_index("id")
+    adhoc = _pool(data, cov, method="REML", test="adhoc").set_index("id")
+    knha = _pool(data, cov, method="REML", test="knha").set_index("id")
     ref = fits.query("method == 'REML' and test == 'z'").set_index("id").loc[adhoc.index]
     np.testing.assert_allclose(
         adhoc["se"], np.maximum(ref["se"], knha["se"]), rtol=1e-4
@@ -128,7 +128,7 @@ def test_adhoc_floors_the_knha_factor_at_one(data, cov, fits):
 
 def test_ee_is_generalized_least_squares(data, cov):
     d, c = data[data["id"] == 3], cov[cov["id"] == 3]
-    res = _pool(d, c, method="EE", ci="z")
+    res = _pool(d, c, method="EE", test="z")
     pos = {key: j for j, key in enumerate(zip(d["task"], d["metric"], strict=True))}
     v = np.zeros((len(d), len(d)))
     for task, a, b, value in c[["task", "metric", "metric_b", "cov"]].itertuples(index=False):
@@ -152,8 +152,8 @@ def test_one_metric_per_task_is_the_univariate_model():
     )
     with pytest.warns(DependenceWarning, match="without `cov`"):
         with pytest.warns(DegenerateWarning, match="one metric per task"):
-            ml = metaeval.pool(eff, over=("task", "metric"), model="multilevel", ci="z")
-    uni = metaeval.pool(eff, method="REML", ci="z")
+            ml = metaeval.pool(eff, over=("task", "metric"), model="multilevel", test="z")
+    uni = metaeval.pool(eff, method="REML", test="z")
     assert ml["effect"].item() == pytest.approx(uni["effect"].item(), rel=1e-8)
     assert ml["se"].item() == pytest.approx(uni["se"].item(), rel=1e-8)
     assert ml["sigma2_task"].item() == pytest.approx(uni["tau2"].item(), rel=1e-8)
@@ -227,11 +227,11 @@ def test_metrics_sharing_too_few_queries_give_nan_with_a_warning(shared):
     )
     with pytest.warns(metaeval.PairingWarning):
         with pytest.warns(DegenerateWarning, match="NaN sampling covariance") as record:
-            res = metaeval.pool_metrics(scores, "x", effect="md", ci="z").set_index("treatment")
+            res = metaeval.pool_metrics(scores, "x", effect="md", test="z").set_index("treatment")
     text = " ".join(str(w.message) for w in record if issubclass(w.category, DegenerateWarning))
     assert "treatment='z'" in text and "treatment='y'" not in text
     assert res.loc["z", ["effect", "se", "sigma2_task"]].isna().all()
-    full = metaeval.pool_metrics(scores[scores["system"] != "z"], "x", effect="md", ci="z")
+    full = metaeval.pool_metrics(scores[scores["system"] != "z"], "x", effect="md", test="z")
     assert res.loc["y", "effect"] == pytest.approx(full["effect"].item(), rel=1e-12)
 
 
@@ -247,7 +247,7 @@ def test_knha_with_equal_effects_warns_and_gives_nan():
         }
     )
     with pytest.warns(DependenceWarning), pytest.warns(DegenerateWarning, match="s² is 0"):
-        res = metaeval.pool(eff, over=("task", "metric"), model="multilevel", ci="knha")
+        res = metaeval.pool(eff, over=("task", "metric"), model="multilevel", test="knha")
     assert res["effect"].item() == pytest.approx(0.25, rel=1e-12)
     assert res[["se", "statistic", "p_value", "ci_low", "ci_high"]].isna().all(axis=None)
 
@@ -274,7 +274,7 @@ def test_ml_and_reml_find_the_highest_maximum(method):
     data = pd.read_csv(DIR / "multilevel_hard_data.csv")
     cov = pd.read_csv(DIR / "multilevel_hard_cov.csv")
     ref = pd.read_csv(DIR / "multilevel_hard_fits.csv").query("method == @method").set_index("id")
-    res = _pool(data, cov, method=method, ci="z").set_index("id")
+    res = _pool(data, cov, method=method, test="z").set_index("id")
     for i, d in data.groupby("id"):
         c = cov[cov["id"] == i]
         pos = {key: j for j, key in enumerate(zip(d["task"], d["metric"], strict=True))}
@@ -309,10 +309,10 @@ def test_ml_and_reml_find_the_highest_maximum(method):
         )
 
 
-# ------------------------------------------------------------------ ci="t" (issue 39, item 17)
+# ------------------------------------------------------------------ test="t" (issue 39, item 17)
 @pytest.mark.parametrize("method", ["REML", "EE"])
 def test_t_matches_rma_mv_test_t(data, cov, method):
-    """ci="t" is metafor's rma.mv(test="t"): the model-based se, t on k − 1 df (k the
+    """test="t" is metafor's rma.mv(test="t"): the model-based se, t on k − 1 df (k the
     effects; metafor 3.8 refuses test="knha" for rma.mv). 20 data sets
     (fixtures/metafor/make_t_test.R); REML to 1e-6 (metafor's nlminb), EE to 1e-9."""
     ref = pd.read_csv(DIR / "t_test_multilevel.csv").query("method == @method")
@@ -324,9 +324,9 @@ def test_t_matches_rma_mv_test_t(data, cov, method):
         model="multilevel",
         cov=sub_cov,
         method=method,
-        ci="t",
+        test="t",
     )
-    assert (res["test"] == "t").all() and res.attrs["ci"] == "t"
+    assert (res["test"] == "t").all() and res.attrs["test"] == "t"
     both = res.merge(ref, on="id", suffixes=("", "_R"), validate="1:1")
     assert len(both) == 20
     np.testing.assert_array_equal(both["df"], both["df_R"])
@@ -343,7 +343,7 @@ def test_t_matches_rma_mv_test_t(data, cov, method):
         # p-values down to 1e-18 move by ~t² times the statistic's relative difference
         tol = rtol * 50 if ours == "p_value" else rtol
         np.testing.assert_allclose(both[ours], both[theirs], rtol=tol, err_msg=ours)
-    # the se is the model's (unscaled): that of ci="z"
+    # the se is the model's (unscaled): that of test="z"
     z = metaeval.pool(
         sub,
         over=("task", "metric"),
@@ -351,6 +351,6 @@ def test_t_matches_rma_mv_test_t(data, cov, method):
         model="multilevel",
         cov=sub_cov,
         method=method,
-        ci="z",
+        test="z",
     )
     np.testing.assert_allclose(res["se"], z["se"], rtol=1e-12)

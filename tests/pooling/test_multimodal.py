@@ -54,10 +54,10 @@ def _fit(data, model, method):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if model == "1":
-            out = metaeval.pool(data, method=method, ci="z", groups="id")
+            out = metaeval.pool(data, method=method, test="z", groups="id")
             got = out.set_index("id")[["tau2", "effect"]]
         else:
-            res = metaeval.metareg(data, "x", method=method, ci="z", groups="id")
+            res = metaeval.metareg(data, "x", method=method, test="z", groups="id")
             est = res.table[res.table["term"] == "intercept"].set_index("id")["estimate"]
             got = res.fit.set_index("id")[["tau2"]].assign(effect=est)
     named = {
@@ -164,7 +164,7 @@ def test_the_issues_reproductions_reach_the_highest_maximum(case, method):
     part = data[data["case"] == case]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        row = metaeval.pool(part, method=method, ci="z", groups="case").iloc[0]
+        row = metaeval.pool(part, method=method, test="z", groups="case").iloc[0]
     assert row["tau2"] == pytest.approx(ref["tau2_grid"], rel=1e-6)
     assert row["effect"] == pytest.approx(ref["beta0_grid"], rel=1e-6)
     y, v = part["effect"].to_numpy(), part["variance"].to_numpy()

@@ -70,7 +70,7 @@ def test_exact_p_values_equal_metafor(data, reference, model, method, test):
     ref = reference.query("model == @model and method == @method and test == @test")
     assert len(ref)  # every model is in the fixture
     cases = ref["case"].unique()
-    got = _run(data[data["case"].isin(cases)], model, method=method, ci=test, exact=True)
+    got = _run(data[data["case"].isin(cases)], model, method=method, test=test, exact=True)
     both = got.merge(ref, on=["case", "term"], how="outer", validate="one_to_one")
     assert len(both) == len(ref) == len(got)
     assert both["exact"].all()
@@ -92,7 +92,7 @@ def test_exact_p_values_equal_metafor(data, reference, model, method, test):
     ("model", "method"), [(m, t) for m in ("int", "xt") for t in ("REML", "DL")]
 )
 def test_adhoc_p_values_equal_metafor(data, model, method):
-    """ci="adhoc": the observed fit and every refit use Knapp–Hartung's factor floored at
+    """test="adhoc": the observed fit and every refit use Knapp–Hartung's factor floored at
     1 (metafor's permutest of a test="adhoc" fit; make_permutest_adhoc.R). Compared where
     every one of metafor's refits converged (its Fisher scoring fails on a few REML refits
     with ~ xt, which it drops)."""
@@ -100,8 +100,8 @@ def test_adhoc_p_values_equal_metafor(data, model, method):
     ref = ref.assign(term=ref["term"].map(TERMS))
     ref = ref.query("model == @model and method == @method and n_ok == n_exact")
     assert ref["case"].nunique() >= 8
-    got = _run(data[data["case"].isin(ref["case"])], model, method=method, ci="adhoc", exact=True)
-    assert got.attrs["ci"] == "adhoc"
+    got = _run(data[data["case"].isin(ref["case"])], model, method=method, test="adhoc", exact=True)
+    assert got.attrs["test"] == "adhoc"
     both = got.merge(ref, on=["case", "term"], how="inner", validate="one_to_one")
     assert len(both) == len(ref) == len(got)
     np.testing.assert_allclose(both["statistic"], both["zval"], rtol=1e-6)
@@ -225,7 +225,7 @@ def test_single_effect_is_nan_with_a_warning(data):
         ({"n_resamples": 2.5}, "`n_resamples`"),
         ({"seed": -1}, "`seed`"),
         ({"method": "bogus"}, "method"),
-        ({"ci": "tdist"}, "ci"),
+        ({"test": "tdist"}, "test"),
     ],
 )
 def test_bad_options(data, kwargs, match):

@@ -21,8 +21,8 @@ from metaeval import DegenerateWarning, OptionError, SchemaError
 def test_every_group_equals_reference_loop(rng, method):
     scores = make_scores(rng, systems=("ctrl", "a", "b", "c"), metrics=("m1", "m2", "m3"))
     eff = scores.meta.effects(control="ctrl", effect="smcc")
-    # ci="z" for DL; the default (None) is z for the common-effect model
-    pooled = eff.meta.pool(method=method, ci="z" if method == "DL" else None)
+    # test="z" for DL; the default (None) is z for the common-effect model
+    pooled = eff.meta.pool(method=method, test="z" if method == "DL" else None)
     assert len(pooled) == 3 * 3
     assert (pooled["test"] == "z").all()
     assert (pooled["method"] == ("EE" if method == "FE" else method)).all()
@@ -51,7 +51,7 @@ def test_k1_because_metric_names_differ_across_tasks_says_so():
         }
     )
     with pytest.warns(DegenerateWarning) as record:
-        pooled = metaeval.pool(eff, method="DL", ci="z")
+        pooled = metaeval.pool(eff, method="DL", test="z")
     assert dict(zip(pooled["metric"], pooled["k"], strict=True)) == {
         "match": 1,
         "includes": 1,
@@ -68,7 +68,7 @@ def test_k1_because_metric_names_differ_across_tasks_says_so():
     assert plain.startswith("1 pooled group(s) have one effect (k = 1)"), plain
     # one task in all: k = 1 is the whole table, no cause to name
     with pytest.warns(DegenerateWarning) as record:
-        metaeval.pool(eff[eff["task"] == "qa"], method="DL", ci="z")
+        metaeval.pool(eff[eff["task"] == "qa"], method="DL", test="z")
     assert not any("metric names differ" in str(w.message) for w in record)
 
 
@@ -104,7 +104,7 @@ def test_k1_and_nan_effects_warn(rng):
         }
     )
     with pytest.warns(DegenerateWarning) as record:
-        pooled = eff.meta.pool(method="DL", ci="z")
+        pooled = eff.meta.pool(method="DL", test="z")
     messages = [str(w.message) for w in record]
     assert any(
         "1 effect(s) with NaN effect or variance were left out" in m and "task='b'" in m
@@ -259,19 +259,19 @@ def test_knha_with_one_task_uses_z_and_ee_knha_warns():
         r"distribution with 0 degrees of freedom does not exist\."
     )
     with pytest.warns(DegenerateWarning, match=sentence):
-        one = eff.meta.pool(method="REML", ci="knha").iloc[0]
+        one = eff.meta.pool(method="REML", test="knha").iloc[0]
     with pytest.warns(DegenerateWarning, match=sentence):
         eff.meta.pool()  # the default is Knapp–Hartung
     assert one["ci_high"] == pytest.approx(0.2 + stats.norm.ppf(0.975) * 0.2)
     two = pd.DataFrame({"task": ["a", "b"], "effect": [0.2, 0.3], "variance": [0.04, 0.02]})
     with pytest.warns(metaeval.MetaEvalWarning, match="not meant for the common-effect"):
-        two.meta.pool(method="EE", ci="knha")
+        two.meta.pool(method="EE", test="knha")
 
 
 def test_prob_gain_follows_the_prediction_distribution(rng):
     eff = _many(rng)
     for ci, dist in (("z", stats.norm), ("knha", None)):
-        pooled = eff.meta.pool(method="REML", ci=ci)
+        pooled = eff.meta.pool(method="REML", test=ci)
         sd = np.sqrt(pooled["se"] ** 2 + pooled["tau2"])
         if dist is None:
             expected = stats.t.cdf(pooled["effect"] / sd, pooled["k"] - 1)
@@ -307,7 +307,10 @@ def test_pooled_schema_with_all_options(rng):
     eff = _many(rng).assign(domain=lambda d: np.where(d["task"] < "task4", "x", "y"))
     for method in metaeval.POOL_METHODS:
         pooled = eff.meta.pool(
-            method=method, ci="z" if method in ("EE", "FE") else "knha", by="domain", adjust="holm"
+            method=method,
+            test="z" if method in ("EE", "FE") else "knha",
+            by="domain",
+            adjust="holm",
         )
         schema.Pooled.validate(pooled)
 
@@ -324,7 +327,7 @@ def meta_analyses(draw):
 def _fit_quiet(eff, method, ci):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", metaeval.MetaEvalWarning)
-        return metaeval.pool(eff, method=method, ci=ci).iloc[0]
+        return metaeval.pool(eff, method=method, test=ci).iloc[0]
 
 
 METHOD_TEST = st.tuples(
@@ -519,7 +522,7 @@ def test_knha_with_equal_effects_warns_and_gives_nan(method):
         }
     )
     with pytest.warns(DegenerateWarning, match="s² is 0") as record:
-        res = metaeval.pool(eff, groups="g", method=method, ci="knha").set_index("g")
+        res = metaeval.pool(eff, groups="g", method=method, test="knha").set_index("g")
     text = " ".join(str(w.message) for w in record)
     assert "g='zero'" in text and "g='spread'" not in text
     zero = res.loc["zero"]
@@ -529,11 +532,11 @@ def test_knha_with_equal_effects_warns_and_gives_nan(method):
         .isna()
         .all()
     )
-    spread = metaeval.pool(eff[eff["g"] == "spread"], method=method, ci="knha")
+    spread = metaeval.pool(eff[eff["g"] == "spread"], method=method, test="knha")
     assert res.loc["spread", "se"] == spread["se"].item() > 0
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        z = metaeval.pool(eff[eff["g"] == "zero"], method=method, ci="z")
+        z = metaeval.pool(eff[eff["g"] == "zero"], method=method, test="z")
     assert z["se"].item() > 0 and z["p_value"].item() == 1
 
 
@@ -573,7 +576,7 @@ ADHOC_METAFOR = {
 def test_adhoc_floors_knha_at_the_normal_interval():
     """Four tasks that agree more closely than their variances imply (τ̂² = 0, s² < 1):
     Knapp–Hartung's interval is narrower than the normal one, and pool() says so naming
-    the group; ci="adhoc" (metafor's test="adhoc") floors the factor at 1. All three
+    the group; test="adhoc" (metafor's test="adhoc") floors the factor at 1. All three
     against metafor 3.8.1 (issue 29, item 1)."""
     eff = pd.DataFrame(
         {
@@ -587,10 +590,10 @@ def test_adhoc_floors_knha_at_the_normal_interval():
     for ci in ("z", "adhoc"):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            got[ci] = metaeval.pool(eff, method="REML", ci=ci)
+            got[ci] = metaeval.pool(eff, method="REML", test=ci)
     with pytest.warns(DegenerateWarning, match="narrower than the normal") as record:
-        got["knha"] = metaeval.pool(eff, method="REML", ci="knha")
-    assert len(record) == 1 and "ci='adhoc'" in str(record[0].message)
+        got["knha"] = metaeval.pool(eff, method="REML", test="knha")
+    assert len(record) == 1 and "test='adhoc'" in str(record[0].message)
     for ci, ref in ADHOC_METAFOR.items():
         row = got[ci].iloc[0]
         np.testing.assert_allclose(row[columns].to_numpy(float), ref, rtol=1e-8, atol=1e-13)
@@ -612,16 +615,16 @@ def test_knha_narrow_warning_names_only_narrow_groups():
         }
     )
     with pytest.warns(DegenerateWarning, match="narrower than the normal") as record:
-        res = metaeval.pool(eff, groups="g", ci="knha").set_index("g")
+        res = metaeval.pool(eff, groups="g", test="knha").set_index("g")
     text = " ".join(str(w.message) for w in record)
     assert "g='tight'" in text and "g='wide'" not in text
-    z = metaeval.pool(eff, groups="g", ci="z").set_index("g")
+    z = metaeval.pool(eff, groups="g", test="z").set_index("g")
     width = res["ci_high"] - res["ci_low"]
     assert width["tight"] < (z["ci_high"] - z["ci_low"])["tight"]
     assert width["wide"] > (z["ci_high"] - z["ci_low"])["wide"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        metaeval.leave_one_out(eff, groups="g", ci="knha")
+        metaeval.leave_one_out(eff, groups="g", test="knha")
 
 
 def test_a_warning_about_a_table_without_group_keys_names_no_groups():
@@ -635,7 +638,7 @@ def test_a_warning_about_a_table_without_group_keys_names_no_groups():
         }
     )
     with pytest.warns(DegenerateWarning) as record:
-        metaeval.pool(eff, ci="knha")
+        metaeval.pool(eff, test="knha")
     (message,) = [str(w.message) for w in record]
     assert message.endswith("never narrower than z's.") and "\n" not in message
     assert record[0].message.groups.shape == (1, 0)

@@ -69,7 +69,7 @@ def _close(ours, theirs, rtol, atol, what):
 @pytest.mark.parametrize("method", CLOSED + ITERATIVE)
 def test_battery_matches_rma(data, fits, method, test):
     ref = fits[(fits["method"] == method) & (fits["test"] == test)].drop(columns=["method", "test"])
-    ours = _pool(data, method=method, ci=test).merge(ref, on="id", validate="one_to_one")
+    ours = _pool(data, method=method, test=test).merge(ref, on="id", validate="one_to_one")
     assert len(ours) == 1030
     failed = ours["R_error"].notna()
     if failed.any():
@@ -151,7 +151,7 @@ def _per_study(data, name, func, method, test):
     ref = _r(_read(name), keep=("id", "method", "test", "study"))
     ref = ref[(ref["method"] == method) & (ref["test"] == test)]
     sub = data[data["id"].isin(ref["id"].unique())]
-    ours = func(sub, method=method, ci=test, over="study", groups="id")
+    ours = func(sub, method=method, test=test, over="study", groups="id")
     both = ours.merge(ref, on=["id", "study"], validate="one_to_one")
     assert len(both) == len(ref) > 2000
     return both, sub
@@ -198,7 +198,7 @@ def test_battery_subgroups(data, test):
     sub["g"] = np.array(["a", "b", "c"])[(sub["study"] - 1) % 3]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ours = metaeval.pool(sub, over="study", groups="id", method="REML", ci=test, by="g")
+        ours = metaeval.pool(sub, over="study", groups="id", method="REML", test=test, by="g")
     ours = ours.rename(columns={"g": "subgroup"})
     both = ours.merge(ref, on=["id", "subgroup"], validate="one_to_one")
     assert len(both) == len(ref) > 150

@@ -48,7 +48,7 @@ def _rma() -> pd.DataFrame:
 def test_pool_matches_rma(escalc, rma, method):
     # metafor's own yi/vi as input: this checks pooling alone
     effects = escalc.rename(columns={"yi": "effect", "vi": "variance"})
-    pooled = metaeval.pool(effects, method=method, ci="z", groups="measure")  # rma: test="z"
+    pooled = metaeval.pool(effects, method=method, test="z", groups="measure")  # rma: test="z"
     ref = rma[rma["R_method"] == method]
     both = pooled.merge(ref, on=["measure", "metric", "treatment"], validate="one_to_one")
     assert len(both) == len(ref) == 16
@@ -65,7 +65,7 @@ def test_pipeline_matches_rma():
     """scores -> effects -> pool on the fixture's raw scores agrees with R end to end."""
     scores = pd.read_csv(DIR / "scores.csv")
     rma = _rma()
-    pooled = scores.meta.effects(control="control", effect="smcc").meta.pool(method="DL", ci="z")
+    pooled = scores.meta.effects(control="control", effect="smcc").meta.pool(method="DL", test="z")
     ref = rma[(rma["measure"] == "SMCC") & (rma["R_method"] == "DL")]
     both = pooled.merge(ref, on=["metric", "treatment"], validate="one_to_one")
     assert len(both) == 4
@@ -77,13 +77,13 @@ def test_pipeline_matches_rma():
 
 @pytest.mark.parametrize("method", ["REML", "DL"])
 def test_t_matches_rma_test_t(method):
-    """ci="t" (issue 39, item 17) is metafor's rma(test="t"): the model-based se, t with
+    """test="t" (issue 39, item 17) is metafor's rma(test="t"): the model-based se, t with
     k − 1 df for the test and the confidence and prediction intervals
     (fixtures/metafor/make_t_test.R: 20 data sets of robust_metareg_data)."""
     ref = pd.read_csv(DIR / "t_test_pool.csv").query("method == @method")
     data = pd.read_csv(DIR / "robust_metareg_data.csv.gz")
     data = data[data["id"].isin(ref["id"])].rename(columns={"yi": "effect", "vi": "variance"})
-    res = metaeval.pool(data, method=method, ci="t", groups="id")
+    res = metaeval.pool(data, method=method, test="t", groups="id")
     assert (res["test"] == "t").all()
     both = res.merge(ref, on="id", suffixes=("", "_R"), validate="1:1")
     assert len(both) == 20
@@ -100,5 +100,5 @@ def test_t_matches_rma_test_t(method):
     }
     for ours, theirs in pairs.items():
         np.testing.assert_allclose(both[ours], both[theirs], rtol=1e-8, err_msg=ours)
-    z = metaeval.pool(data, method=method, ci="z", groups="id")
+    z = metaeval.pool(data, method=method, test="z", groups="id")
     np.testing.assert_allclose(res["se"], z["se"], rtol=1e-12)  # not scaled

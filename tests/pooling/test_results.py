@@ -54,7 +54,7 @@ def test_table_attrs_hold_options_only(result):
     attrs = result.table.attrs
     assert attrs == {
         "method": "REML",
-        "ci": None,
+        "test": "knha",
         "alpha": 0.05,
         "mods": ["log_n", "domain"],
         "robust": False,

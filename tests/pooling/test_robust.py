@@ -38,7 +38,7 @@ def _metareg(data, **kwargs):
     with warnings.catch_warnings():
         # data sets with n_study - 4 < 1 are in the data, not the reference: they warn
         warnings.simplefilter("ignore", DegenerateWarning)
-        return metaeval.metareg(data, ["x", "f"], ci="z", groups="id", cluster="study", **kwargs)
+        return metaeval.metareg(data, ["x", "f"], test="z", groups="id", cluster="study", **kwargs)
 
 
 @pytest.mark.parametrize("method", ["REML", "DL", "EE"])
@@ -82,7 +82,7 @@ def test_metareg_robust_does_not_depend_on_ci(reg_data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateWarning)
         knha = metaeval.metareg(
-            sub, ["x", "f"], ci="knha", groups="id", cluster="study", robust="CR2"
+            sub, ["x", "f"], test="knha", groups="id", cluster="study", robust="CR2"
         ).table
     cols = ["robust_se", "robust_df", "robust_p_value"]
     np.testing.assert_allclose(z[cols], knha[cols], rtol=1e-12)
@@ -154,7 +154,7 @@ def test_multilevel_matches_club_sandwich(ml, method, kind):
         model="multilevel",
         cov=cov,
         method=method,
-        ci="z",
+        test="z",
         robust=kind,
     )
     assert res.attrs["robust"] == kind
@@ -243,7 +243,7 @@ def test_an_exact_fit_has_nan_robust_results(ci):
     )
     eff["effect"] = 0.1 + 0.2 * eff["x"]
     with pytest.warns(DegenerateWarning, match="fitted exactly"):
-        res = metaeval.metareg(eff, "x", method="DL", ci=ci, robust="CR1").table
+        res = metaeval.metareg(eff, "x", method="DL", test=ci, robust="CR1").table
     assert res["robust_se"].isna().all()
     np.testing.assert_allclose(res["estimate"], [0.1, 0.2], rtol=1e-10)
 
@@ -312,7 +312,7 @@ def test_multilevel_cr2_is_scale_free(ml, method, scale):
         model="multilevel",
         cov=cov,
         method=method,
-        ci="z",
+        test="z",
         robust="CR2",
     )
     both = res.merge(ref, on="id", suffixes=("", "_R"), validate="1:1")

@@ -20,7 +20,7 @@ PROBS = ["prob_worse", "prob_equivalent", "prob_better"]
 @pytest.fixture(scope="module")
 def result() -> BayesResult:
     auc = metaeval.datasets.load_demsar()
-    return bayes_signed_rank(auc, control="C4.5", seed=1, n_samples=1500, samples=True)
+    return bayes_signed_rank(auc, control="C4.5", seed=1, n_draws=1500, samples=True)
 
 
 def test_the_result_and_its_draws_by_key(result):
@@ -39,7 +39,7 @@ def test_the_result_and_its_draws_by_key(result):
 
 def test_without_samples_it_is_a_result_without_draws(result):
     auc = metaeval.datasets.load_demsar()
-    bare = bayes_signed_rank(auc, control="C4.5", seed=1, n_samples=1500)
+    bare = bayes_signed_rank(auc, control="C4.5", seed=1, n_draws=1500)
     assert isinstance(bare, BayesResult) and bare.samples is None
     pd.testing.assert_frame_equal(bare.table, result.table)
     with pytest.raises(OptionError, match=r"samples=True"):
@@ -48,7 +48,7 @@ def test_without_samples_it_is_a_result_without_draws(result):
 
 def test_table_attrs_hold_options_only(result):
     attrs = result.table.attrs
-    assert set(attrs) == {"rope", "prior", "n_samples", "seed", "threshold", "higher_is_better"}
+    assert set(attrs) == {"rope", "prior", "n_draws", "seed", "threshold", "higher_is_better"}
     for value in attrs.values():
         assert not isinstance(value, pd.DataFrame | pd.Series | np.ndarray)
 

@@ -110,7 +110,7 @@ def run(scores: pd.DataFrame, flat: bool) -> tuple[pd.DataFrame, pd.DataFrame, p
             test = friedman(scores)
     else:
         test = friedman(scores)
-    return test.table, test.ranks, posthoc(scores, method="nemenyi").table
+    return test.table, test.ranks, posthoc(scores, test="nemenyi").table
 
 
 @given(tables())

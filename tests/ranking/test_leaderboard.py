@@ -265,7 +265,9 @@ def test_meta_matches_pool(options):
     scores = metaeval.load_example()
     control = "logistic_regression"
     board = leaderboard(scores, method="meta", control=control, **options)
-    pool_options = {k: v for k, v in options.items() if k in ("ci", "alpha")}
+    pool_options = {k: v for k, v in options.items() if k == "alpha"}
+    if "ci" in options:  # leaderboard's ci= is pool's test= (renamed in the second part)
+        pool_options["test"] = options["ci"]
     effect_options = {k: v for k, v in options.items() if k in ("effect", "alpha")}
     eff = metaeval.effects(scores, control=control, **effect_options)  # {}: the defaults
     if "pool_method" in options:

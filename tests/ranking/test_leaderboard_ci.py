@@ -18,7 +18,7 @@ from metaeval.workflows import rank_report
 def test_the_meta_leaderboard_reports_pools_interval(ci):
     scores = metaeval.load_example().query("metric == 'accuracy'")
     board = leaderboard(scores, method="meta", control="logistic_regression", ci=ci)
-    pooled = metaeval.pool(metaeval.effects(scores, "logistic_regression"), ci=ci)
+    pooled = metaeval.pool(metaeval.effects(scores, "logistic_regression"), test=ci)
     got = board.set_index("system").loc[pooled["treatment"], ["ci_low", "ci_high", "p_value"]]
     np.testing.assert_array_equal(got.to_numpy(), pooled[["ci_low", "ci_high", "p_value"]])
     assert board.attrs["ci"] == ci

@@ -66,7 +66,7 @@ def test_demsar_worked_example_is_reproduced():
     nemenyi = posthoc(ranks, higher_is_better=False)
     assert nemenyi.table["cd"].iloc[0] == pytest.approx(2.569 * np.sqrt(20 / 84), abs=5e-4)
     assert round(nemenyi.cd(), 2) == 1.25
-    dunn = posthoc(ranks, method="bonferroni_dunn", control="C4.5", higher_is_better=False)
+    dunn = posthoc(ranks, test="bonferroni_dunn", control="C4.5", higher_is_better=False)
     assert dunn.cd() == pytest.approx(2.394 * np.sqrt(20 / 84), abs=5e-4)
     # At α = 0.10 (CD = 1.12): C4.5 is worse than C4.5+m and C4.5+m+cf, nothing else
     loose = posthoc(ranks, alpha=0.10, higher_is_better=False)
@@ -154,7 +154,7 @@ def _matrix(ref: pd.DataFrame, wide: pd.DataFrame) -> pd.DataFrame:
 @pytest.mark.parametrize("grid", [None, 0.5])
 def test_nemenyi_equals_scikit_posthocs(rng, grid):
     wide = random_wide(rng, 25, 7, grid=grid)
-    res = posthoc(wide_to_scores(wide), method="nemenyi").table
+    res = posthoc(wide_to_scores(wide), test="nemenyi").table
     ref = _matrix(sp.posthoc_nemenyi_friedman(wide.to_numpy()), wide)
     got = [ref.loc[a, b] for a, b in zip(res["system_a"], res["system_b"], strict=True)]
     np.testing.assert_allclose(res["p_adjusted"], got, rtol=0, atol=1e-10)
@@ -168,7 +168,7 @@ def test_holm_and_bonferroni_dunn_equal_siegel_friedman_adjusted(rng):
     wide = random_wide(rng, 40, 6)
     raw = _matrix(sp.posthoc_siegel_friedman(wide.to_numpy(), p_adjust=None), wide)
     for method, adjust in (("holm", "holm"), ("bonferroni_dunn", "bonferroni")):
-        res = posthoc(wide_to_scores(wide), method=method, control="s02").table
+        res = posthoc(wide_to_scores(wide), test=method, control="s02").table
         assert (res["system_b"] == "s02").all() and len(res) == 5
         ref = [raw.loc[a, "s02"] for a in res["system_a"]]
         np.testing.assert_allclose(res["p_value"], ref, rtol=0, atol=1e-12)
@@ -184,7 +184,7 @@ def test_holm_and_bonferroni_dunn_equal_siegel_friedman_adjusted(rng):
 )
 def test_wilcoxon_holm_equals_scikit_posthocs(rng, n_tasks, grid):
     wide = random_wide(rng, n_tasks, 5, grid=grid, shift=0.2)
-    res = posthoc(wide_to_scores(wide), method="wilcoxon_holm").table
+    res = posthoc(wide_to_scores(wide), test="wilcoxon_holm").table
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scipy: exact distribution unavailable with ties
         ref = _matrix(sp.posthoc_wilcoxon(wide.to_numpy().T.tolist(), p_adjust="holm"), wide)
@@ -198,7 +198,7 @@ def test_wilcoxon_holm_equals_scikit_posthocs(rng, n_tasks, grid):
 
 def test_wilcoxon_holm_against_a_control_adjusts_over_its_pairs(rng):
     wide = random_wide(rng, 20, 5)
-    res = posthoc(wide_to_scores(wide), method="wilcoxon_holm", control="s00").table
+    res = posthoc(wide_to_scores(wide), test="wilcoxon_holm", control="s00").table
     raw = [ss.wilcoxon(wide[a] - wide["s00"]).pvalue for a in res["system_a"]]
     np.testing.assert_allclose(res["p_value"], raw, rtol=1e-12)
     np.testing.assert_allclose(res["p_adjusted"], metaeval.adjust_pvalues(raw, "holm"))
@@ -208,9 +208,9 @@ def test_metrics_with_different_systems_and_tasks(rng):
     a, b = random_wide(rng, 10, 4), random_wide(rng, 16, 6)
     both = pd.concat([wide_to_scores(a, "ma"), wide_to_scores(b, "mb")], ignore_index=True)
     for method in ("nemenyi", "wilcoxon_holm"):
-        res = posthoc(both, method=method).table
+        res = posthoc(both, test=method).table
         assert res.groupby("metric").size().to_dict() == {"ma": 6, "mb": 15}
-        alone = posthoc(wide_to_scores(b, "mb"), method=method).table
+        alone = posthoc(wide_to_scores(b, "mb"), test=method).table
         pd.testing.assert_frame_equal(
             res[res["metric"] == "mb"].reset_index(drop=True), alone, check_exact=False, rtol=1e-13
         )
@@ -219,13 +219,13 @@ def test_metrics_with_different_systems_and_tasks(rng):
 def test_posthoc_option_errors(rng):
     scores = wide_to_scores(random_wide(rng, 6, 3))
     with pytest.raises(OptionError, match="control"):
-        posthoc(scores, method="holm")
+        posthoc(scores, test="holm")
     with pytest.raises(OptionError, match="all pairs"):
-        posthoc(scores, method="nemenyi", control="s00")
-    with pytest.raises(OptionError, match="method"):
-        posthoc(scores, method="tukey")
+        posthoc(scores, test="nemenyi", control="s00")
+    with pytest.raises(OptionError, match="test"):
+        posthoc(scores, test="tukey")
     with pytest.raises(PairingError, match="not a system"):
-        posthoc(scores, method="holm", control="nope")
+        posthoc(scores, test="holm", control="nope")
 
 
 # ----------------------------------------------------------------- cliques vs autorank
@@ -281,7 +281,7 @@ def test_wilcoxon_cliques_check_every_pair():
 
 def test_cliques_against_a_control_join_its_neighbours(rng):
     wide = random_wide(rng, 30, 6, shift=0.5)
-    res = posthoc(wide_to_scores(wide), method="bonferroni_dunn", control="s03")
+    res = posthoc(wide_to_scores(wide), test="bonferroni_dunn", control="s03")
     got = res.cliques()
     pairs = res.table
     rank_c = pairs["rank_b"].iloc[0]
@@ -304,7 +304,7 @@ def test_bayes_signed_rank_agrees_with_baycomp(rng, rope, grid):
     if grid is not None:  # differences on a grid: pairs summing to exactly ±2·rope
         wide = (wide / grid).round() * grid
     n = 20_000
-    res = bayes_signed_rank(wide_to_scores(wide), control="s00", rope=rope, n_samples=n, seed=3)
+    res = bayes_signed_rank(wide_to_scores(wide), control="s00", rope=rope, n_draws=n, seed=3)
     res = res.table
     for _, row in res.iterrows():
         ref = baycomp.SignedRankTest.probs(
@@ -329,7 +329,7 @@ def test_bayes_draws_match_the_quadratic_form():
     wide = pd.DataFrame({"c": c, "t": t}, index=list("abcde"))
     rope = 2 / 64  # differences (2, 0, 3, −4, 4)/64: sums hit ±2·rope exactly
     res = bayes_signed_rank(
-        wide_to_scores(wide), control="c", rope=rope, n_samples=300, seed=9, samples=True
+        wide_to_scores(wide), control="c", rope=rope, n_draws=300, seed=9, samples=True
     )
     draws = res.draws(0)
     w = _signed_rank._weights(res.table.attrs["seed"], "m", 0, 300, 5, 0.5)
@@ -348,9 +348,9 @@ def test_bayes_draws_match_the_quadratic_form():
 def test_bayes_seed_pairs_and_direction(rng):
     wide = random_wide(rng, 12, 4, shift=0.1) * 0.02
     scores = wide_to_scores(wide)
-    result = bayes_signed_rank(scores, control="s00", seed=11, n_samples=3000)
+    result = bayes_signed_rank(scores, control="s00", seed=11, n_draws=3000)
     full = result.table
-    one = bayes_signed_rank(scores, control="s00", treatment="s02", seed=11, n_samples=3000).table
+    one = bayes_signed_rank(scores, control="s00", treatment="s02", seed=11, n_draws=3000).table
     pd.testing.assert_frame_equal(
         full[full["treatment"] == "s02"].reset_index(drop=True), one, check_exact=True
     )
@@ -358,12 +358,12 @@ def test_bayes_seed_pairs_and_direction(rng):
         scores.assign(value=-scores["value"]),
         control="s00",
         seed=11,
-        n_samples=3000,
+        n_draws=3000,
         higher_is_better=False,
     ).table
     cols = ["prob_worse", "prob_equivalent", "prob_better", "mean_diff"]
     pd.testing.assert_frame_equal(full[cols], flipped[cols], check_exact=False, rtol=1e-12)
-    other = bayes_signed_rank(scores, control="s00", seed=12, n_samples=3000).table
+    other = bayes_signed_rank(scores, control="s00", seed=12, n_draws=3000).table
     assert not other["prob_better"].equals(full["prob_better"])
     assert full.attrs["seed"] == 11 and result.samples is None
 
@@ -372,12 +372,12 @@ def test_bayes_decision_and_errors(rng):
     wide = pd.DataFrame({"c": np.linspace(0.3, 0.9, 30)})
     wide["better"] = wide["c"] + 0.1
     wide["same"] = wide["c"] + 0.001
-    res = bayes_signed_rank(wide_to_scores(wide), control="c", seed=0, n_samples=2000)
+    res = bayes_signed_rank(wide_to_scores(wide), control="c", seed=0, n_draws=2000)
     assert res.table.set_index("treatment")["decision"].to_dict() == {
         "better": "better",
         "same": "equivalent",
     }
-    for bad in ({"rope": -1}, {"prior": 0}, {"n_samples": 0}, {"threshold": 0.2}):
+    for bad in ({"rope": -1}, {"prior": 0}, {"n_draws": 0}, {"threshold": 0.2}):
         with pytest.raises(OptionError):
             bayes_signed_rank(wide_to_scores(wide), control="c", **bad)
     with pytest.raises(PairingError, match="not a system"):
@@ -523,7 +523,7 @@ def test_identical_systems_tie_whatever_the_row_order(rng):
 def test_bayes_draws_do_not_depend_on_the_row_order(rng):
     wide = random_wide(rng, 15, 3, shift=0.05) * 0.02
     scores = wide_to_scores(wide)
-    kwargs = {"control": "s00", "seed": 5, "n_samples": 2000}
+    kwargs = {"control": "s00", "seed": 5, "n_draws": 2000}
     forward = bayes_signed_rank(scores, **kwargs).table
     for shuffled in (scores.iloc[::-1], scores.sample(frac=1, random_state=3)):
         again = bayes_signed_rank(shuffled, **kwargs).table
@@ -691,11 +691,11 @@ def _results(rng):
     scores = pd.concat([wide_to_scores(a, "ma"), wide_to_scores(b, "mb")], ignore_index=True)
     return [
         friedman(scores),
-        posthoc(scores, method="nemenyi"),
-        posthoc(scores, method="holm", control="s01", alpha=0.10),
-        posthoc(scores, method="bonferroni_dunn", control="s01"),
-        posthoc(scores, method="wilcoxon_holm"),
-        posthoc(scores, method="wilcoxon_holm", control="s00"),
+        posthoc(scores, test="nemenyi"),
+        posthoc(scores, test="holm", control="s01", alpha=0.10),
+        posthoc(scores, test="bonferroni_dunn", control="s01"),
+        posthoc(scores, test="wilcoxon_holm"),
+        posthoc(scores, test="wilcoxon_holm", control="s00"),
     ]
 
 
@@ -714,7 +714,7 @@ def test_results_concatenate_pickle_and_keep_only_options_in_attrs(rng):
         pd.testing.assert_frame_equal(back.ranks, res.ranks)
         assert back.table.attrs == res.table.attrs
         if isinstance(res, PosthocResult):
-            assert (back.method, back.alpha, back.control) == (res.method, res.alpha, res.control)
+            assert (back.test, back.alpha, back.control) == (res.test, res.alpha, res.control)
             pd.testing.assert_frame_equal(back.cliques(), res.cliques())
     fr, nem = _results(rng)[:2]
     assert fr.kind == "friedman" and nem.kind == "posthoc"
@@ -728,7 +728,7 @@ def test_cd_at_any_level_equals_the_formulas(rng):
     a, b = random_wide(rng, 12, 5), random_wide(rng, 20, 4)
     scores = pd.concat([wide_to_scores(a, "ma"), wide_to_scores(b, "mb")], ignore_index=True)
     nemenyi = posthoc(scores)
-    dunn = posthoc(scores, method="bonferroni_dunn", control="s01", alpha=0.10)
+    dunn = posthoc(scores, test="bonferroni_dunn", control="s01", alpha=0.10)
     for metric, wide in (("ma", a), ("mb", b)):
         n, k = wide.shape
         se = np.sqrt(k * (k + 1) / (6 * n))
@@ -742,7 +742,7 @@ def test_cd_at_any_level_equals_the_formulas(rng):
         assert nemenyi.cd(metric=metric) == own
         assert dunn.cd(metric=metric) == pytest.approx(ss.norm.isf(0.10 / (2 * (k - 1))) * se)
     for method, control in (("holm", "s01"), ("wilcoxon_holm", None)):
-        res = posthoc(scores, method=method, control=control)
+        res = posthoc(scores, test=method, control=control)
         assert np.isnan(res.cd(metric="ma")) and np.isnan(res.cd(0.10, metric="mb"))
     with pytest.raises(OptionError, match=r"`metric`.*'ma', 'mb'"):
         nemenyi.cd()
@@ -760,9 +760,9 @@ def test_cd_at_any_level_equals_the_formulas(rng):
 )
 def test_cliques_at_a_level_equal_the_test_run_at_that_level(rng, method, control):
     wide = random_wide(rng, 25, 7, shift=0.25)
-    at05 = posthoc(wide_to_scores(wide), method=method, control=control)
+    at05 = posthoc(wide_to_scores(wide), test=method, control=control)
     for alpha in (0.01, 0.10, 0.25):
-        rerun = posthoc(wide_to_scores(wide), method=method, control=control, alpha=alpha)
+        rerun = posthoc(wide_to_scores(wide), test=method, control=control, alpha=alpha)
         pd.testing.assert_frame_equal(at05.cliques(alpha), rerun.cliques())
         if method == "nemenyi":  # a run is a clique when its extreme ranks are within the CD
             for _, g in at05.cliques(alpha).groupby("clique"):
@@ -779,8 +779,8 @@ def test_results_write_latex():
 
 def test_a_posthoc_result_checks_its_options(rng):
     res = posthoc(wide_to_scores(random_wide(rng, 8, 3)))
-    with pytest.raises(OptionError, match="`method`.*'tukey'"):
-        res.replace(method="tukey")
+    with pytest.raises(OptionError, match="`test`.*'tukey'"):
+        res.replace(test="tukey")
     with pytest.raises(OptionError, match="alpha"):
         res.replace(alpha=1.5)
 

@@ -387,7 +387,9 @@ def test_pooled_scores_are_the_meta_leaderboard(scores):
     assert (merged["rank"] == merged["rank_board"]).all()
     # the leaderboard's score is pool(effects()) itself: an independent path to the numbers
     eff = metaeval.effects(scores, control="ctrl", effect="md")
-    pooled = metaeval.pool(eff, method="REML", ci="z").set_index(["metric", "treatment"])["effect"]
+    pooled = metaeval.pool(eff, method="REML", test="z").set_index(["metric", "treatment"])[
+        "effect"
+    ]
     got = table[table["system"] != "ctrl"].set_index(["metric", "system"])["score"]
     np.testing.assert_allclose(got, pooled.reindex(got.index), rtol=0, atol=1e-12)
     assert (table.loc[table["system"] == "ctrl", "score"] == 0).all()
@@ -454,7 +456,7 @@ def test_pooled_resamples_equal_effects_then_pool_of_the_resampled_table(rng, ef
         with warnings.catch_warnings():  # a slot of one cluster drawn twice has no spread:
             warnings.simplefilter("ignore", metaeval.DegenerateWarning)  # left out of both
             eff = metaeval.effects(table, control="ctrl", effect=effect)
-            ref = metaeval.pool(eff, method="REML", ci="z").set_index("treatment")["effect"]
+            ref = metaeval.pool(eff, method="REML", test="z").set_index("treatment")["effect"]
         np.testing.assert_allclose(boot[r], ref.reindex(["a", "b", "c"]), rtol=1e-9, atol=1e-12)
 
 

@@ -77,13 +77,13 @@ def test_friedman_ranks_exactly_rounded_means(correction):
 
 def test_posthoc_tests_follow_the_exact_ties():
     exact = exact_means(DATA)
-    nemenyi = posthoc(scores_of(DATA), method="nemenyi").table
+    nemenyi = posthoc(scores_of(DATA), test="nemenyi").table
     ref = sp.posthoc_nemenyi_friedman(exact.to_numpy())
     ref.index = ref.columns = SYSTEMS
     for row in nemenyi.itertuples():
         assert row.p_adjusted == pytest.approx(ref.loc[row.system_a, row.system_b], rel=1e-6)
     # Wilcoxon: the tied tasks are zero differences (dropped), not ±1e-16
-    wil = posthoc(scores_of(DATA), method="wilcoxon_holm").table.set_index(["system_a", "system_b"])
+    wil = posthoc(scores_of(DATA), test="wilcoxon_holm").table.set_index(["system_a", "system_b"])
     for a, b in wil.index:
         d = (exact[a] - exact[b]).to_numpy()
         assert wil.loc[(a, b), "p_value"] == pytest.approx(

@@ -122,7 +122,7 @@ def test_pool_itself_matches_metafor_on_the_four_tasks():
     np.testing.assert_allclose(np.sqrt(eff["variance"]), SE, rtol=1e-12)
     for ci, (low, high, p) in METAFOR.items():
         with pytest.warns(DegenerateWarning) if ci == "knha" else _no_warning():
-            got = metaeval.pool(eff, ci=ci)
+            got = metaeval.pool(eff, test=ci)
         np.testing.assert_allclose(
             got[["ci_low", "ci_high", "p_value"]].iloc[0], (low, high, p), rtol=1e-8
         )

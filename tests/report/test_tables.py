@@ -104,7 +104,7 @@ def test_compare_from_the_library_matches_its_numbers(rng):
 def test_effects_with_pooled_column(rng):
     scores = make_scores(rng, systems=("ctrl", "a", "b"), metrics=("m1",))
     eff = scores.meta.effects(control="ctrl", effect="smd")
-    pooled = eff.meta.pool(method="REML", ci="knha")
+    pooled = eff.meta.pool(method="REML", test="knha")
     tex = to_latex(eff, pooled=pooled, digits=4)
     for _, row in pooled.iterrows():
         text = f"{row['effect']:.4f}".replace("-", "$-$")

@@ -176,7 +176,7 @@ def fetch_ranger(
 
     >>> glue = fetch_ranger("classification-glue-data")
     >>> scores = read_ranger(glue / "config.yaml", metric="accuracy")
-    >>> table = scores.meta.analyze(control="bert", effect="smd", method="DL", ci="z")
+    >>> table = scores.meta.analyze(control="bert", effect="smd", method="DL", test="z")
     >>> table.loc[table["task"] == "summary", ["effect", "ci_low", "ci_high"]].round(4)
        effect  ci_low  ci_high
     7 -0.0549 -0.0786  -0.0312

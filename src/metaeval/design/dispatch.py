@@ -9,6 +9,7 @@ import pandas as pd
 
 from .._kinds import table_kind
 from .._options import (
+    CI_METHODS,
     DEFAULT_CI,
     DEFAULT_POOL_METHOD,
     Alternative,
@@ -18,7 +19,7 @@ from .._options import (
     literal_signature,
 )
 from ..engines import any_frame
-from ..errors import OptionError, TableKindError, excerpt
+from ..errors import OptionError, TableKindError, check_option, excerpt
 from .results import PowerResult
 
 __all__ = ["power"]
@@ -37,7 +38,7 @@ _QUERIES = (
 )
 """The options of :func:`plan_queries` alone (a scores table)."""
 
-_TASKS = ("k", "tau2", "variance", "method", "ci", "n_sim", "seed")
+_TASKS = ("k", "tau2", "variance", "method", "ci", "n_draws", "seed")
 """The options of :func:`plan_tasks` alone (an effects table)."""
 
 _DEFAULTS: dict[str, Any] = {
@@ -45,7 +46,7 @@ _DEFAULTS: dict[str, Any] = {
     "test": "t",
     "method": DEFAULT_POOL_METHOD,
     "ci": DEFAULT_CI,
-    "n_sim": 2000,
+    "n_draws": 2000,
 }
 """The options whose default is not None."""
 
@@ -73,7 +74,7 @@ def power(
     variance: float | None = None,
     method: PoolMethod = DEFAULT_POOL_METHOD,
     ci: CIMethod | None = DEFAULT_CI,
-    n_sim: int = 2000,
+    n_draws: int = 2000,
     seed: int | None = None,
 ) -> PowerResult:
     """A plan from a pilot: queries per task from a scores table, tasks from an effects
@@ -97,7 +98,7 @@ def power(
         table, whose rows already name their control.
     treatment, n, alternative, cluster, replicates, epochs, seeds, test, width
         A scores table only: as in :func:`metaeval.design.plan_queries`.
-    k, tau2, variance, method, ci, n_sim, seed
+    k, tau2, variance, method, ci, n_draws, seed
         An effects table only: as in :func:`metaeval.design.plan_tasks`.
     mde, power, alpha
         Both: the minimum detectable effect, the power and the level.
@@ -155,9 +156,11 @@ def power(
         "variance": variance,
         "method": method,
         "ci": ci,
-        "n_sim": n_sim,
+        "n_draws": n_draws,
         "seed": seed,
     }
+    if ci is not None:  # named as power() calls it, not as plan_tasks' test=
+        check_option("ci", ci, CI_METHODS)
     kind = table_kind(table)
     if kind in ("scores", "effects"):
         own, other = (_QUERIES, _TASKS) if kind == "scores" else (_TASKS, _QUERIES)
@@ -188,7 +191,8 @@ def power(
             )
         from .tasks import plan_tasks
 
-        return plan_tasks(table, **options)
+        # power()'s ci= is plan_tasks' test= (power's own test= is plan_queries' design)
+        return plan_tasks(table, **{("test" if k == "ci" else k): v for k, v in options.items()})
     raise TableKindError(
         f"power() plans from a pilot scores table (queries per task) or a pilot effects "
         f"table (tasks), not a {kind or 'table of unknown kind'} table."

@@ -59,15 +59,15 @@ def plan_tasks(
     variance: float | None = None,
     alpha: float = 0.05,
     method: PoolMethod = DEFAULT_POOL_METHOD,
-    ci: CIMethod | None = DEFAULT_CI,
-    n_sim: int = 2000,
+    test: CIMethod | None = DEFAULT_CI,
+    n_draws: int = 2000,
     seed: int | None = None,
 ) -> PowerResult:
     r"""How many tasks a pooled comparison needs, what it can detect, or its power.
 
     From a pilot effects table, per group (as :func:`metaeval.pool` groups): give two of
     ``k``, ``mde`` and ``power`` and get the third, for the analysis that will be run
-    (:func:`metaeval.pool` with ``method`` and ``ci``), by simulating that analysis.
+    (:func:`metaeval.pool` with ``method`` and ``test``), by simulating that analysis.
     The normal-theory answer of Hedges & Pigott (2001) is reported beside it.
 
     Parameters
@@ -94,12 +94,12 @@ def plan_tasks(
         The level of the two-sided test (the pooled interval has level 1 − alpha).
     method : {"EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM"}, default "REML"
         The τ² estimator of the planned analysis (and of the pilot's τ̂²).
-    ci : {"z", "t", "knha", "hksj", "adhoc"} or None, default None
+    test : {"z", "t", "knha", "hksj", "adhoc"} or None, default None
         The intervals of the planned analysis, as in :func:`metaeval.pool`: None is
         Knapp–Hartung for random-effects methods and ``"z"`` for ``EE``/``FE``.
-    n_sim : int, default 2000
+    n_draws : int, default 2000
         Simulated comparisons per size (Monte-Carlo standard error of a power near 0.8:
-        about √(0.8·0.2/n_sim), 0.009 for 2000).
+        about √(0.8·0.2/n_draws), 0.009 for 2000).
     seed : int, optional
         The seed of the simulation; None draws one, reported in the ``seed`` column.
 
@@ -114,9 +114,9 @@ def plan_tasks(
           solved also ``k_normal``, with ``mde`` solved also ``mde_normal``;
         - ``tau2``, ``tau2_source`` (``"pilot"`` or ``"given"``), ``variance`` (the
           planned within-task variance), ``pilot_k`` (the pilot's tasks),
-          ``method``, ``ci``, ``n_sim``, ``seed``.
+          ``method``, ``test``, ``n_draws``, ``seed``.
 
-        ``table.attrs`` hold ``method, ci, alpha, n_sim, seed`` and ``solve`` (``"k"``,
+        ``table.attrs`` hold ``method, test, alpha, n_draws, seed`` and ``solve`` (``"k"``,
         ``"mde"`` or ``"power"``: what was solved).
 
         ``curve``: the simulated power of each group over ``size`` (tasks) from 2 to
@@ -128,7 +128,7 @@ def plan_tasks(
     metaeval.OptionError
         Not exactly two of ``k``, ``mde`` and ``power``; ``power`` not between
         ``alpha`` and 1; ``k`` < 2; ``mde`` zero; ``tau2`` < 0; ``variance`` ≤ 0; an
-        unknown ``method`` or ``ci``; ``n_sim`` < 100.
+        unknown ``method`` or ``test``; ``n_draws`` < 100.
     metaeval.SchemaError
         ``effects`` is not an effects table (columns ``effect, variance``), or is empty.
 
@@ -183,10 +183,10 @@ def plan_tasks(
     >>> plan.unit
     'tasks'
     """
-    ci_name, solve, alpha, n_sim, seed = _check(
-        k, mde, power, tau2, variance, alpha, method, ci, n_sim, seed
+    ci_name, solve, alpha, n_draws, seed = _check(
+        k, mde, power, tau2, variance, alpha, method, test, n_draws, seed
     )
-    pilot = _pilot(effects, method=method, ci=ci, alpha=alpha, tau2=tau2, variance=variance)
+    pilot = _pilot(effects, method=method, test=test, alpha=alpha, tau2=tau2, variance=variance)
     keys, table = pilot.keys, pilot.table
     n_groups = len(table)
     sd = np.sqrt(table["variance"].to_numpy() + table["tau2"].to_numpy())
@@ -196,9 +196,9 @@ def plan_tasks(
         sd,
         table["variance"].to_numpy(float),
         method=method,
-        ci=ci_name,
+        test=ci_name,
         alpha=alpha,
-        n_sim=n_sim,
+        n_draws=n_draws,
         seed=seed,
     )
 
@@ -248,11 +248,13 @@ def plan_tasks(
     out["variance"] = table["variance"].to_numpy()
     out["pilot_k"] = table["pilot_k"].to_numpy()
     out["method"] = method
-    out["ci"] = ci_name
-    out["n_sim"] = n_sim
+    out["test"] = ci_name
+    out["n_draws"] = n_draws
     out["seed"] = seed
     out = out.reset_index(drop=True)
-    out.attrs.update(method=method, ci=ci_name, alpha=alpha, n_sim=n_sim, seed=seed, solve=solve)
+    out.attrs.update(
+        method=method, test=ci_name, alpha=alpha, n_draws=n_draws, seed=seed, solve=solve
+    )
     return PowerResult(table=out, curve=curve, unit="tasks")
 
 
@@ -265,14 +267,14 @@ def _check(
     variance: Any,
     alpha: Any,
     method: Any,
-    ci: Any,
-    n_sim: Any,
+    test: Any,
+    n_draws: Any,
     seed: Any,
 ) -> tuple[str, str, float, int, int]:
     alpha = check_alpha(alpha)  # the options first: a bogus one is named whatever else is given
     check_option("method", method, POOL_METHODS)
-    if ci is not None:
-        check_option("ci", ci, CI_METHODS)
+    if test is not None:
+        check_option("test", test, CI_METHODS)
     given = {"k": k, "mde": mde, "power": power}
     named = [name for name, value in given.items() if value is not None]
     if len(named) != 2:
@@ -309,12 +311,12 @@ def _check(
             f"`variance` must be a positive finite within-task variance, but {variance!r} was "
             "passed; leave it None to use the mean of the pilot's variances."
         )
-    if isinstance(n_sim, bool) or not isinstance(n_sim, int | np.integer) or n_sim < 100:
+    if isinstance(n_draws, bool) or not isinstance(n_draws, int | np.integer) or n_draws < 100:
         raise OptionError(
-            f"`n_sim` must be an integer of at least 100 simulated comparisons, but {n_sim!r} "
+            f"`n_draws` must be an integer of at least 100 simulated comparisons, but {n_draws!r} "
             "was passed."
         )
-    return resolve_ci(method, ci), solve, alpha, int(n_sim), resolve_seed(seed)
+    return resolve_ci(method, test), solve, alpha, int(n_draws), resolve_seed(seed)
 
 
 def _is_number(x: Any) -> bool:
@@ -330,7 +332,7 @@ def _pilot(
     effects: Any,
     *,
     method: str,
-    ci: Any,
+    test: Any,
     alpha: float,
     tau2: float | None,
     variance: float | None,
@@ -350,7 +352,7 @@ def _pilot(
         )
     if effects.empty:
         raise SchemaError("`effects` is an empty effects table: a plan needs a pilot's effects.")
-    pooled = pool(effects, method=method, ci=ci, alpha=alpha)
+    pooled = pool(effects, method=method, test=test, alpha=alpha)
     keys = [c for c in GROUP_KEYS if c in effects.columns]
     eff = effects.loc[:, [*keys, "effect", "variance"]]
     ok = np.isfinite(eff["effect"].to_numpy(float)) & np.isfinite(eff["variance"].to_numpy(float))
@@ -414,7 +416,7 @@ def _k_normal(mde: float, sd: np.ndarray, power: float, z: float) -> np.ndarray:
 class _Simulation:
     """Pools simulated comparisons of the planned analysis, all at once.
 
-    The draws ``Z`` have shape (tasks, n_sim) and are drawn row by row from one seeded
+    The draws ``Z`` have shape (tasks, n_draws) and are drawn row by row from one seeded
     generator, so the first k rows are the same whatever the largest k asked for:
     every k and every group uses the same draws (common random numbers)."""
 
@@ -424,39 +426,39 @@ class _Simulation:
         variance: np.ndarray,
         *,
         method: str,
-        ci: str,
+        test: str,
         alpha: float,
-        n_sim: int,
+        n_draws: int,
         seed: int,
     ) -> None:
         self.sd, self._variance = sd, variance
-        self.method, self.ci, self.alpha = method, ci, alpha
-        self.n_sim, self.seed = n_sim, seed
-        self._z = np.empty((0, n_sim))
+        self.method, self.test, self.alpha = method, test, alpha
+        self.n_draws, self.seed = n_draws, seed
+        self._z = np.empty((0, n_draws))
 
     def draws(self, k_max: int) -> np.ndarray:
         if k_max > len(self._z):
             rng = np.random.default_rng(self.seed)
-            self._z = rng.standard_normal((k_max, self.n_sim))
+            self._z = rng.standard_normal((k_max, self.n_draws))
         return self._z[:k_max]
 
     def intervals(self, groups: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``ci_low`` and ``ci_high`` of comparisons with mean 0, shape (len(ks), n_sim),
+        """``ci_low`` and ``ci_high`` of comparisons with mean 0, shape (len(ks), n_draws),
         of ``ks[j]`` tasks of group ``groups[j]``: one :func:`metaeval.pool` call."""
-        n_sim = self.n_sim
+        n_draws = self.n_draws
         ks = np.asarray(ks, dtype=np.int64)
         z = self.draws(int(ks.max()))
-        sizes = ks * n_sim
+        sizes = ks * n_draws
         total = int(sizes.sum())
         spec = np.repeat(np.arange(len(ks)), sizes)
         local = np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-        task, sim = np.divmod(local, n_sim)
+        task, sim = np.divmod(local, n_draws)
         sd = self.sd[groups]
         v = self._variance[groups]
         frame = pd.DataFrame(
             {
                 "task": task,
-                "metric": spec * n_sim + sim,
+                "metric": spec * n_draws + sim,
                 "effect": sd[spec] * z[task, sim],
                 "variance": v[spec],
             }
@@ -465,10 +467,10 @@ class _Simulation:
             # simulated comparisons: a REML fit stuck at a boundary, s² = 0 ... count as
             # not significant (NaN interval), not as warnings about the user's data
             warnings.simplefilter("ignore", MetaEvalWarning)
-            res = pool(frame, method=self.method, ci=self.ci, alpha=self.alpha)
+            res = pool(frame, method=self.method, test=self.test, alpha=self.alpha)
         order = np.argsort(res["metric"].to_numpy(), kind="stable")
-        low = res["ci_low"].to_numpy(float)[order].reshape(len(ks), n_sim)
-        high = res["ci_high"].to_numpy(float)[order].reshape(len(ks), n_sim)
+        low = res["ci_low"].to_numpy(float)[order].reshape(len(ks), n_draws)
+        high = res["ci_high"].to_numpy(float)[order].reshape(len(ks), n_draws)
         return low, high
 
     def power(self, groups: np.ndarray, ks: np.ndarray, mde: np.ndarray) -> np.ndarray:
@@ -480,8 +482,8 @@ class _Simulation:
             return np.empty(0)
         low, _ = self.intervals(groups, np.full(len(groups), k))
         d = np.sort(np.where(np.isfinite(low), -low, np.inf), axis=1)
-        c = math.ceil(power * self.n_sim - 1e-9)  # significant in ≥ c of n_sim
-        upper = d[:, c] if c < self.n_sim else np.nextafter(d[:, c - 1], np.inf)
+        c = math.ceil(power * self.n_draws - 1e-9)  # significant in ≥ c of n_draws
+        upper = d[:, c] if c < self.n_draws else np.nextafter(d[:, c - 1], np.inf)
         return np.where(
             np.isfinite(upper), (d[:, c - 1] + upper) / 2, np.nextafter(d[:, c - 1], np.inf)
         )
@@ -503,7 +505,7 @@ class _Simulation:
             # windows of about a quarter of the normal-theory k (4 to 30 sizes), narrowed
             # so that one pool() call stays within ROW_BUDGET simulated effects
             width = np.clip(np.ceil(0.25 * k_normal[todo]).astype(np.int64) + 3, 4, 30)
-            rows = self.n_sim * (width * lo[todo] + width * (width - 1) // 2).sum()
+            rows = self.n_draws * (width * lo[todo] + width * (width - 1) // 2).sum()
             width = np.maximum(1, (width * min(1.0, ROW_BUDGET / rows)).astype(np.int64))
             width = np.minimum(width, MAX_K - lo[todo] + 1)
             spec_group = np.repeat(todo, width)
@@ -554,7 +556,7 @@ def _curve(
     tops = np.maximum(2 * k[groups], 10)
     # at most CURVE_SIZES sizes, fewer (at least 5) so that the curve's one pool() call
     # stays within ROW_BUDGET simulated effects
-    per_group = ROW_BUDGET / len(groups) / (sim.n_sim * (tops + 2) / 2)
+    per_group = ROW_BUDGET / len(groups) / (sim.n_draws * (tops + 2) / 2)
     counts = np.clip(per_group.astype(np.int64), 5, CURVE_SIZES)
     sizes = [
         np.union1d(_sizes(int(top), int(n)), [kk])

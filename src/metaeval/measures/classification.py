@@ -516,7 +516,7 @@ def _finite(values: Any, name: str) -> np.ndarray:
 
 @literal_signature
 def correlation(
-    x: Any, y: Any, *, method: Correlation = "pearson", alpha: float = 0.05
+    x: Any, y: Any, *, correlation: Correlation = "pearson", alpha: float = 0.05
 ) -> pd.Series:
     """A correlation coefficient with its Fisher-z confidence interval and p-value.
 
@@ -524,7 +524,7 @@ def correlation(
     ----------
     x, y : array-like, shape (n,)
         Paired finite observations.
-    method : {"pearson", "spearman", "kendall"}, default "pearson"
+    correlation : {"pearson", "spearman", "kendall"}, default "pearson"
         Pearson's r, Spearman's ρ or Kendall's τ-b.
     alpha : float, default 0.05
         The interval has confidence level 1 − ``alpha``.
@@ -532,7 +532,7 @@ def correlation(
     Returns
     -------
     pandas.Series
-        Named ``method``, with the float values
+        Named ``correlation``, with the float values
 
         - ``r`` : the coefficient;
         - ``ci_low``, ``ci_high`` : the Fisher-z confidence interval;
@@ -547,7 +547,7 @@ def correlation(
     metaeval.PairingError
         When ``x`` and ``y`` differ in length.
     metaeval.OptionError
-        For an unknown ``method`` or an ``alpha`` outside (0, 1).
+        For an unknown ``correlation`` or an ``alpha`` outside (0, 1).
 
     Warns
     -----
@@ -596,7 +596,7 @@ def correlation(
     n          8.0000
     se_z       0.4472
     Name: pearson, dtype: float64
-    >>> correlation(x, y, method="kendall").round(4)
+    >>> correlation(x, y, correlation="kendall").round(4)
     r          0.7857
     ci_low     0.3904
     ci_high    0.9364
@@ -608,7 +608,7 @@ def correlation(
     from scipy import special
     from scipy import stats as sps
 
-    check_option("method", method, CORRELATIONS)
+    check_option("correlation", correlation, CORRELATIONS)
     alpha = check_alpha(alpha)
     xs, ys = _finite(x, "x"), _finite(y, "y")
     if xs.size != ys.size:
@@ -626,17 +626,19 @@ def correlation(
             if n < 2
             else " and ".join(constant) + f" {'is' if len(constant) == 1 else 'are'} constant"
         )
-        warn(f"The {method} correlation is undefined (NaN): {why}.", DegenerateWarning)
-        return pd.Series([np.nan] * 4 + [float(n), np.nan], index=index, name=method)
-    func = {"pearson": sps.pearsonr, "spearman": sps.spearmanr, "kendall": sps.kendalltau}[method]
+        warn(f"The {correlation} correlation is undefined (NaN): {why}.", DegenerateWarning)
+        return pd.Series([np.nan] * 4 + [float(n), np.nan], index=index, name=correlation)
+    func = {"pearson": sps.pearsonr, "spearman": sps.spearmanr, "kendall": sps.kendalltau}[
+        correlation
+    ]
     res = func(xs, ys)
     r, p = float(res.statistic), float(res.pvalue)
-    variance = fisher_z_variance(n, method)
+    variance = fisher_z_variance(n, correlation)
     se = float(np.sqrt(variance))
     if np.isnan(se):
-        need = 5 if method == "kendall" else 4
+        need = 5 if correlation == "kendall" else 4
         warn(
-            f"The Fisher-z interval of the {method} correlation needs n >= {need} pairs, "
+            f"The Fisher-z interval of the {correlation} correlation needs n >= {need} pairs, "
             f"but n={n}; ci_low, ci_high and se_z are NaN.",
             DegenerateWarning,
         )
@@ -644,4 +646,4 @@ def correlation(
     with np.errstate(divide="ignore"):
         z = np.arctanh(r)
     low, high = np.tanh(z - crit * se), np.tanh(z + crit * se)
-    return pd.Series([r, low, high, p, float(n), se], index=index, name=method, dtype=float)
+    return pd.Series([r, low, high, p, float(n), se], index=index, name=correlation, dtype=float)

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import pandas as pd
 
 from .._options import format_number
-from ..errors import SchemaError, quote_list
 from ..engines import any_frame
+from ..errors import SchemaError, quote_list
 
 __all__ = ["ir_columns"]
 

@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._options import DEFAULT_RESAMPLES
+from ..engines import LazyTable, any_frame, per_task
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -32,9 +34,8 @@ from ..errors import (
     resolve_seed,
     warn_groups,
 )
-from ..engines import LazyTable, any_frame, per_task
-from . import pushdown
 from . import _resampling as rs
+from . import pushdown
 from ._layout import BLOCK, Layout, layout, per_task_sum
 from .replicates import REPLICATES_AVERAGED, has_replicates
 from .sufficient import ZERO_TOL
@@ -319,7 +320,7 @@ def tukey(
     scores: pd.DataFrame,
     *,
     randomized: bool = False,
-    n_resamples: int = 10_000,
+    n_resamples: int = DEFAULT_RESAMPLES,
     seed: int | None = None,
     alpha: float = 0.05,
     progress: bool | None = None,

@@ -29,7 +29,14 @@ import numpy as np
 import pandas as pd
 
 from .._docs import fill_doc
-from .._options import EFFECTS_FIRST, STATISTICS, Statistic, answer_first, literal_signature
+from .._options import (
+    DEFAULT_RESAMPLES,
+    EFFECTS_FIRST,
+    STATISTICS,
+    Statistic,
+    answer_first,
+    literal_signature,
+)
 from ..engines import any_frame
 from ..errors import (
     PairingError,
@@ -170,12 +177,12 @@ def _statistic(
 @literal_signature
 @fill_doc
 def bootstrap_effects(
-    data: pd.DataFrame,
+    scores: pd.DataFrame,
     statistic: Statistic | Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
     *,
     control: str,
     treatment: str | Sequence[str] | None = None,
-    n_resamples: int = 2_000,
+    n_resamples: int = DEFAULT_RESAMPLES,
     seed: int | None = None,
     alpha: float = 0.05,
     progress: bool | None = None,
@@ -184,7 +191,7 @@ def bootstrap_effects(
 
     Parameters
     ----------
-    data : pandas.DataFrame
+    scores : pandas.DataFrame
         Per-sample predictions: ``task, query`` (the sample id), ``system``,
         ``prediction`` and ``label`` (the same label for every system). For
         ``accuracy``, ``f1``, ``f1_macro`` and ``mcc`` predictions and labels
@@ -268,7 +275,7 @@ def bootstrap_effects(
         name = str(getattr(statistic, "__name__", "statistic"))
     n_resamples = check_resamples(n_resamples, minimum=2)
     seed = resolve_seed(seed)
-    wide, systems, treatments = _prepare(data, control, treatment, statistic)
+    wide, systems, treatments = _prepare(scores, control, treatment, statistic)
     numeric = name in ("pearson", "spearman") or callable(statistic)
     wide, k = (wide, 0) if numeric else _class_codes(wide, systems, name)
     tasks = wide.index.get_level_values("task").unique()

@@ -31,12 +31,24 @@ __all__ = ["fisher_z_variance", "correlation_effects"]
 
 
 @literal_signature
-def fisher_z_variance(n: Any, method: Correlation = "pearson") -> Any:
+def fisher_z_variance(n: Any, correlation: Correlation = "pearson") -> Any:
     """Sampling variance of Fisher's z = atanh(r) of a correlation from n pairs.
 
     1/(n − 3) for Pearson's r; 1.06/(n − 3) for Spearman's ρ and 0.437/(n − 4)
     for Kendall's τ (Fieller, Hartley & Pearson 1957). NaN where n ≤ 3 (n ≤ 4
     for Kendall).
+
+    Parameters
+    ----------
+    n : int or array-like of int
+        The number of pairs each correlation is computed from.
+    correlation : {"pearson", "spearman", "kendall"}, default "pearson"
+        The coefficient whose z is taken.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The variance, shaped as ``n``.
 
     References
     ----------
@@ -50,9 +62,11 @@ def fisher_z_variance(n: Any, method: Correlation = "pearson") -> Any:
     >>> fisher_z_variance([13, 3], "pearson").tolist(), fisher_z_variance(14, "kendall")
     ([0.1, nan], 0.0437)
     """
-    check_option("method", method, CORRELATIONS)
+    check_option("correlation", correlation, CORRELATIONS)
     n = np.asarray(n, dtype=float)
-    factor, offset = {"pearson": (1.0, 3), "spearman": (1.06, 3), "kendall": (0.437, 4)}[method]
+    factor, offset = {"pearson": (1.0, 3), "spearman": (1.06, 3), "kendall": (0.437, 4)}[
+        correlation
+    ]
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.where(n > offset, factor / (n - offset), np.nan)
     return out.item() if out.ndim == 0 else out
@@ -126,7 +140,7 @@ def correlation_effects(
     scores: pd.DataFrame,
     reference: str,
     *,
-    method: Correlation = "pearson",
+    correlation: Correlation = "pearson",
     treatment: str | Sequence[str] | None = None,
     control: str | None = None,
     alpha: float = 0.05,
@@ -143,7 +157,7 @@ def correlation_effects(
         relation, converted to pandas once (a lazy one collected).
     reference : str
         The system holding the reference scores (e.g. ``"human"``).
-    method : {"pearson", "spearman", "kendall"}, default "pearson"
+    correlation : {"pearson", "spearman", "kendall"}, default "pearson"
         Pearson's r, Spearman's ρ (average ranks for ties) or Kendall's τ-b.
     treatment : str or list of str, optional
         The systems to correlate; default: every system but the reference and
@@ -158,7 +172,7 @@ def correlation_effects(
     -------
     pandas.DataFrame
         One row per ``(metric, treatment, task)``, columns ``metric, treatment,
-        control, task, effect_type, method, n, effect, variance, se, z, ci_low,
+        control, task, effect_type, correlation, n, effect, variance, se, z, ci_low,
         ci_high, p_value``, on Fisher's z scale. Without ``control``:
         ``control`` is the reference, ``effect_type = "corr"`` and ``r,
         r_ci_low, r_ci_high`` give the coefficient and its interval (tanh of
@@ -172,7 +186,7 @@ def correlation_effects(
     metaeval.PairingError
         When ``reference``, ``control`` or a treatment is not a system.
     metaeval.OptionError
-        For an unknown ``method``, or ``control`` with ``method="kendall"``.
+        For an unknown ``correlation``, or ``control`` with ``correlation="kendall"``.
 
     Warns
     -----
@@ -184,7 +198,7 @@ def correlation_effects(
     -----
     z = atanh(r) with variance 1/(n − 3) (Pearson), 1.06/(n − 3) (Spearman)
     or 0.437/(n − 4) (Kendall), after Fieller, Hartley & Pearson (1957); see
-    :func:`fisher_z_variance`. Without a control, ``method="pearson"`` gives the
+    :func:`fisher_z_variance`. Without a control, ``correlation="pearson"`` gives the
     same effects as :func:`metaeval.effects` with ``effect="corr"`` and
     ``control=reference``.
 
@@ -211,7 +225,7 @@ def correlation_effects(
     >>> import metaeval
     >>> from metaeval.paired import correlation_effects
     >>> scores = metaeval.load_example().query("metric == 'p_true_class'")
-    >>> eff = correlation_effects(scores, reference="logistic_regression", method="spearman",
+    >>> eff = correlation_effects(scores, reference="logistic_regression", correlation="spearman",
     ...                           treatment="knn")
     >>> eff[["task", "n", "r", "effect", "variance"]].round(4)
                 task     n       r  effect  variance
@@ -223,9 +237,9 @@ def correlation_effects(
 
     from ..schema import prepare_scores
 
-    check_option("method", method, CORRELATIONS)
+    check_option("correlation", correlation, CORRELATIONS)
     alpha = check_alpha(alpha)
-    if control is not None and method == "kendall":
+    if control is not None and correlation == "kendall":
         raise OptionError(
             "Comparing correlations (`control`) is available for pearson and spearman only; "
             "no variance of a difference of dependent Kendall taus is established."
@@ -254,12 +268,12 @@ def correlation_effects(
     col = {s: i for i, s in enumerate(wide.columns)}
     ref = cube[:, :, col[reference]][:, :, None]
     x = cube[:, :, [col[s] for s in chosen]]
-    corr = _CORR[method]
+    corr = _CORR[correlation]
     if control is None:
         r, n = corr(x, np.broadcast_to(ref, x.shape))
         with np.errstate(invalid="ignore", divide="ignore"):
             effect = np.where(np.abs(r) < 1, np.arctanh(r), np.nan)
-        variance = fisher_z_variance(n, method)
+        variance = fisher_z_variance(n, correlation)
         extra: dict[str, Any] = {}
     else:
         c = cube[:, :, col[control]][:, :, None]
@@ -276,7 +290,7 @@ def correlation_effects(
             mean_sq = (r_t**2 + r_c**2) / 2
             f = np.minimum(1.0, (1 - r_tc) / (2 * (1 - mean_sq)))
             h = (1 - f * mean_sq) / (1 - mean_sq)
-            variance = 2 * (1 - r_tc) * h * fisher_z_variance(n, method)
+            variance = 2 * (1 - r_tc) * h * fisher_z_variance(n, correlation)
             variance = np.where(variance > 0, variance, np.nan)
         extra = {"r_treatment": r_t, "r_control": r_c, "r_between": r_tc}
     se = np.sqrt(variance)
@@ -290,7 +304,7 @@ def correlation_effects(
             "control": reference if control is None else control,
             "task": np.asarray(task_of)[gi],
             "effect_type": "corr" if control is None else "corr_diff",
-            "method": method,
+            "correlation": correlation,
             "n": n.ravel().astype(int),
         }
     )

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .._options import MEANS_CIS, MeansCI, literal_signature
+from ..engines import LazyTable, any_frame, per_task
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -30,7 +31,6 @@ from ..errors import (
     excerpt,
     warn_groups,
 )
-from ..engines import LazyTable, any_frame, per_task
 from . import pushdown
 from ._layout import Layout, layout, per_task_sum
 from .alternatives import critical_value

@@ -90,7 +90,7 @@ def _check(result: Any) -> Any:
         raise SchemaError(
             "critical_difference() draws the result of metaeval.ranking.posthoc(), not a "
             f"DataFrame (columns {list(result.columns)[:12]}): a table alone has lost the "
-            "test's method, level and control. Pass posthoc(...)'s result (or call its "
+            "test, its level and control. Pass posthoc(...)'s result (or call its "
             ".plot()), not its .table."
         )
     if not isinstance(result, Result) or result.kind != "posthoc":
@@ -224,7 +224,7 @@ def critical_difference(
     Parameters
     ----------
     result : metaeval.ranking.PosthocResult
-        What :func:`metaeval.ranking.posthoc` returns, any method (its
+        What :func:`metaeval.ranking.posthoc` returns, any test (its
         :meth:`~metaeval.ranking.PosthocResult.plot` calls this function).
         Several metrics give one panel each.
     alpha : float, optional
@@ -251,7 +251,7 @@ def critical_difference(
     ------
     metaeval.SchemaError
         Anything but a posthoc() result (a DataFrame, such as its ``table``,
-        has lost the test's method, level and control).
+        has lost the test, its level and control).
     metaeval.OptionError
         ``ax`` with several metrics; a ``col_wrap`` below 1; a bad ``alpha``.
 
@@ -279,7 +279,7 @@ def critical_difference(
     >>> from metaeval.plot import critical_difference
     >>> from metaeval.ranking import posthoc
     >>> auc = metaeval.datasets.load_demsar()
-    >>> fig = critical_difference(posthoc(auc, method="nemenyi"), alpha=0.10)
+    >>> fig = critical_difference(posthoc(auc, test="nemenyi"), alpha=0.10)
     >>> ax = fig.axes[0]
     >>> sorted(t.get_text() for t in ax.texts if t.get_gid() == "cd-label")
     ['C4.5 (3.14)', 'C4.5+cf (2.93)', 'C4.5+m (2.00)', 'C4.5+m+cf (1.93)']
@@ -292,7 +292,7 @@ def critical_difference(
 
     >>> from matplotlib.figure import Figure
     >>> ax = Figure(figsize=(6, 2.5)).subplots()
-    >>> dunn = posthoc(auc, method="bonferroni_dunn", control="C4.5")
+    >>> dunn = posthoc(auc, test="bonferroni_dunn", control="C4.5")
     >>> critical_difference(dunn, ax=ax) is ax
     True
     >>> [line.get_xdata().round(3) for line in ax.lines if line.get_gid() == "cd-bar"]

@@ -117,7 +117,7 @@ def simplex(result: Result, *, row: int = 0, ax: Any = None, **kwargs: Any) -> A
     >>> from metaeval.plot import simplex
     >>> from metaeval.ranking import bayes_signed_rank
     >>> auc = metaeval.datasets.load_demsar()
-    >>> res = bayes_signed_rank(auc, control="C4.5", seed=1, n_samples=2000, samples=True)
+    >>> res = bayes_signed_rank(auc, control="C4.5", seed=1, n_draws=2000, samples=True)
     >>> fig = simplex(res, row=2)  # or res.plot(row=2)
     >>> ax = fig.axes[0]
     >>> labels = [t.get_text() for t in ax.texts if t.get_gid() == "simplex-vertex"]
@@ -130,7 +130,7 @@ def simplex(result: Result, *, row: int = 0, ax: Any = None, **kwargs: Any) -> A
 
     Without the draws:
 
-    >>> simplex(bayes_signed_rank(auc, control="C4.5", seed=1, n_samples=2000))
+    >>> simplex(bayes_signed_rank(auc, control="C4.5", seed=1, n_draws=2000))
     Traceback (most recent call last):
     ...
     metaeval.errors.OptionError: This result does not keep the posterior's Monte-Carlo draws: call bayes_signed_rank(..., samples=True).

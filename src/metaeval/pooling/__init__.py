@@ -13,7 +13,7 @@ Definitions follow metafor's ``rma.uni()``, ``predict()``, ``confint()``,
 between-task variance and weights w*_i = 1/(v_i + τ̂²):
 
 - estimate μ̂ = Σ w*_i y_i / Σ w*_i with variance 1/Σw*_i; with
-  ``ci="knha"`` (Knapp & Hartung 2003) the variance is multiplied by
+  ``test="knha"`` (Knapp & Hartung 2003) the variance is multiplied by
   s² = Σ w*_i (y_i − μ̂)²/(k − 1) and tests and intervals use t with k − 1 df;
 - Cochran's Q = Σ w_i (y_i − ȳ_w)² with w_i = 1/v_i, df = k − 1;
 - "typical" within-task variance ṽ = (k − 1)/(Σw_i − Σw_i²/Σw_i);
@@ -21,8 +21,8 @@ between-task variance and weights w*_i = 1/(v_i + τ̂²):
   I² = max(0, 100 (Q − (k − 1))/Q) and H² = Q/(k − 1) for the common-effect model;
 - prediction interval μ̂ ∓ c √(SE² + τ̂²), c the same normal or t quantile as
   the confidence interval (metafor's ``predict()``);
-- ``prob_gain`` = F(μ̂ / √(SE² + τ̂²)), F the standard normal (``ci="z"``) or t_{k−1}
-  (``ci="knha"``) distribution function: the probability that the true effect
+- ``prob_gain`` = F(μ̂ / √(SE² + τ̂²)), F the standard normal (``test="z"``) or t_{k−1}
+  (``test="knha"``) distribution function: the probability that the true effect
   on a new task is positive under the predictive distribution whose central
   interval is the prediction interval;
 - Q-profile confidence interval of τ² (and I² from it), metafor's

@@ -71,7 +71,7 @@ def leave_one_out(
     effects: pd.DataFrame,
     *,
     method: PoolMethod = DEFAULT_POOL_METHOD,
-    ci: CIMethod | None = DEFAULT_CI,
+    test: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
     over: str | Sequence[str] = "task",
     groups: str | Sequence[str] | None = None,
@@ -113,7 +113,7 @@ def leave_one_out(
     precise task, the effect is −0.108, its interval excludes 0 and I² is 0.
     """
     grp = group(effects, over, groups, by)
-    pooled = _fit_left_out(grp, method=method, ci=ci, alpha=alpha).pooled
+    pooled = _fit_left_out(grp, method=method, test=test, alpha=alpha).pooled
     left = pooled["_left_out"].to_numpy()
     out = pooled[grp.keys].copy()
     for col in grp.over:
@@ -141,7 +141,7 @@ def influence(
     effects: pd.DataFrame,
     *,
     method: PoolMethod = DEFAULT_POOL_METHOD,
-    ci: CIMethod | None = DEFAULT_CI,
+    test: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
     over: str | Sequence[str] = "task",
     groups: str | Sequence[str] | None = None,
@@ -192,7 +192,7 @@ def influence(
     full = fit(
         effects,
         method=method,
-        ci=ci,
+        test=test,
         alpha=alpha,
         over=over,
         groups=groups,
@@ -200,7 +200,7 @@ def influence(
         heterogeneity_ci=False,
     )
     grp = full.grouped
-    loo = _fit_left_out(grp, method=method, ci=ci, alpha=alpha)
+    loo = _fit_left_out(grp, method=method, test=test, alpha=alpha)
     table = grp.table.reset_index(drop=True)
     n = len(table)
 
@@ -261,7 +261,7 @@ def baujat(
     effects: pd.DataFrame,
     *,
     method: PoolMethod = DEFAULT_POOL_METHOD,
-    ci: CIMethod | None = DEFAULT_CI,
+    test: CIMethod | None = DEFAULT_CI,
     over: str | Sequence[str] = "task",
     groups: str | Sequence[str] | None = None,
 ) -> pd.DataFrame:
@@ -275,7 +275,7 @@ def baujat(
     ----------
     effects : pandas.DataFrame
         As for :func:`pool`.
-    method, ci, over, groups
+    method, test, over, groups
         As for :func:`pool`.
 
     Returns
@@ -287,8 +287,8 @@ def baujat(
         - ``x``: (y_i − μ̂)²/(τ̂² + v_i), the task's contribution to the
           heterogeneity statistic, with the full fit's μ̂ and τ̂² (0 for ``EE``);
         - ``y``: (μ̂₍₋ᵢ₎ − μ̂)²/SE²₍₋ᵢ₎, its influence on the estimate, from the
-          model refitted without it (τ̂² re-estimated; under ``ci="knha"`` SE²₍₋ᵢ₎
-          carries the refit's Knapp–Hartung scale, so ``y`` depends on ``ci`` and
+          model refitted without it (τ̂² re-estimated; under ``test="knha"`` SE²₍₋ᵢ₎
+          carries the refit's Knapp–Hartung scale, so ``y`` depends on ``test`` and
           ``x`` does not).
 
         Groups with a single effect have NaN in both (with a
@@ -322,7 +322,7 @@ def baujat(
     full = fit(
         effects,
         method=method,
-        ci=ci,
+        test=test,
         alpha=0.05,
         over=over,
         groups=groups,
@@ -340,7 +340,7 @@ def baujat(
             grp.key_frame.loc[k == 1],
             DegenerateWarning,
         )
-    loo = _fit_left_out(grp, method=method, ci=ci, alpha=0.05)
+    loo = _fit_left_out(grp, method=method, test=test, alpha=0.05)
     mu_del = np.full(len(table), np.nan)
     var_del = np.full(len(table), np.nan)
     left = loo.pooled["_left_out"].to_numpy()
@@ -358,7 +358,7 @@ def baujat(
     out = out.reset_index(drop=True)
     out.attrs.update(
         method=full.pooled["method"].iloc[0] if len(full.pooled) else method,
-        ci=ci,
+        test=test,
         over=tuple(grp.over),
     )
     return out

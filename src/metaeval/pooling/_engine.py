@@ -193,9 +193,9 @@ def check_tau2_ci(tau2_ci: str, method: str) -> None:
         )
 
 
-def pool_options(method: str, ci: str | None, alpha: float) -> None:
+def pool_options(method: str, test: str | None, alpha: float) -> None:
     """Check :func:`pool`'s options (for callers that check them before other work)."""
-    _Options.checked(method, ci, alpha, None)
+    _Options.checked(method, test, alpha, None)
 
 
 @dataclass(frozen=True)
@@ -208,15 +208,15 @@ class _Options:
     adjust: str | None
 
     @classmethod
-    def checked(cls, method: str, ci: str | None, alpha: float, adjust: str | None) -> _Options:
+    def checked(cls, method: str, test: str | None, alpha: float, adjust: str | None) -> _Options:
         check_option("method", method, POOL_METHODS)
-        ci = resolve_ci(method, ci)
-        check_option("ci", ci, CI_METHODS)
+        test = resolve_ci(method, test)
+        check_option("test", test, CI_METHODS)
         if adjust is not None:
             check_adjustment("adjust", adjust, "pool(): pooled effects have no sign flips")
         return cls(
             "EE" if method == "FE" else method,
-            "knha" if ci == "hksj" else ci,
+            "knha" if test == "hksj" else test,
             check_alpha(alpha),
             adjust,
         )
@@ -226,7 +226,7 @@ def fit(
     effects: pd.DataFrame,
     *,
     method: str,
-    ci: str | None,
+    test: str | None,
     alpha: float,
     over: str | Sequence[str],
     groups: str | Sequence[str] | None,
@@ -252,7 +252,7 @@ def fit(
     :func:`analyze` warn, the refits of the diagnostics do not; with ``warn_maxima``,
     about likelihoods with more than one maximum, :func:`maxima_warnings`).
     """
-    opts = _Options.checked(method, ci, alpha, adjust)
+    opts = _Options.checked(method, test, alpha, adjust)
     check_tau2_ci(tau2_ci, method)
     grp = group(effects, over, groups, by, warn_dependence=warn_dependence)
     y, v, valid = _inputs(grp, opts)
@@ -611,7 +611,7 @@ T_TESTS = ("t", *KH_TESTS)
 
 NARROW_KH_TEXT = (
     "have a Knapp–Hartung interval narrower than the normal (z) one: the effects scatter "
-    "less than their variances imply (s² · t²(k − 1) < z²). ci='adhoc' floors s² at 1 "
+    "less than their variances imply (s² · t²(k − 1) < z²). test='adhoc' floors s² at 1 "
     "(metafor's test='adhoc'), so the interval is never narrower than z's"
 )
 
@@ -629,7 +629,7 @@ def narrower_than_z(s2w: np.ndarray, k: np.ndarray, alpha: float) -> np.ndarray:
 ZERO_S2_TEXT = (
     "have effects that all equal the pooled effect, so Knapp–Hartung's scale s² is 0 and "
     "the standard error would be 0: se, statistic, p-value, confidence and prediction "
-    "intervals and prob_gain are NaN (ci='z' gives the normal test)"
+    "intervals and prob_gain are NaN (test='z' gives the normal test)"
 )
 
 
@@ -690,7 +690,7 @@ POOL_PARAMS = """\
 method : {"DL", "REML", "ML", "EB", "PM", "HE", "HS", "SJ", "EE", "FE"}, default "REML"
         The τ² estimator, as metafor's ``rma(method=...)``; ``EE`` (alias
         ``FE``) is the common-effect model (τ² = 0).
-    ci : {"knha", "z", "t", "hksj", "adhoc"} or None, default None
+    test : {"knha", "z", "t", "hksj", "adhoc"} or None, default None
         Knapp–Hartung (``hksj`` is an alias): the variance scaled by the
         weighted residual mean square s² and t with k − 1 df (metafor's
         ``test="knha"``); ``"adhoc"``: the same with s² floored at 1, so the

@@ -137,7 +137,7 @@ def gosh(
     subsets: int | None = None,
     seed: int | np.random.Generator | None = None,
     method: PoolMethod = DEFAULT_POOL_METHOD,
-    ci: CIMethod | None = None,
+    test: CIMethod | None = None,
     over: str | Sequence[str] = "task",
     groups: str | Sequence[str] | None = None,
 ) -> GoshResult:
@@ -166,7 +166,7 @@ def gosh(
         Seed of the random subsets (unused when every group has all its subsets).
     method : str
         The τ² estimator of every fit, as for :func:`pool` (default REML).
-    ci : {"z", "t", "knha", "hksj", "adhoc"}, optional
+    test : {"z", "t", "knha", "hksj", "adhoc"}, optional
         As for :func:`pool`; checked and recorded in ``table.attrs``. The columns do
         not depend on it.
     over, groups
@@ -193,7 +193,7 @@ def gosh(
     Raises
     ------
     metaeval.OptionError
-        An unknown ``method`` or ``ci``; ``subsets`` not an integer ≥ 2.
+        An unknown ``method`` or ``test``; ``subsets`` not an integer ≥ 2.
     metaeval.SchemaError
         A group that holds the same task twice (as for :func:`pool`).
     metaeval.PairingError
@@ -244,8 +244,8 @@ def gosh(
     The last row is the full model; without ``digits`` (row 12) the heterogeneity
     is gone.
     """
-    pool_options(method, ci, 0.05)
-    ci = resolve_ci(method, ci)
+    pool_options(method, test, 0.05)
+    test = resolve_ci(method, test)
     method = "EE" if method == "FE" else method
     n_max = _check_subsets(subsets)
     rng = np.random.default_rng(seed)
@@ -302,7 +302,7 @@ def gosh(
 
     keys = grp.key_frame.iloc[gid].reset_index(drop=True)
     out = keys.assign(k=size.astype(np.int64), **cols)
-    out.attrs.update(method=method, ci=ci, over=tuple(grp.over))
+    out.attrs.update(method=method, test=test, over=tuple(grp.over))
     # membership: one boolean column per task label (in the order the table has them)
     label_slot = np.full((grp.n_groups, len(names)), width)  # `width`: no such task
     label_slot[code, lab] = slot

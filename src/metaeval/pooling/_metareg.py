@@ -6,7 +6,7 @@ sampling variances v, a design X (an intercept and the moderators; p columns) an
 τ² the residual between-task variance, W = diag(1/(v_i + τ²)) and
 P = W − W X (X'W X)⁻¹ X'W:
 
-- β̂ = (X'W X)⁻¹ X'W y with covariance (X'W X)⁻¹; ``ci="knha"`` multiplies it by
+- β̂ = (X'W X)⁻¹ X'W y with covariance (X'W X)⁻¹; ``test="knha"`` multiplies it by
   s² = Σ w_i (y_i − x_i β̂)² / (k − p) and tests and intervals use t with k − p df
   (Knapp & Hartung 2003);
 - τ² as metafor defines it for models with moderators: ``DL``
@@ -298,7 +298,7 @@ def metareg(
     mods: str | Sequence[str],
     *,
     method: PoolMethod = DEFAULT_POOL_METHOD,
-    ci: CIMethod | None = DEFAULT_CI,
+    test: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
     over: str = "task",
     groups: str | Sequence[str] | None = None,
@@ -329,7 +329,7 @@ def metareg(
     method : {"REML", "ML", "DL", "HE", "HS", "SJ", "EB", "PM", "EE", "FE"}, default "REML"
         The estimator of the residual τ², with metafor's definitions for models
         with moderators; ``EE`` (alias ``FE``) fixes τ² at 0.
-    ci : {"knha", "z", "t", "hksj", "adhoc"} or None, default None
+    test : {"knha", "z", "t", "hksj", "adhoc"} or None, default None
         Knapp–Hartung (``hksj`` an alias): the coefficients' covariance scaled by
         the weighted residual mean square s², t tests with k − p df and Q_M as an
         F(p − 1, k − p) test; ``"adhoc"`` the same with s² floored at 1 (metafor's
@@ -350,7 +350,7 @@ def metareg(
         clubSandwich's bias-reduced ``vcovCR(type="CR2")`` (working weights and target
         from the fitted model) with a Satterthwaite df per coefficient
         (``coef_test(test="Satterthwaite")``; Tipton 2015), the choice with few
-        clusters. Both use (X'WX)⁻¹ as bread whatever ``ci`` is (metafor's ``robust()``
+        clusters. Both use (X'WX)⁻¹ as bread whatever ``test`` is (metafor's ``robust()``
         of a Knapp–Hartung fit multiplies by s² once more).
     cluster : str, optional
         With ``robust``: the column whose values are the clusters, e.g. the study of
@@ -370,7 +370,7 @@ def metareg(
         NaN); ``p_value``; ``ci_low, ci_high``; with ``robust``, ``robust_se,
         robust_df, robust_statistic, robust_p_value, robust_ci_low,
         robust_ci_high`` (t tests and intervals with ``robust_df``). Its ``attrs``:
-        ``method, ci, alpha, mods, robust`` (``"CR1"``, ``"CR2"`` or False) and
+        ``method, test, alpha, mods, robust`` (``"CR1"``, ``"CR2"`` or False) and
         ``cluster``.
 
         ``.fit``: one row per group with the keys and ``method, test, k``
@@ -396,7 +396,7 @@ def metareg(
         column), an infinite moderator value, a factor with a single level; a
         ``cluster`` that is not a column, or has missing values.
     metaeval.OptionError
-        An unknown ``method``, ``ci`` or ``robust``; ``cluster`` without ``robust``.
+        An unknown ``method``, ``test`` or ``robust``; ``cluster`` without ``robust``.
 
     Warns
     -----
@@ -410,7 +410,7 @@ def metareg(
         not converge is NaN; a REML/ML likelihood with more than one local maximum
         where metafor's rma() stops at a lower one, or where two maxima are close in
         likelihood and far apart in τ² (τ² is the highest maximum's, see
-        :func:`metaeval.pool`); with ``ci="knha"``, moderators that fit the effects
+        :func:`metaeval.pool`); with ``test="knha"``, moderators that fit the effects
         exactly (s² = 0) leave the standard errors, tests, intervals and Q_M NaN
         (metafor gives se 0); with ``robust``, a group with no more clusters than
         coefficients has NaN robust results (metafor refuses it).
@@ -462,7 +462,7 @@ def metareg(
     "Satterthwaite")``. Four clusters leave fewer than two degrees of freedom: the
     robust tests are valid but weak.
     """
-    opts_method, test, alpha = _checked(method, ci, alpha)
+    opts_method, test, alpha = _checked(method, test, alpha)
     robust_method = check_robust(robust)
     refuse_shared(effects, "metareg()")
     mod_list = as_list(mods)
@@ -564,7 +564,7 @@ def metareg(
     data["fitted"] = np.einsum("rp,rp->r", des.matrix[valid], fit_beta[grp.code[valid]])
     coefs.attrs.update(
         method=method,
-        ci=ci,
+        test=test,
         alpha=alpha,
         mods=mod_list,
         robust=robust_method or False,
@@ -580,10 +580,10 @@ def metareg(
     )
 
 
-def _checked(method: str, ci: str | None, alpha: float) -> tuple[str, str, float]:
+def _checked(method: str, test: str | None, alpha: float) -> tuple[str, str, float]:
     check_option("method", method, METAREG_METHODS)
-    resolved = resolve_ci(method, ci)
-    check_option("ci", resolved, CI_METHODS)
+    resolved = resolve_ci(method, test)
+    check_option("test", resolved, CI_METHODS)
     method = "EE" if method == "FE" else method
     test = "knha" if resolved == "hksj" else resolved
     if method == "EE" and test in KH_TESTS:
@@ -873,7 +873,7 @@ def _warn(grp, des: Design, flags, absent, method: str) -> None:
         (
             flags["exact"],
             "are fitted exactly by their moderators (s² = 0): their Knapp–Hartung standard "
-            "errors, tests, intervals and Q_M are NaN (metafor gives se 0); use ci='z' for "
+            "errors, tests, intervals and Q_M are NaN (metafor gives se 0); use test='z' for "
             "the model-based ones",
         ),
     )

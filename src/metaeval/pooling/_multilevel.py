@@ -9,12 +9,12 @@ with V block-diagonal by task (the sampling covariance of the effects of one tas
 metrics, :func:`metaeval.effect_covariance`). The marginal covariance of a task's effects
 is M_t = V_t + σ²_task·11' + σ²_metric·I. With X = 1 (an intercept):
 
-- μ̂ = 1'M⁻¹y / 1'M⁻¹1 with variance 1/(1'M⁻¹1); ``ci="t"`` keeps it and uses t with
-  k − 1 df, k the number of effects (metafor's ``rma.mv(test="t")``); ``ci="knha"``
+- μ̂ = 1'M⁻¹y / 1'M⁻¹1 with variance 1/(1'M⁻¹1); ``test="t"`` keeps it and uses t with
+  k − 1 df, k the number of effects (metafor's ``rma.mv(test="t")``); ``test="knha"``
   multiplies it by s² = (y − μ̂)'M⁻¹(y − μ̂)/(k − 1) with the same t (Knapp & Hartung's
   factor carried over to the marginal covariance: the formula of metafor's undocumented,
   "experimental" ``rma.mv(test="knha")`` since 4.0, which metafor 3.8 refuses),
-  ``ci="adhoc"`` by max(1, s²); the df count effects, not tasks, so with few tasks all
+  ``test="adhoc"`` by max(1, s²); the df count effects, not tasks, so with few tasks all
   three undercover somewhat where the task variance dominates (the guide's "Beyond one
   pooled mean" has the coverage; ``robust="CR2"`` holds the level there);
 - σ²_task, σ²_metric maximize the REML (or ML) likelihood over σ² ≥ 0, found by
@@ -35,7 +35,7 @@ is M_t = V_t + σ²_task·11' + σ²_metric·I. With X = 1 (an intercept):
   ``robust="CR2"``: clubSandwich's bias-reduced ``vcovCR(type="CR2")`` with the target
   M and its Satterthwaite df (:mod:`metaeval.pooling._robust`; Tipton 2015), which
   holds its level with few tasks where CR1 does not. It keeps the intervals honest when
-  V or the random effects are misspecified; it does not depend on ``ci``.
+  V or the random effects are misspecified; it does not depend on ``test``.
 
 Groups are laid out as ``(group, task, metric)`` arrays padded with inert slots (a 1 on
 M's diagonal, no effect), so that every step is a batched operation on the blocks of
@@ -535,7 +535,7 @@ def _inference(b: Blocks, theta, ok, test: str, alpha: float, robust: str | None
             g0 = _gls(sub, vinv)
             qe[idx] = np.einsum("gts,gts->g", g0["r"], g0["u"])
             if robust:
-                # clusters = tasks, W = M⁻¹, Θ = M; the bread 1/(1'M⁻¹1) whatever `ci`
+                # clusters = tasks, W = M⁻¹, Θ = M; the bread 1/(1'M⁻¹1) whatever `test`
                 var_r, df_r = sandwich(
                     robust,
                     sub.x[..., None],

@@ -87,7 +87,7 @@ def permutest(
     n_resamples: int = 1000,
     seed: int | None = None,
     method: PoolMethod = DEFAULT_POOL_METHOD,
-    ci: CIMethod | None = DEFAULT_CI,
+    test: CIMethod | None = DEFAULT_CI,
     mods: str | Sequence[str] | None = None,
     alpha: float = 0.05,
     over: str = "task",
@@ -124,7 +124,7 @@ def permutest(
     method : {"REML", "ML", "DL", "HE", "HS", "SJ", "EB", "PM", "EE", "FE"}, default "REML"
         The τ² estimator, as in :func:`metaeval.pool` and :func:`metaeval.metareg`; every
         permuted data set is refitted with it.
-    ci : {"knha", "z", "t", "hksj", "adhoc"} or None, default None
+    test : {"knha", "z", "t", "hksj", "adhoc"} or None, default None
         The test whose statistic is permuted: Knapp–Hartung t (``hksj`` an alias), its
         factor floored at 1 (``"adhoc"``), or z (``"t"``, the same statistic as z: only
         its reference distribution, which the permutations replace, differs).
@@ -151,13 +151,13 @@ def permutest(
         ``n_permutations`` (the refits counted, the observed data included); with
         ``mods`` also ``qm`` (the omnibus test of the moderators, as
         :func:`metaeval.metareg` reports it) and ``qm_p_value`` (its permutation p-value),
-        the same on every row of a group. ``attrs``: ``method, ci, seed, n_resamples,
+        the same on every row of a group. ``attrs``: ``method, test, seed, n_resamples,
         mods``.
 
     Raises
     ------
     metaeval.OptionError
-        An unknown ``method`` or ``ci``; ``exact`` not a bool or None; ``exact=True`` with
+        An unknown ``method`` or ``test``; ``exact`` not a bool or None; ``exact=True`` with
         more than ``MAX_EXACT`` = 10⁶ distinct permutations in a group; ``n_resamples`` < 2;
         a bad ``seed``.
     metaeval.SchemaError
@@ -210,13 +210,13 @@ def permutest(
     refuse_shared(effects, "permutest()")
     if mods is None:
         out, observed, grp, y, v, x, free, valid, test = _intercept_model(
-            effects, method, ci, alpha, over, groups
+            effects, method, test, alpha, over, groups
         )
         terms = [INTERCEPT]
         mod_list: list[str] = []
     else:
         out, observed, grp, y, v, x, free, valid, test = _moderator_model(
-            effects, mods, method, ci, alpha, over, groups
+            effects, mods, method, test, alpha, over, groups
         )
         terms = list(out["term"].iloc[: len(out) // max(1, grp.n_groups)])
         mod_list = [mods] if isinstance(mods, str) else list(mods)
@@ -298,7 +298,7 @@ def permutest(
     out = out[columns].reset_index(drop=True)
     out.attrs = {
         "method": method,
-        "ci": test,
+        "test": test,
         "seed": seed,
         "n_resamples": n_resamples,
         "mods": mod_list,
@@ -307,19 +307,19 @@ def permutest(
 
 
 # ------------------------------------------------------------------ the observed fits
-def _intercept_model(effects, method, ci, alpha, over, groups):
+def _intercept_model(effects, method, test, alpha, over, groups):
     """The observed pooled fits (pool's checks and warnings) and the data to permute."""
     fitted = fit(
         effects,
         method=method,
-        ci=ci,
+        test=test,
         alpha=alpha,
         over=over,
         groups=groups,
         heterogeneity_ci=False,
     )
     pooled, grp = fitted.pooled, fitted.grouped
-    test = _test(pooled["test"], method, ci)
+    test = _test(pooled["test"], method, test)
     valid = valid_rows(grp.table)
     y = grp.table["effect"].to_numpy(np.float64)
     v = grp.table["variance"].to_numpy(np.float64)
@@ -335,18 +335,18 @@ def _intercept_model(effects, method, ci, alpha, over, groups):
     return out, observed, grp, y, v, None, free, valid, test
 
 
-def _test(tests: pd.Series, method: str, ci: str | None) -> str:
+def _test(tests: pd.Series, method: str, test: str | None) -> str:
     """The test of the observed fits ("z", "t", "knha" or "adhoc"): the refits use it too."""
     if len(tests):
         return str(tests.iloc[0])
-    test = resolve_ci(method, ci)
+    test = resolve_ci(method, test)
     return "knha" if test == "hksj" else test
 
 
-def _moderator_model(effects, mods, method, ci, alpha, over, groups):
+def _moderator_model(effects, mods, method, test, alpha, over, groups):
     """The observed meta-regressions (metareg's checks and warnings) and the data to
     permute: the scaled model matrix and each group's estimable columns."""
-    res = metareg(effects, mods, method=method, ci=ci, alpha=alpha, over=over, groups=groups)
+    res = metareg(effects, mods, method=method, test=test, alpha=alpha, over=over, groups=groups)
     mod_list = [mods] if isinstance(mods, str) else list(mods)
     grp = group(effects, over, groups, None, warn_dependence=False)
     des = design(grp.table, mod_list)
@@ -357,7 +357,7 @@ def _moderator_model(effects, mods, method, ci, alpha, over, groups):
     stat = table["statistic"].to_numpy(np.float64).reshape(grp.n_groups, n_terms)
     beta = table["estimate"].to_numpy(np.float64).reshape(grp.n_groups, n_terms)
     free = np.isfinite(beta)
-    test = _test(res.fit["test"], method, ci)
+    test = _test(res.fit["test"], method, test)
     out = table[[*grp.keys, "term", "estimate", "statistic", "p_value"]].rename(
         columns={"p_value": "model_p_value"}
     )

@@ -35,7 +35,7 @@ def pool(
     effects: pd.DataFrame,
     *,
     method: PoolMethod = DEFAULT_POOL_METHOD,
-    ci: CIMethod | None = DEFAULT_CI,
+    test: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
     over: str | Sequence[str] = "task",
     groups: str | Sequence[str] | None = None,
@@ -69,9 +69,9 @@ def pool(
         ``rma.mv(yi, V, random = ~ 1 | task/metric)``: a variance of tasks
         (``sigma2_task``), a variance of metrics within a task
         (``sigma2_metric``) and the sampling covariance ``V`` of a task's effects.
-        Methods ``REML``, ``ML`` and ``EE`` (both variances 0); ``ci="t"`` is
+        Methods ``REML``, ``ML`` and ``EE`` (both variances 0); ``test="t"`` is
         metafor's ``rma.mv(test="t")``: the model's variance, t on k − 1 df (k the
-        effects); ``ci="knha"`` scales the variance by Knapp–Hartung's factor
+        effects); ``test="knha"`` scales the variance by Knapp–Hartung's factor
         s² = r'M⁻¹r/(k − 1) with the same t (metafor 3.8 refuses ``test="knha"``
         for ``rma.mv``; ≥ 4.0 has this formula as an undocumented, experimental
         option), ``"adhoc"`` by the factor floored at 1, ``"z"`` is normal (see the
@@ -90,7 +90,7 @@ def pool(
         clubSandwich's bias-reduced ``vcovCR(type="CR2")`` (target: the model's
         marginal covariance) with Satterthwaite df (``coef_test(test=
         "Satterthwaite")``; Tipton 2015), the choice with few tasks, where CR1's
-        intervals are too narrow. Neither depends on ``ci``.
+        intervals are too narrow. Neither depends on ``test``.
     tau2_ci : {"qprofile", "profile"}, default "qprofile"
         The confidence interval of τ² (``tau2_low, tau2_high``, and ``i2_low,
         i2_high`` from it): the Q-profile interval (metafor's ``confint()``), or
@@ -130,7 +130,7 @@ def pool(
         - for ``corr`` also ``r, r_ci_low, r_ci_high, r_pi_low, r_pi_high`` and
           for ``rom`` the same with prefix ``rel_change`` (reporting scale).
 
-        ``attrs`` hold ``method``, ``ci``, ``alpha``, ``adjust`` and ``tau2_ci`` (read by
+        ``attrs`` hold ``method``, ``test``, ``alpha``, ``adjust`` and ``tau2_ci`` (read by
         :mod:`metaeval.report` for table captions).
 
         With ``model="multilevel"``, one row per group (the keys but ``task`` and
@@ -150,7 +150,7 @@ def pool(
         Missing columns, non-positive or infinite variances, a task appearing
         twice in one group, or a ``by`` mapping that misses tasks.
     metaeval.OptionError
-        An unknown ``method``, ``ci``, ``adjust``, ``robust`` or ``tau2_ci``, or
+        An unknown ``method``, ``test``, ``adjust``, ``robust`` or ``tau2_ci``, or
         ``tau2_ci="profile"`` with a method other than ``REML`` and ``ML`` or with
         ``model="multilevel"``.
 
@@ -164,7 +164,7 @@ def pool(
         ``rma()`` stops at a lower one (its τ² in the warning's ``.groups``), or where
         two maxima lie within χ²₁,₀.₉₅/2 of each other in log-likelihood at distant τ²
         (τ² and the effect poorly determined);
-        with ``ci="knha"``, effects that all equal the pooled one (s² = 0) give NaN
+        with ``test="knha"``, effects that all equal the pooled one (s² = 0) give NaN
         se, statistic, p-value and intervals (metafor gives se 0); with
         ``model="multilevel"``, a NaN in ``cov`` (two metrics sharing fewer than 2
         queries) makes the group's results NaN.
@@ -180,7 +180,7 @@ def pool(
     >>> import pandas as pd, metaeval
     >>> eff = pd.DataFrame({"task": ["a", "b", "c", "d"], "effect": [0.1, 0.3, 0.2, 0.6],
     ...                     "variance": [0.01, 0.02, 0.015, 0.01]})
-    >>> eff.meta.pool(method="REML", ci="knha")[["k", "effect", "ci_low", "ci_high", "tau2"]].round(4)
+    >>> eff.meta.pool(method="REML", test="knha")[["k", "effect", "ci_low", "ci_high", "tau2"]].round(4)
        k  effect  ci_low  ci_high    tau2
     0  4  0.3025 -0.0519   0.6568  0.0394
 
@@ -203,11 +203,13 @@ def pool(
                 f"`tau2_ci={tau2_ci!r}` does not apply to model='multilevel' (it has no "
                 "single τ²); leave tau2_ci at its default 'qprofile'."
             )
-        return _multilevel(effects, method, ci, alpha, over, groups, by, adjust, cov, robust_method)
+        return _multilevel(
+            effects, method, test, alpha, over, groups, by, adjust, cov, robust_method
+        )
     pooled = fit(
         effects,
         method=method,
-        ci=ci,
+        test=test,
         alpha=alpha,
         over=over,
         groups=groups,
@@ -217,14 +219,16 @@ def pool(
         warn_coverage=True,
         warn_narrow=True,
     ).pooled
-    pooled.attrs.update(method=method, ci=ci, alpha=alpha, adjust=adjust, tau2_ci=tau2_ci)
+    pooled.attrs.update(
+        method=method, test=resolve_ci(method, test), alpha=alpha, adjust=adjust, tau2_ci=tau2_ci
+    )
     return pooled
 
 
-def _multilevel(effects, method, ci, alpha, over, groups, by, adjust, cov, robust):
+def _multilevel(effects, method, test, alpha, over, groups, by, adjust, cov, robust):
     check_option("method", method, MULTILEVEL_METHODS + ("FE",))
-    test = resolve_ci(method, ci)
-    check_option("ci", test, CI_METHODS)
+    test = resolve_ci(method, test)
+    check_option("test", test, CI_METHODS)
     if by is not None or adjust is not None:
         raise OptionError("`by` and `adjust` do not apply to model='multilevel'.")
     fitted = "EE" if method == "FE" else method
@@ -239,7 +243,7 @@ def _multilevel(effects, method, ci, alpha, over, groups, by, adjust, cov, robus
         robust=robust,
     )
     pooled.attrs.update(
-        method=method, ci=ci, alpha=alpha, model="multilevel", robust=robust or False
+        method=method, test=test, alpha=alpha, model="multilevel", robust=robust or False
     )
     return pooled
 
@@ -250,7 +254,7 @@ def weights(
     effects: pd.DataFrame,
     *,
     method: PoolMethod = DEFAULT_POOL_METHOD,
-    ci: CIMethod | None = DEFAULT_CI,
+    test: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
     over: str | Sequence[str] = "task",
     groups: str | Sequence[str] | None = None,
@@ -294,7 +298,7 @@ def weights(
     result = fit(
         effects,
         method=method,
-        ci=ci,
+        test=test,
         alpha=alpha,
         over=over,
         groups=groups,

@@ -23,7 +23,7 @@ def analysis_table(
     eff: pd.DataFrame,
     *,
     method: PoolMethod = DEFAULT_POOL_METHOD,
-    ci: CIMethod | None = DEFAULT_CI,
+    test: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
     effect: str | None = None,
 ) -> pd.DataFrame:
@@ -33,7 +33,7 @@ def analysis_table(
     result = fit(
         eff,
         method=method,
-        ci=ci,
+        test=test,
         alpha=alpha,
         over="task",
         groups=None,
@@ -74,7 +74,7 @@ def analysis_table(
     table.insert(0, "effect_type", eff["effect_type"].iloc[0] if len(eff) else effect)
     table.attrs.update(
         method=result.pooled["method"].iloc[0] if len(pooled) else method,
-        ci=result.pooled["test"].iloc[0] if len(pooled) else ci,
+        test=result.pooled["test"].iloc[0] if len(pooled) else test,
         alpha=alpha,
     )
     return table

@@ -29,7 +29,7 @@ class MetaRegResult(Result):
     table : pandas.DataFrame
         The coefficients: one row per (group, term), with the group keys, ``term,
         estimate, se, statistic, df, p_value, ci_low, ci_high`` (and the ``robust_*``
-        columns with ``robust``); ``attrs`` holds the options ``method, ci, alpha, mods,
+        columns with ``robust``); ``attrs`` holds the options ``method, test, alpha, mods,
         robust, cluster``.
     fit : pandas.DataFrame
         One row per group: the keys and ``method, test, k, n_coef, tau2, tau, i2, h2,
@@ -120,7 +120,7 @@ class MetaRegResult(Result):
         mod : str, optional
             The numeric moderator on the x axis; needed when the model has several.
         **kwargs
-            Passed to :func:`metaeval.plot.bubble` (``ci``, ``ax``, scatter options).
+            Passed to :func:`metaeval.plot.bubble` (``test``, ``ax``, scatter options).
 
         Returns
         -------
@@ -163,7 +163,7 @@ class GoshResult(Result):
     ----------
     table : pandas.DataFrame
         One row per group and subset: the group keys and ``k, effect, tau2, i2, h2,
-        q``; ``attrs`` holds the options ``method, ci, over``.
+        q``; ``attrs`` holds the options ``method, test, over``.
     included : pandas.DataFrame
         Booleans with the rows of ``table``, one column per task: whether the task is
         in the subset. A boolean frame rather than a bitmask column: it reads as it

@@ -30,14 +30,14 @@ from ._friedman import friedman, posthoc
 from ._friedman import task_scores as task_scores
 from ._intervals import rank_intervals
 from ._signed_rank import bayes_signed_rank
-from .results import POSTHOC_METHODS, BayesResult, FriedmanResult, PosthocResult
+from .results import POSTHOC_TESTS, BayesResult, FriedmanResult, PosthocResult
 from .results import clique_runs as clique_runs
 
 __all__ = [
     "AGGREGATIONS",
     "leaderboard",
     "rank_intervals",
-    "POSTHOC_METHODS",
+    "POSTHOC_TESTS",
     "friedman",
     "FriedmanResult",
     "posthoc",

@@ -192,7 +192,7 @@ def _meta_columns(
             f"the systems are {quote_list(list(pd.unique(frame['system'])))}."
         )
     eff = effects(scores, control=control, effect=effect, alpha=alpha)
-    pooled = pool(eff, method=pool_method, ci=ci, alpha=alpha)
+    pooled = pool(eff, method=pool_method, test=ci, alpha=alpha)
     cols = ["effect", "ci_low", "ci_high", "p_value", "k"]
     table = pooled[["metric", "treatment", *cols]].rename(columns={"treatment": "system"})
     table = table.astype({"metric": object, "system": object})
@@ -348,7 +348,7 @@ def leaderboard(
       improves, not necessarily optimal (``attrs["kemeny_exact"]`` is False).
       ``score`` is the position in the order.
     - ``meta``: for every metric, ``metaeval.effects(scores, control=control,
-      effect=effect)`` then ``metaeval.pool(method=pool_method, ci=ci)``;
+      effect=effect)`` then ``metaeval.pool(method=pool_method, test=ci)``;
       ``score`` is the pooled effect of each system over the control (0 for
       the control). Systems with a NaN pooled effect rank last.
 

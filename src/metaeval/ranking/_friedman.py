@@ -7,7 +7,7 @@ pairs, Holm or Bonferroni–Dunn against a control), and draw it as a
 critical-difference diagram. Benavoli, Corani and Mangili (2016) showed that the
 mean-rank post-hoc tests depend on which other systems are compared and
 recommend the Wilcoxon signed-rank test per pair with Holm's adjustment
-(``method="wilcoxon_holm"``).
+(``test="wilcoxon_holm"``).
 
 A system's score on a task is its mean ``value`` over the task's queries (a
 table with one row per task and no ``query`` column is taken as it is). Every
@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from .._multiplicity import adjust_pvalues
-from .._options import PosthocMethod, literal_signature
+from .._options import PosthocTest, literal_signature
 from ..engines import any_frame
 from ..errors import (
     DegenerateWarning,
@@ -46,10 +46,10 @@ from ..errors import (
     warn_groups,
 )
 from ._aggregate import check_complete, scores_of_metrics, task_means, task_ranks
-from .results import POSTHOC_METHODS, FriedmanResult, PosthocResult, clique_runs
+from .results import POSTHOC_TESTS, FriedmanResult, PosthocResult, clique_runs
 
 __all__ = [
-    "POSTHOC_METHODS",
+    "POSTHOC_TESTS",
     "TaskScores",
     "task_scores",
     "FriedmanResult",
@@ -59,7 +59,7 @@ __all__ = [
     "clique_runs",
 ]
 
-_CONTROL_METHODS = ("holm", "bonferroni_dunn")
+_CONTROL_TESTS = ("holm", "bonferroni_dunn")
 
 
 # ----------------------------------------------------------------- per-task scores
@@ -169,7 +169,7 @@ def friedman(
     -------
     FriedmanResult
         ``table``: one row per metric (in the table's order): ``metric``;
-        ``k`` (systems) and ``n_tasks``; ``chi2``, ``df`` (k − 1) and
+        ``n_systems`` (k) and ``n_tasks``; ``chi2``, ``df`` (k − 1) and
         ``p_value`` (χ² distribution); Iman–Davenport's ``f``, ``df1``
         (k − 1), ``df2`` ((k − 1)(N − 1)) and ``f_p_value``; Kendall's
         ``kendall_w``; its ``attrs`` hold ``higher_is_better`` and
@@ -216,9 +216,9 @@ def friedman(
     >>> from metaeval.ranking import friedman
     >>> auc = metaeval.datasets.load_demsar()
     >>> test = friedman(auc)
-    >>> test.table[["k", "n_tasks", "chi2", "p_value", "f", "f_p_value"]].round(4)
-       k  n_tasks     chi2  p_value       f  f_p_value
-    0  4       14  10.9524    0.012  4.5859    0.0076
+    >>> test.table[["n_systems", "n_tasks", "chi2", "p_value", "f", "f_p_value"]].round(4)
+       n_systems  n_tasks     chi2  p_value       f  f_p_value
+    0          4       14  10.9524    0.012  4.5859     0.0076
     >>> test.ranks[["system", "mean_rank"]].round(3)
           system  mean_rank
     0  C4.5+m+cf      1.929
@@ -257,7 +257,7 @@ def friedman(
     table = pd.DataFrame(
         {
             "metric": data.metrics.to_numpy(dtype=object),
-            "k": data.k.astype(np.int64),
+            "n_systems": data.k.astype(np.int64),
             "n_tasks": data.n.astype(np.int64),
             "chi2": chi2,
             "df": df1.astype(np.int64),
@@ -439,7 +439,7 @@ def _wilcoxon(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def posthoc(
     scores: pd.DataFrame,
     *,
-    method: PosthocMethod = "nemenyi",
+    test: PosthocTest = "nemenyi",
     control: str | None = None,
     alpha: float = 0.05,
     metric: str | Sequence[str] | None = None,
@@ -451,7 +451,7 @@ def posthoc(
     ----------
     scores : pandas.DataFrame
         A scores table, as for :func:`friedman`.
-    method : {"nemenyi", "holm", "bonferroni_dunn", "wilcoxon_holm"}, default "nemenyi"
+    test : {"nemenyi", "holm", "bonferroni_dunn", "wilcoxon_holm"}, default "nemenyi"
         ``nemenyi``: every pair, by average ranks (Demšar 2006, sec. 3.2.2);
         ``holm`` and ``bonferroni_dunn``: every system against ``control``, by
         average ranks, with Holm's or Bonferroni's adjustment;
@@ -493,9 +493,9 @@ def posthoc(
           at k and ∞ degrees of freedom, over √2) and ``bonferroni_dunn``
           (z_{1 − α / (2(k − 1))} √(k(k + 1) / (6N))); NaN for the others.
 
-        The table's ``attrs``: ``method, control, alpha, higher_is_better``.
+        The table's ``attrs``: ``test, control, alpha, higher_is_better``.
         ``ranks``: the average ranks, as ``FriedmanResult.ranks``;
-        ``method``, ``alpha`` and ``control`` as passed. Its
+        ``test``, ``alpha`` and ``control`` as passed. Its
         :meth:`~metaeval.ranking.PosthocResult.cd` and :meth:`~metaeval.ranking.PosthocResult.cliques` give the
         critical difference and the cliques at any level, and
         :meth:`~metaeval.ranking.PosthocResult.plot` draws the critical-difference diagram.
@@ -503,7 +503,7 @@ def posthoc(
     Raises
     ------
     metaeval.OptionError
-        An unknown ``method``; ``holm``/``bonferroni_dunn`` without a
+        An unknown ``test``; ``holm``/``bonferroni_dunn`` without a
         control; ``nemenyi`` with one.
     metaeval.PairingError
         As :func:`friedman`; a control that is not a system of a metric.
@@ -521,7 +521,7 @@ def posthoc(
     >>> import metaeval
     >>> from metaeval.ranking import posthoc
     >>> auc = metaeval.datasets.load_demsar()
-    >>> nemenyi = posthoc(auc, method="nemenyi")
+    >>> nemenyi = posthoc(auc, test="nemenyi")
     >>> nemenyi.table["cd"].iloc[0].round(3)  # Demšar: CD = 1.25
     np.float64(1.254)
     >>> nemenyi.table[["system_a", "system_b", "rank_diff", "significant"]].head(3)
@@ -529,22 +529,22 @@ def posthoc(
     0  C4.5+m+cf   C4.5+m  -0.071429        False
     1  C4.5+m+cf  C4.5+cf  -1.000000        False
     2  C4.5+m+cf     C4.5  -1.214286        False
-    >>> dunn = posthoc(auc, method="bonferroni_dunn", control="C4.5")
+    >>> dunn = posthoc(auc, test="bonferroni_dunn", control="C4.5")
     >>> dunn.table["cd"].iloc[0].round(3)  # Demšar: CD = 1.17
     np.float64(1.168)
     """
     from scipy import stats
 
-    check_option("method", method, POSTHOC_METHODS)
+    check_option("test", test, POSTHOC_TESTS)
     alpha = check_alpha(alpha)
-    if method in _CONTROL_METHODS and control is None:
+    if test in _CONTROL_TESTS and control is None:
         raise OptionError(
-            f"method={method!r} compares every system with a control; pass `control` "
-            "(a system name), or use method='nemenyi' for all pairs."
+            f"test={test!r} compares every system with a control; pass `control` "
+            "(a system name), or use test='nemenyi' for all pairs."
         )
-    if method == "nemenyi" and control is not None:
+    if test == "nemenyi" and control is not None:
         raise OptionError(
-            "method='nemenyi' compares all pairs; against a control use method='holm', "
+            "test='nemenyi' compares all pairs; against a control use test='holm', "
             "'bonferroni_dunn' or 'wilcoxon_holm'."
         )
     if control is not None and not isinstance(control, str):
@@ -560,7 +560,7 @@ def posthoc(
     k, n = data.k[m].astype(float), data.n[m].astype(float)
     se = np.sqrt(k * (k + 1) / (6 * n))
     rank_diff = r[m, a] - r[m, b]
-    if method == "wilcoxon_holm":
+    if test == "wilcoxon_holm":
         d = data.x[m, :, a] - data.x[m, :, b]  # (pair, task); tasks of other metrics NaN
         stat, p = np.full(len(m), np.nan), np.full(len(m), np.nan)
         for size in np.unique(data.n[m]):  # one vectorized call per number of tasks
@@ -574,16 +574,16 @@ def posthoc(
         sums = np.nansum(data.ranks, axis=1)
         stat = (sums[m, a] - sums[m, b]) / n / se
         p = 2 * stats.norm.sf(np.abs(stat))
-        if method == "nemenyi":
+        if test == "nemenyi":
             adjusted = _studentized_range_sf(np.abs(stat) * np.sqrt(2), k)
             ks = np.unique(data.k)
             q = np.atleast_1d(stats.studentized_range.isf(alpha, ks, np.inf)) / np.sqrt(2)
             cd = q[np.searchsorted(ks, data.k[m])] * se
         else:
-            adjusted = adjust_pvalues(p, "holm" if method == "holm" else "bonferroni", families=m)
+            adjusted = adjust_pvalues(p, "holm" if test == "holm" else "bonferroni", families=m)
             cd = (
                 stats.norm.isf(alpha / (2 * (k - 1))) * se
-                if method == "bonferroni_dunn"
+                if test == "bonferroni_dunn"
                 else np.full(len(m), np.nan)
             )
     table = pd.DataFrame(
@@ -602,9 +602,9 @@ def posthoc(
         }
     )
     table.attrs = {
-        "method": method,
+        "test": test,
         "control": control,
         "alpha": alpha,
         "higher_is_better": data.directions,
     }
-    return PosthocResult(table, _rank_table(data), method, alpha, control)
+    return PosthocResult(table, _rank_table(data), test, alpha, control)

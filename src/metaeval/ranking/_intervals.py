@@ -334,7 +334,7 @@ def _pooled_scores(
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MetaEvalWarning)
-        res = pool(frame, method=pool_method, ci="z")
+        res = pool(frame, method=pool_method, test="z")
     pooled = np.full(int(offsets[-1]), np.nan)
     pooled[res["metric"].to_numpy(dtype=np.int64)] = res["effect"].to_numpy(dtype=float)
     return [
@@ -380,14 +380,14 @@ def _observed_pooled(
     alpha: float,
     cluster: str | None,
 ) -> pd.DataFrame:
-    """``pool(effects(scores, control, cluster=cluster), ci=ci)``: the pooled effect of
+    """``pool(effects(scores, control, cluster=cluster), test=ci)``: the pooled effect of
     every system over the control, per metric, with its standard error and degrees of
     freedom (as ``leaderboard(method="meta")``)."""
     from ..paired.effect_size import effects
     from ..pooling import pool
 
     eff = effects(scores, control=control, effect=effect, alpha=alpha, cluster=cluster)
-    pooled = pool(eff, method=pool_method, ci=ci, alpha=alpha)
+    pooled = pool(eff, method=pool_method, test=ci, alpha=alpha)
     cols = ["metric", "treatment", "effect", "se", "df"]
     return pooled.reindex(columns=cols).astype({"metric": str, "treatment": str})
 

@@ -68,9 +68,7 @@ def _weights(seed: int, metric: str, block: int, size: int, n: int, prior: float
     return g / g.sum(axis=1, keepdims=True)
 
 
-def _check(
-    rope: Any, prior: Any, n_samples: Any, threshold: Any
-) -> tuple[float, float, int, float]:
+def _check(rope: Any, prior: Any, n_draws: Any, threshold: Any) -> tuple[float, float, int, float]:
     def number(name: str, value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
             raise OptionError(f"`{name}` must be a number, not {value!r}.")
@@ -91,9 +89,9 @@ def _check(
         )
     if not 0.5 < threshold <= 1:
         raise OptionError(f"`threshold` must be in (0.5, 1], not {threshold!r}.")
-    if isinstance(n_samples, bool) or not isinstance(n_samples, int | np.integer) or n_samples < 1:
-        raise OptionError(f"`n_samples` must be a positive integer, not {n_samples!r}.")
-    return rope, prior, int(n_samples), threshold
+    if isinstance(n_draws, bool) or not isinstance(n_draws, int | np.integer) or n_draws < 1:
+        raise OptionError(f"`n_draws` must be a positive integer, not {n_draws!r}.")
+    return rope, prior, int(n_draws), threshold
 
 
 @any_frame
@@ -104,7 +102,7 @@ def bayes_signed_rank(
     treatment: str | Sequence[str] | None = None,
     rope: float = 0.01,
     prior: float = 0.5,
-    n_samples: int = 50_000,
+    n_draws: int = 50_000,
     seed: int | None = None,
     threshold: float = 0.95,
     metric: str | Sequence[str] | None = None,
@@ -137,9 +135,9 @@ def bayes_signed_rank(
     prior : float, default 0.5
         Strength of the Dirichlet process prior, a pseudo-observation at 0
         (baycomp's default).
-    n_samples : int, default 50000
+    n_draws : int, default 50000
         Monte-Carlo draws from the posterior; the probabilities have a Monte-Carlo
-        standard error of at most 0.5/√n_samples (0.0022 at the default).
+        standard error of at most 0.5/√n_draws (0.0022 at the default).
     seed : int, optional
         Seeds the draws; None draws fresh entropy (stored in the table's
         ``attrs["seed"]``).
@@ -152,7 +150,7 @@ def bayes_signed_rank(
         As for :func:`friedman`; with ``higher_is_better=False`` "better" means
         lower.
     samples : bool, default False
-        Keep the draws: the result's ``samples``, each row's ``(n_samples, 3)``
+        Keep the draws: the result's ``samples``, each row's ``(n_draws, 3)``
         array of the draws' (θ_worse, θ_equivalent, θ_better), keyed by the
         row's (metric, treatment, control), for ``.plot()``
         (:func:`metaeval.plot.simplex`; 24 bytes per draw and row).
@@ -169,13 +167,13 @@ def bayes_signed_rank(
         probability reaches ``threshold``, else "inconclusive"); ``mean_diff``
         (the mean per-task difference treatment − control, oriented so that
         positive is better) and ``n_tasks``. The table's ``attrs``: ``rope,
-        prior, n_samples, seed, threshold, higher_is_better``. ``.plot(row)``
+        prior, n_draws, seed, threshold, higher_is_better``. ``.plot(row)``
         draws a row's posterior in the simplex.
 
     Raises
     ------
     metaeval.OptionError
-        Bad ``rope``, ``prior``, ``n_samples``, ``threshold`` or ``seed``; an
+        Bad ``rope``, ``prior``, ``n_draws``, ``threshold`` or ``seed``; an
         unknown treatment.
     metaeval.PairingError
         As :func:`friedman`; a control or treatment that is not a system of a
@@ -204,7 +202,7 @@ def bayes_signed_rank(
     1    C4.5+cf        0.12             0.69         0.19  inconclusive
     2  C4.5+m+cf        0.00             0.03         0.97        better
     """
-    rope, prior, n_samples, threshold = _check(rope, prior, n_samples, threshold)
+    rope, prior, n_draws, threshold = _check(rope, prior, n_draws, threshold)
     seed = resolve_seed(seed)
     if not isinstance(control, str):
         raise OptionError(f"`control` must be one system name (a str), not {control!r}.")
@@ -268,7 +266,7 @@ def bayes_signed_rank(
     worse_at = (start + below, start + below + below_eq)
     shifted = perm + (m * width)[:, None]  # positions in the weights of every metric side by side
     counts = np.zeros((n_rows, 3), dtype=np.int64)
-    kept = np.empty((n_rows, n_samples, 3)) if samples else None
+    kept = np.empty((n_rows, n_draws, 3)) if samples else None
     row_step = max(1, _CHUNK_BYTES // (4 * 8 * SAMPLE_BLOCK * (width + 1)))
     tasks_of = data.n.astype(int)
 
@@ -299,15 +297,15 @@ def bayes_signed_rank(
             kept[rows, b0 : b0 + size] = theta.transpose(1, 0, 2)
 
     with ThreadPoolExecutor(_THREADS) as pool:  # numpy releases the GIL in these steps
-        for block in range(-(-n_samples // SAMPLE_BLOCK)):  # blocks of draws, all pairs at once
+        for block in range(-(-n_draws // SAMPLE_BLOCK)):  # blocks of draws, all pairs at once
             b0 = block * SAMPLE_BLOCK
-            size = min(SAMPLE_BLOCK, n_samples - b0)
+            size = min(SAMPLE_BLOCK, n_draws - b0)
             w = np.zeros((size, len(data.metrics), width))  # (draw, metric, position)
             for j, name in enumerate(data.metrics):  # one random stream per metric and block
                 w[:, j, : tasks_of[j] + 1] = _weights(seed, name, block, size, tasks_of[j], prior)
             chunk = functools.partial(_chunk, w.reshape(size, -1), b0, size)
             list(pool.map(chunk, range(0, n_rows, row_step)))  # rows: disjoint outputs
-    p = counts / n_samples
+    p = counts / n_draws
     decision = np.where(
         p.max(axis=1) >= threshold, np.array(_OUTCOMES)[p.argmax(axis=1)], "inconclusive"
     )
@@ -327,7 +325,7 @@ def bayes_signed_rank(
     table.attrs = {
         "rope": rope,
         "prior": prior,
-        "n_samples": n_samples,
+        "n_draws": n_draws,
         "seed": seed,
         "threshold": threshold,
         "higher_is_better": data.directions,

@@ -13,12 +13,12 @@ from typing import Any, ClassVar, get_args
 import numpy as np
 import pandas as pd
 
-from .._options import PosthocMethod
+from .._options import PosthocTest
 from .._results import Result
 from ..errors import OptionError, SchemaError, check_alpha, check_option, excerpt, quote_list
 
 __all__ = [
-    "POSTHOC_METHODS",
+    "POSTHOC_TESTS",
     "ROW_KEY",
     "FriedmanResult",
     "PosthocResult",
@@ -26,7 +26,7 @@ __all__ = [
     "clique_runs",
 ]
 
-POSTHOC_METHODS: tuple[str, ...] = get_args(PosthocMethod)
+POSTHOC_TESTS: tuple[str, ...] = get_args(PosthocTest)
 
 #: The columns that name a row of a :func:`bayes_signed_rank` table: the key of its draws.
 ROW_KEY = ("metric", "treatment", "control")
@@ -72,11 +72,11 @@ class PosthocResult(Result):
     ----------
     table : pandas.DataFrame
         One row per compared pair, per metric (see :func:`posthoc`, *Returns*);
-        ``attrs`` hold the options ``method, control, alpha, higher_is_better``.
+        ``attrs`` hold the options ``test, control, alpha, higher_is_better``.
     ranks : pandas.DataFrame
         One row per (metric, system), best average rank first: ``metric,
         system, mean_rank, mean``, as ``FriedmanResult.ranks``.
-    method : str
+    test : str
         The post-hoc test: "nemenyi", "holm", "bonferroni_dunn" or "wilcoxon_holm".
     alpha : float
         The level of the table's ``significant`` and ``cd`` columns.
@@ -99,14 +99,14 @@ class PosthocResult(Result):
     """
 
     ranks: pd.DataFrame
-    method: str
+    test: str
     alpha: float
     control: str | None = None
     kind: ClassVar[str] = "posthoc"
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_option("method", self.method, POSTHOC_METHODS)
+        check_option("test", self.test, POSTHOC_TESTS)
         check_alpha(self.alpha)
 
     def _level(self, alpha: float | None) -> float:
@@ -145,7 +145,7 @@ class PosthocResult(Result):
         >>> import metaeval
         >>> from metaeval.ranking import posthoc
         >>> auc = metaeval.datasets.load_demsar()
-        >>> round(posthoc(auc, method="bonferroni_dunn", control="C4.5").cd(), 3)  # Demšar: 1.17
+        >>> round(posthoc(auc, test="bonferroni_dunn", control="C4.5").cd(), 3)  # Demšar: 1.17
         1.168
         """
         from scipy import stats
@@ -163,14 +163,14 @@ class PosthocResult(Result):
             raise OptionError(
                 f"`metric` must be one of {quote_list(metrics)}, but {metric!r} was passed."
             )
-        if self.method not in ("nemenyi", "bonferroni_dunn"):
+        if self.test not in ("nemenyi", "bonferroni_dunn"):
             return float("nan")
         own = self.table[self.table["metric"].astype(str) == str(metric)]
         cd = float(own["cd"].iloc[0])  # at the test's level: rescaled to ``level`` below
         if level == self.alpha:
             return cd
         k = int((self.ranks["metric"].astype(str) == str(metric)).sum())
-        if self.method == "nemenyi":
+        if self.test == "nemenyi":
             q = stats.studentized_range.isf([level, self.alpha], k, np.inf)
         else:
             q = stats.norm.isf(np.array([level, self.alpha]) / (2 * (k - 1)))
@@ -213,7 +213,7 @@ class PosthocResult(Result):
         --------
         >>> import metaeval
         >>> from metaeval.ranking import posthoc
-        >>> res = posthoc(metaeval.datasets.load_demsar(), method="wilcoxon_holm")
+        >>> res = posthoc(metaeval.datasets.load_demsar(), test="wilcoxon_holm")
         >>> res.cliques()["system"].tolist()  # no pair differs on 14 tasks
         ['C4.5+m+cf', 'C4.5+m', 'C4.5+cf', 'C4.5']
         """
@@ -236,12 +236,12 @@ class BayesResult(Result):
     table : pandas.DataFrame
         One row per (metric, treatment): ``metric, treatment, control,
         prob_worse, prob_equivalent, prob_better, decision, mean_diff, n_tasks``;
-        ``attrs`` holds the options ``rope, prior, n_samples, seed, threshold,
+        ``attrs`` holds the options ``rope, prior, n_draws, seed, threshold,
         higher_is_better``.
     samples : dict or None
         The posterior's Monte-Carlo draws, by row: keyed by the row's
         ``(metric, treatment, control)``, each an
-        ``(n_samples, 3)`` array of the draws' (θ_worse, θ_equivalent,
+        ``(n_draws, 3)`` array of the draws' (θ_worse, θ_equivalent,
         θ_better). None unless computed with ``samples=True``.
 
     Notes
@@ -258,7 +258,7 @@ class BayesResult(Result):
     >>> import metaeval
     >>> from metaeval.ranking import bayes_signed_rank
     >>> auc = metaeval.datasets.load_demsar()
-    >>> res = bayes_signed_rank(auc, control="C4.5", seed=1, n_samples=2000, samples=True)
+    >>> res = bayes_signed_rank(auc, control="C4.5", seed=1, n_draws=2000, samples=True)
     >>> better = res.replace(table=res.table[res.table["decision"] == "better"])
     >>> better.table["treatment"].tolist()
     ['C4.5+m+cf']
@@ -298,7 +298,7 @@ class BayesResult(Result):
             )
 
     def draws(self, row: int = 0) -> np.ndarray:
-        """The ``(n_samples, 3)`` draws of (θ_worse, θ_equivalent, θ_better) of one row.
+        """The ``(n_draws, 3)`` draws of (θ_worse, θ_equivalent, θ_better) of one row.
 
         Parameters
         ----------

@@ -447,7 +447,7 @@ def _systems(table: pd.DataFrame) -> list[str]:
 
 def _model(pooled: pd.DataFrame) -> str:
     method = pooled.attrs.get("method") or _single(pooled, "method", "")
-    test = pooled.attrs.get("ci") or _single(pooled, "test", "z")
+    test = pooled.attrs.get("test") or _single(pooled, "test", "z")
     model = "common-effect model" if method in ("EE", "FE") else f"random-effects model, {method}"
     return model + {"z": "", "t": ", t-test"}.get(test, ", Knapp-Hartung t-test")
 
@@ -540,7 +540,7 @@ def _split_analysis(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     summary = table[~is_task].drop(columns=["row", "task", "weight"], errors="ignore")
     model = {
         "method": table.attrs.get("method", ""),
-        "test": table.attrs.get("ci", "z"),
+        "test": table.attrs.get("test", "z"),
     }
     pooled = summary[keys].assign(**model).join(summary.drop(columns=keys))
     # k and k_total of each summary (as pool() reports them) from its task rows

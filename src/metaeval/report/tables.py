@@ -30,8 +30,8 @@ from .._options import (
     literal_signature,
 )
 from .._results import Result
-from ..errors import OptionError, check_option, excerpt
 from ..engines import any_frame
+from ..errors import OptionError, check_option, excerpt
 from ._layouts import Layout, build_layout, check_show, frame_and_kind, layout_caption
 from ._render import (
     CaptionMarkup,

@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..engines.frames import any_frame
 from ..errors import SchemaError, excerpt, quote_list
 from ._columns import (
     SCORE_COLUMNS,
 )
 from ._columns import first_repeat as first_repeat  # io's readers and measures' checks
-from ..engines.frames import any_frame
 from .validate import validate_scores
 
 __all__ = ["scores", "from_wide", "map_columns"]

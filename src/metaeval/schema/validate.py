@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..engines.frames import LazyTable, any_frame
 from ..errors import SchemaError, quote_list
 from ._columns import (
     KEY_COLUMNS,
@@ -29,7 +30,6 @@ from ._columns import (
 )
 from ._columns import first_repeat as first_repeat  # io's readers and measures' checks
 from ._failures import in_rows, no_rows_error, report
-from ..engines.frames import LazyTable, any_frame
 
 TAKES = (
     "a pandas DataFrame (or a polars DataFrame or LazyFrame, a pyarrow Table, a DuckDB relation)"

@@ -37,7 +37,7 @@ def analyze(
     treatment: str | Sequence[str] | None = None,
     effect: EffectType = DEFAULT_EFFECT,
     method: PoolMethod = DEFAULT_POOL_METHOD,
-    ci: CIMethod | None = DEFAULT_CI,
+    test: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
 ) -> pd.DataFrame:
     r"""Effects per task and their pooled summary in one table, as Ranger reports them.
@@ -51,8 +51,8 @@ def analyze(
         :func:`metaeval.effects`).
     control, treatment, effect, alpha
         As in :func:`metaeval.effects`.
-    method, ci
-        As in :func:`metaeval.pool` (``ci="knha"`` gives Knapp–Hartung
+    method, test
+        As in :func:`metaeval.pool` (``test="knha"`` gives Knapp–Hartung
         intervals on the summary row; task rows keep their normal intervals).
 
     Returns
@@ -70,7 +70,7 @@ def analyze(
         summary, 100·w*_i/Σw*_j in percent with the model's weights w*_i
         (100 on the summary row, NaN for a task left out because its effect is
         NaN). The ``corr`` and ``rom`` reporting-scale columns are kept.
-        ``attrs`` hold ``method``, ``ci`` and ``alpha``; :func:`metaeval.report.to_latex`
+        ``attrs`` hold ``method``, ``test`` and ``alpha``; :func:`metaeval.report.to_latex`
         and ``.meta.to_latex()`` take the table as it is.
 
     Examples
@@ -101,7 +101,7 @@ def analyze(
     ...
     """
     eff = effects(scores, control=control, treatment=treatment, effect=effect, alpha=alpha)
-    return analysis_table(eff, method=method, ci=ci, alpha=alpha, effect=effect)
+    return analysis_table(eff, method=method, test=test, alpha=alpha, effect=effect)
 
 
 def analyze_on_dask(ddf: Any, options: dict[str, Any]) -> pd.DataFrame:
@@ -112,9 +112,9 @@ def analyze_on_dask(ddf: Any, options: dict[str, Any]) -> pd.DataFrame:
     from ..paired.partitions import effects_on_dask
     from ..pooling import pool_options
 
-    effect, method, ci, alpha = (options[k] for k in ("effect", "method", "ci", "alpha"))
+    effect, method, test, alpha = (options[k] for k in ("effect", "method", "test", "alpha"))
     checked_options(effect, alpha)
-    pool_options(method, ci, alpha)  # before the work, not after
+    pool_options(method, test, alpha)  # before the work, not after
     wanted = {"control": options["control"], "treatment": options["treatment"]}
     eff = effects_on_dask(
         ddf,
@@ -128,7 +128,7 @@ def analyze_on_dask(ddf: Any, options: dict[str, Any]) -> pd.DataFrame:
             "cluster": None,
         },
     )
-    return analysis_table(eff, method=method, ci=ci, alpha=alpha, effect=effect)
+    return analysis_table(eff, method=method, test=test, alpha=alpha, effect=effect)
 
 
 @any_frame
@@ -141,7 +141,7 @@ def pool_metrics(
     metrics: Sequence[str] | None = None,
     effect: EffectType = DEFAULT_EFFECT,
     method: PoolMethod = DEFAULT_POOL_METHOD,
-    ci: CIMethod | None = DEFAULT_CI,
+    test: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
     robust: bool | RobustMethod = False,
     replicates: ReplicateDesign | None = None,
@@ -164,7 +164,7 @@ def pool_metrics(
         The metrics to pool together; by default every metric of the table.
     method : {"REML", "ML", "EE"}, default "REML"
         As in :func:`metaeval.pool` with ``model="multilevel"``.
-    ci : {"knha", "z", "t", "hksj", "adhoc"} or None, default None
+    test : {"knha", "z", "t", "hksj", "adhoc"} or None, default None
         As in :func:`metaeval.pool`.
     alpha : float, default 0.05
         Intervals have level 1 − alpha.
@@ -194,7 +194,7 @@ def pool_metrics(
     >>> import metaeval
     >>> scores = metaeval.load_example()
     >>> res = scores.meta.pool_metrics("logistic_regression", treatment="knn", effect="md",
-    ...                                ci="z", robust=True)
+    ...                                test="z", robust=True)
     >>> res[["k", "k_task", "effect", "ci_low", "ci_high", "sigma2_task", "sigma2_metric"]].round(6)
        k  k_task    effect    ci_low   ci_high  sigma2_task  sigma2_metric
     0  8       4  0.001601 -0.019269  0.022471     0.000192        0.00041
@@ -236,7 +236,7 @@ def pool_metrics(
         model="multilevel",
         cov=cov,
         method=method,
-        ci=ci,
+        test=test,
         alpha=alpha,
         robust=robust,
     )

@@ -9,8 +9,8 @@ from typing import Any, cast
 import pandas as pd
 
 from .._options import DEFAULT_CI, DEFAULT_POOL_METHOD, CIMethod, PoolMethod, literal_signature
-from ..pooling import pool, weights
 from ..engines import any_frame
+from ..pooling import pool, weights
 
 __all__ = ["forest_plot"]
 
@@ -21,7 +21,7 @@ def forest_plot(
     effects: pd.DataFrame,
     *,
     method: PoolMethod = DEFAULT_POOL_METHOD,
-    ci: CIMethod | None = DEFAULT_CI,
+    test: CIMethod | None = DEFAULT_CI,
     alpha: float = 0.05,
     pooled: pd.DataFrame | None = None,
     by: str | Mapping[Any, Any] | None = None,
@@ -36,13 +36,13 @@ def forest_plot(
         treatments give one panel each.
         Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
         relation, converted to pandas once (a lazy one collected).
-    method, ci, alpha
+    method, test, alpha
         The pooling model (:func:`metaeval.pool`); ``alpha`` is also the level of the
         intervals drawn.
     pooled : pandas.DataFrame, optional
         An already pooled result of ``effects``; its summary and τ² are drawn
         instead of pooling again, and its ``method`` and ``test`` replace
-        ``method`` and ``ci`` for the weights (and the subgroups' fits).
+        ``method`` and ``test`` for the weights (and the subgroups' fits).
     by : str or mapping, optional
         Subgroups (as :func:`metaeval.pool`): one block per subgroup with its
         own diamond, then the overall summary.
@@ -69,8 +69,8 @@ def forest_plot(
     if pooled is not None and {"method", "test"} <= set(pooled.columns) and len(pooled):
         # weights and subgroup fits follow the model of the given result
         method = cast(PoolMethod, str(pooled["method"].iloc[0]))
-        ci = cast(CIMethod, str(pooled["test"].iloc[0]))
-    model: dict[str, Any] = {"method": method, "ci": ci, "alpha": alpha}
+        test = cast(CIMethod, str(pooled["test"].iloc[0]))
+    model: dict[str, Any] = {"method": method, "test": test, "alpha": alpha}
     overall = pool(effects, **model) if pooled is None else pooled
     # the figure reads its level from the pooled table: the one asked for here
     overall = overall.copy(deep=False)

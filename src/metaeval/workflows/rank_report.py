@@ -61,7 +61,7 @@ class RankReport(Result):
     Attributes
     ----------
     table : pandas.DataFrame
-        One row per metric: ``metric, k, n_tasks``; the checks
+        One row per metric: ``metric, n_systems, n_tasks``; the checks
         (``normal``: every system's per-task scores pass Shapiro–Wilk at
         α/k; ``shapiro_min_p_value``; ``homogeneity_test`` "bartlett" or
         "levene" and ``homogeneity_p_value``); the choice (``omnibus``
@@ -189,7 +189,7 @@ class RankReport(Result):
                 "Magnitude": part["magnitude"],
             }
         ).reset_index(drop=True)
-        k, n = int(row["k"]), int(row["n_tasks"])
+        k, n = int(row["n_systems"]), int(row["n_tasks"])
         if row["ci_of"] == "median":
             level = format_number(100 * (1 - self.alpha / k), 4, significant=True)
             ci = rf"the {level}\% confidence interval of the median (order statistics, $\alpha/k$)"
@@ -240,7 +240,7 @@ class RankReport(Result):
             }
             what = (
                 f"Nemenyi post-hoc test after Friedman's test on {escape(metric, 'latex')} "
-                f"({int(row['k'])} systems, {int(row['n_tasks'])} tasks): average ranks "
+                f"({int(row['n_systems'])} systems, {int(row['n_tasks'])} tasks): average ranks "
                 f"(1 = best), $z$ and the adjusted $p$-value; CD = {num(row['cd'])}"
             )
         elif row["omnibus"] == "rm_anova":
@@ -253,7 +253,7 @@ class RankReport(Result):
             }
             what = (
                 f"Tukey's HSD after a repeated-measures ANOVA on {escape(metric, 'latex')} "
-                f"({int(row['k'])} systems, {int(row['n_tasks'])} tasks): difference of the mean "
+                f"({int(row['n_systems'])} systems, {int(row['n_tasks'])} tasks): difference of the mean "
                 "scores (A $-$ B), studentized range statistic and adjusted $p$-value"
             )
         else:
@@ -462,7 +462,7 @@ def rank_report(
             parametric = normal and (hp >= alpha or k == 2)
         row: dict[str, Any] = {
             "metric": name,
-            "k": k,
+            "n_systems": k,
             "n_tasks": n,
             "normal": normal,
             "shapiro_min_p_value": float(np.nanmin(shapiro))
@@ -512,7 +512,7 @@ def rank_report(
         else:
             table = posthoc(
                 scores,
-                method="nemenyi",
+                test="nemenyi",
                 alpha=alpha,
                 metric=name,
                 higher_is_better=higher_is_better,
@@ -705,7 +705,7 @@ def _paragraph(
     force: str | None,
     fmt: Callable[[Any], str],
 ) -> str:
-    k, n, metric = row["k"], row["n_tasks"], fmt(row["metric"])
+    k, n, metric = row["n_systems"], row["n_tasks"], fmt(row["metric"])
     direction = "higher" if higher else "lower"
     out = [f"We compared {k} systems on {n} tasks by {metric} ({direction} is better)."]
     level = alpha / k

@@ -417,7 +417,7 @@ def build_report(
         )
         eff = effects(data, control, effect=effect, alpha=alpha, cluster=cluster)
         with collected_warnings() as held:  # pool()'s own warnings, issued below as they are
-            pooled = pool(eff, method=method, ci=ci, alpha=alpha)
+            pooled = pool(eff, method=method, test=ci, alpha=alpha)
         reissue(held)
         notes = _narrow_notes(held, eff, pooled, method, alpha) + notes
     options = {
@@ -462,7 +462,7 @@ def _narrow_notes(
         return []
     groups = pd.concat([h.groups for h in found], ignore_index=True)
     with collected_warnings():  # the same warnings as the pool() they repeat
-        adhoc = pool(eff, method=method, ci="adhoc", alpha=alpha)
+        adhoc = pool(eff, method=method, test="adhoc", alpha=alpha)
     keys = list(groups.columns)
     shown = {"ci_low": "adhoc_ci_low", "ci_high": "adhoc_ci_high", "p_value": "adhoc_p_value"}
     rows = (
@@ -984,7 +984,7 @@ def _figures(rep: Report) -> list[str]:
             pick = e["metric"].astype(str).eq(metric) & e["control"].astype(str).eq(control)
             keep = p["metric"].astype(str).eq(metric) & p["control"].astype(str).eq(control)
             ax = forest_plot(
-                e[pick], method=o["method"], ci=o["ci"], alpha=o["alpha"], pooled=p[keep]
+                e[pick], method=o["method"], test=o["ci"], alpha=o["alpha"], pooled=p[keep]
             )
             fig = ax.figure if hasattr(ax, "figure") else ax
             title = html.escape(f"{metric} (control: {control})")

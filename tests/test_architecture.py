@@ -625,17 +625,31 @@ def test_engines_are_named_only_in_their_room():
         if not module.startswith(allowed)
         for hit in _names_an_engine(module, path)
     ]
-    known = {  # the lazy branches not yet routed (issue 40, item 1: the route decorator)
-        "metaeval.schema.validate",
-        "metaeval.paired.sufficient",
-        "metaeval.paired.effect_size",
-        "metaeval.paired.significance",
-        "metaeval.paired.anova",
-        "metaeval.paired.means",
+    known = {  # reading with an engine is the reader's job (engine="duckdb"/"polars"/"dask")
         "metaeval.io.tidy",
     }
     left = sorted({hit.split(":")[0] for hit in found} - known)
     assert not left, [hit for hit in found if hit.split(":")[0] in left]
+
+
+def test_no_statistic_asks_what_kind_of_table_it_has():
+    """Outside the engines room no function branches on the kind of its table
+    (``isinstance(x, LazyTable)``, ``is_lazy(x)``): a statistic declares how it meets a lazy
+    table once, at its definition (``engines.route``), and its body computes from pandas."""
+    allowed = (*ENGINE_HOMES, "metaeval.accessor", "metaeval_cli.meta")
+    found = []
+    for module, path in MODULES.items():
+        if module.startswith(allowed):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.id if isinstance(node.func, ast.Name) else ""
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else name
+            kinds = ast.unparse(node.args[1]) if name == "isinstance" and node.args[1:] else ""
+            if "LazyTable" in kinds or name == "is_lazy":
+                found.append(f"{module}:{node.lineno}: {ast.unparse(node)}")
+    assert not found, found
 
 
 def test_no_accessor_class_body_declares_a_functions_parameters():

@@ -8,6 +8,9 @@
   first pass (:func:`metaeval.engines.dask.dask_survey`) gives the same ``Survey``;
 - :mod:`~metaeval.engines.per_task`: the one per-task driver — whole-task pieces → a
   given in-memory function → concatenated, in order, ``attrs`` kept, warnings re-issued;
+- :mod:`~metaeval.engines.routing`: :func:`route`, through which a statistic declares at
+  its definition how a lazy table is handled (collected, task by task, or in its engine),
+  so that its body never asks what kind of table it has;
 - :mod:`~metaeval.engines.dask`: a dask table's partition map and tree reduction of a
   given per-piece function, and its validation (loaded on use: it needs dask).
 
@@ -34,6 +37,7 @@ from .frames import (
     to_pandas,
 )
 from .per_task import keeps_whole_table_names, per_task, whole_table_names
+from .routing import route
 from .survey import Survey, first_pass
 
 __all__ = [
@@ -53,4 +57,5 @@ __all__ = [
     "per_task",
     "whole_table_names",
     "keeps_whole_table_names",
+    "route",
 ]

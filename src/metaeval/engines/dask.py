@@ -11,12 +11,12 @@ at a time. So a dask table is analysed as:
    partitions, in which case the table is shuffled on ``task`` and the work done again
    (one Parquet file per task, the common layout, moves nothing);
 3. **the client** puts the results in the in-memory order and issues the warnings once,
-   merged (:func:`metaeval.engines.per_task.per_task`).
+   merged (:func:`dask_per_task`, through :func:`metaeval.engines.per_task.gathered`).
 
 What is computed per piece is said elsewhere: the sufficient statistics by
 :mod:`metaeval.paired.pushdown` (each partition laid out on its own names, the arrays
 aligned as they are joined), the per-task tests and tables by the in-memory functions,
-through the one per-task driver (:func:`dask_pieces`). Their first pass
+through the one per-task driver (:func:`dask_per_task`). Their first pass
 (:func:`dask_survey`) reads the ``task``, ``system`` and ``metric`` columns for the whole
 table's names, and shuffles the table on ``task`` where a task has rows in two partitions.
 
@@ -37,6 +37,7 @@ import pandas as pd
 from ..errors import SchemaError, quote_list
 from ..schema import KEY_COLUMNS, SCORE_COLUMNS
 from ..schema._failures import no_rows_error
+from .per_task import gathered, run_piece
 from .survey import Survey
 
 __all__ = [
@@ -248,6 +249,25 @@ def map_reduce(ddf: Any, piece: Any, args: tuple[Any, ...], join: Any) -> tuple[
         ddf = ddf.shuffle(on="task")
         root = tree(ddf)
     return root, ddf
+
+
+def dask_per_task(
+    ddf: Any,
+    func: Any,
+    kwargs: dict[str, Any],
+    *,
+    pairs: tuple[str, str] | None,
+    control: Any = None,
+    treatment: Any = None,
+    survey: Survey | None = None,
+) -> pd.DataFrame:
+    """:func:`metaeval.engines.per_task` of a dask table: ``func`` on its partitions (whole
+    tasks each, shuffled on ``task`` first where a task is split; ``survey``: its first
+    pass, where the caller has it), the results gathered in the in-memory order
+    (:func:`metaeval.engines.per_task.gathered`)."""
+    survey = survey or dask_survey(ddf)
+    found = dask_pieces(survey, func, kwargs, run_piece)
+    return gathered(survey, *found, pairs=pairs, control=control, treatment=treatment)
 
 
 def dask_pieces(

@@ -5,8 +5,9 @@ Every statistic metaeval computes from a scores table is a function of one task'
 a time (sums over its queries, its system means, its resamples drawn from streams keyed
 by the seed and the task's name). :func:`per_task` runs such an in-memory function on the
 whole-task pieces of a lazy table (polars, DuckDB: fetched one task at a time through
-narwhals) or of a dask DataFrame (its partitions, whole tasks each, on dask's workers:
-:mod:`metaeval.engines.dask`), and then does what is the same for every engine:
+narwhals), :func:`metaeval.engines.dask.dask_per_task` on those of a dask DataFrame (its
+partitions, whole tasks each, on dask's workers), and :func:`gathered` does what is the
+same for every engine (the dask module uses this one, this one does not know dask):
 
 1. each piece is laid out with the whole table's systems and metrics as its axes
    (:func:`whole_table_names`: a system absent from a task is absent there, not
@@ -17,7 +18,8 @@ narwhals) or of a dask DataFrame (its partitions, whole tasks each, on dask's wo
    without a pair is raised only if no piece has a pair, as in memory.
 
 The driver knows how to run, never what: the function and its arguments are given (by
-:mod:`metaeval.paired.pushdown`, which says what an engine computes).
+the statistic's route, :func:`metaeval.engines.route`, or by
+:mod:`metaeval.paired.partitions` for a dask table).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from .survey import Survey, first_pass
 
 __all__ = [
     "per_task",
+    "gathered",
     "run_piece",
     "whole_table_names",
     "keeps_whole_table_names",
@@ -105,7 +108,7 @@ def in_order(frame: pd.DataFrame, orders: dict[str, Sequence[str]]) -> pd.DataFr
 
 
 def per_task(
-    table: Any,
+    table: LazyTable,
     func: Callable[..., pd.DataFrame],
     kwargs: dict[str, Any],
     *,
@@ -113,29 +116,35 @@ def per_task(
     control: Any = None,
     treatment: Any = None,
     columns: Sequence[str] = (),
-    survey: Survey | None = None,
 ) -> pd.DataFrame:
     """``func`` (an in-memory function that treats each task on its own) run on each task's
-    rows of ``table`` (a :class:`~metaeval.engines.LazyTable` or a dask DataFrame), with the
-    results in the in-memory order and the warnings issued once (see the module docstring).
+    rows of ``table`` (a :class:`~metaeval.engines.LazyTable`), with the results in the
+    in-memory order and the warnings issued once (see the module docstring).
 
-    A lazy table's tasks are fetched one at a time: only ``SCORE_COLUMNS`` and ``columns``,
-    and only the systems of ``control`` and ``treatment`` (all when either is None). A dask
-    table's partitions are the pieces (shuffled on ``task`` first where a task is split;
-    ``survey``: its first pass, where the caller has it). ``pairs`` names the two system
-    columns of a pairwise result (ordered as treatment and control are). The caller checks
-    the system names first (``select_systems``), as in memory.
+    The tasks are fetched one at a time: only ``SCORE_COLUMNS`` and ``columns``, and only
+    the systems of ``control`` and ``treatment`` (all when either is None). ``pairs`` names
+    the two system columns of a pairwise result (ordered as treatment and control are).
+    The caller checks the system names first (``select_systems``), as in memory. A dask
+    table's pieces are its partitions: :func:`metaeval.engines.dask.dask_per_task`.
     """
-    if isinstance(table, LazyTable):
-        survey = first_pass(table)
-        results, held, unpaired = _lazy_pieces(
-            table, survey, func, kwargs, pairs, control, treatment, columns
-        )
-    else:
-        from .dask import dask_pieces, dask_survey
+    survey = first_pass(table)
+    found = _lazy_pieces(table, survey, func, kwargs, pairs, control, treatment, columns)
+    return gathered(survey, *found, pairs=pairs, control=control, treatment=treatment)
 
-        survey = survey or dask_survey(table)
-        results, held, unpaired = dask_pieces(survey, func, kwargs, run_piece)
+
+def gathered(
+    survey: Survey,
+    results: list[pd.DataFrame],
+    held: list[Any],
+    unpaired: PairingError | None,
+    *,
+    pairs: tuple[str, str] | None,
+    control: Any = None,
+    treatment: Any = None,
+) -> pd.DataFrame:
+    """The pieces' results of a surveyed table as one result: concatenated, in the
+    in-memory order, ``attrs`` kept, the held warnings issued once (steps 2 and 3 of the
+    module docstring; the same for every engine)."""
     names = (list(survey.systems), list(survey.metrics))
     systems = dict.fromkeys(_SYSTEM_COLUMNS, names[0])
     if pairs is not None:

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .._options import DEFAULT_RESAMPLES
-from ..engines import LazyTable, any_frame, per_task
+from ..engines import any_frame, route
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -34,6 +34,7 @@ from ..errors import (
     resolve_seed,
     warn_groups,
 )
+from ..schema import REPLICATE
 from . import _resampling as rs
 from . import pushdown
 from ._layout import BLOCK, Layout, layout, per_task_sum
@@ -206,6 +207,10 @@ class TwoWay:
 
 
 @any_frame(lazy=True)
+@route(  # replicates are averaged per query first, in memory, a task at a time
+    per_task=lambda scores, o: REPLICATE in scores.columns,
+    columns=lambda scores, o: (REPLICATE,),
+)  # else from sums computed in the engine (_two_way)
 def anova(scores: pd.DataFrame) -> pd.DataFrame:
     """Two-way ANOVA without replication (systems × queries) per task and metric.
 
@@ -245,10 +250,7 @@ def anova(scores: pd.DataFrame) -> pd.DataFrame:
     """
     from scipy import stats as sps
 
-    if isinstance(scores, LazyTable) and "replicate" in scores.columns:
-        # replicates are averaged per query first, in memory, a task at a time
-        return per_task(scores, anova, {}, pairs=None, columns=["replicate"])
-    two = _two_way(scores)  # a lazy table's sums computed in its engine
+    two = _two_way(scores)  # routed: a lazy table's sums computed in its engine
     two.check("ANOVA")
     m, t = two.frame_index()
     k, q = two.k[m, t].astype(float), two.q[m, t]
@@ -279,8 +281,9 @@ def anova(scores: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def lazy_two_way(scores: LazyTable) -> tuple[Any, SimpleNamespace, TwoWay]:
-    """The two-way layout of a lazy table from sums computed in its engine, with the sums
+def lazy_two_way(scores: Any) -> tuple[Any, SimpleNamespace, TwoWay]:
+    """The two-way layout of a lazy table (a :class:`~metaeval.engines.LazyTable`) from sums
+    computed in its engine (:mod:`metaeval.paired.pushdown`), with the sums
     and the names (tasks, metrics, systems, shift, scale) it was built from."""
     none = np.zeros(0, dtype=int)
     sums = pushdown.compute(scores, none, none, anova=True)
@@ -308,14 +311,29 @@ def lazy_two_way(scores: LazyTable) -> tuple[Any, SimpleNamespace, TwoWay]:
     return sums, names, TwoWay.of_sums(names, present, q, dropped, sys_sum, row_sq, cell_sq, ref)
 
 
+@route(engine=lambda scores: lazy_two_way(scores)[2])
 def _two_way(scores: Any) -> TwoWay:
     """:class:`TwoWay` of a scores table: laid out in memory, or from a lazy table's sums."""
-    if isinstance(scores, LazyTable):
-        return lazy_two_way(scores)[2]
     return TwoWay(layout(scores))
 
 
+def _tukey_options(options: dict[str, Any]) -> dict[str, Any]:
+    """:func:`tukey`'s options checked before a lazy table is read, the seed of the
+    randomized version drawn once (every task resamples from it)."""
+    return dict(
+        options,
+        alpha=check_alpha(options["alpha"]),
+        n_resamples=check_resamples(options["n_resamples"]),
+        seed=resolve_seed(options["seed"]) if options["randomized"] else options["seed"],
+    )
+
+
 @any_frame(lazy=True)
+@route(  # the randomized version and replicates: in memory, a task at a time
+    check=lambda scores, o: _tukey_options(o),
+    per_task=lambda scores, o: o["randomized"] or REPLICATE in scores.columns,
+    columns=lambda scores, o: (REPLICATE,),
+)  # else from sums computed in the engine (_two_way)
 def tukey(
     scores: pd.DataFrame,
     *,
@@ -383,22 +401,7 @@ def tukey(
 
     alpha = check_alpha(alpha)
     n_resamples = check_resamples(n_resamples)
-    if isinstance(scores, LazyTable) and (randomized or "replicate" in scores.columns):
-        kwargs = dict(
-            randomized=randomized,
-            n_resamples=n_resamples,
-            alpha=alpha,
-            seed=resolve_seed(seed) if randomized else seed,
-            progress=progress,
-        )
-        return per_task(
-            scores,
-            tukey,
-            kwargs,
-            pairs=None,
-            columns=[c for c in ("replicate",) if c in scores.columns],
-        )
-    two = _two_way(scores)  # a lazy table's sums computed in its engine
+    two = _two_way(scores)  # routed: a lazy table's sums computed in its engine
     lay = two.lay
     two.check("Tukey's HSD")
     n_systems = len(lay.systems)

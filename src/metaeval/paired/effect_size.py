@@ -102,7 +102,7 @@ from .._options import (
     display_columns,
     literal_signature,
 )
-from ..engines import LazyTable, any_frame, first_pass
+from ..engines import any_frame, first_pass, frame_kind, route
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -129,7 +129,7 @@ from .replicates import (
     replicate_design,
     t_inference,
 )
-from .sufficient import ZERO_TOL, lazy_statistics, sufficient_statistics
+from .sufficient import ZERO_TOL, sufficient_statistics
 
 __all__ = ["EFFECT_TYPES", "effects", "effect_sizes"]
 
@@ -412,7 +412,18 @@ def _kernel(n, a, b, sx, sy, sxx, syy, sxy, scale, *, effect: str, correct: bool
     )
 
 
+def _checked(scores: Any, options: dict[str, Any]) -> None:
+    """:func:`effects`' options checked before a lazy table is read."""
+    checked_options(options["effect"], options["alpha"])
+
+
+def _per_query(scores: Any, options: dict[str, Any]) -> bool:
+    """Clusters and replicates: per-query work, done in memory (a lazy table collected)."""
+    return options["cluster"] is not None or REPLICATE in scores.columns
+
+
 @any_frame(lazy=True)
+@route(check=_checked, collect=_per_query)  # else summed in the engine: sufficient_statistics
 @literal_signature
 @fill_doc
 def effects(
@@ -540,21 +551,16 @@ def effects(
     3  accuracy           wine  0.0130   17.0         0.9073
     """
     effect, alpha = checked_options(effect, alpha)
-    if isinstance(scores, LazyTable) and (cluster is not None or REPLICATE in scores.columns):
-        scores = scores.collect()  # clusters and replicates: per-query work, in memory
     check_design_has_replicates(scores, replicates)
     if cluster is not None:
         check_cluster_options(cluster, effect, cv)
-    if isinstance(scores, pd.DataFrame | LazyTable):
+    if frame_kind(scores) is not None:  # a table (not a frame: the error comes below)
         check_extra_columns(
             list(scores.columns), replicates=has_replicates(scores), cluster=cluster is not None
         )
-    if isinstance(scores, LazyTable):  # computed in the engine (see Notes)
-        stats = lazy_statistics(scores, control=control, treatment=treatment)
-        attributes = first_pass(scores).attributes()
-    else:
-        stats = sufficient_statistics(scores, control=control, treatment=treatment)
-        attributes = task_attributes(scores)
+    # both routed: a lazy table's sums and task-level columns are computed in its engine
+    stats = sufficient_statistics(scores, control=control, treatment=treatment)
+    attributes = task_attributes(scores)
     if cluster is not None:
         attributes = attributes.drop(columns=[cluster], errors="ignore")
     table = effects_table(stats, attributes, effect=effect, alpha=alpha, correct=correct)
@@ -667,6 +673,12 @@ def paired_groups(stats: xr.Dataset) -> xr.DataArray:
     return keep
 
 
+def _lazy_attributes(scores: Any) -> pd.DataFrame:
+    """:func:`task_attributes` of a lazy table, from its first pass."""
+    return first_pass(scores).attributes()
+
+
+@route(engine=_lazy_attributes)
 def task_attributes(scores: pd.DataFrame) -> pd.DataFrame:
     """The scores table's extra columns that are constant within every task, by task."""
     extra = [c for c in scores.columns if c not in (*SCORE_COLUMNS, REPLICATE, REPLICATE_DESIGN)]

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .._options import MEANS_CIS, MeansCI, literal_signature
-from ..engines import LazyTable, any_frame, per_task
+from ..engines import any_frame, route
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -31,6 +31,7 @@ from ..errors import (
     excerpt,
     warn_groups,
 )
+from ..schema import REPLICATE
 from . import pushdown
 from ._layout import Layout, layout, per_task_sum
 from .alternatives import critical_value
@@ -42,7 +43,53 @@ from .sufficient import statistics_of
 __all__ = ["means", "check_binary", "wilson_interval"]
 
 
+def _lazy_means(scores: Any, *, ci: str, alpha: float, cluster: str | None) -> pd.DataFrame:
+    """:func:`means` of a lazy table (a :class:`~metaeval.engines.LazyTable`) with
+    ``ci="t"`` or ``"anova"``, no clusters and no replicates (:func:`means` routes the
+    others: ``cluster`` is None), from sums computed in its engine
+    (:mod:`metaeval.paired.pushdown`)."""
+    if ci == "anova":
+        sums, names, two = lazy_two_way(scores)
+    else:  # each system on its own queries: no two-way sums needed
+        none = np.zeros(0, dtype=int)
+        sums, two = pushdown.compute(scores, none, none), None
+        survey = sums.survey
+        names = SimpleNamespace(
+            tasks=survey.tasks,
+            metrics=survey.metrics,
+            systems=survey.systems,
+            shift=sums.shift,
+            scale=sums.scale,
+        )
+    own_n = sums.count.astype(float)
+    stats_x = sums.own - own_n * sums.d  # each system's own queries, at its shift
+    stats_xx = sums.sq - 2 * sums.d * sums.own + own_n * sums.d**2
+    return t_means(names, two, sums.count, stats_x, stats_xx, alpha)
+
+
+def _checked(scores: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """:func:`means`' options checked before a lazy table is read."""
+    check_option("ci", options["ci"], MEANS_CIS)
+    return dict(options, alpha=check_alpha(options["alpha"]))
+
+
+def _cluster_checked(scores: Any, options: dict[str, Any]) -> None:
+    """A ``cluster`` that is not a column of a lazy table: the in-memory error."""
+    cluster = options["cluster"]
+    if cluster is not None and cluster not in scores.columns:
+        cluster_ids(pd.DataFrame(columns=scores.columns), cluster)
+
+
 @any_frame(lazy=True)
+@route(
+    check=_checked,
+    collect=lambda scores, o: o["ci"] not in ("t", "anova"),  # binomial intervals
+    # clusters and replicates: per-query work, in memory, a task at a time
+    per_task=lambda scores, o: o["cluster"] is not None or REPLICATE in scores.columns,
+    columns=lambda scores, o: (o["cluster"], REPLICATE),
+    pieces=_cluster_checked,
+    engine=_lazy_means,  # t and ANOVA intervals from sums computed in the engine
+)
 @literal_signature
 def means(
     scores: pd.DataFrame, *, ci: MeansCI = "t", alpha: float = 0.05, cluster: str | None = None
@@ -194,47 +241,11 @@ def means(
        n  mean  ci_low  ci_high
     0  3   1.0   0.439      1.0
     """
-    if isinstance(scores, LazyTable):
-        return _lazy_means(scores, ci, alpha, cluster)
     table = _means_table(scores, ci, alpha, cluster)
     if has_replicates(scores):
         table = add_item_variance(table, scores)
         table.attrs["replicates"] = REPLICATES_AVERAGED
     return table
-
-
-def _lazy_means(scores: LazyTable, ci: str, alpha: float, cluster: str | None) -> pd.DataFrame:
-    """:func:`means` of a lazy table: with ``ci="t"`` or ``"anova"`` from sums computed in
-    its engine; clusters and replicates task by task in memory; binomial intervals in
-    memory."""
-    check_option("ci", ci, MEANS_CIS)
-    alpha = check_alpha(alpha)
-    if ci not in ("t", "anova"):
-        return means(scores.collect(), ci=ci, alpha=alpha, cluster=cluster)
-    if cluster is not None or "replicate" in scores.columns:
-        if cluster is not None and cluster not in scores.columns:  # the in-memory error
-            cluster_ids(pd.DataFrame(columns=scores.columns), cluster)
-        extra = [c for c in (cluster, "replicate") if c is not None and c in scores.columns]
-        return per_task(
-            scores, means, {"ci": ci, "alpha": alpha, "cluster": cluster}, pairs=None, columns=extra
-        )
-    if ci == "anova":
-        sums, names, two = lazy_two_way(scores)
-    else:  # each system on its own queries: no two-way sums needed
-        none = np.zeros(0, dtype=int)
-        sums, two = pushdown.compute(scores, none, none), None
-        survey = sums.survey
-        names = SimpleNamespace(
-            tasks=survey.tasks,
-            metrics=survey.metrics,
-            systems=survey.systems,
-            shift=sums.shift,
-            scale=sums.scale,
-        )
-    own_n = sums.count.astype(float)
-    stats_x = sums.own - own_n * sums.d  # each system's own queries, at its shift
-    stats_xx = sums.sq - 2 * sums.d * sums.own + own_n * sums.d**2
-    return t_means(names, two, sums.count, stats_x, stats_xx, alpha)
 
 
 def _means_table(scores: pd.DataFrame, ci: str, alpha: float, cluster: str | None):

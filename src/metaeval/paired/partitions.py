@@ -7,7 +7,7 @@ first pass: each partition is laid out on its own tasks, systems and metrics
 are joined by :func:`metaeval.engines.dask.map_reduce` (:func:`_join_statistics`). The
 per-task tests and tables (``compare``, ``anova``, ``tukey``, ``means``) run the in-memory
 function on every partition through the one per-task driver
-(:func:`metaeval.engines.per_task`). Each entry takes the table and the options of the
+(:func:`metaeval.engines.dask.dask_per_task`). Each entry takes the table and the options of the
 method's call, bound to the function's signature (``options``): the dask face declares no
 signature of its own.
 """
@@ -22,11 +22,12 @@ import pandas as pd
 import xarray as xr
 
 from .._options import DEFAULT_EFFECT, EffectType
-from ..engines import Survey, per_task
+from ..engines import Survey
 from ..engines.dask import (
     Piece,
     check_columns,
     concat_frames,
+    dask_per_task,
     dask_survey,
     key_order,
     map_reduce,
@@ -324,7 +325,7 @@ def compare_on_dask(ddf: Any, options: dict[str, Any]) -> pd.DataFrame:
     names = np.array(survey.systems, dtype=object)
     select_systems(names, control, "control")  # the in-memory errors, against the whole table
     select_systems(names, treatment, "treatment")
-    frame = per_task(
+    frame = dask_per_task(
         ddf,
         compare,
         kwargs,
@@ -340,7 +341,7 @@ def anova_on_dask(ddf: Any, options: dict[str, Any]) -> pd.DataFrame:
     """:func:`metaeval.anova` of the whole table."""
     from .anova import anova
 
-    return per_task(ddf, anova, {}, pairs=None)
+    return dask_per_task(ddf, anova, {}, pairs=None)
 
 
 def means_on_dask(ddf: Any, options: dict[str, Any]) -> pd.DataFrame:
@@ -351,7 +352,7 @@ def means_on_dask(ddf: Any, options: dict[str, Any]) -> pd.DataFrame:
 
     check_option("ci", options["ci"], MEANS_CIS)
     check_alpha(options["alpha"])
-    return per_task(ddf, means, options, pairs=None)
+    return dask_per_task(ddf, means, options, pairs=None)
 
 
 def tukey_on_dask(ddf: Any, options: dict[str, Any]) -> pd.DataFrame:
@@ -365,4 +366,4 @@ def tukey_on_dask(ddf: Any, options: dict[str, Any]) -> pd.DataFrame:
         kwargs["seed"] = resolve_seed(kwargs["seed"])
     check_alpha(kwargs["alpha"])
     check_resamples(kwargs["n_resamples"])
-    return per_task(ddf, tukey, kwargs, pairs=None)
+    return dask_per_task(ddf, tukey, kwargs, pairs=None)

@@ -61,7 +61,7 @@ from .._options import (
     answer_first,
     literal_signature,
 )
-from ..engines import LazyTable, any_frame, first_pass, per_task
+from ..engines import any_frame, first_pass, route
 from ..errors import (
     DegenerateWarning,
     OptionError,
@@ -71,6 +71,7 @@ from ..errors import (
     resolve_seed,
     warn,
 )
+from ..schema import REPLICATE
 from . import _resampling as rs
 from ._layout import SAFE_MAGNITUDE, Layout, layout
 from .alternatives import (
@@ -86,7 +87,7 @@ from .clusters import cluster_ids, clustered_t
 from .effect_size import effect_sizes, paired_groups, warn_undefined
 from .means import check_binary, wilson_interval
 from .replicates import REPLICATES_AVERAGED, has_replicates
-from .sufficient import lazy_statistics, select_systems, statistics_of
+from .sufficient import select_systems, statistics_of, sufficient_statistics
 
 __all__ = ["compare"]
 
@@ -118,6 +119,14 @@ _COUNTS = ("n_discordant", "n_treatment_only", "n_control_only")  # McNemar's
 
 
 @any_frame(lazy=True)
+@route(  # else the t-test from sums computed in the engine (sufficient_statistics)
+    check=lambda scores, o: _lazy_options(o),
+    per_task=lambda scores, o: _per_query(scores, o),
+    pairs=("treatment", "control"),
+    columns=lambda scores, o: (o["cluster"], REPLICATE),
+    pieces=lambda scores, o: _task_options(scores, o),
+    finish=lambda frame, o: adjust_family(frame, o["adjust"], o["family"]),
+)
 @literal_signature
 @fill_doc
 def compare(
@@ -247,42 +256,17 @@ def compare(
     """
     from scipy import stats as sps
 
-    alpha, n_resamples = compare_options(
-        test, alternative, adjust, alpha, n_resamples, exact, family
+    alpha, n_resamples, seed = _checked(
+        test, alternative, adjust, alpha, n_resamples, exact, family, cluster, seed
     )
-    if cluster is not None and test != "t":
-        raise OptionError(
-            f"cluster= works with test='t' only, but test={test!r} was passed with "
-            f"cluster={cluster!r}; use test='t' or cluster=None."
-        )
     resampled = test == "bootstrap" or (test == "randomization" and not exact)
-    seed = resolve_seed(seed) if resampled else seed
-    if isinstance(scores, LazyTable) and (
-        test != "t" or cluster is not None or "replicate" in scores.columns
-    ):
-        # one task at a time: families across tasks are adjusted on the whole result
-        frame = _per_task(
-            scores,
-            control=control,
-            treatment=treatment,
-            test=test,
-            alternative=alternative,
-            n_resamples=n_resamples,
-            exact=exact,
-            seed=seed,
-            adjust=adjust if adjust == "maxt" else None,
-            alpha=alpha,
-            progress=progress,
-            cluster=cluster,
-        )
-        return adjust_family(frame, adjust, family)
     if test in _MCNEMAR:
         check_binary(scores, f"compare(test={test!r})")
 
-    if isinstance(scores, LazyTable):  # the t-test from sums computed in the engine
-        lay, ds = None, lazy_statistics(scores, control=control, treatment=treatment)
+    if test == "t":  # from the sums alone (routed: a lazy table's computed in its engine)
+        lay, ds = None, sufficient_statistics(scores, control=control, treatment=treatment)
     else:
-        lay = layout(scores, keep_raw=test != "t")
+        lay = layout(scores, keep_raw=True)
         ds = statistics_of(lay, control=control, treatment=treatment)
     keep = paired_groups(ds)
     md, problems = effect_sizes(ds, effect="md", alpha=alpha)
@@ -422,25 +406,59 @@ def adjust_family(frame: pd.DataFrame, adjust: str | None, family: str) -> pd.Da
     return frame
 
 
-def _per_task(scores: LazyTable, **kwargs: Any) -> pd.DataFrame:
-    """:func:`compare` of a lazy table, one task at a time in memory (tests on per-query
-    differences; clusters; replicates): only the systems asked for are fetched."""
+def _checked(
+    test: Any,
+    alternative: Any,
+    adjust: Any,
+    alpha: Any,
+    n_resamples: Any,
+    exact: Any,
+    family: Any,
+    cluster: Any,
+    seed: Any,
+) -> tuple[float, int, int | None]:
+    """:func:`compare`'s options checked: ``alpha``, ``n_resamples`` as numbers and the
+    ``seed`` drawn once where the test resamples."""
+    alpha, n_resamples = compare_options(
+        test, alternative, adjust, alpha, n_resamples, exact, family
+    )
+    if cluster is not None and test != "t":
+        raise OptionError(
+            f"cluster= works with test='t' only, but test={test!r} was passed with "
+            f"cluster={cluster!r}; use test='t' or cluster=None."
+        )
+    resampled = test == "bootstrap" or (test == "randomization" and not exact)
+    return alpha, n_resamples, resolve_seed(seed) if resampled else seed
+
+
+def _lazy_options(options: dict[str, Any]) -> dict[str, Any]:
+    """:func:`compare`'s options checked before a lazy table is read, the seed drawn once
+    (every task resamples from it)."""
+    names = ("test", "alternative", "adjust", "alpha", "n_resamples", "exact", "family")
+    alpha, n_resamples, seed = _checked(
+        *(options[n] for n in names), options["cluster"], options["seed"]
+    )
+    return dict(options, alpha=alpha, n_resamples=n_resamples, seed=seed)
+
+
+def _per_query(scores: Any, options: dict[str, Any]) -> bool:
+    """Tests on per-query differences, clusters and replicates: a lazy table's tasks are
+    tested one at a time, in memory (only the systems asked for are fetched)."""
+    return options["test"] != "t" or options["cluster"] is not None or REPLICATE in scores.columns
+
+
+def _task_options(scores: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """The options of :func:`compare` on one task of a lazy table (tests on per-query
+    differences; clusters; replicates), checked against the whole table as in memory: a
+    family across tasks is adjusted on the whole result (max-T's, within a task, by each)."""
     survey = first_pass(scores)
-    select_systems(survey.systems, kwargs["control"], "control")
-    select_systems(survey.systems, kwargs["treatment"], "treatment")
-    cluster = kwargs["cluster"]
+    select_systems(survey.systems, options["control"], "control")
+    select_systems(survey.systems, options["treatment"], "treatment")
+    cluster = options["cluster"]
     if cluster is not None and cluster not in scores.columns:  # the in-memory error
         cluster_ids(pd.DataFrame(columns=scores.columns), cluster)
-    extra = [c for c in (cluster, "replicate") if c is not None and c in scores.columns]
-    return per_task(
-        scores,
-        compare,
-        kwargs,
-        pairs=("treatment", "control"),
-        control=kwargs["control"],
-        treatment=kwargs["treatment"],
-        columns=extra,
-    )
+    adjust = options["adjust"]
+    return dict(options, adjust=adjust if adjust == "maxt" else None, family="pairs")
 
 
 def compare_options(

@@ -29,12 +29,13 @@ processed in chunks of bounded memory.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ..engines import LazyTable, any_frame, first_pass
+from ..engines import any_frame, first_pass, route
 from ..errors import PairingError, PairingWarning, quote_list, warn_groups
 from . import pushdown
 from ._layout import BLOCK, Layout, layout
@@ -44,7 +45,6 @@ __all__ = [
     "statistics_of",
     "statistics_arrays",
     "statistics_dataset",
-    "lazy_statistics",
     "raw_sums",
     "ZERO_TOL",
 ]
@@ -186,7 +186,42 @@ def _gram(lay: Layout, left: np.ndarray | None, right: np.ndarray | None) -> dic
     return out
 
 
+def _lazy_statistics(
+    table: Any,
+    control: str | Sequence[str] | None = None,
+    treatment: str | Sequence[str] | None = None,
+    *,
+    warn: bool = True,
+) -> xr.Dataset:
+    """:func:`sufficient_statistics` of a lazy table (a polars LazyFrame or a DuckDB
+    relation, as a :class:`~metaeval.engines.LazyTable`), computed in its engine
+    (:mod:`metaeval.paired.pushdown`): the same Dataset, its sums equal to the in-memory
+    ones to rounding."""
+    survey = first_pass(table)
+    right = select_systems(survey.systems, control, "control")
+    left = select_systems(survey.systems, treatment, "treatment")
+    every = np.arange(len(survey.systems))
+    left, right = (every if i is None else i for i in (left, right))
+    sums = pushdown.compute(table, left, right)
+    names = (survey.tasks, survey.metrics, survey.systems)
+    ds = statistics_dataset(
+        *arrays_of_sums(
+            pushdown.matrices(sums, left, right),
+            names,
+            left,
+            right,
+            sums.count,
+            sums.shift,
+            sums.scale,
+        )
+    )
+    if warn:
+        warn_unpaired(ds)
+    return ds
+
+
 @any_frame(lazy=True)
+@route(engine=_lazy_statistics)
 def sufficient_statistics(
     scores: pd.DataFrame,
     control: str | Sequence[str] | None = None,
@@ -251,8 +286,6 @@ def sufficient_statistics(
     >>> ds["n"].dims, ds["n"].shape
     (('task', 'metric', 'treatment', 'control'), (4, 2, 5, 1))
     """
-    if isinstance(scores, LazyTable):  # computed in the engine
-        return lazy_statistics(scores, control=control, treatment=treatment)
     return statistics_of(layout(scores), control=control, treatment=treatment)
 
 
@@ -336,39 +369,6 @@ def statistics_dataset(names: dict[str, list[str]], data: dict[str, np.ndarray])
     return xr.Dataset(
         {name: (STATISTICS_DIMS[name], data[name]) for name in STATISTICS_DIMS}, coords=names
     )
-
-
-def lazy_statistics(
-    table: LazyTable,
-    control: str | Sequence[str] | None = None,
-    treatment: str | Sequence[str] | None = None,
-    *,
-    warn: bool = True,
-) -> xr.Dataset:
-    """:func:`sufficient_statistics` of a lazy table (a polars LazyFrame or a DuckDB
-    relation), computed in its engine (:mod:`metaeval.paired.pushdown`): the same
-    Dataset, its sums equal to the in-memory ones to rounding."""
-    survey = first_pass(table)
-    right = select_systems(survey.systems, control, "control")
-    left = select_systems(survey.systems, treatment, "treatment")
-    every = np.arange(len(survey.systems))
-    left, right = (every if i is None else i for i in (left, right))
-    sums = pushdown.compute(table, left, right)
-    names = (survey.tasks, survey.metrics, survey.systems)
-    ds = statistics_dataset(
-        *arrays_of_sums(
-            pushdown.matrices(sums, left, right),
-            names,
-            left,
-            right,
-            sums.count,
-            sums.shift,
-            sums.scale,
-        )
-    )
-    if warn:
-        warn_unpaired(ds)
-    return ds
 
 
 def warn_unpaired(ds: xr.Dataset) -> None:

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..engines.frames import LazyTable, any_frame
+from ..engines.frames import any_frame
+from ..engines.routing import route
 from ..errors import SchemaError, quote_list
 from ._columns import (
     KEY_COLUMNS,
@@ -362,7 +363,17 @@ def key_names_ok(names: np.ndarray) -> bool:
     return not (names == "").any()
 
 
+def _in_engine(df: Any) -> Any:
+    """A lazy table validated in its engine (every check of :func:`validate_scores`): the
+    frame comes back as it is."""
+    from ..engines.survey import validate
+
+    validate(df)
+    return df.native
+
+
 @any_frame(lazy=True)
+@route(engine=_in_engine)
 def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
     """Validate a scores table and return it with lossless conversions applied.
 
@@ -407,11 +418,6 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
     """
     import pandera.errors as pe
 
-    if isinstance(df, LazyTable):  # every check in the engine; the frame comes back as it is
-        from ..engines.survey import validate
-
-        validate(df)
-        return df.native
     if not isinstance(df, pd.DataFrame):
         raise SchemaError(f"A scores table must be {TAKES}, not {type(df).__name__}.")
     if df.columns.duplicated().any():

@@ -282,12 +282,6 @@ UNDOCUMENTED: dict[str, set[str]] = {
     "measure_name": {"name"},
     "from_ranx": {"obj"},
     "read_per_sample": {"path"},
-    "average_replicates": {"df"},
-    "prepare_scores": {"df", "check_keys"},
-    "validate_effects": {"df"},
-    "recorded_design": {"df"},
-    "coerce_keys": {"df", "columns", "table"},
-    "checked_replicates": {"df"},
     "escape_latex": {"text"},
     "escape": {"text", "fmt"},
     "style": {

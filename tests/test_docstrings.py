@@ -272,44 +272,7 @@ LONG_DOCSTRINGS: set[str] = {
 
 # Parameters a public function does not document yet, by function name. The list may only
 # shrink: a parameter documented (or gone) since must be deleted here.
-UNDOCUMENTED: dict[str, set[str]] = {
-    "forest": {"kwargs"},
-    "tukey": {"scores", "randomized", "n_resamples", "seed", "alpha", "progress"},
-    "anova": {"scores"},
-    "save": {"fig", "path", "kwargs"},
-    "as_run": {"run"},
-    "as_qrels": {"qrels"},
-    "measure_name": {"name"},
-    "from_ranx": {"obj"},
-    "read_per_sample": {"path"},
-    "escape_latex": {"text"},
-    "escape": {"text", "fmt"},
-    "style": {
-        "table",
-        "pooled",
-        "show",
-        "best",
-        "alpha",
-        "digits",
-        "transpose",
-        "caption",
-        "order",
-        "layout",
-    },
-    "to_html": {
-        "table",
-        "pooled",
-        "show",
-        "best",
-        "alpha",
-        "digits",
-        "transpose",
-        "caption",
-        "order",
-        "layout",
-    },
-    "raw_sums": {"stats"},
-}
+UNDOCUMENTED: dict[str, set[str]] = {}
 
 
 def _by_name() -> dict[str, Callable]:

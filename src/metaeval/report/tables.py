@@ -398,6 +398,15 @@ def style(
     footnotes follow the caption, under the table. A result without a layout of its
     own is shown as it is (names escaped, numbers through the one formatter).
 
+    Parameters
+    ----------
+    table, pooled, show, best, alpha, digits, transpose, caption, order, layout
+        As in :func:`to_latex`.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+
     Examples
     --------
     >>> import metaeval
@@ -460,6 +469,15 @@ def to_html(
 ) -> str:
     """The table of :func:`to_latex` as an HTML ``<table>`` (same options but ``label``,
     ``position`` and ``fit``).
+
+    Parameters
+    ----------
+    table, pooled, show, best, alpha, digits, transpose, caption, order, layout
+        As in :func:`to_latex`.
+
+    Returns
+    -------
+    str
 
     Examples
     --------

@@ -259,8 +259,6 @@ LONG_DOCSTRINGS: set[str] = {
     "pool",
     "leaderboard",
     "metareg",
-    "means",
-    "to_latex",
     "evaluate",
     # methods prose still to move
     "read_lm_eval",

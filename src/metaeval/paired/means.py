@@ -53,32 +53,17 @@ def means(
 ) -> pd.DataFrame:
     """Mean score of every system on every task and metric, with its margin of error.
 
-    By default (``interval="t"``) each system's mean is over its own queries and its
-    interval is its own: the standard error s/√n from the sample SD s (ddof = 1),
-    as the evaluation harnesses report it (lm-eval's ``mean_stderr``, Inspect's
-    ``stderr()``), and the interval mean ∓ t_{α/2, n−1}·s/√n. A system's
-    interval does not depend on which other systems are in the table.
+    By default (``interval="t"``) each system's mean and interval are its own: mean ∓
+    t_{α/2, n−1}·s/√n over its queries, s the sample SD (ddof = 1), as lm-eval's
+    ``mean_stderr`` and Inspect's ``stderr()`` report it.
 
     ``interval="anova"`` gives instead Sakai's (2018, §3) display for comparing the
-    systems of a task: with 3 or more systems on a task the means are over the
-    queries every system has and the margin of error uses the residual variance
-    V_E of the two-way ANOVA (systems × queries): t_{α/2, φ}·√(V_E/n),
-    φ = (k − 1)(n − 1); ``variance_from`` is ``"anova"``. V_E is the variance
-    of the system-by-query interaction, the noise of *differences* between
-    systems once the queries' difficulty is taken out (the SE of a difference
-    of two means is √(2V_E/n), as :func:`tukey` uses); it is not the
-    uncertainty of one system's mean, and it changes when a system is added or
-    removed. With fewer than 3 systems on a task ``interval="anova"`` gives each
-    system's own interval (``variance_from`` ``"system"``).
-
-    With ``cluster=`` (a column holding a cluster id per query, e.g. the
-    passage several questions share) each system's mean is over its own
-    queries and its standard error is the cluster-robust one (Miller 2024,
-    App. A, with the finite-cluster factor, as Inspect computes it)
-
-        SE = √(C/(C − 1) · Σ_c (Σ_{i∈c} (x_i − x̄))²) / n,
-
-    with C clusters, and the interval is t_{α/2, C−1}·SE.
+    systems of a task (3 or more): the means over the queries every system has, the
+    margin t_{α/2, φ}·√(V_E/n) from the two-way ANOVA's residual variance V_E,
+    φ = (k − 1)(n − 1) — the noise of *differences*, not of one system's mean. With
+    ``cluster=`` the standard error is the cluster-robust one (Miller 2024, App. A, as
+    Inspect computes it) and the interval t_{α/2, C−1}·SE over C clusters. The formulas
+    and when to use which: :ref:`tests-means`.
 
     Parameters
     ----------
@@ -89,13 +74,9 @@ def means(
         :func:`metaeval.effects`).
     interval : {"t", "anova", "wilson", "clopper_pearson"}, default "t"
         The interval. ``"t"``, ``"anova"``: as above. For 0/1 scores (per-query accuracy)
-        the binomial intervals of the share of successes x among each system's
-        own n queries: ``"wilson"``, Wilson's score interval
-        (x + z²/2)/(n + z²) ∓ z/(n + z²)·√(x(n − x)/n + z²/4), z = z_{α/2};
-        ``"clopper_pearson"``, the exact interval from the beta quantiles
-        B(α/2; x, n − x + 1) and B(1 − α/2; x + 1, n − x) (0 and 1 at x = 0
-        and x = n). Neither collapses to a point at 0% or 100%, unlike the t
-        interval. Both are asymmetric: ``se`` and ``moe`` are NaN, and ``variance_from``
+        the binomial intervals of each system's share of successes: ``"wilson"``
+        (Wilson's score interval) and ``"clopper_pearson"`` (the exact beta interval),
+        which never collapse to a point at 0% or 100%. Both are asymmetric: ``se`` and ``moe`` are NaN, and ``variance_from``
         is the ``interval`` name. Scores other than 0 and 1 raise
         :class:`~metaeval.SchemaError` naming the group and the value.
     alpha : float, default 0.05
@@ -111,24 +92,16 @@ def means(
         variance_from`` (``"system"``: the system's own SD; ``"cluster"``; ``"anova"``:
         the ANOVA's residual variance; or for a binomial ``interval`` its name); ``se`` is
         the standard error the interval uses. With ``cluster=`` also
-        ``n_clusters`` (C) and ``design_effect`` = SE²_clustered / SE²_naive,
-        the naive one s²/n from the system's own variance (NaN for s = 0):
-        how many times the variance of the mean exceeds the one of n
-        independent queries. Rows by metric, then task, then system,
+        ``n_clusters`` (C) and ``design_effect`` = SE²_clustered / SE²_naive
+        (the naive one s²/n; NaN for s = 0). Rows by metric, then task, then system,
         each in the table's order (a categorical's categories, else sorted), as
         in :func:`metaeval.effects`.
 
-        With a ``replicate`` column (epochs: the model answered each item R
-        times; or seeds) each system's scores are averaged per item first, so
-        the item is the unit of the interval (Miller 2024, §3), and three
-        columns split the variance of an item's score: ``replicates`` (R, the
-        most replicates an item has), ``var_within`` (the mean over items of
-        the sample variance of an item's R scores: how much the model's
-        answers to one item vary) and ``var_between`` (the variance of the
-        items' true means, max(0, s²(x̄_i) − var_within/R)). The squared
-        standard error of an item-mean interval is then about (var_between +
-        var_within/R)/n: more epochs shrink only the second part.
-        ``attrs["replicates"]`` says the scores were averaged.
+        With a ``replicate`` column (epochs, seeds) each system's scores are averaged per
+        item first, so the item is the unit of the interval (Miller 2024, §3), and
+        ``replicates`` (R), ``var_within`` (an item's variance over its R scores) and
+        ``var_between`` (of the items' true means) split the variance
+        (:ref:`llm-seeds`); ``attrs["replicates"]`` says so.
 
     Raises
     ------

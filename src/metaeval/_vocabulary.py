@@ -12,6 +12,7 @@ from ._options import (
     Adjustment,
     Alternative,
     Best,
+    CIMethod,
     Correlation,
     EffectType,
     PoolMethod,
@@ -243,6 +244,7 @@ PARAMETERS: dict[str, Any] = {
     # the analysis
     "method": PoolMethod,
     "pool_method": PoolMethod,
+    "pool_test": CIMethod,
     "effect": EffectType,
     "alternative": Alternative,
     "adjust": Adjustment,

@@ -11,12 +11,12 @@ themselves):
     @any_frame(lazy=True)
     @route(
         check=checked,  # the options' checks: before any data is read
-        collect=lambda scores, o: o["ci"] not in ("t", "anova"),  # in memory, whole
+        collect=lambda scores, o: o["interval"] not in ("t", "anova"),  # in memory, whole
         per_task=lambda scores, o: o["cluster"] is not None,  # in memory, task by task
         columns=lambda scores, o: (o["cluster"], "replicate"),
         engine=_lazy_means,  # otherwise: sums computed in the engine
     )
-    def means(scores, *, ci="t", alpha=0.05, cluster=None): ...
+    def means(scores, *, interval="t", alpha=0.05, cluster=None): ...
 
 For a lazy table, in this order:
 

@@ -369,11 +369,11 @@ class DaskMetaAccessor:
     """``.meta`` on a dask DataFrame of scores: the same results as in memory.
 
     Its methods are the pandas accessor's that work per task (those marked ``per_task``
-    in :data:`ACCESSOR_METHODS`), with their functions' signatures and docstrings, but
+    in ``ACCESSOR_METHODS``), with their functions' signatures and docstrings, but
     ``progress`` (dask's diagnostics show progress). Each binds its arguments as the
     function does and calls the entry the method's ``dask`` field names, which computes
     (the results are small: per task, metric and pair) and returns what the pandas
-    method returns; see :mod:`metaeval.engines.dask` for how.
+    method returns; see ``metaeval.engines.dask`` for how.
     """
 
     def __init__(self, obj: Any) -> None:

@@ -116,7 +116,7 @@ def per_task(
     survey: Survey | None = None,
 ) -> pd.DataFrame:
     """``func`` (an in-memory function that treats each task on its own) run on each task's
-    rows of ``table`` (a :class:`~metaeval.engines.LazyTable` or a dask DataFrame), with the
+    rows of ``table`` (a ``LazyTable`` or a dask DataFrame), with the
     results in the in-memory order and the warnings issued once (see the module docstring).
 
     A lazy table's tasks are fetched one at a time: only ``SCORE_COLUMNS`` and ``columns``,

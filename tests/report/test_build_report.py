@@ -19,7 +19,7 @@ from _helpers import latex_number_heights
 import metaeval
 from metaeval import OptionError
 from metaeval._options import format_cell, format_number
-from metaeval.ranking import rank_intervals
+from metaeval import rank_intervals
 from metaeval.workflows import Report, build_report
 
 CONTROL = "logistic_regression"

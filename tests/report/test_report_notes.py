@@ -19,7 +19,7 @@ import pytest
 import metaeval
 from metaeval import DegenerateWarning, PairingWarning
 from metaeval._options import format_number, format_p
-from metaeval.ranking import rank_intervals
+from metaeval import rank_intervals
 from metaeval.workflows import Report, build_report
 
 #: metafor 3.8.1, rma(yi, vi, method="REML", test=...) on four tasks whose effects agree more

@@ -437,7 +437,7 @@ def output_cases(
         "tukey": lambda: metaeval.tukey(scores),
         "means": lambda: metaeval.means(scores),
         "bootstrap_effects": lambda: metaeval.bootstrap_effects(
-            labelled_predictions(), "f1", control="old", n_resamples=50, seed=1
+            labelled_predictions(), "old", "f1", n_resamples=50, seed=1
         ),
         "correlation_effects": lambda: metaeval.paired.correlation_effects(scores, OUTPUT_CONTROL),
         # pooling

@@ -104,8 +104,8 @@ CASES = {
     "check_alpha": lambda: check_alpha(np.float64(1.5)),
     "check_resamples": lambda: check_resamples(np.float64(2.5)),
     "resolve_seed": lambda: resolve_seed(np.float64(3.5)),
-    "means(ci='wilson') of a 0.5": lambda: metaeval.means(
-        _numeric().assign(value=lambda d: d["value"].where(d.index != 3, 0.5)), ci="wilson"
+    "means(interval='wilson') of a 0.5": lambda: metaeval.means(
+        _numeric().assign(value=lambda d: d["value"].where(d.index != 3, 0.5)), interval="wilson"
     ),
     "compare(test='mcnemar') of a 0.5": lambda: metaeval.compare(
         _numeric()
@@ -148,7 +148,7 @@ def test_a_one_epoch_task_is_not_said_to_be_averaged_over_replicates():
         ("three", f"q{q}", s, "acc", f"e{e}", 1.0) for q in range(4) for s in "ab" for e in range(3)
     ]
     scores = pd.DataFrame(rows, columns=["task", "query", "system", "metric", "replicate", "value"])
-    text = _message(lambda: metaeval.means(scores, ci="wilson"))
+    text = _message(lambda: metaeval.means(scores, interval="wilson"))
     assert "0.5 at task='one'" in text and "averaged over" not in text, text
     # a mean of three epochs that is not 0 or 1 is said to be one
     rows = [
@@ -158,7 +158,7 @@ def test_a_one_epoch_task_is_not_said_to_be_averaged_over_replicates():
     ]
     rows += [("one", f"q{q}", "b", "acc", "e1", 1.0) for q in range(4)]
     scores = pd.DataFrame(rows, columns=scores.columns)
-    text = _message(lambda: metaeval.means(scores, ci="wilson"))
+    text = _message(lambda: metaeval.means(scores, interval="wilson"))
     assert "task='three'" in text and "averaged over its 3 replicates" in text, text
     assert not NUMPY_REPR.search(text)
 

@@ -42,21 +42,16 @@ SURFACE = json.loads(
 
 # ------------------------------------------------------------------ the temporary split
 SPLIT: dict[tuple[str, str], str] = {
-    # `method` still means the aggregation or the adjustment here (issue 40, item 3, part 2)
-    ("adjust_pvalues", "method"): "adjust= (part 2, after adjust_pvalues moves to the core)",
+    # `method` still means the tie rule here (issue 40, item 3, part 2)
     ("normalize_ranks", "method"): "ties= (part 2: the tie rule of a ranking)",
-    # `ci` is the pooling test where the pooled aggregations move; an interval or a bool else
-    ("build_report", "ci"): "a name beside its compare test= (part 2, in workflows)",
-    ("means", "ci"): "interval= (part 2, after means moves out of paired/twoway.py)",
-    ("bubble", "ci"): "band= (part 2)",
-    ("power", "ci"): "a name beside plan_queries' test= (part 2)",
-    # `control` comes in four types; one type, first positional (part 2)
-    ("bayes_signed_rank", "control"): "str | Sequence[str], first positional (part 2)",
-    ("bootstrap_effects", "control"): "str | Sequence[str], first positional (part 2)",
-    ("correlation_effects", "control"): "str | Sequence[str] (part 2)",
-    ("ir_columns", "control"): "str | Sequence[str] (part 2)",
+    # `control` is first everywhere (part 2); these take one control, a str: several
+    # controls would need a loop over them in the function
+    ("bayes_signed_rank", "control"): "str | Sequence[str] (one control per call today)",
+    ("bootstrap_effects", "control"): "str | Sequence[str] (one control per call today)",
+    ("correlation_effects", "control"): "str | Sequence[str] (one control per call today)",
+    ("ir_columns", "control"): "str | Sequence[str] (one control per call today)",
     ("leaderboard", "control"): "str | Sequence[str] (part 2)",
-    ("plan_queries", "control"): "str | Sequence[str] (part 2)",
+    ("plan_queries", "control"): "str | Sequence[str] (one control per call today)",
     ("posthoc", "control"): "str | Sequence[str] (part 2)",
     ("rank_intervals", "control"): "str | Sequence[str] (part 2)",
     # one type for every seed and every `over`

@@ -40,14 +40,14 @@ def check_adjustment(name: str, value: Any, where: str) -> None:
 
 
 @literal_signature
-def adjust_pvalues(p: Any, method: Adjustment = "holm", *, families: Any = None) -> np.ndarray:
+def adjust_pvalues(p: Any, adjust: Adjustment = "holm", *, families: Any = None) -> np.ndarray:
     """Adjusted p-values, within each family; equal to statsmodels' ``multipletests``.
 
     Parameters
     ----------
     p : array-like of float
         The p-values. NaN p-values stay NaN and are not counted.
-    method : {"holm", "bonferroni", "fdr_bh"}, default "holm"
+    adjust : {"holm", "bonferroni", "fdr_bh"}, default "holm"
         ``"maxt"`` raises an :class:`~metaeval.OptionError`: max-T needs the
         resamples of a randomization test (:func:`metaeval.compare`), not p-values.
         ``bonferroni``: min(1, m p); ``holm``: step-down
@@ -78,7 +78,7 @@ def adjust_pvalues(p: Any, method: Adjustment = "holm", *, families: Any = None)
     Benjamini, Y., & Hochberg, Y. (1995). Controlling the false discovery rate.
     *JRSS B*, 57(1), 289–300. doi:10.1111/j.2517-6161.1995.tb02031.x
     """
-    check_adjustment("method", method, "adjust_pvalues()")
+    check_adjustment("adjust", adjust, "adjust_pvalues()")
     p = np.asarray(p, dtype=float).ravel()
     fam = (
         np.zeros(len(p), dtype=np.intp)
@@ -97,9 +97,9 @@ def adjust_pvalues(p: Any, method: Adjustment = "holm", *, families: Any = None)
     f, ps = fam[order], p[order]
     m = np.bincount(f)[f].astype(float)
     rank = pd.Series(np.ones(len(f))).groupby(f).cumsum().to_numpy()  # 1-based, within family
-    if method == "bonferroni":
+    if adjust == "bonferroni":
         adj = np.minimum(1.0, m * ps)
-    elif method == "holm":  # step-down: running maximum from the smallest p
+    elif adjust == "holm":  # step-down: running maximum from the smallest p
         adj = pd.Series(np.minimum(1.0, (m - rank + 1) * ps)).groupby(f).cummax().to_numpy()
     else:  # fdr_bh, step-up: running minimum from the largest p
         # p / (rank/m), statsmodels' order of operations: never below p in floating point
@@ -109,11 +109,11 @@ def adjust_pvalues(p: Any, method: Adjustment = "holm", *, families: Any = None)
     return out
 
 
-def adjust_in_table(table: pd.DataFrame, family: Sequence[str], method: str) -> np.ndarray:
+def adjust_in_table(table: pd.DataFrame, family: Sequence[str], adjust: str) -> np.ndarray:
     """:func:`adjust_pvalues` of a table's ``p_value`` within the families of ``family`` columns."""
     families = (
         table.groupby(list(family), sort=False, observed=True, dropna=False).ngroup().to_numpy()
         if family
         else None
     )
-    return adjust_pvalues(table["p_value"].to_numpy(dtype=float), method, families=families)
+    return adjust_pvalues(table["p_value"].to_numpy(dtype=float), adjust, families=families)

@@ -44,8 +44,8 @@ __all__ = [
     "POOL_MODELS",
     "Tau2CI",
     "TAU2_CIS",
-    "MeansCI",
-    "MEANS_CIS",
+    "MeansInterval",
+    "MEANS_INTERVALS",
     "ReplicateDesign",
     "REPLICATE_DESIGNS",
     "TauPrior",
@@ -110,8 +110,8 @@ CompareTest = Literal[
     "t", "wilcoxon", "sign", "randomization", "bootstrap", "mcnemar", "mcnemar_midp"
 ]
 """``test=`` of :func:`metaeval.compare`."""
-MeansCI = Literal["t", "anova", "wilson", "clopper_pearson"]
-"""``ci=`` of :func:`metaeval.means`: t intervals from each system's own standard error,
+MeansInterval = Literal["t", "anova", "wilson", "clopper_pearson"]
+"""``interval=`` of :func:`metaeval.means`: t intervals from each system's own standard error,
 from the two-way ANOVA's residual (Sakai's display for comparing systems), or binomial
 intervals for 0/1 scores."""
 #: How repeated runs (a ``replicate`` column) relate to the tasks (:func:`metaeval.effects`).
@@ -172,7 +172,7 @@ EFFECT_TYPES: tuple[str, ...] = get_args(EffectType)
 POOL_METHODS: tuple[str, ...] = get_args(PoolMethod)
 CI_METHODS: tuple[str, ...] = get_args(CIMethod)
 COMPARE_TESTS: tuple[str, ...] = get_args(CompareTest)
-MEANS_CIS: tuple[str, ...] = get_args(MeansCI)
+MEANS_INTERVALS: tuple[str, ...] = get_args(MeansInterval)
 REPLICATE_DESIGNS: tuple[str, ...] = get_args(ReplicateDesign)
 ALTERNATIVES: tuple[str, ...] = get_args(Alternative)
 PLAN_TESTS: tuple[str, ...] = get_args(PlanTest)

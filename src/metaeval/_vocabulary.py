@@ -12,6 +12,7 @@ from ._options import (
     Adjustment,
     Alternative,
     Best,
+    CIMethod,
     Correlation,
     EffectType,
     PoolMethod,
@@ -242,6 +243,7 @@ COLUMNS.update(
 PARAMETERS: dict[str, Any] = {
     # the analysis
     "method": PoolMethod,
+    "pool_test": CIMethod,
     "effect": EffectType,
     "alternative": Alternative,
     "adjust": Adjustment,

@@ -403,7 +403,7 @@ def _compare_many(scores, systems, args, seed, level, out: Output) -> None:
     # variance V_E that elinor prints for comparing the systems (Sakai 2018)
     means = metaeval.means(scores, alpha=args.alpha)
     keys = ["task", "metric", "system"]
-    residual = metaeval.means(scores, ci="anova", alpha=args.alpha)
+    residual = metaeval.means(scores, interval="anova", alpha=args.alpha)
     means = means.merge(
         residual[[*keys, "moe"]].rename(columns={"moe": "anova_moe"}),
         on=keys,

@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         family=args.family,
         effect=args.effect,
         method=args.method,
-        ci=args.ci,
+        pool_test=args.ci,
         alpha=args.alpha,
         n_resamples=args.n_resamples,
         seed=args.seed,

@@ -606,7 +606,7 @@ def test_report_and_plan_take_primary_for_inspect_logs(scorer_logs, capsys, tmp_
 
     scores = read_inspect(logs, primary=True)
     with pytest.warns(DegenerateWarning, match="changes nothing"):  # one treatment: item 18
-        expected = build_report(scores, "mockllm/model", n_resamples=40, seed=2, ci="knha")
+        expected = build_report(scores, "mockllm/model", n_resamples=40, seed=2, pool_test="knha")
     assert json.loads(out.read_text()) == json.loads(expected.to_json())
     assert list(expected.pooled["k"]) == [3]
     code = main(

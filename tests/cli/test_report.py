@@ -27,7 +27,7 @@ def test_json_and_html_are_the_librarys_report(tmp_path, capsys):
     out = tmp_path / "r.json"
     assert main(["report", str(EXAMPLE), "--control", CONTROL, *ARGS, "-o", str(out)]) == 0
     # the command resolves the default interval to Knapp-Hartung, as `metaeval meta` does
-    expected = _expected(control=CONTROL, ci="knha").to_json()
+    expected = _expected(control=CONTROL, pool_test="knha").to_json()
     assert json.loads(out.read_text()) == json.loads(expected)
     page = tmp_path / "r.html"
     code = main(
@@ -71,7 +71,9 @@ def test_cluster_reaches_the_report(tmp_path):
         == 0
     )
     got = json.loads(out.read_text())
-    expected = build_report(scores, "A", cluster="passage", ci="knha", n_resamples=40, seed=2)
+    expected = build_report(
+        scores, "A", cluster="passage", pool_test="knha", n_resamples=40, seed=2
+    )
     want = json.loads(expected.to_json())
     assert got["options"] == want["options"] and got["methods"] == want["methods"]
     for part in ("table", "tests", "pooled", "ranks"):  # read back from the CSV:
@@ -79,6 +81,6 @@ def test_cluster_reaches_the_report(tmp_path):
             pd.DataFrame(got[part]), pd.DataFrame(want[part]), check_exact=False, rtol=1e-12
         )
     assert got["options"]["cluster"] == "passage" and "clustered by passage" in got["methods"]
-    plain = build_report(scores, "A", ci="knha", n_resamples=40, seed=2)
+    plain = build_report(scores, "A", pool_test="knha", n_resamples=40, seed=2)
     assert got["tests"][0]["se"] == pytest.approx(expected.tests["se"].iloc[0], rel=1e-12)
     assert got["tests"][0]["se"] > 1.5 * plain.tests["se"].iloc[0]

@@ -289,7 +289,7 @@ def test_fisher_z_variance():
 
 def test_pearson_correlation_effects_equal_effects_corr():
     scores = metaeval.load_example().query("metric == 'p_true_class'")
-    mine = correlation_effects(scores, reference="logistic_regression")
+    mine = correlation_effects(scores, "logistic_regression")
     ref = scores.meta.effects(control="logistic_regression", effect="corr")
     merged = mine.merge(ref, on=["metric", "treatment", "control", "task"], suffixes=("", "_ref"))
     assert len(merged) == len(ref) == 16
@@ -302,7 +302,7 @@ def test_pearson_correlation_effects_equal_effects_corr():
 @pytest.mark.parametrize("method", ["spearman", "kendall"])
 def test_rank_correlation_effects_equal_scipy(method):
     scores = metaeval.load_example().query("metric == 'p_true_class'")
-    eff = correlation_effects(scores, reference="logistic_regression", correlation=method)
+    eff = correlation_effects(scores, "logistic_regression", correlation=method)
     wide = scores.pivot_table(index=["task", "query"], columns="system", values="value")
     fn = stats.spearmanr if method == "spearman" else stats.kendalltau
     for row in eff.itertuples():
@@ -331,9 +331,7 @@ def test_difference_of_dependent_correlations_variance_by_simulation(method):
             "value": draws.reshape(-1),
         }
     )
-    eff = correlation_effects(
-        frame, reference="human", treatment="A", control="B", correlation=method
-    )
+    eff = correlation_effects(frame, "B", reference="human", treatment="A", correlation=method)
     assert (eff["effect_type"] == "corr_diff").all() and (eff["reference"] == "human").all()
     empirical = eff["effect"].var(ddof=1)
     predicted = eff["variance"].mean()
@@ -347,14 +345,14 @@ def test_difference_of_dependent_correlations_variance_by_simulation(method):
 def test_correlation_effects_errors():
     scores = metaeval.load_example().query("metric == 'accuracy' and task == 'iris'")
     with pytest.raises(metaeval.PairingError, match=r"\['nope'\] are not in the scores table"):
-        correlation_effects(scores, reference="nope")
+        correlation_effects(scores, "nope")
     with pytest.raises(metaeval.OptionError, match="pearson and spearman only"):
-        correlation_effects(scores, reference="knn", control="naive_bayes", correlation="kendall")
+        correlation_effects(scores, "naive_bayes", reference="knn", correlation="kendall")
     with pytest.raises(metaeval.OptionError, match="`correlation` must be one of"):
-        correlation_effects(scores, reference="knn", correlation="distance")
+        correlation_effects(scores, "knn", correlation="distance")
     constant = scores.assign(value=np.where(scores["system"] == "knn", 1.0, scores["value"]))
     with pytest.warns(metaeval.DegenerateWarning, match="correlation effect"):
-        eff = correlation_effects(constant, reference="knn")
+        eff = correlation_effects(constant, "knn")
     assert eff["effect"].isna().all()
 
 
@@ -366,8 +364,8 @@ def test_accessor_methods_call_the_module_functions():
     )
     part = scores.query("metric == 'p_true_class'")
     pd.testing.assert_frame_equal(
-        part.meta.correlation_effects(reference="knn", correlation="kendall"),
-        correlation_effects(part, reference="knn", correlation="kendall"),
+        part.meta.correlation_effects("knn", correlation="kendall"),
+        correlation_effects(part, "knn", correlation="kendall"),
     )
     effects = part.meta.effects(control="knn")
     with pytest.raises(metaeval.TableKindError, match="leaderboard"):

@@ -33,13 +33,15 @@ def _binary_scores(rng, probs=None, n_queries=25, tasks=("t1", "t2", "t3")) -> p
 
 
 # ------------------------------------------------------------------------ means
-@pytest.mark.parametrize(("ci", "sm_method"), [("wilson", "wilson"), ("clopper_pearson", "beta")])
+@pytest.mark.parametrize(
+    ("interval", "sm_method"), [("wilson", "wilson"), ("clopper_pearson", "beta")]
+)
 @pytest.mark.parametrize("alpha", [0.05, 0.1])
-def test_means_binomial_intervals_match_statsmodels(rng, ci, sm_method, alpha):
+def test_means_binomial_intervals_match_statsmodels(rng, interval, sm_method, alpha):
     scores = _binary_scores(rng)
     scores = scores.drop(index=scores.index[:7])  # system 'a' misses 7 queries on t1
-    out = metaeval.means(scores, ci=ci, alpha=alpha)
-    assert (out["variance_from"] == ci).all()
+    out = metaeval.means(scores, interval=interval, alpha=alpha)
+    assert (out["variance_from"] == interval).all()
     assert out["moe"].isna().all() and out["se"].isna().all()
     for row in out.itertuples():
         own = scores[
@@ -56,9 +58,9 @@ def test_means_binomial_intervals_match_statsmodels(rng, ci, sm_method, alpha):
     assert (out.query("system == 'a' and task == 't1'")["n"] == 18).all()
 
 
-@pytest.mark.parametrize("ci", ["wilson", "clopper_pearson"])
-def test_means_binomial_interval_is_never_a_point_at_0_or_100_percent(rng, ci):
-    out = metaeval.means(_binary_scores(rng), ci=ci).set_index(["task", "system"])
+@pytest.mark.parametrize("interval", ["wilson", "clopper_pearson"])
+def test_means_binomial_interval_is_never_a_point_at_0_or_100_percent(rng, interval):
+    out = metaeval.means(_binary_scores(rng), interval=interval).set_index(["task", "system"])
     for system, mean in [("all", 1.0), ("none", 0.0)]:
         part = out.xs(system, level="system")
         assert (part["mean"] == mean).all()
@@ -68,32 +70,32 @@ def test_means_binomial_interval_is_never_a_point_at_0_or_100_percent(rng, ci):
 
 def test_means_default_is_still_t(rng):
     scores = _binary_scores(rng)
-    assert metaeval.means(scores).equals(metaeval.means(scores, ci="t"))
+    assert metaeval.means(scores).equals(metaeval.means(scores, interval="t"))
 
 
-@pytest.mark.parametrize("ci", ["wilson", "clopper_pearson"])
-def test_means_binomial_ci_rejects_non_binary_scores_naming_the_group(rng, ci):
+@pytest.mark.parametrize("interval", ["wilson", "clopper_pearson"])
+def test_means_binomial_ci_rejects_non_binary_scores_naming_the_group(rng, interval):
     scores = _binary_scores(rng)
     scores.loc[scores.index[30], "value"] = 0.5
     bad = scores.loc[scores.index[30]]
     with pytest.raises(SchemaError, match="binary") as info:
-        metaeval.means(scores, ci=ci)
+        metaeval.means(scores, interval=interval)
     message = str(info.value)
-    for part in ("0.5", repr(bad["task"]), repr(bad["system"]), repr(bad["query"]), ci):
+    for part in ("0.5", repr(bad["task"]), repr(bad["system"]), repr(bad["query"]), interval):
         assert part in message
     assert info.value.failure_cases["value"].tolist() == [0.5]
 
 
 def test_means_rejects_a_bogus_ci(rng):
-    with pytest.raises(OptionError, match="ci"):
-        metaeval.means(_binary_scores(rng), ci="wald")
+    with pytest.raises(OptionError, match="interval"):
+        metaeval.means(_binary_scores(rng), interval="wald")
 
 
 def test_means_binomial_ci_is_not_combined_with_cluster(rng):
     scores = _binary_scores(rng)
     scores["passage"] = scores["query"].str.len()
-    with pytest.raises(OptionError, match=r"cluster=.*ci='wilson'"):
-        metaeval.means(scores, ci="wilson", cluster="passage")
+    with pytest.raises(OptionError, match=r"cluster=.*interval='wilson'"):
+        metaeval.means(scores, interval="wilson", cluster="passage")
 
 
 # ---------------------------------------------------------------------- McNemar

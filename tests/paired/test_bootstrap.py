@@ -59,7 +59,7 @@ def test_statistics_and_resamples_match_references(rng, name):
     kind, ref = REFS[name]
     data = _data(rng, kind)
     b = 200
-    eff = metaeval.bootstrap_effects(data, name, control="ctrl", n_resamples=b, seed=9)
+    eff = metaeval.bootstrap_effects(data, "ctrl", name, n_resamples=b, seed=9)
     assert len(eff) == 4 and (eff["metric"] == name).all()
     for row in eff.itertuples():
         part = data[data["task"] == row.task]
@@ -84,15 +84,13 @@ def test_statistics_and_resamples_match_references(rng, name):
 
 def test_pool_accepts_bootstrap_effects_and_seed_reproduces(rng):
     data = _data(rng, "multi")
-    eff = metaeval.bootstrap_effects(
-        data, "mcc", control="ctrl", treatment="t1", n_resamples=300, seed=3
-    )
+    eff = metaeval.bootstrap_effects(data, "ctrl", "mcc", treatment="t1", n_resamples=300, seed=3)
     pooled = eff.meta.pool(method="REML")
     assert len(pooled) == 1 and pooled["k"].iloc[0] == 2
     again = metaeval.bootstrap_effects(
         data.sample(frac=1, random_state=2),
+        "ctrl",
         "mcc",
-        control="ctrl",
         treatment="t1",
         n_resamples=300,
         seed=3,
@@ -112,7 +110,7 @@ def test_custom_statistic(rng):
         return np.mean(recall, axis=0)
 
     eff = metaeval.bootstrap_effects(
-        data, balanced_accuracy, control="ctrl", treatment="t1", n_resamples=128, seed=1
+        data, "ctrl", balanced_accuracy, treatment="t1", n_resamples=128, seed=1
     )
     from sklearn.metrics import balanced_accuracy_score
 
@@ -128,20 +126,20 @@ def test_custom_statistic(rng):
 def test_bad_input(rng):
     data = _data(rng, "multi")
     with pytest.raises(SchemaError, match="`f1` is binary"):
-        metaeval.bootstrap_effects(data, "f1", control="ctrl")
+        metaeval.bootstrap_effects(data, "ctrl", "f1")
     with pytest.raises(metaeval.OptionError, match="`statistic` must be one of"):
-        metaeval.bootstrap_effects(data, "auc", control="ctrl")
+        metaeval.bootstrap_effects(data, "ctrl", "auc")
     with pytest.raises(metaeval.PairingError, match="not in the data"):
-        metaeval.bootstrap_effects(data, "mcc", control="bert")
+        metaeval.bootstrap_effects(data, "bert", "mcc")
     bad = data.copy()
     bad.loc[(bad["system"] == "t1") & (bad["query"] == 0), "label"] = 9
     with pytest.raises(SchemaError, match="label of a sample differs"):
-        metaeval.bootstrap_effects(bad, "mcc", control="ctrl")
+        metaeval.bootstrap_effects(bad, "ctrl", "mcc")
     short = data.drop(
         data[(data["system"] == "t2") & (data["query"] < 3) & (data["task"] == "a")].index
     )
     with pytest.warns(PairingWarning, match="samples_left_out=3"):
-        eff = metaeval.bootstrap_effects(short, "accuracy", control="ctrl", n_resamples=128, seed=1)
+        eff = metaeval.bootstrap_effects(short, "ctrl", "accuracy", n_resamples=128, seed=1)
     assert (eff.loc[eff["task"] == "a", "n"] == 57).all()
 
 
@@ -154,8 +152,8 @@ def test_accuracy_bootstrap_variance_matches_theory():
     )
     eff = metaeval.bootstrap_effects(
         data,
+        "logistic_regression",
         "accuracy",
-        control="logistic_regression",
         treatment="naive_bayes",
         n_resamples=4000,
         seed=1,

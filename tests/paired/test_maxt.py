@@ -214,7 +214,7 @@ def test_bad_input(small):
     effects = metaeval.effects(small, "c1")
     with pytest.raises(OptionError, match=r"`adjust`='maxt'.*pool\(\).*compare\("):
         metaeval.pool(effects, adjust="maxt")
-    with pytest.raises(OptionError, match=r"`method`='maxt'.*compare\("):
+    with pytest.raises(OptionError, match=r"`adjust`='maxt'.*compare\("):
         metaeval.adjust_pvalues([0.01, 0.2], "maxt")
 
 

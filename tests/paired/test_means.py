@@ -4,7 +4,7 @@
 References: Inspect's own ``stderr()`` metric (the harness's definition, sample SD with
 ddof = 1 over √n, which is also lm-eval's ``mean_stderr``), ``scipy.stats.sem`` and
 ``scipy.stats.ttest_1samp``'s interval for a system alone; statsmodels' OLS ANOVA for the
-residual-based ``ci="anova"``; statsmodels' cluster-robust SE of an intercept-only OLS for
+residual-based ``interval="anova"``; statsmodels' cluster-robust SE of an intercept-only OLS for
 ``cluster=``.
 """
 
@@ -114,10 +114,10 @@ def _ols_residual(scores: pd.DataFrame) -> tuple[float, float]:
 
 
 def test_the_anova_interval_is_asked_for_and_named(rng):
-    """ci="anova": Sakai's display, √(V_E/n) on (k − 1)(n − 1) df over the queries every
+    """interval="anova": Sakai's display, √(V_E/n) on (k − 1)(n − 1) df over the queries every
     system has, said in ``variance_from``; with fewer than 3 systems each system's own."""
     scores = make_scores(rng, tasks={"t1": 20}, systems=("ctrl", "a", "b"), metrics=("m",))
-    out = metaeval.means(scores, ci="anova").set_index("system")
+    out = metaeval.means(scores, interval="anova").set_index("system")
     ms, df = _ols_residual(scores)
     assert (out["variance_from"] == "anova").all()
     for system in ("ctrl", "a", "b"):
@@ -125,7 +125,7 @@ def test_the_anova_interval_is_asked_for_and_named(rng):
         assert out.loc[system, "moe"] == pytest.approx(
             stats.t.isf(0.025, df) * np.sqrt(ms / 20), rel=1e-9
         )
-    two = metaeval.means(scores[scores["system"] != "b"], ci="anova")
+    two = metaeval.means(scores[scores["system"] != "b"], interval="anova")
     assert (two["variance_from"] == "system").all()
     # the default is each system's own, whatever the others
     own = metaeval.means(scores).set_index("system")
@@ -141,8 +141,8 @@ def test_only_the_anova_interval_leaves_queries_out(rng):
         warnings.simplefilter("error")
         own = metaeval.means(scores).set_index("system")
     assert own.loc["ctrl", "n"] == 5 and own.loc["a", "n"] == 6
-    with pytest.warns(PairingWarning, match="means\\(ci='anova'\\) uses the queries every"):
-        anova = metaeval.means(scores, ci="anova").set_index("system")
+    with pytest.warns(PairingWarning, match="means\\(interval='anova'\\) uses the queries every"):
+        anova = metaeval.means(scores, interval="anova").set_index("system")
     assert (anova["n"] == 5).all()
     one = make_scores(rng, tasks={"t3": 1}, systems=("ctrl", "a", "b"), metrics=("m",))
     with pytest.warns(DegenerateWarning, match="NaN margin of error for 3 .* with 1 query"):
@@ -166,20 +166,20 @@ def test_the_design_effect_is_the_square_of_the_se_ratio(rng):
 
 
 @pytest.mark.parametrize("engine", ["polars-lazy", "duckdb"])
-@pytest.mark.parametrize("ci", ["t", "anova"])
-def test_a_lazy_table_gives_the_same_intervals(rng, engine, ci):
-    """Computed in the engine (ci="t" from each system's own sums, without the two-way
-    ones; ci="anova" from them): pandas' numbers and warnings, missing queries and all."""
+@pytest.mark.parametrize("interval", ["t", "anova"])
+def test_a_lazy_table_gives_the_same_intervals(rng, engine, interval):
+    """Computed in the engine (interval="t" from each system's own sums, without the two-way
+    ones; interval="anova" from them): pandas' numbers and warnings, missing queries and all."""
     from _engines import assert_same, in_engine
 
     scores = make_scores(rng, systems=("ctrl", "a", "b", "c"), drop=0.1)
     scores = scores[~((scores["task"] == "t2") & (scores["system"] == "c"))]
     with warnings.catch_warnings(record=True) as ref_warned:
         warnings.simplefilter("always")
-        ref = metaeval.means(scores, ci=ci)
+        ref = metaeval.means(scores, interval=interval)
     with warnings.catch_warnings(record=True) as warned:
         warnings.simplefilter("always")
-        got = metaeval.means(in_engine(scores, engine), ci=ci)
+        got = metaeval.means(in_engine(scores, engine), interval=interval)
     assert_same(got, ref)
     assert [str(w.message) for w in warned] == [str(w.message) for w in ref_warned]
-    assert bool(ref_warned) == (ci == "anova")
+    assert bool(ref_warned) == (interval == "anova")

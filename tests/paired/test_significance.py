@@ -389,10 +389,10 @@ def test_randomized_tukey_against_exact_enumeration(rng):
 
 
 def test_means_margin_of_error(rng):
-    """ci="anova": Sakai's margin from the two-way residual (the default: issue 39, item 9,
+    """interval="anova": Sakai's margin from the two-way residual (the default: issue 39, item 9,
     tests/paired/test_means.py)."""
     scores = make_scores(rng, tasks={"t1": 20}, systems=("ctrl", "a", "b"), metrics=("m",))
-    res = metaeval.means(scores, ci="anova", alpha=0.05).set_index("system")
+    res = metaeval.means(scores, interval="anova", alpha=0.05).set_index("system")
     ref = _ols_anova(scores)
     ms_res, df = (
         ref.loc["Residual", "sum_sq"] / ref.loc["Residual", "df"],
@@ -403,7 +403,7 @@ def test_means_margin_of_error(rng):
         assert res.loc[system, "moe"] == pytest.approx(
             stats.t.isf(0.025, df) * np.sqrt(ms_res / 20), rel=1e-9
         )
-    two = metaeval.means(scores[scores["system"] != "b"], ci="anova").set_index("system")
+    two = metaeval.means(scores[scores["system"] != "b"], interval="anova").set_index("system")
     x = scores[scores["system"] == "a"]["value"]
     ci = stats.ttest_1samp(x, 0).confidence_interval(0.95)
     assert two.loc["a", "ci_low"] == pytest.approx(ci.low, rel=1e-10)
@@ -469,7 +469,7 @@ def test_means_and_tukey_follow_categorical_task_and_metric_orders(rng):
 
 
 def test_means_warns_only_about_what_it_leaves_out(rng):
-    """ci="anova": queries left out on tasks with 3 or more systems (complete queries); none
+    """interval="anova": queries left out on tasks with 3 or more systems (complete queries); none
     on a task with 2 (each system's own queries) whatever other tasks have; nothing about
     pairs."""
     three = make_scores(rng, tasks={"t1": 6}, metrics=("m",))
@@ -478,11 +478,11 @@ def test_means_warns_only_about_what_it_leaves_out(rng):
     scores = pd.concat([three.drop(index=[0]), two.drop(index=[0]), one], ignore_index=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = metaeval.means(scores, ci="anova").set_index(["task", "system"])
+        res = metaeval.means(scores, interval="anova").set_index(["task", "system"])
     by_kind = {w.category: str(w.message) for w in caught}
     assert len(caught) == 2 and set(by_kind) == {PairingWarning, DegenerateWarning}
     left_out = by_kind[PairingWarning]
-    assert left_out.startswith("means(ci='anova') uses the queries every system has")
+    assert left_out.startswith("means(interval='anova') uses the queries every system has")
     assert "task='t1', metric='m', queries_left_out=1, queries_used=5" in left_out
     assert "t2" not in left_out and "t3" not in left_out
     assert "NaN margin of error for 2 (task, metric, system)" in by_kind[DegenerateWarning]

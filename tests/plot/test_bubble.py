@@ -75,7 +75,7 @@ def test_plot_method_and_ax():
 
     res = _effects().meta.metareg("log_n")
     fig, ax = plt.subplots()
-    assert res.plot(ax=ax, ci=False) is ax
+    assert res.plot(ax=ax, band=False) is ax
     assert not [c for c in ax.collections if c.get_gid() == "bubble-ci"]
     assert len(_artist(ax, "bubble-points").get_offsets()) == len(res.data) == 15
 

@@ -1,4 +1,4 @@
-"""metaeval.ranking.rank_intervals: rank intervals and tie groups from a paired bootstrap."""
+"""metaeval.rank_intervals: rank intervals and tie groups from pairwise tests over tasks."""
 
 from __future__ import annotations
 

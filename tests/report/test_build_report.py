@@ -84,7 +84,13 @@ def test_without_a_control_there_are_ranks_but_no_tests_and_the_text_says_so(sco
             ],
         ),
         (
-            {"test": "wilcoxon", "adjust": "fdr_bh", "method": "DL", "ci": "z", "alpha": 0.1},
+            {
+                "test": "wilcoxon",
+                "adjust": "fdr_bh",
+                "method": "DL",
+                "pool_test": "z",
+                "alpha": 0.1,
+            },
             [
                 "Wilcoxon signed-rank test",
                 "Benjamini–Hochberg",

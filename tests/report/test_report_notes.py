@@ -179,7 +179,7 @@ def test_no_note_where_knapp_hartung_is_not_narrow_or_adhoc_was_asked():
     assert not [n for n in rep.notes if n["part"] == "pooled"]
     assert "narrower than the normal" not in rep.methods
     adhoc = build_report(
-        _four_tasks(), "base", effect="md", ci="adhoc", adjust=None, n_resamples=20, seed=1
+        _four_tasks(), "base", effect="md", pool_test="adhoc", adjust=None, n_resamples=20, seed=1
     )
     assert not [n for n in adhoc.notes if n["part"] == "pooled"]
     assert "narrower than the normal" not in adhoc.methods

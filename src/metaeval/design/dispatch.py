@@ -38,14 +38,14 @@ _QUERIES = (
 )
 """The options of :func:`plan_queries` alone (a scores table)."""
 
-_TASKS = ("k", "tau2", "variance", "method", "ci", "n_draws", "seed")
+_TASKS = ("k", "tau2", "variance", "method", "pool_test", "n_draws", "seed")
 """The options of :func:`plan_tasks` alone (an effects table)."""
 
 _DEFAULTS: dict[str, Any] = {
     "alternative": "two-sided",
     "test": "t",
     "method": DEFAULT_POOL_METHOD,
-    "ci": DEFAULT_CI,
+    "pool_test": DEFAULT_CI,
     "n_draws": 2000,
 }
 """The options whose default is not None."""
@@ -73,7 +73,7 @@ def power(
     tau2: float | None = None,
     variance: float | None = None,
     method: PoolMethod = DEFAULT_POOL_METHOD,
-    ci: CIMethod | None = DEFAULT_CI,
+    pool_test: CIMethod | None = DEFAULT_CI,
     n_draws: int = 2000,
     seed: int | None = None,
 ) -> PowerResult:
@@ -98,8 +98,11 @@ def power(
         table, whose rows already name their control.
     treatment, n, alternative, cluster, replicates, epochs, seeds, test, width
         A scores table only: as in :func:`metaeval.design.plan_queries`.
-    k, tau2, variance, method, ci, n_draws, seed
+    k, tau2, variance, method, n_draws, seed
         An effects table only: as in :func:`metaeval.design.plan_tasks`.
+    pool_test : {"z", "t", "knha", "hksj", "adhoc"} or None, default None
+        An effects table only: the pooling test of :func:`metaeval.design.plan_tasks`
+        (its ``test``; ``test`` here is the design of a scores table).
     mde, power, alpha
         Both: the minimum detectable effect, the power and the level.
 
@@ -155,12 +158,12 @@ def power(
         "tau2": tau2,
         "variance": variance,
         "method": method,
-        "ci": ci,
+        "pool_test": pool_test,
         "n_draws": n_draws,
         "seed": seed,
     }
-    if ci is not None:  # named as power() calls it, not as plan_tasks' test=
-        check_option("ci", ci, CI_METHODS)
+    if pool_test is not None:  # named as power() calls it, not as plan_tasks' test=
+        check_option("pool_test", pool_test, CI_METHODS)
     kind = table_kind(table)
     if kind in ("scores", "effects"):
         own, other = (_QUERIES, _TASKS) if kind == "scores" else (_TASKS, _QUERIES)
@@ -191,8 +194,10 @@ def power(
             )
         from .tasks import plan_tasks
 
-        # power()'s ci= is plan_tasks' test= (power's own test= is plan_queries' design)
-        return plan_tasks(table, **{("test" if k == "ci" else k): v for k, v in options.items()})
+        # power()'s pool_test= is plan_tasks' test= (power's own test= is plan_queries' design)
+        return plan_tasks(
+            table, **{("test" if k == "pool_test" else k): v for k, v in options.items()}
+        )
     raise TableKindError(
         f"power() plans from a pilot scores table (queries per task) or a pilot effects "
         f"table (tasks), not a {kind or 'table of unknown kind'} table."

@@ -139,6 +139,12 @@ def _check_values(df: pd.DataFrame, value: str, what: str, labels: pd.Index | No
 def as_qrels(qrels: QrelsLike) -> pd.DataFrame:
     """Judgments as a DataFrame ``query_id, doc_id, relevance`` (ints).
 
+    Parameters
+    ----------
+    qrels : pandas.DataFrame, dict or path
+        Judgments: a frame ``query_id, doc_id, relevance``, a nested dict
+        ``{query: {doc: relevance}}``, a ranx or ir_measures ``Qrels``, or a TREC qrels file.
+
     Raises
     ------
     metaeval.SchemaError
@@ -162,6 +168,12 @@ def as_qrels(qrels: QrelsLike) -> pd.DataFrame:
 
 def as_run(run: RunLike) -> pd.DataFrame:
     """A run as a DataFrame ``query_id, doc_id, score`` (floats).
+
+    Parameters
+    ----------
+    run : pandas.DataFrame, dict or path
+        A ranked list: a frame ``query_id, doc_id, score``, a nested dict
+        ``{query: {doc: score}}``, a ranx ``Run``, or a TREC run file.
 
     Raises
     ------

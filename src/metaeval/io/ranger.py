@@ -35,6 +35,11 @@ SAMPLE_LAYOUT = "one number per line, line i being sample i"
 def read_per_sample(path: str | Path) -> np.ndarray:
     """A Ranger per-sample file: one number per line.
 
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+
     Raises
     ------
     metaeval.FormatError

@@ -101,6 +101,11 @@ def to_ranx(data: Any, kind: str, *, name: str | None = None) -> Any:
 def from_ranx(obj: Any) -> pd.DataFrame:
     """A ranx ``Qrels`` or ``Run`` as metaeval's frame of judgments or of a run.
 
+    Parameters
+    ----------
+    obj : ranx.Qrels or ranx.Run
+        The object to convert.
+
     Returns
     -------
     pandas.DataFrame

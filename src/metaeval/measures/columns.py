@@ -26,8 +26,8 @@ def _fmt(x: float, digits: int, bound: bool = False) -> str:
 @any_frame
 def ir_columns(
     scores: pd.DataFrame,
-    *,
     control: str,
+    *,
     treatment: str | Sequence[str] | None,
     metric: str = "nDCG@10",
     judged: str | None = "Judged@10",

@@ -114,6 +114,11 @@ def measure_name(name: str) -> str:
     name, whatever their case. See :data:`MEASURE_ALIASES` and the guide's
     table of measure names.
 
+    Parameters
+    ----------
+    name : str
+        A measure's name in any of these dialects.
+
     Raises
     ------
     metaeval.OptionError

@@ -212,6 +212,13 @@ def anova(scores: pd.DataFrame) -> pd.DataFrame:
     Each (task, metric) uses the queries that every system present on the task
     has (a complete block design); the others are left out with a warning.
 
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        A scores table: ``task, query, system, metric, value``.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation; a lazy one is computed in its engine (:ref:`engines-pushdown`).
+
     Returns
     -------
     pandas.DataFrame
@@ -338,6 +345,25 @@ def tukey(
     (with the +1 rule) of resamples whose largest minus smallest system mean
     reaches abs(m_a − m_b). Random numbers as in :func:`compare` (same seed, same
     p-values). It needs every system on every complete query of the task.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        A scores table: ``task, query, system, metric, value``.
+        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
+        relation; a lazy one is computed in its engine (:ref:`engines-pushdown`).
+    randomized : bool, default False
+        Carterette's randomized Tukey HSD instead of the studentized range.
+    n_resamples : int, default 10,000
+        The number of random permutations (``randomized=True`` only).
+    seed : int, optional
+        Seed of the random draws; None draws one, stored in the result's
+        ``attrs["seed"]`` so that the run can be repeated.
+    alpha : float, default 0.05
+        Intervals have level 1 − alpha.
+    progress : bool, optional
+        Report the progress of the resampling on stderr; None: only for runs longer
+        than a few seconds on a terminal.
 
     Returns
     -------

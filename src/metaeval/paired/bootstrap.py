@@ -178,9 +178,9 @@ def _statistic(
 @fill_doc
 def bootstrap_effects(
     scores: pd.DataFrame,
+    control: str,
     statistic: Statistic | Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
     *,
-    control: str,
     treatment: str | Sequence[str] | None = None,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int | None = None,
@@ -199,12 +199,12 @@ def bootstrap_effects(
         numbers.
         Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
         relation, converted to pandas once (a lazy one collected).
+    {control_one}
     statistic : str or callable
         One of :data:`STATISTICS`, or ``f(label, prediction, counts)`` with
         1-d ``label`` and ``prediction`` of a task and ``counts`` (resamples
         × samples) returning the statistic of every resample (counts of ones
         give the statistic of the data).
-    {control_one}
     {treatment}
     {n_resamples}
     {seed}
@@ -256,7 +256,7 @@ def bootstrap_effects(
     ...                                     "prediction": np.where(wrong, 1 - label, label),
     ...                                     "label": label}))
     >>> data = pd.concat(frames, ignore_index=True)
-    >>> eff = metaeval.bootstrap_effects(data, "f1", control="old", n_resamples=1000, seed=0)
+    >>> eff = metaeval.bootstrap_effects(data, "old", "f1", n_resamples=1000, seed=0)
     >>> eff[["task", "statistic_treatment", "statistic_control", "effect", "ci_low", "ci_high"]].round(3)
       task  statistic_treatment  statistic_control  effect  ci_low  ci_high
     0    a                0.825              0.680   0.145   0.059    0.231

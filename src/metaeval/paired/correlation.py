@@ -138,11 +138,11 @@ _CORR = {"pearson": _pearson, "spearman": _spearman, "kendall": _kendall}
 @literal_signature
 def correlation_effects(
     scores: pd.DataFrame,
-    reference: str,
+    control: str,
     *,
+    reference: str | None = None,
     correlation: Correlation = "pearson",
     treatment: str | Sequence[str] | None = None,
-    control: str | None = None,
     alpha: float = 0.05,
 ) -> pd.DataFrame:
     r"""Per-task correlation of systems with a reference, as an effects table for ``pool()``.
@@ -151,20 +151,23 @@ def correlation_effects(
     ----------
     scores : pandas.DataFrame
         A scores table. On each task and metric, a system's values over the
-        queries (segments) are correlated with ``reference``'s values on the
+        queries (segments) are correlated with the reference's values on the
         same queries.
         Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
         relation, converted to pandas once (a lazy one collected).
-    reference : str
-        The system holding the reference scores (e.g. ``"human"``).
+    control : str
+        What each treatment is compared with: the system holding the reference scores
+        (e.g. ``"human"``), or with ``reference`` a system whose correlation with the
+        reference each treatment's is compared with.
+    reference : str, optional
+        The system holding the reference scores, when ``control`` is another system:
+        the effect is then z_treatment − z_control on the queries all three systems
+        share. None: ``control`` is the reference.
     correlation : {"pearson", "spearman", "kendall"}, default "pearson"
         Pearson's r, Spearman's ρ (average ranks for ties) or Kendall's τ-b.
     treatment : str or list of str, optional
         The systems to correlate; default: every system but the reference and
         the control.
-    control : str, optional
-        Compare each treatment's correlation with the control's: the effect is
-        z_treatment − z_control on the queries all three systems share.
     alpha : float, default 0.05
         Intervals have level 1 − alpha.
 
@@ -173,11 +176,11 @@ def correlation_effects(
     pandas.DataFrame
         One row per ``(metric, treatment, task)``, columns ``metric, treatment,
         control, task, effect_type, correlation, n, effect, variance, se, z, ci_low,
-        ci_high, p_value``, on Fisher's z scale. Without ``control``:
+        ci_high, p_value``, on Fisher's z scale. Without ``reference``:
         ``control`` is the reference, ``effect_type = "corr"`` and ``r,
         r_ci_low, r_ci_high`` give the coefficient and its interval (tanh of
         the z interval), so :func:`metaeval.pool` reports the summary as a
-        correlation too. With ``control``: ``effect_type = "corr_diff"``,
+        correlation too. With ``reference``: ``effect_type = "corr_diff"``,
         ``reference``, and the three coefficients ``r_treatment, r_control,
         r_between``.
 
@@ -186,7 +189,7 @@ def correlation_effects(
     metaeval.PairingError
         When ``reference``, ``control`` or a treatment is not a system.
     metaeval.OptionError
-        For an unknown ``correlation``, or ``control`` with ``correlation="kendall"``.
+        For an unknown ``correlation``, or ``reference`` with ``correlation="kendall"``.
 
     Warns
     -----
@@ -198,9 +201,9 @@ def correlation_effects(
     -----
     z = atanh(r) with variance 1/(n − 3) (Pearson), 1.06/(n − 3) (Spearman)
     or 0.437/(n − 4) (Kendall), after Fieller, Hartley & Pearson (1957); see
-    :func:`fisher_z_variance`. Without a control, ``correlation="pearson"`` gives the
-    same effects as :func:`metaeval.effects` with ``effect="corr"`` and
-    ``control=reference``.
+    :func:`fisher_z_variance`. Without ``reference``, ``correlation="pearson"`` gives
+    the same effects as :func:`metaeval.effects` with ``effect="corr"`` and the same
+    ``control``.
 
     The difference of two correlations with the same reference is not a
     difference of independent estimates: z_A − z_B has variance
@@ -225,7 +228,7 @@ def correlation_effects(
     >>> import metaeval
     >>> from metaeval.paired import correlation_effects
     >>> scores = metaeval.load_example().query("metric == 'p_true_class'")
-    >>> eff = correlation_effects(scores, reference="logistic_regression", correlation="spearman",
+    >>> eff = correlation_effects(scores, "logistic_regression", correlation="spearman",
     ...                           treatment="knn")
     >>> eff[["task", "n", "r", "effect", "variance"]].round(4)
                 task     n       r  effect  variance
@@ -239,9 +242,11 @@ def correlation_effects(
 
     check_option("correlation", correlation, CORRELATIONS)
     alpha = check_alpha(alpha)
+    # below, `control` is the system compared with the reference's correlation (None: none)
+    reference, control = (control, None) if reference is None else (reference, control)
     if control is not None and correlation == "kendall":
         raise OptionError(
-            "Comparing correlations (`control`) is available for pearson and spearman only; "
+            "Comparing correlations (`reference`) is available for pearson and spearman only; "
             "no variance of a difference of dependent Kendall taus is established."
         )
     scores = prepare_scores(scores)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._options import MEANS_CIS, MeansCI, literal_signature
+from .._options import MEANS_INTERVALS, MeansInterval, literal_signature
 from ..engines import LazyTable, any_frame, per_task
 from ..errors import (
     DegenerateWarning,
@@ -45,36 +45,25 @@ __all__ = ["means", "check_binary", "wilson_interval"]
 @any_frame(lazy=True)
 @literal_signature
 def means(
-    scores: pd.DataFrame, *, ci: MeansCI = "t", alpha: float = 0.05, cluster: str | None = None
+    scores: pd.DataFrame,
+    *,
+    interval: MeansInterval = "t",
+    alpha: float = 0.05,
+    cluster: str | None = None,
 ) -> pd.DataFrame:
     """Mean score of every system on every task and metric, with its margin of error.
 
-    By default (``ci="t"``) each system's mean is over its own queries and its
-    interval is its own: the standard error s/√n from the sample SD s (ddof = 1),
-    as the evaluation harnesses report it (lm-eval's ``mean_stderr``, Inspect's
-    ``stderr()``), and the interval mean ∓ t_{α/2, n−1}·s/√n. A system's
-    interval does not depend on which other systems are in the table.
+    By default (``interval="t"``) each system's mean and interval are its own: mean ∓
+    t_{α/2, n−1}·s/√n over its queries, s the sample SD (ddof = 1), as lm-eval's
+    ``mean_stderr`` and Inspect's ``stderr()`` report it.
 
-    ``ci="anova"`` gives instead Sakai's (2018, §3) display for comparing the
-    systems of a task: with 3 or more systems on a task the means are over the
-    queries every system has and the margin of error uses the residual variance
-    V_E of the two-way ANOVA (systems × queries): t_{α/2, φ}·√(V_E/n),
-    φ = (k − 1)(n − 1); ``variance_from`` is ``"anova"``. V_E is the variance
-    of the system-by-query interaction, the noise of *differences* between
-    systems once the queries' difficulty is taken out (the SE of a difference
-    of two means is √(2V_E/n), as :func:`tukey` uses); it is not the
-    uncertainty of one system's mean, and it changes when a system is added or
-    removed. With fewer than 3 systems on a task ``ci="anova"`` gives each
-    system's own interval (``variance_from`` ``"system"``).
-
-    With ``cluster=`` (a column holding a cluster id per query, e.g. the
-    passage several questions share) each system's mean is over its own
-    queries and its standard error is the cluster-robust one (Miller 2024,
-    App. A, with the finite-cluster factor, as Inspect computes it)
-
-        SE = √(C/(C − 1) · Σ_c (Σ_{i∈c} (x_i − x̄))²) / n,
-
-    with C clusters, and the interval is t_{α/2, C−1}·SE.
+    ``interval="anova"`` gives instead Sakai's (2018, §3) display for comparing the
+    systems of a task (3 or more): the means over the queries every system has, the
+    margin t_{α/2, φ}·√(V_E/n) from the two-way ANOVA's residual variance V_E,
+    φ = (k − 1)(n − 1) — the noise of *differences*, not of one system's mean. With
+    ``cluster=`` the standard error is the cluster-robust one (Miller 2024, App. A, as
+    Inspect computes it) and the interval t_{α/2, C−1}·SE over C clusters. The formulas
+    and when to use which: :ref:`tests-means`.
 
     Parameters
     ----------
@@ -83,16 +72,12 @@ def means(
         Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
         relation; a lazy one is computed in its engine (see the Notes of
         :func:`metaeval.effects`).
-    ci : {"t", "anova", "wilson", "clopper_pearson"}, default "t"
+    interval : {"t", "anova", "wilson", "clopper_pearson"}, default "t"
         The interval. ``"t"``, ``"anova"``: as above. For 0/1 scores (per-query accuracy)
-        the binomial intervals of the share of successes x among each system's
-        own n queries: ``"wilson"``, Wilson's score interval
-        (x + z²/2)/(n + z²) ∓ z/(n + z²)·√(x(n − x)/n + z²/4), z = z_{α/2};
-        ``"clopper_pearson"``, the exact interval from the beta quantiles
-        B(α/2; x, n − x + 1) and B(1 − α/2; x + 1, n − x) (0 and 1 at x = 0
-        and x = n). Neither collapses to a point at 0% or 100%, unlike the t
-        interval. Both are asymmetric: ``se`` and ``moe`` are NaN, and ``variance_from``
-        is the ``ci`` name. Scores other than 0 and 1 raise
+        the binomial intervals of each system's share of successes: ``"wilson"``
+        (Wilson's score interval) and ``"clopper_pearson"`` (the exact beta interval),
+        which never collapse to a point at 0% or 100%. Both are asymmetric: ``se`` and ``moe`` are NaN, and ``variance_from``
+        is the ``interval`` name. Scores other than 0 and 1 raise
         :class:`~metaeval.SchemaError` naming the group and the value.
     alpha : float, default 0.05
         The intervals have level 1 − alpha.
@@ -105,43 +90,35 @@ def means(
     pandas.DataFrame
         ``task, metric, system, n, mean, se, moe, ci_low, ci_high,
         variance_from`` (``"system"``: the system's own SD; ``"cluster"``; ``"anova"``:
-        the ANOVA's residual variance; or for a binomial ``ci`` its name); ``se`` is
+        the ANOVA's residual variance; or for a binomial ``interval`` its name); ``se`` is
         the standard error the interval uses. With ``cluster=`` also
-        ``n_clusters`` (C) and ``design_effect`` = SE²_clustered / SE²_naive,
-        the naive one s²/n from the system's own variance (NaN for s = 0):
-        how many times the variance of the mean exceeds the one of n
-        independent queries. Rows by metric, then task, then system,
+        ``n_clusters`` (C) and ``design_effect`` = SE²_clustered / SE²_naive
+        (the naive one s²/n; NaN for s = 0). Rows by metric, then task, then system,
         each in the table's order (a categorical's categories, else sorted), as
         in :func:`metaeval.effects`.
 
-        With a ``replicate`` column (epochs: the model answered each item R
-        times; or seeds) each system's scores are averaged per item first, so
-        the item is the unit of the interval (Miller 2024, §3), and three
-        columns split the variance of an item's score: ``replicates`` (R, the
-        most replicates an item has), ``var_within`` (the mean over items of
-        the sample variance of an item's R scores: how much the model's
-        answers to one item vary) and ``var_between`` (the variance of the
-        items' true means, max(0, s²(x̄_i) − var_within/R)). The squared
-        standard error of an item-mean interval is then about (var_between +
-        var_within/R)/n: more epochs shrink only the second part.
-        ``attrs["replicates"]`` says the scores were averaged.
+        With a ``replicate`` column (epochs, seeds) each system's scores are averaged per
+        item first, so the item is the unit of the interval (Miller 2024, §3), and
+        ``replicates`` (R), ``var_within`` (an item's variance over its R scores) and
+        ``var_between`` (of the items' true means) split the variance
+        (:ref:`llm-seeds`); ``attrs["replicates"]`` says so.
 
     Raises
     ------
     metaeval.SchemaError
         ``cluster`` is not a column, or a query has no cluster id or several.
     metaeval.OptionError
-        ``cluster=`` and a task with one cluster; ``cluster=`` with a ``ci`` other
+        ``cluster=`` and a task with one cluster; ``cluster=`` with an ``interval`` other
         than ``"t"``.
 
     Warns
     -----
     metaeval.PairingWarning
-        ``ci="anova"``: naming the (task, metric) groups with 3 or more systems whose
+        ``interval="anova"``: naming the (task, metric) groups with 3 or more systems whose
         queries missing for some system were left out.
     metaeval.DegenerateWarning
         Naming the groups whose margin of error is NaN: (task, metric, system)
-        groups with 1 query (``ci="anova"``: (task, metric) groups with 3 or more
+        groups with 1 query (``interval="anova"``: (task, metric) groups with 3 or more
         systems and fewer than 2 complete queries); with ``cluster=``, groups whose
         queries are all in one cluster or whose clustered variance is 0 although the
         scores vary (the rule of :func:`metaeval.effects`).
@@ -174,7 +151,7 @@ def means(
     The two-way ANOVA's residual-based margins, for comparing the five systems (one
     V_E for all of them):
 
-    >>> a = metaeval.load_example().meta.means(ci="anova")
+    >>> a = metaeval.load_example().meta.means(interval="anova")
     >>> a.query("task == 'iris' and metric == 'accuracy'")[
     ...     ["system", "mean", "se", "ci_low", "ci_high", "variance_from"]].round(3)
                      system   mean     se  ci_low  ci_high variance_from
@@ -190,35 +167,41 @@ def means(
     >>> import pandas as pd
     >>> hits = pd.DataFrame({"task": "t", "query": ["q1", "q2", "q3"], "system": "s",
     ...                      "metric": "accuracy", "value": 1.0})
-    >>> metaeval.means(hits, ci="wilson")[["n", "mean", "ci_low", "ci_high"]].round(3)
+    >>> metaeval.means(hits, interval="wilson")[["n", "mean", "ci_low", "ci_high"]].round(3)
        n  mean  ci_low  ci_high
     0  3   1.0   0.439      1.0
     """
     if isinstance(scores, LazyTable):
-        return _lazy_means(scores, ci, alpha, cluster)
-    table = _means_table(scores, ci, alpha, cluster)
+        return _lazy_means(scores, interval, alpha, cluster)
+    table = _means_table(scores, interval, alpha, cluster)
     if has_replicates(scores):
         table = add_item_variance(table, scores)
         table.attrs["replicates"] = REPLICATES_AVERAGED
     return table
 
 
-def _lazy_means(scores: LazyTable, ci: str, alpha: float, cluster: str | None) -> pd.DataFrame:
-    """:func:`means` of a lazy table: with ``ci="t"`` or ``"anova"`` from sums computed in
+def _lazy_means(
+    scores: LazyTable, interval: str, alpha: float, cluster: str | None
+) -> pd.DataFrame:
+    """:func:`means` of a lazy table: with ``interval="t"`` or ``"anova"`` from sums computed in
     its engine; clusters and replicates task by task in memory; binomial intervals in
     memory."""
-    check_option("ci", ci, MEANS_CIS)
+    check_option("interval", interval, MEANS_INTERVALS)
     alpha = check_alpha(alpha)
-    if ci not in ("t", "anova"):
-        return means(scores.collect(), ci=ci, alpha=alpha, cluster=cluster)
+    if interval not in ("t", "anova"):
+        return means(scores.collect(), interval=interval, alpha=alpha, cluster=cluster)
     if cluster is not None or "replicate" in scores.columns:
         if cluster is not None and cluster not in scores.columns:  # the in-memory error
             cluster_ids(pd.DataFrame(columns=scores.columns), cluster)
         extra = [c for c in (cluster, "replicate") if c is not None and c in scores.columns]
         return per_task(
-            scores, means, {"ci": ci, "alpha": alpha, "cluster": cluster}, pairs=None, columns=extra
+            scores,
+            means,
+            {"interval": interval, "alpha": alpha, "cluster": cluster},
+            pairs=None,
+            columns=extra,
         )
-    if ci == "anova":
+    if interval == "anova":
         sums, names, two = lazy_two_way(scores)
     else:  # each system on its own queries: no two-way sums needed
         none = np.zeros(0, dtype=int)
@@ -237,18 +220,18 @@ def _lazy_means(scores: LazyTable, ci: str, alpha: float, cluster: str | None) -
     return t_means(names, two, sums.count, stats_x, stats_xx, alpha)
 
 
-def _means_table(scores: pd.DataFrame, ci: str, alpha: float, cluster: str | None):
+def _means_table(scores: pd.DataFrame, interval: str, alpha: float, cluster: str | None):
     """:func:`means` before the replicates' columns."""
-    check_option("ci", ci, MEANS_CIS)
+    check_option("interval", interval, MEANS_INTERVALS)
     alpha = check_alpha(alpha)
-    if ci != "t" and cluster is not None:
+    if interval != "t" and cluster is not None:
         raise OptionError(
-            f"cluster= works with ci='t' only, but ci={ci!r} was passed with "
-            f"cluster={cluster!r}; use ci='t' or cluster=None."
+            f"cluster= works with interval='t' only, but interval={interval!r} was passed with "
+            f"cluster={cluster!r}; use interval='t' or cluster=None."
         )
-    if ci not in ("t", "anova"):
-        check_binary(scores, f"means(ci={ci!r})")
-        return _binomial_means(scores, ci, alpha)
+    if interval not in ("t", "anova"):
+        check_binary(scores, f"means(interval={interval!r})")
+        return _binomial_means(scores, interval, alpha)
     lay = layout(scores)
     if cluster is not None:
         return _clustered_means(scores, lay, alpha, cluster)
@@ -256,7 +239,7 @@ def _means_table(scores: pd.DataFrame, ci: str, alpha: float, cluster: str | Non
     # each system's own queries: the layout's values are 0 where it has none
     stats_x = per_task_sum(lay.values, lay.block_task, n_tasks)
     stats_xx = per_task_sum(lay.values * lay.values, lay.block_task, n_tasks)
-    two = TwoWay(lay) if ci == "anova" else None
+    two = TwoWay(lay) if interval == "anova" else None
     return t_means(lay, two, lay.counts, stats_x, stats_xx, alpha)
 
 
@@ -268,8 +251,8 @@ def t_means(
     stats_xx: np.ndarray,
     alpha: float,
 ) -> pd.DataFrame:
-    """:func:`means` with ``ci="t"`` (``two`` None: each system's own interval) or
-    ``ci="anova"`` (``two``, the two-way layout: the residual-based interval on tasks with
+    """:func:`means` with ``interval="t"`` (``two`` None: each system's own interval) or
+    ``interval="anova"`` (``two``, the two-way layout: the residual-based interval on tasks with
     3 or more systems) from each system's own count and sums of shifted scores
     (``(metric, system, task)``); ``lay`` has the names, ``shift`` and ``scale`` of a
     :class:`Layout` (a lazy table's are computed in its engine, see
@@ -279,7 +262,9 @@ def t_means(
     own_n = np.asarray(own_n, dtype=float)
     present = own_n > 0
     if two is not None:
-        two.check("means(ci='anova')", among=two.k >= 3)  # the groups on complete queries only
+        two.check(
+            "means(interval='anova')", among=two.k >= 3
+        )  # the groups on complete queries only
         use_anova = (two.k >= 3)[:, None, :] & two.present
     else:
         use_anova = np.zeros(present.shape, dtype=bool)
@@ -385,7 +370,7 @@ def check_binary(scores: pd.DataFrame, where: str) -> None:
         )
 
 
-def _binomial_means(scores: pd.DataFrame, ci: str, alpha: float) -> pd.DataFrame:
+def _binomial_means(scores: pd.DataFrame, interval: str, alpha: float) -> pd.DataFrame:
     """:func:`means` with Wilson or Clopper–Pearson intervals, each system on its own queries."""
     from scipy import stats as sps
 
@@ -402,7 +387,7 @@ def _binomial_means(scores: pd.DataFrame, ci: str, alpha: float) -> pd.DataFrame
         # the sums are of (score − shift)/scale; the scores are 0/1, so x is a whole number
         x = np.round(lay.shift * own_n + stats_x * lay.scale[:, None, :])
         mean = x / own_n
-        if ci == "wilson":
+        if interval == "wilson":
             low, high = wilson_interval(x, own_n, critical_value(sps.norm, alpha, "two-sided"))
         else:
             low = np.where(x > 0, sps.beta.ppf(alpha / 2, x, own_n - x + 1), 0.0)
@@ -416,7 +401,7 @@ def _binomial_means(scores: pd.DataFrame, ci: str, alpha: float) -> pd.DataFrame
         moe=np.nan,
         ci_low=low,
         ci_high=high,
-        variance_from=ci,
+        variance_from=interval,
     )
 
 

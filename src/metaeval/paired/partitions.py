@@ -345,11 +345,11 @@ def anova_on_dask(ddf: Any, options: dict[str, Any]) -> pd.DataFrame:
 
 def means_on_dask(ddf: Any, options: dict[str, Any]) -> pd.DataFrame:
     """:func:`metaeval.means` of the whole table (clusters are within a task)."""
-    from .._options import MEANS_CIS
+    from .._options import MEANS_INTERVALS
     from ..errors import check_alpha, check_option
     from .means import means
 
-    check_option("ci", options["ci"], MEANS_CIS)
+    check_option("interval", options["interval"], MEANS_INTERVALS)
     check_alpha(options["alpha"])
     return per_task(ddf, means, options, pairs=None)
 

@@ -403,6 +403,11 @@ def raw_sums(stats: xr.Dataset) -> xr.Dataset:
     (a, b the treatment and control shifts, the sums first multiplied back by
     ``scale``), and the same for y.
 
+    Parameters
+    ----------
+    stats : xarray.Dataset
+        What :func:`sufficient_statistics` returned.
+
     Examples
     --------
     >>> import metaeval

@@ -78,6 +78,15 @@ def save(fig: Any, path: str | os.PathLike[str], **kwargs: Any) -> None:
     ``fig.savefig`` would use the rcParams in force at save time; this applies
     ``pdf.fonttype=42`` (no Type 3 fonts, as many venues require) for the call only.
 
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure (a metaeval plot's return value, or any figure).
+    path : str or path-like
+        The file; its suffix gives the format unless ``format=`` is given.
+    **kwargs
+        Passed to :meth:`matplotlib.figure.Figure.savefig` (``dpi``, ``format``, ...).
+
     Raises
     ------
     metaeval.OptionError

@@ -71,7 +71,7 @@ def bubble(
     result: Result,
     mod: str | None = None,
     *,
-    ci: bool = True,
+    band: bool = True,
     ax: Any = None,
     **kwargs: Any,
 ) -> Any:
@@ -93,7 +93,7 @@ def bubble(
         ``result.plot()`` is ``bubble(result)``.
     mod : str, optional
         The numeric moderator on the x axis; needed when the model has several.
-    ci : bool, default True
+    band : bool, default True
         Draw the confidence band of the fitted line.
     ax : matplotlib Axes, optional
         Draw into this Axes.
@@ -180,7 +180,7 @@ def bubble(
     style = {"color": "tab:blue", "alpha": 0.6, "edgecolor": "black", "linewidth": 0.5}
     target.scatter(x, data["effect"], s=sizes, gid="bubble-points", zorder=3, **{**style, **kwargs})
     target.plot(grid, fitted, color="black", linewidth=1.2, gid="bubble-fit", zorder=2)
-    if ci and np.isfinite(crit):
+    if band and np.isfinite(crit):
         target.fill_between(
             grid,
             fitted - crit * se,

@@ -210,6 +210,9 @@ def forest(
     ax : matplotlib Axes, optional
         Draw a compact single-panel version into this Axes (task labels as tick
         labels, the numbers as right-hand tick labels) and return it.
+    **kwargs
+        Passed to :meth:`matplotlib.axes.Axes.scatter` of the tasks' squares
+        (``color``, ``marker``, ...).
 
     Returns
     -------

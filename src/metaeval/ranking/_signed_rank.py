@@ -97,8 +97,8 @@ def _check(rope: Any, prior: Any, n_draws: Any, threshold: Any) -> tuple[float, 
 @any_frame
 def bayes_signed_rank(
     scores: pd.DataFrame,
-    *,
     control: str,
+    *,
     treatment: str | Sequence[str] | None = None,
     rope: float = 0.01,
     prior: float = 0.5,

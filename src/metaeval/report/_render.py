@@ -66,6 +66,11 @@ def escape_latex(text: Any) -> str:
     Everything then reads as the literal text: a name such as ``\write18{...}``
     prints as itself instead of running.
 
+    Parameters
+    ----------
+    text : object
+        The text (anything else is converted with ``str``).
+
     Examples
     --------
     >>> from metaeval.report import escape_latex
@@ -98,6 +103,14 @@ def escape(text: Any, fmt: str) -> str:
     in Python and in the ``metaeval`` command alike: :func:`escape_latex`,
     ``html.escape`` (quotes too) and ``metaeval._options.escape_markdown``
     (a backslash before every character that could start Markdown markup).
+
+    Parameters
+    ----------
+    text : object
+        The text (anything else is converted with ``str``); a :class:`Markup` comes
+        back as it is.
+    fmt : {"latex", "html", "markdown"}
+        The output format.
 
     Examples
     --------

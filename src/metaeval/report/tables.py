@@ -296,20 +296,10 @@ def to_latex(
 
     Notes
     -----
-    Every string that reaches the LaTeX source — task, system and metric
-    names, headers, the caption — goes through :func:`escape` (``\ & % $ #
-    _ { } ~ ^ < > | "`` escaped, line breaks made spaces), so names print as they are
-    and cannot run commands (``\write18``) even under ``pdflatex
-    -shell-escape``. Non-ASCII letters need a font that has them (pdflatex's
-    default covers Latin accents). Effects of ``rom`` are reported as relative changes and
-    of ``corr`` as r (their CIs transformed the same way).
-
-    A pooled row over fewer tasks than the other rows of its metric (``k <
-    k_total`` of :func:`metaeval.pool`: a system without scores on a task)
-    carries a mark (‡, §, ¶, ...) and a footnote under the table, "Pooled over
-    5 of 6 tasks; missing: nfcorpus." (the tasks named when the effects table
-    is there to tell them). Two rows or columns whose names print alike (a line
-    break prints as a space) are refused with :class:`metaeval.SchemaError`.
+    Every name and the caption go through :func:`escape`, so names print as they are and
+    cannot run commands; a pooled row over fewer tasks (``k < k_total``) carries a mark
+    and a footnote; ``rom`` and ``corr`` are shown as relative changes and r. The
+    details: :ref:`report-tables`.
 
     Examples
     --------
@@ -398,6 +388,15 @@ def style(
     footnotes follow the caption, under the table. A result without a layout of its
     own is shown as it is (names escaped, numbers through the one formatter).
 
+    Parameters
+    ----------
+    table, pooled, show, best, alpha, digits, transpose, caption, order, layout
+        As in :func:`to_latex`.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+
     Examples
     --------
     >>> import metaeval
@@ -460,6 +459,15 @@ def to_html(
 ) -> str:
     """The table of :func:`to_latex` as an HTML ``<table>`` (same options but ``label``,
     ``position`` and ``fit``).
+
+    Parameters
+    ----------
+    table, pooled, show, best, alpha, digits, transpose, caption, order, layout
+        As in :func:`to_latex`.
+
+    Returns
+    -------
+    str
 
     Examples
     --------

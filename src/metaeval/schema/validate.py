@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._docs import fill_doc
 from ..engines.frames import LazyTable, any_frame
 from ..errors import SchemaError, quote_list
 from ._columns import (
@@ -98,6 +99,7 @@ def _only_numbers(values: pd.Series) -> bool:
 
 
 @any_frame
+@fill_doc
 def coerce_keys(df: pd.DataFrame, columns: Sequence[str], *, table: str) -> pd.DataFrame:
     """Key columns of any table as plain strings, with the scores table's rules.
 
@@ -106,6 +108,17 @@ def coerce_keys(df: pd.DataFrame, columns: Sequence[str], *, table: str) -> pd.D
     and ``1`` would become one name) — is a :class:`~metaeval.SchemaError`
     naming the column and example rows. Returns a new frame; ``df`` is not
     changed.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Any table (scores, judgments, a run, effects).
+        {any_frame}
+    columns : list of str
+        The key columns to convert.
+    table : str
+        The table's name in an error message (``"judgments"``: "The judgments table has
+        1 problem").
 
     Examples
     --------
@@ -156,7 +169,8 @@ def coerce_keys(df: pd.DataFrame, columns: Sequence[str], *, table: str) -> pd.D
 
 
 @any_frame
-def average_replicates(df: pd.DataFrame) -> pd.DataFrame:
+@fill_doc
+def average_replicates(scores: pd.DataFrame) -> pd.DataFrame:
     """A scores table with a ``replicate`` column, each system's scores averaged over it.
 
     The replicate ids are checked like key columns (integers become strings; missing or
@@ -165,6 +179,11 @@ def average_replicates(df: pd.DataFrame) -> pd.DataFrame:
     replicates that have the query (a query missing from some replicates of a system is
     averaged over the others), other columns kept from the first row. Tables without the
     column come back unchanged.
+
+    Parameters
+    ----------
+    {scores}
+        With or without a ``replicate`` column.
 
     Raises
     ------
@@ -183,31 +202,37 @@ def average_replicates(df: pd.DataFrame) -> pd.DataFrame:
     0    a    q1      s    acc    0.5
     1    a    q2      s    acc    1.0
     """
-    if REPLICATE not in df.columns:
-        return df
-    df = checked_replicates(df)
-    keys = [c for c in KEY_COLUMNS if c in df.columns]
-    numeric = "value" in df.columns and pd.api.types.is_numeric_dtype(df["value"])
+    if REPLICATE not in scores.columns:
+        return scores
+    scores = checked_replicates(scores)
+    keys = [c for c in KEY_COLUMNS if c in scores.columns]
+    numeric = "value" in scores.columns and pd.api.types.is_numeric_dtype(scores["value"])
     if len(keys) == len(KEY_COLUMNS) and numeric:
         # each mean summed in replicate order, whatever the order of the rows
-        df = df.sort_values(REPLICATE, kind="stable")
-        grouped = df.groupby(keys, sort=False, observed=True, dropna=False)
-        extra = [c for c in df.columns if c not in (*keys, "value", REPLICATE)]
+        scores = scores.sort_values(REPLICATE, kind="stable")
+        grouped = scores.groupby(keys, sort=False, observed=True, dropna=False)
+        extra = [c for c in scores.columns if c not in (*keys, "value", REPLICATE)]
         out = grouped["value"].mean().to_frame()
         if extra:
             out = out.join(grouped[extra].first())
         out = out.reset_index()
         for col in keys:  # keep the categoricals' categories
-            if isinstance(df[col].dtype, pd.CategoricalDtype):
-                out[col] = out[col].astype(df[col].dtype)
-        return out[[c for c in df.columns if c != REPLICATE]]
-    return df.drop(columns=REPLICATE)
+            if isinstance(scores[col].dtype, pd.CategoricalDtype):
+                out[col] = out[col].astype(scores[col].dtype)
+        return out[[c for c in scores.columns if c != REPLICATE]]
+    return scores.drop(columns=REPLICATE)
 
 
 @any_frame
-def checked_replicates(df: pd.DataFrame) -> pd.DataFrame:
+@fill_doc
+def checked_replicates(scores: pd.DataFrame) -> pd.DataFrame:
     """The checks of :func:`average_replicates`: replicate ids as strings, and a unique
     ``(task, query, system, metric, replicate)`` key; returns the table with the ids.
+
+    Parameters
+    ----------
+    {scores}
+        With a ``replicate`` column.
 
     Raises
     ------
@@ -223,38 +248,43 @@ def checked_replicates(df: pd.DataFrame) -> pd.DataFrame:
     >>> checked_replicates(runs)["replicate"].tolist()
     ['1', '2']
     """
-    ids = integer_ids_as_strings(df[REPLICATE])
-    rep = df[REPLICATE] if ids is None else ids
+    ids = integer_ids_as_strings(scores[REPLICATE])
+    rep = scores[REPLICATE] if ids is None else ids
     bad = rep.isna().to_numpy() | non_string_keys(rep) | empty_keys(rep)
     if bad.any() or not is_key_dtype(rep.dtype):
-        rows = df.index[bad][:5].tolist() if bad.any() else []
+        rows = scores.index[bad][:5].tolist() if bad.any() else []
         raise SchemaError(
             f"The column {REPLICATE!r} (the seed or fold of a repeated run) must hold string "
             f"or integer ids with no missing or empty values; rows {rows} do not "
             f"(dtype {rep.dtype})."
         )
-    df = df.assign(**{REPLICATE: rep})
-    keys = [*(c for c in KEY_COLUMNS if c in df.columns), REPLICATE]
-    dup = df.duplicated(keys, keep=False).to_numpy()
+    scores = scores.assign(**{REPLICATE: rep})
+    keys = [*(c for c in KEY_COLUMNS if c in scores.columns), REPLICATE]
+    dup = scores.duplicated(keys, keep=False).to_numpy()
     if len(keys) == len(KEY_COLUMNS) + 1 and dup.any():
-        example = df.loc[dup, keys].head(3).to_string(index=False)
+        example = scores.loc[dup, keys].head(3).to_string(index=False)
         raise SchemaError(
             f"{int(dup.sum())} rows share their (task, query, system, metric, replicate) "
             f"key with another row, e.g.\n{example}"
         )
     if len(keys) == len(KEY_COLUMNS) + 1:
-        _check_not_folds(df)
-    return df
+        _check_not_folds(scores)
+    return scores
 
 
 @any_frame
-def recorded_design(df: pd.DataFrame) -> str | None:
+@fill_doc
+def recorded_design(scores: pd.DataFrame) -> str | None:
     """The replicate design a scores table records, or None.
 
     The one value of its ``replicate_design`` column, else ``attrs["replicates"]``
     (what a reader recorded, such as :func:`metaeval.io.read_inspect`'s ``"epochs"``);
-    when both are there they must agree. Any frame (converted to pandas; a frame other
-    than pandas has no ``attrs``, only the column).
+    when both are there they must agree.
+
+    Parameters
+    ----------
+    {scores}
+        A frame other than pandas has no ``attrs``, only the column.
 
     Raises
     ------
@@ -272,11 +302,11 @@ def recorded_design(df: pd.DataFrame) -> str | None:
     """
     from .._options import REPLICATE_DESIGNS
 
-    noted = df.attrs.get("replicates")
+    noted = scores.attrs.get("replicates")
     noted = noted if noted in REPLICATE_DESIGNS else None
-    if REPLICATE_DESIGN not in df.columns:
+    if REPLICATE_DESIGN not in scores.columns:
         return noted
-    column = df[REPLICATE_DESIGN]
+    column = scores[REPLICATE_DESIGN]
     values = pd.unique(column.dropna().astype(str).to_numpy())
     wrong = sorted(str(v) for v in values if v not in REPLICATE_DESIGNS)
     if column.isna().any() or len(values) != 1 or wrong:
@@ -363,7 +393,7 @@ def key_names_ok(names: np.ndarray) -> bool:
 
 
 @any_frame(lazy=True)
-def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
+def validate_scores(scores: pd.DataFrame) -> pd.DataFrame:
     """Validate a scores table and return it with lossless conversions applied.
 
     Every problem is reported at once: missing or mistyped columns, missing
@@ -372,7 +402,7 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
 
     Parameters
     ----------
-    df : pandas.DataFrame
+    scores : pandas.DataFrame
         Columns ``task, query, system, metric`` (strings or categoricals;
         integer ids are converted to strings) and ``value`` (numbers; integers,
         booleans and an object column of Python numbers are converted to
@@ -407,34 +437,35 @@ def validate_scores(df: pd.DataFrame) -> pd.DataFrame:
     """
     import pandera.errors as pe
 
-    if isinstance(df, LazyTable):  # every check in the engine; the frame comes back as it is
+    if isinstance(scores, LazyTable):  # every check in the engine; the frame comes back as it is
         from ..engines.survey import validate
 
-        validate(df)
-        return df.native
-    if not isinstance(df, pd.DataFrame):
-        raise SchemaError(f"A scores table must be {TAKES}, not {type(df).__name__}.")
-    if df.columns.duplicated().any():
-        dup = list(df.columns[df.columns.duplicated()])
+        validate(scores)
+        return scores.native
+    if not isinstance(scores, pd.DataFrame):
+        raise SchemaError(f"A scores table must be {TAKES}, not {type(scores).__name__}.")
+    if scores.columns.duplicated().any():
+        dup = list(scores.columns[scores.columns.duplicated()])
         raise SchemaError(f"The scores table has duplicated column names {dup}; rename them.")
-    if len(df) == 0:
-        raise no_rows_error([c for c in SCORE_COLUMNS if c not in df.columns])
-    df = coerce_scores(df)
-    if REPLICATE in df.columns:  # repeated runs: validate the averaged table
-        validate_scores(average_replicates(df))
-        return df
+    if len(scores) == 0:
+        raise no_rows_error([c for c in SCORE_COLUMNS if c not in scores.columns])
+    scores = coerce_scores(scores)
+    if REPLICATE in scores.columns:  # repeated runs: validate the averaged table
+        validate_scores(average_replicates(scores))
+        return scores
     # pandera needs unique row labels to report duplicate keys: check a copy with positions
-    checked = df if df.index.is_unique else df.reset_index(drop=True)
+    checked = scores if scores.index.is_unique else scores.reset_index(drop=True)
     try:
         _model("Scores").validate(checked, lazy=True)
     except pe.SchemaErrors as err:
-        labels = None if checked is df else df.index
+        labels = None if checked is scores else scores.index
         raise report("scores", err, checked, KEY_COLUMNS, labels) from None
-    return df
+    return scores
 
 
 @any_frame
-def prepare_scores(df: pd.DataFrame, *, check_keys: bool = True) -> pd.DataFrame:
+@fill_doc
+def prepare_scores(scores: pd.DataFrame, *, check_keys: bool = True) -> pd.DataFrame:
     """Validation as the first step of every method: a fast path for valid tables.
 
     Uniqueness of keys is checked where the keys are encoded (see
@@ -443,6 +474,22 @@ def prepare_scores(df: pd.DataFrame, *, check_keys: bool = True) -> pd.DataFrame
     columns (missing, empty, not strings) to the caller as well, which checks them on
     their distinct values once it has encoded them (the paired layout, ``paired.layout``), and
     calls :func:`validate_scores` for the report; their dtypes are checked here.
+
+    Parameters
+    ----------
+    {scores}
+    check_keys : bool, default True
+        Check the values of the key columns here; False leaves them to the caller.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table, with lossless conversions applied and replicates averaged.
+
+    Raises
+    ------
+    metaeval.SchemaError
+        :func:`validate_scores`'s full report, for a table that is not valid.
 
     Examples
     --------
@@ -460,21 +507,33 @@ def prepare_scores(df: pd.DataFrame, *, check_keys: bool = True) -> pd.DataFrame
     >>> ready["query"].tolist(), ready["value"].dtype
     (['1', '2'], dtype('float64'))
     """
-    if isinstance(df, pd.DataFrame) and not df.columns.duplicated().any():
-        df = coerce_scores(df)
-        if REPLICATE in df.columns and len(df):
-            df = coerce_scores(average_replicates(df))
-        if _quick_scores_ok(df, keys=check_keys):
-            return df
-    validate_scores(df)  # raises with the full report
+    if isinstance(scores, pd.DataFrame) and not scores.columns.duplicated().any():
+        scores = coerce_scores(scores)
+        if REPLICATE in scores.columns and len(scores):
+            scores = coerce_scores(average_replicates(scores))
+        if _quick_scores_ok(scores, keys=check_keys):
+            return scores
+    validate_scores(scores)  # raises with the full report
     raise AssertionError("unreachable: quick checks and the pandera model disagree")
 
 
 @any_frame
-def validate_effects(df: pd.DataFrame) -> pd.DataFrame:
+@fill_doc
+def validate_effects(effects: pd.DataFrame) -> pd.DataFrame:
     """Validate an effects table: numeric ``effect`` and ``variance`` columns.
 
     ``effect`` must be finite or NaN and ``variance`` positive and finite or NaN.
+
+    Parameters
+    ----------
+    effects : pandas.DataFrame
+        An effects table (:func:`metaeval.effects`): at least ``effect`` and ``variance``.
+        {any_frame}
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table, ``effect`` and ``variance`` as float.
 
     Raises
     ------
@@ -495,27 +554,27 @@ def validate_effects(df: pd.DataFrame) -> pd.DataFrame:
     """
     import pandera.errors as pe
 
-    if not isinstance(df, pd.DataFrame):
-        raise SchemaError(f"An effects table must be {TAKES}, not {type(df).__name__}.")
-    if df.columns.duplicated().any():
-        dup = list(df.columns[df.columns.duplicated()])
+    if not isinstance(effects, pd.DataFrame):
+        raise SchemaError(f"An effects table must be {TAKES}, not {type(effects).__name__}.")
+    if effects.columns.duplicated().any():
+        dup = list(effects.columns[effects.columns.duplicated()])
         raise SchemaError(f"The effects table has duplicated column names {dup}; rename them.")
     changes = {
-        c: df[c].astype("float64")
+        c: effects[c].astype("float64")
         for c in ("effect", "variance")
-        if c in df.columns
-        and pd.api.types.is_numeric_dtype(df[c].dtype)
-        and not pd.api.types.is_bool_dtype(df[c].dtype)
-        and df[c].dtype != np.float64
+        if c in effects.columns
+        and pd.api.types.is_numeric_dtype(effects[c].dtype)
+        and not pd.api.types.is_bool_dtype(effects[c].dtype)
+        and effects[c].dtype != np.float64
     }
     if changes:
-        df = df.assign(**changes)
-    if _quick_effects_ok(df):  # the pandera model passes exactly then; it reports otherwise
-        return df
+        effects = effects.assign(**changes)
+    if _quick_effects_ok(effects):  # the pandera model passes exactly then; it reports otherwise
+        return effects
     try:
-        _model("Effects").validate(df, lazy=True)
+        _model("Effects").validate(effects, lazy=True)
     except pe.SchemaErrors as err:
-        raise report("effects", err, df, ()) from None
+        raise report("effects", err, effects, ()) from None
     raise AssertionError("unreachable: quick checks and the pandera model disagree")
 
 

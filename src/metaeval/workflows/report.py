@@ -231,7 +231,7 @@ def build_report(
     family: AdjustFamily = "pairs",
     effect: EffectType = DEFAULT_EFFECT,
     method: PoolMethod = "REML",
-    ci: CIMethod | None = None,
+    pool_test: CIMethod | None = None,
     alpha: float = 0.05,
     n_resamples: int = 1000,
     seed: int | None = None,
@@ -263,9 +263,9 @@ def build_report(
         The effect size of :func:`metaeval.effects`.
     method : {"EE", "FE", "DL", "HE", "HS", "SJ", "ML", "REML", "EB", "PM"}, default "REML"
         The τ² estimator of :func:`metaeval.pool`.
-    ci : {"z", "t", "knha", "hksj", "adhoc"} or None, default None
-        The interval of the pooled effect (:func:`metaeval.pool`; None: Knapp–Hartung
-        for random-effects models).
+    pool_test : {"z", "t", "knha", "hksj", "adhoc"} or None, default None
+        The test and interval of the pooled effect, :func:`metaeval.pool`'s ``test``
+        (``test`` here is the paired test; None: Knapp–Hartung for random-effects models).
     alpha : float, default 0.05
         1 − the confidence level of every interval and the tests' level.
     n_resamples : int, default 1000
@@ -314,10 +314,10 @@ def build_report(
     closer together than their variances imply; :func:`metaeval.pool` warns) is kept in
     the pooled table, which stays :func:`metaeval.pool`'s with the options given, and a
     note under it and a sentence of the methods paragraph give the ad hoc Knapp–Hartung
-    interval and p-value of that row (``ci="adhoc"``: the factor floored at 1; Röver,
+    interval and p-value of that row (``test="adhoc"``: the factor floored at 1; Röver,
     Knapp and Friede 2015). That is the guide's advice ("report ``"adhoc"`` when k is small
     and the warning fires, or both"): the reader sees both, and the report's tables
-    remain those of the options it states. Pass ``ci="adhoc"`` to pool with it throughout.
+    remain those of the options it states. Pass ``pool_test="adhoc"`` to pool with it throughout.
 
     **The ranks** compare systems over the same tasks and queries (the paired bootstrap
     draws the same queries for every system), so a metric on which a system lacks a task
@@ -367,8 +367,8 @@ def build_report(
     check_option("family", family, ADJUST_FAMILIES)
     check_option("effect", str(effect).lower(), EFFECT_TYPES)
     check_option("method", method, POOL_METHODS)
-    if ci is not None:
-        check_option("ci", ci, CI_METHODS)
+    if pool_test is not None:
+        check_option("pool_test", pool_test, CI_METHODS)
     check_alpha(alpha)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
         raise OptionError(
@@ -417,7 +417,7 @@ def build_report(
         )
         eff = effects(data, control, effect=effect, alpha=alpha, cluster=cluster)
         with collected_warnings() as held:  # pool()'s own warnings, issued below as they are
-            pooled = pool(eff, method=method, test=ci, alpha=alpha)
+            pooled = pool(eff, method=method, test=pool_test, alpha=alpha)
         reissue(held)
         notes = _narrow_notes(held, eff, pooled, method, alpha) + notes
     options = {
@@ -430,7 +430,7 @@ def build_report(
         "family": family,
         "effect": str(effect).lower(),
         "method": method,
-        "ci": ci,
+        "pool_test": pool_test,
         "alpha": float(alpha),
         "n_resamples": int(n_resamples),
         "seed": seed,
@@ -984,7 +984,7 @@ def _figures(rep: Report) -> list[str]:
             pick = e["metric"].astype(str).eq(metric) & e["control"].astype(str).eq(control)
             keep = p["metric"].astype(str).eq(metric) & p["control"].astype(str).eq(control)
             ax = forest_plot(
-                e[pick], method=o["method"], test=o["ci"], alpha=o["alpha"], pooled=p[keep]
+                e[pick], method=o["method"], test=o["pool_test"], alpha=o["alpha"], pooled=p[keep]
             )
             fig = ax.figure if hasattr(ax, "figure") else ax
             title = html.escape(f"{metric} (control: {control})")

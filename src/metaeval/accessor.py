@@ -140,12 +140,12 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
         "correlation_effects() correlates per-query scores with a reference system.",
     ),
     "leaderboard": _M(
-        "metaeval.ranking:leaderboard",
+        "metaeval.workflows:leaderboard",
         ("scores",),
         "leaderboard() ranks systems from per-query scores.",
     ),
     "rank_intervals": _M(
-        "metaeval.ranking:rank_intervals",
+        "metaeval.workflows:rank_intervals",
         ("scores",),
         "rank_intervals() resamples the per-query scores of the systems.",
     ),

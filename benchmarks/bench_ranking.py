@@ -8,7 +8,7 @@ Prints, in one process, the time of
    (all segments at once on NaN-padded arrays),
 3. the same four measures segment by segment with the 1-D functions (as RankEval
    loops over segments),
-4. ``leaderboard(method=...)`` for Borda and Kemeny on the resulting scores,
+4. ``leaderboard(aggregation=...)`` for Borda and Kemeny on the resulting scores,
 5. ``rank_intervals()`` of the nDCG scores (1,000 resamples; by the mean and by the
    pooled effect over one system),
 
@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 from _result import result
 
+from metaeval import leaderboard, rank_intervals
 from metaeval.measures import err, kendall_tau, ndcg, reciprocal_rank, segment_scores
-from metaeval.ranking import leaderboard, rank_intervals
 
 
 def make_judgments(
@@ -105,8 +105,8 @@ def main() -> None:
         scores.groupby(["task", "query", "metric"])["system"].transform("size") == args.systems
     )
     board_scores = scores[complete]
-    borda, _ = timed(lambda: leaderboard(board_scores, method="borda"))
-    kemeny, board = timed(lambda: leaderboard(board_scores, method="kemeny", metric="ndcg"))
+    borda, _ = timed(lambda: leaderboard(board_scores, aggregation="borda"))
+    kemeny, board = timed(lambda: leaderboard(board_scores, aggregation="kemeny", metric="ndcg"))
     ranks_mean, _ = timed(
         lambda: rank_intervals(board_scores, metric="ndcg", n_resamples=1000, seed=0), repeat=2
     )
@@ -116,7 +116,7 @@ def main() -> None:
             metric="ndcg",
             n_resamples=1000,
             seed=0,
-            by="pooled",
+            aggregation="pooled",
             control="sys0",
             effect="md",
         ),

@@ -453,8 +453,8 @@ def output_cases(
         "bayes_pool": lambda: metaeval.bayes_pool(acc),
         "permutest": lambda: metaeval.permutest(effects, seed=1, n_resamples=50),
         # ranking
-        "leaderboard": lambda: metaeval.ranking.leaderboard(scores),
-        "rank_intervals": lambda: metaeval.ranking.rank_intervals(scores, n_resamples=50, seed=1),
+        "leaderboard": lambda: metaeval.leaderboard(scores),
+        "rank_intervals": lambda: metaeval.rank_intervals(scores, n_resamples=50, seed=1),
         "friedman": lambda: metaeval.ranking.friedman(scores),
         "posthoc": lambda: metaeval.ranking.posthoc(scores),
         "bayes_signed_rank": lambda: metaeval.ranking.bayes_signed_rank(
@@ -545,8 +545,8 @@ def variant_cases(scores: pd.DataFrame, effects: pd.DataFrame) -> dict[str, Call
         "compare(adjust=)": lambda: metaeval.compare(scores, control=control, adjust="holm"),
         "metareg(robust=)": lambda: metaeval.metareg(sized, "size", robust="CR2"),
         "permutest(mods=)": lambda: metaeval.permutest(sized, mods="size", seed=1, n_resamples=50),
-        "leaderboard(meta)": lambda: metaeval.ranking.leaderboard(
-            scores, method="meta", control=control, metric="accuracy"
+        "leaderboard(pooled)": lambda: metaeval.leaderboard(
+            scores, aggregation="pooled", control=control, metric="accuracy"
         ),
         "plan_queries(cluster=)": lambda: plan_queries(
             clustered, control, mde=0.05, power=0.8, cluster="passage"

@@ -125,8 +125,7 @@ STAGES: dict[str, set[str]] = {
     "paired": {"core"},
     "pooling": {"core"},  # any table with effect and variance (issue 40)
     "design": {"core", "paired", "pooling"},  # plans from pilots: the variances they estimate
-    # leaderboard(method="meta") and rank_intervals(by="pooled") still pool (issue 40 left them)
-    "ranking": {"core", "paired", "pooling"},
+    "ranking": {"core"},  # per-task scores; leaderboard/rank_intervals pool in workflows
     "plot": {"core"},  # figures draw results; forest_plot (workflows) pools, then draws
     "report": {"core"},
     # the verbs that run several stages (issue 40): above every stage, below the faces
@@ -458,7 +457,7 @@ def test_submodules_are_attributes_that_load_on_first_use():
     code = (
         "import sys, json, metaeval;"
         "before = 'metaeval.plot' in sys.modules;"
-        "metaeval.plot.forest; metaeval.report.to_latex; metaeval.ranking.leaderboard;"
+        "metaeval.plot.forest; metaeval.report.to_latex; metaeval.ranking.friedman;"
         "metaeval.ir.evaluate; metaeval.io.read_scores; metaeval.classification.metrics;"
         "metaeval.measures.segments; metaeval.datasets.load_example;"
         "print(json.dumps([before, 'matplotlib' in sys.modules]))"
@@ -554,7 +553,8 @@ def test_every_public_name_has_one_home_stage():
     assert not shared, shared
     # the check sees the stages' names: the ranking functions and the moved measures
     assert homes["kendall_tau"] == {"metaeval.measures", "metaeval.measures.segments"}
-    assert homes["leaderboard"] == {"metaeval.ranking"}
+    assert homes["friedman"] == {"metaeval.ranking"}
+    assert homes["leaderboard"] == {"metaeval.workflows", "metaeval.workflows.leaderboard"}
 
 
 def test_the_formatter_decides_every_line():
@@ -693,7 +693,6 @@ TOO_LONG = {
     "metaeval.paired.significance": "seven tests in one compare(); its docstrings (item 5)",
     "metaeval.pooling._tau2": "eight τ² estimators and their intervals: a big subject",
     "metaeval.workflows.report": "build_report: the analyses, the prose and the HTML page",
-    "metaeval.ranking._intervals": "rank_intervals and its pooled aggregation (item 2)",
     "metaeval.design.queries": "plan_queries' 225-line docstring (item 5)",
     "metaeval.plot.forest": "forest() and its layout engine; the fitting half leaves (item 2)",
     "metaeval.pooling._metareg": "metareg: design matrices, fits, tables",

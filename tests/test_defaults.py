@@ -12,8 +12,7 @@ import pytest
 
 import metaeval
 import metaeval_cli
-from metaeval import _options
-from metaeval.ranking import leaderboard
+from metaeval import _options, leaderboard
 from metaeval_cli._parser import DEFAULTS, RANGER, resolve_model
 
 NOTEBOOKS = Path(__file__).parents[1] / "notebooks"
@@ -32,6 +31,8 @@ def _default(func, name):
         metaeval.influence,
         metaeval.analyze,
         metaeval.forest_plot,
+        metaeval.leaderboard,
+        metaeval.rank_intervals,
     ],
 )
 def test_every_pooling_function_defaults_to_reml_with_knapp_hartung(func):
@@ -45,7 +46,7 @@ def test_effect_type_defaults_and_the_ranger_preset():
     for func in (metaeval.effects, metaeval.analyze):
         assert _default(func, "effect") == "smcrp" == _options.DEFAULT_EFFECT
     assert _default(leaderboard, "effect") == "smcrp"
-    assert _default(leaderboard, "pool_method") == "REML" and _default(leaderboard, "ci") is None
+    assert _default(leaderboard, "method") == "REML" and _default(leaderboard, "test") is None
     assert metaeval.RANGER == {"effect": "smd", "method": "DL", "test": "z"}
 
 

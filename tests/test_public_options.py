@@ -104,7 +104,7 @@ def test_every_literal_option_is_found():
         ("pool", "method"),
         ("effects", "effect"),
         ("compare", "test"),
-        ("leaderboard", "pool_method"),
+        ("leaderboard", "aggregation"),
         ("to_latex", "show"),
     } <= names
     assert len(OPTIONS) >= 30

@@ -79,7 +79,9 @@ from .workflows import (
     analyze,
     build_report,
     forest_plot,
+    leaderboard,
     pool_metrics,
+    rank_intervals,
     rank_report,
 )
 
@@ -140,6 +142,8 @@ __all__ = [
     "pool_metrics",
     "analyze",
     "forest_plot",
+    "leaderboard",
+    "rank_intervals",
     "rank_report",
     "build_report",
     "power",

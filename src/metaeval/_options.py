@@ -32,8 +32,8 @@ __all__ = [
     "Correlation",
     "Statistic",
     "Aggregation",
-    "RankBy",
-    "RANK_BYS",
+    "RankAggregation",
+    "RANK_AGGREGATIONS",
     "TableCells",
     "TableLayout",
     "Best",
@@ -132,10 +132,12 @@ Correlation = Literal["pearson", "spearman", "kendall"]
 """``method=`` of the correlation functions."""
 Statistic = Literal["accuracy", "f1", "f1_macro", "mcc", "pearson", "spearman"]
 """``statistic=`` of :func:`metaeval.bootstrap_effects`."""
-Aggregation = Literal["borda", "mean_rank", "copeland", "kemeny", "meta"]
-"""``method=`` of :func:`metaeval.ranking.leaderboard`."""
-RankBy = Literal["mean", "borda", "pooled"]
-"""``by=`` of :func:`metaeval.ranking.rank_intervals`: the score that ranks the systems."""
+Aggregation = Literal["borda", "mean_rank", "copeland", "kemeny", "pooled"]
+"""``aggregation=`` of :func:`metaeval.leaderboard`: the rule that makes one ranking of the
+per-task scores, or ``"pooled"``, the pooled effect over a control."""
+RankAggregation = Literal["mean", "borda", "pooled"]
+"""``aggregation=`` of :func:`metaeval.rank_intervals`: the score that ranks the systems
+(``"borda"`` and ``"pooled"`` as in :data:`Aggregation`)."""
 TableCells = Literal["value", "ci", "p_value"]
 """``show=`` of :func:`metaeval.report.to_latex`: what a cell shows besides the value."""
 TableLayout = Literal["auto", "table"]
@@ -179,7 +181,7 @@ ADJUST_FAMILIES: tuple[str, ...] = get_args(AdjustFamily)
 CORRELATIONS: tuple[str, ...] = get_args(Correlation)
 STATISTICS: tuple[str, ...] = get_args(Statistic)
 AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
-RANK_BYS: tuple[str, ...] = get_args(RankBy)
+RANK_AGGREGATIONS: tuple[str, ...] = get_args(RankAggregation)
 POOL_MODELS: tuple[str, ...] = get_args(PoolModel)
 TAU2_CIS: tuple[str, ...] = get_args(Tau2CI)
 ROBUST_METHODS: tuple[str, ...] = get_args(RobustMethod)
@@ -223,10 +225,10 @@ DEFAULT_RESAMPLES = 10_000
 ``tukey``, ``bootstrap_effects``): the Monte Carlo standard error of a p-value near 0.05 is
 √(0.05 · 0.95 / 10,000) = 0.0022 (0.0049 at 2,000, 0.0069 at 1,000), so that a reported
 p-value of 0.04 or 0.06 is on its side of 0.05, and a 95% percentile interval's ends move
-by about 1% of its width between seeds. ``rank_intervals``, ``leaderboard``,
-``build_report`` and ``permutest`` still default to 1,000 (a refit or a ranking per
-resample: 45 s instead of 7 s for the example's rank intervals); they follow when they
-move (issue 40, item 3, second part)."""
+by about 1% of its width between seeds; :func:`metaeval.rank_intervals` too (its ``prob_best``
+and, for the pooled effects, their correlations). ``build_report`` and ``permutest`` still
+default to 1,000 (a refit or a ranking per resample); they follow when they move (issue 40,
+item 3, second part)."""
 
 RANGER: dict[str, str] = {"effect": "smd", "method": "DL", "test": "z"}
 """The options of the Ranger paper's procedure (Sertkan et al. 2023): Borenstein's paired

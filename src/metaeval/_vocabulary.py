@@ -243,7 +243,6 @@ COLUMNS.update(
 PARAMETERS: dict[str, Any] = {
     # the analysis
     "method": PoolMethod,
-    "pool_method": PoolMethod,
     "pool_test": CIMethod,
     "effect": EffectType,
     "alternative": Alternative,
@@ -286,6 +285,8 @@ parameter of that name annotates it so (``tests/test_naming.py``). Names whose v
 the function's own are in :data:`PARAMETERS_BY_FUNCTION` instead."""
 
 PARAMETERS_BY_FUNCTION: dict[str, str] = {
+    "aggregation": "how a leaderboard makes one score of the per-task scores: leaderboard's "
+    "rules, rank_intervals' scores (the values they share mean the same)",
     "test": "the test a function runs, among its own: compare's paired tests, pool's "
     "z/t/knha/adhoc, posthoc's rank tests, plan_queries' designs",
     "replicates": "how a function reads repeated runs: effects' designs, read_lm_eval's folders",

@@ -140,12 +140,12 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
         "correlation_effects() correlates per-query scores with a reference system.",
     ),
     "leaderboard": _M(
-        "metaeval.ranking:leaderboard",
+        "metaeval.workflows:leaderboard",
         ("scores",),
         "leaderboard() ranks systems from per-query scores.",
     ),
     "rank_intervals": _M(
-        "metaeval.ranking:rank_intervals",
+        "metaeval.workflows:rank_intervals",
         ("scores",),
         "rank_intervals() resamples the per-query scores of the systems.",
     ),
@@ -369,11 +369,11 @@ class DaskMetaAccessor:
     """``.meta`` on a dask DataFrame of scores: the same results as in memory.
 
     Its methods are the pandas accessor's that work per task (those marked ``per_task``
-    in :data:`ACCESSOR_METHODS`), with their functions' signatures and docstrings, but
+    in ``ACCESSOR_METHODS``), with their functions' signatures and docstrings, but
     ``progress`` (dask's diagnostics show progress). Each binds its arguments as the
     function does and calls the entry the method's ``dask`` field names, which computes
     (the results are small: per task, metric and pair) and returns what the pandas
-    method returns; see :mod:`metaeval.engines.dask` for how.
+    method returns; see ``metaeval.engines.dask`` for how.
     """
 
     def __init__(self, obj: Any) -> None:

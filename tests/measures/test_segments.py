@@ -359,8 +359,8 @@ def test_correlation_effects_errors():
 def test_accessor_methods_call_the_module_functions():
     scores = metaeval.load_example()
     pd.testing.assert_frame_equal(
-        scores.meta.leaderboard(method="copeland"),
-        metaeval.ranking.leaderboard(scores, method="copeland"),
+        scores.meta.leaderboard(aggregation="copeland"),
+        metaeval.leaderboard(scores, aggregation="copeland"),
     )
     part = scores.query("metric == 'p_true_class'")
     pd.testing.assert_frame_equal(

@@ -150,7 +150,7 @@ def test_other_functions_average_and_say_so():
     assert res.attrs["replicates"].startswith("averaged")
     assert "replicates" not in plain.attrs
     pd.testing.assert_frame_equal(scores, before)
-    board = metaeval.ranking.leaderboard(scores)
+    board = metaeval.leaderboard(scores)
     assert len(board) == 2
 
 

@@ -65,6 +65,6 @@ def test_into_an_axes_and_bad_tables():
 
 
 def test_draws_what_rank_intervals_returns(scores):
-    result = metaeval.ranking.rank_intervals(scores, n_resamples=50, seed=1)
+    result = metaeval.rank_intervals(scores, n_resamples=50, seed=1)
     fig = metaeval.plot.rank_plot(result)
     assert len(fig.axes) == result["metric"].nunique()

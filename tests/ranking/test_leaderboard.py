@@ -1,4 +1,4 @@
-"""metaeval.ranking.leaderboard: rank aggregation over tasks."""
+"""metaeval.leaderboard: rank aggregation over tasks (the rules of metaeval.ranking)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 import metaeval
+from metaeval import leaderboard
 from metaeval.errors import OptionError, PairingError
 from metaeval.ranking import _aggregate as _aggregation
-from metaeval.ranking import leaderboard
 
 
 def table(values: dict[str, dict[str, float]], metric: str = "acc") -> pd.DataFrame:
@@ -50,45 +50,45 @@ TIES = table({"t1": {"A": 0.9, "B": 0.9, "C": 0.1}, "t2": {"A": 0.5, "B": 0.2, "
 
 # ------------------------------------------------------------ simple rules
 def test_borda_hand_example():
-    board = leaderboard(HAND, method="borda")
+    board = leaderboard(HAND, aggregation="borda")
     # 1-based ranks A (1, 1, 2), B (2, 3, 1), C (3, 2, 3); points N - r.
     assert as_dict(board) == {"A": 5.0, "B": 3.0, "C": 1.0}
     assert board["system"].tolist() == ["A", "B", "C"]
     assert board["rank"].tolist() == [1, 2, 3]
     assert board["n_tasks"].tolist() == [3, 3, 3]
     assert board["mean"].to_numpy() == pytest.approx([2.2 / 3, 2.0 / 3, 1.5 / 3])
-    assert board.attrs["method"] == "borda"
+    assert board.attrs["aggregation"] == "borda"
     assert board.attrs["higher_is_better"] == {"acc": True}
     assert board.columns.tolist() == ["metric", "system", "score", "rank", "n_tasks", "mean"]
 
 
 def test_mean_rank_hand_example():
-    board = leaderboard(HAND, method="mean_rank")
+    board = leaderboard(HAND, aggregation="mean_rank")
     assert as_dict(board) == pytest.approx({"A": 4 / 3, "B": 2.0, "C": 8 / 3})
     assert board["system"].tolist() == ["A", "B", "C"]
     assert board["rank"].tolist() == [1, 2, 3]
 
 
 def test_copeland_hand_example_and_cycle():
-    board = leaderboard(HAND, method="copeland")
+    board = leaderboard(HAND, aggregation="copeland")
     # A beats B 2-1 and C 3-0; B beats C 2-1.
     assert as_dict(board) == {"A": 2.0, "B": 0.0, "C": -2.0}
     assert board["rank"].tolist() == [1, 2, 3]
-    cycle = leaderboard(CYCLE, method="copeland")
+    cycle = leaderboard(CYCLE, aggregation="copeland")
     assert as_dict(cycle) == {"A": 0.0, "B": 0.0, "C": 0.0}
     assert cycle["rank"].tolist() == [1, 1, 1]
 
 
 def test_ties_share_points():
-    borda = as_dict(leaderboard(TIES, method="borda"))
+    borda = as_dict(leaderboard(TIES, aggregation="borda"))
     assert borda == {"A": 1.5 + 2.0, "B": 1.5 + 0.5, "C": 0.0 + 0.5}
-    assert as_dict(leaderboard(TIES, method="mean_rank")) == {"A": 1.25, "B": 2.0, "C": 2.75}
+    assert as_dict(leaderboard(TIES, aggregation="mean_rank")) == {"A": 1.25, "B": 2.0, "C": 2.75}
     # A-B: tie, A; A-C: A, A; B-C: B, tie -> A beats both, B beats C.
-    assert as_dict(leaderboard(TIES, method="copeland")) == {"A": 2.0, "B": 0.0, "C": -2.0}
+    assert as_dict(leaderboard(TIES, aggregation="copeland")) == {"A": 2.0, "B": 0.0, "C": -2.0}
 
 
 def test_competition_ranks():
-    board = leaderboard(table({"t": {"A": 0.9, "B": 0.5, "C": 0.5, "D": 0.1}}), method="borda")
+    board = leaderboard(table({"t": {"A": 0.9, "B": 0.5, "C": 0.5, "D": 0.1}}), aggregation="borda")
     assert as_dict(board) == {"A": 3.0, "B": 1.5, "C": 1.5, "D": 0.0}
     assert board["rank"].tolist() == [1, 2, 2, 4]
     assert board["system"].tolist() == ["A", "B", "C", "D"]
@@ -104,7 +104,7 @@ def test_task_score_is_mean_over_queries():
             "value": [1.0, 0.0, 0.6, 0.6],  # A has the best query but the lower mean
         }
     )
-    board = leaderboard(scores, method="borda")
+    board = leaderboard(scores, aggregation="borda")
     assert board["system"].tolist() == ["B", "A"]
     assert as_dict(board, "mean") == pytest.approx({"A": 0.5, "B": 0.6})
 
@@ -112,20 +112,20 @@ def test_task_score_is_mean_over_queries():
 def test_metrics_have_their_own_systems_and_order():
     m2 = table({"t1": {"B": 1.0, "A": 2.0}, "t2": {"B": 0.0, "A": 1.0}}, metric="m2")
     scores = pd.concat([m2, table({"t1": {"A": 1, "B": 2, "C": 3}}, metric="m1")])
-    board = leaderboard(scores, method="borda")
+    board = leaderboard(scores, aggregation="borda")
     assert board["metric"].tolist() == ["m2", "m2", "m1", "m1", "m1"]  # first appearance
     # m2 has N = 2 systems: the winner of a task gets 1 point, not 2.
     assert as_dict(board[board["metric"] == "m2"]) == {"A": 2.0, "B": 0.0}
     assert board.loc[board["metric"] == "m1", "n_tasks"].tolist() == [1, 1, 1]
-    only = leaderboard(scores, method="borda", metric=["m1"])
+    only = leaderboard(scores, aggregation="borda", metric=["m1"])
     assert only["system"].tolist() == ["C", "B", "A"]
     assert leaderboard(scores, metric="m2")["metric"].unique().tolist() == ["m2"]
 
 
 @pytest.mark.parametrize("method", ["borda", "mean_rank", "copeland", "kemeny"])
 def test_lower_is_better_reverses_order(method):
-    up = leaderboard(HAND, method=method)
-    down = leaderboard(HAND, method=method, higher_is_better=False)
+    up = leaderboard(HAND, aggregation=method)
+    down = leaderboard(HAND, aggregation=method, higher_is_better=False)
     assert down["system"].tolist() == up["system"].tolist()[::-1]
     assert down.attrs["higher_is_better"] == {"acc": False}
 
@@ -133,10 +133,10 @@ def test_lower_is_better_reverses_order(method):
 def test_higher_is_better_mapping():
     error = HAND.assign(metric="err", value=1.0 - HAND["value"])
     scores = pd.concat([HAND, error], ignore_index=True)
-    board = leaderboard(scores, method="borda", higher_is_better={"acc": True, "err": False})
+    board = leaderboard(scores, aggregation="borda", higher_is_better={"acc": True, "err": False})
     assert board.loc[board["metric"] == "err", "system"].tolist() == ["A", "B", "C"]
     assert board.loc[board["metric"] == "err", "score"].tolist() == [5.0, 3.0, 1.0]
-    flipped = leaderboard(scores, method="borda")
+    flipped = leaderboard(scores, aggregation="borda")
     assert flipped.loc[flipped["metric"] == "err", "system"].tolist() == ["C", "B", "A"]
     with pytest.raises(OptionError, match=r"no entry for the metric\(s\) \['err'\]"):
         leaderboard(scores, higher_is_better={"acc": True})
@@ -146,8 +146,8 @@ def test_shuffled_rows_give_the_same_leaderboard(rng):
     scores = metaeval.load_example()
     shuffled = scores.iloc[rng.permutation(len(scores))].reset_index(drop=True)
     for method in ("borda", "copeland", "kemeny"):
-        a = leaderboard(scores, method=method).sort_values(["metric", "system"])
-        b = leaderboard(shuffled, method=method).sort_values(["metric", "system"])
+        a = leaderboard(scores, aggregation=method).sort_values(["metric", "system"])
+        b = leaderboard(shuffled, aggregation=method).sort_values(["metric", "system"])
         pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))
 
 
@@ -175,13 +175,13 @@ def kemeny_order(board: pd.DataFrame, names: list[str]) -> np.ndarray:
 
 
 def test_kemeny_hand_examples():
-    board = leaderboard(HAND, method="kemeny")
+    board = leaderboard(HAND, aggregation="kemeny")
     # Majorities A > B, A > C, B > C agree; A > B > C misses t3's B > A and t2's C > B.
     assert board["system"].tolist() == ["A", "B", "C"]
     assert board["score"].tolist() == [1.0, 2.0, 3.0]
     assert board.attrs["kemeny_cost"] == {"acc": 2}
     assert board.attrs["kemeny_exact"] is True
-    cycle = leaderboard(CYCLE, method="kemeny")
+    cycle = leaderboard(CYCLE, aggregation="kemeny")
     # The three rotations cost 4, the reversals 5; equal Borda scores -> by name.
     assert cycle["system"].tolist() == ["A", "B", "C"]
     assert cycle.attrs["kemeny_cost"] == {"acc": 4}
@@ -190,7 +190,7 @@ def test_kemeny_hand_examples():
 def test_kemeny_optimal_ties_broken_by_borda():
     # Z > B > C, B > Z > C and Z > C > B all cost 2; Borda Z 3, B 2, C 1.
     scores = table({"t1": {"B": 3, "Z": 2, "C": 1}, "t2": {"Z": 3, "C": 2, "B": 1}})
-    board = leaderboard(scores, method="kemeny")
+    board = leaderboard(scores, aggregation="kemeny")
     assert board["system"].tolist() == ["Z", "B", "C"]
     assert board.attrs["kemeny_cost"] == {"acc": 2}
 
@@ -202,7 +202,7 @@ def test_kemeny_exact_matches_brute_force(seed):
     values = rng.integers(0, 3, size=(t, n)).astype(float)  # many ties
     names = [f"s{i}" for i in range(n)]
     scores = table({f"t{k}": dict(zip(names, values[k], strict=True)) for k in range(t)})
-    board = leaderboard(scores, method="kemeny")
+    board = leaderboard(scores, aggregation="kemeny")
     p = wins_matrix(values)
     best = brute_force_min(p)
     assert board.attrs["kemeny_cost"] == {"acc": best}
@@ -219,7 +219,7 @@ def test_kemeny_heuristic(monkeypatch, seed):
     values = rng.integers(0, 4, size=(t, n)).astype(float)
     names = [f"s{i}" for i in range(n)]
     scores = table({f"t{k}": dict(zip(names, values[k], strict=True)) for k in range(t)})
-    board = leaderboard(scores, method="kemeny")
+    board = leaderboard(scores, aggregation="kemeny")
     assert board.attrs["kemeny_exact"] is False
     p = wins_matrix(values)
     order = kemeny_order(board, names)
@@ -246,32 +246,28 @@ def test_kemeny_heuristic_improves_on_borda(monkeypatch):
         }
     )
     assert leaderboard(scores)["system"].tolist() == ["A", "D", "B", "C"]
-    exact = leaderboard(scores, method="kemeny")
+    exact = leaderboard(scores, aggregation="kemeny")
     assert exact["system"].tolist() == ["A", "D", "C", "B"]
     assert exact.attrs["kemeny_cost"] == {"acc": 5}
     monkeypatch.setattr(_aggregation, "KEMENY_EXACT_MAX", 2)
-    local = leaderboard(scores, method="kemeny")
+    local = leaderboard(scores, aggregation="kemeny")
     assert local["system"].tolist() == ["A", "B", "D", "C"]
     assert local.attrs["kemeny_cost"] == {"acc": 5}
     assert local.attrs["kemeny_exact"] is False
 
 
-# ------------------------------------------------------------ meta
+# ------------------------------------------------------------ pooled
 @pytest.mark.parametrize(
     "options",
-    [{}, {"effect": "md", "pool_method": "REML", "ci": "knha", "alpha": 0.1}],
+    [{}, {"effect": "md", "method": "REML", "test": "knha", "alpha": 0.1}],
 )
-def test_meta_matches_pool(options):
+def test_pooled_matches_pool(options):
     scores = metaeval.load_example()
     control = "logistic_regression"
-    board = leaderboard(scores, method="meta", control=control, **options)
-    pool_options = {k: v for k, v in options.items() if k == "alpha"}
-    if "ci" in options:  # leaderboard's ci= is pool's test= (renamed in the second part)
-        pool_options["test"] = options["ci"]
+    board = leaderboard(scores, aggregation="pooled", control=control, **options)
+    pool_options = {k: v for k, v in options.items() if k in ("method", "test", "alpha")}
     effect_options = {k: v for k, v in options.items() if k in ("effect", "alpha")}
     eff = metaeval.effects(scores, control=control, **effect_options)  # {}: the defaults
-    if "pool_method" in options:
-        pool_options["method"] = options["pool_method"]
     pooled = metaeval.pool(eff, **pool_options)
     treated = board[board["system"] != control].merge(
         pooled, left_on=["metric", "system"], right_on=["metric", "treatment"], suffixes=("", "_p")
@@ -290,11 +286,11 @@ def test_meta_matches_pool(options):
     assert board.columns.tolist()[-4:] == ["ci_low", "ci_high", "p_value", "k"]
 
 
-def test_meta_lower_is_better_reverses():
+def test_pooled_lower_is_better_reverses():
     scores = metaeval.load_example()
-    up = leaderboard(scores, method="meta", control="knn", metric="accuracy")
+    up = leaderboard(scores, aggregation="pooled", control="knn", metric="accuracy")
     down = leaderboard(
-        scores, method="meta", control="knn", metric="accuracy", higher_is_better=False
+        scores, aggregation="pooled", control="knn", metric="accuracy", higher_is_better=False
     )
     assert down["system"].tolist() == up["system"].tolist()[::-1]
     assert down["score"].is_monotonic_increasing
@@ -310,19 +306,19 @@ def test_missing_system_on_a_task():
 
 
 def test_option_errors():
-    with pytest.raises(OptionError, match=r"`method` must be one of .*'borda'.*'plurality'"):
-        leaderboard(HAND, method="plurality")
+    with pytest.raises(OptionError, match=r"`aggregation` must be one of .*'borda'.*'plurality'"):
+        leaderboard(HAND, aggregation="plurality")
     with pytest.raises(OptionError, match=r"Unknown metric\(s\) \['ndcg'\].*\['acc'\]"):
         leaderboard(HAND, metric="ndcg")
     with pytest.raises(OptionError, match="pass `control`"):
-        leaderboard(HAND, method="meta")
+        leaderboard(HAND, aggregation="pooled")
     with pytest.raises(OptionError, match="bool or a mapping"):
         leaderboard(HAND, higher_is_better="yes")
 
 
 def test_pairing_errors():
     with pytest.raises(PairingError, match=r"'Q' is not a system"):
-        leaderboard(HAND, method="meta", control="Q")
+        leaderboard(HAND, aggregation="pooled", control="Q")
     with pytest.raises(PairingError, match="at least 2 systems"):
         leaderboard(HAND[HAND["system"] == "A"])
     with pytest.raises(metaeval.SchemaError, match="no rows"):
@@ -334,17 +330,14 @@ def test_pairing_errors():
 # A bogus value of every option of leaderboard(): each must be an OptionError naming it,
 # whichever the method (also where the method does not use the option).
 BOGUS = {
-    "method": "plurality",
+    "aggregation": "plurality",
     "metric": "no_such_metric",
     "higher_is_better": "yes",
     "control": 42,
     "effect": "smd_typo",
-    "pool_method": "REML2",
-    "ci": "wald",
+    "method": "REML2",
+    "test": "wald",
     "alpha": 1.5,
-    "rank_intervals": "yes",
-    "n_resamples": 1,
-    "seed": -1,
 }
 
 
@@ -359,7 +352,7 @@ def test_every_option_rejects_a_bogus_value(method, option):
         if par.kind is par.KEYWORD_ONLY
     ]
     assert sorted(options) == sorted(BOGUS)  # a new option needs a bogus value here
-    kwargs = {"method": method, "control": "A" if method == "meta" else None}
+    kwargs = {"aggregation": method, "control": "A" if method == "pooled" else None}
     kwargs[option] = BOGUS[option]
     with pytest.raises(OptionError, match=rf"`{option}`") as info:
         leaderboard(HAND, **kwargs)
@@ -369,4 +362,4 @@ def test_every_option_rejects_a_bogus_value(method, option):
 def test_an_unknown_control_is_an_error_for_every_method():
     for method in metaeval.ranking.AGGREGATIONS:
         with pytest.raises(PairingError, match=r"'Q' is not a system"):
-            leaderboard(HAND, method=method, control="Q")
+            leaderboard(HAND, aggregation=method, control="Q")

@@ -1,7 +1,7 @@
 """Properties of leaderboard(): renaming systems only renames the leaderboard.
 
 Scores sit on a coarse grid, so tasks have ties and rules have tied scores.
-Borda, mean rank, Copeland and meta use nothing but the scores, so any renaming
+Borda, mean rank, Copeland and the pooled effects use nothing but the scores, so any renaming
 maps every system's score and rank over. Kemeny's tie-break between equally
 good orders uses the names (documented), so there any renaming keeps the cost of
 the consensus order, and a renaming that keeps the names' order keeps the order.
@@ -17,8 +17,7 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metaeval import MetaEvalWarning
-from metaeval.ranking import leaderboard
+from metaeval import MetaEvalWarning, leaderboard
 
 NAME = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=5)
 
@@ -41,8 +40,8 @@ def boards(draw: Any) -> tuple[pd.DataFrame, dict[str, str]]:
 
 def board(table: pd.DataFrame, method: str, control: str | None) -> pd.DataFrame:
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MetaEvalWarning)  # meta: degenerate effects on ties
-        out = leaderboard(table, method=method, control=control)
+        warnings.simplefilter("ignore", MetaEvalWarning)  # pooled: degenerate effects on ties
+        out = leaderboard(table, aggregation=method, control=control)
     return out
 
 
@@ -51,10 +50,10 @@ def by_system(out: pd.DataFrame, rename: dict[str, str] | None = None) -> pd.Dat
     return frame.set_index(["metric", "system"]).sort_index()
 
 
-@given(boards(), st.sampled_from(["borda", "mean_rank", "copeland", "meta"]))
+@given(boards(), st.sampled_from(["borda", "mean_rank", "copeland", "pooled"]))
 def test_renaming_systems_renames_the_leaderboard(data, method):
     table, rename = data
-    control = "s0" if method == "meta" else None
+    control = "s0" if method == "pooled" else None
     before = board(table, method, control)
     after = board(table.assign(system=table["system"].map(rename)), method, rename.get(control))
     pd.testing.assert_frame_equal(by_system(after), by_system(before, rename), check_exact=True)

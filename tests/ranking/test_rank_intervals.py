@@ -1,4 +1,4 @@
-"""metaeval.ranking.rank_intervals: rank intervals and tie groups from a paired bootstrap."""
+"""metaeval.rank_intervals: rank intervals and tie groups from pairwise tests over tasks."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from _helpers import make_scores
 
 import metaeval
+from metaeval import leaderboard, rank_intervals
 from metaeval.errors import OptionError, PairingError
-from metaeval.ranking import leaderboard, rank_intervals
 
 SYSTEMS = np.array(list("ABCDEF"))
 
@@ -122,7 +122,9 @@ def shifted(rng: np.random.Generator, n_tasks: int = 3) -> pd.DataFrame:
 def test_paired_resampling_keeps_a_constant_shift(rng, by, n_tasks):
     scores = shifted(rng, n_tasks)
     for simultaneous in (True, False):
-        table = rank_intervals(scores, by=by, n_resamples=300, seed=3, simultaneous=simultaneous)
+        table = rank_intervals(
+            scores, aggregation=by, n_resamples=300, seed=3, simultaneous=simultaneous
+        )
         assert table["system"].tolist() == ["C", "B", "A"]
         # every resample ranks C, B, A: degenerate intervals, C always first
         assert table["rank_low"].tolist() == [1, 2, 3]
@@ -135,7 +137,7 @@ def test_borda_points_of_three_tasks_cannot_order_anything(rng):
     # C > B > A on each of 3 tasks: by sign flips of the tasks, 2 of the 2³ patterns are as
     # extreme (p = 0.25 > 0.05) — the sign test's answer; the mean's differences have no
     # error at all and order them (above)
-    table = rank_intervals(shifted(rng, 3), by="borda", n_resamples=100, seed=3)
+    table = rank_intervals(shifted(rng, 3), aggregation="borda", n_resamples=100, seed=3)
     assert table["rank_low"].tolist() == [1, 1, 1] and table["rank_high"].tolist() == [3, 3, 3]
     assert table["tie_group"].tolist() == [1, 1, 1]
     assert table["rank"].tolist() == [1, 2, 3]
@@ -231,8 +233,8 @@ def test_by_hand_count_of_the_enumeration():
 
 @pytest.mark.parametrize("by", ["mean", "borda"])
 def test_scores_and_ranks_agree_with_leaderboard(scores, by):
-    table = rank_intervals(scores, by=by, n_resamples=50, seed=0)
-    board = leaderboard(scores, method="borda")
+    table = rank_intervals(scores, aggregation=by, n_resamples=50, seed=0)
+    board = leaderboard(scores, aggregation="borda")
     merged = table.merge(board, on=["metric", "system"], suffixes=("", "_board"))
     assert len(merged) == len(table) == len(board)
     if by == "borda":
@@ -294,9 +296,7 @@ def test_tie_groups_follow_the_documented_rule():
 def test_accessor_and_input_unchanged(scores):
     before = scores.copy()
     via = scores.meta.rank_intervals(n_resamples=50, seed=2)
-    pd.testing.assert_frame_equal(
-        via, metaeval.ranking.rank_intervals(scores, n_resamples=50, seed=2)
-    )
+    pd.testing.assert_frame_equal(via, metaeval.rank_intervals(scores, n_resamples=50, seed=2))
     pd.testing.assert_frame_equal(scores, before)
     assert list(via.columns) == [
         "metric",
@@ -316,12 +316,13 @@ def test_accessor_and_input_unchanged(scores):
     [
         ({"n_resamples": 1}, "n_resamples"),
         ({"n_resamples": 2.5}, "n_resamples"),
-        ({"by": "best"}, "by"),
-        ({"by": "pooled"}, "control"),
+        ({"aggregation": "best"}, "aggregation"),
+        ({"aggregation": "pooled"}, "control"),
         ({"control": "ctrl"}, "only with it"),
-        ({"by": "pooled", "control": ["ctrl"]}, "control"),
-        ({"by": "pooled", "control": "ctrl", "effect": "d"}, "effect"),
-        ({"by": "pooled", "control": "ctrl", "pool_method": "reml"}, "pool_method"),
+        ({"aggregation": "pooled", "control": ["ctrl"]}, "control"),
+        ({"aggregation": "pooled", "control": "ctrl", "effect": "d"}, "effect"),
+        ({"aggregation": "pooled", "control": "ctrl", "method": "reml"}, "method"),
+        ({"aggregation": "pooled", "control": "ctrl", "test": "wald"}, "test"),
         ({"simultaneous": "yes"}, "simultaneous"),
         ({"alpha": 1.5}, "alpha"),
         ({"seed": -1}, "seed"),
@@ -346,40 +347,22 @@ def test_incomplete_scores(rng):
         rank_intervals(one, n_resamples=10, seed=0)
 
 
-@pytest.mark.parametrize("method", ["borda", "mean_rank"])
-def test_leaderboard_gains_the_interval_columns(scores, method):
-    board = leaderboard(scores, method=method, rank_intervals=True, n_resamples=60, seed=4)
-    alone = rank_intervals(scores, by="borda", n_resamples=60, seed=4)
-    cols = ["rank_low", "rank_high", "tie_group", "prob_best"]
-    merged = board.merge(alone, on=["metric", "system"], suffixes=("", "_alone"))
-    assert len(merged) == len(board)
-    for col in cols:
-        assert (merged[col] == merged[f"{col}_alone"]).all()
-    assert (board["rank_low"] <= board["rank"]).all() and (
-        board["rank"] <= board["rank_high"]
-    ).all()
-    assert board.attrs["seed"] == 4 and board.attrs["n_resamples"] == 60
-    plain = leaderboard(scores, method=method)
-    pd.testing.assert_frame_equal(board.drop(columns=cols), plain, check_like=False)
+def test_leaderboard_does_not_resample():
+    """leaderboard(rank_intervals=True) went (issue 40): the intervals are rank_intervals'."""
+    import inspect
+
+    params = inspect.signature(leaderboard).parameters
+    assert not {"rank_intervals", "n_resamples", "seed"} & set(params)
 
 
-def test_leaderboard_rank_intervals_options(scores):
-    with pytest.raises(OptionError, match="method='borda', 'mean_rank' or 'meta'"):
-        leaderboard(scores, method="copeland", rank_intervals=True)
-    with pytest.raises(OptionError, match="rank_intervals"):
-        leaderboard(scores, rank_intervals="yes")
-    with pytest.raises(OptionError, match="n_resamples"):
-        leaderboard(scores, n_resamples=1)
+# ------------------------------------------------------------------ aggregation="pooled"
+POOLED = dict(aggregation="pooled", control="ctrl", effect="md", method="REML", test="z")
 
 
-# ------------------------------------------------------------------ by="pooled"
-POOLED = dict(by="pooled", control="ctrl", effect="md", pool_method="REML", ci="z")
-
-
-def test_pooled_scores_are_the_meta_leaderboard(scores):
+def test_pooled_scores_are_the_pooled_leaderboard(scores):
     table = rank_intervals(scores, n_resamples=50, seed=0, **POOLED)
     board = leaderboard(
-        scores, method="meta", control="ctrl", effect="md", pool_method="REML", ci="z"
+        scores, aggregation="pooled", control="ctrl", effect="md", method="REML", test="z"
     )
     merged = table.merge(board, on=["metric", "system"], suffixes=("", "_board"))
     assert len(merged) == len(table) == len(board) == 6
@@ -418,13 +401,8 @@ def test_pooled_resamples_equal_effects_then_pool_of_the_resampled_table(rng, ef
     """The vectorized path (weighted sums → effect_sizes → one pool call for all
     resamples) against writing each resample out and calling effects() and pool(); with
     clusters, whole clusters are drawn."""
-    from metaeval.ranking._intervals import (
-        _bootstrap_effects,
-        _effect_sums,
-        _pooled_scores,
-        _query_table,
-        _resamples,
-    )
+    from metaeval.ranking._intervals import _query_table, _resamples, effect_sums
+    from metaeval.workflows.leaderboard import _bootstrap_effects, _pooled_scores
 
     scores = make_scores(
         rng, tasks={"t1": 6, "t2": 9, "t3": 5}, systems=("ctrl", "a", "b", "c"), metrics=("m",)
@@ -442,7 +420,7 @@ def test_pooled_resamples_equal_effects_then_pool_of_the_resampled_table(rng, ef
     v, n_q, tasks, unit, n_u = _query_table(scores, names, clusters)
     assert (n_u == (n_q + 1) // 2).all() if cluster else (n_u == n_q).all()
     n_res = 6
-    sums, shift = _effect_sums(v, n_q, unit, n_u, 3)
+    sums, shift = effect_sums(v, n_q, unit, n_u, 3)
     est, var = _bootstrap_effects(sums, shift, n_u, 3, n_res, 17, "m", effect)
     (boot,) = _pooled_scores([est], [var], "REML")
     draws = [
@@ -469,7 +447,7 @@ def simulated_pooled() -> tuple[pd.DataFrame, pd.Series]:
 @pytest.mark.slow
 def test_pooled_intervals_cover_the_true_ranks(simulated_pooled):
     scores, true = simulated_pooled
-    kw = dict(by="pooled", control="A", effect="md", n_resamples=200, seed=1)
+    kw = dict(aggregation="pooled", control="A", effect="md", n_resamples=200, seed=1)
     table = rank_intervals(scores, **kw)
     covered = coverage(table, true).groupby(table["metric"]).all()
     assert len(covered) == 100
@@ -493,24 +471,6 @@ def test_pooled_control_must_rank_on_every_metric(scores):
     no_ctrl = scores[~((scores["metric"] == "m2") & (scores["system"] == "ctrl"))]
     with pytest.raises(PairingError, match="'m2'"):
         rank_intervals(no_ctrl, n_resamples=10, seed=0, **POOLED)
-
-
-def test_leaderboard_meta_gains_the_pooled_intervals(scores):
-    board = leaderboard(
-        scores,
-        method="meta",
-        control="ctrl",
-        effect="md",
-        ci="z",
-        rank_intervals=True,
-        n_resamples=60,
-        seed=4,
-    )
-    alone = rank_intervals(scores, n_resamples=60, seed=4, **POOLED)
-    merged = board.merge(alone, on=["metric", "system"], suffixes=("", "_alone"))
-    assert len(merged) == len(board) == 6
-    for col in ["rank_low", "rank_high", "tie_group", "prob_best"]:
-        assert (merged[col] == merged[f"{col}_alone"]).all()
 
 
 # ------------------------------------------------------------------ few tasks (issue 39, item 12)
@@ -562,7 +522,7 @@ def test_equal_systems_are_not_split_at_few_heterogeneous_tasks(by):
     leaderboards; the intervals must keep alpha = 0.05 (measured: 8%, 8%, 0%; at 6 tasks
     5%, 5%, 4% against 19%, 18%, 13%). The long simulation with clusters, k = 4-20 and
     three levels of heterogeneity: tests/fixtures/ranking/rank_coverage.py."""
-    kw = dict(by=by, n_resamples=20, seed=1)
+    kw = dict(aggregation=by, n_resamples=20, seed=1)
     if by == "pooled":
         kw.update(control="A", effect="md")
     scores = heterogeneous(44, n_boards=200, n_tasks=4, ratio=10, n_queries=10)
@@ -619,7 +579,7 @@ def test_two_systems_split_exactly_where_the_reference_test_rejects(simultaneous
     t_rejects = diff.apply(lambda d: stats.ttest_1samp(d, 0).pvalue < 0.05)
     assert 5 < t_rejects.sum() < 35  # both outcomes occur
     pd.testing.assert_series_equal(mean, t_rejects.reindex(mean.index), check_names=False)
-    borda = split_of(rank_intervals(scores, by="borda", **kw))
+    borda = split_of(rank_intervals(scores, aggregation="borda", **kw))
     sign = diff.apply(lambda d: stats.binomtest(int((d > 0).sum()), len(d)).pvalue <= 0.05)
     points = np.sign(diff.obj).groupby(level="metric")  # Borda points of B minus A: ±1
     t_points = points.apply(lambda d: d.std() == 0 or stats.ttest_1samp(d, 0).pvalue < 0.05)
@@ -628,7 +588,9 @@ def test_two_systems_split_exactly_where_the_reference_test_rejects(simultaneous
     pd.testing.assert_series_equal(borda, both.reindex(borda.index), check_names=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", metaeval.DegenerateWarning)  # narrow KH intervals
-        pooled = split_of(rank_intervals(scores, by="pooled", control="A", effect="md", **kw))
+        pooled = split_of(
+            rank_intervals(scores, aggregation="pooled", control="A", effect="md", **kw)
+        )
         ref = metaeval.pool(metaeval.effects(scores, control="A", effect="md")).set_index("metric")
     excludes = (ref["ci_low"] > 0) | (ref["ci_high"] < 0)
     pd.testing.assert_series_equal(pooled, excludes.reindex(pooled.index), check_names=False)
@@ -710,11 +672,13 @@ def test_ranger_beir_ranks_agree_with_the_pooled_interval(shared_data):
     means = scores.groupby(["task", "system"])["value"].mean().unstack()
     d = means["colberter_dim1"] - means["tasb_dim768_hf"]
     assert (d > 0).all() and stats.ttest_1samp(d, 0).pvalue > 0.05
-    for kw in ({}, {"by": "pooled", "control": "tasb_dim768_hf"}):
+    for kw in ({}, {"aggregation": "pooled", "control": "tasb_dim768_hf"}):
         for simultaneous in (True, False):
-            table = rank_intervals(scores, seed=0, simultaneous=simultaneous, **kw)
+            table = rank_intervals(
+                scores, n_resamples=1000, seed=0, simultaneous=simultaneous, **kw
+            )
             assert table["rank"].tolist() == [1, 2]
             assert table["rank_low"].tolist() == [1, 1] and table["rank_high"].tolist() == [2, 2]
             assert table["tie_group"].tolist() == [1, 1]
-    borda = rank_intervals(scores, by="borda", seed=0)
+    borda = rank_intervals(scores, aggregation="borda", n_resamples=1000, seed=0)
     assert borda["tie_group"].tolist() == [1, 2]

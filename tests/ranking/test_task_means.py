@@ -17,7 +17,8 @@ import pandas as pd
 import pytest
 import scipy.stats as ss
 
-from metaeval.ranking import friedman, leaderboard, posthoc, rank_intervals
+from metaeval import leaderboard, rank_intervals
+from metaeval.ranking import friedman, posthoc
 
 sp = pytest.importorskip("scikit_posthocs")
 
@@ -113,7 +114,7 @@ def test_leaderboards_rank_exactly_rounded_means(method):
             - (ranks[:, None, :] < ranks[:, :, None]).sum(0)
         ).sum(axis=1),
     }[method]
-    board = leaderboard(scores_of(DATA), method=method).set_index("system")
+    board = leaderboard(scores_of(DATA), aggregation=method).set_index("system")
     np.testing.assert_allclose(board["score"].reindex(SYSTEMS), want, rtol=1e-12)
 
 
@@ -158,7 +159,7 @@ def test_rank_intervals_do_not_depend_on_the_row_order(rng, by, simultaneous):
     for i in range(6):
         shuffled = scores.sample(frac=1, random_state=i)
         table = rank_intervals(
-            shuffled, by=by, simultaneous=simultaneous, n_resamples=200, seed=1
+            shuffled, aggregation=by, simultaneous=simultaneous, n_resamples=200, seed=1
         ).sort_values("system", ignore_index=True)
         table.attrs = {}
         if first is None:

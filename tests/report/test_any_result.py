@@ -90,7 +90,7 @@ def test_other_result_tables_are_shown_as_they_are():
     assert [float(r[d].replace("$-$", "-")) for r in cells] == pytest.approx(
         hsd["diff"].to_numpy(), abs=0.005
     )
-    board = metaeval.ranking.leaderboard(scores)
+    board = metaeval.leaderboard(scores)
     assert len(_cells(to_latex(board))) == len(board)
     # an effects table keeps its layout, or is shown as it is on request
     eff = scores.meta.effects(control="logistic_regression")
@@ -159,7 +159,7 @@ def test_generic_tables_compile_and_read_back(tmp_path):
         to_latex(metaeval.tukey(acc[acc["task"] == "iris"]), caption=f"Tukey {NASTY}"),
         to_latex(metaeval.ranking.friedman(scores)),
         to_latex(metaeval.ranking.posthoc(acc), digits=2),
-        to_latex(metaeval.ranking.leaderboard(scores), label="tab:board", position="t"),
+        to_latex(metaeval.leaderboard(scores), label="tab:board", position="t"),
     ]
     doc = "\n".join(
         [

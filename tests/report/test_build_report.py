@@ -17,9 +17,8 @@ import pytest
 from _helpers import latex_number_heights
 
 import metaeval
-from metaeval import OptionError
+from metaeval import OptionError, rank_intervals
 from metaeval._options import format_cell, format_number
-from metaeval.ranking import rank_intervals
 from metaeval.workflows import Report, build_report
 
 CONTROL = "logistic_regression"

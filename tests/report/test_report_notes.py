@@ -17,9 +17,8 @@ import pandas as pd
 import pytest
 
 import metaeval
-from metaeval import DegenerateWarning, PairingWarning
+from metaeval import DegenerateWarning, PairingWarning, rank_intervals
 from metaeval._options import format_number, format_p
-from metaeval.ranking import rank_intervals
 from metaeval.workflows import Report, build_report
 
 #: metafor 3.8.1, rma(yi, vi, method="REML", test=...) on four tasks whose effects agree more

@@ -242,8 +242,8 @@ def test_lazy_table_is_passed_through_and_collected_where_not_pushed_down(exampl
     frame = in_engine(example, "duckdb")
     table = LazyTable(frame)
     assert table.engine == "duckdb" and table.columns == list(example.columns)
-    board = metaeval.ranking.leaderboard(frame)  # no pushdown: collected once
-    pd.testing.assert_frame_equal(board, metaeval.ranking.leaderboard(example))
+    board = metaeval.leaderboard(frame)  # no pushdown: collected once
+    pd.testing.assert_frame_equal(board, metaeval.leaderboard(example))
     pooled = metaeval.pool(pa.Table.from_pandas(metaeval.effects(example, "knn")))
     pd.testing.assert_frame_equal(pooled, metaeval.pool(metaeval.effects(example, "knn")))
     assert isinstance(duckdb, object)

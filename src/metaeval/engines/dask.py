@@ -264,7 +264,7 @@ def dask_per_task(
     """:func:`metaeval.engines.per_task` of a dask table: ``func`` on its partitions (whole
     tasks each, shuffled on ``task`` first where a task is split; ``survey``: its first
     pass, where the caller has it), the results gathered in the in-memory order
-    (:func:`metaeval.engines.per_task.gathered`)."""
+    (``metaeval.engines.per_task.gathered``)."""
     survey = survey or dask_survey(ddf)
     found = dask_pieces(survey, func, kwargs, run_piece)
     return gathered(survey, *found, pairs=pairs, control=control, treatment=treatment)

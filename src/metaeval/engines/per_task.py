@@ -118,8 +118,8 @@ def per_task(
     columns: Sequence[str] = (),
 ) -> pd.DataFrame:
     """``func`` (an in-memory function that treats each task on its own) run on each task's
-    rows of ``table`` (a :class:`~metaeval.engines.LazyTable`), with the results in the
-    in-memory order and the warnings issued once (see the module docstring).
+    rows of ``table`` (a ``LazyTable``), with the results in the in-memory order and the
+    warnings issued once (see the module docstring).
 
     The tasks are fetched one at a time: only ``SCORE_COLUMNS`` and ``columns``, and only
     the systems of ``control`` and ``treatment`` (all when either is None). ``pairs`` names

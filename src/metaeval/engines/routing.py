@@ -68,10 +68,41 @@ def route(
     finish: Callable[[Any, Options], Any] | None = None,
     engine: Callable[..., Any] | None = None,
 ) -> Callable[[F], F]:
-    """Declare how the decorated function handles a lazy table (see the module docstring).
+    """Declare, at a statistic's definition, how it handles a lazy table.
 
-    The wrapper shows the function's name, docstring and signature (``functools.wraps``)
-    and records the routes in ``__route__``.
+    A ``LazyTable`` (what ``any_frame(lazy=True)`` gives the function for a polars
+    LazyFrame or a DuckDB relation) takes the first of these routes that holds; any other
+    table goes straight to the function. ``options`` are the call's arguments bound to the
+    signature, the defaults applied, the table left out. The wrapper shows the function's
+    name, docstring and signature (``functools.wraps``) and records the routes in
+    ``__route__``.
+
+    Parameters
+    ----------
+    check : callable, optional
+        ``check(table, options)``, run first: the checks the body makes first, so that a
+        bad option is refused before any data is read. It may return the options
+        normalized (a seed every task must share), which the routes below receive.
+    collect : callable, optional
+        ``collect(table, options)``: when true, the table is collected into pandas and
+        given to the function.
+    per_task : callable, optional
+        ``per_task(table, options)``: when true, the function runs on each task's rows in
+        memory (:func:`metaeval.engines.per_task`).
+    pairs : tuple of str, optional
+        With ``per_task``: the two system columns of a pairwise result (treatment first).
+    columns : callable, optional
+        With ``per_task``: ``columns(table, options)``, the columns a task's rows need
+        beyond the scores columns (those the table has are fetched; None is skipped).
+    pieces : callable, optional
+        With ``per_task``: ``pieces(table, options)``, the options each task runs with,
+        checked against the whole table (None: ``options`` unchanged).
+    finish : callable, optional
+        With ``per_task``: ``finish(result, options)``, applied to the whole result (a
+        family adjusted across tasks, say).
+    engine : callable, optional
+        Otherwise ``engine(table, **options)`` computes the result in the engine; without
+        one, the function takes the lazy table and hands it only to routed functions.
 
     Examples
     --------

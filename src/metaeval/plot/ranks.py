@@ -61,14 +61,14 @@ def _panel(target: Any, part: pd.DataFrame, kwargs: dict[str, Any]) -> None:
 def rank_plot(table: pd.DataFrame, *, ax: Any = None, **kwargs: Any) -> Any:
     """Systems ordered by rank with their rank intervals, tie groups coloured.
 
-    One panel per metric of :func:`metaeval.ranking.rank_intervals`' table: a row per
+    One panel per metric of :func:`metaeval.rank_intervals`' table: a row per
     system, the best at the top; a bar from ``rank_low`` to ``rank_high`` and a point
     at the observed ``rank``, coloured by ``tie_group``.
 
     Parameters
     ----------
     table : pandas.DataFrame
-        What :func:`metaeval.ranking.rank_intervals` returned (columns ``metric, system,
+        What :func:`metaeval.rank_intervals` returned (columns ``metric, system,
         rank, rank_low, rank_high, tie_group``).
         Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
         relation, converted to pandas once (a lazy one collected).
@@ -85,7 +85,7 @@ def rank_plot(table: pd.DataFrame, *, ax: Any = None, **kwargs: Any) -> Any:
     Raises
     ------
     metaeval.SchemaError
-        A table without the columns of :func:`metaeval.ranking.rank_intervals`.
+        A table without the columns of :func:`metaeval.rank_intervals`.
     metaeval.OptionError
         An ``ax`` with a table of several metrics, or an empty table.
 
@@ -93,7 +93,7 @@ def rank_plot(table: pd.DataFrame, *, ax: Any = None, **kwargs: Any) -> Any:
     --------
     >>> import metaeval
     >>> scores = metaeval.load_example()
-    >>> table = metaeval.ranking.rank_intervals(scores, n_resamples=100, seed=1)
+    >>> table = metaeval.rank_intervals(scores, n_resamples=100, seed=1)
     >>> fig = metaeval.plot.rank_plot(table)
     >>> first = table[table["metric"] == table["metric"].iloc[0]]
     >>> labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
@@ -103,7 +103,7 @@ def rank_plot(table: pd.DataFrame, *, ax: Any = None, **kwargs: Any) -> Any:
     missing = [c for c in _COLUMNS if c not in table.columns]
     if missing:
         raise SchemaError(
-            f"plot.rank_plot() draws the table of metaeval.ranking.rank_intervals() (columns "
+            f"plot.rank_plot() draws the table of metaeval.rank_intervals() (columns "
             f"{_COLUMNS}), but {missing} are missing; pass what scores.meta.rank_intervals() "
             "returned."
         )

@@ -229,7 +229,7 @@ def to_latex(
         effects table plus a "Pooled" column when ``pooled`` is given.
         Any other result — a result object with parts (its ``.table``, e.g.
         of :func:`metaeval.metareg`) or a result table of another kind
-        (:func:`metaeval.tukey`, :func:`metaeval.ranking.leaderboard`, ...) —
+        (:func:`metaeval.tukey`, :func:`metaeval.leaderboard`, ...) —
         is shown as it is: its columns as they are, numbers with ``digits``
         decimals, p-value columns (``p_value``, ``*_p_value``, ``p_adjusted``)
         as p-values (below 10^-digits: ``< 0.001``), counts as integers, the

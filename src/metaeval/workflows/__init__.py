@@ -5,6 +5,9 @@ Each stage takes one table and returns one result; a workflow chains them:
 - :func:`analyze`: :func:`metaeval.effects`, then the Ranger-shaped table of
   :func:`metaeval.pooling.analysis.analysis_table`; :func:`pool_metrics`: the effects of
   several metrics, their covariance and the multilevel :func:`metaeval.pool`;
+- :func:`leaderboard` and :func:`rank_intervals`: the ranking stage's rules over the
+  per-task scores, and the pooled effects over a control (:func:`metaeval.effects`, then
+  :func:`metaeval.pool`) as one more aggregation;
 - :func:`forest_plot`: :func:`metaeval.pool` (and :func:`metaeval.weights` of subgroups),
   then the figure of :func:`metaeval.plot.forest`;
 - :func:`rank_report`: the rank tests chosen by their checks (:func:`metaeval.ranking.friedman`,
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 from .analysis import analyze, pool_metrics
 from .forest import forest_plot
+from .leaderboard import leaderboard, rank_intervals
 from .rank_report import RankReport, rank_report
 from .report import Report, build_report
 
@@ -27,6 +31,8 @@ __all__ = [
     "analyze",
     "pool_metrics",
     "forest_plot",
+    "leaderboard",
+    "rank_intervals",
     "rank_report",
     "RankReport",
     "build_report",

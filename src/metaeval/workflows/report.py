@@ -113,7 +113,7 @@ class Report(Result):
     against the control(s) (:func:`metaeval.compare`), ``effects`` and ``pooled`` the
     per-task and pooled effects (:func:`metaeval.effects`, :func:`metaeval.pool`), all
     None without a control; ``ranks`` the rank intervals and tie groups
-    (:func:`metaeval.ranking.rank_intervals`); ``methods`` the methods paragraph, written
+    (:func:`metaeval.rank_intervals`); ``methods`` the methods paragraph, written
     from the options (``options``) and the tables above; ``notes`` what a reader of a
     table must know, shown under it in every format (see :func:`build_report`).
     """
@@ -359,7 +359,7 @@ def build_report(
     """
     from ..paired import compare, effects, means
     from ..pooling import pool
-    from ..ranking import rank_intervals
+    from .leaderboard import rank_intervals
 
     check_option("test", test, COMPARE_TESTS)
     if adjust is not None:
@@ -501,7 +501,7 @@ def _num(x: float) -> str:
 
 
 def _rankable(data: pd.DataFrame) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
-    """The rows of ``data`` that :func:`metaeval.ranking.rank_intervals` can rank, and notes
+    """The rows of ``data`` that :func:`metaeval.rank_intervals` can rank, and notes
     on what was left out, with a :class:`~metaeval.PairingWarning` naming it.
 
     The ranks compare systems over the same tasks and queries (the paired bootstrap draws
@@ -721,7 +721,7 @@ def methods_paragraph(rep: Report) -> str:
     simultaneous = a.get("simultaneous", True)
     kind = "simultaneous" if simultaneous else "marginal"
     seed = a.get("seed")
-    by_name = a.get("by", "mean")
+    by_name = a.get("aggregation", "mean")
     by = {
         "mean": "the mean over tasks of each system's per-task means",
         "pooled": "each system's pooled effect",

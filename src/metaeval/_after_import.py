@@ -25,16 +25,21 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         spec = importlib.util.find_spec(fullname)
         if spec is None or spec.loader is None:
             return spec
-        loader = spec.loader
-        exec_module = loader.exec_module
         then = self.then
+        return _run_after(spec, lambda module: then())
 
-        def exec_and_run(module: Any) -> None:
-            exec_module(module)
-            then()
 
-        loader.exec_module = exec_and_run  # type: ignore[method-assign]
-        return spec
+def _run_after(spec: Any, then: Callable[[Any], None]) -> Any:
+    """``spec`` with its loader running ``then(module)`` right after the module's code."""
+    loader = spec.loader
+    exec_module = loader.exec_module
+
+    def exec_and_run(module: Any) -> None:
+        exec_module(module)
+        then(module)
+
+    loader.exec_module = exec_and_run  # type: ignore[method-assign]
+    return spec
 
 
 def after_import(name: str, then: Callable[[], None]) -> None:
@@ -63,16 +68,7 @@ class _AfterEachImport(importlib.abc.MetaPathFinder):
             self.busy = False
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        loader = spec.loader
-        exec_module = loader.exec_module
-        then = self.then
-
-        def exec_and_run(module: Any) -> None:
-            exec_module(module)
-            then(module)
-
-        loader.exec_module = exec_and_run  # type: ignore[method-assign]
-        return spec
+        return _run_after(spec, self.then)
 
 
 def after_each_import(prefix: str, then: Callable[[Any], None]) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._docs import fill_doc
 from .._options import DEFAULT_RESAMPLES
 from ..engines import any_frame, route
 from ..errors import (
@@ -211,6 +212,7 @@ class TwoWay:
     per_task=lambda scores, o: REPLICATE in scores.columns,
     columns=lambda scores, o: (REPLICATE,),
 )  # else from sums computed in the engine (_two_way)
+@fill_doc
 def anova(scores: pd.DataFrame) -> pd.DataFrame:
     """Two-way ANOVA without replication (systems × queries) per task and metric.
 
@@ -219,10 +221,7 @@ def anova(scores: pd.DataFrame) -> pd.DataFrame:
 
     Parameters
     ----------
-    scores : pandas.DataFrame
-        A scores table: ``task, query, system, metric, value``.
-        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
-        relation; a lazy one is computed in its engine (:ref:`engines-pushdown`).
+    {scores_lazy}
 
     Returns
     -------
@@ -294,7 +293,6 @@ def lazy_two_way(scores: Any) -> tuple[Any, SimpleNamespace, TwoWay]:
     and the names (tasks, metrics, systems, shift, scale) it was built from."""
     none = np.zeros(0, dtype=int)
     sums = pushdown.compute(scores, none, none, anova=True)
-    survey = sums.survey
     present = sums.count > 0
     k = present.sum(axis=1)
     unit = sums.scale  # (metric, task)
@@ -307,18 +305,24 @@ def lazy_two_way(scores: Any) -> tuple[Any, SimpleNamespace, TwoWay]:
     big_e, row = e.sum(axis=1), sums.shy.sum(axis=1)
     row_sq = sums.row_sq + 2 * big_e * row + q * big_e**2
     cell_sq = sums.cell_sq + 2 * (e * sums.shy).sum(axis=1) + q * (e**2).sum(axis=1)
-    names = SimpleNamespace(
+    names = sums_names(sums)
+    dropped = np.rint(sums.rows - q).astype(np.int64)
+    return sums, names, TwoWay.of_sums(names, present, q, dropped, sys_sum, row_sq, cell_sq, ref)
+
+
+@route(engine=lambda scores: lazy_two_way(scores)[2])
+def sums_names(sums: Any) -> SimpleNamespace:
+    """The names and scales of a lazy table's engine sums, as a layout gives them."""
+    survey = sums.survey
+    return SimpleNamespace(
         tasks=survey.tasks,
         metrics=survey.metrics,
         systems=survey.systems,
         shift=sums.shift,
         scale=sums.scale,
     )
-    dropped = np.rint(sums.rows - q).astype(np.int64)
-    return sums, names, TwoWay.of_sums(names, present, q, dropped, sys_sum, row_sq, cell_sq, ref)
 
 
-@route(engine=lambda scores: lazy_two_way(scores)[2])
 def _two_way(scores: Any) -> TwoWay:
     """:class:`TwoWay` of a scores table: laid out in memory, or from a lazy table's sums."""
     return TwoWay(layout(scores))
@@ -341,6 +345,7 @@ def _tukey_options(options: dict[str, Any]) -> dict[str, Any]:
     per_task=lambda scores, o: o["randomized"] or REPLICATE in scores.columns,
     columns=lambda scores, o: (REPLICATE,),
 )  # else from sums computed in the engine (_two_way)
+@fill_doc
 def tukey(
     scores: pd.DataFrame,
     *,
@@ -366,10 +371,7 @@ def tukey(
 
     Parameters
     ----------
-    scores : pandas.DataFrame
-        A scores table: ``task, query, system, metric, value``.
-        Any frame: pandas, polars (DataFrame or LazyFrame), a pyarrow Table or a DuckDB
-        relation; a lazy one is computed in its engine (:ref:`engines-pushdown`).
+    {scores_lazy}
     randomized : bool, default False
         Carterette's randomized Tukey HSD instead of the studentized range.
     n_resamples : int, default 10,000

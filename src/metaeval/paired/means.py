@@ -14,7 +14,6 @@ doi:10.1007/978-981-13-1199-4
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -35,7 +34,7 @@ from ..schema import REPLICATE
 from . import pushdown
 from ._layout import Layout, layout, per_task_sum
 from .alternatives import critical_value
-from .anova import TwoWay, lazy_two_way
+from .anova import TwoWay, lazy_two_way, sums_names
 from .clusters import cluster_ids, cluster_se, clustered_variance_is_zero, per_query_scores
 from .replicates import REPLICATES_AVERAGED, add_item_variance, has_replicates
 from .sufficient import statistics_of
@@ -53,14 +52,7 @@ def _lazy_means(scores: Any, *, interval: str, alpha: float, cluster: str | None
     else:  # each system on its own queries: no two-way sums needed
         none = np.zeros(0, dtype=int)
         sums, two = pushdown.compute(scores, none, none), None
-        survey = sums.survey
-        names = SimpleNamespace(
-            tasks=survey.tasks,
-            metrics=survey.metrics,
-            systems=survey.systems,
-            shift=sums.shift,
-            scale=sums.scale,
-        )
+        names = sums_names(sums)
     own_n = sums.count.astype(float)
     stats_x = sums.own - own_n * sums.d  # each system's own queries, at its shift
     stats_xx = sums.sq - 2 * sums.d * sums.own + own_n * sums.d**2

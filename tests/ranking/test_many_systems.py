@@ -466,20 +466,6 @@ def test_accessor_methods_reach_the_functions():
         assert not hasattr(metaeval.accessor.MetaAccessor, gone)
 
 
-def test_studentized_range_tail_is_accurate_far_out():
-    from scipy import special
-
-    from metaeval.ranking import _friedman
-
-    q = np.array([0.0, 0.5, 2.0, 5.0, 10.0, 20.0, 30.0])
-    exact = 2 * special.ndtr(-q / np.sqrt(2))  # the range of two normals: |X − Y| ~ N(0, 2)
-    np.testing.assert_allclose(_friedman._range_sf(q, 2), exact, rtol=1e-12)
-    grid = np.linspace(0, 9, 60)
-    for k in (3, 10, 100, 1000):
-        ref = ss.studentized_range.sf(grid, k, np.inf)
-        np.testing.assert_allclose(_friedman._range_sf(grid, k), ref, rtol=0, atol=1e-11)
-
-
 # ----------------------------------------------------------------- row order (issue 25, item 16)
 def _twins(rng, n_tasks=20, n_queries=9) -> pd.DataFrame:
     """Systems A and B with identical per-query scores, B's rows in the reverse order; C other."""

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._distributions import studentized_range_isf, studentized_range_sf
 from .._docs import fill_doc
 from .._options import DEFAULT_RESAMPLES
 from ..engines import any_frame, route
@@ -425,8 +426,6 @@ def tukey(
     0  gradient_boosting                  knn    0.754
     1  gradient_boosting  logistic_regression    0.394
     """
-    from scipy import stats as sps
-
     alpha = check_alpha(alpha)
     n_resamples = check_resamples(n_resamples)
     two = _two_way(scores)  # routed: a lazy table's sums computed in its engine
@@ -442,11 +441,9 @@ def tukey(
         df = np.broadcast_to(two.df_residual[:, None, :], diff.shape)
         ok = np.isfinite(stat) & (df > 0)
         p = np.full(diff.shape, np.nan)
-        p[ok] = sps.studentized_range.sf(stat[ok], k[ok], df[ok])
+        p[ok] = studentized_range_sf(stat[ok], k[ok], df[ok])
         crit = np.full(diff.shape, np.nan)
-        kd = np.unique(np.c_[k[ok], df[ok]], axis=0)
-        for kk, dd in kd:  # one quantile per (systems, df): an integral each
-            crit[ok & (k == kk) & (df == dd)] = sps.studentized_range.isf(alpha, kk, dd)
+        crit[ok] = studentized_range_isf(alpha, k[ok], df[ok])  # once per (systems, df)
         effect_size = diff / (np.sqrt(two.ms_residual) * two.unit)[:, None, :]
     test = "tukey"
     if randomized:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._distributions import studentized_range_isf, studentized_range_sf
 from .._multiplicity import adjust_pvalues
 from .._options import PosthocTest, literal_signature
 from ..engines import any_frame
@@ -317,54 +318,6 @@ def _pairs(data: TaskScores, control: str | None) -> tuple[np.ndarray, np.ndarra
     return m, order[m, q], np.full(len(m), c)
 
 
-def _range_sf(q: np.ndarray, k: int) -> np.ndarray:
-    """P(R > q) for the range R of k independent standard normals, for every q.
-
-    P(R > q) = k ∫ φ(z) Φ(z)^{k−1} [1 − (1 − u)^{k−1}] dz, u = Φ(z − q)/Φ(z): the
-    largest of the k is at z and another is below z − q. The bracket is computed as
-    −expm1((k − 1) log1p(−u)), so that small tail probabilities keep their relative
-    accuracy (scipy's studentized_range.sf, 1 − cdf, loses it below 1e-12). The
-    integral is a composite 10-point Gauss–Legendre rule on panels of width 0.5
-    over [−8.5, max(8.5, max q/2 + 9)] (where the integrand is not negligible),
-    the same nodes for every q: one matrix product. Absolute error below 1e-12 for
-    k ≤ 1000 (checked against scipy and the closed form 2Φ(−q/√2) for k = 2).
-    """
-    from scipy import special
-
-    hi = max(8.5, float(q.max()) / 2 + 9.0)
-    x, w = np.polynomial.legendre.leggauss(10)
-    panels = int(np.ceil((hi + 8.5) / 0.5))
-    h = (hi + 8.5) / panels
-    left = -8.5 + h * np.arange(panels)
-    z = (left[:, None] + h * (x[None, :] + 1) / 2).ravel()
-    a = special.ndtr(z)
-    dens = (
-        k
-        * np.exp(-(z**2) / 2 - 0.5 * np.log(2 * np.pi))
-        * a ** (k - 1)
-        * np.tile(w * h / 2, panels)
-    )
-    keep = dens > 0
-    z, a, dens = z[keep], a[keep], dens[keep]
-    u = special.ndtr(z[None, :] - q[:, None]) / a[None, :]
-    with np.errstate(divide="ignore"):  # u = 1 at q = 0: log1p(−1) = −inf, the bracket 1
-        bracket = -np.expm1((k - 1) * np.log1p(-u))
-    return np.clip(bracket @ dens, 0.0, 1.0)
-
-
-def _studentized_range_sf(q: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """P(Q > q) for the studentized range with k means and infinite degrees of freedom
-    (the range of k standard normals), for every pair; each distinct (q, k) once."""
-    if len(q) == 0:
-        return np.empty(0)
-    keys, inverse = np.unique(np.stack([q, k.astype(float)]), axis=1, return_inverse=True)
-    out = np.empty(keys.shape[1])
-    for kk in np.unique(keys[1]):  # one integral per number of systems (one per metric, or fewer)
-        at = keys[1] == kk
-        out[at] = _range_sf(keys[0][at], int(kk))
-    return out[inverse.ravel()]
-
-
 def _signed_ranks(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per row of ``d``: W⁺ (average ranks of |d|, zeros dropped), the number n of
     non-zero differences, Σ (t³ − t) over the groups of tied |d|, and whether any tie."""
@@ -575,10 +528,8 @@ def posthoc(
         stat = (sums[m, a] - sums[m, b]) / n / se
         p = 2 * stats.norm.sf(np.abs(stat))
         if test == "nemenyi":
-            adjusted = _studentized_range_sf(np.abs(stat) * np.sqrt(2), k)
-            ks = np.unique(data.k)
-            q = np.atleast_1d(stats.studentized_range.isf(alpha, ks, np.inf)) / np.sqrt(2)
-            cd = q[np.searchsorted(ks, data.k[m])] * se
+            adjusted = studentized_range_sf(np.abs(stat) * np.sqrt(2), k, np.inf)
+            cd = studentized_range_isf(alpha, k, np.inf) / np.sqrt(2) * se
         else:
             adjusted = adjust_pvalues(p, "holm" if test == "holm" else "bonferroni", families=m)
             cd = (

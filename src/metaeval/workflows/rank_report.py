@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Literal, get_args
 import numpy as np
 import pandas as pd
 
+from .._distributions import studentized_range_isf
 from .._options import RankForce, escape_markdown, format_number, format_p, literal_signature
 from .._results import Result
 from ..engines import any_frame
@@ -632,9 +633,8 @@ def _per_system(
     else:
         if k == 2:
             half = stats.t.ppf(1 - level / 2, n - 1) * std / np.sqrt(n)
-        else:
-            q = float(stats.studentized_range.isf(alpha, k, df))
-            half = np.full(k, q * np.sqrt(ms / n) / 2)
+        else:  # Tukey's simultaneous intervals
+            half = np.full(k, studentized_range_isf(alpha, k, df)[()] * np.sqrt(ms / n) / 2)
         ci_low, ci_high = mean - half, mean + half
     if parametric:  # Cohen's d, pooled SD (equal n)
         diff, spread = mean[0] - mean, np.sqrt((std[0] ** 2 + std**2) / 2)

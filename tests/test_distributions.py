@@ -97,3 +97,16 @@ def test_broadcasting_and_undefined_arguments_give_nan():
     assert np.isnan(studentized_range_isf([0.0, 1.0, 0.05], 3, [10, 10, 0])).all()
     assert studentized_range_sf(0.0, 5, 10)[()] == pytest.approx(1.0, abs=1e-15)
     assert studentized_range_sf(1e4, 5, np.inf)[()] == 0.0
+
+
+def test_a_value_depends_on_its_own_arguments_alone():
+    # a dask partition and the whole table must give the same bits: the nodes of a point
+    # may not depend on the other points of the call
+    q = np.array([0.7, 3.1, 5.2, 12.0])
+    alone = np.array([studentized_range_sf(x, 4, 57.0)[()] for x in q])
+    together = studentized_range_sf(
+        np.r_[q, 40.0, 2.0, 2.0], np.r_[[4] * 4, 4, 30, 4], np.r_[[57.0] * 4, 3.0, 2.0, 1e5]
+    )[:4]
+    np.testing.assert_array_equal(together, alone)
+    crit = studentized_range_isf([0.05, 0.05], [4, 9], [57.0, 2.0])
+    assert crit[0] == studentized_range_isf(0.05, 4, 57.0)[()]

@@ -81,7 +81,7 @@ def range_sf(q: np.ndarray, k: int) -> np.ndarray:
             u = np.minimum(special.ndtr(z[None, :] - qn[rows, None]) / a[None, :], 1.0)
             with np.errstate(divide="ignore"):  # u = 1 at q = 0: log1p(−1) = −inf, bracket 1
                 bracket = -np.expm1((k - 1) * np.log1p(-u))
-            got[rows] = bracket @ dens
+            got[rows] = (bracket * dens).sum(axis=1)  # per row: the same sum in any call
     out[near] = np.clip(got, 0.0, 1.0)
     return out
 
@@ -97,22 +97,28 @@ def _stirling_remainder(x: np.ndarray) -> np.ndarray:
     return np.where(x >= 10, series, direct)
 
 
-def _scale_nodes(df: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Nodes s and weights w (one row per df) with Σ w g(s) ≈ E g(S), S² ~ χ²_df / df,
-    and S's 1e-15 quantile, where the nodes start.
-
-    The integral is over t = log s, where S's density is smooth and unimodal, by a
-    composite Gauss–Legendre rule between the 1e-15 and 1 − 1e-20 quantiles of S (below
-    the first, P(R > qS) is near 1: the caller adds 1e-15 times its value there), on
-    panels 2 standard deviations of log S wide (1/√(2 df) each), at most 0.5: the same number of panels
-    for every df of a call (the largest needed), so one array holds them all.
-    """
+def _scale_range(df: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """log S at its 1e-15 and 1 − 1e-20 quantiles, and the panels between them: 2 standard
+    deviations of log S wide (1/√(2 df) each), at most 0.5 — a function of df alone."""
     from scipy import special
 
     lo = 0.5 * np.log(special.chdtri(df, 1 - _LOW_TAIL) / df)  # chdtri: the upper quantile
     hi = 0.5 * np.log(special.chdtri(df, _HIGH_TAIL) / df)
     wanted = np.minimum(_OUTER_WIDTH, _OUTER_SDS / np.sqrt(2 * df))
-    panels = int(np.max(np.ceil((hi - lo) / wanted)))
+    return lo, hi, np.ceil((hi - lo) / wanted).astype(int)
+
+
+def _scale_nodes(df: np.ndarray, panels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Nodes s and weights w (one row per df) with Σ w g(s) ≈ E g(S), S² ~ χ²_df / df,
+    and S's 1e-15 quantile, where the nodes start; every df of the call has ``panels``.
+
+    The integral is over t = log s, where S's density is smooth and unimodal, by a
+    composite Gauss–Legendre rule between the 1e-15 and 1 − 1e-20 quantiles of S (below
+    the first, P(R > qS) is near 1: the caller adds 1e-15 times its value there), on
+    :func:`_scale_range`'s panels.
+    """
+
+    lo, hi, _ = _scale_range(df)
     width = (hi - lo) / panels
     unit = (np.arange(panels)[:, None] + (_NODES[None, :] + 1) / 2).ravel()
     t = lo[:, None] + width[:, None] * unit[None, :]
@@ -148,10 +154,16 @@ def studentized_range_sf(q: Any, k: Any, df: Any) -> np.ndarray:
         inf = np.isinf(d)
         res[inf] = range_sf(x[inf], int(kk))
         if (~inf).any():
-            s, w, low = _scale_nodes(d[~inf])
-            inner = range_sf((x[~inf][:, None] * s).ravel(), int(kk)).reshape(s.shape)
-            below = _LOW_TAIL * range_sf(x[~inf] * low, int(kk))  # S under its first node
-            res[~inf] = np.clip((inner * w).sum(axis=1) + below, 0.0, 1.0)
+            dd, xx = d[~inf], x[~inf]
+            count = _scale_range(dd)[2]
+            part = np.empty(len(dd))
+            for panels in np.unique(count):  # panels depend on df alone, so does each value
+                on = count == panels
+                s, w, low = _scale_nodes(dd[on], int(panels))
+                inner = range_sf((xx[on][:, None] * s).ravel(), int(kk)).reshape(s.shape)
+                below = _LOW_TAIL * range_sf(xx[on] * low, int(kk))  # S under its first node
+                part[on] = np.clip((inner * w).sum(axis=1) + below, 0.0, 1.0)
+            res[~inf] = part
         got[at] = res
     out[ok] = got[inverse.ravel()]
     return out

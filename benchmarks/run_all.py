@@ -62,6 +62,11 @@ BENCHMARKS: dict[str, Sizes] = {
         quick=["--queries", "500", "--repeat", "2"],
         full=[],
     ),
+    "bench_judges": Sizes(
+        tiny=["--tasks", "3", "--items", "60", "--judges", "3", "--resamples", "50", "--loop", "2"],
+        quick=["--tasks", "10", "--items", "1000", "--resamples", "500"],
+        full=[],
+    ),
     "bench_pooling": Sizes(
         tiny=["--groups", "50", "--k", "5", "--subset", "5"],
         quick=["--groups", "10000", "--subset", "200"],

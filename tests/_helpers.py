@@ -435,6 +435,7 @@ def output_cases(
         "compare": lambda: metaeval.compare(scores, OUTPUT_CONTROL),
         "anova": lambda: metaeval.anova(scores),
         "tukey": lambda: metaeval.tukey(scores),
+        "agreement": lambda: metaeval.agreement(judged(scores), n_resamples=20, seed=1),
         "means": lambda: metaeval.means(scores),
         "bootstrap_effects": lambda: metaeval.bootstrap_effects(
             labelled_predictions(), "old", "f1", n_resamples=50, seed=1
@@ -555,7 +556,17 @@ def variant_cases(scores: pd.DataFrame, effects: pd.DataFrame) -> dict[str, Call
             scores, control, test="anova", n=50, mde=0.05
         ),
         "plan_queries(n=)": lambda: plan_queries(scores, control, n=50, mde=0.05),
+        "agreement(per_system=).pool()": lambda: metaeval.agreement(
+            judged(scores), level="interval", per_system=True, n_resamples=20, seed=1
+        ).pool(),
     }
+
+
+def judged(scores: pd.DataFrame) -> pd.DataFrame:
+    """The accuracy labels of :func:`output_scores` as a judges' table: the systems are
+    the judges of one output per query."""
+    acc = scores[scores["metric"] == "accuracy"]
+    return acc.rename(columns={"system": "judge"}).assign(system="answer")
 
 
 def output_scores() -> pd.DataFrame:

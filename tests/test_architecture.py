@@ -101,6 +101,7 @@ STAGE_OF = {
     "measures": "measures",
     "paired": "paired",
     "pooling": "pooling",
+    "judges": "judges",
     "design": "design",
     "ranking": "ranking",
     "plot": "plot",
@@ -124,6 +125,7 @@ STAGES: dict[str, set[str]] = {
     "measures": {"core", "io", "paired"},
     "paired": {"core"},
     "pooling": {"core"},  # any table with effect and variance (issue 40)
+    "judges": {"core", "pooling"},  # labels by judges; AgreementResult.pool() pools them
     "design": {"core", "paired", "pooling"},  # plans from pilots: the variances they estimate
     "ranking": {"core"},  # per-task scores; leaderboard/rank_intervals pool in workflows
     "plot": {"core"},  # figures draw results; forest_plot (workflows) pools, then draws
@@ -145,7 +147,7 @@ STAGES: dict[str, set[str]] = {
         "metaeval",
     },
     "metaeval": {"core", "io", "measures", "paired", "pooling", "design", "accessor"}
-    | {"workflows"},
+    | {"workflows", "judges"},
 }
 
 FACES = {"accessor", "metaeval", "cli"}

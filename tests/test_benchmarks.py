@@ -35,6 +35,7 @@ PEERS = {
     "bench_many_systems": ["baycomp", "scikit_posthocs"],
     "bench_significance": ["ranx", "threadpoolctl"],
     "bench_ir": ["ir_measures"],
+    "bench_judges": ["krippendorff"],
     "bench_scale": ["dask"],
 }
 

@@ -47,6 +47,7 @@ from .errors import (
     TableKindError,
 )
 from .io import scores_from_arrays
+from .judges import AgreementResult, agreement
 from .paired import (
     adjust_pvalues,
     anova,
@@ -109,6 +110,7 @@ _SUBMODULES = (
     "errors",
     "io",
     "ir",
+    "judges",
     "measures",
     "paired",
     "plot",
@@ -153,6 +155,7 @@ __all__ = [
     "means",
     "bootstrap_effects",
     "adjust_pvalues",
+    "agreement",
     "load_example",
     # classes
     "MetaRegResult",
@@ -161,6 +164,7 @@ __all__ = [
     "PowerResult",
     "RankReport",
     "Report",
+    "AgreementResult",
     # modules
     *_SUBMODULES,
     # constants

@@ -164,6 +164,12 @@ RangerExample = Literal["classification-glue-data", "retrieval-colberter-data"]
 """``name=`` of :func:`metaeval.datasets.fetch_ranger`: the folders of Ranger's ``examples/``."""
 TauPrior = Literal["halfnormal", "halfcauchy", "halfstudent", "uniform", "jeffreys"]
 """``tau_prior=`` of :func:`metaeval.bayes_pool`: the prior of the heterogeneity τ."""
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
+"""``level=`` of :func:`metaeval.agreement`: the labels' level of measurement (Krippendorff)."""
+AgreementCoefficient = Literal["alpha", "kappa", "fleiss", "ac1", "icc2", "icc3"]
+"""``coefficient=`` of :func:`metaeval.agreement`."""
+KappaWeights = Literal["linear", "quadratic"]
+"""``weights=`` of :func:`metaeval.agreement`: Cohen's weighted κ (as scikit-learn's)."""
 LmEvalReplicates = Literal["folders"]
 """``replicates=`` of :func:`metaeval.io.read_lm_eval`: ``"folders"`` reads the sub-folders
 of the folder given (one lm-eval output folder per seed) as replicates."""
@@ -187,6 +193,9 @@ TAU2_CIS: tuple[str, ...] = get_args(Tau2CI)
 ROBUST_METHODS: tuple[str, ...] = get_args(RobustMethod)
 LM_EVAL_REPLICATES: tuple[str, ...] = get_args(LmEvalReplicates)
 TAU_PRIORS: tuple[str, ...] = get_args(TauPrior)
+LEVELS: tuple[str, ...] = get_args(Level)
+AGREEMENT_COEFFICIENTS: tuple[str, ...] = get_args(AgreementCoefficient)
+KAPPA_WEIGHTS: tuple[str, ...] = get_args(KappaWeights)
 
 ADJUST_FAMILY_KEYS: dict[str, tuple[str, ...]] = {
     "pairs": ("metric", "task"),

@@ -108,6 +108,11 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
         per_task=True,
         dask="metaeval.paired.partitions:means_on_dask",
     ),
+    "agreement": _M(
+        "metaeval.judges:agreement",
+        ("scores",),
+        "agreement() starts from per-query labels with a 'judge' column.",
+    ),
     "analyze": _M(
         "metaeval.workflows:analyze",
         ("scores",),

@@ -298,3 +298,53 @@ def test_the_input_is_not_changed():
     before = table.copy()
     metaeval.agreement(table, n_resamples=5, seed=1)
     pd.testing.assert_frame_equal(table, before)
+
+
+def _murky_passages(rng, n_tasks, n_passages, per=10):
+    """Three judges' right/wrong labels of answers in passages of ``per`` questions; on a
+    third of the passages every judge errs more (errors shared within a passage)."""
+    ease = np.repeat(rng.normal(0, 1.2, (n_tasks, n_passages)), per, axis=1)
+    murky = np.repeat(rng.random((n_tasks, n_passages)) < 1 / 3, per, axis=1) * 0.3
+    truth = rng.random(ease.shape) < 1 / (1 + np.exp(-ease))
+    labels = [
+        np.where(rng.random(ease.shape) < accuracy - murky, truth, rng.random(ease.shape) < 0.5)
+        for accuracy in (0.9, 0.85, 0.75)
+    ]
+    units = n_passages * per
+    return pd.DataFrame(
+        {
+            "task": np.repeat(np.arange(n_tasks).astype(str), units * 3),
+            "metric": "m",
+            "system": "s",
+            "query": np.tile(np.repeat(np.arange(units), 3), n_tasks).astype(str),
+            "judge": np.tile(["a", "b", "c"], n_tasks * units),
+            "passage": np.tile(np.repeat(np.arange(units) // per, 3), n_tasks),
+            "value": np.stack(labels, -1).astype(float).ravel(),
+        }
+    )
+
+
+@pytest.mark.slow
+def test_cluster_intervals_cover_where_item_intervals_fall_short():
+    # 400 replications (as 400 tasks of one call) of 30 passages × 10 questions whose judge
+    # errors are shared within a passage; the true α from one table of 200,000 answers
+    rng = np.random.default_rng(11)
+    true = metaeval.agreement(_murky_passages(rng, 1, 20_000), n_resamples=0).table
+    true = true["agreement"].item()
+    reps = _murky_passages(rng, 400, 30)
+    units = metaeval.agreement(reps, n_resamples=300, seed=1).table
+    clusters = metaeval.agreement(reps, cluster="passage", n_resamples=300, seed=1).table
+    sd = units["agreement"].std()
+    cover = {
+        name: ((t["ci_low"] <= true) & (true <= t["ci_high"])).mean()
+        for name, t in (("units", units), ("clusters", clusters))
+    }
+    print(
+        f"true alpha {true:.4f}, sd over replications {sd:.4f}; coverage of 95% intervals:"
+        f" units {cover['units']:.3f} (mean se {units['se'].mean():.4f}), passages "
+        f"{cover['clusters']:.3f} (mean se {clusters['se'].mean():.4f})"
+    )
+    # Monte-Carlo error ±0.011; the percentile bootstrap over 30 clusters runs a little short
+    assert cover["clusters"] >= 0.90
+    assert cover["units"] <= 0.88  # resampling answers one by one ignores the shared errors
+    assert clusters["se"].mean() == pytest.approx(sd, rel=0.1)

@@ -251,7 +251,7 @@ def test_bad_input_gets_typed_errors_naming_what_to_fix():
         metaeval.agreement(_small().drop(columns="judge"))
     with pytest.raises(SchemaError, match="missing on 1 row"):
         metaeval.agreement(_small().assign(judge=["a", None, "b", "b"]))
-    with pytest.raises(SchemaError, match="two judges or more.*task 't'"):
+    with pytest.raises(SchemaError, match="2 judges or more.*task 't'"):
         metaeval.agreement(_small().assign(judge="a", query=["q0", "q1", "q2", "q3"]))
     with pytest.raises(SchemaError, match="judges \\['zz'\\]"):
         metaeval.agreement(_small(), judges=["a", "zz"])

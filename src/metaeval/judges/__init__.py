@@ -6,7 +6,8 @@ Gwet's AC1 and the ICCs per task and metric with bootstrap intervals over items 
 clusters of items), the coefficient of every two judges, and pools them over tasks.
 """
 
-from .agreement import JUDGE, agreement
+from ._units import JUDGE
+from .agreement import agreement
 from .results import AgreementResult
 
 __all__ = ["agreement", "AgreementResult", "JUDGE"]

@@ -53,19 +53,24 @@ from ..errors import (
     resolve_seed,
     warn_groups,
 )
-from ..schema import REPLICATE
+from ._units import (
+    JUDGE,
+    Units,
+    bootstrap,
+    check_labels,
+    dense,
+    require_judges,
+    stack,
+    unit_matrix,
+)
 from .results import AgreementResult
 
-__all__ = ["agreement", "JUDGE"]
-
-JUDGE = "judge"
-"""The column naming who labelled a row (a model judge, a human): rename yours to it."""
+__all__ = ["agreement"]
 
 _CATEGORICAL = {"kappa", "fleiss", "ac1"}
 _COMPLETE = {"fleiss", "icc2", "icc3"}  # units every judge labelled
 _MAX_CATEGORIES = 100  # labels of a categorical coefficient; more look like scores
 _MAX_RATIO_VALUES = 2000  # ratio α: a values × values table per group
-_BLOCK = 4_000_000  # resample counts held at once
 
 
 @any_frame
@@ -166,9 +171,18 @@ def agreement(
     alpha = check_alpha(alpha)
     n_resamples = check_resamples(n_resamples, minimum=0)
     seed = resolve_seed(seed)
-    table = _labels(scores, judges, coefficient, per_system, cluster)
+    table = check_labels(scores, judges, cluster, what="agreement")
+    require_judges(table, 2, "agreement")
+    if coefficient == "kappa":
+        names = list(judges) if judges is not None else list(pd.unique(table[JUDGE]))
+        if len(names) != 2:
+            raise OptionError(
+                f"Cohen's κ compares two judges, but {len(names)} are given "
+                f"({quote_list(names)}): pass judges=[a, b], or use coefficient='fleiss', "
+                "'ac1' or 'alpha' for more."
+            )
     keys = ["task", "metric", "system"] if per_system else ["task", "metric"]
-    units = _Units.of(table, keys, cluster)
+    units = Units.of(table, keys, cluster)
     _check_level(units, table, level, coefficient)
     kernel = _kernel(coefficient, level, weights, units)
     point = kernel.finish(kernel.sums(units, np.ones((1, units.n)))[None])[0]
@@ -178,7 +192,8 @@ def agreement(
     out["agreement"] = point[0]
     out["se"], out["ci_low"], out["ci_high"] = np.nan, np.nan, np.nan
     if n_resamples:
-        draws = _bootstrap(kernel, units, n_resamples, seed)
+        matrix = kernel.matrix(units)
+        draws = bootstrap(units, matrix, kernel.width, kernel.finish, n_resamples, seed)
         with np.errstate(invalid="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # a group NaN in every resample
             out["se"] = np.nanstd(draws, axis=0, ddof=1)
@@ -207,208 +222,7 @@ def agreement(
     return AgreementResult(out.reset_index(drop=True), pairs=pairs)
 
 
-# ---------------------------------------------------------------------------- the input
-def _labels(
-    frame: pd.DataFrame,
-    judges: Sequence[str] | None,
-    coefficient: str,
-    per_system: bool,
-    cluster: str | None,
-) -> pd.DataFrame:
-    """The labels, checked: the key columns, a judge on every row, a number for every
-    label, one label per judge and unit, the judges asked for (at least two)."""
-    need = ["task", "query", "system", "metric", JUDGE, "value"]
-    if cluster is not None:
-        need.append(cluster)
-    missing = [c for c in need if c not in frame.columns]
-    if missing:
-        hint = (
-            f" Rename the column naming who labelled a row to {JUDGE!r} "
-            "(df.rename(columns={'grader': 'judge'}))."
-            if JUDGE in missing
-            else ""
-        )
-        raise SchemaError(f"agreement() needs the column(s) {missing}.{hint}")
-    cols = [*need, *([REPLICATE] if REPLICATE in frame.columns else [])]
-    table = frame[list(dict.fromkeys(cols))]
-    if table[JUDGE].isna().any():
-        rows = table[table[JUDGE].isna()]
-        raise SchemaError(
-            f"The {JUDGE!r} column is missing on {len(rows)} row(s) (tasks "
-            f"{quote_list(rows['task'].astype(str).unique())}); every label needs its judge."
-            f" First: {excerpt(rows.iloc[0].to_dict(), 200)}"
-        )
-    if not pd.api.types.is_numeric_dtype(table["value"]) or pd.api.types.is_bool_dtype(
-        table["value"]
-    ):
-        raise SchemaError(
-            "agreement() needs numeric labels in 'value' (categories as numbers: 0, 1, 2, "
-            f"...), but its dtype is {table['value'].dtype}; map text labels to codes first."
-        )
-    if table["value"].isna().any():
-        rows = table[table["value"].isna()]
-        raise SchemaError(
-            f"{len(rows)} label(s) are NaN (tasks {quote_list(rows['task'].astype(str).unique())},"
-            f" judges {quote_list(rows[JUDGE].astype(str).unique())}): a label a judge did not "
-            "give is an absent row, not a NaN."
-        )
-    table = table.assign(**{JUDGE: table[JUDGE].astype(str)})
-    present = list(pd.unique(table[JUDGE]))
-    if judges is not None:
-        if isinstance(judges, str):
-            judges = [judges]
-        unknown = [j for j in judges if str(j) not in present]
-        if unknown:
-            raise SchemaError(
-                f"judges {quote_list(unknown)} have no label; the table's judges are "
-                f"{quote_list(present)}."
-            )
-        table = table[table[JUDGE].isin([str(j) for j in judges])]
-    unit = ["task", "metric", "query", "system", *([REPLICATE] if REPLICATE in table else [])]
-    dup = table.duplicated([*unit, JUDGE], keep=False)
-    if dup.any():
-        first = table[dup].iloc[0]
-        raise SchemaError(
-            f"{int(dup.sum())} rows repeat a judge's label of one output (first: "
-            f"{excerpt({k: first[k] for k in [*unit, JUDGE]}, 200)}); one label per judge "
-            "and output."
-        )
-    counts = table.groupby(["task", "metric"], observed=True)[JUDGE].nunique()
-    few = counts[counts < 2]
-    if len(few):
-        task, metric = few.index[0]
-        only = table.loc[(table["task"] == task) & (table["metric"] == metric), JUDGE].unique()
-        raise SchemaError(
-            f"agreement needs two judges or more, but task {excerpt(task)} (metric "
-            f"{excerpt(metric)}) has only {quote_list(only)}"
-            + (f" (and {len(few) - 1} more groups)." if len(few) > 1 else ".")
-        )
-    if coefficient == "kappa":
-        names = judges if judges is not None else present
-        if len(names) != 2:
-            raise OptionError(
-                f"Cohen's κ compares two judges, but {len(names)} are given "
-                f"({quote_list(names)}): pass judges=[a, b], or use coefficient='fleiss', "
-                "'ac1' or 'alpha' for more."
-            )
-    if cluster is not None:
-        per_query = table.groupby(["task", "query"], observed=True)[cluster].nunique()
-        if (per_query > 1).any():
-            task, query = per_query[per_query > 1].index[0]
-            raise SchemaError(
-                f"The cluster column {cluster!r} must be one value per query, but query "
-                f"{excerpt(query)} of task {excerpt(task)} has several."
-            )
-        if table[cluster].isna().any():
-            raise SchemaError(f"The cluster column {cluster!r} has missing values.")
-    return table
-
-
-@dataclass(frozen=True)
-class _Units:
-    """The labels as a units × judges matrix, the units sorted by group."""
-
-    groups: pd.DataFrame  # one row per group: its key columns
-    group: np.ndarray  # the group of each unit
-    starts: np.ndarray  # the first unit of each group
-    codes: np.ndarray  # (unit, judge): the label's category, −1 where absent
-    values: np.ndarray  # (unit, judge): the label, NaN where absent
-    categories: np.ndarray  # the labels' distinct values, sorted
-    cluster: np.ndarray | None  # the cluster of each unit (within its group), or None
-    judge_names: list[str]
-    n_judges: np.ndarray  # per group: the judges with a label
-
-    @property
-    def n(self) -> int:
-        return len(self.group)
-
-    @classmethod
-    def of(cls, table: pd.DataFrame, keys: list[str], cluster: str | None) -> _Units:
-        unit = [*keys, "query", *([] if "system" in keys else ["system"])]
-        unit += [REPLICATE] if REPLICATE in table.columns else []
-        judge_names = list(pd.unique(table[JUDGE]))
-        coded = [_sorted_codes(table[col]) for col in unit]  # a categorical keeps its order
-        rows = np.column_stack([c for c, _ in coded])
-        # units sorted by (keys..., query, system): a group's units are consecutive
-        sizes = [len(values) for _, values in coded]
-        unit_codes, of_row = _unique_rows(rows, sizes)
-        group_codes, group = _unique_rows(unit_codes[:, : len(keys)], sizes[: len(keys)])
-        starts = np.searchsorted(group, np.arange(len(group_codes)))
-        groups = pd.DataFrame({col: coded[i][1][group_codes[:, i]] for i, col in enumerate(keys)})
-        jcode = pd.Categorical(table[JUDGE], categories=judge_names).codes
-        values = table["value"].to_numpy(float)
-        categories, ccode = np.unique(values, return_inverse=True)
-        lab = np.full((len(unit_codes), len(judge_names)), -1, dtype=np.int64)
-        val = np.full((len(unit_codes), len(judge_names)), np.nan)
-        lab[of_row, jcode] = ccode.ravel()
-        val[of_row, jcode] = values
-        n_judges = np.add.reduceat((lab >= 0).astype(np.int64), starts, axis=0)
-        n_judges = (n_judges > 0).sum(axis=1)
-        clusters = None
-        if cluster is not None:  # one cluster per query (checked): the unit's first row's
-            first = np.empty(len(unit_codes), dtype=np.int64)
-            first[of_row] = np.arange(len(of_row))
-            name = pd.factorize(table[cluster])[0][first]
-            both = np.column_stack([group, name])
-            clusters = _unique_rows(both, [len(group_codes), int(name.max()) + 1])[1]
-        return cls(groups, group, starts, lab, val, categories, clusters, judge_names, n_judges)
-
-    def judge_pairs(self) -> tuple[_Units, np.ndarray, np.ndarray]:
-        """Every two judges' labels as units of their own groups, (group, pair) in that
-        order; and the pairs' judges a and b."""
-        a, b = np.triu_indices(len(self.judge_names), k=1)
-        n_pairs = len(a)
-        pair_group = (self.group[None, :] * n_pairs + np.arange(n_pairs)[:, None]).ravel()
-        order = np.argsort(pair_group, kind="stable")
-        codes = np.stack([self.codes[:, a].T, self.codes[:, b].T], axis=-1).reshape(-1, 2)
-        values = np.stack([self.values[:, a].T, self.values[:, b].T], axis=-1).reshape(-1, 2)
-        group = pair_group[order]
-        n_groups = len(self.starts) * n_pairs
-        starts = np.searchsorted(group, np.arange(n_groups))
-        which = np.tile(np.arange(n_pairs), len(self.starts))
-        groups = self.groups.iloc[np.repeat(np.arange(len(self.starts)), n_pairs)]
-        codes = codes[order]
-        n_judges = np.zeros(n_groups, dtype=np.int64)
-        for side in (0, 1):  # the pair's judges with a label in the group
-            n_judges += np.bincount(group[codes[:, side] >= 0], minlength=n_groups) > 0
-        pairs = _Units(
-            groups.reset_index(drop=True),
-            group,
-            starts,
-            codes,
-            values[order],
-            self.categories,
-            None,
-            ["a", "b"],
-            n_judges,
-        )
-        names = np.asarray(self.judge_names)
-        return pairs, names[a[which]], names[b[which]]
-
-
-def _unique_rows(rows: np.ndarray, sizes: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows of a table of codes (each column's codes below its size), sorted,
-    and each row's position among them: one integer key per row where they fit in 63
-    bits (a sort of integers), rows compared whole otherwise."""
-    if np.prod([float(max(1, n)) for n in sizes]) < 2.0**62:
-        radix = np.cumprod([1, *[max(1, n) for n in sizes[:0:-1]]])[::-1].astype(np.int64)
-        keys, inverse = np.unique(rows @ radix, return_inverse=True)
-        digits = (keys[:, None] // radix[None, :]) % np.array([max(1, n) for n in sizes])
-        return digits.astype(np.int64), inverse.ravel()
-    distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
-    return distinct, inverse.ravel()
-
-
-def _sorted_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """A column's codes and values, in the order they first appear (a categorical's: its
-    categories' order), so that groups come out in the table's order."""
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        return column.cat.codes.to_numpy(np.int64), np.asarray(column.cat.categories, object)
-    codes, uniques = pd.factorize(column, sort=False)
-    return codes.astype(np.int64), np.asarray(uniques, object)
-
-
-def _check_level(units: _Units, table: pd.DataFrame, level: str, coefficient: str) -> None:
+def _check_level(units: Units, table: pd.DataFrame, level: str, coefficient: str) -> None:
     """Labels the level and the coefficient can take: categories for the categorical
     coefficients and α's nominal and ordinal levels, non-negative numbers for ratio."""
     categorical = coefficient in _CATEGORICAL or (
@@ -447,30 +261,25 @@ class _Kernel:
     term)."""
 
     width: int
-    terms: Callable[[_Units], tuple[np.ndarray, np.ndarray, np.ndarray]]  # unit, term, value
+    terms: Callable[[Units], tuple[np.ndarray, np.ndarray, np.ndarray]]  # unit, term, value
     finish: Callable[[np.ndarray], np.ndarray]
-    count: Callable[[_Units], tuple[np.ndarray, np.ndarray]]  # the units and labels used
+    count: Callable[[Units], tuple[np.ndarray, np.ndarray]]  # the units and labels used
 
-    def matrix(self, units: _Units) -> Any:
+    def matrix(self, units: Units) -> Any:
         """Each unit's terms in its group's columns: a sparse (unit, group·term) matrix."""
-        from scipy import sparse
+        return unit_matrix(units, self.width, *self.terms(units))
 
-        rows, terms, data = self.terms(units)
-        cols = units.group[rows] * self.width + terms
-        shape = (units.n, len(units.starts) * self.width)
-        return sparse.csr_matrix((data, (rows, cols)), shape=shape)
-
-    def sums(self, units: _Units, counts: np.ndarray, matrix: Any = None) -> np.ndarray:
+    def sums(self, units: Units, counts: np.ndarray, matrix: Any = None) -> np.ndarray:
         """(resample, group, term) sums of the units' terms, each unit ``counts`` times."""
         m = self.matrix(units) if matrix is None else matrix
         flat = np.asarray((m.T @ counts.T).T)
         return flat.reshape(len(counts), len(units.starts), self.width)
 
-    def used(self, units: _Units) -> tuple[np.ndarray, np.ndarray]:
+    def used(self, units: Units) -> tuple[np.ndarray, np.ndarray]:
         return self.count(units)
 
 
-def _kernel(coefficient: str, level: str, weights: str | None, units: _Units) -> _Kernel:
+def _kernel(coefficient: str, level: str, weights: str | None, units: Units) -> _Kernel:
     n_cat = len(units.categories)
     if coefficient == "alpha":
         return _alpha(level, units)
@@ -483,7 +292,7 @@ def _kernel(coefficient: str, level: str, weights: str | None, units: _Units) ->
     return _icc(coefficient, units.codes.shape[1])
 
 
-def _label_counts(units: _Units, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _label_counts(units: Units, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per unit of ``mask``: the number of its labels of each category (unit, category)."""
     counts = np.zeros((units.n, len(units.categories)))
     has = (units.codes >= 0) & mask[:, None]
@@ -491,22 +300,12 @@ def _label_counts(units: _Units, mask: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return counts, has.sum(axis=1)
 
 
-def _pairable(units: _Units) -> np.ndarray:
+def _pairable(units: Units) -> np.ndarray:
     return (units.codes >= 0).sum(axis=1) >= 2
 
 
-def _dense(rows: np.ndarray, block: np.ndarray, offset: int) -> tuple[np.ndarray, ...]:
-    """The non-zero entries of a (unit, term) block as (unit, term, value)."""
-    r, c = np.nonzero(block)
-    return rows[r], c + offset, block[r, c]
-
-
-def _stack(*parts: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))  # type: ignore[return-value]
-
-
-def _labels_used(mask: Callable[[_Units], np.ndarray]) -> Callable[[_Units], tuple[Any, Any]]:
-    def count(units: _Units) -> tuple[np.ndarray, np.ndarray]:
+def _labels_used(mask: Callable[[Units], np.ndarray]) -> Callable[[Units], tuple[Any, Any]]:
+    def count(units: Units) -> tuple[np.ndarray, np.ndarray]:
         m = mask(units)
         labels = ((units.codes >= 0) & m[:, None]).sum(axis=1)
         return (
@@ -517,7 +316,7 @@ def _labels_used(mask: Callable[[_Units], np.ndarray]) -> Callable[[_Units], tup
     return count
 
 
-def _alpha(level: str, units: _Units) -> _Kernel:
+def _alpha(level: str, units: Units) -> _Kernel:
     """Krippendorff's α = 1 − (n − 1) Σ_u Σ_{i≠j∈u} δ²(x_i, x_j)/(m_u − 1) / Σ_{i,j} δ²(x_i, x_j)
     over the pairable labels (units with two or more), n of them."""
     c = len(units.categories)
@@ -525,7 +324,7 @@ def _alpha(level: str, units: _Units) -> _Kernel:
     if level == "interval":
         width = 4  # m, observed, Σx, Σx²
 
-        def terms(u: _Units) -> tuple[np.ndarray, ...]:
+        def terms(u: Units) -> tuple[np.ndarray, ...]:
             ok = _pairable(u)
             x = np.where(u.codes >= 0, u.values, 0.0)[ok]
             m = (u.codes[ok] >= 0).sum(axis=1).astype(float)
@@ -558,7 +357,7 @@ def _alpha(level: str, units: _Units) -> _Kernel:
     else:
         delta = 1.0 - np.eye(c)  # nominal
 
-    def terms(u: _Units) -> tuple[np.ndarray, ...]:
+    def terms(u: Units) -> tuple[np.ndarray, ...]:
         ok = _pairable(u)
         counts, m = _label_counts(u, ok)
         rows = np.flatnonzero(ok)
@@ -567,17 +366,17 @@ def _alpha(level: str, units: _Units) -> _Kernel:
         if level == "ordinal":
             pairs = counts[:, :, None] * counts[:, None, :] - counts[:, :, None] * np.eye(c)
             pairs = (pairs / (m - 1)[:, None, None]).reshape(len(rows), c * c)
-            return _stack(
+            return stack(
                 (rows, np.zeros(len(rows), int), m),
-                _dense(rows, pairs, 1),
-                _dense(rows, counts, 1 + c * c),
+                dense(rows, pairs, 1),
+                dense(rows, counts, 1 + c * c),
             )
         own = counts @ delta  # Σ_k n_k δ(c, k), per category c
         observed = (counts * own).sum(axis=1) / (m - 1)  # δ(c, c) = 0: no [c = k] term
-        return _stack(
+        return stack(
             (rows, np.zeros(len(rows), int), m),
             (rows, np.ones(len(rows), int), observed),
-            _dense(rows, counts, 2),
+            dense(rows, counts, 2),
         )
 
     def finish(s: np.ndarray) -> np.ndarray:
@@ -605,7 +404,7 @@ def _alpha(level: str, units: _Units) -> _Kernel:
     return _Kernel(width, terms, finish, _labels_used(_pairable))
 
 
-def _category_positions(units: _Units, mask: np.ndarray) -> np.ndarray:
+def _category_positions(units: Units, mask: np.ndarray) -> np.ndarray:
     """(group, category): the category's position among the group's categories that
     ``mask``'s units use (scikit-learn weighs κ by these), −1 where absent."""
     present = np.zeros((len(units.starts), len(units.categories)), dtype=bool)
@@ -614,13 +413,13 @@ def _category_positions(units: _Units, mask: np.ndarray) -> np.ndarray:
     return np.where(present, np.cumsum(present, axis=1) - 1, -1)
 
 
-def _kappa(weights: str | None, units: _Units) -> _Kernel:
+def _kappa(weights: str | None, units: Units) -> _Kernel:
     """Cohen's κ = 1 − Σ w O / Σ w E of the two judges' confusion table O and its
     expectation E from the margins, on the units both labelled."""
     c = len(units.categories)
     width = 1 + c * c
 
-    def both(u: _Units) -> np.ndarray:
+    def both(u: Units) -> np.ndarray:
         return (u.codes >= 0).all(axis=1)
 
     pos = _category_positions(units, both(units)).astype(float)
@@ -630,12 +429,12 @@ def _kappa(weights: str | None, units: _Units) -> _Kernel:
         gap = np.abs(pos[:, :, None] - pos[:, None, :])
         w = gap if weights == "linear" else gap**2
 
-    def terms(u: _Units) -> tuple[np.ndarray, ...]:
+    def terms(u: Units) -> tuple[np.ndarray, ...]:
         ok = both(u)
         rows = np.flatnonzero(ok)
         cell = u.codes[ok, 0] * c + u.codes[ok, 1]
         one = np.ones(len(rows))
-        return _stack((rows, np.zeros(len(rows), int), one), (rows, 1 + cell, one))
+        return stack((rows, np.zeros(len(rows), int), one), (rows, 1 + cell, one))
 
     def finish(s: np.ndarray) -> np.ndarray:
         n = s[..., 0]
@@ -651,7 +450,7 @@ def _kappa(weights: str | None, units: _Units) -> _Kernel:
     return _Kernel(width, terms, finish, _labels_used(both))
 
 
-def _complete(u: _Units) -> np.ndarray:
+def _complete(u: Units) -> np.ndarray:
     """Units labelled by every judge of their group."""
     labelled = (u.codes >= 0).sum(axis=1)
     return labelled == u.n_judges[u.group]
@@ -661,16 +460,16 @@ def _fleiss(c: int) -> _Kernel:
     """Fleiss' κ = (P̄ − P_e) / (1 − P_e) over the units every judge labelled."""
     width = 2 + c  # units, Σ P_i, category counts
 
-    def terms(u: _Units) -> tuple[np.ndarray, ...]:
+    def terms(u: Units) -> tuple[np.ndarray, ...]:
         ok = _complete(u) & _pairable(u)
         counts, m = _label_counts(u, ok)
         rows = np.flatnonzero(ok)
         counts, m = counts[ok], m[ok].astype(float)
         agree = ((counts**2).sum(axis=1) - m) / (m * (m - 1))
-        return _stack(
+        return stack(
             (rows, np.zeros(len(rows), int), np.ones(len(rows))),
             (rows, np.ones(len(rows), int), agree),
-            _dense(rows, counts, 2),
+            dense(rows, counts, 2),
         )
 
     def finish(s: np.ndarray) -> np.ndarray:
@@ -684,7 +483,7 @@ def _fleiss(c: int) -> _Kernel:
     return _Kernel(width, terms, finish, _labels_used(lambda u: _complete(u) & _pairable(u)))
 
 
-def _ac1(units: _Units) -> _Kernel:
+def _ac1(units: Units) -> _Kernel:
     """Gwet's AC1 = (p_a − p_e) / (1 − p_e), p_e = Σ_c π_c (1 − π_c) / (q − 1) over the
     group's q categories."""
     c = len(units.categories)
@@ -692,7 +491,7 @@ def _ac1(units: _Units) -> _Kernel:
     rated = (units.codes >= 0).any(axis=1)
     q = (_category_positions(units, rated) >= 0).sum(axis=1).astype(float)  # per group
 
-    def terms(u: _Units) -> tuple[np.ndarray, ...]:
+    def terms(u: Units) -> tuple[np.ndarray, ...]:
         ok = (u.codes >= 0).any(axis=1)
         counts, r = _label_counts(u, ok)
         rows = np.flatnonzero(ok)
@@ -700,11 +499,11 @@ def _ac1(units: _Units) -> _Kernel:
         two = r >= 2
         with np.errstate(invalid="ignore", divide="ignore"):
             agree = np.where(two, (counts * (counts - 1)).sum(axis=1) / (r * (r - 1)), 0.0)
-        return _stack(
+        return stack(
             (rows, np.zeros(len(rows), int), two.astype(float)),
             (rows, np.ones(len(rows), int), agree),
             (rows, np.full(len(rows), 2), np.ones(len(rows))),
-            _dense(rows, counts / r[:, None], 3),
+            dense(rows, counts / r[:, None], 3),
         )
 
     def finish(s: np.ndarray) -> np.ndarray:
@@ -722,14 +521,14 @@ def _icc(coefficient: str, n_judges: int) -> _Kernel:
     j = n_judges
     width = 4 + j  # units, Σ row sums², Σ x², Σ x, then each judge's column sum
 
-    def terms(u: _Units) -> tuple[np.ndarray, ...]:
+    def terms(u: Units) -> tuple[np.ndarray, ...]:
         ok = _complete(u) & _pairable(u)
         rows = np.flatnonzero(ok)
         x = np.where(u.codes >= 0, u.values, 0.0)[ok]
         block = np.column_stack(
             [np.ones(len(rows)), x.sum(axis=1) ** 2, (x**2).sum(axis=1), x.sum(axis=1), x]
         )
-        return _dense(rows, np.where(block == 0, 0.0, block), 0)
+        return dense(rows, np.where(block == 0, 0.0, block), 0)
 
     def finish(s: np.ndarray) -> np.ndarray:
         n, rows2, xx, total, cols = s[..., 0], s[..., 1], s[..., 2], s[..., 3], s[..., 4:]
@@ -749,43 +548,9 @@ def _icc(coefficient: str, n_judges: int) -> _Kernel:
     return _Kernel(width, terms, finish, _labels_used(lambda u: _complete(u) & _pairable(u)))
 
 
-# ---------------------------------------------------------------------------- resampling
-def _bootstrap(kernel: _Kernel, units: _Units, n_resamples: int, seed: int) -> np.ndarray:
-    """(resample, group) coefficients of resamples of units (or clusters) within groups,
-    a block of resamples per sparse product."""
-    from scipy import sparse
-
-    matrix = kernel.matrix(units)
-    if units.cluster is not None:  # each cluster's terms summed: clusters are drawn
-        ids, first = np.unique(units.cluster, return_index=True)
-        member = sparse.csr_matrix(
-            (np.ones(units.n), (units.cluster, np.arange(units.n))), shape=(len(ids), units.n)
-        )
-        matrix = member @ matrix
-        group = units.group[first]
-        order = np.argsort(group, kind="stable")
-        matrix, group = matrix[order], group[order]
-    else:
-        group = units.group
-    size = np.bincount(group, minlength=len(units.starts))
-    start = np.concatenate([[0], np.cumsum(size)[:-1]])
-    rng = np.random.default_rng(seed)
-    n = len(group)
-    step = max(1, _BLOCK // max(1, n))
-    out = np.empty((n_resamples, len(units.starts)))
-    for first in range(0, n_resamples, step):  # blocks of resamples: bounded memory
-        b = min(step, n_resamples - first)
-        draw = start[group] + np.floor(rng.random((b, n)) * size[group]).astype(np.int64)
-        flat = (np.arange(b)[:, None] * n + draw).ravel()
-        counts = np.bincount(flat, minlength=b * n).reshape(b, n).astype(float)
-        sums = np.asarray((matrix.T @ counts.T).T).reshape(b, len(units.starts), kernel.width)
-        out[first : first + b] = kernel.finish(sums)
-    return out
-
-
 # ---------------------------------------------------------------------------- judge pairs
 def _pairs(
-    units: _Units, keys: list[str], coefficient: str, level: str, weights: str | None
+    units: Units, keys: list[str], coefficient: str, level: str, weights: str | None
 ) -> pd.DataFrame:
     """The coefficient of every two judges, per group: each pair's labels as a group of
     their own (one computation for all pairs)."""

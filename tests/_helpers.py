@@ -436,6 +436,9 @@ def output_cases(
         "anova": lambda: metaeval.anova(scores),
         "tukey": lambda: metaeval.tukey(scores),
         "agreement": lambda: metaeval.agreement(judged(scores), n_resamples=20, seed=1),
+        "judge_errors": lambda: metaeval.judge_errors(
+            judged(scores), gold="logistic_regression", n_resamples=20, seed=1
+        ),
         "means": lambda: metaeval.means(scores),
         "bootstrap_effects": lambda: metaeval.bootstrap_effects(
             labelled_predictions(), "old", "f1", n_resamples=50, seed=1

@@ -47,7 +47,7 @@ from .errors import (
     TableKindError,
 )
 from .io import scores_from_arrays
-from .judges import AgreementResult, agreement
+from .judges import AgreementResult, JudgeErrorsResult, agreement, judge_errors
 from .paired import (
     adjust_pvalues,
     anova,
@@ -156,6 +156,7 @@ __all__ = [
     "bootstrap_effects",
     "adjust_pvalues",
     "agreement",
+    "judge_errors",
     "load_example",
     # classes
     "MetaRegResult",
@@ -165,6 +166,7 @@ __all__ = [
     "RankReport",
     "Report",
     "AgreementResult",
+    "JudgeErrorsResult",
     # modules
     *_SUBMODULES,
     # constants

@@ -113,6 +113,11 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
         ("scores",),
         "agreement() starts from per-query labels with a 'judge' column.",
     ),
+    "judge_errors": _M(
+        "metaeval.judges:judge_errors",
+        ("scores",),
+        "judge_errors() starts from per-query labels with a 'judge' column.",
+    ),
     "analyze": _M(
         "metaeval.workflows:analyze",
         ("scores",),

@@ -3,11 +3,15 @@
 A scores table with a ``judge`` column (who labelled each row: a model judge, a human)
 is a table of labels; :func:`agreement` gives Krippendorff's α, Cohen's and Fleiss' κ,
 Gwet's AC1 and the ICCs per task and metric with bootstrap intervals over items (or
-clusters of items), the coefficient of every two judges, and pools them over tasks.
+clusters of items), the coefficient of every two judges, and pools them over tasks;
+:func:`judge_errors` measures each judge against a gold judge's labels (error rates, the
+correlation of judges' errors, the effective number of independent judges, the
+Rogan–Gladen prevalence).
 """
 
 from ._units import JUDGE
 from .agreement import agreement
-from .results import AgreementResult
+from .judge_errors import judge_errors
+from .results import AgreementResult, JudgeErrorsResult
 
-__all__ = ["agreement", "AgreementResult", "JUDGE"]
+__all__ = ["agreement", "judge_errors", "AgreementResult", "JudgeErrorsResult", "JUDGE"]

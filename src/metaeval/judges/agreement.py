@@ -205,7 +205,7 @@ def agreement(
     if bad.any():
         warn_groups(
             f"agreement ({coefficient}) is undefined (NaN) in {{n}} group(s): their labels "
-            "never vary, or no unit has the labels the coefficient needs:",
+            "never vary, or no unit has the labels the coefficient needs",
             out.loc[bad, keys],
             DegenerateWarning,
         )

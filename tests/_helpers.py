@@ -439,6 +439,9 @@ def output_cases(
         "judge_errors": lambda: metaeval.judge_errors(
             judged(scores), gold="logistic_regression", n_resamples=20, seed=1
         ),
+        "ppi": lambda: metaeval.ppi(
+            judged(scores), gold="logistic_regression", judge="random_forest"
+        ),
         "means": lambda: metaeval.means(scores),
         "bootstrap_effects": lambda: metaeval.bootstrap_effects(
             labelled_predictions(), "old", "f1", n_resamples=50, seed=1
@@ -559,6 +562,15 @@ def variant_cases(scores: pd.DataFrame, effects: pd.DataFrame) -> dict[str, Call
             scores, control, test="anova", n=50, mde=0.05
         ),
         "plan_queries(n=)": lambda: plan_queries(scores, control, n=50, mde=0.05),
+        "ppi(control=, cluster=)": lambda: metaeval.ppi(
+            pd.concat([judged(scores), judged(scores).assign(system="other")]).assign(
+                passage=lambda t: t["query"].astype(int) // 5
+            ),
+            gold="logistic_regression",
+            judge="random_forest",
+            control="other",
+            cluster="passage",
+        ),
         "agreement(per_system=).pool()": lambda: metaeval.agreement(
             judged(scores), level="interval", per_system=True, n_resamples=20, seed=1
         ).pool(),

@@ -89,8 +89,8 @@ def test_the_public_api_is_enumerated():
     functions, methods = public_functions(), accessor_methods()
     assert len(functions) >= 64, sorted(functions)
     # bubble, simplex, cliques, critical_difference: result methods now (issue 26);
-    # power: planning (issue 28); agreement, judge_errors: judges (issue 41)
-    assert len(methods) == 35, sorted(methods)
+    # power: planning (issue 28); agreement, judge_errors, ppi: judges (issue 41)
+    assert len(methods) == 36, sorted(methods)
     names = {f.__name__ for f in functions.values()}
     assert {
         "effects",

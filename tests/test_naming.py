@@ -53,6 +53,7 @@ SPLIT: dict[tuple[str, str], str] = {
     ("leaderboard", "control"): "str | Sequence[str] (part 2)",
     ("plan_queries", "control"): "str | Sequence[str] (one control per call today)",
     ("posthoc", "control"): "str | Sequence[str] (part 2)",
+    ("ppi", "control"): "str | Sequence[str] (one control per call today)",
     ("rank_intervals", "control"): "str | Sequence[str] (part 2)",
     # one type for every seed and every `over`
     ("gosh", "seed"): "int | None like every seed (a Generator too today)",

@@ -47,7 +47,7 @@ from .errors import (
     TableKindError,
 )
 from .io import scores_from_arrays
-from .judges import AgreementResult, JudgeErrorsResult, agreement, judge_errors
+from .judges import AgreementResult, JudgeErrorsResult, agreement, judge_errors, ppi
 from .paired import (
     adjust_pvalues,
     anova,
@@ -157,6 +157,7 @@ __all__ = [
     "adjust_pvalues",
     "agreement",
     "judge_errors",
+    "ppi",
     "load_example",
     # classes
     "MetaRegResult",

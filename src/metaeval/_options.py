@@ -170,6 +170,9 @@ AgreementCoefficient = Literal["alpha", "kappa", "fleiss", "ac1", "icc2", "icc3"
 """``coefficient=`` of :func:`metaeval.agreement`."""
 KappaWeights = Literal["linear", "quadratic"]
 """``weights=`` of :func:`metaeval.agreement`: Cohen's weighted κ (as scikit-learn's)."""
+PPIEstimator = Literal["ppi++", "ppi", "classical", "judge"]
+"""``estimator=`` of :func:`metaeval.ppi`: PPI++ (tuned λ), PPI (λ = 1), the gold labels
+alone, or the judge's alone."""
 LmEvalReplicates = Literal["folders"]
 """``replicates=`` of :func:`metaeval.io.read_lm_eval`: ``"folders"`` reads the sub-folders
 of the folder given (one lm-eval output folder per seed) as replicates."""
@@ -196,6 +199,7 @@ TAU_PRIORS: tuple[str, ...] = get_args(TauPrior)
 LEVELS: tuple[str, ...] = get_args(Level)
 AGREEMENT_COEFFICIENTS: tuple[str, ...] = get_args(AgreementCoefficient)
 KAPPA_WEIGHTS: tuple[str, ...] = get_args(KappaWeights)
+PPI_ESTIMATORS: tuple[str, ...] = get_args(PPIEstimator)
 
 ADJUST_FAMILY_KEYS: dict[str, tuple[str, ...]] = {
     "pairs": ("metric", "task"),

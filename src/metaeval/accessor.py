@@ -118,6 +118,11 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
         ("scores",),
         "judge_errors() starts from per-query labels with a 'judge' column.",
     ),
+    "ppi": _M(
+        "metaeval.judges:ppi",
+        ("scores",),
+        "ppi() starts from per-query labels with a 'judge' column.",
+    ),
     "analyze": _M(
         "metaeval.workflows:analyze",
         ("scores",),

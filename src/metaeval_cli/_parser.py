@@ -82,6 +82,7 @@ REPLICATE_DESIGNS = ("crossed", "nested", "epochs")
 # the tests' alternatives, and the designs of `metaeval plan` (metaeval.design.plan_queries)
 ALTERNATIVES = ("two-sided", "greater", "less")
 PLAN_TESTS = ("t", "anova", "ci")
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):

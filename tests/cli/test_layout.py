@@ -23,7 +23,7 @@ from metaeval_cli import COMMANDS, build_parser
 from metaeval_cli._parser import DEFAULTS, RANGER
 
 PACKAGE = Path(metaeval_cli.__file__).parent
-NAMES = ["demo", "evaluate", "compare", "convert", "meta", "plan", "report"]
+NAMES = ["demo", "evaluate", "compare", "convert", "meta", "plan", "report", "judges"]
 HEAVY = ["pandas", "numpy", "metaeval", "scipy", "matplotlib", "rich"]
 
 
@@ -100,6 +100,7 @@ CHOICES = [
     ("meta", "--replicate-design", _options.ReplicateDesign),
     ("plan", "--test", _options.PlanTest),
     ("plan", "--alternative", _options.Alternative),
+    ("judges", "--level", _options.Level),
 ]
 
 

@@ -131,6 +131,7 @@ def ppi(
     if control is not None:
         items, keys = _paired(items, str(control))
     out = _estimate(items, keys, estimator, alpha, cluster is not None)
+    out = _in_table_order(out, table, keys)
     if control is not None:
         out = out.rename(columns={"mean": "effect"})
         out.insert(out.columns.get_loc("se") + 1, "variance", out["se"] ** 2)
@@ -143,6 +144,24 @@ def ppi(
         control=control,
     )
     return out
+
+
+def _in_table_order(out: pd.DataFrame, table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """``out``'s rows in the order their task, metric and systems first appear in the
+    table (a categorical's own order), as every metaeval table."""
+    rank = []
+    for key in keys:
+        column = "system" if key in ("treatment", "control") else key
+        values = table[column]
+        order = (
+            list(values.cat.categories)
+            if isinstance(values.dtype, pd.CategoricalDtype)
+            else list(pd.unique(values))
+        )
+        position = {v: i for i, v in enumerate(order)}
+        rank.append(out[key].map(position))
+    at = np.lexsort(rank[::-1])
+    return out.iloc[at].reset_index(drop=True)
 
 
 def _items(table: pd.DataFrame, gold: str, judge: str, cluster: str | None) -> pd.DataFrame:

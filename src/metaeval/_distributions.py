@@ -172,7 +172,8 @@ def studentized_range_sf(q: Any, k: Any, df: Any) -> np.ndarray:
 def studentized_range_isf(p: Any, k: Any, df: Any) -> np.ndarray:
     """The q with P(Q > q) = ``p``, for every broadcast (p, k, df): Chandrupatla's root
     search (scipy's elementwise ``find_root``) on :func:`studentized_range_sf` in
-    log q, every point at once; each distinct (p, k, df) once."""
+    log q, every point at once, between two t quantiles that bracket it; each distinct
+    (p, k, df) once."""
     from scipy.optimize import elementwise
 
     p, k, df = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (p, k, df)))
@@ -187,9 +188,17 @@ def studentized_range_isf(p: Any, k: Any, df: Any) -> np.ndarray:
         sf = studentized_range_sf(np.exp(log_q), kk, dd)
         return np.log(np.maximum(sf, 1e-300)) - np.log(pp)
 
+    # a bracket from two t quantiles: the range exceeds q at least as often as one pair's
+    # difference does, and at most k(k − 1)/2 times as often (Bonferroni)
+    from scipy import special
+
+    low = np.sqrt(2) * special.stdtrit(dd, 1 - pp / 2)
+    high = np.sqrt(2) * special.stdtrit(dd, 1 - pp / (kk * (kk - 1)))
+    low = np.where(np.isinf(dd), np.sqrt(2) * special.ndtri(1 - pp / 2), low)
+    high = np.where(np.isinf(dd), np.sqrt(2) * special.ndtri(1 - pp / (kk * (kk - 1))), high)
     found = elementwise.find_root(
         gap,
-        (np.full(len(pp), np.log(1e-6)), np.full(len(pp), np.log(1e6))),
+        (np.log(np.maximum(low * 0.999, 1e-6)), np.log(high * 1.001)),
         args=(pp, kk, dd),
         tolerances={"xatol": 1e-13, "xrtol": 1e-13},
     )

@@ -13,7 +13,6 @@ from typing import Any, ClassVar, get_args
 import numpy as np
 import pandas as pd
 
-from .._distributions import studentized_range_isf
 from .._options import PosthocTest
 from .._results import Result
 from ..errors import OptionError, SchemaError, check_alpha, check_option, excerpt, quote_list
@@ -172,7 +171,7 @@ class PosthocResult(Result):
             return cd
         k = int((self.ranks["metric"].astype(str) == str(metric)).sum())
         if self.test == "nemenyi":
-            q = studentized_range_isf([level, self.alpha], k, np.inf)
+            q = stats.studentized_range.isf([level, self.alpha], k, np.inf)
         else:
             q = stats.norm.isf(np.array([level, self.alpha]) / (2 * (k - 1)))
         return float(cd * q[0] / q[1])

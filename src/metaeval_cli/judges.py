@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     import metaeval
-    from metaeval.errors import resolve_seed
+    from metaeval.errors import excerpt, resolve_seed
 
     check_outputs(args, {"--tables": args.tables}, [args.labels])
     if args.gold is None:
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     )
     keep = ["task", "metric", "coefficient", "agreement", "ci_low", "ci_high", "n_units"]
     out.note(
-        f"{len(others)} judge(s) besides {args.gold!r}; bootstrap over "
+        f"{len(others)} judge(s) besides {excerpt(args.gold)}; bootstrap over "
         f"{args.cluster + ' clusters' if args.cluster else 'items'}, {args.n_resamples} "
         f"resamples, seed {seed}"
     )
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         "bias",
         "prevalence",
     ]
-    out.table(f"Judges against {args.gold!r}", errors.table[cols])
+    out.table(f"Judges against {excerpt(args.gold)}", errors.table[cols])
     panel = ["task", "metric", "n_judges", "error_corr", "n_eff", "n_eff_low", "n_eff_high"]
     out.table("Effective number of independent judges", errors.panel[panel])
     if args.control is not None:

@@ -101,6 +101,8 @@ def test_bad_input(labels):
         metaeval.ppi(one, "gold", "judge", estimator="dr")
     with pytest.raises(SchemaError, match="control 'Z' has no item"):
         metaeval.ppi(one, "gold", "judge", control="Z")
+    with pytest.raises(SchemaError, match="'replicate' column"):
+        metaeval.ppi(one.assign(replicate="r1"), "gold", "judge")
 
 
 def _passages(rng, n_tasks, n_passages=30, per=10, icc=0.3, gold_share=0.1):

@@ -42,6 +42,7 @@ from ..errors import (
     quote_list,
     warn_groups,
 )
+from ..schema import REPLICATE
 from ._units import JUDGE, check_labels
 
 __all__ = ["ppi"]
@@ -108,6 +109,11 @@ def ppi(
     check_option("estimator", estimator, PPI_ESTIMATORS)
     alpha = check_alpha(alpha)
     table = check_labels(scores, None, cluster, what="ppi")
+    if REPLICATE in table.columns:
+        raise SchemaError(
+            f"ppi() takes one label per judge and item, but the table has a {REPLICATE!r} "
+            "column (repeated runs): average each item's replicates first, or keep one run."
+        )
     present = list(pd.unique(table[JUDGE]))
     if str(gold) not in present:
         raise SchemaError(

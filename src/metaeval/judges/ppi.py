@@ -271,6 +271,8 @@ def _estimate(
         crit = stats.t.isf(alpha / 2, df) if clustered else stats.norm.isf(alpha / 2)
     out = groups.to_frame(index=False)
     out.columns = keys
+    with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 where both variances are 0
+        gain = classical_var / variance
     out = out.assign(
         mean=estimate,
         se=se,
@@ -279,7 +281,7 @@ def _estimate(
         n_gold=n.astype(int),
         n_judge=big_n.astype(int),
         **{"lambda": lam_used},
-        ess_gain=classical_var / variance,
+        ess_gain=gain,
         estimator=estimator,
         df=df if clustered else np.full(n_groups, np.nan),
     )

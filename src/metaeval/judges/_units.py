@@ -11,6 +11,7 @@ are summed per cluster and the clusters drawn.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,8 @@ from ..schema import REPLICATE
 
 __all__ = [
     "JUDGE",
+    "judges_with_gold",
+    "spread",
     "Units",
     "check_labels",
     "require_judges",
@@ -232,6 +235,26 @@ def require_judges(table: pd.DataFrame, minimum: int, why: str) -> None:
             f"{excerpt(metric)}) has only {quote_list(only)}"
             + (f" (and {len(few) - 1} more groups)." if len(few) > 1 else ".")
         )
+
+
+def judges_with_gold(table: pd.DataFrame, gold: str) -> list[str]:
+    """The table's judges, in order, after checking that ``gold`` is one of them."""
+    present = list(pd.unique(table[JUDGE]))
+    if str(gold) not in present:
+        raise SchemaError(
+            f"The gold judge {excerpt(gold)} has no label; the table's judges are "
+            f"{quote_list(present)} (gold= names the judge whose labels are the truth)."
+        )
+    return present
+
+
+def spread(draws: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The bootstrap's standard error and percentile interval along the resamples (axis
+    0); NaN, without numpy's warning, where a group is NaN in every resample."""
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low, high = np.nanquantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
+        return np.nanstd(draws, axis=0, ddof=1), low, high
 
 
 def dense(rows: np.ndarray, block: np.ndarray, offset: int) -> tuple[np.ndarray, ...]:

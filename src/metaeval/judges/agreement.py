@@ -23,7 +23,6 @@ reliability. *Psychological Bulletin*, 86(2), 420–428.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,6 +59,7 @@ from ._units import (
     check_labels,
     dense,
     require_judges,
+    spread,
     stack,
     unit_matrix,
 )
@@ -194,11 +194,7 @@ def agreement(
     if n_resamples:
         matrix = kernel.matrix(units)
         draws = bootstrap(units, matrix, kernel.width, kernel.finish, n_resamples, seed)
-        with np.errstate(invalid="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a group NaN in every resample
-            out["se"] = np.nanstd(draws, axis=0, ddof=1)
-            lo, hi = np.nanquantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
-        out["ci_low"], out["ci_high"] = lo, hi
+        out["se"], out["ci_low"], out["ci_high"] = spread(draws, alpha)
     out["n_units"], out["n_labels"] = kernel.used(units)
     out["n_judges"] = units.n_judges
     bad = ~np.isfinite(point[0])

@@ -31,7 +31,6 @@ from ..errors import (
     check_alpha,
     check_resamples,
     excerpt,
-    quote_list,
     resolve_seed,
     warn_groups,
 )
@@ -41,7 +40,9 @@ from ._units import (
     bootstrap,
     check_labels,
     group_sums,
+    judges_with_gold,
     require_judges,
+    spread,
     unit_matrix,
 )
 from .results import JudgeErrorsResult
@@ -135,12 +136,7 @@ def judge_errors(
     seed = resolve_seed(seed)
     asked = None if judges is None else [*dict.fromkeys([*judges, gold])]
     table = check_labels(scores, asked, cluster, what="judge_errors")
-    present = list(pd.unique(table[JUDGE]))
-    if str(gold) not in present:
-        raise SchemaError(
-            f"The gold judge {excerpt(gold)} has no label; the table's judges are "
-            f"{quote_list(present)} (gold= names the judge whose labels are the truth)."
-        )
+    judges_with_gold(table, gold)
     require_judges(table, 2, "judge_errors (gold and another judge)")
     has_gold = table[table[JUDGE] == str(gold)].groupby(["task", "metric"], observed=True).size()
     groups = table.groupby(["task", "metric"], observed=True).size()
@@ -163,10 +159,7 @@ def judge_errors(
     point = finish(group_sums(units, matrix, width))[0]  # (group, outputs)
     if n_resamples:
         draws = bootstrap(units, matrix, width, finish, n_resamples, seed)
-        with np.errstate(invalid="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # NaN in every resample
-            se = np.nanstd(draws, axis=0, ddof=1)
-            low, high = np.nanquantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
+        se, low, high = spread(draws, alpha)
     else:
         se = low = high = np.full(point.shape, np.nan)
     names = [units.judge_names[j] for j in others]

@@ -43,7 +43,7 @@ from ..errors import (
     warn_groups,
 )
 from ..schema import REPLICATE
-from ._units import JUDGE, check_labels
+from ._units import JUDGE, check_labels, judges_with_gold
 
 __all__ = ["ppi"]
 
@@ -114,12 +114,7 @@ def ppi(
             f"ppi() takes one label per judge and item, but the table has a {REPLICATE!r} "
             "column (repeated runs): average each item's replicates first, or keep one run."
         )
-    present = list(pd.unique(table[JUDGE]))
-    if str(gold) not in present:
-        raise SchemaError(
-            f"The gold judge {excerpt(gold)} has no label; the table's judges are "
-            f"{quote_list(present)}."
-        )
+    present = judges_with_gold(table, gold)
     others = [j for j in present if j != str(gold)]
     if judge is None:
         if len(others) != 1:

@@ -305,6 +305,7 @@ PARAMETERS: dict[str, Any] = {
     "by": str | Mapping[Any, Any],
     "mods": str | Sequence[str],
     "cluster": str,
+    "strata": str,
     "judges": Sequence[str],
     "level": Level,
     "coefficient": AgreementCoefficient,

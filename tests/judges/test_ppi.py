@@ -166,3 +166,110 @@ def test_clustered_intervals_cover_a_paired_difference_and_iid_ones_fall_short()
     assert out["clustered PPI++"][1] > out["i.i.d. PPI++"][1]
     assert out["clustered PPI++"][1] <= out["classical (clustered)"][1] * 1.02
     assert out["judge only"][0] <= 0.5  # the judge's bias for A, uncorrected
+
+
+def _strata_labels(data: pd.DataFrame) -> pd.DataFrame:
+    """The long table of ``strata_data.csv``: the judge on every item, gold on some."""
+    base = data.rename(columns={"dataset": "task", "item": "query"}).assign(metric="m", system="A")
+    judge = base.assign(judge="judge", value=base["judge"])
+    gold = base.dropna(subset=["gold"]).assign(judge="gold", value=lambda t: t["gold"])
+    cols = ["task", "query", "system", "metric", "stratum", "judge", "value"]
+    return pd.concat([judge, gold], ignore_index=True)[cols]
+
+
+@pytest.mark.parametrize("estimator", ["ppi++", "ppi", "classical"])
+@pytest.mark.parametrize("alpha", [0.05, 0.1])
+def test_stratified_estimates_equal_ppi_py_per_stratum(estimator, alpha):
+    """strata=: Σ W_h θ̂_h and Σ W_h² se_h² with every θ̂_h, se_h from ppi_py on the stratum
+    alone (make_strata.py), λ as the script writes it out; one stratum is labelled
+    throughout in the binary set."""
+    data = pd.read_csv(FIXTURES / "strata_data.csv")
+    ref = pd.read_csv(FIXTURES / "strata_reference.csv")
+    ref = ref[(ref["method"] == estimator) & np.isclose(ref["alpha"], alpha)].set_index("dataset")
+    got = metaeval.ppi(
+        _strata_labels(data), "gold", "judge", estimator=estimator, strata="stratum", alpha=alpha
+    ).set_index("task")
+    assert sorted(got.index) == sorted(ref.index) == ["binary", "numeric"]
+    for task in ref.index:
+        for mine, theirs in (
+            ("mean", "estimate"),
+            ("se", "se"),
+            ("ci_low", "ci_low"),
+            ("ci_high", "ci_high"),
+            ("lambda", "lambda"),
+        ):
+            assert got.loc[task, mine] == pytest.approx(ref.loc[task, theirs], abs=1e-12), (
+                task,
+                mine,
+            )
+    # unstratified, the oversampled strata pull the estimate: it differs
+    plain = metaeval.ppi(_strata_labels(data), "gold", "judge", estimator=estimator, alpha=alpha)
+    assert (plain.set_index("task")["mean"] - got["mean"]).abs().max() > 0.01
+
+
+def test_one_stratum_is_the_unstratified_estimate(labels):
+    one = labels[labels["task"] == "paired_diff"].assign(
+        stratum="all", passage=lambda t: t["query"].str[:4]
+    )
+    for options in ({}, {"cluster": "passage"}):
+        plain = metaeval.ppi(one, "gold", "judge", control="B", **options)
+        strat = metaeval.ppi(one, "gold", "judge", control="B", strata="stratum", **options)
+        cols = ["effect", "se", "ci_low", "ci_high", "lambda", "ess_gain", "df"]
+        pd.testing.assert_frame_equal(plain[cols], strat[cols], rtol=1e-12, atol=1e-14)
+
+
+def test_stratified_bad_input(labels):
+    data = _strata_labels(pd.read_csv(FIXTURES / "strata_data.csv"))
+    bare = data[~((data["stratum"] == "s2") & (data["judge"] == "gold"))]
+    with pytest.raises(SchemaError, match="stratum 's2' of task 'binary'.*no gold label"):
+        metaeval.ppi(bare, "gold", "judge", strata="stratum")
+    with pytest.raises(SchemaError, match="strata column 'stratum' has missing values"):
+        metaeval.ppi(
+            data.assign(stratum=data["stratum"].where(data.index > 3)),
+            "gold",
+            "judge",
+            strata="stratum",
+        )
+    mixed = data.assign(stratum=np.where(data["judge"] == "gold", "x", data["stratum"]))
+    with pytest.raises(SchemaError, match="one value per query"):
+        metaeval.ppi(mixed, "gold", "judge", strata="stratum")
+    with pytest.raises(SchemaError, match="needs the column"):
+        metaeval.ppi(data, "gold", "judge", strata="difficulty")
+
+
+@pytest.mark.slow
+def test_stratified_intervals_cover_where_the_plain_ones_are_biased():
+    """Gold drawn at 30% / 10% / 3% in three strata whose judge errs 5% / 15% / 25% of the
+    time: stratified PPI++ covers; PPI++ that ignores the strata is pulled toward the
+    oversampled stratum's small error (its rectifier) and misses."""
+    rng = np.random.default_rng(7)
+    reps, rows = 400, []
+    truth_mean = 0.0
+    for s, (rate, size) in enumerate(((0.30, 300), (0.10, 600), (0.03, 900))):
+        p = 0.3 + 0.2 * s
+        truth_mean += p * size / 1800
+        y = (rng.random((reps, size)) < p).astype(float)
+        judge = np.where(rng.random((reps, size)) < 0.05 + 0.1 * s, 1 - y, y)
+        gold = rng.random((reps, size)) < rate
+        t, q = np.nonzero(np.ones((reps, size), dtype=bool))
+        common = {"task": t.astype(str), "query": [f"s{s}_{i}" for i in q], "stratum": f"s{s}"}
+        rows.append(pd.DataFrame({**common, "judge": "judge", "value": judge[t, q]}))
+        g = gold[t, q]
+        rows.append(
+            pd.DataFrame(
+                {k: np.asarray(v)[g] if not isinstance(v, str) else v for k, v in common.items()}
+                | {"judge": "gold", "value": y[t, q][g]}
+            )
+        )
+    table = pd.concat(rows, ignore_index=True).assign(system="A", metric="m")
+    out = {}
+    for name, options in {"stratified PPI++": {"strata": "stratum"}, "PPI++": {}}.items():
+        res = metaeval.ppi(table, "gold", "judge", **options)
+        cover = ((res["ci_low"] <= truth_mean) & (truth_mean <= res["ci_high"])).mean()
+        out[name] = (cover, (res["mean"] - truth_mean).mean())
+    print(f"true mean {truth_mean:.4f}; coverage and mean bias over {reps} tasks:")
+    for name, (cover, bias) in out.items():
+        print(f"  {name:18s} {cover:.3f}  {bias:+.4f}")
+    assert abs(out["stratified PPI++"][0] - 0.95) <= 0.03
+    assert abs(out["stratified PPI++"][1]) < 0.005
+    assert out["PPI++"][0] <= 0.85

@@ -28,6 +28,7 @@ __all__ = [
     "spread",
     "Units",
     "check_labels",
+    "one_per_query",
     "require_judges",
     "unit_matrix",
     "group_sums",
@@ -45,14 +46,20 @@ _BLOCK = 4_000_000  # resample counts held at once
 
 
 def check_labels(
-    frame: pd.DataFrame, judges: Sequence[str] | None, cluster: str | None, *, what: str
+    frame: pd.DataFrame,
+    judges: Sequence[str] | None,
+    cluster: str | None,
+    *,
+    what: str,
+    columns: Sequence[str] = (),
 ) -> pd.DataFrame:
     """The labels, checked: the key columns, a judge on every row, a number for every
     label, one label per judge and unit, the judges asked for; ``what`` (the function)
-    names the caller in the messages."""
+    names the caller in the messages; ``columns`` are further columns it needs (kept)."""
     need = ["task", "query", "system", "metric", JUDGE, "value"]
     if cluster is not None:
         need.append(cluster)
+    need += [c for c in columns if c not in need]
     missing = [c for c in need if c not in frame.columns]
     if missing:
         hint = (
@@ -107,16 +114,26 @@ def check_labels(
             "and output."
         )
     if cluster is not None:
-        per_query = table.groupby(["task", "query"], observed=True)[cluster].nunique()
-        if (per_query > 1).any():
-            task, query = per_query[per_query > 1].index[0]
-            raise SchemaError(
-                f"The cluster column {cluster!r} must be one value per query, but query "
-                f"{excerpt(query)} of task {excerpt(task)} has several."
-            )
-        if table[cluster].isna().any():
-            raise SchemaError(f"The cluster column {cluster!r} has missing values.")
+        one_per_query(table, cluster, "cluster")
     return table
+
+
+def one_per_query(table: pd.DataFrame, column: str, role: str) -> None:
+    """Check that ``column`` (the ``role`` it plays: cluster, stratum, ...) holds one value
+    per (task, query), on every row."""
+    if table[column].isna().any():
+        rows = table[table[column].isna()]
+        raise SchemaError(
+            f"The {role} column {column!r} has missing values on {len(rows)} row(s) (first: "
+            f"task {excerpt(rows['task'].iloc[0])}, query {excerpt(rows['query'].iloc[0])})."
+        )
+    per_query = table.groupby(["task", "query"], observed=True)[column].nunique()
+    if (per_query > 1).any():
+        task, query = per_query[per_query > 1].index[0]
+        raise SchemaError(
+            f"The {role} column {column!r} must be one value per query, but query "
+            f"{excerpt(query)} of task {excerpt(task)} has several."
+        )
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from ..errors import (
     warn_groups,
 )
 from ..schema import REPLICATE
-from ._units import JUDGE, check_labels, judges_with_gold
+from ._units import JUDGE, check_labels, judges_with_gold, one_per_query
 
 __all__ = ["ppi"]
 
@@ -58,6 +58,7 @@ def ppi(
     *,
     estimator: PPIEstimator = "ppi++",
     cluster: str | None = None,
+    strata: str | None = None,
     alpha: float = 0.05,
 ) -> pd.DataFrame:
     """Means (or paired differences) from a judge's labels rectified by a gold slice.
@@ -81,6 +82,14 @@ def ppi(
     cluster : str, optional
         A column shared by related queries: cluster-robust variances (the
         delete-one-cluster jackknife) and t intervals on (clusters − 1) df.
+    strata : str, optional
+        A column (one value per query) of the strata the gold slice was drawn in, at a
+        different rate in each (hard questions labelled more often, say): the stratified
+        estimate Σ_h W_h θ̂_h, each stratum's PPI estimate θ̂_h weighted by its share W_h
+        of the group's items (known: every item has the judge's label), its variance
+        Σ_h W_h² var_h, and PPI++'s λ one per group, the one that minimizes that variance
+        (with one stratum, PPI++'s own). A stratum without gold labels is refused; one
+        gold-labelled throughout enters with its gold mean.
     alpha : float, default 0.05
         1 − the confidence level.
 
@@ -108,7 +117,10 @@ def ppi(
     """
     check_option("estimator", estimator, PPI_ESTIMATORS)
     alpha = check_alpha(alpha)
-    table = check_labels(scores, None, cluster, what="ppi")
+    design = [] if strata is None else [strata]
+    table = check_labels(scores, None, cluster, what="ppi", columns=design)
+    if strata is not None:
+        one_per_query(table, strata, "strata")
     if REPLICATE in table.columns:
         raise SchemaError(
             f"ppi() takes one label per judge and item, but the table has a {REPLICATE!r} "
@@ -127,11 +139,11 @@ def ppi(
         raise SchemaError(
             f"The judge {excerpt(judge)} has no label; the other judges are {quote_list(others)}."
         )
-    items = _items(table, str(gold), str(judge), cluster)
+    items = _items(table, str(gold), str(judge), {"cluster": cluster, "stratum": strata})
     keys = ["task", "metric", "system"]
     if control is not None:
         items, keys = _paired(items, str(control))
-    out = _estimate(items, keys, estimator, alpha, cluster is not None)
+    out = _estimate(items, keys, estimator, alpha)
     out = _in_table_order(out, table, keys)
     if control is not None:
         out = out.rename(columns={"mean": "effect"})
@@ -143,6 +155,7 @@ def ppi(
         alpha=alpha,
         cluster=cluster,
         control=control,
+        strata=strata,
     )
     return out
 
@@ -165,12 +178,17 @@ def _in_table_order(out: pd.DataFrame, table: pd.DataFrame, keys: list[str]) -> 
     return out.iloc[at].reset_index(drop=True)
 
 
-def _items(table: pd.DataFrame, gold: str, judge: str, cluster: str | None) -> pd.DataFrame:
+def _items(
+    table: pd.DataFrame, gold: str, judge: str, design: dict[str, str | None]
+) -> pd.DataFrame:
     """One row per (task, metric, system, query): ``y`` (gold, NaN where absent), ``h``
-    (the judge's), the cluster; items the judge did not label are refused."""
+    (the judge's), and the ``design`` columns given (``cluster``, ``stratum``)
+    under those names; items the judge did not label are refused."""
     keys = ["task", "metric", "system", "query"]
     own = table[table[JUDGE] == judge]
-    wide = own[[*keys, "value", *([cluster] if cluster else [])]].rename(columns={"value": "h"})
+    named = {column: role for role, column in design.items() if column is not None}
+    wide = own[[*keys, "value"]].assign(**{role: own[c] for c, role in named.items()})
+    wide = wide.rename(columns={"value": "h"})
     gold_rows = table[table[JUDGE] == gold][[*keys, "value"]].rename(columns={"value": "y"})
     merged = wide.merge(gold_rows, on=keys, how="outer", indicator=True)
     orphan = merged["_merge"] == "right_only"
@@ -204,8 +222,10 @@ def _paired(items: pd.DataFrame, control: str) -> tuple[pd.DataFrame, list[str]]
     base = items[systems == control].drop(columns="system")
     rest = items[systems != control].rename(columns={"system": "treatment"})
     on = ["task", "metric", "query"]
-    cluster = [c for c in items.columns if c not in (*on, "system", "y", "h")]
-    pair = rest.merge(base, on=on, how="outer", suffixes=("", "_c"), indicator=True)
+    design = [c for c in ("cluster", "stratum") if c in items.columns]
+    pair = rest.merge(
+        base[[*on, "y", "h"]], on=on, how="outer", suffixes=("", "_c"), indicator=True
+    )
     lone = pair["_merge"] != "both"
     if lone.any():
         warn_groups(
@@ -215,52 +235,57 @@ def _paired(items: pd.DataFrame, control: str) -> tuple[pd.DataFrame, list[str]]
             PairingWarning,
         )
     pair = pair[~lone]
-    out = pair[["task", "metric", "treatment", "query", *cluster]].assign(
+    out = pair[["task", "metric", "treatment", "query", *design]].assign(
         control=control, y=pair["y"] - pair["y_c"], h=pair["h"] - pair["h_c"]
     )
     return out, ["task", "metric", "treatment", "control"]
 
 
-def _estimate(
-    items: pd.DataFrame, keys: list[str], estimator: str, alpha: float, clustered: bool
-) -> pd.DataFrame:
-    """Every group's estimate, se and interval, from sums over its items (bincounts)."""
+def _strata(items: pd.DataFrame, keys: list[str], code: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each item's stratum as a position 0 … H − 1 within its group, and H (1 without
+    strata); a stratum without gold labels is refused."""
+    if "stratum" not in items.columns:
+        return np.zeros(len(items), dtype=np.int64), 1
+    cell, cells = pd.factorize(pd.MultiIndex.from_frame(items[[*keys, "stratum"]].astype(object)))
+    group_of = np.zeros(len(cells), dtype=np.int64)
+    group_of[cell] = code
+    gold = np.bincount(cell, weights=items["y"].notna().to_numpy(float), minlength=len(cells))
+    if (gold == 0).any():
+        where = dict(zip([*keys, "stratum"], cells[int(np.argmax(gold == 0))], strict=True))
+        raise SchemaError(
+            f"The stratum {excerpt(where['stratum'])} of task {excerpt(where['task'])} "
+            f"({excerpt({k: where[k] for k in keys[1:]})}) has no gold label, and "
+            f"stratified PPI rectifies each stratum by its own gold items "
+            f"({int((gold == 0).sum())} such stratum(s)): label some, or merge the stratum "
+            "with another."
+        )
+    order = np.argsort(group_of, kind="stable")
+    start = np.searchsorted(group_of[order], group_of[order])
+    position = np.empty(len(cells), dtype=np.int64)
+    position[order] = np.arange(len(cells)) - start
+    return position[cell], int(position.max()) + 1
+
+
+def _estimate(items: pd.DataFrame, keys: list[str], estimator: str, alpha: float) -> pd.DataFrame:
+    """Every group's estimate, se and interval, from sums of its items' terms per stratum
+    (bincounts)."""
     from scipy import stats
 
     code, groups = pd.factorize(pd.MultiIndex.from_frame(items[keys].astype(object)))
     n_groups = len(groups)
+    position, width = _strata(items, keys, code)
     y, h = items["y"].to_numpy(float), items["h"].to_numpy(float)
     lab = np.isfinite(y)
-
-    def total(x: np.ndarray, where: np.ndarray) -> np.ndarray:
-        return np.bincount(code[where], weights=x[where], minlength=n_groups)
-
-    n = total(np.ones(len(y)), lab)
-    big_n = total(np.ones(len(y)), ~lab)
-    everyone = np.ones(len(y), dtype=bool)
-    y0 = np.where(lab, y, 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        my, mh_l, mh_u = total(y0, lab) / n, total(h, lab) / n, total(h, ~lab) / big_n
-        mh = total(h, everyone) / (n + big_n)
-        cov = total((y0 - my[code]) * (h - mh_l[code]), lab) / n  # ddof 0, labelled
-        var_h = total((h - mh[code]) ** 2, everyone) / (n + big_n - 1)  # ddof 1, all
-        tuned = np.clip(cov / ((1 + n / big_n) * var_h), 0.0, 1.0)
-        tuned = np.where(big_n > 0, tuned, 0.0)  # no unlabelled item: the gold labels
-    lam = {"ppi++": tuned, "ppi": np.ones(n_groups), "classical": np.zeros(n_groups)}
-    if estimator == "judge":
-        estimate, psi = mh, (h - mh[code]) / (n + big_n)[code]
-        lam_used = np.full(n_groups, np.nan)
-    else:
-        lam_used = lam[estimator]
-        estimate, psi = _rectified(lam_used, code, lab, y0, h, my, mh_l, mh_u, n, big_n)
-    _, classical_psi = _rectified(np.zeros(n_groups), code, lab, y0, h, my, mh_l, mh_u, n, big_n)
+    terms = _terms(lab, np.where(lab, y, 0.0), h)
+    sums = _sums(code * width + position, terms, n_groups * width).reshape(n_groups, width, -1)
+    estimate, variance, lam = _solve(estimator, sums)
+    _, classical_var, _ = _solve("classical", sums)
+    clustered = "cluster" in items.columns
     if clustered:  # the delete-one-cluster jackknife, λ re-estimated without each cluster
-        cluster_of = _cluster_codes(items, keys)
-        variance, df = _jackknife(estimator, code, cluster_of, n_groups, lab, y0, h)
-        classical_var, _ = _jackknife("classical", code, cluster_of, n_groups, lab, y0, h)
-    else:
-        variance, df = _variance(psi, code, n_groups, None)
-        classical_var, _ = _variance(classical_psi, code, n_groups, None)
+        of = pd.MultiIndex.from_frame(items[[*keys, "cluster"]].astype(object))
+        cluster = pd.factorize(of)[0]
+        variance, df = _jackknife(estimator, code, cluster, position, width, terms)
+        classical_var, _ = _jackknife("classical", code, cluster, position, width, terms)
     se = np.sqrt(variance)
     with np.errstate(invalid="ignore"):
         crit = stats.t.isf(alpha / 2, df) if clustered else stats.norm.isf(alpha / 2)
@@ -268,99 +293,105 @@ def _estimate(
     out.columns = keys
     with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 where both variances are 0
         gain = classical_var / variance
-    out = out.assign(
+    total = sums.sum(axis=1)
+    return out.assign(
         mean=estimate,
         se=se,
         ci_low=estimate - crit * se,
         ci_high=estimate + crit * se,
-        n_gold=n.astype(int),
-        n_judge=big_n.astype(int),
-        **{"lambda": lam_used},
+        n_gold=total[:, 0].astype(int),
+        n_judge=total[:, 6].astype(int),
+        **{"lambda": lam},
         ess_gain=gain,
         estimator=estimator,
         df=df if clustered else np.full(n_groups, np.nan),
     )
-    return out
 
 
-def _rectified(lam, code, lab, y0, h, my, mh_l, mh_u, n, big_n):  # noqa: ANN001, ANN202
-    """θ̂_λ per group and every item's influence on it."""
+def _terms(lab: np.ndarray, y0: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """Each item's terms, whose sums over a stratum's (or a cluster's) items give every
+    estimate and its variance: on the gold slice L 1, y, ŷ, yŷ, ŷ², y²; on the rest U 1,
+    ŷ, ŷ²."""
+    u = ~lab
+    columns = [lab, y0, lab * h, y0 * h, lab * h**2, y0**2, u, u * h, u * h**2]
+    return np.column_stack(columns).astype(float)
+
+
+def _sums(code: np.ndarray, terms: np.ndarray, size: int) -> np.ndarray:
+    """The terms summed per ``code`` (a loop over the 9 terms, not over groups)."""
+    return np.stack(
+        [np.bincount(code, weights=terms[:, k], minlength=size) for k in range(terms.shape[1])],
+        axis=-1,
+    )
+
+
+def _solve(estimator: str, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The estimate, its (i.i.d.) variance and λ from the sums (…, H, 9) of :func:`_terms`
+    per stratum (H = 1 without strata).
+
+    Per stratum h with n_h gold items and N_h others: θ̂_h = mean_L(y) + λ (mean_U(ŷ) −
+    mean_L(ŷ)), var_h = var_U(λŷ)/N_h + var_L(y − λŷ)/n_h (ddof 0, as ppi_py); the group's
+    estimate Σ W_h θ̂_h and variance Σ W_h² var_h, W_h the stratum's share of the items.
+    PPI++'s λ minimizes that variance, Σ W_h² cov_h/n_h / Σ W_h² (1/n_h + 1/N_h) var_h(ŷ)
+    (cov on L with ddof 0, var(ŷ) on L ∪ U with ddof 1), clipped to [0, 1]: with one
+    stratum, Angelopoulos, Duchi & Zrnic's cov/((1 + n/N) var). A stratum without
+    unlabelled items enters with its gold mean; with none at all, λ = 0."""
+    n, sy, shl, syh, shl2, sy2, big_n, shu, shu2 = np.moveaxis(s, -1, 0)
+    m = n + big_n
     with np.errstate(invalid="ignore", divide="ignore"):
-        estimate = np.where(big_n > 0, lam * mh_u, 0.0) + my - lam * mh_l
-        resid = y0 - lam[code] * h - (my - lam * mh_l)[code]
-        psi = np.where(
-            lab, resid / n[code], lam[code] * (h - np.nan_to_num(mh_u)[code]) / big_n[code]
-        )
-    return estimate, psi
-
-
-def _cluster_codes(items: pd.DataFrame, keys: list[str]) -> np.ndarray:
-    cluster = [c for c in items.columns if c not in (*keys, "query", "y", "h", "system")]
-    cols = [*keys, cluster[0]] if cluster else keys
-    return pd.factorize(pd.MultiIndex.from_frame(items[cols].astype(object)))[0]
-
-
-def _theta(estimator: str, s: np.ndarray) -> np.ndarray:
-    """The estimate from the sums (…, 8): n, Σy, Σŷ_L, Σyŷ, Σŷ_L², N, Σŷ_U, Σŷ_U²."""
-    n, sy, sh, syh, shh, big_n, shu, shhu = np.moveaxis(s, -1, 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
+        share = m / m.sum(axis=-1, keepdims=True)
         if estimator == "judge":
-            return (sh + shu) / (n + big_n)
+            mean = (shl + shu) / m
+            var = (shl2 + shu2 - (shl + shu) ** 2 / m) / m**2
+            total = _combine(share, mean), _combine(share**2, var)
+            return total[0], total[1], np.full(total[0].shape, np.nan)
+        some = big_n > 0
+        my, mhl = sy / n, shl / n
+        mhu = np.where(some, shu / big_n, 0.0)
+        lam = np.where(some.any(axis=-1), 1.0, 0.0)
         if estimator == "classical":
-            return sy / n
-        lam = np.ones(n.shape)
-        if estimator == "ppi++":
-            cov = syh / n - sy * sh / n**2
-            total, m = sh + shu, n + big_n
-            var_h = (shh + shhu - total**2 / m) / (m - 1)
-            lam = np.where(big_n > 0, np.clip(cov / ((1 + n / big_n) * var_h), 0.0, 1.0), 0.0)
-        return np.where(big_n > 0, lam * shu / big_n, 0.0) + sy / n - lam * sh / n
+            lam = np.zeros(lam.shape)
+        elif estimator == "ppi++":
+            cov = syh / n - my * mhl
+            var_h = (shl2 + shu2 - (shl + shu) ** 2 / m) / (m - 1)
+            num = _combine(share**2, np.where(some, cov / n, 0.0))
+            den = _combine(share**2, np.where(some, (1 / n + 1 / big_n) * var_h, 0.0))
+            lam = np.where(den > 0, np.clip(num / den, 0.0, 1.0), 0.0)
+        lam_h = lam[..., None] * some
+        theta = my + lam_h * (mhu - mhl)
+        imputed = np.where(some, lam_h**2 * (shu2 / big_n - mhu**2) / big_n, 0.0)
+        r1, r2 = sy - lam_h * shl, sy2 - 2 * lam_h * syh + lam_h**2 * shl2
+        rectifier = (r2 / n - (r1 / n) ** 2) / n
+        var = np.maximum(imputed, 0.0) + np.maximum(rectifier, 0.0)
+    return _combine(share, theta), _combine(share**2, var), lam
+
+
+def _combine(weight: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Σ_h weight_h x_h over the strata axis, strata without items (weight 0) left out."""
+    return np.where(weight > 0, weight * x, 0.0).sum(axis=-1)
 
 
 def _jackknife(
     estimator: str,
     code: np.ndarray,
     cluster: np.ndarray,
-    n_groups: int,
-    lab: np.ndarray,
-    y0: np.ndarray,
-    h: np.ndarray,
+    position: np.ndarray,
+    width: int,
+    terms: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(C − 1)/C Σ_c (θ̂_(−c) − mean θ̂_(−c))² per group, each θ̂_(−c) from the group's
-    sums less cluster c's (its λ re-estimated), and C − 1 df."""
-    u = ~lab
-    terms = np.column_stack([lab, y0, lab * h, y0 * h, lab * h**2, u, u * h, u * h**2]).astype(
-        float
-    )
+    sums per stratum less cluster c's (its λ re-estimated), and C − 1 df."""
+    n_groups = int(code.max()) + 1
     n_clusters = int(cluster.max()) + 1
-    per_cluster = np.stack(
-        [np.bincount(cluster, weights=terms[:, k], minlength=n_clusters) for k in range(8)],
-        axis=-1,
-    )  # a loop over the 8 sums, not over clusters or groups
+    per_cluster = _sums(cluster * width + position, terms, n_clusters * width)
+    per_cluster = per_cluster.reshape(n_clusters, width, -1)
     group_of = np.zeros(n_clusters, dtype=np.int64)
     group_of[cluster] = code
-    totals = np.stack(
-        [np.bincount(group_of, weights=per_cluster[:, k], minlength=n_groups) for k in range(8)],
-        axis=-1,
-    )
-    left_out = _theta(estimator, totals[group_of] - per_cluster)
+    totals = _sums(group_of, per_cluster.reshape(n_clusters, -1), n_groups)
+    totals = totals.reshape(n_groups, width, -1)
+    left_out = _solve(estimator, totals[group_of] - per_cluster)[0]
     c = np.bincount(group_of, minlength=n_groups).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.bincount(group_of, weights=left_out, minlength=n_groups) / c
         spread = np.bincount(group_of, weights=(left_out - mean[group_of]) ** 2, minlength=n_groups)
         return (c - 1) / c * spread, c - 1
-
-
-def _variance(
-    psi: np.ndarray, code: np.ndarray, n_groups: int, cluster: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Σ ψ² per group, or with clusters C/(C − 1) Σ_c (Σ_{i∈c} ψ_i)² and C − 1 df."""
-    if cluster is None:
-        return np.bincount(code, weights=psi**2, minlength=n_groups), np.full(n_groups, np.inf)
-    sums = np.bincount(cluster, weights=psi)
-    group_of = np.zeros(len(sums), dtype=np.int64)
-    group_of[cluster] = code
-    c = np.bincount(group_of, minlength=n_groups).astype(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        variance = c / (c - 1) * np.bincount(group_of, weights=sums**2, minlength=n_groups)
-    return variance, c - 1

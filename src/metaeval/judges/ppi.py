@@ -87,8 +87,9 @@ def ppi(
         different rate in each (hard questions labelled more often, say): the stratified
         estimate Σ_h W_h θ̂_h, each stratum's PPI estimate θ̂_h weighted by its share W_h
         of the group's items (known: every item has the judge's label), its variance
-        Σ_h W_h² var_h, and PPI++'s λ one per group, the one that minimizes that variance
-        (with one stratum, PPI++'s own). A stratum without gold labels is refused; one
+        Σ_h W_h² var_h, and PPI++'s λ one per group, its power tuning applied to that
+        variance: Σ W_h² cov_h/n_h / Σ W_h² (1/n_h + 1/N_h) var_h(ŷ) (with one stratum,
+        PPI++'s own). A stratum without gold labels is refused; one
         gold-labelled throughout enters with its gold mean.
     alpha : float, default 0.05
         1 − the confidence level.
@@ -332,7 +333,7 @@ def _solve(estimator: str, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     Per stratum h with n_h gold items and N_h others: θ̂_h = mean_L(y) + λ (mean_U(ŷ) −
     mean_L(ŷ)), var_h = var_U(λŷ)/N_h + var_L(y − λŷ)/n_h (ddof 0, as ppi_py); the group's
     estimate Σ W_h θ̂_h and variance Σ W_h² var_h, W_h the stratum's share of the items.
-    PPI++'s λ minimizes that variance, Σ W_h² cov_h/n_h / Σ W_h² (1/n_h + 1/N_h) var_h(ŷ)
+    PPI++'s λ, its power tuning applied to that variance, is Σ W_h² cov_h/n_h / Σ W_h² (1/n_h + 1/N_h) var_h(ŷ)
     (cov on L with ddof 0, var(ŷ) on L ∪ U with ddof 1), clipped to [0, 1]: with one
     stratum, Angelopoulos, Duchi & Zrnic's cov/((1 + n/N) var). A stratum without
     unlabelled items enters with its gold mean; with none at all, λ = 0."""

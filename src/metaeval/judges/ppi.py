@@ -333,8 +333,9 @@ def _solve(estimator: str, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     Per stratum h with n_h gold items and N_h others: θ̂_h = mean_L(y) + λ (mean_U(ŷ) −
     mean_L(ŷ)), var_h = var_U(λŷ)/N_h + var_L(y − λŷ)/n_h (ddof 0, as ppi_py); the group's
     estimate Σ W_h θ̂_h and variance Σ W_h² var_h, W_h the stratum's share of the items.
-    PPI++'s λ, its power tuning applied to that variance, is Σ W_h² cov_h/n_h / Σ W_h² (1/n_h + 1/N_h) var_h(ŷ)
-    (cov on L with ddof 0, var(ŷ) on L ∪ U with ddof 1), clipped to [0, 1]: with one
+    PPI++'s λ, its power tuning applied to that variance, is Σ W_h² cov_h/n_h /
+    Σ W_h² (1/n_h + 1/N_h) var_h(ŷ) (cov on L with ddof 0, var(ŷ) on L ∪ U with ddof 1),
+    clipped to [0, 1]: with one
     stratum, Angelopoulos, Duchi & Zrnic's cov/((1 + n/N) var). A stratum without
     unlabelled items enters with its gold mean; with none at all, λ = 0."""
     n, sy, shl, syh, shl2, sy2, big_n, shu, shu2 = np.moveaxis(s, -1, 0)

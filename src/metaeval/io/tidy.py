@@ -45,6 +45,7 @@ from ..errors import (
     quote_list,
 )
 from ..schema import (
+    JUDGE,
     KEY_COLUMNS,
     REPLICATE,
     REPLICATE_DESIGN,
@@ -54,6 +55,7 @@ from ..schema import (
     map_columns,
     prepare_scores,
     recorded_design,
+    validate_scores,
 )
 from ._text import check_readable, iter_jsonl, read_delimited, read_text
 
@@ -325,14 +327,17 @@ def _concat_files(frames: list[pd.DataFrame], files: list[Path]) -> pd.DataFrame
 
 
 def _key_names(df: pd.DataFrame) -> list[str]:
-    """The key columns of a scores table: with a ``replicate`` column (seeds, epochs) it is
-    part of the key."""
-    return [*KEY_COLUMNS, REPLICATE] if REPLICATE in df.columns else list(KEY_COLUMNS)
+    """The key columns of a scores table: with a ``judge`` column (a table of labels) or a
+    ``replicate`` column (seeds, epochs) they are part of the key."""
+    return [*KEY_COLUMNS, *(c for c in (JUDGE, REPLICATE) if c in df.columns)]
 
 
 def _ready(df: pd.DataFrame) -> pd.DataFrame:
     """The checked scores table; a ``replicate`` column is kept (the methods average the
     replicates or model them, :mod:`metaeval.paired.replicates`), never averaged here."""
+    if JUDGE in df.columns:  # a table of labels: one score per judge, checked as such
+        checked = validate_scores(df)
+        return checked if REPLICATE not in df.columns else checked_replicates(checked)
     ready = prepare_scores(df)  # every check; it averages replicates for the methods
     return ready if REPLICATE not in df.columns else checked_replicates(coerce_scores(df))
 

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SchemaError, excerpt, quote_list
-from ..schema import REPLICATE
+from ..schema import JUDGE, REPLICATE
 
 __all__ = [
     "JUDGE",
@@ -39,8 +39,6 @@ __all__ = [
     "sorted_codes",
 ]
 
-JUDGE = "judge"
-"""The column naming who labelled a row (a model judge, a human): rename yours to it."""
 
 _BLOCK = 4_000_000  # resample counts held at once
 

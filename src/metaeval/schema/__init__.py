@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._columns import KEY_COLUMNS, REPLICATE, REPLICATE_DESIGN, SCORE_COLUMNS
+from ._columns import JUDGE, KEY_COLUMNS, REPLICATE, REPLICATE_DESIGN, SCORE_COLUMNS
 from ._columns import first_repeat as first_repeat  # io's readers and measures' checks
 from .scores import from_wide, scores
 from .scores import map_columns as map_columns  # io.tidy's reader
@@ -47,6 +47,7 @@ __all__ = [  # noqa: F822  (the pandera models are module attributes loaded lazi
     "prepare_scores",
     "coerce_keys",
     "REPLICATE",
+    "JUDGE",
     "REPLICATE_DESIGN",
     "average_replicates",
     "checked_replicates",

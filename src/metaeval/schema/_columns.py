@@ -13,6 +13,8 @@ __all__ = [
     "SCORE_COLUMNS",
     "REPLICATE",
     "REPLICATE_DESIGN",
+    "JUDGE",
+    "keys_of",
     "is_key_dtype",
     "non_string_keys",
     "empty_keys",
@@ -29,6 +31,21 @@ SCORE_COLUMNS = (*KEY_COLUMNS, "value")
 REPLICATE = "replicate"
 """The optional column of a scores table that tells repeated runs of a system apart
 (random seeds, checkpoints, epochs)."""
+
+JUDGE = "judge"
+"""The optional column of a scores table naming who labelled a row (a model judge, a
+human): a table of labels holds one score per judge, so its key is
+``(task, query, system, metric, judge)`` (see :func:`metaeval.agreement`)."""
+
+
+def keys_of(columns: Sequence[Any]) -> list[str]:
+    """The key of a table with these columns: ``KEY_COLUMNS`` present, and the judge.
+
+    >>> keys_of(["task", "query", "system", "metric", "judge", "value"])
+    ['task', 'query', 'system', 'metric', 'judge']
+    """
+    return [c for c in (*KEY_COLUMNS, JUDGE) if c in columns]
+
 
 REPLICATE_DESIGN = "replicate_design"
 """The optional column that says how the runs of the ``replicate`` column relate to the

@@ -10,7 +10,7 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
-from ._columns import KEY_COLUMNS, empty_keys, is_key_dtype, non_string_keys
+from ._columns import JUDGE, KEY_COLUMNS, empty_keys, is_key_dtype, non_string_keys
 
 
 class Scores(pa.DataFrameModel):
@@ -53,6 +53,34 @@ class Scores(pa.DataFrameModel):
         if not pd.api.types.is_numeric_dtype(series.dtype):
             return pd.Series(True, index=series.index)
         return series.isna() | np.isfinite(series)
+
+
+class Labels(Scores):
+    """A scores table of labels: a ``judge`` column (strings or categoricals, like the
+    other keys) and the key ``(task, query, system, metric, judge)`` unique."""
+
+    judge: Series[Any] = pa.Field(nullable=False)
+
+    class Config:
+        strict = False
+        coerce = False
+        unique = [*KEY_COLUMNS, JUDGE]
+
+    @pa.check("judge", name="string_or_categorical")
+    def _judge_dtype(cls, series: pd.Series) -> bool:
+        return is_key_dtype(series.dtype)
+
+    @pa.check("judge", name="string_elements")
+    def _judge_elements(cls, series: pd.Series) -> pd.Series:
+        if not is_key_dtype(series.dtype):
+            return pd.Series(True, index=series.index)
+        return pd.Series(~non_string_keys(series), index=series.index)
+
+    @pa.check("judge", name="not_empty")
+    def _judge_not_empty(cls, series: pd.Series) -> pd.Series:
+        if not is_key_dtype(series.dtype) or non_string_keys(series).any():
+            return pd.Series(True, index=series.index)
+        return pd.Series(~empty_keys(series), index=series.index)
 
 
 class Effects(pa.DataFrameModel):

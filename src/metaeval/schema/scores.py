@@ -16,6 +16,7 @@ import pandas as pd
 from ..engines.frames import any_frame
 from ..errors import SchemaError, excerpt, quote_list
 from ._columns import (
+    JUDGE,
     SCORE_COLUMNS,
 )
 from ._columns import first_repeat as first_repeat  # io's readers and measures' checks
@@ -34,17 +35,17 @@ def map_columns(
 ) -> pd.DataFrame:
     """``df`` with its columns renamed to the standard names and constant columns added.
 
-    ``columns`` maps a standard name (``task, query, system, metric, value``) to the
-    table's column; ``constants`` a standard key name to the value every row takes.
+    ``columns`` maps a standard name (``task, query, system, metric, value``, and
+    ``judge`` for a table of labels) to the table's column; ``constants`` a standard key name to the value every row takes.
     The input is not changed.
     """
     columns, constants = dict(columns or {}), dict(constants or {})
-    standard = set(SCORE_COLUMNS)
-    unknown = sorted((set(columns) | set(constants)) - standard)
+    standard = [*SCORE_COLUMNS, JUDGE]
+    unknown = sorted((set(columns) | set(constants)) - set(standard))
     if unknown:
         raise SchemaError(
             f"{where}: {quote_list(unknown)} are not standard column names; map to "
-            f"{quote_list(list(SCORE_COLUMNS))}."
+            f"{quote_list(standard)}."
         )
     if "value" in constants:
         raise SchemaError(f"{where}: `value` holds the scores; it cannot be a constant.")
@@ -103,6 +104,7 @@ def scores(
     system: str = "system",
     metric: str = "metric",
     value: str = "value",
+    judge: str | None = None,
     constants: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Map a table's own column names to the standard ones and validate it.
@@ -118,6 +120,11 @@ def scores(
         The names of the columns holding the task (data set), the query
         (sample) id, the system (run, model), the metric (measure) and the
         score.
+    judge : str, optional
+        The column naming who labelled each row (a model judge, a human), for a table of
+        labels: renamed to ``judge``, which joins the key (one score per task, query,
+        system, metric and judge; see :func:`metaeval.agreement`). A column already named
+        ``judge`` is taken as such without it.
     constants : mapping of str to str, optional
         Key columns the table does not have, with the value of every row:
         ``constants={"metric": "nDCG@10", "task": "robust04"}`` for a table of
@@ -148,6 +155,13 @@ def scores(
     ...                 metric="measure", value="score").columns.tolist()
     ['task', 'query', 'system', 'metric', 'value']
 
+    A table of labels, two graders per answer:
+
+    >>> graded = pd.DataFrame({"task": "qa", "qid": [1, 1], "system": "m", "metric": "ok",
+    ...                        "grader": ["gpt", "human"], "label": [1, 0]})
+    >>> metaeval.scores(graded, query="qid", value="label", judge="grader").columns.tolist()
+    ['task', 'query', 'system', 'metric', 'judge', 'value']
+
     One metric on one collection, without those columns:
 
     >>> one = pd.DataFrame({"qid": [1, 1], "run": ["bm25", "tasb"], "score": [0.5, 0.7]})
@@ -158,12 +172,13 @@ def scores(
     1  robust04     1   tasb  nDCG@10    0.7
     """
     named = {"task": task, "query": query, "system": system, "metric": metric, "value": value}
+    if judge is not None:
+        named[JUDGE] = judge
     constants = dict(constants or {})
     columns = {k: v for k, v in named.items() if k not in constants}
     out = map_columns(df, columns, constants)
-    return validate_scores(
-        out[[*SCORE_COLUMNS, *[c for c in out.columns if c not in SCORE_COLUMNS]]]
-    )
+    first = [*SCORE_COLUMNS[:-1], *([JUDGE] if JUDGE in out.columns else []), "value"]
+    return validate_scores(out[[*first, *[c for c in out.columns if c not in first]]])
 
 
 @any_frame

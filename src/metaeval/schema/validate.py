@@ -19,8 +19,9 @@ import pandas as pd
 from .._docs import fill_doc
 from ..engines.frames import any_frame
 from ..engines.routing import route
-from ..errors import SchemaError, quote_list
+from ..errors import SchemaError, excerpt, quote_list
 from ._columns import (
+    JUDGE,
     KEY_COLUMNS,
     REPLICATE,
     REPLICATE_DESIGN,
@@ -28,6 +29,7 @@ from ._columns import (
     empty_keys,
     integer_ids_as_strings,
     is_key_dtype,
+    keys_of,
     non_string_keys,
 )
 from ._columns import first_repeat as first_repeat  # io's readers and measures' checks
@@ -69,7 +71,7 @@ def coerce_scores(df: pd.DataFrame) -> pd.DataFrame:
     strings and numbers, or strings in ``value`` are reported, never parsed.
     """
     changes: dict[str, pd.Series] = {}
-    for col in KEY_COLUMNS:
+    for col in (*KEY_COLUMNS, JUDGE):
         if col in df.columns:
             converted = integer_ids_as_strings(df[col])
             if converted is not None:
@@ -206,9 +208,9 @@ def average_replicates(scores: pd.DataFrame) -> pd.DataFrame:
     if REPLICATE not in scores.columns:
         return scores
     scores = checked_replicates(scores)
-    keys = [c for c in KEY_COLUMNS if c in scores.columns]
+    keys = keys_of(scores.columns)
     numeric = "value" in scores.columns and pd.api.types.is_numeric_dtype(scores["value"])
-    if len(keys) == len(KEY_COLUMNS) and numeric:
+    if all(c in keys for c in KEY_COLUMNS) and numeric:
         # each mean summed in replicate order, whatever the order of the rows
         scores = scores.sort_values(REPLICATE, kind="stable")
         grouped = scores.groupby(keys, sort=False, observed=True, dropna=False)
@@ -260,15 +262,16 @@ def checked_replicates(scores: pd.DataFrame) -> pd.DataFrame:
             f"(dtype {rep.dtype})."
         )
     scores = scores.assign(**{REPLICATE: rep})
-    keys = [*(c for c in KEY_COLUMNS if c in scores.columns), REPLICATE]
+    keys = [*keys_of(scores.columns), REPLICATE]
+    complete = all(c in keys for c in KEY_COLUMNS)
     dup = scores.duplicated(keys, keep=False).to_numpy()
-    if len(keys) == len(KEY_COLUMNS) + 1 and dup.any():
+    if complete and dup.any():
         example = scores.loc[dup, keys].head(3).to_string(index=False)
         raise SchemaError(
-            f"{int(dup.sum())} rows share their (task, query, system, metric, replicate) "
-            f"key with another row, e.g.\n{example}"
+            f"{int(dup.sum())} rows share their ({', '.join(keys)}) key with another row, "
+            f"e.g.\n{example}"
         )
-    if len(keys) == len(KEY_COLUMNS) + 1:
+    if complete:
         _check_not_folds(scores)
     return scores
 
@@ -461,11 +464,12 @@ def validate_scores(scores: pd.DataFrame) -> pd.DataFrame:
         return scores
     # pandera needs unique row labels to report duplicate keys: check a copy with positions
     checked = scores if scores.index.is_unique else scores.reset_index(drop=True)
+    model = "Labels" if JUDGE in scores.columns else "Scores"
     try:
-        _model("Scores").validate(checked, lazy=True)
+        _model(model).validate(checked, lazy=True)
     except pe.SchemaErrors as err:
         labels = None if checked is scores else scores.index
-        raise report("scores", err, checked, KEY_COLUMNS, labels) from None
+        raise report("scores", err, checked, tuple(keys_of(checked.columns)), labels) from None
     return scores
 
 
@@ -513,6 +517,8 @@ def prepare_scores(scores: pd.DataFrame, *, check_keys: bool = True) -> pd.DataF
     >>> ready["query"].tolist(), ready["value"].dtype
     (['1', '2'], dtype('float64'))
     """
+    if isinstance(scores, pd.DataFrame) and JUDGE in scores.columns:
+        one_judge(scores)
     if isinstance(scores, pd.DataFrame) and not scores.columns.duplicated().any():
         scores = coerce_scores(scores)
         if REPLICATE in scores.columns and len(scores):
@@ -521,6 +527,23 @@ def prepare_scores(scores: pd.DataFrame, *, check_keys: bool = True) -> pd.DataF
             return scores
     validate_scores(scores)  # raises with the full report
     raise AssertionError("unreachable: quick checks and the pandera model disagree")
+
+
+def one_judge(scores: pd.DataFrame) -> None:
+    """Refuse a table of several judges' labels where one score per (task, query, system,
+    metric) is needed: the statistics would take the judges for repeated keys."""
+    judges = pd.unique(scores[JUDGE].dropna())
+    if len(judges) <= 1:
+        return
+    named = quote_list([str(j) for j in judges])
+    raise SchemaError(
+        f"The table holds the labels of {len(judges)} judges ({named}) in its {JUDGE!r} "
+        "column, but this function takes one score per (task, query, system, metric). Keep "
+        f"one judge's labels (scores[scores[{JUDGE!r}] == {excerpt(str(judges[0]))}]), average the "
+        "judges' (scores.groupby(['task', 'query', 'system', 'metric'], as_index=False)"
+        "['value'].mean()), or measure the judges with metaeval.agreement, judge_errors "
+        "and ppi."
+    )
 
 
 @any_frame

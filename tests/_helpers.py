@@ -604,3 +604,46 @@ def all_outputs(tmp: Path) -> dict[str, Any]:
             for where, table in output_tables(case()):
                 found[f"{name}(){where}" if "(" not in name else f"{name}{where}"] = table
     return found
+
+
+def judged_labels(
+    seed: int = 5, judges: tuple[str, ...] = ("gpt", "claude", "llama")
+) -> pd.DataFrame:
+    """Two tasks × 80 questions × 2 systems, judges right 90/85/75% of the time, a human
+    labelling 30% of the questions, passages of 8 questions."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for task in ("math", "code"):
+        human = rng.random(80) < 0.3
+        query = np.array([f"{task}-{i:02d}" for i in range(80)])
+        for system, p in (("small", 0.5), ("large", 0.7)):
+            truth = rng.random(80) < p
+            for judge, accuracy in zip(judges, (0.9, 0.85, 0.75), strict=False):
+                label = np.where(rng.random(80) < accuracy, truth, ~truth)
+                rows.append(
+                    pd.DataFrame(
+                        {
+                            "task": task,
+                            "query": query,
+                            "system": system,
+                            "metric": "correct",
+                            "judge": judge,
+                            "passage": np.arange(80) // 8,
+                            "value": label * 1.0,
+                        }
+                    )
+                )
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "task": task,
+                        "query": query[human],
+                        "system": system,
+                        "metric": "correct",
+                        "judge": "human",
+                        "passage": np.arange(80)[human] // 8,
+                        "value": truth[human] * 1.0,
+                    }
+                )
+            )
+    return pd.concat(rows, ignore_index=True)

@@ -132,7 +132,7 @@ STAGES: dict[str, set[str]] = {
     "report": {"core"},
     # the verbs that run several stages (issue 40): above every stage, below the faces
     "workflows": {"core", "io", "measures", "paired", "pooling", "design", "ranking", "plot"}
-    | {"report"},
+    | {"report", "judges"},
     "accessor": {"core"},  # the pandas, dask and polars faces, from ACCESSOR_METHODS
     "cli": {
         "core",

@@ -8,6 +8,7 @@ from ._common import UsageError, check_column, check_names, check_outputs
 from ._parser import (
     ADJUSTMENTS,
     COMPARE_TESTS,
+    LEVELS,
     Formatter,
     Once,
     family_option,
@@ -45,7 +46,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         epilog="Examples:\n"
         "  metaeval report scores.csv --control bm25 -o report.html\n"
         "  metaeval report scores.csv --control bm25 dense --adjust fdr_bh -o report.md\n"
-        "  metaeval report scores.csv --seed 1 -o leaderboard.json   # ranks only",
+        "  metaeval report scores.csv --seed 1 -o leaderboard.json   # ranks only\n"
+        "  metaeval report labels.csv --control base --judge gpt --gold human -o judged.html",
     )
     add_input_options(rep)
     rep.add_argument("--control", nargs="+", help="the control system(s); none: ranks only")
@@ -69,6 +71,20 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     rep.add_argument("--seed", type=seed_value, help="the resampling's seed (default: drawn)")
     rep.add_argument(
+        "--judge",
+        action=Once,
+        help="a table of labels (a judge column): the judge whose labels score the systems",
+    )
+    rep.add_argument(
+        "--gold", action=Once, help="a table of labels: the judge taken as the truth (a human)"
+    )
+    rep.add_argument(
+        "--level",
+        choices=LEVELS,
+        default="nominal",
+        help="the labels' level of measurement (the judges' agreement)",
+    )
+    rep.add_argument(
         "-o", "--output", action=Once, metavar="FILE", help="the report (.html, .md, .json, .tex)"
     )
     return rep
@@ -77,6 +93,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run ``metaeval report`` on the parsed ``args``; returns the exit code."""
     from pathlib import Path
+
+    from metaeval.errors import excerpt, quote_list
 
     from .meta import inputs_text, read_inputs
 
@@ -94,6 +112,25 @@ def run(args: argparse.Namespace) -> int:
     source = inputs_text(args.scores)
     check_names("--control", args.control, list(dict.fromkeys(scores["system"])), source)
     check_column("--cluster", args.cluster, scores.columns, source)
+    if "judge" in scores.columns and args.judge is None:
+        others = [j for j in dict.fromkeys(scores["judge"].astype(str)) if j != args.gold]
+        if len(others) > 1:
+            raise UsageError(
+                f"{source} holds the labels of several judges ({quote_list(others)}"
+                + (f" besides {excerpt(args.gold)}" if args.gold else "")
+                + "): --judge names the one whose labels score the systems, --gold the one "
+                "taken as the truth."
+            )
+    if args.gold is not None or args.judge is not None:
+        if "judge" not in scores.columns:
+            raise UsageError(
+                f"--gold and --judge need a table of labels with a 'judge' column (who "
+                f"labelled each row); {source} has {quote_list(list(scores.columns))}."
+            )
+        found = list(dict.fromkeys(scores["judge"].astype(str)))
+        for flag, name in (("--gold", args.gold), ("--judge", args.judge)):
+            if name is not None:
+                check_names(flag, name, found, source, what="judge")
     from metaeval.workflows import build_report
 
     control = args.control[0] if args.control and len(args.control) == 1 else args.control
@@ -111,6 +148,9 @@ def run(args: argparse.Namespace) -> int:
         n_resamples=args.n_resamples,
         seed=args.seed,
         cluster=args.cluster,
+        gold=args.gold,
+        judge=args.judge,
+        level=args.level,
     )
     text = getattr(rep, writer)()
     if args.output:

@@ -84,3 +84,49 @@ def test_cluster_reaches_the_report(tmp_path):
     plain = build_report(scores, "A", pool_test="knha", n_resamples=40, seed=2)
     assert got["tests"][0]["se"] == pytest.approx(expected.tests["se"].iloc[0], rel=1e-12)
     assert got["tests"][0]["se"] > 1.5 * plain.tests["se"].iloc[0]
+
+
+def test_a_table_of_labels_gets_the_judge_section(tmp_path, capsys):
+    """--judge names whose labels score the systems, --gold the truth; the file is the
+    library's report of the same labels (issue 41, item 4)."""
+    from _helpers import judged_labels
+
+    labels = judged_labels()
+    path = tmp_path / "labels.csv"
+    labels.to_csv(path, index=False)
+    out = tmp_path / "r.json"
+    args = [
+        "report",
+        str(path),
+        "--control",
+        "small",
+        "--family",
+        "tasks",
+        "--cluster",
+        "passage",
+        "--n-resamples",
+        "40",
+        "--seed",
+        "2",
+    ]
+    assert main([*args, "--judge", "gpt", "--gold", "human", "-o", str(out)]) == 0
+    expected = build_report(
+        metaeval.io.read_scores(path),
+        "small",
+        family="tasks",
+        cluster="passage",
+        n_resamples=40,
+        seed=2,
+        pool_test="knha",
+        gold="human",
+        judge="gpt",
+    )
+    assert json.loads(out.read_text()) == json.loads(expected.to_json())
+    assert len(expected.ppi) == 6 and expected.agreement is not None
+    capsys.readouterr()
+    assert main([*args, "-o", str(out)]) == 2  # several judges: which one scores?
+    assert "--judge names the one whose labels score the systems" in capsys.readouterr().err
+    assert main(["report", str(EXAMPLE), *ARGS, "--gold", "human"]) == 2
+    assert "need a table of labels with a 'judge' column" in capsys.readouterr().err
+    assert main([*args, "--judge", "gtp"]) == 2
+    assert "'gtp' is not a judge" in capsys.readouterr().err

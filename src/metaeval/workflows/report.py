@@ -29,12 +29,14 @@ from .._options import (
     COMPARE_TESTS,
     DEFAULT_EFFECT,
     EFFECT_TYPES,
+    LEVELS,
     POOL_METHODS,
     AdjustFamily,
     Adjustment,
     CIMethod,
     CompareTest,
     EffectType,
+    Level,
     PoolMethod,
     counts_as_int,
     effect_scale,
@@ -58,17 +60,19 @@ from ..errors import (
     warn_groups,
 )
 from ..report import ADJUST_NAMES, TEST_NAMES, add_latex_notes, escape, to_latex
+from .judge_report import JUDGE_PARTS, JUDGE_TITLES, judge_methods, judge_section
 
 __all__ = ["Report", "build_report"]
 
 _LATEX_TEXT = {"τ²": r"$\tau^2$", "–": "--", "§": r"\S{}", "×": r"$\times$", "−": "$-$"}
 """The methods paragraph's few non-ASCII signs, in plain LaTeX (no package needed)."""
-_PARTS = ("table", "tests", "pooled", "ranks")
+_PARTS = ("table", "tests", "pooled", "ranks", *JUDGE_PARTS)
 _TITLES = {
     "table": "Per-task means",
     "tests": "Tests against the control",
     "pooled": "Pooled effects",
     "ranks": "Ranks",
+    **JUDGE_TITLES,
 }
 _CITE = {
     "REML": "restricted maximum likelihood (Viechtbauer 2005)",
@@ -113,15 +117,24 @@ class Report(Result):
     against the control(s) (:func:`metaeval.compare`), ``effects`` and ``pooled`` the
     per-task and pooled effects (:func:`metaeval.effects`, :func:`metaeval.pool`), all
     None without a control; ``ranks`` the rank intervals and tie groups
-    (:func:`metaeval.rank_intervals`); ``methods`` the methods paragraph, written
-    from the options (``options``) and the tables above; ``notes`` what a reader of a
-    table must know, shown under it in every format (see :func:`build_report`).
+    (:func:`metaeval.rank_intervals`); for a table of labels (a ``judge`` column) the
+    judge section: ``agreement``, ``judge_errors``, ``judge_panel``, ``ppi`` and
+    ``ppi_pooled`` (see :func:`build_report`), with ``agreement_pairs`` for the heatmap;
+    ``methods`` the methods paragraph, written from the options (``options``) and the
+    tables above; ``notes`` what a reader of a table must know, shown under it in every
+    format (see :func:`build_report`).
     """
 
     tests: pd.DataFrame | None = None
     effects: pd.DataFrame | None = None
     pooled: pd.DataFrame | None = None
     ranks: pd.DataFrame | None = None
+    agreement: pd.DataFrame | None = None
+    judge_errors: pd.DataFrame | None = None
+    judge_panel: pd.DataFrame | None = None
+    ppi: pd.DataFrame | None = None
+    ppi_pooled: pd.DataFrame | None = None
+    agreement_pairs: pd.DataFrame | None = None
     methods: str = ""
     options: dict[str, Any] = dataclasses.field(default_factory=dict)
     notes: tuple[dict[str, Any], ...] = ()
@@ -236,6 +249,9 @@ def build_report(
     n_resamples: int = 1000,
     seed: int | None = None,
     cluster: str | None = None,
+    gold: str | None = None,
+    judge: str | None = None,
+    level: Level = "nominal",
 ) -> Report:
     """One report of an evaluation: means, tests, pooled effects, ranks and their methods.
 
@@ -280,11 +296,27 @@ def build_report(
         clustered query-level errors) — and the methods paragraph says so. The tests
         against a control have a clustered form for ``test="t"`` only: another ``test``
         with ``cluster`` and a control is an OptionError.
+    gold : str, optional
+        For a table of labels (a ``judge`` column): the judge taken as the truth (a human,
+        who may label a subset of the outputs). Adds each judge's errors against it
+        (:func:`metaeval.judge_errors`) and the judge-only, gold-only and PPI++ estimates
+        side by side (:func:`metaeval.ppi`: paired differences from each control, pooled
+        as ``ppi_pooled``; the systems' means without a control).
+    judge : str, optional
+        For a table of labels: the judge whose labels score the systems in the means,
+        tests, effects and ranks, and whose labels PPI rectifies (default: the only judge
+        besides ``gold``; with several, an OptionError asks for it).
+    level : {"nominal", "ordinal", "interval", "ratio"}, default "nominal"
+        The labels' level of measurement, for the judges' agreement (Krippendorff's α of
+        the judges besides ``gold``, or of every judge without one;
+        :func:`metaeval.agreement`).
 
     Returns
     -------
     Report
-        ``table`` (per-task means), ``tests``, ``effects``, ``pooled``, ``ranks``,
+        ``table`` (per-task means), ``tests``, ``effects``, ``pooled``, ``ranks``, the
+        judge section for a table of labels (``agreement``, ``judge_errors``,
+        ``judge_panel``, ``ppi``, ``ppi_pooled``; None where it does not apply),
         ``methods`` (str), ``options`` and ``notes``; it writes itself with
         ``to_markdown()``, ``to_json()``, ``to_latex()`` and ``to_html()``. ``notes`` is a
         tuple of dicts, each shown under the table it concerns in every format: ``part``
@@ -310,25 +342,10 @@ def build_report(
     name (systems, tasks, metrics) goes through the one escaping of each format
     (:func:`metaeval.report.escape`), in the tables, notes and methods paragraph alike.
 
-    **A Knapp–Hartung interval narrower than the normal one** (τ̂² = 0 and the effects
-    closer together than their variances imply; :func:`metaeval.pool` warns) is kept in
-    the pooled table, which stays :func:`metaeval.pool`'s with the options given, and a
-    note under it and a sentence of the methods paragraph give the ad hoc Knapp–Hartung
-    interval and p-value of that row (``test="adhoc"``: the factor floored at 1; Röver,
-    Knapp and Friede 2015). That is the guide's advice ("report ``"adhoc"`` when k is small
-    and the warning fires, or both"): the reader sees both, and the report's tables
-    remain those of the options it states. Pass ``pool_test="adhoc"`` to pool with it throughout.
-
-    **The ranks** compare systems over the same tasks and queries (the paired bootstrap
-    draws the same queries for every system), so a metric on which a system lacks a task
-    is ranked over the tasks that every one of its systems has, and on those over the
-    queries that every system has: every system stays on the board, and a note under the
-    ranks and the methods paragraph say what was left out ("ranked over the 3 of 4 tasks
-    that every system has; left out: wine (no scores of knn)"). The means, tests and
-    pooled effects keep every row (:func:`metaeval.pool` pools each system over the tasks
-    it has). A metric with one system, or with no task that every system has, is not
-    ranked. ``prob_best`` counts a tie for first place for every system in it, so it can
-    sum past 1 with 0/1 scores; a note says so where it does.
+    What the report notes under its tables (a Knapp–Hartung interval narrower than the
+    normal one, with the ad hoc interval beside it; a metric ranked over the tasks and
+    queries that every system has; ``prob_best`` past 1) and its judge section are
+    described in the user guide, :doc:`/user_guide/leaderboards`.
 
     References
     ----------
@@ -365,6 +382,7 @@ def build_report(
     if adjust is not None:
         check_option("adjust", adjust, ADJUSTMENTS)
     check_option("family", family, ADJUST_FAMILIES)
+    check_option("level", level, LEVELS)
     check_option("effect", str(effect).lower(), EFFECT_TYPES)
     check_option("method", method, POOL_METHODS)
     if pool_test is not None:
@@ -392,6 +410,22 @@ def build_report(
                 f"{quote_list(sorted(known))}."
             )
         data = scores[scores["metric"].astype(str).isin(wanted)]
+    controls = (
+        None if control is None else ([control] if isinstance(control, str) else list(control))
+    )
+    data, section = judge_section(
+        data,
+        controls,
+        gold=gold,
+        judge=judge,
+        level=level,
+        cluster=cluster,
+        alpha=alpha,
+        n_resamples=n_resamples,
+        seed=seed,
+        method=method,
+        pool_test=pool_test,
+    )
     table = means(data, alpha=alpha, cluster=cluster)
     rankable, notes = _rankable(data)
     ranks = None
@@ -435,13 +469,17 @@ def build_report(
         "n_resamples": int(n_resamples),
         "seed": seed,
         "cluster": cluster,
+        "judges": None if section is None else section.options,
     }
+    judged = {} if section is None else section.tables
     rep = Report(
         table,
         tests=tests,
         effects=eff,
         pooled=pooled,
         ranks=ranks,
+        **judged,
+        agreement_pairs=None if section is None else section.pairs,
         options=options,
         notes=tuple(notes),
     )
@@ -713,10 +751,11 @@ def methods_paragraph(rep: Report) -> str:
                 "Knapp–Hartung interval and p-value, whose scale factor is floored at 1 "
                 "(Röver, Knapp and Friede 2015)."
             )
+    judged = judge_methods(o, {k: v for k, v in rep.parts().items() if k in JUDGE_PARTS}, level)
     r = rep.ranks
     if r is None:
         out.append("No metric could be ranked (the notes under the means say why).")
-        return " ".join(out)
+        return " ".join([*out, *judged])
     a = r.attrs
     simultaneous = a.get("simultaneous", True)
     kind = "simultaneous" if simultaneous else "marginal"
@@ -760,7 +799,7 @@ def methods_paragraph(rep: Report) -> str:
             "The ranks compare the systems over the tasks and queries that every system has "
             f"({left}; the notes under the ranks name what was left out)."
         )
-    return " ".join(out)
+    return " ".join([*out, *judged])
 
 
 def _listed(names: list[str], limit: int = 12) -> str:
@@ -967,6 +1006,20 @@ def _figures(rep: Report) -> list[str]:
     from .forest import forest_plot
 
     out = []
+    if rep.agreement_pairs is not None:
+        from ..judges.results import pair_heatmap
+
+        pairs = rep.agreement_pairs
+        out.append('<h2 id="agreement-figure">Agreement of each two judges</h2>')
+        # one heatmap per metric (display only)
+        for n, metric in enumerate(dict.fromkeys(pairs["metric"].astype(str))):
+            fig = pair_heatmap(
+                pairs, "agreement", "Krippendorff's alpha of each two judges", metric, None, 0.0
+            )
+            out.append(
+                f'<img id="fig-agreement-{n}" alt="agreement of each two judges: '
+                f'{html.escape(metric)}" src="data:image/png;base64,{_png(fig)}">'
+            )
     if rep.ranks is not None:
         ax = rank_plot(rep.ranks)
         fig = ax.figure if hasattr(ax, "figure") else ax

@@ -442,6 +442,7 @@ def output_cases(
         "ppi": lambda: metaeval.ppi(
             judged(scores), gold="logistic_regression", judge="random_forest"
         ),
+        "facets": lambda: metaeval.facets(faceted(), ["query", "prompt"]),
         "means": lambda: metaeval.means(scores),
         "bootstrap_effects": lambda: metaeval.bootstrap_effects(
             labelled_predictions(), "old", "f1", n_resamples=50, seed=1
@@ -582,6 +583,15 @@ def judged(scores: pd.DataFrame) -> pd.DataFrame:
     the judges of one output per query."""
     acc = scores[scores["metric"] == "accuracy"]
     return acc.rename(columns={"system": "judge"}).assign(system="answer")
+
+
+def faceted() -> pd.DataFrame:
+    """A small table with a prompt facet: 2 systems × 12 queries × 3 prompts."""
+    rng = np.random.default_rng(42)
+    rows = [(q, p, s) for q in range(12) for p in range(3) for s in ("a", "b")]
+    t = pd.DataFrame(rows, columns=["query", "prompt", "system"]).assign(task="qa", metric="acc")
+    t["value"] = rng.normal(0, 1, 12)[t["query"]] + rng.normal(0, 0.3, len(t))
+    return t
 
 
 def output_scores() -> pd.DataFrame:

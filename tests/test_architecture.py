@@ -102,6 +102,7 @@ STAGE_OF = {
     "paired": "paired",
     "pooling": "pooling",
     "judges": "judges",
+    "variance": "variance",
     "design": "design",
     "ranking": "ranking",
     "plot": "plot",
@@ -126,6 +127,7 @@ STAGES: dict[str, set[str]] = {
     "paired": {"core"},
     "pooling": {"core"},  # any table with effect and variance (issue 40)
     "judges": {"core", "pooling"},  # labels by judges; AgreementResult.pool() pools them
+    "variance": {"core"},  # variance components of prompts, seeds, judges (issue 42)
     "design": {"core", "paired", "pooling"},  # plans from pilots: the variances they estimate
     "ranking": {"core"},  # per-task scores; leaderboard/rank_intervals pool in workflows
     "plot": {"core"},  # figures draw results; forest_plot (workflows) pools, then draws
@@ -147,7 +149,7 @@ STAGES: dict[str, set[str]] = {
         "metaeval",
     },
     "metaeval": {"core", "io", "measures", "paired", "pooling", "design", "accessor"}
-    | {"workflows", "judges"},
+    | {"workflows", "judges", "variance"},
 }
 
 FACES = {"accessor", "metaeval", "cli"}

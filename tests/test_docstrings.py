@@ -90,7 +90,7 @@ def test_the_public_api_is_enumerated():
     assert len(functions) >= 64, sorted(functions)
     # bubble, simplex, cliques, critical_difference: result methods now (issue 26);
     # power: planning (issue 28); agreement, judge_errors, ppi: judges (issue 41)
-    assert len(methods) == 36, sorted(methods)
+    assert len(methods) == 37, sorted(methods)
     names = {f.__name__ for f in functions.values()}
     assert {
         "effects",

@@ -44,6 +44,8 @@ SURFACE = json.loads(
 SPLIT: dict[tuple[str, str], str] = {
     # `method` still means the tie rule here (issue 40, item 3, part 2)
     ("normalize_ranks", "method"): "ties= (part 2: the tie rule of a ranking)",
+    # the variance components' estimator, of which pool's τ² estimator is one case
+    ("facets", "method"): "REML | ML (| ANOVA to come): lme4's REML= for several components",
     # `control` is first everywhere (part 2); these take one control, a str: several
     # controls would need a loop over them in the function
     ("bayes_signed_rank", "control"): "str | Sequence[str] (one control per call today)",
@@ -54,6 +56,7 @@ SPLIT: dict[tuple[str, str], str] = {
     ("plan_queries", "control"): "str | Sequence[str] (one control per call today)",
     ("posthoc", "control"): "str | Sequence[str] (part 2)",
     ("ppi", "control"): "str | Sequence[str] (one control per call today)",
+    ("facets", "control"): "str | Sequence[str] (one control per call today)",
     ("rank_intervals", "control"): "str | Sequence[str] (part 2)",
     # one type for every seed and every `over`
     ("gosh", "seed"): "int | None like every seed (a Generator too today)",

@@ -46,6 +46,7 @@ from .errors import (
     SchemaError,
     TableKindError,
 )
+from .variance import FacetResult, facets
 from .io import scores_from_arrays
 from .judges import AgreementResult, JudgeErrorsResult, agreement, judge_errors, ppi
 from .paired import (
@@ -118,6 +119,7 @@ _SUBMODULES = (
     "ranking",
     "report",
     "schema",
+    "variance",
     "workflows",
 )
 """Submodules reachable as attributes; the ones not loaded yet load on first use."""
@@ -156,6 +158,7 @@ __all__ = [
     "bootstrap_effects",
     "adjust_pvalues",
     "agreement",
+    "facets",
     "judge_errors",
     "ppi",
     "load_example",
@@ -167,6 +170,7 @@ __all__ = [
     "RankReport",
     "Report",
     "AgreementResult",
+    "FacetResult",
     "JudgeErrorsResult",
     # modules
     *_SUBMODULES,

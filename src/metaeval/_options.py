@@ -173,6 +173,9 @@ KappaWeights = Literal["linear", "quadratic"]
 PPIEstimator = Literal["ppi++", "ppi", "classical", "judge"]
 """``estimator=`` of :func:`metaeval.ppi`: PPI++ (tuned λ), PPI (λ = 1), the gold labels
 alone, or the judge's alone."""
+FacetMethod = Literal["REML", "ML"]
+"""``method=`` of :func:`metaeval.facets`: the variance components' estimator (restricted
+or full maximum likelihood, as lme4's ``REML=``)."""
 LmEvalReplicates = Literal["folders"]
 """``replicates=`` of :func:`metaeval.io.read_lm_eval`: ``"folders"`` reads the sub-folders
 of the folder given (one lm-eval output folder per seed) as replicates."""
@@ -200,6 +203,7 @@ LEVELS: tuple[str, ...] = get_args(Level)
 AGREEMENT_COEFFICIENTS: tuple[str, ...] = get_args(AgreementCoefficient)
 KAPPA_WEIGHTS: tuple[str, ...] = get_args(KappaWeights)
 PPI_ESTIMATORS: tuple[str, ...] = get_args(PPIEstimator)
+FACET_METHODS: tuple[str, ...] = get_args(FacetMethod)
 
 ADJUST_FAMILY_KEYS: dict[str, tuple[str, ...]] = {
     "pairs": ("metric", "task"),

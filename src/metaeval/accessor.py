@@ -123,6 +123,11 @@ ACCESSOR_METHODS: dict[str, AccessorMethod] = {
         ("scores",),
         "ppi() starts from per-query labels with a 'judge' column.",
     ),
+    "facets": _M(
+        "metaeval.variance:facets",
+        ("scores",),
+        "facets() starts from per-query scores with a column per facet.",
+    ),
     "analyze": _M(
         "metaeval.workflows:analyze",
         ("scores",),

@@ -1,0 +1,419 @@
+"""Where the uncertainty comes from: variance components of items, prompts, seeds and
+judges, and the facet-aware standard errors of systems' means and paired differences.
+
+:func:`facets` fits, per task and metric, a linear mixed model with the system as a fixed
+effect and each named facet as a crossed random effect, plus the system × facet
+interactions the design identifies (:mod:`metaeval.variance._mixed`; REML or ML, as lme4).
+The systems' means and differences get their standard errors from the model's covariance
+of the fixed effects (lme4's ``vcov``) with Satterthwaite degrees of freedom, shown beside
+the item-only standard error a harness reports.
+
+References
+----------
+Bates, D., Mächler, M., Bolker, B., & Walker, S. (2015). Fitting linear mixed-effects
+models using lme4. *Journal of Statistical Software*, 67(1), 1–48. doi:10.18637/jss.v067.i01
+
+Brennan, R. L. (2001). *Generalizability Theory*. Springer. doi:10.1007/978-1-4757-3456-0
+
+Satterthwaite, F. E. (1946). An approximate distribution of estimates of variance
+components. *Biometrics Bulletin*, 2(6), 110–114. doi:10.2307/3002019
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from .._options import FACET_METHODS, FacetMethod, literal_signature
+from ..engines import any_frame
+from ..errors import (
+    OptionError,
+    SchemaError,
+    check_alpha,
+    check_option,
+    excerpt,
+    quote_list,
+)
+from ..schema import prepare_scores
+from .results import FacetResult
+
+if TYPE_CHECKING:  # scipy loads with the first fit, not with metaeval
+    from ._mixed import CrossedDesign, Fit
+
+__all__ = ["facets"]
+
+SYSTEM_BY = "system:"
+"""The prefix of a system × facet interaction's component name (``system:query``)."""
+
+
+@any_frame
+@literal_signature
+def facets(
+    scores: pd.DataFrame,
+    random: str | Sequence[str] = ("query",),
+    *,
+    interactions: Sequence[tuple[str, str]] = (),
+    method: FacetMethod = "REML",
+    control: str | None = None,
+    alpha: float = 0.05,
+) -> FacetResult:
+    """Variance components of a scores table's facets, and facet-aware standard errors.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        A scores table whose rows are one observation each: with a column per random
+        facet besides ``query`` (``prompt``, ``seed``, ``judge``, ...), so that the key
+        ``(task, query, system, metric)`` repeats once per combination of the facets.
+    random : str or sequence of str, default ("query",)
+        The random facets, each a column: ``("query", "prompt", "seed")``.
+    interactions : sequence of (str, str), optional
+        Facet × facet interactions to add as components (``[("query", "prompt")]``); the
+        system × facet interactions the design identifies (several systems, and cells of
+        a system and a facet level holding several observations) are always in.
+    method : {"REML", "ML"}, default "REML"
+        Restricted or full maximum likelihood (lme4's ``REML=TRUE`` / ``FALSE``).
+    control : str, optional
+        Compare every other system with this one (default: every pair).
+    alpha : float, default 0.05
+        1 − the confidence level of the intervals.
+
+    Returns
+    -------
+    FacetResult
+        ``components`` (per task, metric and component: ``variance``, ``share``,
+        ``boundary``), ``table`` (per system: the model's ``mean``, its facet-aware ``se``
+        and the item-only ``naive_se``), ``pairs`` (paired differences: ``effect``,
+        ``se``, ``df`` (Satterthwaite), ``ci_low, ci_high``, ``naive_se``), ``g`` (the G
+        coefficients) and ``.plot()``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, metaeval
+    >>> rng = np.random.default_rng(0)
+    >>> rows = [(q, p, s) for q in range(30) for p in range(4) for s in ("a", "b")]
+    >>> t = pd.DataFrame(rows, columns=["query", "prompt", "system"]).assign(
+    ...     task="qa", metric="acc")
+    >>> q_eff, p_eff = rng.normal(0, 1, 30), rng.normal(0, 0.5, 4)
+    >>> t["value"] = (q_eff[t["query"]] + p_eff[t["prompt"]] + 0.3 * (t["system"] == "b")
+    ...               + rng.normal(0, 0.3, len(t)))
+    >>> res = metaeval.facets(t, ["query", "prompt"])
+    >>> res.components["component"].tolist()
+    ['query', 'prompt', 'system:query', 'system:prompt', 'residual']
+    """
+    check_option("method", method, FACET_METHODS)
+    alpha = check_alpha(alpha)
+    named = [random] if isinstance(random, str) else list(random)
+    if not named:
+        raise OptionError("facets() needs at least one random facet (random=['query', ...]).")
+    table = _checked(scores, named, interactions)
+    keys = ["task", "metric"]
+    comps, means, pairs, gs = [], [], [], []
+    # one fit per (task, metric): each is an iterative REML optimization of its own
+    for group, rows in table.groupby(keys, sort=False, observed=True):
+        out = _fit_group(
+            dict(zip(keys, group, strict=True)), rows, named, interactions, method, control, alpha
+        )
+        comps.append(out[0])
+        means.append(out[1])
+        pairs.append(out[2])
+        gs.append(out[3])
+    result = FacetResult(
+        pd.concat(means, ignore_index=True),
+        components=pd.concat(comps, ignore_index=True),
+        pairs=pd.concat(pairs, ignore_index=True),
+        g=pd.concat(gs, ignore_index=True),
+    )
+    result.table.attrs.update(random=named, method=method, alpha=alpha, control=control)
+    return result
+
+
+def _checked(
+    scores: pd.DataFrame, named: list[str], interactions: Sequence[tuple[str, str]]
+) -> pd.DataFrame:
+    """The rows, checked: the facet columns exist and have no missing value, each facet
+    varies, and every row is one observation (its key with the facets unique)."""
+    missing = [c for c in named if c not in scores.columns]
+    if missing:
+        raise SchemaError(
+            f"facets(random=...) names {quote_list(missing)}, which the table lacks; its "
+            f"columns are {quote_list(list(scores.columns))}."
+        )
+    for a, b in interactions:
+        if a not in named or b not in named:
+            raise OptionError(
+                f"interactions=[({excerpt(a)}, {excerpt(b)})]: both must be random facets "
+                f"({quote_list(named)})."
+            )
+    for c in named:
+        if scores[c].isna().any():
+            raise SchemaError(f"The facet column {c!r} has missing values.")
+    others = [c for c in named if c != "query"]
+    base = scores.drop(columns=others).assign(query=_joined(scores, ["query", *others]))
+    prepare_scores(base)  # key columns and finite values
+    key = ["task", "metric", "system", *dict.fromkeys(["query", *named])]
+    dup = scores.duplicated(key, keep=False)
+    if dup.any():
+        rows = scores[dup]
+        first = rows[key].astype(str).iloc[0].to_dict()
+        varying = [
+            c
+            for c in scores.columns
+            if c not in (*key, "value") and rows.groupby(key, observed=True)[c].nunique().max() > 1
+        ]
+        hint = f" (columns that vary among them: {quote_list(varying)})" if varying else ""
+        raise SchemaError(
+            f"{int(dup.sum())} rows share their ({', '.join(key)}) with another row, e.g. "
+            f"{excerpt(first, 200)}: every row must be one observation, "
+            f"so a column that tells them apart is a facet to add to random={hint}."
+        )
+    return scores.assign(**{c: scores[c].astype(str) for c in named})
+
+
+def _joined(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
+    """The columns' values as one string key per row."""
+    out = frame[columns[0]].astype(str)
+    for c in columns[1:]:
+        out = out + "\x1f" + frame[c].astype(str)
+    return out
+
+
+def _fit_group(where, rows, named, interactions, method, control, alpha):  # noqa: ANN001, ANN202
+    """One (task, metric)'s model: components, means, pairs and G coefficients."""
+    y = rows["value"].to_numpy(float)
+    sys_codes, systems = pd.factorize(rows["system"].astype(str))
+    x = np.zeros((len(y), len(systems)))
+    x[np.arange(len(y)), sys_codes] = 1.0
+    names, codes = [], []
+    for c in named:
+        code, levels = pd.factorize(rows[c])
+        if len(levels) < 2:
+            raise SchemaError(
+                f"The facet {c!r} has one level in task {excerpt(where['task'])} (metric "
+                f"{excerpt(where['metric'])}): a facet needs two levels to have a variance."
+            )
+        names.append(c)
+        codes.append(code)
+    for a, b in interactions:
+        names.append(f"{a}:{b}")
+        codes.append(pd.factorize(_joined(rows, [a, b]))[0])
+    if len(systems) > 1:
+        for c in named:
+            cell = pd.factorize(_joined(rows, ["system", c]))[0]
+            if len(y) > cell.max() + 1:  # a cell holds several observations: identified
+                names.append(SYSTEM_BY + c)
+                codes.append(cell)
+    from ._mixed import CrossedDesign, fit
+
+    design = CrossedDesign.of(y, x, codes)
+    model = fit(design, reml=method == "REML")
+    comps = _components(where, names, model)
+    df = _satterthwaite_setup(design, model)
+    means = _means(where, rows, systems, model, df, alpha)
+    pairs = _pairs(where, rows, systems, model, df, control, alpha)
+    g = _g(where, rows, named, names, model, systems)
+    return comps, means, pairs, g
+
+
+def _components(where: dict, names: list[str], model: Fit) -> pd.DataFrame:
+    variance = np.append(model.variances, model.sigma2)
+    total = variance.sum()
+    return pd.DataFrame(
+        {
+            **where,
+            "component": [*names, "residual"],
+            "variance": variance,
+            "sd": np.sqrt(variance),
+            "share": variance / total if total > 0 else np.nan,
+            "boundary": np.append(model.theta <= 1e-6, False),
+        }
+    )
+
+
+def _psi_model(design: CrossedDesign, reml: bool):  # noqa: ANN202 - closures over the design
+    """The deviance and the fixed effects' covariance as functions of the variances ψ
+    (the components, then the residual): not profiled, as the Satterthwaite
+    approximation differentiates them."""
+    from ._mixed import chol_solve, cholesky, logdet, solve_parts
+
+    n, p = design.n, design.p
+
+    def parts(psi: np.ndarray) -> tuple[float, np.ndarray]:
+        sigma2 = psi[-1]
+        theta = np.sqrt(np.clip(psi[:-1], 0.0, None) / sigma2)
+        logdet_a, quad = solve_parts(design, theta)
+        xtx = design.xtx - quad[1:, 1:]
+        rhs = design.xty - quad[1:, 0]
+        chol = cholesky(xtx)
+        beta = chol_solve(chol, rhs)
+        r2 = design.yty - quad[0, 0] - rhs @ beta
+        dev = logdet_a + r2 / sigma2 + (n - p if reml else n) * np.log(2 * np.pi * sigma2)
+        if reml:
+            dev += logdet(chol)
+        vcov = sigma2 * chol_solve(chol, np.eye(p))
+        return float(dev), vcov
+
+    return parts
+
+
+def _satterthwaite_setup(design: CrossedDesign, model: Fit) -> dict[str, Any]:
+    """What every contrast's Satterthwaite df needs: the fixed effects' covariance V, its
+    derivatives in the variances not at the boundary, and their asymptotic covariance
+    A = 2 H⁻¹ (H the deviance's Hessian; central differences)."""
+    parts = _psi_model(design, model.reml)
+    psi = np.append(model.variances, model.sigma2)
+    free = np.flatnonzero(np.append(model.theta > 1e-6, True))
+    steps = 1e-4 * psi[free]
+    m = len(free)
+
+    def shifted(moves: dict[int, float]) -> np.ndarray:
+        out = psi.copy()
+        for i, d in moves.items():
+            out[free[i]] += d
+        return out
+
+    f0 = parts(psi)[0]
+    hess = np.empty((m, m))
+    dv = np.empty((m, design.p, design.p))
+    for i in range(m):  # a few variance components: 2m² + 1 deviances
+        h = steps[i]
+        (fp, vp), (fm, vm) = parts(shifted({i: h})), parts(shifted({i: -h}))
+        dv[i] = (vp - vm) / (2 * h)
+        hess[i, i] = (fp - 2 * f0 + fm) / h**2
+        for j in range(i):
+            k = steps[j]
+            hess[i, j] = hess[j, i] = (
+                parts(shifted({i: h, j: k}))[0]
+                - parts(shifted({i: h, j: -k}))[0]
+                - parts(shifted({i: -h, j: k}))[0]
+                + parts(shifted({i: -h, j: -k}))[0]
+            ) / (4 * h * k)
+    try:
+        cov = 2.0 * np.linalg.inv(hess)
+    except np.linalg.LinAlgError:
+        cov = np.full((m, m), np.nan)
+    return {"vcov": model.vcov, "dv": dv, "cov": cov}
+
+
+def _df(setup: dict[str, Any], c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The variance c'Vc of each contrast (rows of ``c``) and its Satterthwaite df,
+    2 (c'Vc)² / (g'Ag), g the gradient of c'Vc in the variances."""
+    var = np.einsum("ij,jk,ik->i", c, setup["vcov"], c)
+    grad = np.einsum("ij,mjk,ik->im", c, setup["dv"], c)
+    spread = np.einsum("im,mn,in->i", grad, setup["cov"], grad)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return var, 2.0 * var**2 / spread
+
+
+def _query_means(rows: pd.DataFrame) -> pd.DataFrame:
+    """Each system's mean per query (over the other facets): the items a harness counts."""
+    return rows.pivot_table(
+        index="query", columns="system", values="value", aggfunc="mean", observed=True
+    )
+
+
+def _means(where, rows, systems, model, setup, alpha):  # noqa: ANN001, ANN202
+    from scipy import stats
+
+    var, df = _df(setup, np.eye(len(systems)))
+    se = np.sqrt(var)
+    crit = stats.t.isf(alpha / 2, df)
+    per_query = _query_means(rows).reindex(columns=list(systems))
+    naive = per_query.std(ddof=1) / np.sqrt(per_query.count())
+    return pd.DataFrame(
+        {
+            **where,
+            "system": list(systems),
+            "mean": model.beta,
+            "se": se,
+            "df": df,
+            "ci_low": model.beta - crit * se,
+            "ci_high": model.beta + crit * se,
+            "n_queries": per_query.count().to_numpy(),
+            "naive_se": naive.to_numpy(),
+        }
+    )
+
+
+def _pairs(where, rows, systems, model, setup, control, alpha):  # noqa: ANN001, ANN202
+    from scipy import stats
+
+    names = list(systems)
+    if control is not None and str(control) not in names:
+        raise SchemaError(
+            f"control {excerpt(control)} has no scores in task {excerpt(where['task'])}; its "
+            f"systems are {quote_list(names)}."
+        )
+    if control is not None:
+        base = names.index(str(control))
+        pick = [(t, base) for t in range(len(names)) if t != base]
+    else:
+        pick = [(t, c) for c in range(len(names)) for t in range(c + 1, len(names))]
+    if not pick:
+        return pd.DataFrame()
+    c = np.zeros((len(pick), len(names)))
+    for r, (t, b) in enumerate(pick):  # display: one row per pair
+        c[r, t], c[r, b] = 1.0, -1.0
+    var, df = _df(setup, c)
+    se = np.sqrt(var)
+    effect = c @ model.beta
+    crit = stats.t.isf(alpha / 2, df)
+    per_query = _query_means(rows).reindex(columns=names)
+    diffs = (
+        per_query.to_numpy()[:, [t for t, _ in pick]]
+        - per_query.to_numpy()[:, [b for _, b in pick]]
+    )
+    count = np.isfinite(diffs).sum(axis=0)
+    naive = np.nanstd(diffs, axis=0, ddof=1) / np.sqrt(count)
+    return pd.DataFrame(
+        {
+            **where,
+            "treatment": [names[t] for t, _ in pick],
+            "control": [names[b] for _, b in pick],
+            "effect": effect,
+            "se": se,
+            "variance": var,
+            "df": df,
+            "ci_low": effect - crit * se,
+            "ci_high": effect + crit * se,
+            "naive_se": naive,
+            "se_ratio": se / naive,
+        }
+    )
+
+
+def _g(where, rows, named, names, model, systems):  # noqa: ANN001, ANN202
+    """Brennan's G coefficients with the systems as the object of measurement: the
+    systems' universe-score variance over itself plus the relative error (Eρ²) or the
+    absolute error (Φ), each component divided by the facet levels it is averaged over."""
+    if len(systems) < 2:
+        return pd.DataFrame({**where, "g_relative": [np.nan], "g_absolute": [np.nan]})
+    comp = dict(zip(names, model.variances, strict=True))
+    levels = {c: rows[c].nunique() for c in named}
+    m = len(systems)
+    v = model.vcov
+    spread = float(np.var(model.beta, ddof=1)) - (np.trace(v) - v.sum() / m) / (m - 1)
+    universe = max(spread, 0.0)
+    relative = sum(comp.get(SYSTEM_BY + c, 0.0) / levels[c] for c in named)
+    cells = len(rows) / m
+    relative += model.sigma2 / cells
+    absolute = relative + sum(comp[c] / levels[c] for c in named)
+    absolute += sum(
+        comp[n] / (levels[n.split(":")[0]] * levels[n.split(":")[1]])
+        for n in names
+        if ":" in n and not n.startswith(SYSTEM_BY)
+    )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return pd.DataFrame(
+            {
+                **where,
+                "universe_variance": [universe],
+                "relative_error": [relative],
+                "absolute_error": [absolute],
+                "g_relative": [universe / (universe + relative)],
+                "g_absolute": [universe / (universe + absolute)],
+            }
+        )

@@ -113,3 +113,73 @@ def test_bad_input():
         metaeval.facets(table, ["query", "prompt", "seed"], interactions=[("query", "judge")])
     with pytest.raises(SchemaError, match="control 'z' has no scores"):
         metaeval.facets(table, ["query", "prompt", "seed"], control="z")
+
+
+def test_the_d_study_at_the_observed_counts_is_the_models_se_and_the_plan_is_the_cheapest():
+    rng = np.random.default_rng(6)
+    res = metaeval.facets(_design(rng, 2), ["query", "prompt", "seed"], control="a")
+    given = res.plan(n={"query": 40})
+    rows = given.table[given.table["design"] == "given"]
+    np.testing.assert_allclose(rows["se"], res.pairs["se"], rtol=1e-6)  # balanced: exact
+    costs = {"query": 1, "prompt": 50, "seed": 200}
+    planned = res.plan(costs=costs, target_se=0.07)
+    best = planned.table[planned.table["design"] == "planned"].iloc[0]
+    assert best["se"] <= 0.07
+    # brute force over the same grid with the components written out
+    comp = res.components[res.components["task"] == "0"].set_index("component")["variance"]
+    q = np.unique(np.round(np.geomspace(10, 320, 40)))
+    grid = np.stack(np.meshgrid(q, np.arange(1, 17), np.arange(1, 17), indexing="ij"), -1).reshape(
+        -1, 3
+    )
+    se = np.sqrt(
+        2
+        * (
+            comp["system:query"] / grid[:, 0]
+            + comp["system:prompt"] / grid[:, 1]
+            + comp["system:seed"] / grid[:, 2]
+            + comp["residual"] / grid.prod(1)
+        )
+    )
+    cost = grid @ np.array([1, 50, 200])
+    assert best["cost"] == cost[se <= 0.07].min()
+    fig = planned.plot()
+    assert len(fig.axes[0].lines) == 3  # two tasks' curves and the target
+    with pytest.warns(metaeval.DegenerateWarning, match="reaches the target in 2"):
+        unreachable = res.plan(costs=costs, target_se=0.001)
+    assert unreachable.table.loc[unreachable.table["design"] == "planned", "se"].isna().all()
+
+
+@pytest.mark.slow
+def test_the_projected_se_is_the_se_realised_at_the_planned_counts():
+    """The D study's SE at planned counts, from the simulation's own components, against
+    the spread of the paired differences of 300 simulated designs of those counts (the
+    formula; with estimated components its error is the pilot's: a prompt × system
+    variance from 8 prompts is uncertain by about half)."""
+    from metaeval.variance.plan import plan
+
+    truth = pd.DataFrame(
+        {
+            "task": "t",
+            "metric": "m",
+            "component": ["query", "prompt", "seed", "system:query", "system:prompt", "residual"],
+            "variance": [1.0, 0.09, 0.01, 0.16, 0.0625, 0.25],
+            "n_levels": [40, 4, 2, 40, 4, np.nan],
+        }
+    )
+    planned = plan(
+        truth,
+        ["query", "prompt", "seed"],
+        costs={"query": 1, "prompt": 40, "seed": 100},
+        target_se=0.1,
+    )
+    row = planned.table[planned.table["design"] == "planned"].iloc[0]
+    nq, npr, ns = int(row["n_query"]), int(row["n_prompt"]), int(row["n_seed"])
+    rng = np.random.default_rng(7)
+    sims = _design(rng, 300, queries=nq, prompts=npr, seeds=ns)
+    means = sims.groupby(["task", "system"])["value"].mean().unstack()
+    realised = (means["b"] - means["a"]).std(ddof=1)
+    print(
+        f"\nplanned {nq} queries x {npr} prompts x {ns} seeds: projected SE {row['se']:.4f}, "
+        f"realised {realised:.4f} over 300 simulated designs"
+    )
+    assert realised == pytest.approx(row["se"], rel=0.10)  # Monte-Carlo error about ±4%

@@ -3,6 +3,7 @@ score moves with (items, prompts, seeds, judges), the facet-aware standard error
 systems' means and paired differences, and the G coefficients."""
 
 from .components import facets
+from .plan import FacetPlan
 from .results import FacetResult
 
-__all__ = ["facets", "FacetResult"]
+__all__ = ["facets", "FacetResult", "FacetPlan"]

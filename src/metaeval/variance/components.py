@@ -210,7 +210,11 @@ def _fit_group(where, rows, named, interactions, method, control, alpha):  # noq
 
     design = CrossedDesign.of(y, x, codes)
     model = fit(design, reml=method == "REML")
-    comps = _components(where, names, model)
+    counts = [int(c.max()) + 1 for c in codes]
+    for i, name in enumerate(names):  # a system × facet term: the facet's own levels
+        if name.startswith(SYSTEM_BY):
+            counts[i] = int(rows[name[len(SYSTEM_BY) :]].nunique())
+    comps = _components(where, names, model, counts)
     df = _satterthwaite_setup(design, model)
     means = _means(where, rows, systems, model, df, alpha)
     pairs = _pairs(where, rows, systems, model, df, control, alpha)
@@ -218,7 +222,7 @@ def _fit_group(where, rows, named, interactions, method, control, alpha):  # noq
     return comps, means, pairs, g
 
 
-def _components(where: dict, names: list[str], model: Fit) -> pd.DataFrame:
+def _components(where: dict, names: list[str], model: Fit, counts: list[int]) -> pd.DataFrame:
     variance = np.append(model.variances, model.sigma2)
     total = variance.sum()
     return pd.DataFrame(
@@ -229,6 +233,7 @@ def _components(where: dict, names: list[str], model: Fit) -> pd.DataFrame:
             "sd": np.sqrt(variance),
             "share": variance / total if total > 0 else np.nan,
             "boundary": np.append(model.theta <= 1e-6, False),
+            "n_levels": [*counts, np.nan],
         }
     )
 

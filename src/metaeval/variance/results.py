@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import pandas as pd
@@ -58,7 +59,9 @@ class FacetResult(Result):
         wide = wide[order]
         fig = None
         if ax is None:
-            fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(wide) + 2), 3.5))
+            fig, ax = plt.subplots(
+                figsize=(max(5.0, 0.9 * len(wide) + 3.5), 3.5), layout="constrained"
+            )
         bottom = pd.Series(0.0, index=wide.index)
         for name in order:  # display: one bar segment per component
             ax.bar(wide.index.astype(str), wide[name], bottom=bottom, label=name, **kwargs)
@@ -66,5 +69,67 @@ class FacetResult(Result):
         ax.set_ylabel("share of the variance")
         ax.set_ylim(0, 1)
         ax.set_title(f"variance components: {chosen}")
+        ax.set_xlabel("task")
         ax.legend(fontsize="small", bbox_to_anchor=(1.02, 1), loc="upper left")
         return ax if fig is None else fig
+
+    def plan(
+        self,
+        n: Mapping[str, int] | None = None,
+        *,
+        costs: Mapping[str, float] | None = None,
+        target_se: float | None = None,
+        mde: float | None = None,
+        power: float = 0.8,
+        budget: float | None = None,
+        alpha: float = 0.05,
+    ) -> Any:
+        """A decision study: the SE of a paired difference for other numbers of levels of
+        the facets, and the cheapest design that reaches a target.
+
+        Parameters
+        ----------
+        n : mapping of str to int, optional
+            Counts to project (``{"query": 500, "prompt": 8}``; a facet left out keeps
+            its observed count): one ``"given"`` row per task and metric.
+        costs : mapping of str to float, optional
+            The cost of one level of each facet (``{"query": 1, "prompt": 50, "seed":
+            200}``); a design costs Σ cost_f · n_f (a facet without a cost: 0).
+        target_se : float, optional
+            The SE of a paired difference to reach, at the least cost.
+        mde : float, optional
+            The difference to detect with ``power`` by a two-sided z test of level
+            ``alpha``: a target SE of mde / (z_{1−α/2} + z_power); the table's ``power``.
+        power : float, default 0.8
+            The power wanted for ``mde``.
+        budget : float, optional
+            The most a design may cost: alone, the smallest SE within it.
+        alpha : float, default 0.05
+            The test's level.
+
+        Returns
+        -------
+        FacetPlan
+            ``table`` (per task and metric: the observed and the planned or given design,
+            counts ``n_<facet>``, ``cost``, ``se``, ``power``), ``curve`` (the smallest SE
+            at each cost) and ``.plot()``.
+
+        Notes
+        -----
+        SE²(n) = 2 (Σ_f σ²_{system:f}/n_f + σ²_residual/Π_f n_f) for two systems on the
+        same crossed, balanced levels (Brennan 2001, the D study): the facets' own effects
+        cancel in a paired difference. See :mod:`metaeval.variance.plan`.
+        """
+        from .plan import plan
+
+        return plan(
+            self.components,
+            list(self.table.attrs.get("random", [])),
+            n=n,
+            costs=costs,
+            target_se=target_se,
+            mde=mde,
+            power=power,
+            budget=budget,
+            alpha=alpha,
+        )

@@ -442,7 +442,7 @@ def output_cases(
         "ppi": lambda: metaeval.ppi(
             judged(scores), gold="logistic_regression", judge="random_forest"
         ),
-        "facets": lambda: metaeval.facets(faceted(), ["query", "prompt"]),
+        "facets": lambda: metaeval.facets(faceted(), ["query", "prompt", "seed"]),
         "means": lambda: metaeval.means(scores),
         "bootstrap_effects": lambda: metaeval.bootstrap_effects(
             labelled_predictions(), "old", "f1", n_resamples=50, seed=1
@@ -575,6 +575,9 @@ def variant_cases(scores: pd.DataFrame, effects: pd.DataFrame) -> dict[str, Call
         "agreement(per_system=).pool()": lambda: metaeval.agreement(
             judged(scores), level="interval", per_system=True, n_resamples=20, seed=1
         ).pool(),
+        "facets().plan()": lambda: metaeval.facets(faceted(), ["query", "prompt", "seed"]).plan(
+            costs={"query": 1, "prompt": 20, "seed": 30}, target_se=0.5
+        ),
     }
 
 
@@ -586,10 +589,13 @@ def judged(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def faceted() -> pd.DataFrame:
-    """A small table with a prompt facet: 2 systems × 12 queries × 3 prompts."""
+    """A small table with prompt and seed facets: 2 systems × 12 queries × 3 prompts × 2
+    seeds."""
     rng = np.random.default_rng(42)
-    rows = [(q, p, s) for q in range(12) for p in range(3) for s in ("a", "b")]
-    t = pd.DataFrame(rows, columns=["query", "prompt", "system"]).assign(task="qa", metric="acc")
+    rows = [(q, p, d, s) for q in range(12) for p in range(3) for d in range(2) for s in "ab"]
+    t = pd.DataFrame(rows, columns=["query", "prompt", "seed", "system"]).assign(
+        task="qa", metric="acc"
+    )
     t["value"] = rng.normal(0, 1, 12)[t["query"]] + rng.normal(0, 0.3, len(t))
     return t
 

@@ -78,6 +78,11 @@ COLUMNS: dict[str, str] = {
     "n_levels": "the number of levels of a facet (facets; a system × facet term: the facet's)",
     "design": "which design a row of a decision study is: observed, planned or given",
     "cost": "a design's cost, Σ cost per level × levels (facets' plan)",
+    # facets' plan writes n_<facet> for every random facet: the usual ones
+    **{
+        f"n_{facet}": f"a decision study's number of levels of the {facet} facet (plan)"
+        for facet in ("query", "prompt", "seed")
+    },
     "naive_se": "the item-only standard error a harness reports (facets), per-query means",
     "se_ratio": "the facet-aware standard error over the item-only one (facets)",
     "universe_variance": "the systems' universe-score variance (facets' G study)",

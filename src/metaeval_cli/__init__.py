@@ -3,7 +3,7 @@
 Each command is a module of this package (:mod:`~metaeval_cli.demo`,
 :mod:`~metaeval_cli.evaluate`, :mod:`~metaeval_cli.compare`,
 :mod:`~metaeval_cli.convert`, :mod:`~metaeval_cli.meta`, :mod:`~metaeval_cli.plan`,
-:mod:`~metaeval_cli.report`, :mod:`~metaeval_cli.judges`) with
+:mod:`~metaeval_cli.report`, :mod:`~metaeval_cli.judges`, :mod:`~metaeval_cli.facets`) with
 two functions:
 ``add_parser(sub)``, which adds the command's options to the subparsers ``sub``,
 and ``run(args)``, which executes the parsed command and returns its exit code.
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import compare, convert, demo, evaluate, judges, meta, plan, report
+from . import compare, convert, demo, evaluate, facets, judges, meta, plan, report
 from ._common import execute
 from ._parser import Formatter, resolve_model
 
@@ -28,7 +28,7 @@ __all__ = ["main", "build_parser", "COMMANDS"]
 
 COMMANDS = {
     module.__name__.rsplit(".", 1)[1]: module
-    for module in (demo, evaluate, compare, convert, meta, plan, report, judges)
+    for module in (demo, evaluate, compare, convert, meta, plan, report, judges, facets)
 }
 """The commands by name, each a module with ``add_parser(sub)`` and ``run(args)``, in the
 order ``metaeval --help`` lists them."""

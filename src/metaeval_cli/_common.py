@@ -33,6 +33,7 @@ __all__ = [
     "is_jsonl",
     "shown_paths",
     "means_wide",
+    "read_table",
 ]
 
 
@@ -238,3 +239,31 @@ def _in_order(found: Any, wanted: list[str] | None) -> list[str]:
         return found
     first = [w for w in wanted if w in found]
     return first + [f for f in found if f not in first]
+
+
+_SEPARATORS = {".csv": ",", ".tsv": "\t", ".txt": "\t"}
+
+
+def read_table(path: str, what: str):  # noqa: ANN201 - pandas loads when the command runs
+    """A table read as it is (CSV, TSV, Parquet or JSON lines; no scores-table checks:
+    its keys may repeat, once per judge or facet level); ``what`` says what the file
+    should hold, in the error of a file that cannot be read."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from metaeval.errors import FormatError
+
+    file = Path(path)
+    expected = f"{what}: CSV, TSV, Parquet or JSON lines"
+    if not file.is_file():
+        raise FormatError(path, None, "no such file", expected)
+    suffix = file.suffix.lower()
+    try:
+        if suffix == ".parquet":
+            return pd.read_parquet(file)
+        if suffix in (".jsonl", ".ndjson"):
+            return pd.read_json(file, lines=True)
+        return pd.read_csv(file, sep=_SEPARATORS.get(suffix, ","))
+    except (ValueError, OSError, UnicodeDecodeError) as err:
+        raise FormatError(path, None, f"cannot be read ({err})", expected) from None

@@ -83,6 +83,7 @@ REPLICATE_DESIGNS = ("crossed", "nested", "epochs")
 ALTERNATIVES = ("two-sided", "greater", "less")
 PLAN_TESTS = ("t", "anova", "ci")
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
+FACET_METHODS = ("REML", "ML")
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -146,6 +147,17 @@ def _integer(text: str, low: int, below: str) -> int:
 def positive(text: str) -> int:
     """An argument type: an integer >= 1 (``--digits``, ``--n-resamples``)."""
     return _integer(text, 1, "is not a positive integer")
+
+
+def positive_number(text: str) -> float:
+    """An argument type: a finite number > 0 (``--target-se``, ``--budget``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a positive finite number")
+    return value
 
 
 def seed_value(text: str) -> int:

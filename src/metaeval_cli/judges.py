@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import UsageError, check_column, check_names, check_outputs, finish, output
+from ._common import (
+    UsageError,
+    check_column,
+    check_names,
+    check_outputs,
+    finish,
+    output,
+    read_table,
+)
 from ._parser import LEVELS, Formatter, Once, output_options, positive, probability, seed_value
 
 __all__ = ["add_parser", "run"]
-
-_READERS = {".csv": ",", ".tsv": "\t", ".txt": "\t"}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -53,28 +59,6 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return judges
 
 
-def _read(path: str):  # noqa: ANN202 - pandas loads when the command runs
-    from pathlib import Path
-
-    import pandas as pd
-
-    from metaeval.errors import FormatError
-
-    file = Path(path)
-    expected = "a table of labels: CSV, TSV, Parquet or JSON lines"
-    if not file.is_file():
-        raise FormatError(path, None, "no such file", expected)
-    suffix = file.suffix.lower()
-    try:
-        if suffix == ".parquet":
-            return pd.read_parquet(file)
-        if suffix in (".jsonl", ".ndjson"):
-            return pd.read_json(file, lines=True)
-        return pd.read_csv(file, sep=_READERS.get(suffix, ","))
-    except (ValueError, OSError, UnicodeDecodeError) as err:
-        raise FormatError(path, None, f"cannot be read ({err})", expected) from None
-
-
 def run(args: argparse.Namespace) -> int:
     """Run ``metaeval judges`` on the parsed ``args``; returns the exit code."""
     import pandas as pd
@@ -85,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     check_outputs(args, {"--tables": args.tables}, [args.labels])
     if args.gold is None:
         args.gold = "human"
-    labels = _read(args.labels)
+    labels = read_table(args.labels, "a table of labels")
     check_column("--cluster", args.cluster, labels.columns, args.labels)
     if "judge" in labels.columns:
         found = list(pd.unique(labels["judge"].dropna().astype(str)))

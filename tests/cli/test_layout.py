@@ -23,7 +23,7 @@ from metaeval_cli import COMMANDS, build_parser
 from metaeval_cli._parser import DEFAULTS, RANGER
 
 PACKAGE = Path(metaeval_cli.__file__).parent
-NAMES = ["demo", "evaluate", "compare", "convert", "meta", "plan", "report", "judges"]
+NAMES = ["demo", "evaluate", "compare", "convert", "meta", "plan", "report", "judges", "facets"]
 HEAVY = ["pandas", "numpy", "metaeval", "scipy", "matplotlib", "rich"]
 
 
@@ -101,6 +101,8 @@ CHOICES = [
     ("plan", "--test", _options.PlanTest),
     ("plan", "--alternative", _options.Alternative),
     ("judges", "--level", _options.Level),
+    ("report", "--level", _options.Level),
+    ("facets", "--method", _options.FacetMethod),
 ]
 
 

@@ -3,7 +3,6 @@ score moves with (items, prompts, seeds, judges), the facet-aware standard error
 systems' means and paired differences, and the G coefficients."""
 
 from .components import facets
-from .plan import FacetPlan
-from .results import FacetResult
+from .results import FacetPlan, FacetResult
 
 __all__ = ["facets", "FacetResult", "FacetPlan"]

@@ -18,66 +18,20 @@ of level ``alpha`` detects ``mde`` with ``power``), or the smallest SE within ``
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from .._results import Result
 from ..errors import DegenerateWarning, OptionError, excerpt, quote_list, warn_groups
 
-__all__ = ["FacetPlan", "plan"]
+__all__ = ["plan"]
 
 _QUERY_STEPS = 40
 """Candidate numbers of queries: this many, log-spaced from a quarter of the observed
 count to eight times it."""
 _MAX_LEVELS = 16
 """Candidate numbers of levels of the other facets: 1 to this many."""
-
-
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
-class FacetPlan(Result):
-    """A decision study: ``table`` has, per task and metric, the observed design and the
-    planned one (``design``: ``"observed"``, ``"planned"`` or ``"given"``) with the counts
-    of every facet (``n_<facet>``), ``cost``, the projected ``se`` of a paired difference
-    and the ``power`` to detect ``mde``; ``curve`` the smallest SE at each cost (the
-    cheapest designs, one row each), for :meth:`plot`."""
-
-    curve: pd.DataFrame
-    target_se: float = float("nan")
-    kind: ClassVar[str] = "facet_plan"
-
-    def plot(self, *, ax: Any = None, **kwargs: Any) -> Any:
-        """The smallest projected SE at each cost, one line per task (log-log), with the
-        target SE and the planned designs marked."""
-        import matplotlib.pyplot as plt
-
-        fig = None
-        if ax is None:
-            fig, ax = plt.subplots(figsize=(6.5, 4), layout="constrained")
-        c = self.curve
-        for (task, metric), own in c.groupby(["task", "metric"], sort=False):  # one line each
-            ax.plot(
-                own["cost"], own["se"], drawstyle="steps-post", label=f"{task}: {metric}", **kwargs
-            )
-        planned = self.table[self.table["design"] != "observed"]
-        ax.scatter(planned["cost"], planned["se"], color="black", zorder=3, s=18, label="planned")
-        if np.isfinite(self.target_se):
-            ax.axhline(self.target_se, color="grey", linestyle="--", linewidth=1, label="target SE")
-        from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
-
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        for axis in (ax.xaxis, ax.yaxis):  # plain numbers, no crowded minor labels
-            axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-            axis.set_major_formatter(ScalarFormatter())
-            axis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel("cost")
-        ax.set_ylabel("SE of a paired difference")
-        ax.legend(fontsize="small")
-        return ax if fig is None else fig
 
 
 def plan(
@@ -91,8 +45,9 @@ def plan(
     power: float = 0.8,
     budget: float | None = None,
     alpha: float = 0.05,
-) -> FacetPlan:
-    """The D study of :meth:`FacetResult.plan` (see the module's docstring)."""
+) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+    """The D study of :meth:`FacetResult.plan` (see the module's docstring): its table,
+    its curve and the target SE (NaN: none)."""
     from scipy import stats
 
     costs = dict(costs or {})
@@ -176,15 +131,12 @@ def plan(
     table = table.iloc[
         np.argsort([order[k] for k in map(tuple, table[keys].to_numpy())], kind="stable")
     ]
-    out = FacetPlan(
-        table.reset_index(drop=True),
-        curve=pd.concat(curve, ignore_index=True) if curve else pd.DataFrame(),
-        target_se=float("nan") if target_se is None else float(target_se),
-    )
-    out.table.attrs.update(
+    table = table.reset_index(drop=True)
+    table.attrs.update(
         costs=costs, target_se=target_se, mde=mde, power=power, budget=budget, alpha=alpha
     )
-    return out
+    frontier = pd.concat(curve, ignore_index=True) if curve else pd.DataFrame()
+    return table, frontier, float("nan") if target_se is None else float(target_se)
 
 
 def _grid(observed: np.ndarray, facets: list[str]) -> np.ndarray:
@@ -248,8 +200,10 @@ def _rows(index, facets, design, counts, cost, se, mde, z):  # noqa: ANN001, ANN
     out = index.copy()
     out.insert(len(out.columns), "design", design)
     counts = np.asarray(counts, float)
-    for j, f in enumerate(facets):
-        out[f"n_{f}"] = counts[:, j]
+    for j, f in enumerate(facets):  # whole numbers; missing where no design qualifies
+        out[f"n_{f}"] = pd.array(
+            np.where(np.isfinite(counts[:, j]), counts[:, j], np.nan), dtype="Int64"
+        )
     out["cost"] = cost
     out["se"] = se
     if mde is not None:

@@ -6,11 +6,12 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import numpy as np
 import pandas as pd
 
 from .._results import Result
 
-__all__ = ["FacetResult"]
+__all__ = ["FacetResult", "FacetPlan"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -122,7 +123,7 @@ class FacetResult(Result):
         """
         from .plan import plan
 
-        return plan(
+        table, curve, target = plan(
             self.components,
             list(self.table.attrs.get("random", [])),
             n=n,
@@ -133,3 +134,47 @@ class FacetResult(Result):
             budget=budget,
             alpha=alpha,
         )
+        return FacetPlan(table, curve=curve, target_se=target)
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class FacetPlan(Result):
+    """A decision study: ``table`` has, per task and metric, the observed design and the
+    planned one (``design``: ``"observed"``, ``"planned"`` or ``"given"``) with the counts
+    of every facet (``n_<facet>``), ``cost``, the projected ``se`` of a paired difference
+    and the ``power`` to detect ``mde``; ``curve`` the smallest SE at each cost (the
+    cheapest designs, one row each), for :meth:`plot`."""
+
+    curve: pd.DataFrame
+    target_se: float = float("nan")
+    kind: ClassVar[str] = "facet_plan"
+
+    def plot(self, *, ax: Any = None, **kwargs: Any) -> Any:
+        """The smallest projected SE at each cost, one line per task (log-log), with the
+        target SE and the planned designs marked."""
+        import matplotlib.pyplot as plt
+
+        fig = None
+        if ax is None:
+            fig, ax = plt.subplots(figsize=(6.5, 4), layout="constrained")
+        c = self.curve
+        for (task, metric), own in c.groupby(["task", "metric"], sort=False):  # one line each
+            ax.plot(
+                own["cost"], own["se"], drawstyle="steps-post", label=f"{task}: {metric}", **kwargs
+            )
+        planned = self.table[self.table["design"] != "observed"]
+        ax.scatter(planned["cost"], planned["se"], color="black", zorder=3, s=18, label="planned")
+        if np.isfinite(self.target_se):
+            ax.axhline(self.target_se, color="grey", linestyle="--", linewidth=1, label="target SE")
+        from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        for axis in (ax.xaxis, ax.yaxis):  # plain numbers, no crowded minor labels
+            axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+            axis.set_major_formatter(ScalarFormatter())
+            axis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("cost")
+        ax.set_ylabel("SE of a paired difference")
+        ax.legend(fontsize="small")
+        return ax if fig is None else fig

@@ -67,6 +67,12 @@ BENCHMARKS: dict[str, Sizes] = {
         quick=["--tasks", "10", "--items", "1000", "--resamples", "500"],
         full=[],
     ),
+    "bench_facets": Sizes(
+        tiny=["--data", "generated", "--ratings", "2000", "--rows", "100", "--cols", "50"]
+        + ["--groups", "1", "--queries", "20", "--no-r"],
+        quick=[],
+        full=[],
+    ),
     "bench_pooling": Sizes(
         tiny=["--groups", "50", "--k", "5", "--subset", "5"],
         quick=["--groups", "10000", "--subset", "200"],

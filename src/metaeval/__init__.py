@@ -46,7 +46,6 @@ from .errors import (
     SchemaError,
     TableKindError,
 )
-from .variance import FacetResult, facets
 from .io import scores_from_arrays
 from .judges import AgreementResult, JudgeErrorsResult, agreement, judge_errors, ppi
 from .paired import (
@@ -75,6 +74,7 @@ from .pooling import (
     weights,
 )
 from .schema import from_wide, scores, validate_effects, validate_scores
+from .variance import FacetResult, facets
 from .workflows import (
     RankReport,
     Report,

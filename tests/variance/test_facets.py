@@ -128,7 +128,7 @@ def test_the_d_study_at_the_observed_counts_is_the_models_se_and_the_plan_is_the
     # brute force over the same grid with the components written out
     comp = res.components[res.components["task"] == "0"].set_index("component")["variance"]
     q = np.unique(np.round(np.geomspace(10, 320, 40)))
-    grid = np.stack(np.meshgrid(q, np.arange(1, 17), np.arange(1, 17), indexing="ij"), -1).reshape(
+    grid = np.stack(np.meshgrid(q, np.arange(1, 25), np.arange(1, 25), indexing="ij"), -1).reshape(
         -1, 3
     )
     se = np.sqrt(
@@ -268,3 +268,41 @@ def test_insteval_equals_lme4(reml):
     ours = pd.Series([*model.variances, model.sigma2], index=[*terms, "Residual"])
     for component, want in ref.items():
         assert ours[component] == pytest.approx(want, rel=1e-5), component
+
+
+def test_a_component_is_not_left_at_its_bound_by_the_optimizer():
+    """The guide's task0 (docs/user_guide/facets.md): L-BFGS-B from θ = 1 stopped with the
+    prompt component at 0, 0.92 above the optimum (at θ_k = 0 the deviance's derivative in
+    θ_k is 0); lme4's default fit reaches 14401.9136567532 (guide_task0.R), so must we."""
+    from metaeval.variance._mixed import CrossedDesign, fit
+
+    rng = np.random.default_rng(42)
+    tasks, questions, prompts, seeds, judges = 4, 150, 5, 3, 2
+    grid = np.meshgrid(
+        np.arange(tasks),
+        np.arange(questions),
+        np.arange(prompts),
+        np.arange(seeds),
+        np.arange(judges),
+        np.arange(2),
+        indexing="ij",
+    )
+    t, q, p, s, j, m = (a.ravel() for a in grid)
+    value = (
+        rng.normal(0, 0.8, (tasks, questions))[t, q]
+        + rng.normal(0, 0.3, (tasks, prompts))[t, p]
+        + rng.normal(0, 0.1, (tasks, seeds))[t, s]
+        + rng.normal(0, 0.2, (tasks, judges))[t, j]
+        + rng.normal(0, 0.4, (tasks, 2, questions))[t, m, q]
+        + rng.normal(0, 0.15, (tasks, 2, prompts))[t, m, p]
+        + 0.10 * m
+        + rng.normal(0, 0.5, len(t))
+    )
+    own = t == 0
+    cols = {"query": q, "prompt": p, "seed": s, "judge": j}
+    codes = [pd.factorize(v[own])[0] for v in cols.values()]
+    codes += [pd.factorize(m[own] * 1000 + v[own])[0] for v in cols.values()]
+    design = CrossedDesign.of(value[own], np.eye(2)[m[own]], codes)
+    model = fit(design, reml=True)
+    assert model.deviance <= 14401.9136567532 + 1e-6
+    assert model.variances[1] > 0.05  # the prompt component, 0 where the optimizer stuck

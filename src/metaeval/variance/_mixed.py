@@ -207,25 +207,68 @@ def fit(design: CrossedDesign, *, reml: bool = True, start: np.ndarray | None = 
     def f(t: np.ndarray) -> float:
         return deviance(design, t, reml)
 
+    # derivative-free first (as lme4's bobyqa): at θ_k = 0 the deviance's derivative in
+    # θ_k is 0 (it depends on θ_k²), so a gradient method that reaches 0 never leaves it
     res = optimize.minimize(
-        f, x0, method="L-BFGS-B", bounds=[(0.0, None)] * k, options={"ftol": 1e-10}
+        f,
+        x0,
+        method="Powell",
+        bounds=[(0.0, None)] * k,
+        options={"xtol": 1e-4, "ftol": 1e-10, "maxfev": 200 * k * k},
     )
     theta = np.clip(res.x, 0.0, None)
     best = f(theta)
-    converged = False
+    theta, best = _newton(f, theta, best)
+    for _ in range(k):  # a component at 0 that should not be: leave the bound, polish again
+        moved = _off_the_bound(f, theta, best)
+        if moved is None:
+            break
+        theta, best = _newton(f, *moved)
+    dev, sigma2, beta, chol = _profile(design, theta, reml)
+    inv = chol_solve(chol, np.eye(design.p))
+    return Fit(
+        theta=theta,
+        sigma2=float(sigma2),
+        variances=theta**2 * sigma2,
+        beta=beta,
+        vcov=sigma2 * inv,
+        deviance=dev,
+        reml=reml,
+        converged=bool(np.isfinite(dev)),
+    )
+
+
+def _off_the_bound(f, theta: np.ndarray, best: float) -> tuple[np.ndarray, float] | None:  # noqa: ANN001
+    """A point off the bound θ_k = 0 with a lower deviance, or None."""
+    for at in np.flatnonzero(theta <= 1e-7):
+        for value in (0.05, 0.2, 0.5):
+            trial = theta.copy()
+            trial[at] = value
+            v = f(trial)
+            if v < best - 1e-9:
+                return trial, v
+    return None
+
+
+def _newton(f, theta: np.ndarray, best: float) -> tuple[np.ndarray, float]:  # noqa: ANN001
+    """Newton's steps on the coordinates inside the bounds (saddle-free: the Hessian's
+    eigenvalues made positive), the Hessian kept while it works, until the step is below
+    1e-9 relative or no step improves the deviance."""
     hess = None
-    for step_no in range(30):  # Newton's steps, the Hessian kept while it works (chord)
+    for _ in range(30):  # Newton's steps, the Hessian kept while it works (chord)
         free = np.flatnonzero(theta > 1e-7)
         if not len(free):
-            converged = True
             break
-        if hess is None or hess[0].tolist() != free.tolist():
+        fresh = hess is None or hess[0].tolist() != free.tolist()
+        if fresh:
             g, h = _derivatives(f, theta, free)
             hess = (free, h)
         else:
             g = _gradient(f, theta, free)
-        try:
-            step = -np.linalg.solve(hess[1], g)
+        try:  # a saddle or ridge: the Hessian's eigenvalues made positive (saddle-free)
+            values, vectors = np.linalg.eigh(hess[1])
+            values = np.maximum(np.abs(values), 1e-8 * max(1.0, np.abs(values).max()))
+            step = -(vectors / values) @ (vectors.T @ g)
         except np.linalg.LinAlgError:
             break
         if not np.all(np.isfinite(step)):
@@ -239,28 +282,15 @@ def fit(design: CrossedDesign, *, reml: bool = True, start: np.ndarray | None = 
                 break
             t /= 2
         else:
-            if step_no and hess is not None:
-                hess = None  # a stale Hessian: take a fresh one once
+            if not fresh:
+                hess = None  # a stale Hessian: take a fresh one
                 continue
-            converged = True  # no step improves: at the optimum to the deviance's precision
-            break
+            break  # no step improves: at the optimum to the deviance's precision
         moved = np.max(np.abs(trial - theta) / np.maximum(theta, 1e-3))
         theta, best = trial, min(value, best)
         if moved < 1e-9:
-            converged = True
             break
-    dev, sigma2, beta, chol = _profile(design, theta, reml)
-    inv = chol_solve(chol, np.eye(design.p))
-    return Fit(
-        theta=theta,
-        sigma2=float(sigma2),
-        variances=theta**2 * sigma2,
-        beta=beta,
-        vcov=sigma2 * inv,
-        deviance=dev,
-        reml=reml,
-        converged=converged,
-    )
+    return theta, best
 
 
 def _gradient(f, theta: np.ndarray, free: np.ndarray) -> np.ndarray:  # noqa: ANN001

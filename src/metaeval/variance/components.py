@@ -270,7 +270,9 @@ def _satterthwaite_setup(design: CrossedDesign, model: Fit) -> dict[str, Any]:
     A = 2 H⁻¹ (H the deviance's Hessian; central differences)."""
     parts = _psi_model(design, model.reml)
     psi = np.append(model.variances, model.sigma2)
-    free = np.flatnonzero(np.append(model.theta > 1e-6, True))
+    # components at (or within 1e-3 σ of) the bound are held fixed, as lmerTest does at
+    # the bound: the deviance's curvature there is not a variance's
+    free = np.flatnonzero(np.append(model.theta > 1e-3, True))
     steps = 1e-4 * psi[free]
     m = len(free)
 
@@ -298,6 +300,8 @@ def _satterthwaite_setup(design: CrossedDesign, model: Fit) -> dict[str, Any]:
             ) / (4 * h * k)
     try:
         cov = 2.0 * np.linalg.inv(hess)
+        values, vectors = np.linalg.eigh((cov + cov.T) / 2)
+        cov = (vectors * np.clip(values, 0.0, None)) @ vectors.T  # a covariance: PSD
     except np.linalg.LinAlgError:
         cov = np.full((m, m), np.nan)
     return {"vcov": model.vcov, "dv": dv, "cov": cov}
@@ -310,7 +314,7 @@ def _df(setup: dict[str, Any], c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     grad = np.einsum("ij,mjk,ik->im", c, setup["dv"], c)
     spread = np.einsum("im,mn,in->i", grad, setup["cov"], grad)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return var, 2.0 * var**2 / spread
+        return var, np.where(spread > 0, 2.0 * var**2 / spread, np.nan)
 
 
 def _query_means(rows: pd.DataFrame) -> pd.DataFrame:

@@ -30,7 +30,7 @@ __all__ = ["plan"]
 _QUERY_STEPS = 40
 """Candidate numbers of queries: this many, log-spaced from a quarter of the observed
 count to eight times it."""
-_MAX_LEVELS = 16
+_MAX_LEVELS = 24
 """Candidate numbers of levels of the other facets: 1 to this many."""
 
 
@@ -141,7 +141,7 @@ def plan(
 
 def _grid(observed: np.ndarray, facets: list[str]) -> np.ndarray:
     """Every combination of candidate counts: queries log-spaced around the observed
-    number, the other facets 1 … 16 (a facet at 1 level has no system × facet average)."""
+    number, the other facets 1 … 24 (a facet at 1 level has no system × facet average)."""
     axes = []
     for j, f in enumerate(facets):
         seen = float(np.nanmax(observed[:, j])) if len(observed) else 1.0

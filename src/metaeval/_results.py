@@ -23,7 +23,21 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-__all__ = ["Result", "check_scalar_attrs"]
+__all__ = ["Result", "check_scalar_attrs", "one_metric"]
+
+
+def one_metric(table: pd.DataFrame, metric: str | None) -> pd.DataFrame:
+    """The rows of ``table`` of one metric, for a figure that draws one: ``metric``, or the
+    first; an OptionError naming the metrics for one the table lacks."""
+    from .errors import OptionError, excerpt, quote_list
+
+    metrics = list(pd.unique(table["metric"].astype(str)))
+    chosen = metrics[0] if metric is None else str(metric)
+    if chosen not in metrics:
+        raise OptionError(
+            f"`metric` must be one of {quote_list(metrics)}, but {excerpt(metric)} was passed."
+        )
+    return table[table["metric"].astype(str) == chosen]
 
 
 def check_scalar_attrs(table: pd.DataFrame, where: str) -> pd.DataFrame:

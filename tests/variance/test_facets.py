@@ -306,3 +306,14 @@ def test_a_component_is_not_left_at_its_bound_by_the_optimizer():
     model = fit(design, reml=True)
     assert model.deviance <= 14401.9136567532 + 1e-6
     assert model.variances[1] > 0.05  # the prompt component, 0 where the optimizer stuck
+
+
+def test_the_plot_draws_one_metric_and_names_the_metrics_it_has():
+    rng = np.random.default_rng(8)
+    table = _design(rng, 2, queries=12, seeds=1)
+    res = metaeval.facets(table, ["query", "prompt"])
+    fig = res.plot()
+    bars = fig.axes[0].patches
+    assert len(bars) == 2 * len(res.components["component"].unique())  # two tasks' stacks
+    with pytest.raises(OptionError, match=r"`metric` must be one of \['m'\], but 'nope'"):
+        res.plot(metric="nope")

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .._options import format_number
-from .._results import Result
+from .._results import Result, one_metric
 
 __all__ = ["AgreementResult", "JudgeErrorsResult", "pair_heatmap"]
 
@@ -128,13 +128,8 @@ def pair_heatmap(
     """A judge × judge heatmap of ``pairs[value]`` averaged over tasks (one metric)."""
     import matplotlib.pyplot as plt
 
-    metrics = list(pd.unique(pairs["metric"].astype(str)))
-    chosen = metrics[0] if metric is None else str(metric)
-    if chosen not in metrics:
-        from ..errors import OptionError
-
-        raise OptionError(f"`metric` must be one of {metrics}, but {metric!r} was passed.")
-    own = pairs[pairs["metric"].astype(str) == chosen]
+    own = one_metric(pairs, metric)
+    chosen = str(own["metric"].iloc[0])
     mean = own.groupby(["judge_a", "judge_b"], sort=False)[value].mean()
     judges = list(dict.fromkeys([*own["judge_a"], *own["judge_b"]]))
     grid = np.full((len(judges), len(judges)), np.nan)

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._results import Result
+from .._results import Result, one_metric
 
 __all__ = ["FacetResult", "FacetPlan"]
 
@@ -47,14 +47,8 @@ class FacetResult(Result):
         """
         import matplotlib.pyplot as plt
 
-        c = self.components
-        metrics = list(pd.unique(c["metric"].astype(str)))
-        chosen = metrics[0] if metric is None else str(metric)
-        if chosen not in metrics:
-            from ..errors import OptionError
-
-            raise OptionError(f"`metric` must be one of {metrics}, but {metric!r} was passed.")
-        own = c[c["metric"].astype(str) == chosen]
+        own = one_metric(self.components, metric)
+        chosen = str(own["metric"].iloc[0])
         wide = own.pivot_table(index="task", columns="component", values="share", sort=False)
         order = list(pd.unique(own["component"]))
         wide = wide[order]

@@ -69,7 +69,7 @@ BENCHMARKS: dict[str, Sizes] = {
     ),
     "bench_facets": Sizes(
         tiny=["--data", "generated", "--ratings", "2000", "--rows", "100", "--cols", "50"]
-        + ["--groups", "1", "--queries", "20", "--no-r"],
+        + ["--groups", "1", "--queries", "20", "--anova-groups", "20", "--no-r"],
         quick=[],
         full=[],
     ),

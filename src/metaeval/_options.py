@@ -173,9 +173,10 @@ KappaWeights = Literal["linear", "quadratic"]
 PPIEstimator = Literal["ppi++", "ppi", "classical", "judge"]
 """``estimator=`` of :func:`metaeval.ppi`: PPI++ (tuned λ), PPI (λ = 1), the gold labels
 alone, or the judge's alone."""
-FacetMethod = Literal["REML", "ML"]
+FacetMethod = Literal["REML", "ML", "ANOVA"]
 """``method=`` of :func:`metaeval.facets`: the variance components' estimator (restricted
-or full maximum likelihood, as lme4's ``REML=``)."""
+or full maximum likelihood, as lme4's ``REML=``, or expected mean squares on a balanced
+design, all groups in one vectorized pass)."""
 LmEvalReplicates = Literal["folders"]
 """``replicates=`` of :func:`metaeval.io.read_lm_eval`: ``"folders"`` reads the sub-folders
 of the folder given (one lm-eval output folder per seed) as replicates."""

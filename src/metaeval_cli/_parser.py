@@ -83,7 +83,7 @@ REPLICATE_DESIGNS = ("crossed", "nested", "epochs")
 ALTERNATIVES = ("two-sided", "greater", "less")
 PLAN_TESTS = ("t", "anova", "ci")
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
-FACET_METHODS = ("REML", "ML")
+FACET_METHODS = ("REML", "ML", "ANOVA")
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):

@@ -317,3 +317,97 @@ def test_the_plot_draws_one_metric_and_names_the_metrics_it_has():
     assert len(bars) == 2 * len(res.components["component"].unique())  # two tasks' stacks
     with pytest.raises(OptionError, match=r"`metric` must be one of \['m'\], but 'nope'"):
         res.plot(metric="nope")
+
+
+# ------------------------------------------------------------------ ANOVA
+def test_anova_equals_the_expected_mean_squares_written_out():
+    """2 systems × 12 queries × 5 prompts: MS of each term by hand, and
+    σ²_q = (MS_q − MS_sq)/(S n_p), σ²_p = (MS_p − MS_sp)/(S n_q), σ²_sq = (MS_sq − MS_e)/n_p,
+    σ²_sp = (MS_sp − MS_e)/n_q, σ²_e = MS_e (the unrestricted model)."""
+    rng = np.random.default_rng(9)
+    table = _design(rng, 1, queries=12, prompts=5, seeds=1).drop(columns="seed")
+    res = metaeval.facets(table, ["query", "prompt"], method="ANOVA", control="a")
+    y = table.sort_values(["system", "query", "prompt"])["value"].to_numpy().reshape(2, 12, 5)
+    s, nq, npr = y.shape
+    grand = y.mean()
+    m_s, m_q, m_p = y.mean((1, 2)), y.mean((0, 2)), y.mean((0, 1))
+    m_sq, m_sp = y.mean(2), y.mean(1)
+    ms_q = s * npr * ((m_q - grand) ** 2).sum() / (nq - 1)
+    ms_p = s * nq * ((m_p - grand) ** 2).sum() / (npr - 1)
+    e_sq = m_sq - m_s[:, None] - m_q[None, :] + grand
+    e_sp = m_sp - m_s[:, None] - m_p[None, :] + grand
+    ms_sq = npr * (e_sq**2).sum() / ((s - 1) * (nq - 1))
+    ms_sp = nq * (e_sp**2).sum() / ((s - 1) * (npr - 1))
+    ss_total = ((y - grand) ** 2).sum()
+    ss_s = nq * npr * ((m_s - grand) ** 2).sum()
+    ss_terms = ss_s + ms_q * (nq - 1) + ms_p * (npr - 1)
+    ss_terms += ms_sq * (s - 1) * (nq - 1) + ms_sp * (s - 1) * (npr - 1)
+    df_e = s * nq * npr - 1 - (s - 1) - (nq - 1) - (npr - 1)
+    df_e -= (s - 1) * (nq - 1) + (s - 1) * (npr - 1)
+    ms_e = (ss_total - ss_terms) / df_e  # query × prompt and the rest pooled
+    want = {
+        "query": (ms_q - ms_sq) / (s * npr),
+        "prompt": (ms_p - ms_sp) / (s * nq),
+        "system:query": (ms_sq - ms_e) / npr,
+        "system:prompt": (ms_sp - ms_e) / nq,
+        "residual": ms_e,
+    }
+    got = res.components.set_index("component")["variance"]
+    for name, value in want.items():
+        assert got[name] == pytest.approx(max(value, 0.0), rel=1e-10, abs=1e-14), name
+    # the difference's variance: 2 (σ²_sq/n_q + σ²_sp/n_p + σ²_e/(n_q n_p))
+    var = 2 * (want["system:query"] / nq + want["system:prompt"] / npr + ms_e / (nq * npr))
+    assert res.pairs["variance"].item() == pytest.approx(var, rel=1e-10)
+    assert res.pairs["effect"].item() == pytest.approx(m_s[1] - m_s[0], rel=1e-12)
+
+
+def test_anova_equals_reml_on_a_balanced_design_and_lme4():
+    """On a balanced design with every ANOVA estimate positive the two coincide: design_a
+    with lme4's terms, against lme4's REML (make_lme4.R) and the REML engine."""
+    from metaeval.variance._anova import anova_fit
+
+    data = pd.read_csv(FIXTURES / "design_a.csv").sort_values(["system", "query", "prompt", "seed"])
+    cube = data["value"].to_numpy().reshape(1, 3, 40, 4, 3)
+    fit = anova_fit(cube, [(1,), (2,), (3,), (0, 1)])
+    ref = _reference("design_a", True)
+    ours = dict(
+        zip(["query", "prompt", "seed", "system:query", "Residual"], fit.raw[0], strict=True)
+    )
+    for component, want in ref.items():
+        assert ours[component] == pytest.approx(want, rel=1e-6), component
+    contrast = pd.read_csv(FIXTURES / "lme4_contrasts.csv").query("dataset == 'design_a' and reml")
+    se = np.sqrt(np.append(fit.variances[0], fit.sigma2[0]) @ (2 * fit.own_weights))
+    np.testing.assert_allclose(se, contrast["se"], rtol=1e-6)
+    np.testing.assert_allclose(fit.satterthwaite(2 * fit.own_weights), 78.0, rtol=1e-12)
+
+
+def test_anova_fits_many_groups_at_once_as_one_at_a_time():
+    import warnings
+
+    rng = np.random.default_rng(10)
+    table = _design(rng, 30, queries=15, prompts=3, seeds=2)
+    warnings.simplefilter("ignore", metaeval.DegenerateWarning)  # small components clip at 0
+    together = metaeval.facets(table, ["query", "prompt", "seed"], method="ANOVA", control="a")
+    alone = pd.concat(
+        [
+            metaeval.facets(
+                table[table["task"] == t], ["query", "prompt", "seed"], method="ANOVA", control="a"
+            ).pairs
+            for t in ["0", "7", "29"]
+        ],
+        ignore_index=True,
+    )
+    pick = together.pairs.set_index("task").loc[["0", "7", "29"]].reset_index()
+    pd.testing.assert_frame_equal(pick, alone, check_exact=False, rtol=1e-12)
+    assert len(together.components) == 30 * 7
+
+
+def test_anova_refuses_an_unbalanced_design_and_says_negative_estimates():
+    rng = np.random.default_rng(12)
+    table = _design(rng, 1, queries=10)
+    with pytest.raises(SchemaError, match=r"balanced, fully crossed.*159 rows for 160 cells"):
+        metaeval.facets(table.iloc[1:], ["query", "prompt", "seed"], method="ANOVA")
+    flat = table.assign(value=rng.normal(0, 1, len(table)))  # no structure: some MS fall short
+    with pytest.warns(metaeval.DegenerateWarning, match="below 0 and are set to 0"):
+        res = metaeval.facets(flat, ["query", "prompt", "seed"], method="ANOVA")
+    assert (res.components["variance"] >= 0).all() and res.components["boundary"].any()

@@ -30,12 +30,14 @@ import pandas as pd
 from .._options import FACET_METHODS, FacetMethod, literal_signature
 from ..engines import any_frame
 from ..errors import (
+    DegenerateWarning,
     OptionError,
     SchemaError,
     check_alpha,
     check_option,
     excerpt,
     quote_list,
+    warn_groups,
 )
 from ..schema import prepare_scores
 from .results import FacetResult
@@ -74,8 +76,13 @@ def facets(
         Facet × facet interactions to add as components (``[("query", "prompt")]``); the
         system × facet interactions the design identifies (several systems, and cells of
         a system and a facet level holding several observations) are always in.
-    method : {"REML", "ML"}, default "REML"
-        Restricted or full maximum likelihood (lme4's ``REML=TRUE`` / ``FALSE``).
+    method : {"REML", "ML", "ANOVA"}, default "REML"
+        Restricted or full maximum likelihood (lme4's ``REML=TRUE`` / ``FALSE``), or
+        expected mean squares (Brennan 2001) on a balanced, fully crossed design (one
+        observation per system and level of every facet; another is a SchemaError): every
+        group of one shape in one vectorized pass, an estimate below 0 set to 0 with a
+        warning, each component with a Satterthwaite interval (``ci_low, ci_high``). On a
+        balanced design with no estimate below 0, ANOVA and REML coincide.
     control : str, optional
         Compare every other system with this one (default: every pair).
     alpha : float, default 0.05
@@ -84,8 +91,8 @@ def facets(
     Returns
     -------
     FacetResult
-        ``components`` (per task, metric and component: ``variance``, ``share``,
-        ``boundary``), ``table`` (per system: the model's ``mean``, its facet-aware ``se``
+        ``components`` (per task, metric and component: ``variance``, ``sd``, ``share``,
+        ``boundary``, ``n_levels``; with ANOVA ``ci_low, ci_high``), ``table`` (per system: the model's ``mean``, its facet-aware ``se``
         and the item-only ``naive_se``), ``pairs`` (paired differences: ``effect``,
         ``se``, ``df`` (Satterthwaite), ``ci_low, ci_high``, ``naive_se``), ``g`` (the G
         coefficients) and ``.plot()``.
@@ -109,8 +116,13 @@ def facets(
     named = [random] if isinstance(random, str) else list(random)
     if not named:
         raise OptionError("facets() needs at least one random facet (random=['query', ...]).")
-    table = _checked(scores, named, interactions)
+    table, factors = _checked(scores, named, interactions)
     keys = ["task", "metric"]
+    if method == "ANOVA":
+        comp, mean, pair, g = _by_anova(table, factors, named, interactions, control, alpha)
+        result = FacetResult(mean, components=comp, pairs=pair, g=g)
+        result.table.attrs.update(random=named, method=method, alpha=alpha, control=control)
+        return result
     comps, means, pairs, gs = [], [], [], []
     # one fit per (task, metric): each is an iterative REML optimization of its own
     for group, rows in table.groupby(keys, sort=False, observed=True):
@@ -151,11 +163,39 @@ def _checked(
     for c in named:
         if scores[c].isna().any():
             raise SchemaError(f"The facet column {c!r} has missing values.")
-    others = [c for c in named if c != "query"]
-    base = scores.drop(columns=others).assign(query=_joined(scores, ["query", *others]))
-    prepare_scores(base)  # key columns and finite values
+    # the key columns and the values as every method checks them, on one row per
+    # observation's key (the facets repeat it) — a table of the key's distinct rows
     key = ["task", "metric", "system", *dict.fromkeys(["query", *named])]
-    dup = scores.duplicated(key, keep=False)
+    absent = [c for c in ["task", "metric", "system", "value"] if c not in scores.columns]
+    if absent:
+        raise SchemaError(f"facets() needs the column(s) {quote_list(absent)}.")
+    factors = {c: pd.factorize(scores[c]) for c in key}  # reused by the ANOVA path
+    codes = [factors[c][0] for c in key]
+    sizes = [int(c.max()) + 2 for c in codes]
+    if np.prod(np.asarray(sizes, dtype=float)) < 2.0**62:  # one int64 key per row
+        flat = np.zeros(len(scores), dtype=np.int64)
+        for c, size in zip(codes, sizes, strict=True):
+            flat = flat * size + c + 1
+        keyed = pd.factorize(flat)[0]
+    else:
+        keyed = pd.factorize(pd.MultiIndex.from_arrays(codes))[0]
+    # codes come in order of first appearance: a row is a key's first where its code is new
+    seen = np.maximum.accumulate(keyed)
+    first = np.concatenate([[True], keyed[1:] > seen[:-1]]) if len(keyed) else keyed > 0
+    repeated = np.bincount(keyed)[keyed] > 1
+    # the key columns as every method checks them, on one row per observation's key
+    prepare_scores(scores.loc[first, ["task", "query", "system", "metric", "value"]])
+    values = scores["value"]
+    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        raise SchemaError(f"facets() needs numeric scores in 'value', not {values.dtype}.")
+    bad = ~np.isfinite(values.to_numpy(float))
+    if bad.any():
+        at = scores[bad].iloc[0]
+        raise SchemaError(
+            f"{int(bad.sum())} score(s) are NaN or infinite (first: task {excerpt(at['task'])}, "
+            f"query {excerpt(at['query'])}, system {excerpt(at['system'])})."
+        )
+    dup = repeated
     if dup.any():
         rows = scores[dup]
         first = rows[key].astype(str).iloc[0].to_dict()
@@ -170,7 +210,7 @@ def _checked(
             f"{excerpt(first, 200)}: every row must be one observation, "
             f"so a column that tells them apart is a facet to add to random={hint}."
         )
-    return scores.assign(**{c: scores[c].astype(str) for c in named})
+    return scores, factors
 
 
 def _joined(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
@@ -425,4 +465,247 @@ def _g(where, rows, named, names, model, systems):  # noqa: ANN001, ANN202
                 "g_relative": [universe / (universe + relative)],
                 "g_absolute": [universe / (universe + absolute)],
             }
+        )
+
+
+def _group_codes(factors: dict, keys: list[str]) -> tuple[np.ndarray, pd.MultiIndex]:
+    """Each row's (task, metric) group code, in order of first appearance, and the groups,
+    from the columns' factorizations."""
+    parts = [factors[k] for k in keys]
+    flat = parts[0][0].astype(np.int64)
+    for code, labels in parts[1:]:
+        flat = flat * len(labels) + code
+    gcode, uniq = pd.factorize(flat)
+    index, rest = [], uniq
+    for _code, labels in reversed(parts[1:]):
+        index.append(np.asarray(labels)[rest % len(labels)])
+        rest = rest // len(labels)
+    index.append(np.asarray(parts[0][1])[rest])
+    return gcode, pd.MultiIndex.from_arrays(index[::-1], names=keys)
+
+
+def _within(gcode: np.ndarray, factor: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's level code of a factorized column (``factor``: codes and levels) within
+    its group (the levels in the order they first appear in the whole table), each group's
+    number of levels, and a (groups, most levels) array of the levels' names."""
+    code, labels = factor
+    width, n_groups = len(labels), int(gcode.max()) + 1
+    present = np.zeros((n_groups, width), dtype=bool)  # groups × levels: a small grid
+    present[gcode, code] = True
+    rank = np.cumsum(present, axis=1) - 1
+    count = present.sum(axis=1)
+    names = np.full((n_groups, int(count.max())), None, dtype=object)
+    owner, level = np.nonzero(present)
+    names[owner, rank[owner, level]] = np.asarray(labels.astype(str), dtype=object)[level]
+    return rank[gcode, code], count, names
+
+
+def _by_anova(table, factors, named, interactions, control, alpha):  # noqa: ANN001, ANN202
+    """Every (task, metric) group by expected mean squares: the groups of one shape
+    (systems × levels of each facet) stacked in one array and fitted at once."""
+    from ._anova import anova_fit
+
+    keys = ["task", "metric"]
+    gcode, groups = _group_codes(factors, keys)
+    columns = ["system", *named]
+    coded = [_within(gcode, factors[c]) for c in columns]
+    codes, counts = [c[0] for c in coded], [c[1] for c in coded]
+    system_names = coded[0][2]
+    shape = np.column_stack(counts)  # (groups, 1 + facets)
+    cells = shape.prod(axis=1)
+    rows = np.bincount(gcode, minlength=len(groups))
+    short = np.flatnonzero(rows != cells)
+    if len(short):
+        task, metric = groups[short[0]]
+        raise SchemaError(
+            f"method='ANOVA' needs a balanced, fully crossed design (one observation per "
+            f"system and level of every facet), but task {excerpt(task)} (metric "
+            f"{excerpt(metric)}) has {rows[short[0]]} rows for {cells[short[0]]} cells "
+            f"({len(short)} such group(s)): pass method='REML', which takes missing cells."
+        )
+    values = table["value"].to_numpy(float)
+    shapes, which = np.unique(shape, axis=0, return_inverse=True)
+    parts = []
+    for s, dims in enumerate(shapes):  # one vectorized fit per distinct shape (a few)
+        members = np.flatnonzero(which == s)
+        pos = np.full(len(groups), -1)
+        pos[members] = np.arange(len(members))
+        mine = pos[gcode] >= 0
+        cell = np.ravel_multi_index([c[mine] for c in codes], tuple(dims))
+        cube = np.empty(len(members) * int(np.prod(dims)))
+        cube[pos[gcode[mine]] * int(np.prod(dims)) + cell] = values[mine]
+        cube = cube.reshape(len(members), *dims)
+        names, terms = _anova_terms(named, interactions, dims)
+        fit = anova_fit(cube, terms)
+        where = groups[members].to_frame(index=False)
+        where.columns = keys
+        systems = system_names[members, : dims[0]]
+        parts.append(
+            _anova_tables(where, names, terms, dims, fit, cube, systems, named, control, alpha)
+        )
+    return [pd.concat([p[i] for p in parts], ignore_index=True) for i in range(4)]
+
+
+def _anova_terms(named, interactions, dims):  # noqa: ANN001, ANN202
+    """The model's terms as axes of the cube, named as the REML path names them."""
+    axis = {c: i + 1 for i, c in enumerate(named)}
+    names = list(named)
+    terms = [(axis[c],) for c in named]
+    for a, b in interactions:
+        names.append(f"{a}:{b}")
+        terms.append(tuple(sorted((axis[a], axis[b]))))
+    if dims[0] > 1 and len(named) > 1:  # several observations per system × facet cell
+        for c in named:
+            names.append(SYSTEM_BY + c)
+            terms.append((0, axis[c]))
+    return names, terms
+
+
+def _anova_tables(where, names, terms, dims, fit, cube, systems, named, control, alpha):  # noqa: ANN001, ANN202, PLR0913
+    """The components, means, pairs and G tables of groups fitted together."""
+    from scipy import stats
+
+    g, m = len(where), len(terms)
+    variance = np.column_stack([fit.variances, fit.sigma2])
+    total = variance.sum(1, keepdims=True)
+    df_comp = np.column_stack([fit.satterthwaite(np.eye(m + 1)[j]) for j in range(m + 1)])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = df_comp * variance / stats.chi2.isf(alpha / 2, df_comp)
+        high = df_comp * variance / stats.chi2.isf(1 - alpha / 2, df_comp)
+        share = variance / total
+    level_count = [*(float(np.prod([dims[a] for a in t if a != 0])) for t in terms), np.nan]
+    comps = (
+        where.loc[where.index.repeat(m + 1)]
+        .reset_index(drop=True)
+        .assign(
+            component=np.tile([*names, "residual"], g),
+            variance=variance.ravel(),
+            sd=np.sqrt(variance.ravel()),
+            share=share.ravel(),
+            boundary=np.column_stack(
+                [fit.negative | (fit.raw[:, :-1] == 0), np.zeros(g, bool)]
+            ).ravel(),
+            n_levels=np.tile(level_count, g),
+            ci_low=low.ravel(),
+            ci_high=high.ravel(),
+        )
+    )
+    if fit.negative.any():
+        bad = comps[np.column_stack([fit.negative, np.zeros(g, bool)]).ravel()]
+        warn_groups(
+            "{n} ANOVA variance estimate(s) came out below 0 and are set to 0 (Brennan "
+            "2001): a component too small to tell from the noise",
+            bad[["task", "metric", "component"]],
+            DegenerateWarning,
+        )
+    s = dims[0]
+    shared, own = fit.shared_weights, fit.own_weights
+    mean_df = fit.satterthwaite(shared + own)
+    var_mean = variance @ (shared + own)
+    query = named.index("query") + 1 if "query" in named else None
+    per_query = None
+    if query is not None:  # each system's mean per query, over the other facets
+        other = tuple(a + 1 for a in range(1, len(dims)) if a != query)
+        per_query = cube.mean(axis=other) if other else cube  # (g, s, n_query)
+    naive = (
+        per_query.std(axis=2, ddof=1) / np.sqrt(per_query.shape[2])
+        if per_query is not None
+        else np.full((g, s), np.nan)
+    )
+    crit = stats.t.isf(alpha / 2, mean_df)
+    se = np.sqrt(var_mean)
+    means = (
+        where.loc[where.index.repeat(s)]
+        .reset_index(drop=True)
+        .assign(
+            system=systems.ravel(),
+            mean=fit.beta.ravel(),
+            se=np.repeat(se, s),
+            df=np.repeat(mean_df, s),
+            ci_low=(fit.beta - (crit * se)[:, None]).ravel(),
+            ci_high=(fit.beta + (crit * se)[:, None]).ravel(),
+            n_queries=np.repeat(per_query.shape[2] if per_query is not None else np.nan, g * s),
+            naive_se=naive.ravel(),
+        )
+    )
+    if control is not None:
+        hit = systems == str(control)
+        if not hit.any(axis=1).all():
+            lacking = where[~hit.any(axis=1)].iloc[0]
+            raise SchemaError(
+                f"control {excerpt(control)} has no scores in task {excerpt(lacking['task'])} "
+                f"(metric {excerpt(lacking['metric'])})."
+            )
+        base = hit.argmax(axis=1)
+        c_idx = np.repeat(base[:, None], s - 1, axis=1)
+        t_idx = np.array([[t for t in range(s) if t != b] for b in base], dtype=int).reshape(
+            g, s - 1
+        )
+    else:
+        both = [(t, c) for c in range(s) for t in range(c + 1, s)]
+        t_idx = np.tile([t for t, _ in both], (g, 1)).astype(int)
+        c_idx = np.tile([c for _, c in both], (g, 1)).astype(int)
+    if t_idx.shape[1]:
+        k = t_idx.shape[1]
+        diff_w = 2 * own
+        var_d = variance @ diff_w
+        df_d = fit.satterthwaite(diff_w)
+        rows_g = np.arange(g)[:, None]
+        effect = fit.beta[rows_g, t_idx] - fit.beta[rows_g, c_idx]
+        se_d = np.sqrt(var_d)[:, None] * np.ones(k)
+        crit_d = stats.t.isf(alpha / 2, df_d)[:, None]
+        if per_query is not None:
+            d = per_query[rows_g, t_idx, :] - per_query[rows_g, c_idx, :]
+            naive_d = d.std(axis=2, ddof=1) / np.sqrt(d.shape[2])
+        else:
+            naive_d = np.full(effect.shape, np.nan)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = se_d / naive_d
+        pairs = (
+            where.loc[where.index.repeat(k)]
+            .reset_index(drop=True)
+            .assign(
+                treatment=systems[rows_g, t_idx].ravel(),
+                control=systems[rows_g, c_idx].ravel(),
+                effect=effect.ravel(),
+                se=se_d.ravel(),
+                variance=(se_d**2).ravel(),
+                df=np.repeat(df_d, k),
+                ci_low=(effect - crit_d * se_d).ravel(),
+                ci_high=(effect + crit_d * se_d).ravel(),
+                naive_se=naive_d.ravel(),
+                se_ratio=ratio.ravel(),
+            )
+        )
+    else:
+        pairs = pd.DataFrame()
+    g_table = _anova_g(where, names, terms, dims, fit, variance)
+    return comps, means, pairs, g_table
+
+
+def _anova_g(where, names, terms, dims, fit, variance):  # noqa: ANN001, ANN202
+    """Brennan's G coefficients, as :func:`_g` computes them, for groups fitted together."""
+    s = dims[0]
+    if s < 2:
+        return where.assign(g_relative=np.nan, g_absolute=np.nan)
+    n = float(np.prod(dims))
+    relative = variance[:, -1] / (n / s)
+    absolute = relative.copy()
+    for j, t in enumerate(terms):  # a few terms: their error contributions
+        facet_cells = float(np.prod([dims[a] for a in t if a != 0]))
+        if 0 in t:
+            relative = relative + variance[:, j] / facet_cells
+        absolute = absolute + variance[:, j] / facet_cells
+    v = fit.vcov
+    spread = fit.beta.var(axis=1, ddof=1) - (np.trace(v, axis1=1, axis2=2) - v.sum((1, 2)) / s) / (
+        s - 1
+    )
+    universe = np.clip(spread, 0.0, None)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return where.assign(
+            universe_variance=universe,
+            relative_error=relative,
+            absolute_error=absolute,
+            g_relative=universe / (universe + relative),
+            g_absolute=universe / (universe + absolute),
         )

@@ -113,7 +113,7 @@ class FacetResult(Result):
         -----
         SE²(n) = 2 (Σ_f σ²_{system:f}/n_f + σ²_residual/Π_f n_f) for two systems on the
         same crossed, balanced levels (Brennan 2001, the D study): the facets' own effects
-        cancel in a paired difference. See :mod:`metaeval.variance.plan`.
+        cancel in a paired difference. See the guide, :doc:`/user_guide/facets`.
         """
         from .plan import plan
 
